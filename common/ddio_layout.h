@@ -1,0 +1,52 @@
+/* Striping math: logical file offsets <-> (server, local datafile offset),
+ * and a server's local offsets <-> (disk, offset in that disk's datafile).
+ *
+ * A file is striped round-robin over `count` servers in units of `unit`
+ * bytes: logical stripe s lives on server s % count, as local stripe s / count
+ * of that server's datafile (stripes are stored compacted). A server with D
+ * disks spreads its local space over them in units of its block size B:
+ * local block k lives on disk k % D at offset (k / D) * B. With one server and
+ * one disk the datafile is the file, byte for byte. No MPI dependency. */
+#ifndef DDIO_LAYOUT_H
+#define DDIO_LAYOUT_H
+
+#include <stdint.h>
+
+struct ddio_stripe {
+    uint64_t unit;    /* stripe unit, bytes, > 0 */
+    uint32_t count;   /* servers, > 0 */
+};
+
+/* logical offset -> server index */
+uint32_t ddio_layout_server(const struct ddio_stripe *L, uint64_t off);
+/* logical offset -> local offset on its server */
+uint64_t ddio_layout_local(const struct ddio_stripe *L, uint64_t off);
+/* (server, local offset) -> logical offset */
+uint64_t ddio_layout_logical(const struct ddio_stripe *L, uint32_t server, uint64_t local);
+/* first logical offset after `off` that starts a new stripe unit */
+uint64_t ddio_layout_unit_end(const struct ddio_stripe *L, uint64_t off);
+/* bytes of the logical range [0, size) stored on `server` */
+uint64_t ddio_layout_local_size(const struct ddio_stripe *L, uint32_t server, uint64_t size);
+/* logical end of file implied by `server` holding `local_size` bytes
+ * (0 if local_size is 0). The file size is the max over servers. */
+uint64_t ddio_layout_logical_end(const struct ddio_stripe *L, uint32_t server, uint64_t local_size);
+/* The part of the logical range [off, off+len) stored on `server`, as the
+ * local range [*lo, *hi) (every local byte in it belongs to the range, since
+ * local space is compacted and monotone). Returns 0 if the server holds none
+ * of it. */
+int ddio_layout_local_range(const struct ddio_stripe *L, uint32_t server,
+                            uint64_t off, uint64_t len, uint64_t *lo, uint64_t *hi);
+
+/* Visit the pieces of the logical range [off, off+len) in logical order, one
+ * per stripe unit touched: fn(arg, server, logical_off, local_off, len).
+ * Stops and returns fn's value when it is non-zero. */
+typedef int (*ddio_layout_fn)(void *arg, uint32_t server, uint64_t logical_off,
+                              uint64_t local_off, uint64_t len);
+int ddio_layout_foreach(const struct ddio_stripe *L, uint64_t off, uint64_t len,
+                        ddio_layout_fn fn, void *arg);
+
+/* A server's local space over its disks is the same math with
+ * struct ddio_stripe { .unit = B, .count = D }: ddio_layout_server() gives the
+ * disk, ddio_layout_local() the offset in that disk's datafile. */
+
+#endif

@@ -1,0 +1,45 @@
+/* Socket helpers shared by the driver and the server: every blocking call
+ * takes an absolute deadline (monotonic ms, see ddio_now_ms) and fails with
+ * -ETIMEDOUT when it passes, never hangs. No MPI dependency. */
+#ifndef DDIO_NET_H
+#define DDIO_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include "ddio_proto.h"
+
+/* monotonic clock in milliseconds / microseconds */
+int64_t ddio_now_ms(void);
+int64_t ddio_now_us(void);
+
+/* Parse "host:port" (IPv4 name/address, or [v6]:port). 0 or -EINVAL. */
+int ddio_parse_hostport(const char *s, char *host, size_t hostlen, int *port);
+/* Connect with a deadline. Returns a connected blocking fd (TCP_NODELAY,
+ * CLOEXEC) or -errno (-ETIMEDOUT, -ECONNREFUSED, -EHOSTUNREACH, ...). */
+int ddio_connect(const char *host, int port, int64_t deadline_ms);
+/* Listen on host:port (port 0 = any free port); *bound_port gets the port. */
+int ddio_listen(const char *host, int port, int *bound_port);
+
+/* Full send/recv with deadline (poll-based; works on blocking and
+ * non-blocking fds). 0, -ETIMEDOUT, -ECONNRESET (peer closed), -errno. */
+int ddio_send_all(int fd, const void *p, size_t n, int64_t deadline_ms);
+int ddio_recv_all(int fd, void *p, size_t n, int64_t deadline_ms);
+/* vectored variants; the iovec array is modified as data moves */
+int ddio_sendv_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms);
+int ddio_recvv_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms);
+/* read and discard n bytes */
+int ddio_discard(int fd, size_t n, int64_t deadline_ms);
+
+/* Send one message: header + payload (payload may be NULL when len is 0),
+ * plus optional trailing data (e.g. PUT/DATA bytes) counted in the length. */
+int ddio_send_msg(int fd, uint16_t type, uint64_t req, int32_t status,
+                  const void *payload, size_t plen,
+                  const void *data, size_t dlen, int64_t deadline_ms);
+/* Receive a header and validate it (max payload DDIO_MAX_PAYLOAD). */
+int ddio_recv_hdr(int fd, struct ddio_hdr *h, int64_t deadline_ms);
+
+/* errno <-> short name, for messages ("ENOENT") */
+const char *ddio_errno_name(int err);
+
+#endif

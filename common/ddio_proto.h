@@ -1,0 +1,303 @@
+/* ddio wire protocol: message header, types, and payload encoders/decoders.
+ *
+ * Every message is a 32-byte little-endian header followed by `len` payload
+ * bytes. Replies to a request carry the request's type with DDIO_REPLY set,
+ * the request's `req` id, and a status (0, or a Linux errno value). A reply
+ * whose status is non-zero carries a single string payload: a human-readable
+ * message naming the server and the cause.
+ *
+ * The decoder treats every byte as hostile: every length and count is bounded
+ * before anything is allocated or read, and all decoding goes through the
+ * bounds-checked reader below. No MPI dependency.
+ */
+#ifndef DDIO_PROTO_H
+#define DDIO_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
+#define DDIO_VERSION      1u
+#define DDIO_HDR_SIZE     32u
+#define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
+#define DDIO_MAX_STR      4096u         /* path / message string cap */
+#define DDIO_MAX_SERVERS  256u          /* stripe count cap */
+#define DDIO_MAX_SEGS     65536u        /* segments in one PUT/GET */
+#define DDIO_ID_LEN       16u           /* server identity (random, persistent) */
+#define DDIO_NONCE_LEN    32u
+
+/* message types */
+enum ddio_type {
+    DDIO_T_HELLO    = 1,   /* client -> server: first message on a connection */
+    DDIO_T_AUTH     = 2,   /* reserved: challenge response (roadmap) */
+    DDIO_T_OPEN     = 3,
+    DDIO_T_CLOSE    = 4,
+    DDIO_T_DELETE   = 5,
+    DDIO_T_STAT     = 6,   /* local size of an open file */
+    DDIO_T_SETSIZE  = 7,
+    DDIO_T_PREALLOC = 8,
+    DDIO_T_SYNC     = 9,
+    DDIO_T_XFER     = 10,  /* read/write of a described region; reply = DONE */
+    DDIO_T_PUT      = 11,  /* server -> client: read data, stream-addressed */
+    DDIO_T_GET      = 12,  /* server -> client: pull write data */
+    DDIO_T_DATA     = 13,  /* client -> server: answer to a GET */
+    DDIO_T_LOCK     = 14,
+    DDIO_T_STATS    = 15,  /* server counters (for tests, bench, admin) */
+    DDIO_T_MAX      = 16
+};
+#define DDIO_REPLY 0x8000u
+
+/* header flags */
+#define DDIO_HF_NONE 0u
+
+struct ddio_hdr {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t type;     /* enum ddio_type, | DDIO_REPLY for replies */
+    uint32_t flags;
+    int32_t  status;   /* replies: 0 or errno */
+    uint64_t req;      /* request id, echoed by replies and by PUT/GET/DATA */
+    uint64_t len;      /* payload bytes following the header */
+};
+
+/* Header encode/decode. Decode returns 0, or -EPROTO (bad magic/type/len),
+ * -EPROTONOSUPPORT (version mismatch). `max_payload` bounds hdr->len. */
+void ddio_hdr_encode(const struct ddio_hdr *h, uint8_t out[DDIO_HDR_SIZE]);
+int  ddio_hdr_decode(const uint8_t in[DDIO_HDR_SIZE], struct ddio_hdr *h,
+                     uint64_t max_payload);
+void ddio_hdr_init(struct ddio_hdr *h, uint16_t type, uint64_t req, uint64_t len);
+
+/* ---- bounds-checked little-endian writer/reader ------------------------ */
+struct ddio_wbuf {           /* growable output buffer */
+    uint8_t *p;
+    size_t len, cap;
+    int err;                 /* sticky: -ENOMEM on allocation failure */
+};
+void ddio_wbuf_init(struct ddio_wbuf *w);
+void ddio_wbuf_free(struct ddio_wbuf *w);
+void ddio_put_u8(struct ddio_wbuf *w, uint8_t v);
+void ddio_put_u16(struct ddio_wbuf *w, uint16_t v);
+void ddio_put_u32(struct ddio_wbuf *w, uint32_t v);
+void ddio_put_u64(struct ddio_wbuf *w, uint64_t v);
+void ddio_put_bytes(struct ddio_wbuf *w, const void *p, size_t n);
+void ddio_put_str(struct ddio_wbuf *w, const char *s);   /* u32 len + bytes */
+/* reserve n bytes, return pointer to them (NULL on error) */
+uint8_t *ddio_put_space(struct ddio_wbuf *w, size_t n);
+
+struct ddio_rbuf {           /* reader over a received payload */
+    const uint8_t *p;
+    size_t len, off;
+    int err;                 /* sticky: -EPROTO on any overrun/bad value */
+};
+void ddio_rbuf_init(struct ddio_rbuf *r, const void *p, size_t len);
+uint8_t  ddio_get_u8(struct ddio_rbuf *r);
+uint16_t ddio_get_u16(struct ddio_rbuf *r);
+uint32_t ddio_get_u32(struct ddio_rbuf *r);
+uint64_t ddio_get_u64(struct ddio_rbuf *r);
+/* returns pointer into the payload, or NULL (and sets err) if n overruns */
+const uint8_t *ddio_get_bytes(struct ddio_rbuf *r, size_t n);
+/* copies a string of at most maxlen bytes into a malloc'd NUL-terminated
+ * buffer; rejects embedded NULs. NULL + err on failure. */
+char *ddio_get_str(struct ddio_rbuf *r, size_t maxlen);
+/* 0 if the reader consumed everything without error, else -EPROTO */
+int ddio_rbuf_done(const struct ddio_rbuf *r);
+
+/* ---- message payloads ---------------------------------------------------
+ * Each message has a struct, an encoder appending to a wbuf, and a decoder
+ * returning 0 or a negative errno (-EPROTO for malformed input). Decoders that
+ * allocate document what the caller frees (ddio_*_free). */
+
+/* HELLO (client -> server) */
+struct ddio_hello {
+    uint32_t pid;
+    uint32_t flags;          /* reserved, 0 */
+    char *client;            /* host name, informational */
+};
+/* HELLO reply */
+#define DDIO_SRV_AUTH_REQUIRED 1u
+struct ddio_hello_r {
+    uint8_t  server_id[DDIO_ID_LEN];
+    uint32_t ndisks;
+    uint32_t flags;          /* DDIO_SRV_* */
+    uint64_t block_size;     /* server transfer block size (bytes) */
+    uint8_t  nonce[DDIO_NONCE_LEN];  /* challenge for AUTH (roadmap) */
+    char *name;              /* server's "host:port", for error messages */
+};
+
+/* A file's striping layout, stored with the file on every server holding it. */
+struct ddio_layout_rec {
+    uint64_t stripe_unit;
+    uint32_t stripe_count;   /* number of servers holding stripes */
+    uint32_t server_index;   /* this server's position, 0..stripe_count-1 */
+    uint32_t ndisks;         /* disks of this server when created */
+    uint64_t block_size;     /* server block size when created */
+    uint8_t  ids[DDIO_MAX_SERVERS][DDIO_ID_LEN];  /* server ids in stripe order */
+};
+
+/* OPEN amode bits */
+#define DDIO_O_RDONLY  0x01u
+#define DDIO_O_WRONLY  0x02u
+#define DDIO_O_RDWR    0x04u
+#define DDIO_O_CREAT   0x08u
+#define DDIO_O_EXCL    0x10u
+struct ddio_open {
+    char *path;              /* relative to the storage root; confined */
+    uint32_t amode;
+    struct ddio_layout_rec layout;  /* proposed (used on create) */
+};
+struct ddio_open_r {
+    uint64_t handle;
+    uint64_t local_size;
+    uint32_t created;        /* 1 if this request created the file */
+    struct ddio_layout_rec layout;  /* as stored */
+};
+
+struct ddio_handle_req {     /* CLOSE, STAT, SYNC */
+    uint64_t handle;
+};
+struct ddio_u64_r {          /* STAT reply (local size), generic u64 reply */
+    uint64_t value;
+};
+struct ddio_path_req {       /* DELETE */
+    char *path;
+};
+struct ddio_setsize {        /* SETSIZE: local size to truncate/extend to */
+    uint64_t handle;
+    uint64_t local_size;
+};
+struct ddio_prealloc {       /* PREALLOC: local byte range */
+    uint64_t handle;
+    uint64_t local_off;
+    uint64_t local_len;
+};
+
+/* XFER: one participant's part of a read or write.
+ * Independent I/O: nparticipants = 1, rank = 0, group = 0.
+ * Collective I/O: the server waits until all nparticipants' XFERs with the
+ * same (group, seq) have arrived, then runs them as one disk-directed pass. */
+#define DDIO_X_READ   1u
+#define DDIO_X_WRITE  2u
+#define DDIO_XF_COLLECTIVE 0x1u
+#define DDIO_XF_NOSORT     0x2u   /* do not sort blocks by physical address */
+struct ddio_xfer {
+    uint64_t handle;
+    uint32_t op;             /* DDIO_X_READ / DDIO_X_WRITE */
+    uint32_t flags;          /* DDIO_XF_* */
+    uint64_t group;          /* collective group id (random per open), 0 = none */
+    uint64_t seq;            /* collective sequence number within group */
+    uint32_t nparticipants;
+    uint32_t rank;
+    uint32_t timeout_ms;     /* how long the server may wait for the others */
+    uint32_t desc_len;
+    const uint8_t *desc;     /* encoded ddio_desc (points into the payload) */
+};
+/* XFER reply (DONE) */
+struct ddio_xfer_r {
+    uint64_t bytes;          /* stream bytes this server moved for this rank */
+    uint64_t local_size;     /* server's local size after the call */
+    /* per-call counters for this server (same for every participant) */
+    uint64_t desc_bytes;     /* descriptor bytes received, all participants */
+    uint64_t blocks_read;
+    uint64_t blocks_written;
+    uint64_t nonconsec;      /* disk accesses not following the previous one */
+    uint64_t bytes_to_rank;  /* bytes sent to this rank (PUT payload data) */
+    uint64_t bytes_from_rank;/* bytes received from this rank (DATA) */
+    uint64_t wait_us;        /* time waiting for all participants */
+    uint64_t io_us;          /* time from plan to last block done */
+    uint64_t sorted;         /* 1 if blocks were issued in physical order */
+};
+
+/* PUT / GET / DATA carry a list of stream segments.
+ * PUT:  segs, then the segments' data concatenated (in segment order).
+ * GET:  tag, segs; no data.
+ * DATA: tag, then the data of the GET's segments concatenated. */
+struct ddio_seg {
+    uint64_t off;            /* stream offset */
+    uint64_t len;
+};
+struct ddio_segs {
+    uint32_t tag;            /* GET/DATA matching tag; 0 for PUT */
+    uint32_t nseg;
+    struct ddio_seg *seg;    /* decoded: malloc'd, caller frees */
+    uint64_t total;          /* sum of lengths (computed, checked) */
+};
+
+/* LOCK: byte-range lock on logical file offsets (kept by stripe server 0).
+ * cmd: SETLK (non-blocking, EAGAIN on conflict), SETLKW (blocking, up to the
+ * request's timeout, then ETIMEDOUT), UNLCK. len 0 = to end of file. */
+#define DDIO_LK_SETLK   1u
+#define DDIO_LK_SETLKW  2u
+#define DDIO_LK_UNLCK   3u
+#define DDIO_LK_RD      1u
+#define DDIO_LK_WR      2u
+struct ddio_lock {
+    uint64_t handle;
+    uint32_t cmd;
+    uint32_t type;
+    uint64_t start;
+    uint64_t len;
+    uint32_t timeout_ms;
+};
+
+/* STATS reply: key/value counters */
+struct ddio_kv { char *key; uint64_t val; };
+struct ddio_stats_r {
+    uint32_t n;
+    struct ddio_kv *kv;      /* malloc'd; free with ddio_stats_r_free */
+};
+
+void ddio_enc_hello(struct ddio_wbuf *w, const struct ddio_hello *m);
+int  ddio_dec_hello(const void *p, size_t n, struct ddio_hello *m);   /* free m->client */
+void ddio_enc_hello_r(struct ddio_wbuf *w, const struct ddio_hello_r *m);
+int  ddio_dec_hello_r(const void *p, size_t n, struct ddio_hello_r *m); /* free m->name */
+
+void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l);
+int  ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l);
+void ddio_enc_open(struct ddio_wbuf *w, const struct ddio_open *m);
+int  ddio_dec_open(const void *p, size_t n, struct ddio_open *m);     /* free m->path */
+void ddio_enc_open_r(struct ddio_wbuf *w, const struct ddio_open_r *m);
+int  ddio_dec_open_r(const void *p, size_t n, struct ddio_open_r *m);
+
+void ddio_enc_handle_req(struct ddio_wbuf *w, const struct ddio_handle_req *m);
+int  ddio_dec_handle_req(const void *p, size_t n, struct ddio_handle_req *m);
+void ddio_enc_u64_r(struct ddio_wbuf *w, const struct ddio_u64_r *m);
+int  ddio_dec_u64_r(const void *p, size_t n, struct ddio_u64_r *m);
+void ddio_enc_path_req(struct ddio_wbuf *w, const struct ddio_path_req *m);
+int  ddio_dec_path_req(const void *p, size_t n, struct ddio_path_req *m); /* free m->path */
+void ddio_enc_setsize(struct ddio_wbuf *w, const struct ddio_setsize *m);
+int  ddio_dec_setsize(const void *p, size_t n, struct ddio_setsize *m);
+void ddio_enc_prealloc(struct ddio_wbuf *w, const struct ddio_prealloc *m);
+int  ddio_dec_prealloc(const void *p, size_t n, struct ddio_prealloc *m);
+
+void ddio_enc_xfer(struct ddio_wbuf *w, const struct ddio_xfer *m);
+/* m->desc points into p; the descriptor itself is decoded by ddio_desc_decode */
+int  ddio_dec_xfer(const void *p, size_t n, struct ddio_xfer *m);
+void ddio_enc_xfer_r(struct ddio_wbuf *w, const struct ddio_xfer_r *m);
+int  ddio_dec_xfer_r(const void *p, size_t n, struct ddio_xfer_r *m);
+
+/* Segment lists. The encoders write only the list part; the caller appends
+ * data (PUT/DATA). The decoders consume the list part and report, through
+ * *hdr_len, where the data begins; they check nseg <= DDIO_MAX_SEGS, that no
+ * length is 0, that total fits in the remaining payload (PUT/DATA: exactly). */
+void ddio_enc_put(struct ddio_wbuf *w, const struct ddio_segs *m);
+int  ddio_dec_put(const void *p, size_t n, struct ddio_segs *m, size_t *hdr_len);
+void ddio_enc_get(struct ddio_wbuf *w, const struct ddio_segs *m);
+int  ddio_dec_get(const void *p, size_t n, struct ddio_segs *m);
+void ddio_enc_data(struct ddio_wbuf *w, uint32_t tag);  /* data follows */
+int  ddio_dec_data(const void *p, size_t n, uint32_t *tag, size_t *hdr_len);
+void ddio_segs_free(struct ddio_segs *m);
+
+void ddio_enc_lock(struct ddio_wbuf *w, const struct ddio_lock *m);
+int  ddio_dec_lock(const void *p, size_t n, struct ddio_lock *m);
+
+void ddio_enc_stats_r(struct ddio_wbuf *w, const struct ddio_stats_r *m);
+int  ddio_dec_stats_r(const void *p, size_t n, struct ddio_stats_r *m);
+void ddio_stats_r_free(struct ddio_stats_r *m);
+
+/* error reply payload: one string */
+void ddio_enc_err(struct ddio_wbuf *w, const char *msg);
+int  ddio_dec_err(const void *p, size_t n, char **msg);   /* free *msg */
+
+const char *ddio_type_name(uint16_t type);
+
+#endif

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds MPICH 4.0.x with the ddio driver in its ROMIO, incrementally.
+#
+# The MPICH source, build tree and install prefix live in a cache directory
+# outside the clone (DDIO_CACHE_DIR, default ~/.cache/ddio), keyed by what goes
+# into the configured tree: the MPICH source, the registration script, the
+# configure options and this script. The driver sources are NOT part of the
+# key: they are overlaid on every run (only changed files are copied), so an
+# edit to one driver file rebuilds that file and relinks the library.
+#
+# Usage: build-mpich.sh PROJECT_DIR [LINK]
+#   env: DDIO_MPICH_SOURCE  MPICH source dir or tarball (default: apt-get source mpich)
+#        DDIO_MPICH_DEVICE  MPICH device (default ch3:nemesis)
+#        DDIO_CACHE_DIR     cache root (default ~/.cache/ddio)
+#        DDIO_JOBS          make -j (default: number of cores)
+# LINK (optional) becomes a symlink to the install prefix.
+set -euo pipefail
+proj=$(cd "${1:?usage: build-mpich.sh PROJECT_DIR [LINK]}" && pwd)
+link=${2:-}
+cache=${DDIO_CACHE_DIR:-$HOME/.cache/ddio}
+device=${DDIO_MPICH_DEVICE:-ch3:nemesis}
+jobs=${DDIO_JOBS:-$(nproc)}
+log() { echo "build-mpich: $*"; }
+die() { echo "build-mpich: error: $*" >&2; exit 1; }
+mkdir -p "$cache"
+
+# --- locate the source ----------------------------------------------------
+src_arg=${DDIO_MPICH_SOURCE:-}
+if [ -z "$src_arg" ]; then
+  dl="$cache/debian-source"
+  tarball=$(ls "$dl"/mpich_4.0.*.orig.tar.* 2>/dev/null | head -n1 || true)
+  if [ -z "$tarball" ]; then
+    command -v apt-get >/dev/null || die "no --with-mpich-source given and apt-get is unavailable"
+    log "fetching Debian's MPICH source (apt-get source mpich)"
+    mkdir -p "$dl"
+    (cd "$dl" && apt-get source --download-only mpich) \
+      || die "apt-get source mpich failed: run scripts/install-deps.sh (it adds deb-src entries) or pass --with-mpich-source"
+    tarball=$(ls "$dl"/mpich_*.orig.tar.* | head -n1)
+  fi
+  src_arg=$tarball
+fi
+if [ -d "$src_arg" ]; then
+  src_id="dir:$(cd "$src_arg" && pwd):$(sed -n 's/^m4_define(\[MPICH_VERSION_m4\],\[\([^]]*\)\].*/\1/p' "$src_arg/maint/version.m4" 2>/dev/null)"
+elif [ -f "$src_arg" ]; then
+  src_id="tar:$(sha256sum "$src_arg" | cut -c1-64)"
+else
+  die "MPICH source '$src_arg' is neither a directory nor a file"
+fi
+
+conf_opts=(--with-device="$device" --with-pm=hydra --with-hwloc=/usr
+  --with-datatype-engine=dataloop --with-file-system=ufs+nfs+ddio
+  --enable-shared --disable-static --disable-fortran --disable-cxx --disable-doc
+  MPILIBNAME=mpich)
+key=$( { echo "$src_id"; echo "${conf_opts[*]}"; cat "$proj/scripts/romio-register.sh" "$0"; } | sha256sum | cut -c1-16)
+base="$cache/mpich-$key"; srcdir="$base/src"; bld="$base/build"; prefix="$base/prefix"
+mkdir -p "$base"
+# One build at a time per cached tree (parallel makes would corrupt it).
+exec 9>"$base/.lock"
+flock 9
+log "cache $base"
+
+# --- extract + register + regenerate ROMIO (once per key) -----------------
+if [ ! -e "$base/.registered" ]; then
+  rm -rf "$srcdir" "$bld" "$prefix" "$base"/.configured
+  if [ -d "$src_arg" ]; then
+    log "copying source tree $src_arg"; cp -a "$src_arg" "$srcdir"
+  else
+    log "extracting $src_arg"; mkdir -p "$srcdir"
+    tar xf "$src_arg" -C "$srcdir" --strip-components=1
+  fi
+  "$proj/scripts/romio-register.sh" "$srcdir"
+  "$proj/scripts/overlay-driver.sh" "$proj" "$srcdir" >/dev/null
+  log "regenerating ROMIO build files (autoreconf)"
+  (cd "$srcdir/src/mpi/romio" && autoreconf -if -I confdb) > "$base/autoreconf.log" 2>&1 \
+    || die "ROMIO autoreconf failed; see $base/autoreconf.log"
+  touch "$base/.registered"
+fi
+
+# --- configure (once per key) ---------------------------------------------
+if [ ! -e "$base/.configured" ]; then
+  mkdir -p "$bld"
+  log "configuring MPICH (${conf_opts[*]}); log: $base/configure.log"
+  (cd "$bld" && "$srcdir/configure" --prefix="$prefix" "${conf_opts[@]}") > "$base/configure.log" 2>&1 \
+    || die "MPICH configure failed; see $base/configure.log"
+  touch "$base/.configured"
+fi
+
+# --- overlay the current driver and build incrementally -------------------
+"$proj/scripts/overlay-driver.sh" "$proj" "$srcdir"
+log "make -j$jobs (log: $base/make.log)"
+start=$(date +%s)
+if ! (cd "$bld" && make -j"$jobs" && make install) > "$base/make.log" 2>&1; then
+  grep -E "error|Error" "$base/make.log" | head -n 30 >&2 || true
+  die "MPICH build failed; see $base/make.log"
+fi
+log "built and installed in $(( $(date +%s) - start ))s: $prefix"
+# Debian's applications link libmpich.so.12; MPILIBNAME=mpich gives exactly that.
+[ -e "$prefix/lib/libmpich.so.12" ] || die "libmpich.so.12 missing from $prefix/lib"
+if [ -n "$link" ]; then ln -sfn "$prefix" "$link"; fi

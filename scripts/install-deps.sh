@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs everything ddio needs on a bare Debian 12 machine (root or sudo).
+# Idempotent: packages already present are left alone.
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+PKGS=(build-essential autoconf automake libtool pkg-config m4 dpkg-dev
+      libaio-dev check libsubunit-dev
+      mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
+      python3 python3-matplotlib
+      clang libclang-rt-14-dev iproute2 procps util-linux)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+# deb-src entries are needed for 'apt-get source mpich'.
+need_src=0
+if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
+  need_src=1
+fi
+if [ "${DDIO_NEED_MPICH_SOURCE:-1}" = 1 ] && [ $need_src = 1 ]; then
+  echo "install-deps: adding deb-src entries for apt-get source"
+  $SUDO tee /etc/apt/sources.list.d/ddio-src.sources >/dev/null <<'SRC'
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+
+if [ ${#missing[@]} -gt 0 ] || [ $need_src = 1 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "install-deps: installing ${missing[*]}"
+    $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+fi
+echo "install-deps: all dependencies present"
