@@ -1,0 +1,93 @@
+/* Striping math (see ddio_layout.h).
+ *
+ * Stripe s = off / unit covers logical [s*unit, (s+1)*unit); it lives on
+ * server s % count as that server's local stripe s / count. Every function
+ * is O(1) except foreach, and none overflows for any offset in uint64:
+ * results that would not fit (a logical offset beyond UINT64_MAX for a huge
+ * local offset, the end of the last unit) saturate at UINT64_MAX, which is
+ * never a byte inside a representable range [off, off + len).
+ */
+#include "ddio_layout.h"
+
+#include <errno.h>
+
+uint32_t ddio_layout_server(const struct ddio_stripe *L, uint64_t off)
+{
+    return (uint32_t)((off / L->unit) % L->count);
+}
+
+/* (s / count) * unit <= s * unit <= off, so this cannot overflow. */
+uint64_t ddio_layout_local(const struct ddio_stripe *L, uint64_t off)
+{
+    uint64_t s = off / L->unit;
+    return (s / L->count) * L->unit + off % L->unit;
+}
+
+uint64_t ddio_layout_logical(const struct ddio_stripe *L, uint32_t server, uint64_t local)
+{
+    uint64_t ls = local / L->unit;          /* local stripe */
+    uint64_t in = local % L->unit;
+    if (ls > (UINT64_MAX - server) / L->count)
+        return UINT64_MAX;
+    uint64_t s = ls * L->count + server;    /* logical stripe */
+    if (s > (UINT64_MAX - in) / L->unit)
+        return UINT64_MAX;
+    return s * L->unit + in;
+}
+
+uint64_t ddio_layout_unit_end(const struct ddio_stripe *L, uint64_t off)
+{
+    uint64_t start = off - off % L->unit;
+    if (start > UINT64_MAX - L->unit)
+        return UINT64_MAX;
+    return start + L->unit;
+}
+
+/* Stripes 0..full-1 are complete; stripe `full` has `rem` bytes. Server s
+ * holds full/count complete stripes, one more if s < full % count, and the
+ * partial one if it is s's turn. The result is <= size: no overflow. */
+uint64_t ddio_layout_local_size(const struct ddio_stripe *L, uint32_t server, uint64_t size)
+{
+    if (server >= L->count)
+        return 0;
+    uint64_t full = size / L->unit, rem = size % L->unit;
+    uint64_t mine = full / L->count + (server < full % L->count ? 1 : 0);
+    return mine * L->unit + (full % L->count == server ? rem : 0);
+}
+
+uint64_t ddio_layout_logical_end(const struct ddio_stripe *L, uint32_t server, uint64_t local_size)
+{
+    if (local_size == 0)
+        return 0;
+    uint64_t last = ddio_layout_logical(L, server, local_size - 1);
+    return last == UINT64_MAX ? UINT64_MAX : last + 1;
+}
+
+/* Local space is compacted and monotone, so the server's bytes of [0, x)
+ * are exactly local [0, local_size(x)): the range's local image is
+ * [local_size(off), local_size(off + len)). */
+int ddio_layout_local_range(const struct ddio_stripe *L, uint32_t server,
+                            uint64_t off, uint64_t len, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+    *lo = ddio_layout_local_size(L, server, off);
+    *hi = ddio_layout_local_size(L, server, end);
+    return *hi > *lo;
+}
+
+int ddio_layout_foreach(const struct ddio_stripe *L, uint64_t off, uint64_t len,
+                        ddio_layout_fn fn, void *arg)
+{
+    if (len > UINT64_MAX - off)
+        return -EINVAL;
+    uint64_t end = off + len;
+    while (off < end) {
+        uint64_t ue = ddio_layout_unit_end(L, off);
+        uint64_t n = (ue < end ? ue : end) - off;
+        int rc = fn(arg, ddio_layout_server(L, off), off, ddio_layout_local(L, off), n);
+        if (rc)
+            return rc;
+        off += n;
+    }
+    return 0;
+}

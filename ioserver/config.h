@@ -1,0 +1,31 @@
+/* ddio-server command line options. */
+#ifndef DDIO_SRV_CONFIG_H
+#define DDIO_SRV_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define DDIO_MAX_ROOTS 64
+
+struct srv_config {
+    char listen_host[256];
+    int listen_port;
+    const char *port_file;        /* NULL: none */
+    const char *roots[DDIO_MAX_ROOTS];
+    int nroots;
+    uint64_t block_size;          /* multiple of 4096 */
+    unsigned buffers;             /* aligned buffers per disk */
+    int rotate;
+    int log_level;
+    int insecure;
+};
+
+/* Defaults (no roots, no listen address). */
+void config_defaults(struct srv_config *c);
+/* Parse argv. Returns 0 on success, 1 if --help was given (usage printed to
+ * stdout), -1 on error with one line of explanation in err. Strings in c
+ * point into argv. */
+int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t errlen);
+void config_usage(FILE *f);
+
+#endif

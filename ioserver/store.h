@@ -1,0 +1,97 @@
+/* Storage: roots ("disks"), path confinement, datafiles, stored layout
+ * records, the persistent server id, and the table of open files.
+ *
+ * A file `path` is stored as ROOT_d/path on every disk d (the server's local
+ * byte space striped over its disks in blocks of B: local block k on disk
+ * k % D at offset (k / D) * B) and its layout record as
+ * ROOT_1/.ddio/meta/path. Open files are shared by path (refcounted). */
+#ifndef DDIO_SRV_STORE_H
+#define DDIO_SRV_STORE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "ddio_layout.h"
+#include "ddio_proto.h"
+#include "locks.h"
+
+#define STORE_META_MAGIC   0x4D4C4444u   /* "DDLM" */
+#define STORE_META_VERSION 1u
+
+struct ofile {
+    char *path;                  /* normalized relative path */
+    int refs;                    /* under store.mu */
+    int deleted;                 /* unlinked while open: not found by path */
+    int ndisks;
+    int *fds;                    /* one datafile per disk */
+    uint64_t block_size;
+    struct ddio_stripe disks;    /* {block_size, ndisks}: local -> disk math */
+    struct ddio_layout_rec layout;
+    pthread_mutex_t mu;          /* size, block locks */
+    pthread_cond_t blk_cv;       /* CLOCK_MONOTONIC */
+    uint64_t size;               /* local size (bytes of local space) */
+    uint64_t *blk;               /* local blocks locked for read-modify-write */
+    unsigned nblk, capblk;
+    struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
+    struct ofile *next;
+};
+
+struct store {
+    int ndisks;
+    const char **roots;
+    int *rootfd;                 /* O_PATH|O_DIRECTORY fds of the roots */
+    int *direct;                 /* 1: root accepts O_DIRECT */
+    int metafd;                  /* ROOT_1/.ddio/meta */
+    int tmpfd;                   /* ROOT_1/.ddio/tmp (atomic writes) */
+    uint64_t block_size;
+    uint8_t id[DDIO_ID_LEN];
+    pthread_mutex_t mu;          /* open table, create/delete */
+    struct ofile *files;
+    unsigned tmpseq;
+};
+
+/* Open roots, load or create the server id, detect O_DIRECT per root.
+ * 0, or -errno with a message in err. */
+int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t errlen);
+void store_fini(struct store *st);
+
+/* Normalize a client path into out: strip leading '/', refuse empty paths,
+ * empty / "." / ".." components and the reserved ".ddio" top directory.
+ * 0, -EACCES (escape attempt) or -ENAMETOOLONG / -EINVAL. */
+int store_norm_path(const char *path, char *out, size_t outlen);
+
+/* OPEN: see PROTOCOL.md. On success *of holds a reference. msg gets the
+ * cause on failure (without the server prefix). */
+int store_open(struct store *st, const char *path, uint32_t amode,
+               const struct ddio_layout_rec *proposed, struct ofile **of, int *created,
+               char *msg, size_t msglen);
+void store_release(struct store *st, struct ofile *of);
+int store_delete(struct store *st, const char *path, char *msg, size_t msglen);
+
+uint64_t store_size(struct ofile *of);
+int store_setsize(struct ofile *of, uint64_t local_size);
+int store_prealloc(struct ofile *of, uint64_t off, uint64_t len);
+int store_sync(struct ofile *of);
+/* A write of local bytes [.., end) was submitted: the size grows to end. */
+void store_note_write(struct ofile *of, uint64_t end);
+/* Cut each datafile back to its share of the local size (O_DIRECT writes
+ * pad to 4 KiB); never below a submitted write, since those are in size. */
+int store_trim(struct ofile *of);
+/* disk and in-datafile offset of local offset off */
+int store_disk_of(const struct ofile *of, uint64_t off, uint64_t *disk_off);
+
+/* Per-file block locks serializing read-modify-write of one local block.
+ * wait = 0: -EAGAIN if held; else -ETIMEDOUT at deadline_ms. */
+int store_blk_lock(struct ofile *of, uint64_t k, int wait, int64_t deadline_ms);
+void store_blk_unlock(struct ofile *of, uint64_t k);
+
+/* Layout record file encoding (magic, version, record). */
+int store_meta_encode(const struct ddio_layout_rec *l, struct ddio_wbuf *w);
+int store_meta_decode(const void *p, size_t n, struct ddio_layout_rec *l);
+/* ESTALE check of a stored record against this server; 0 or -ESTALE */
+int store_layout_check(const struct store *st, const struct ddio_layout_rec *l,
+                       char *msg, size_t msglen);
+
+#endif

@@ -1,0 +1,64 @@
+/* Small helpers shared by the MPI test programs: fail loudly with the MPI
+ * error string and the rank, and a deterministic byte pattern. */
+#ifndef DDIO_TUTIL_H
+#define DDIO_TUTIL_H
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_rank, t_size;
+
+static void t_init(int *argc, char ***argv)
+{
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &t_size);
+}
+
+#define T_FAIL(...) do { fprintf(stderr, "FAIL rank %d %s:%d: ", t_rank, __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); MPI_Abort(MPI_COMM_WORLD, 1); } while (0)
+
+#define T_MPI(call) do { int e_ = (call); if (e_ != MPI_SUCCESS) { \
+    char s_[MPI_MAX_ERROR_STRING]; int n_; MPI_Error_string(e_, s_, &n_); \
+    T_FAIL("%s: %s", #call, s_); } } while (0)
+
+#define T_ASSERT(cond, ...) do { if (!(cond)) T_FAIL(__VA_ARGS__); } while (0)
+
+/* error class of an MPI call that is expected to fail */
+__attribute__((unused)) static int t_errclass(int err)
+{
+    int c = MPI_SUCCESS;
+    if (err != MPI_SUCCESS)
+        MPI_Error_class(err, &c);
+    return c;
+}
+
+/* byte `i` of the deterministic pattern `seed` */
+static inline unsigned char t_byte(uint64_t seed, uint64_t i)
+{
+    uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ull ^ (seed << 32 | seed);
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return (unsigned char) (x >> 56);
+}
+
+/* name + suffix, e.g. t_name(base, ".2") */
+__attribute__((unused)) static char *t_name(const char *base, const char *suffix)
+{
+    size_t n = strlen(base) + strlen(suffix) + 1;
+    char *s = malloc(n);
+    snprintf(s, n, "%s%s", base, suffix);
+    return s;
+}
+
+__attribute__((unused)) static int t_finish(void)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (t_rank == 0)
+        printf("PASS\n");
+    MPI_Finalize();
+    return 0;
+}
+#endif
