@@ -142,7 +142,9 @@ static int resolve(const char *host, int port, int passive, struct addrinfo **re
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : AI_ADDRCONFIG);
+    /* no AI_ADDRCONFIG: on a node whose only interface is loopback it would
+     * hide 127.0.0.1 and ::1, which is exactly where tests and ddio-run live */
+    hints.ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0);
     snprintf(portstr, sizeof(portstr), "%d", port);
     int rc = getaddrinfo(host, portstr, &hints, res);
     return rc ? gai_errno(rc) : 0;

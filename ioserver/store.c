@@ -611,6 +611,13 @@ int store_open(struct store *st, const char *path, uint32_t amode,
     return rc;
 }
 
+void store_retain(struct store *st, struct ofile *of)
+{
+    pthread_mutex_lock(&st->mu);
+    of->refs++;
+    pthread_mutex_unlock(&st->mu);
+}
+
 void store_release(struct store *st, struct ofile *of)
 {
     pthread_mutex_lock(&st->mu);

@@ -67,6 +67,8 @@ int store_norm_path(const char *path, char *out, size_t outlen);
 int store_open(struct store *st, const char *path, uint32_t amode,
                const struct ddio_layout_rec *proposed, struct ofile **of, int *created,
                char *msg, size_t msglen);
+/* take another reference (an XFER in flight keeps the file open) */
+void store_retain(struct store *st, struct ofile *of);
 void store_release(struct store *st, struct ofile *of);
 int store_delete(struct store *st, const char *path, char *msg, size_t msglen);
 

@@ -1,0 +1,198 @@
+/* ddio: ROMIO driver for disk-directed I/O servers (prefix "ddio:").
+ *
+ * The driver keeps no data: every read and write is one XFER per involved
+ * server carrying a compact distribution descriptor; the servers push read
+ * data (PUT) and pull write data (GET) in disk order while the client loop in
+ * ad_ddio_xfer.c moves bytes straight between the socket and the user buffer.
+ * Wire protocol: docs/PROTOCOL.md; shared library: common/ddio_*.h.
+ */
+#ifndef AD_DDIO_H_INCLUDED
+#define AD_DDIO_H_INCLUDED
+
+#include "adio.h"
+#include "adioi.h"
+#include <stdint.h>
+#include <stddef.h>
+#include "ddio_proto.h"
+#include "ddio_desc.h"
+#include "ddio_layout.h"
+#include "ddio_net.h"
+
+#define ADIOI_DDIO_DFLT_UNIT      (1u << 20)    /* striping_unit default */
+#define ADIOI_DDIO_DFLT_TIMEOUT_S 30            /* romio_ddio_timeout default */
+#define ADIOI_DDIO_MSG_LEN        512
+
+/* romio_ddio_collective */
+#define ADIOI_DDIO_COLL_TWOPHASE  0
+#define ADIOI_DDIO_COLL_DDIO      1
+
+/* A failure inside the driver: errno value plus a message naming the server
+ * and the cause; turned into an MPI error code only at the table entries. */
+typedef struct ADIOI_DDIO_Err {
+    int errnum;
+    char msg[ADIOI_DDIO_MSG_LEN];
+} ADIOI_DDIO_Err;
+
+/* One TCP connection per server (host:port) per process, shared by every
+ * file this process has open there. */
+typedef struct ADIOI_DDIO_Conn {
+    char addr[256];             /* "host:port" as configured */
+    char name[256];             /* the server's own name, for messages */
+    int sock;                   /* -1 when not connected */
+    unsigned gen;               /* bumped at every (re)connect */
+    uint64_t next_req;
+    uint8_t id[DDIO_ID_LEN];
+    uint32_t ndisks;
+    uint64_t block_size;
+} ADIOI_DDIO_Conn;
+
+/* One stripe server of an open file. */
+typedef struct ADIOI_DDIO_Srv {
+    ADIOI_DDIO_Conn *conn;
+    unsigned gen;               /* conn->gen when the handle was opened */
+    uint64_t handle;
+    int is_open;
+} ADIOI_DDIO_Srv;
+
+/* The file view compressed to a nested-strided tree, cached per fd. */
+typedef struct ADIOI_DDIO_View {
+    int valid;
+    unsigned gen;               /* ADIOI_DDIO_File.view_gen when built */
+    MPI_Datatype filetype;
+    ADIOI_Flatlist_node *flat;
+    struct ddio_node *root;     /* addresses relative to base */
+    int64_t base;               /* offset of the type's first data byte */
+    int64_t extent;
+    uint64_t size;
+} ADIOI_DDIO_View;
+
+/* fd->fs_ptr */
+typedef struct ADIOI_DDIO_File {
+    /* hints (SetInfo runs before Open) */
+    char *servers_hint;         /* romio_ddio_servers, or NULL */
+    int timeout_s;              /* romio_ddio_timeout, 0 = not given */
+    int collective;             /* ADIOI_DDIO_COLL_* */
+    int presort;                /* ADIOI_HINT_ENABLE / ADIOI_HINT_DISABLE */
+    int striping_factor;        /* 0 = all servers */
+    /* open state */
+    int timeout_ms;
+    int nsrv;                   /* stripe count */
+    ADIOI_DDIO_Srv *srv;        /* stripe order */
+    struct ddio_stripe stripe;
+    uint64_t group;             /* collective group id, agreed at open */
+    uint64_t seq;               /* collective sequence number */
+    unsigned view_gen;          /* bumped by SetInfo: every set_view passes there */
+    ADIOI_DDIO_View view;
+} ADIOI_DDIO_File;
+
+/* Memory side of a transfer: contiguous at buf, or laid out by desc. */
+typedef struct ADIOI_DDIO_Mem {
+    char *buf;
+    int contig;
+    struct ddio_desc desc;      /* !contig: memory type, addresses from buf */
+} ADIOI_DDIO_Mem;
+
+/* One participant's XFER, independent or collective. */
+typedef struct ADIOI_DDIO_Xfer {
+    ADIOI_DDIO_File *f;
+    uint32_t op;                /* DDIO_X_READ / DDIO_X_WRITE */
+    uint32_t flags;             /* DDIO_XF_* */
+    uint64_t group, seq;        /* 0, 0 for independent I/O */
+    uint32_t nparticipants, rank;
+    const struct ddio_desc *fdesc;
+    const ADIOI_DDIO_Mem *mem;
+    uint64_t bytes;             /* out: stream bytes transferred */
+} ADIOI_DDIO_Xfer;
+
+/* A request sent to several servers at once (fan-out). */
+typedef struct ADIOI_DDIO_Call {
+    ADIOI_DDIO_Conn *conn;
+    struct ddio_wbuf req;       /* request payload, filled by the caller */
+    uint64_t id;
+    int sent;
+    uint8_t *reply;             /* reply payload (malloc'd) */
+    size_t reply_len;
+    ADIOI_DDIO_Err err;
+} ADIOI_DDIO_Call;
+
+/* ---- table entries ---- */
+void ADIOI_DDIO_Open(ADIO_File fd, int *error_code);
+void ADIOI_DDIO_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code);
+void ADIOI_DDIO_Close(ADIO_File fd, int *error_code);
+void ADIOI_DDIO_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                           int *error_code);
+void ADIOI_DDIO_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                            int *error_code);
+void ADIOI_DDIO_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                            int *error_code);
+void ADIOI_DDIO_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                             int *error_code);
+void ADIOI_DDIO_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code);
+void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+void ADIOI_DDIO_Flush(ADIO_File fd, int *error_code);
+void ADIOI_DDIO_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
+void ADIOI_DDIO_Delete(const char *filename, int *error_code);
+int ADIOI_DDIO_Feature(ADIO_File fd, int flag);
+int ADIOI_DDIO_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
+                       ADIO_Offset len);
+
+/* ---- ad_ddio_conn.c: configuration, connection pool, request/reply ---- */
+void ADIOI_DDIO_Err_set(ADIOI_DDIO_Err * e, int errnum, const char *fmt, ...)
+    __attribute__ ((format(printf, 3, 4)));
+int ADIOI_DDIO_Err_code(const char *myname, const ADIOI_DDIO_Err * e);
+/* Server list: hint, else $DDIO_SERVERS, else "servers" in $DDIO_CONFIG, else
+ * the list last given by hint in this process. Caller frees with
+ * ADIOI_DDIO_Free_list. */
+int ADIOI_DDIO_Server_list(const char *hint, char ***list, int *n, ADIOI_DDIO_Err * e);
+void ADIOI_DDIO_Free_list(char **list, int n);
+/* timeout: hint (seconds, > 0), else $DDIO_TIMEOUT, else config, else 30 s */
+int ADIOI_DDIO_Timeout_ms(int hint_s);
+int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,
+                        ADIOI_DDIO_Err * e);
+void ADIOI_DDIO_Conn_fail(ADIOI_DDIO_Conn * c);
+int ADIOI_DDIO_Send(ADIOI_DDIO_Conn * c, uint16_t type, const void *payload, size_t len,
+                    uint64_t * req, int64_t deadline, ADIOI_DDIO_Err * e);
+int ADIOI_DDIO_Recv_reply(ADIOI_DDIO_Conn * c, uint16_t type, uint64_t req, int64_t deadline,
+                          uint8_t ** payload, size_t * len, ADIOI_DDIO_Err * e);
+int ADIOI_DDIO_Recv_payload(ADIOI_DDIO_Conn * c, const struct ddio_hdr *h, int64_t deadline,
+                            uint8_t ** payload, ADIOI_DDIO_Err * e);
+void ADIOI_DDIO_Server_error(ADIOI_DDIO_Conn * c, int status, const uint8_t * p, size_t n,
+                             ADIOI_DDIO_Err * e);
+/* send calls[i].req to every calls[i].conn, then collect every reply */
+void ADIOI_DDIO_Fanout(ADIOI_DDIO_Call * calls, int n, uint16_t type, int timeout_ms);
+void ADIOI_DDIO_Calls_free(ADIOI_DDIO_Call * calls, int n);
+/* check that an open file's handle still belongs to a live connection */
+int ADIOI_DDIO_Srv_check(const ADIOI_DDIO_Srv * s, ADIOI_DDIO_Err * e);
+
+/* ---- ad_ddio_open.c / ad_ddio_close.c / ad_ddio_hints.c ---- */
+ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd);
+void ADIOI_DDIO_File_free(ADIO_File fd);
+const char *ADIOI_DDIO_Server_path(const char *filename);
+void ADIOI_DDIO_Close_handles(ADIOI_DDIO_File * f);
+
+/* ---- ad_ddio_fcntl.c ---- */
+/* logical size = max over the file's servers of their logical end */
+int ADIOI_DDIO_File_size(ADIOI_DDIO_File * f, const char *skip, const uint64_t * known,
+                         uint64_t * size, ADIOI_DDIO_Err * e);
+
+/* ---- ad_ddio_view.c: descriptors ---- */
+int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, uint64_t len,
+                         struct ddio_desc *d, int *owns_root);
+int ADIOI_DDIO_Mem_init(ADIOI_DDIO_Mem * m, const void *buf, int count, MPI_Datatype datatype);
+void ADIOI_DDIO_Mem_free(ADIOI_DDIO_Mem * m);
+struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base);
+void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v);
+
+/* ---- ad_ddio_xfer.c: the client transfer loop ---- */
+/* involved[i] != 0: send the XFER to stripe server i (NULL: all) */
+int ADIOI_DDIO_Xfer_run(ADIOI_DDIO_Xfer * x, const char *involved, ADIOI_DDIO_Err * e);
+
+/* ---- ad_ddio_lock.c ---- */
+int ADIOI_DDIO_Lock(ADIOI_DDIO_File * f, uint32_t cmd, uint32_t type, uint64_t start,
+                    uint64_t len, ADIOI_DDIO_Err * e);
+
+#endif /* AD_DDIO_H_INCLUDED */

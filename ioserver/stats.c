@@ -1,0 +1,96 @@
+/* Server counters. A single mutex: counters change once per XFER or
+ * connection, never per block, so contention is negligible. */
+#include "stats.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void stats_init(struct srv_stats *s)
+{
+    memset(s, 0, sizeof(*s));
+    pthread_mutex_init(&s->mu, NULL);
+}
+
+void stats_destroy(struct srv_stats *s)
+{
+    pthread_mutex_destroy(&s->mu);
+}
+
+void stats_xfer(struct srv_stats *s, const struct xfer_counters *c, int collective, int failed)
+{
+    pthread_mutex_lock(&s->mu);
+    s->xfers++;
+    if (collective)
+        s->coll_xfers++;
+    if (failed)
+        s->xfer_errors++;
+    s->blocks_read += c->blocks_read;
+    s->blocks_written += c->blocks_written;
+    s->bytes_read += c->bytes_sent;
+    s->bytes_written += c->bytes_recv;
+    s->nonconsec += c->nonconsec;
+    s->desc_bytes += c->desc_bytes;
+    if (collective) {
+        s->last = *c;
+        s->have_last = 1;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void stats_conn(struct srv_stats *s, int delta)
+{
+    pthread_mutex_lock(&s->mu);
+    s->connections += (uint64_t)(int64_t)delta;
+    if (delta > 0)
+        s->connections_total++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void stats_bump(struct srv_stats *s, uint64_t *field)
+{
+    pthread_mutex_lock(&s->mu);
+    (*field)++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static int add(struct ddio_stats_r *r, const char *key, uint64_t v)
+{
+    char *k = strdup(key);
+    if (!k)
+        return -ENOMEM;
+    r->kv[r->n].key = k;
+    r->kv[r->n].val = v;
+    r->n++;
+    return 0;
+}
+
+int stats_snapshot(struct srv_stats *s, struct ddio_stats_r *r)
+{
+    r->n = 0;
+    r->kv = calloc(32, sizeof(*r->kv));
+    if (!r->kv)
+        return -ENOMEM;
+    pthread_mutex_lock(&s->mu);
+    const struct xfer_counters *l = &s->last;
+    int rc = add(r, "xfers", s->xfers) | add(r, "coll_xfers", s->coll_xfers)
+        | add(r, "xfer_errors", s->xfer_errors)
+        | add(r, "blocks_read", s->blocks_read) | add(r, "blocks_written", s->blocks_written)
+        | add(r, "bytes_read", s->bytes_read) | add(r, "bytes_written", s->bytes_written)
+        | add(r, "nonconsec", s->nonconsec) | add(r, "desc_bytes", s->desc_bytes)
+        | add(r, "connections", s->connections)
+        | add(r, "connections_total", s->connections_total)
+        | add(r, "opens", s->opens) | add(r, "locks", s->locks);
+    if (s->have_last)
+        rc |= add(r, "last.nparticipants", l->nparticipants)
+            | add(r, "last.desc_bytes", l->desc_bytes) | add(r, "last.blocks", l->blocks)
+            | add(r, "last.blocks_read", l->blocks_read)
+            | add(r, "last.blocks_written", l->blocks_written)
+            | add(r, "last.nonconsec", l->nonconsec)
+            | add(r, "last.bytes_sent", l->bytes_sent)
+            | add(r, "last.bytes_recv", l->bytes_recv)
+            | add(r, "last.wait_us", l->wait_us) | add(r, "last.io_us", l->io_us)
+            | add(r, "last.sorted", l->sorted);
+    pthread_mutex_unlock(&s->mu);
+    return rc ? -ENOMEM : 0;
+}

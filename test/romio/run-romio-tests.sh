@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# ROMIO's own tests from the MPICH source, built with the ddio-enabled
+# mpicc and run against local ddio servers with a ddio: file name (process
+# counts and arguments as in ROMIO's runtests). A test passes when it exits 0
+# and prints ROMIO's " No Errors". Closes with "N passed, N failed".
+# usage: run-romio-tests.sh [TEST...]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
+mpi="$top/mpich"
+[ -x "$mpi/bin/mpicc" ] || { echo "run-romio-tests: $mpi/bin/mpicc missing: run make first" >&2; exit 2; }
+base=$(cd "$mpi/.." && pwd -P)             # cache entry: src/, build/, prefix/
+src="$base/src/src/mpi/romio/test"
+gen="$base/build/src/mpi/romio/test"       # configure-generated sources (misc.c, ...)
+[ -d "$src" ] || { echo "run-romio-tests: ROMIO test sources not found at $src" >&2; exit 2; }
+export PATH="$(cd "$mpi" && pwd -P)/bin:$PATH"
+export LD_LIBRARY_PATH="$(cd "$mpi" && pwd -P)/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export DDIO_TIMEOUT=${DDIO_TIMEOUT:-30}
+limit=${DDIO_TEST_LIMIT:-300}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-romio.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# name  processes  argument style (f: -fname FILE, F: FILE, a: -h -f FILE)
+TESTS_ALL="simple:4:f psimple:4:f async:4:f excl:4:f error:1:f status:1:f file_info:4:f
+noncontig:2:f i_noncontig:2:f misc:4:f shared_fp:4:f atomicity:4:f
+coll_test:4:f noncontig_coll:2:f noncontig_coll2:4:f split_coll:4:f darray_read:4:F
+types_with_zeros:2:F hindexed:4:F aggregation1:4:a aggregation2:4:F"
+want=("$@")
+pass=0; fail=0; failed=()
+for spec in $TESTS_ALL; do
+  IFS=: read -r name np style <<<"$spec"
+  if [ ${#want[@]} -gt 0 ]; then
+    hit=0; for w in "${want[@]}"; do [ "$w" = "$name" ] && hit=1; done
+    [ $hit = 1 ] || continue
+  fi
+  c="$src/$name.c"; [ -f "$gen/$name.c" ] && c="$gen/$name.c"
+  if ! mpicc -O1 -I"$gen" -I"$src" -o "$tmp/$name" "$c" >"$tmp/$name.build.log" 2>&1; then
+    fail=$((fail + 1)); failed+=("$name"); echo "FAIL: romio/$name (build)"; tail -n 20 "$tmp/$name.build.log"; continue
+  fi
+  f="ddio:/romio/$name"
+  case $style in
+    f) args=(-fname "$f") ;; F) args=("$f") ;; a) args=(-h -f "$f") ;;
+  esac
+  mkdir -p "$tmp/srv"
+  out="$tmp/$name.out"
+  (cd "$tmp" && timeout -k 10 "$limit" "$top/tools/ddio-run" -s 2 --root "$tmp/srv" -- \
+      mpiexec -n "$np" "./$name" "${args[@]}") >"$out" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ] && grep -q "No Errors" "$out"; then
+    pass=$((pass + 1)); echo "PASS: romio/$name"
+  else
+    fail=$((fail + 1)); failed+=("$name"); echo "FAIL: romio/$name (exit $rc)"; tail -n 25 "$out" | sed 's/^/    /'
+  fi
+done
+echo
+[ $fail -gt 0 ] && echo "failed: ${failed[*]}"
+echo "romio: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,1453 @@
+/* Unit tests for the wire protocol (ddio_proto.c), the socket helpers
+ * (ddio_net.c) and the log level parser (ddio_log.c).
+ *
+ * Decoders are hostile-input code, so besides round trips every sample
+ * message is fed truncated at every prefix length, with a trailing byte, with
+ * oversized counts and lengths, and mutated at random (fixed seed). Inputs
+ * are copied into exactly-sized heap buffers so a sanitizer build catches any
+ * read past the end. */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ddio_log.h"
+#include "ddio_net.h"
+#include "ddio_proto.h"
+
+/* ---- sample messages -------------------------------------------------------- */
+
+static void fill_layout(struct ddio_layout_rec *l, uint32_t count)
+{
+    memset(l, 0, sizeof(*l));
+    l->stripe_unit = 1u << 20;
+    l->stripe_count = count;
+    l->server_index = count - 1;
+    l->ndisks = 3;
+    l->block_size = 4u << 20;
+    for (uint32_t i = 0; i < count; i++)
+        for (uint32_t j = 0; j < DDIO_ID_LEN; j++)
+            l->ids[i][j] = (uint8_t)(i * 31 + j + 1);
+}
+
+static const uint8_t sample_desc[] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 0xff };
+static const struct ddio_seg sample_segs[] = { { 0, 5 }, { 100, 3 }, { 1ull << 40, 2 } };
+static const uint8_t sample_data[10] = { 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j' };
+static struct ddio_kv sample_kv[] = { { "xfers", 7 }, { "last.io_us", 1ull << 50 }, { "", 0 } };
+
+static void enc_hello(struct ddio_wbuf *w)
+{
+    struct ddio_hello m = { .pid = 4242, .flags = 0, .client = "node17.cluster" };
+    ddio_enc_hello(w, &m);
+}
+
+static void enc_hello_r(struct ddio_wbuf *w)
+{
+    struct ddio_hello_r m = { .ndisks = 2, .flags = DDIO_SRV_AUTH_REQUIRED,
+                              .block_size = 1u << 22, .name = "127.0.0.1:4711" };
+    for (unsigned i = 0; i < DDIO_ID_LEN; i++)
+        m.server_id[i] = (uint8_t)(0xA0 + i);
+    for (unsigned i = 0; i < DDIO_NONCE_LEN; i++)
+        m.nonce[i] = (uint8_t)(3 * i);
+    ddio_enc_hello_r(w, &m);
+}
+
+static void enc_open(struct ddio_wbuf *w)
+{
+    static struct ddio_open m;
+    m.path = "data/matrix.bin";
+    m.amode = DDIO_O_RDWR | DDIO_O_CREAT;
+    fill_layout(&m.layout, 3);
+    ddio_enc_open(w, &m);
+}
+
+static void enc_open_r(struct ddio_wbuf *w)
+{
+    static struct ddio_open_r m;
+    m.handle = 0x1122334455667788ull;
+    m.local_size = 12345;
+    m.created = 1;
+    fill_layout(&m.layout, 2);
+    ddio_enc_open_r(w, &m);
+}
+
+static void enc_handle_req(struct ddio_wbuf *w)
+{
+    struct ddio_handle_req m = { .handle = 0xdeadbeefcafef00dull };
+    ddio_enc_handle_req(w, &m);
+}
+
+static void enc_u64_r(struct ddio_wbuf *w)
+{
+    struct ddio_u64_r m = { .value = UINT64_MAX - 1 };
+    ddio_enc_u64_r(w, &m);
+}
+
+static void enc_path_req(struct ddio_wbuf *w)
+{
+    struct ddio_path_req m = { .path = "a/b/c" };
+    ddio_enc_path_req(w, &m);
+}
+
+static void enc_setsize(struct ddio_wbuf *w)
+{
+    struct ddio_setsize m = { .handle = 5, .local_size = 1ull << 33 };
+    ddio_enc_setsize(w, &m);
+}
+
+static void enc_prealloc(struct ddio_wbuf *w)
+{
+    struct ddio_prealloc m = { .handle = 6, .local_off = 4096, .local_len = 1ull << 31 };
+    ddio_enc_prealloc(w, &m);
+}
+
+static void enc_xfer(struct ddio_wbuf *w)
+{
+    struct ddio_xfer m = { .handle = 9, .op = DDIO_X_WRITE, .flags = DDIO_XF_COLLECTIVE,
+                           .group = 0x0102030405060708ull, .seq = 77, .nparticipants = 4,
+                           .rank = 3, .timeout_ms = 30000, .desc_len = sizeof(sample_desc),
+                           .desc = sample_desc };
+    ddio_enc_xfer(w, &m);
+}
+
+static void enc_xfer_r(struct ddio_wbuf *w)
+{
+    struct ddio_xfer_r m = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+    ddio_enc_xfer_r(w, &m);
+}
+
+static void enc_put(struct ddio_wbuf *w)
+{
+    struct ddio_segs m = { .nseg = 3, .seg = (struct ddio_seg *)sample_segs, .total = 10 };
+    ddio_enc_put(w, &m);
+    ddio_put_bytes(w, sample_data, sizeof(sample_data));
+}
+
+static void enc_get(struct ddio_wbuf *w)
+{
+    struct ddio_segs m = { .tag = 99, .nseg = 3, .seg = (struct ddio_seg *)sample_segs };
+    ddio_enc_get(w, &m);
+}
+
+static void enc_data(struct ddio_wbuf *w)
+{
+    ddio_enc_data(w, 99);
+    ddio_put_bytes(w, sample_data, sizeof(sample_data));
+}
+
+static void enc_lock(struct ddio_wbuf *w)
+{
+    struct ddio_lock m = { .handle = 3, .cmd = DDIO_LK_SETLKW, .type = DDIO_LK_WR,
+                           .start = 1000, .len = 0, .timeout_ms = 500 };
+    ddio_enc_lock(w, &m);
+}
+
+static void enc_stats_r(struct ddio_wbuf *w)
+{
+    struct ddio_stats_r m = { .n = 3, .kv = sample_kv };
+    ddio_enc_stats_r(w, &m);
+}
+
+static void enc_err(struct ddio_wbuf *w)
+{
+    ddio_enc_err(w, "server 127.0.0.1:4711: open data/x: ENOENT");
+}
+
+/* ---- decoders behind one signature (decode, free, return status) ------------ */
+
+static int d_hello(const uint8_t *p, size_t n)
+{
+    struct ddio_hello m;
+    int rc = ddio_dec_hello(p, n, &m);
+    free(m.client);
+    return rc;
+}
+
+static int d_hello_r(const uint8_t *p, size_t n)
+{
+    struct ddio_hello_r m;
+    int rc = ddio_dec_hello_r(p, n, &m);
+    free(m.name);
+    return rc;
+}
+
+static int d_open(const uint8_t *p, size_t n)
+{
+    struct ddio_open m;
+    int rc = ddio_dec_open(p, n, &m);
+    free(m.path);
+    return rc;
+}
+
+static int d_open_r(const uint8_t *p, size_t n)
+{
+    struct ddio_open_r m;
+    return ddio_dec_open_r(p, n, &m);
+}
+
+static int d_handle_req(const uint8_t *p, size_t n)
+{
+    struct ddio_handle_req m;
+    return ddio_dec_handle_req(p, n, &m);
+}
+
+static int d_u64_r(const uint8_t *p, size_t n)
+{
+    struct ddio_u64_r m;
+    return ddio_dec_u64_r(p, n, &m);
+}
+
+static int d_path_req(const uint8_t *p, size_t n)
+{
+    struct ddio_path_req m;
+    int rc = ddio_dec_path_req(p, n, &m);
+    free(m.path);
+    return rc;
+}
+
+static int d_setsize(const uint8_t *p, size_t n)
+{
+    struct ddio_setsize m;
+    return ddio_dec_setsize(p, n, &m);
+}
+
+static int d_prealloc(const uint8_t *p, size_t n)
+{
+    struct ddio_prealloc m;
+    return ddio_dec_prealloc(p, n, &m);
+}
+
+static int d_xfer(const uint8_t *p, size_t n)
+{
+    struct ddio_xfer m;
+    int rc = ddio_dec_xfer(p, n, &m);
+    if (rc == 0)   /* the descriptor must lie inside the payload */
+        ck_assert(m.desc >= p && m.desc + m.desc_len <= p + n);
+    return rc;
+}
+
+static int d_xfer_r(const uint8_t *p, size_t n)
+{
+    struct ddio_xfer_r m;
+    return ddio_dec_xfer_r(p, n, &m);
+}
+
+static int d_put(const uint8_t *p, size_t n)
+{
+    struct ddio_segs m;
+    size_t hl;
+    int rc = ddio_dec_put(p, n, &m, &hl);
+    if (rc == 0)
+        ck_assert_uint_eq(hl + m.total, n);
+    ddio_segs_free(&m);
+    return rc;
+}
+
+static int d_get(const uint8_t *p, size_t n)
+{
+    struct ddio_segs m;
+    int rc = ddio_dec_get(p, n, &m);
+    ddio_segs_free(&m);
+    return rc;
+}
+
+static int d_data(const uint8_t *p, size_t n)
+{
+    uint32_t tag;
+    size_t hl;
+    int rc = ddio_dec_data(p, n, &tag, &hl);
+    if (rc == 0)
+        ck_assert_uint_le(hl, n);
+    return rc;
+}
+
+static int d_lock(const uint8_t *p, size_t n)
+{
+    struct ddio_lock m;
+    return ddio_dec_lock(p, n, &m);
+}
+
+static int d_stats_r(const uint8_t *p, size_t n)
+{
+    struct ddio_stats_r m;
+    int rc = ddio_dec_stats_r(p, n, &m);
+    ddio_stats_r_free(&m);
+    return rc;
+}
+
+static int d_err(const uint8_t *p, size_t n)
+{
+    char *msg;
+    int rc = ddio_dec_err(p, n, &msg);
+    free(msg);
+    return rc;
+}
+
+struct sample {
+    const char *name;
+    void (*enc)(struct ddio_wbuf *w);
+    int (*dec)(const uint8_t *p, size_t n);
+    size_t min_ok;   /* shortest prefix that may decode (DATA: its 4-byte tag) */
+};
+
+#define FULL SIZE_MAX
+static const struct sample samples[] = {
+    { "hello", enc_hello, d_hello, FULL },
+    { "hello_r", enc_hello_r, d_hello_r, FULL },
+    { "open", enc_open, d_open, FULL },
+    { "open_r", enc_open_r, d_open_r, FULL },
+    { "handle_req", enc_handle_req, d_handle_req, FULL },
+    { "u64_r", enc_u64_r, d_u64_r, FULL },
+    { "path_req", enc_path_req, d_path_req, FULL },
+    { "setsize", enc_setsize, d_setsize, FULL },
+    { "prealloc", enc_prealloc, d_prealloc, FULL },
+    { "xfer", enc_xfer, d_xfer, FULL },
+    { "xfer_r", enc_xfer_r, d_xfer_r, FULL },
+    { "put", enc_put, d_put, FULL },
+    { "get", enc_get, d_get, FULL },
+    { "data", enc_data, d_data, 4 },
+    { "lock", enc_lock, d_lock, FULL },
+    { "stats_r", enc_stats_r, d_stats_r, FULL },
+    { "err", enc_err, d_err, FULL },
+};
+#define NSAMPLES (sizeof(samples) / sizeof(samples[0]))
+
+/* Decode from an exactly sized heap copy, so ASan sees any overread. */
+static int dec_copy(int (*dec)(const uint8_t *, size_t), const uint8_t *p, size_t n)
+{
+    uint8_t *c = malloc(n ? n : 1);
+    ck_assert_ptr_nonnull(c);
+    if (n)
+        memcpy(c, p, n);
+    int rc = dec(c, n);
+    free(c);
+    return rc;
+}
+
+static void encode_sample(const struct sample *s, struct ddio_wbuf *w)
+{
+    ddio_wbuf_init(w);
+    s->enc(w);
+    ck_assert_int_eq(w->err, 0);
+}
+
+/* ---- header --------------------------------------------------------------------- */
+
+START_TEST(hdr_roundtrip)
+{
+    struct ddio_hdr h, g;
+    uint8_t b[DDIO_HDR_SIZE];
+    ddio_hdr_init(&h, DDIO_T_XFER | DDIO_REPLY, 0x0102030405060708ull, 4096);
+    h.status = -5;   /* any int32 survives, even if replies only use errno >= 0 */
+    ddio_hdr_encode(&h, b);
+    /* the documented byte layout: "DDIO", version, type, ... little-endian */
+    ck_assert_int_eq(memcmp(b, "DDIO", 4), 0);
+    ck_assert_uint_eq(b[4], DDIO_VERSION);
+    ck_assert_uint_eq(b[6], DDIO_T_XFER);
+    ck_assert_uint_eq(b[7], 0x80);
+    ck_assert_uint_eq(b[16], 0x08);
+    ck_assert_uint_eq(b[23], 0x01);
+    ck_assert_uint_eq(b[25], 0x10);
+    ck_assert_int_eq(ddio_hdr_decode(b, &g, DDIO_MAX_PAYLOAD), 0);
+    ck_assert_int_eq(memcmp(&h, &g, sizeof(h)), 0);
+}
+END_TEST
+
+static int hdr_try(void (*mut)(struct ddio_hdr *), uint64_t maxp)
+{
+    struct ddio_hdr h, g;
+    uint8_t b[DDIO_HDR_SIZE];
+    ddio_hdr_init(&h, DDIO_T_OPEN, 1, 10);
+    mut(&h);
+    ddio_hdr_encode(&h, b);
+    return ddio_hdr_decode(b, &g, maxp);
+}
+
+static void m_magic(struct ddio_hdr *h) { h->magic = 0x4F494445u; }
+static void m_version(struct ddio_hdr *h) { h->version = DDIO_VERSION + 1; }
+static void m_version0(struct ddio_hdr *h) { h->version = 0; }
+static void m_type0(struct ddio_hdr *h) { h->type = 0; }
+static void m_typemax(struct ddio_hdr *h) { h->type = DDIO_T_MAX; }
+static void m_typemaxr(struct ddio_hdr *h) { h->type = DDIO_T_MAX | DDIO_REPLY; }
+static void m_typebit(struct ddio_hdr *h) { h->type = DDIO_T_OPEN | 0x4000; }
+static void m_typereply0(struct ddio_hdr *h) { h->type = DDIO_REPLY; }
+static void m_reply(struct ddio_hdr *h) { h->type = DDIO_T_STATS | DDIO_REPLY; }
+static void m_len_max(struct ddio_hdr *h) { h->len = DDIO_MAX_PAYLOAD; }
+static void m_len_over(struct ddio_hdr *h) { h->len = (uint64_t)DDIO_MAX_PAYLOAD + 1; }
+static void m_len_huge(struct ddio_hdr *h) { h->len = UINT64_MAX; }
+static void m_len_100(struct ddio_hdr *h) { h->len = 100; }
+
+START_TEST(hdr_reject)
+{
+    ck_assert_int_eq(hdr_try(m_magic, DDIO_MAX_PAYLOAD), -EPROTO);
+    ck_assert_int_eq(hdr_try(m_version, DDIO_MAX_PAYLOAD), -EPROTONOSUPPORT);
+    ck_assert_int_eq(hdr_try(m_version0, DDIO_MAX_PAYLOAD), -EPROTONOSUPPORT);
+    ck_assert_int_eq(hdr_try(m_type0, DDIO_MAX_PAYLOAD), -EPROTO);
+    ck_assert_int_eq(hdr_try(m_typemax, DDIO_MAX_PAYLOAD), -EPROTO);
+    ck_assert_int_eq(hdr_try(m_typemaxr, DDIO_MAX_PAYLOAD), -EPROTO);
+    ck_assert_int_eq(hdr_try(m_typebit, DDIO_MAX_PAYLOAD), -EPROTO);
+    ck_assert_int_eq(hdr_try(m_typereply0, DDIO_MAX_PAYLOAD), -EPROTO);
+    ck_assert_int_eq(hdr_try(m_reply, DDIO_MAX_PAYLOAD), 0);
+    ck_assert_int_eq(hdr_try(m_len_max, DDIO_MAX_PAYLOAD), 0);
+    ck_assert_int_eq(hdr_try(m_len_over, DDIO_MAX_PAYLOAD), -EPROTO);
+    /* the hard cap holds even when the caller allows more */
+    ck_assert_int_eq(hdr_try(m_len_over, UINT64_MAX), -EPROTO);
+    ck_assert_int_eq(hdr_try(m_len_huge, UINT64_MAX), -EPROTO);
+    ck_assert_int_eq(hdr_try(m_len_100, 100), 0);
+    ck_assert_int_eq(hdr_try(m_len_100, 99), -EPROTO);
+}
+END_TEST
+
+START_TEST(type_names)
+{
+    ck_assert_str_eq(ddio_type_name(DDIO_T_HELLO), "HELLO");
+    ck_assert_str_eq(ddio_type_name(DDIO_T_XFER | DDIO_REPLY), "XFER|R");
+    ck_assert_str_eq(ddio_type_name(DDIO_T_STATS), "STATS");
+    ck_assert_str_eq(ddio_type_name(0), "UNKNOWN");
+    ck_assert_str_eq(ddio_type_name(DDIO_T_MAX), "UNKNOWN");
+    ck_assert_str_eq(ddio_type_name(0xffff), "UNKNOWN");
+    for (uint16_t t = DDIO_T_HELLO; t < DDIO_T_MAX; t++) {
+        ck_assert_str_ne(ddio_type_name(t), "UNKNOWN");
+        ck_assert_str_ne(ddio_type_name(t | DDIO_REPLY), "UNKNOWN");
+    }
+}
+END_TEST
+
+/* ---- wbuf / rbuf ---------------------------------------------------------------- */
+
+START_TEST(buf_little_endian)
+{
+    struct ddio_wbuf w;
+    static const uint8_t want[] = { 0xAB, 0x02, 0x01, 0x04, 0x03, 0x02, 0x01,
+                                    8, 7, 6, 5, 4, 3, 2, 1, 2, 0, 0, 0, 'h', 'i' };
+    ddio_wbuf_init(&w);
+    ddio_put_u8(&w, 0xAB);
+    ddio_put_u16(&w, 0x0102);
+    ddio_put_u32(&w, 0x01020304);
+    ddio_put_u64(&w, 0x0102030405060708ull);
+    ddio_put_str(&w, "hi");
+    ck_assert_int_eq(w.err, 0);
+    ck_assert_uint_eq(w.len, sizeof(want));
+    ck_assert_int_eq(memcmp(w.p, want, sizeof(want)), 0);
+
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, w.p, w.len);
+    ck_assert_uint_eq(ddio_get_u8(&r), 0xAB);
+    ck_assert_uint_eq(ddio_get_u16(&r), 0x0102);
+    ck_assert_uint_eq(ddio_get_u32(&r), 0x01020304);
+    ck_assert_uint_eq(ddio_get_u64(&r), 0x0102030405060708ull);
+    char *s = ddio_get_str(&r, 2);
+    ck_assert_str_eq(s, "hi");
+    free(s);
+    ck_assert_int_eq(ddio_rbuf_done(&r), 0);
+    ddio_wbuf_free(&w);
+    ck_assert_ptr_null(w.p);
+}
+END_TEST
+
+START_TEST(buf_grow)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    for (uint32_t i = 0; i < 100000; i++)
+        ddio_put_u32(&w, i);
+    ck_assert_int_eq(w.err, 0);
+    ck_assert_uint_eq(w.len, 400000);
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, w.p, w.len);
+    for (uint32_t i = 0; i < 100000; i++)
+        ck_assert_uint_eq(ddio_get_u32(&r), i);
+    ck_assert_int_eq(ddio_rbuf_done(&r), 0);
+    /* put_space hands back writable room at the end */
+    uint8_t *sp = ddio_put_space(&w, 3);
+    ck_assert_ptr_nonnull(sp);
+    ck_assert_ptr_eq(sp, w.p + 400000);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(rbuf_sticky)
+{
+    static const uint8_t b[6] = { 1, 2, 3, 4, 5, 6 };
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, b, sizeof(b));
+    ck_assert_uint_eq(ddio_get_u32(&r), 0x04030201u);
+    ck_assert_uint_eq(ddio_get_u32(&r), 0);     /* overrun: 2 bytes left */
+    ck_assert_int_eq(r.err, -EPROTO);
+    ck_assert_uint_eq(ddio_get_u8(&r), 0);      /* sticky even when it would fit */
+    ck_assert_ptr_null(ddio_get_bytes(&r, 0));
+    ck_assert_int_eq(ddio_rbuf_done(&r), -EPROTO);
+
+    /* an empty payload: zero-length reads succeed, anything else fails */
+    ddio_rbuf_init(&r, NULL, 0);
+    ck_assert_ptr_nonnull(ddio_get_bytes(&r, 0));
+    ck_assert_int_eq(ddio_rbuf_done(&r), 0);
+    ck_assert_uint_eq(ddio_get_u8(&r), 0);
+    ck_assert_int_eq(ddio_rbuf_done(&r), -EPROTO);
+
+    /* not all consumed */
+    ddio_rbuf_init(&r, b, sizeof(b));
+    ddio_get_u8(&r);
+    ck_assert_int_eq(ddio_rbuf_done(&r), -EPROTO);
+    ck_assert_ptr_null(ddio_get_bytes(&r, SIZE_MAX));
+}
+END_TEST
+
+START_TEST(str_limits)
+{
+    struct ddio_wbuf w;
+    struct ddio_rbuf r;
+    char *big = malloc(DDIO_MAX_STR + 2);
+    memset(big, 'x', DDIO_MAX_STR + 1);
+    big[DDIO_MAX_STR + 1] = '\0';
+    ddio_wbuf_init(&w);
+    ddio_put_str(&w, big + 1);          /* exactly DDIO_MAX_STR */
+    ddio_put_str(&w, big);              /* one more */
+    ddio_put_str(&w, NULL);             /* encodes as "" */
+    ck_assert_int_eq(w.err, 0);
+    ddio_rbuf_init(&r, w.p, w.len);
+    char *s = ddio_get_str(&r, DDIO_MAX_STR);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(strlen(s), DDIO_MAX_STR);
+    free(s);
+    ck_assert_ptr_null(ddio_get_str(&r, DDIO_MAX_STR));
+    ck_assert_int_eq(r.err, -EPROTO);
+    ddio_wbuf_free(&w);
+
+    ddio_wbuf_init(&w);
+    ddio_put_str(&w, NULL);
+    ddio_rbuf_init(&r, w.p, w.len);
+    s = ddio_get_str(&r, 0);
+    ck_assert_str_eq(s, "");
+    free(s);
+    ck_assert_int_eq(ddio_rbuf_done(&r), 0);
+    ddio_wbuf_free(&w);
+
+    /* embedded NUL */
+    static const uint8_t nul[] = { 3, 0, 0, 0, 'a', 0, 'b' };
+    ddio_rbuf_init(&r, nul, sizeof(nul));
+    ck_assert_ptr_null(ddio_get_str(&r, 100));
+    ck_assert_int_eq(r.err, -EPROTO);
+    /* length field far beyond the payload: no allocation, clean failure */
+    static const uint8_t huge[] = { 0xff, 0xff, 0xff, 0xff, 'a' };
+    ddio_rbuf_init(&r, huge, sizeof(huge));
+    ck_assert_ptr_null(ddio_get_str(&r, SIZE_MAX));
+    ck_assert_int_eq(r.err, -EPROTO);
+    ck_assert_int_eq(d_err(huge, sizeof(huge)), -EPROTO);
+    free(big);
+}
+END_TEST
+
+/* ---- round trips ------------------------------------------------------------------ */
+
+#define ENCODE(fn, w) do { ddio_wbuf_init(&(w)); fn(&(w)); ck_assert_int_eq((w).err, 0); } while (0)
+
+START_TEST(rt_hello)
+{
+    struct ddio_wbuf w;
+    struct ddio_hello m;
+    ENCODE(enc_hello, w);
+    ck_assert_int_eq(ddio_dec_hello(w.p, w.len, &m), 0);
+    ck_assert_uint_eq(m.pid, 4242);
+    ck_assert_uint_eq(m.flags, 0);
+    ck_assert_str_eq(m.client, "node17.cluster");
+    free(m.client);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(rt_hello_r)
+{
+    struct ddio_wbuf w;
+    struct ddio_hello_r m;
+    ENCODE(enc_hello_r, w);
+    ck_assert_int_eq(ddio_dec_hello_r(w.p, w.len, &m), 0);
+    for (unsigned i = 0; i < DDIO_ID_LEN; i++)
+        ck_assert_uint_eq(m.server_id[i], 0xA0 + i);
+    for (unsigned i = 0; i < DDIO_NONCE_LEN; i++)
+        ck_assert_uint_eq(m.nonce[i], (uint8_t)(3 * i));
+    ck_assert_uint_eq(m.ndisks, 2);
+    ck_assert_uint_eq(m.flags, DDIO_SRV_AUTH_REQUIRED);
+    ck_assert_uint_eq(m.block_size, 1u << 22);
+    ck_assert_str_eq(m.name, "127.0.0.1:4711");
+    free(m.name);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(rt_open)
+{
+    struct ddio_wbuf w;
+    struct ddio_open m;
+    struct ddio_layout_rec want;
+    ENCODE(enc_open, w);
+    /* only stripe_count ids go on the wire */
+    ck_assert_uint_eq(w.len, 4 + strlen("data/matrix.bin") + 4 + 28 + 3 * DDIO_ID_LEN);
+    ck_assert_int_eq(ddio_dec_open(w.p, w.len, &m), 0);
+    ck_assert_str_eq(m.path, "data/matrix.bin");
+    ck_assert_uint_eq(m.amode, DDIO_O_RDWR | DDIO_O_CREAT);
+    fill_layout(&want, 3);
+    ck_assert_int_eq(memcmp(&m.layout, &want, sizeof(want)), 0);
+    free(m.path);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(rt_open_r)
+{
+    struct ddio_wbuf w;
+    struct ddio_open_r m;
+    struct ddio_layout_rec want;
+    ENCODE(enc_open_r, w);
+    ck_assert_int_eq(ddio_dec_open_r(w.p, w.len, &m), 0);
+    ck_assert_uint_eq(m.handle, 0x1122334455667788ull);
+    ck_assert_uint_eq(m.local_size, 12345);
+    ck_assert_uint_eq(m.created, 1);
+    fill_layout(&want, 2);
+    ck_assert_int_eq(memcmp(&m.layout, &want, sizeof(want)), 0);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(rt_layout_max)
+{
+    struct ddio_wbuf w;
+    struct ddio_rbuf r;
+    struct ddio_layout_rec l, g;
+    fill_layout(&l, DDIO_MAX_SERVERS);
+    ddio_wbuf_init(&w);
+    ddio_enc_layout(&w, &l);
+    ck_assert_int_eq(w.err, 0);
+    ck_assert_uint_eq(w.len, 28 + DDIO_MAX_SERVERS * DDIO_ID_LEN);
+    ddio_rbuf_init(&r, w.p, w.len);
+    ck_assert_int_eq(ddio_dec_layout(&r, &g), 0);
+    ck_assert_int_eq(ddio_rbuf_done(&r), 0);
+    ck_assert_int_eq(memcmp(&l, &g, sizeof(l)), 0);
+    ddio_wbuf_free(&w);
+
+    /* the encoder refuses what the decoder would refuse, without overrunning ids */
+    l.stripe_count = DDIO_MAX_SERVERS + 1;
+    ddio_wbuf_init(&w);
+    ddio_enc_layout(&w, &l);
+    ck_assert_int_eq(w.err, -EINVAL);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(rt_small)
+{
+    struct ddio_wbuf w;
+    struct ddio_handle_req h;
+    struct ddio_u64_r u;
+    struct ddio_path_req pr;
+    struct ddio_setsize ss;
+    struct ddio_prealloc pa;
+    struct ddio_lock lk;
+
+    ENCODE(enc_handle_req, w);
+    ck_assert_int_eq(ddio_dec_handle_req(w.p, w.len, &h), 0);
+    ck_assert_uint_eq(h.handle, 0xdeadbeefcafef00dull);
+    ddio_wbuf_free(&w);
+
+    ENCODE(enc_u64_r, w);
+    ck_assert_int_eq(ddio_dec_u64_r(w.p, w.len, &u), 0);
+    ck_assert_uint_eq(u.value, UINT64_MAX - 1);
+    ddio_wbuf_free(&w);
+
+    ENCODE(enc_path_req, w);
+    ck_assert_int_eq(ddio_dec_path_req(w.p, w.len, &pr), 0);
+    ck_assert_str_eq(pr.path, "a/b/c");
+    free(pr.path);
+    ddio_wbuf_free(&w);
+
+    ENCODE(enc_setsize, w);
+    ck_assert_int_eq(ddio_dec_setsize(w.p, w.len, &ss), 0);
+    ck_assert_uint_eq(ss.handle, 5);
+    ck_assert_uint_eq(ss.local_size, 1ull << 33);
+    ddio_wbuf_free(&w);
+
+    ENCODE(enc_prealloc, w);
+    ck_assert_int_eq(ddio_dec_prealloc(w.p, w.len, &pa), 0);
+    ck_assert_uint_eq(pa.handle, 6);
+    ck_assert_uint_eq(pa.local_off, 4096);
+    ck_assert_uint_eq(pa.local_len, 1ull << 31);
+    ddio_wbuf_free(&w);
+
+    ENCODE(enc_lock, w);
+    ck_assert_int_eq(ddio_dec_lock(w.p, w.len, &lk), 0);
+    ck_assert_uint_eq(lk.handle, 3);
+    ck_assert_uint_eq(lk.cmd, DDIO_LK_SETLKW);
+    ck_assert_uint_eq(lk.type, DDIO_LK_WR);
+    ck_assert_uint_eq(lk.start, 1000);
+    ck_assert_uint_eq(lk.len, 0);
+    ck_assert_uint_eq(lk.timeout_ms, 500);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(rt_xfer)
+{
+    struct ddio_wbuf w;
+    struct ddio_xfer m;
+    struct ddio_xfer_r x;
+    ENCODE(enc_xfer, w);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &m), 0);
+    ck_assert_uint_eq(m.handle, 9);
+    ck_assert_uint_eq(m.op, DDIO_X_WRITE);
+    ck_assert_uint_eq(m.flags, DDIO_XF_COLLECTIVE);
+    ck_assert_uint_eq(m.group, 0x0102030405060708ull);
+    ck_assert_uint_eq(m.seq, 77);
+    ck_assert_uint_eq(m.nparticipants, 4);
+    ck_assert_uint_eq(m.rank, 3);
+    ck_assert_uint_eq(m.timeout_ms, 30000);
+    ck_assert_uint_eq(m.desc_len, sizeof(sample_desc));
+    ck_assert_ptr_eq(m.desc, w.p + w.len - sizeof(sample_desc));
+    ck_assert_int_eq(memcmp(m.desc, sample_desc, sizeof(sample_desc)), 0);
+    ddio_wbuf_free(&w);
+
+    ENCODE(enc_xfer_r, w);
+    ck_assert_int_eq(ddio_dec_xfer_r(w.p, w.len, &x), 0);
+    const uint64_t got[] = { x.bytes, x.local_size, x.desc_bytes, x.blocks_read,
+                             x.blocks_written, x.nonconsec, x.bytes_to_rank,
+                             x.bytes_from_rank, x.wait_us, x.io_us, x.sorted };
+    for (unsigned i = 0; i < 11; i++)
+        ck_assert_uint_eq(got[i], i + 1);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(rt_segs)
+{
+    struct ddio_wbuf w;
+    struct ddio_segs m;
+    size_t hl;
+    uint32_t tag;
+
+    ENCODE(enc_put, w);
+    ck_assert_int_eq(ddio_dec_put(w.p, w.len, &m, &hl), 0);
+    ck_assert_uint_eq(m.tag, 0);
+    ck_assert_uint_eq(m.nseg, 3);
+    ck_assert_uint_eq(m.total, 10);
+    ck_assert_uint_eq(hl, 4 + 3 * 16);
+    ck_assert_int_eq(memcmp(m.seg, sample_segs, sizeof(sample_segs)), 0);
+    ck_assert_int_eq(memcmp(w.p + hl, sample_data, sizeof(sample_data)), 0);
+    ddio_segs_free(&m);
+    ck_assert_ptr_null(m.seg);
+    /* the data itself is never read: a buffer holding only the list, with n
+     * the full payload length, decodes the same (streaming receivers) */
+    uint8_t *list = malloc(hl);
+    memcpy(list, w.p, hl);
+    ck_assert_int_eq(ddio_dec_put(list, w.len, &m, &hl), 0);
+    ck_assert_uint_eq(m.total, 10);
+    ddio_segs_free(&m);
+    free(list);
+    ddio_wbuf_free(&w);
+
+    ENCODE(enc_get, w);
+    ck_assert_int_eq(ddio_dec_get(w.p, w.len, &m), 0);
+    ck_assert_uint_eq(m.tag, 99);
+    ck_assert_uint_eq(m.nseg, 3);
+    ck_assert_uint_eq(m.total, 10);
+    ck_assert_int_eq(memcmp(m.seg, sample_segs, sizeof(sample_segs)), 0);
+    ddio_segs_free(&m);
+    ddio_wbuf_free(&w);
+
+    ENCODE(enc_data, w);
+    ck_assert_int_eq(ddio_dec_data(w.p, w.len, &tag, &hl), 0);
+    ck_assert_uint_eq(tag, 99);
+    ck_assert_uint_eq(hl, 4);
+    ck_assert_int_eq(memcmp(w.p + hl, sample_data, sizeof(sample_data)), 0);
+    ddio_wbuf_free(&w);
+
+    /* empty lists are legal */
+    struct ddio_segs e = { .tag = 1 };
+    ddio_wbuf_init(&w);
+    ddio_enc_get(&w, &e);
+    ck_assert_int_eq(ddio_dec_get(w.p, w.len, &m), 0);
+    ck_assert_uint_eq(m.nseg, 0);
+    ck_assert_uint_eq(m.total, 0);
+    ddio_segs_free(&m);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(rt_stats_err)
+{
+    struct ddio_wbuf w;
+    struct ddio_stats_r m;
+    char *msg;
+    ENCODE(enc_stats_r, w);
+    ck_assert_int_eq(ddio_dec_stats_r(w.p, w.len, &m), 0);
+    ck_assert_uint_eq(m.n, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        ck_assert_str_eq(m.kv[i].key, sample_kv[i].key);
+        ck_assert_uint_eq(m.kv[i].val, sample_kv[i].val);
+    }
+    ddio_stats_r_free(&m);
+    ck_assert_ptr_null(m.kv);
+    ddio_wbuf_free(&w);
+
+    ENCODE(enc_err, w);
+    ck_assert_int_eq(ddio_dec_err(w.p, w.len, &msg), 0);
+    ck_assert_str_eq(msg, "server 127.0.0.1:4711: open data/x: ENOENT");
+    free(msg);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+/* ---- truncation and trailing bytes ---------------------------------------------------- */
+
+START_TEST(truncated_every_prefix)
+{
+    for (size_t i = 0; i < NSAMPLES; i++) {
+        struct ddio_wbuf w;
+        encode_sample(&samples[i], &w);
+        ck_assert_msg(dec_copy(samples[i].dec, w.p, w.len) == 0, "%s: full", samples[i].name);
+        for (size_t k = 0; k < w.len; k++) {
+            int rc = dec_copy(samples[i].dec, w.p, k);
+            if (k >= samples[i].min_ok)
+                ck_assert_msg(rc == 0, "%s: prefix %zu rc %d", samples[i].name, k, rc);
+            else
+                ck_assert_msg(rc == -EPROTO, "%s: prefix %zu of %zu rc %d",
+                              samples[i].name, k, w.len, rc);
+        }
+        ddio_wbuf_free(&w);
+    }
+}
+END_TEST
+
+START_TEST(trailing_byte)
+{
+    for (size_t i = 0; i < NSAMPLES; i++) {
+        if (samples[i].min_ok != FULL)
+            continue;   /* DATA: any length of data is structurally fine */
+        struct ddio_wbuf w;
+        encode_sample(&samples[i], &w);
+        ddio_put_u8(&w, 0);
+        ck_assert_msg(dec_copy(samples[i].dec, w.p, w.len) == -EPROTO, "%s", samples[i].name);
+        ddio_wbuf_free(&w);
+    }
+}
+END_TEST
+
+/* ---- oversized and inconsistent fields ---------------------------------------------------- */
+
+static void put_layout_raw(struct ddio_wbuf *w, uint64_t unit, uint32_t count,
+                           uint32_t index, uint32_t nids)
+{
+    ddio_put_u64(w, unit);
+    ddio_put_u32(w, count);
+    ddio_put_u32(w, index);
+    ddio_put_u32(w, 1);
+    ddio_put_u64(w, 4096);
+    for (uint32_t i = 0; i < nids; i++)
+        ddio_put_space(w, DDIO_ID_LEN);
+}
+
+static int open_r_with(uint64_t unit, uint32_t count, uint32_t index, uint32_t nids)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_put_u64(&w, 1);
+    ddio_put_u64(&w, 0);
+    ddio_put_u32(&w, 0);
+    put_layout_raw(&w, unit, count, index, nids);
+    int rc = dec_copy(d_open_r, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+START_TEST(bad_layout)
+{
+    ck_assert_int_eq(open_r_with(4096, 1, 0, 1), 0);
+    ck_assert_int_eq(open_r_with(4096, 256, 255, 256), 0);
+    ck_assert_int_eq(open_r_with(4096, 0, 0, 0), -EPROTO);
+    ck_assert_int_eq(open_r_with(4096, 257, 0, 257), -EPROTO);
+    ck_assert_int_eq(open_r_with(4096, UINT32_MAX, 0, 2), -EPROTO);
+    ck_assert_int_eq(open_r_with(4096, 2, 2, 2), -EPROTO);   /* index out of range */
+    ck_assert_int_eq(open_r_with(0, 2, 0, 2), -EPROTO);      /* zero unit */
+    ck_assert_int_eq(open_r_with(4096, 3, 0, 2), -EPROTO);   /* ids missing */
+    ck_assert_int_eq(open_r_with(4096, 2, 0, 3), -EPROTO);   /* extra id */
+}
+END_TEST
+
+static int segs_msg(int put, uint32_t nseg_field, const struct ddio_seg *seg, uint32_t nseg,
+                    size_t data)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    if (!put)
+        ddio_put_u32(&w, 7);
+    ddio_put_u32(&w, nseg_field);
+    for (uint32_t i = 0; i < nseg; i++) {
+        ddio_put_u64(&w, seg[i].off);
+        ddio_put_u64(&w, seg[i].len);
+    }
+    uint8_t *d = ddio_put_space(&w, data);
+    if (d && data)
+        memset(d, 0x5a, data);
+    ck_assert_int_eq(w.err, 0);
+    int rc = dec_copy(put ? d_put : d_get, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+START_TEST(bad_segs)
+{
+    const struct ddio_seg ok[2] = { { 0, 4 }, { 10, 6 } };
+    const struct ddio_seg zero[2] = { { 0, 4 }, { 10, 0 } };
+    const struct ddio_seg segovf[1] = { { UINT64_MAX - 3, 5 } };
+    const struct ddio_seg segtop[1] = { { UINT64_MAX - 5, 5 } };
+    const struct ddio_seg totovf[2] = { { 0, UINT64_MAX - 1 }, { 0, 2 } };
+
+    ck_assert_int_eq(segs_msg(1, 2, ok, 2, 10), 0);
+    ck_assert_int_eq(segs_msg(1, 2, ok, 2, 9), -EPROTO);    /* data short */
+    ck_assert_int_eq(segs_msg(1, 2, ok, 2, 11), -EPROTO);   /* data long */
+    ck_assert_int_eq(segs_msg(1, 2, ok, 1, 10), -EPROTO);   /* count > present */
+    ck_assert_int_eq(segs_msg(1, 2, zero, 2, 4), -EPROTO);
+    ck_assert_int_eq(segs_msg(0, 2, ok, 2, 0), 0);
+    ck_assert_int_eq(segs_msg(0, 2, ok, 2, 1), -EPROTO);    /* GET has no data */
+    ck_assert_int_eq(segs_msg(0, 2, zero, 2, 0), -EPROTO);
+    ck_assert_int_eq(segs_msg(0, 1, segovf, 1, 0), -EPROTO);
+    ck_assert_int_eq(segs_msg(0, 1, segtop, 1, 0), 0);      /* ends exactly at 2^64-1 */
+    ck_assert_int_eq(segs_msg(0, 2, totovf, 2, 0), -EPROTO);
+    ck_assert_int_eq(segs_msg(0, UINT32_MAX, ok, 2, 0), -EPROTO);
+    ck_assert_int_eq(segs_msg(1, UINT32_MAX, ok, 2, 10), -EPROTO);
+
+    /* DDIO_MAX_SEGS is accepted, one more is not, even with all bytes present */
+    struct ddio_seg *many = malloc((DDIO_MAX_SEGS + 1) * sizeof(*many));
+    for (uint32_t i = 0; i <= DDIO_MAX_SEGS; i++)
+        many[i] = (struct ddio_seg){ (uint64_t)i * 2, 1 };
+    ck_assert_int_eq(segs_msg(0, DDIO_MAX_SEGS, many, DDIO_MAX_SEGS, 0), 0);
+    ck_assert_int_eq(segs_msg(0, DDIO_MAX_SEGS + 1, many, DDIO_MAX_SEGS + 1, 0), -EPROTO);
+    ck_assert_int_eq(segs_msg(1, DDIO_MAX_SEGS + 1, many, DDIO_MAX_SEGS + 1,
+                              DDIO_MAX_SEGS + 1), -EPROTO);
+    free(many);
+
+    uint32_t tag;
+    size_t hl;
+    static const uint8_t three[3] = { 1, 2, 3 };
+    ck_assert_int_eq(ddio_dec_data(three, 3, &tag, &hl), -EPROTO);
+    ck_assert_int_eq(ddio_dec_data(three, 0, &tag, &hl), -EPROTO);
+}
+END_TEST
+
+static int xfer_with(uint32_t np, uint32_t rank, uint32_t desc_len, size_t present)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_put_u64(&w, 1);
+    ddio_put_u32(&w, DDIO_X_READ);
+    ddio_put_u32(&w, 0);
+    ddio_put_u64(&w, 0);
+    ddio_put_u64(&w, 0);
+    ddio_put_u32(&w, np);
+    ddio_put_u32(&w, rank);
+    ddio_put_u32(&w, 1000);
+    ddio_put_u32(&w, desc_len);
+    ddio_put_space(&w, present);
+    int rc = dec_copy(d_xfer, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+START_TEST(bad_xfer)
+{
+    ck_assert_int_eq(xfer_with(1, 0, 5, 5), 0);
+    ck_assert_int_eq(xfer_with(1, 0, 0, 0), 0);
+    ck_assert_int_eq(xfer_with(0, 0, 5, 5), -EPROTO);
+    ck_assert_int_eq(xfer_with(4, 4, 5, 5), -EPROTO);
+    ck_assert_int_eq(xfer_with(4, UINT32_MAX, 5, 5), -EPROTO);
+    ck_assert_int_eq(xfer_with(1, 0, 6, 5), -EPROTO);
+    ck_assert_int_eq(xfer_with(1, 0, 4, 5), -EPROTO);
+    ck_assert_int_eq(xfer_with(1, 0, UINT32_MAX, 5), -EPROTO);
+}
+END_TEST
+
+START_TEST(bad_ranges)
+{
+    struct ddio_wbuf w;
+    /* LOCK: start + len must not wrap (len 0 = to EOF is fine anywhere) */
+    const uint64_t lk[][3] = { { UINT64_MAX, 0, 0 }, { UINT64_MAX - 9, 9, 0 },
+                               { UINT64_MAX - 9, 10, 1 }, { UINT64_MAX - 9, 11, 1 },
+                               { 1, UINT64_MAX, 1 } };
+    for (unsigned i = 0; i < 5; i++) {
+        struct ddio_lock m = { .cmd = DDIO_LK_SETLK, .type = DDIO_LK_RD,
+                               .start = lk[i][0], .len = lk[i][1] };
+        ddio_wbuf_init(&w);
+        ddio_enc_lock(&w, &m);
+        ck_assert_int_eq(dec_copy(d_lock, w.p, w.len), lk[i][2] ? -EPROTO : 0);
+        ddio_wbuf_free(&w);
+
+        struct ddio_prealloc p = { .local_off = lk[i][0], .local_len = lk[i][1] };
+        ddio_wbuf_init(&w);
+        ddio_enc_prealloc(&w, &p);
+        ck_assert_int_eq(dec_copy(d_prealloc, w.p, w.len), lk[i][2] ? -EPROTO : 0);
+        ddio_wbuf_free(&w);
+    }
+}
+END_TEST
+
+START_TEST(bad_stats)
+{
+    struct ddio_wbuf w;
+    /* a count far beyond what the bytes could hold is refused before calloc */
+    ddio_wbuf_init(&w);
+    ddio_put_u32(&w, UINT32_MAX);
+    ddio_put_str(&w, "k");
+    ddio_put_u64(&w, 1);
+    ck_assert_int_eq(dec_copy(d_stats_r, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    /* count 2 with one entry present */
+    ddio_wbuf_init(&w);
+    ddio_put_u32(&w, 2);
+    ddio_put_str(&w, "key-number-one");
+    ddio_put_u64(&w, 1);
+    ck_assert_int_eq(dec_copy(d_stats_r, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    /* a key over the cap */
+    char *big = malloc(DDIO_MAX_STR + 2);
+    memset(big, 'k', DDIO_MAX_STR + 1);
+    big[DDIO_MAX_STR + 1] = '\0';
+    ddio_wbuf_init(&w);
+    ddio_put_u32(&w, 1);
+    ddio_put_str(&w, big);
+    ddio_put_u64(&w, 1);
+    ck_assert_int_eq(dec_copy(d_stats_r, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    free(big);
+    /* failing on the second key frees the first (leak check under ASan) */
+    ddio_wbuf_init(&w);
+    ddio_put_u32(&w, 2);
+    ddio_put_str(&w, "first");
+    ddio_put_u64(&w, 1);
+    ddio_put_u32(&w, 3);
+    ddio_put_bytes(&w, "a\0b", 3);
+    ddio_put_u64(&w, 2);
+    ck_assert_int_eq(dec_copy(d_stats_r, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(bad_strings)
+{
+    struct ddio_wbuf w;
+    char *big = malloc(DDIO_MAX_STR + 2);
+    memset(big, 'p', DDIO_MAX_STR + 1);
+    big[DDIO_MAX_STR + 1] = '\0';
+    struct ddio_path_req pr = { .path = big };
+    ddio_wbuf_init(&w);
+    ddio_enc_path_req(&w, &pr);
+    ck_assert_int_eq(dec_copy(d_path_req, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    pr.path = big + 1;
+    ddio_wbuf_init(&w);
+    ddio_enc_path_req(&w, &pr);
+    ck_assert_int_eq(dec_copy(d_path_req, w.p, w.len), 0);
+    ddio_wbuf_free(&w);
+
+    struct ddio_hello h = { .client = big };
+    ddio_wbuf_init(&w);
+    ddio_enc_hello(&w, &h);
+    ck_assert_int_eq(dec_copy(d_hello, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    free(big);
+}
+END_TEST
+
+/* ---- random garbage and mutations (fixed seed) ------------------------------------------ */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t rnd(void)
+{
+    uint64_t x = rng_state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return rng_state = x;
+}
+
+static int (*const all_decoders[])(const uint8_t *, size_t) = {
+    d_hello, d_hello_r, d_open, d_open_r, d_handle_req, d_u64_r, d_path_req,
+    d_setsize, d_prealloc, d_xfer, d_xfer_r, d_put, d_get, d_data, d_lock,
+    d_stats_r, d_err,
+};
+
+static void feed_all(const uint8_t *p, size_t n, unsigned *ok)
+{
+    for (size_t d = 0; d < sizeof(all_decoders) / sizeof(all_decoders[0]); d++) {
+        int rc = dec_copy(all_decoders[d], p, n);
+        ck_assert_msg(rc == 0 || rc == -EPROTO, "decoder %zu rc %d", d, rc);
+        *ok += rc == 0;
+    }
+    if (n >= DDIO_HDR_SIZE) {
+        struct ddio_hdr h;
+        int rc = ddio_hdr_decode(p, &h, DDIO_MAX_PAYLOAD);
+        ck_assert(rc == 0 || rc == -EPROTO || rc == -EPROTONOSUPPORT);
+    }
+}
+
+START_TEST(garbage_random)
+{
+    uint8_t buf[512];
+    unsigned ok = 0;
+    for (int it = 0; it < 20000; it++) {
+        size_t n = rnd() % sizeof(buf);
+        for (size_t i = 0; i < n; i++)
+            buf[i] = (uint8_t)rnd();
+        /* small counts and lengths are the interesting ones: bias some words */
+        if (n >= 8 && (rnd() & 1))
+            memset(buf + (rnd() % (n - 3)), 0, 3);
+        feed_all(buf, n, &ok);
+    }
+    ck_assert_uint_gt(ok, 0);   /* fixed-size messages decode sometimes */
+}
+END_TEST
+
+START_TEST(garbage_mutated)
+{
+    unsigned ok = 0;
+    for (int it = 0; it < 4000; it++) {
+        struct ddio_wbuf w;
+        encode_sample(&samples[rnd() % NSAMPLES], &w);
+        int flips = 1 + (int)(rnd() % 4);
+        for (int f = 0; f < flips; f++) {
+            size_t at = rnd() % w.len;
+            switch (rnd() % 4) {
+            case 0: w.p[at] = (uint8_t)rnd(); break;
+            case 1: w.p[at] ^= (uint8_t)(1u << (rnd() % 8)); break;
+            case 2: w.p[at] = 0xff; break;
+            default: w.p[at] = 0; break;
+            }
+        }
+        size_t n = (rnd() % 8 == 0) ? rnd() % (w.len + 1) : w.len;
+        feed_all(w.p, n, &ok);
+        ddio_wbuf_free(&w);
+    }
+    ck_assert_uint_gt(ok, 0);
+}
+END_TEST
+
+/* ---- sockets ------------------------------------------------------------------------------ */
+
+struct pair { int lfd, a, b; };
+
+static void tcp_pair(struct pair *p)
+{
+    int port = -1;
+    p->lfd = ddio_listen("127.0.0.1", 0, &port);
+    ck_assert_int_ge(p->lfd, 0);
+    ck_assert_int_gt(port, 0);
+    p->a = ddio_connect("127.0.0.1", port, ddio_now_ms() + 2000);
+    ck_assert_int_ge(p->a, 0);
+    p->b = accept(p->lfd, NULL, NULL);
+    ck_assert_int_ge(p->b, 0);
+}
+
+static void pair_close(struct pair *p)
+{
+    close(p->a);
+    close(p->b);
+    close(p->lfd);
+}
+
+START_TEST(net_msg_roundtrip)
+{
+    struct pair p;
+    struct ddio_hdr h;
+    char pay[7] = "payload", dat[5] = "data!", got[12];
+    tcp_pair(&p);
+    int64_t dl = ddio_now_ms() + 2000;
+    ck_assert_int_eq(ddio_send_msg(p.a, DDIO_T_PUT, 42, 0, pay, 7, dat, 5, dl), 0);
+    ck_assert_int_eq(ddio_send_msg(p.a, DDIO_T_CLOSE | DDIO_REPLY, 43, ENOENT, NULL, 0,
+                                   NULL, 0, dl), 0);
+    ck_assert_int_eq(ddio_recv_hdr(p.b, &h, dl), 0);
+    ck_assert_uint_eq(h.type, DDIO_T_PUT);
+    ck_assert_uint_eq(h.req, 42);
+    ck_assert_int_eq(h.status, 0);
+    ck_assert_uint_eq(h.len, 12);
+    ck_assert_int_eq(ddio_recv_all(p.b, got, 12, dl), 0);
+    ck_assert_int_eq(memcmp(got, "payloaddata!", 12), 0);
+    ck_assert_int_eq(ddio_recv_hdr(p.b, &h, dl), 0);
+    ck_assert_uint_eq(h.type, DDIO_T_CLOSE | DDIO_REPLY);
+    ck_assert_int_eq(h.status, ENOENT);
+    ck_assert_uint_eq(h.len, 0);
+
+    /* an oversized message is refused before anything is sent */
+    ck_assert_int_eq(ddio_send_msg(p.a, DDIO_T_PUT, 1, 0, pay, 7, dat,
+                                   DDIO_MAX_PAYLOAD, dl), -EMSGSIZE);
+    /* a bad header on the wire is reported by recv_hdr */
+    uint8_t junk[DDIO_HDR_SIZE] = { 'X' };
+    ck_assert_int_eq(ddio_send_all(p.a, junk, sizeof(junk), dl), 0);
+    ck_assert_int_eq(ddio_recv_hdr(p.b, &h, dl), -EPROTO);
+
+    /* discard skips payload bytes */
+    ck_assert_int_eq(ddio_send_msg(p.a, DDIO_T_DATA, 5, 0, NULL, 0, pay, 7, dl), 0);
+    ck_assert_int_eq(ddio_send_all(p.a, "Z", 1, dl), 0);
+    ck_assert_int_eq(ddio_recv_hdr(p.b, &h, dl), 0);
+    ck_assert_int_eq(ddio_discard(p.b, h.len, dl), 0);
+    ck_assert_int_eq(ddio_recv_all(p.b, got, 1, dl), 0);
+    ck_assert_int_eq(got[0], 'Z');
+    pair_close(&p);
+}
+END_TEST
+
+struct bulk { int fd; uint8_t *buf; size_t n; int rc; };
+
+static void *bulk_sender(void *arg)
+{
+    struct bulk *b = arg;
+    b->rc = ddio_send_msg(b->fd, DDIO_T_DATA, 7, 0, "tag!", 4, b->buf, b->n,
+                          ddio_now_ms() + 10000);
+    return NULL;
+}
+
+/* Bigger than any socket buffer: exercises short writes, polling and the
+ * iovec bookkeeping on both sides. */
+START_TEST(net_bulk)
+{
+    struct pair p;
+    struct bulk b;
+    pthread_t th;
+    struct ddio_hdr h;
+    size_t n = 8u << 20;
+    tcp_pair(&p);
+    b.fd = p.a;
+    b.n = n;
+    b.buf = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        b.buf[i] = (uint8_t)(i * 7 + (i >> 13));
+    ck_assert_int_eq(pthread_create(&th, NULL, bulk_sender, &b), 0);
+    int64_t dl = ddio_now_ms() + 10000;
+    ck_assert_int_eq(ddio_recv_hdr(p.b, &h, dl), 0);
+    ck_assert_uint_eq(h.len, n + 4);
+    uint8_t tag[4];
+    uint8_t *got = malloc(n);
+    /* receive in uneven vectored pieces */
+    struct iovec iov[4] = { { tag, 4 }, { got, 1000 }, { got + 1000, 0 },
+                            { got + 1000, n - 1000 } };
+    ck_assert_int_eq(ddio_recvv_all(p.b, iov, 4, dl), 0);
+    pthread_join(th, NULL);
+    ck_assert_int_eq(b.rc, 0);
+    ck_assert_int_eq(memcmp(tag, "tag!", 4), 0);
+    ck_assert_int_eq(memcmp(got, b.buf, n), 0);
+    free(got);
+    free(b.buf);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(net_timeouts)
+{
+    struct pair p;
+    struct ddio_hdr h;
+    tcp_pair(&p);
+
+    /* silent peer: recv gives up at the deadline, not before, not much after */
+    int64_t t0 = ddio_now_ms();
+    ck_assert_int_eq(ddio_recv_hdr(p.b, &h, t0 + 200), -ETIMEDOUT);
+    int64_t dt = ddio_now_ms() - t0;
+    ck_assert_int_ge(dt, 195);
+    ck_assert_int_lt(dt, 1500);
+
+    /* a deadline already passed fails at once */
+    t0 = ddio_now_ms();
+    char c;
+    ck_assert_int_eq(ddio_recv_all(p.b, &c, 1, t0 - 1), -ETIMEDOUT);
+    ck_assert_int_lt(ddio_now_ms() - t0, 100);
+
+    /* a peer that never reads: send fills the buffers, then times out */
+    size_t n = 64u << 20;
+    char *big = calloc(1, n);
+    t0 = ddio_now_ms();
+    ck_assert_int_eq(ddio_send_all(p.a, big, n, t0 + 200), -ETIMEDOUT);
+    dt = ddio_now_ms() - t0;
+    ck_assert_int_ge(dt, 195);
+    ck_assert_int_lt(dt, 1500);
+    free(big);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(net_peer_close)
+{
+    struct pair p;
+    char buf[8];
+    tcp_pair(&p);
+    int64_t dl = ddio_now_ms() + 2000;
+    ck_assert_int_eq(ddio_send_all(p.a, "abc", 3, dl), 0);
+    close(p.a);
+    /* 3 bytes arrive, then the close shows as ECONNRESET mid-message */
+    ck_assert_int_eq(ddio_recv_all(p.b, buf, 8, dl), -ECONNRESET);
+    /* writing to a closed peer: an error, never SIGPIPE (the test would die) */
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++)
+        rc = ddio_send_all(p.b, buf, sizeof(buf), dl);
+    ck_assert_int_eq(rc, -ECONNRESET);
+    close(p.b);
+    close(p.lfd);
+}
+END_TEST
+
+START_TEST(net_connect_errors)
+{
+    int port = -1;
+    int lfd = ddio_listen("127.0.0.1", 0, &port);
+    ck_assert_int_ge(lfd, 0);
+    close(lfd);    /* the port is now (almost certainly) closed */
+    ck_assert_int_eq(ddio_connect("127.0.0.1", port, ddio_now_ms() + 2000), -ECONNREFUSED);
+    ck_assert_int_eq(ddio_connect("127.0.0.1", 0, ddio_now_ms() + 2000), -EINVAL);
+    ck_assert_int_eq(ddio_connect(NULL, 80, ddio_now_ms() + 2000), -EINVAL);
+    /* (unresolvable names are not tested: without DNS the lookup can hang
+     * for the resolver's timeout, which the deadline does not cover) */
+
+    /* by name, and wildcard listen */
+    lfd = ddio_listen(NULL, 0, &port);
+    ck_assert_int_ge(lfd, 0);
+    int fd = ddio_connect("localhost", port, ddio_now_ms() + 2000);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    close(lfd);
+    ck_assert_int_lt(ddio_listen("127.0.0.1", 70000, &port), 0);
+}
+END_TEST
+
+START_TEST(net_parse)
+{
+    char host[64];
+    int port;
+    ck_assert_int_eq(ddio_parse_hostport("node1:4711", host, sizeof(host), &port), 0);
+    ck_assert_str_eq(host, "node1");
+    ck_assert_int_eq(port, 4711);
+    ck_assert_int_eq(ddio_parse_hostport("10.0.0.2:0", host, sizeof(host), &port), 0);
+    ck_assert_str_eq(host, "10.0.0.2");
+    ck_assert_int_eq(port, 0);
+    ck_assert_int_eq(ddio_parse_hostport("[::1]:65535", host, sizeof(host), &port), 0);
+    ck_assert_str_eq(host, "::1");
+    ck_assert_int_eq(port, 65535);
+    ck_assert_int_eq(ddio_parse_hostport(":99", host, sizeof(host), &port), 0);
+    ck_assert_str_eq(host, "");
+    const char *bad[] = { "node1", "node1:", "node1:65536", "node1:-1", "node1:12x",
+                          "::1:80", "[::1]80", "[::1]:", "[]:80", "[::1:80", "a:b:c",
+                          "node1: 80", "" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(ddio_parse_hostport(bad[i], host, sizeof(host), &port) == -EINVAL,
+                      "accepted '%s'", bad[i]);
+    /* host longer than the caller's buffer */
+    ck_assert_int_eq(ddio_parse_hostport("abcdefgh:1", host, 8, &port), -EINVAL);
+    ck_assert_int_eq(ddio_parse_hostport("abcdefg:1", host, 8, &port), 0);
+}
+END_TEST
+
+START_TEST(misc_names)
+{
+    ck_assert_str_eq(ddio_errno_name(ENOENT), "ENOENT");
+    ck_assert_str_eq(ddio_errno_name(-ETIMEDOUT), "ETIMEDOUT");
+    ck_assert_str_eq(ddio_errno_name(EPROTONOSUPPORT), "EPROTONOSUPPORT");
+    ck_assert_str_eq(ddio_errno_name(0), "OK");
+    ck_assert_str_eq(ddio_errno_name(99999), "EUNKNOWN");
+    ck_assert_str_eq(ddio_errno_name(INT32_MIN), "EUNKNOWN");
+    ck_assert_int_eq(ddio_log_parse_level("error"), DDIO_LOG_ERROR);
+    ck_assert_int_eq(ddio_log_parse_level("WARN"), DDIO_LOG_WARN);
+    ck_assert_int_eq(ddio_log_parse_level("info"), DDIO_LOG_INFO);
+    ck_assert_int_eq(ddio_log_parse_level("debug"), DDIO_LOG_DEBUG);
+    ck_assert_int_eq(ddio_log_parse_level("loud"), -1);
+    ck_assert_int_eq(ddio_log_parse_level(NULL), -1);
+    ddio_log_init("/usr/bin/ddio-test", DDIO_LOG_ERROR);
+    ck_assert_int_eq(ddio_log_level(), DDIO_LOG_ERROR);
+    ddio_log_init(NULL, 99);
+    ck_assert_int_eq(ddio_log_level(), DDIO_LOG_DEBUG);
+}
+END_TEST
+
+/* One line per call, prefixed with the program name, pid and level. */
+START_TEST(log_format)
+{
+    char path[] = "/tmp/ddio-log-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    ddio_log_init("/x/ddio-server", DDIO_LOG_INFO);
+    DDIO_INFO("hello %d", 42);
+    DDIO_DEBUG("not shown %d", 1);
+    DDIO_ERR("bad\n");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char buf[256] = { 0 }, want[256];
+    ck_assert_int_gt(pread(fd, buf, sizeof(buf) - 1, 0), 0);
+    close(fd);
+    snprintf(want, sizeof(want), "ddio-server[%ld] INFO: hello 42\nddio-server[%ld] ERROR: bad\n",
+             (long)getpid(), (long)getpid());
+    ck_assert_str_eq(buf, want);
+}
+END_TEST
+
+static Suite *proto_suite(void)
+{
+    Suite *s = suite_create("proto");
+    TCase *tc = tcase_create("codec");
+    tcase_add_test(tc, hdr_roundtrip);
+    tcase_add_test(tc, hdr_reject);
+    tcase_add_test(tc, type_names);
+    tcase_add_test(tc, buf_little_endian);
+    tcase_add_test(tc, buf_grow);
+    tcase_add_test(tc, rbuf_sticky);
+    tcase_add_test(tc, str_limits);
+    tcase_add_test(tc, rt_hello);
+    tcase_add_test(tc, rt_hello_r);
+    tcase_add_test(tc, rt_open);
+    tcase_add_test(tc, rt_open_r);
+    tcase_add_test(tc, rt_layout_max);
+    tcase_add_test(tc, rt_small);
+    tcase_add_test(tc, rt_xfer);
+    tcase_add_test(tc, rt_segs);
+    tcase_add_test(tc, rt_stats_err);
+    tcase_add_test(tc, truncated_every_prefix);
+    tcase_add_test(tc, trailing_byte);
+    tcase_add_test(tc, bad_layout);
+    tcase_add_test(tc, bad_segs);
+    tcase_add_test(tc, bad_xfer);
+    tcase_add_test(tc, bad_ranges);
+    tcase_add_test(tc, bad_stats);
+    tcase_add_test(tc, bad_strings);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+
+    TCase *tg = tcase_create("garbage");
+    tcase_add_test(tg, garbage_random);
+    tcase_add_test(tg, garbage_mutated);
+    tcase_set_timeout(tg, 300);
+    suite_add_tcase(s, tg);
+
+    TCase *tn = tcase_create("net");
+    tcase_add_test(tn, net_msg_roundtrip);
+    tcase_add_test(tn, net_bulk);
+    tcase_add_test(tn, net_timeouts);
+    tcase_add_test(tn, net_peer_close);
+    tcase_add_test(tn, net_connect_errors);
+    tcase_add_test(tn, net_parse);
+    tcase_add_test(tn, misc_names);
+    tcase_add_test(tn, log_format);
+    tcase_set_timeout(tn, 60);
+    suite_add_tcase(s, tn);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(proto_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
