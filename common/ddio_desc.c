@@ -937,9 +937,10 @@ static uint64_t node_before(const struct ddio_node *n, int64_t off)
         if (n->kind == DDIO_N_VEC) {
             const struct ddio_node *c = n->u.vec.child;
             uint64_t i = 0;
-            if (n->u.vec.count > 1) {
+            if (n->u.vec.count > 1 && n->u.vec.stride > 0) {
                 /* last copy starting at or before off; monotone: stride > 0
-                 * and off > lo = c->lo */
+                 * and off > lo = c->lo (the stride test only keeps a misuse
+                 * on a non-monotone tree from dividing by zero) */
                 i = ((uint64_t)off - (uint64_t)c->lo) / (uint64_t)n->u.vec.stride;
                 if (i >= n->u.vec.count)
                     i = n->u.vec.count - 1;
@@ -1008,7 +1009,7 @@ uint64_t ddio_desc_stream_before(const struct ddio_desc *d, int64_t off)
         return d->length;
     desc_tiles(d, &t0, &t1);
     t = t0;
-    if (t1 > t0) {   /* monotone: extent >= hi - lo > 0 */
+    if (t1 > t0 && d->extent > 0) {   /* monotone: extent >= hi - lo > 0 */
         i128 q = floor_div((i128)off - d->disp - d->root->lo, d->extent);
         t = q < (i128)t0 ? t0 : q > (i128)t1 ? t1 : (uint64_t)q;
     }

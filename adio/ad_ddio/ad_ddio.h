@@ -179,9 +179,15 @@ void ADIOI_DDIO_Close_handles(ADIOI_DDIO_File * f);
 int ADIOI_DDIO_File_size(ADIOI_DDIO_File * f, const char *skip, const uint64_t * known,
                          uint64_t * size, ADIOI_DDIO_Err * e);
 
+int ADIOI_DDIO_Set_local_sizes(ADIOI_DDIO_File * f, uint64_t size, const uint64_t * grow,
+                               ADIOI_DDIO_Err * e);
+/* ad_ddio_resize.c: rank 0's outcome to every rank of fd->comm */
+void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e);
+
 /* ---- ad_ddio_view.c: descriptors ---- */
 int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, uint64_t len,
                          struct ddio_desc *d, int *owns_root);
+int ADIOI_DDIO_Contig_desc(struct ddio_desc *d, int64_t off, uint64_t len);
 int ADIOI_DDIO_Mem_init(ADIOI_DDIO_Mem * m, const void *buf, int count, MPI_Datatype datatype);
 void ADIOI_DDIO_Mem_free(ADIOI_DDIO_Mem * m);
 struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base);

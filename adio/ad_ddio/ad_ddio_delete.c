@@ -1,0 +1,53 @@
+/* Delete (MPI_File_delete, independent): there is no fd and so no hints;
+ * the servers come from DDIO_SERVERS / DDIO_CONFIG (or the list last given
+ * by hint in this process). DELETE goes to every server, since the stripe
+ * count is stored with the file; ENOENT only if no server had it. */
+#include "ad_ddio.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int delete_on(char **list, int n, const char *path, int timeout_ms, ADIOI_DDIO_Err * e)
+{
+    ADIOI_DDIO_Call *calls = calloc(n, sizeof(*calls));
+    struct ddio_path_req m = {.path = (char *) path };
+    int found = 0;
+
+    if (!calls) {
+        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n && !e->errnum; i++) {
+        ddio_wbuf_init(&calls[i].req);
+        if (ADIOI_DDIO_Conn_get(list[i], timeout_ms, &calls[i].conn, e) == 0)
+            ddio_enc_path_req(&calls[i].req, &m);
+    }
+    if (!e->errnum)
+        ADIOI_DDIO_Fanout(calls, n, DDIO_T_DELETE, timeout_ms);
+    for (int i = 0; i < n && !e->errnum; i++) {
+        if (!calls[i].err.errnum)
+            found++;
+        else if (calls[i].err.errnum != ENOENT)
+            *e = calls[i].err;
+    }
+    if (!e->errnum && !found)
+        ADIOI_DDIO_Err_set(e, ENOENT, "ddio: %s: no such file on any of the %d servers",
+                           path, n);
+    ADIOI_DDIO_Calls_free(calls, n);
+    return e->errnum ? -1 : 0;
+}
+
+void ADIOI_DDIO_Delete(const char *filename, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_DELETE";
+    ADIOI_DDIO_Err e;
+    char **list = NULL;
+    int n = 0;
+
+    memset(&e, 0, sizeof(e));
+    if (ADIOI_DDIO_Server_list(NULL, &list, &n, &e) == 0) {
+        delete_on(list, n, ADIOI_DDIO_Server_path(filename), ADIOI_DDIO_Timeout_ms(0), &e);
+        ADIOI_DDIO_Free_list(list, n);
+    }
+    *error_code = ADIOI_DDIO_Err_code(myname, &e);
+}

@@ -1,0 +1,103 @@
+/* SetInfo: our hints, then ROMIO's generic ones.
+ *
+ *   romio_ddio_servers    host:port,...   servers for files created/opened
+ *                                         with this info (open time only)
+ *   romio_ddio_timeout    seconds         every wait's deadline
+ *   romio_ddio_collective ddio|twophase   collective path (twophase until the
+ *                                         disk-directed collective lands)
+ *   romio_ddio_presort    enable|disable  servers sort blocks by disk address
+ *   striping_unit, striping_factor        layout of files this open creates
+ *
+ * Unknown romio_ddio_* keys and unrecognised values are ignored, as ROMIO
+ * does for every hint (MPI: an implementation ignores hints it does not
+ * understand), and are not returned by MPI_File_get_info. Values must be the
+ * same on every rank (checked with a broadcast, like ROMIO's helpers).
+ *
+ * Every MPI_File_set_view passes through here (ADIO_Set_view calls
+ * ADIO_SetInfo), so this is also where the cached file-view tree is
+ * invalidated. */
+#include "ad_ddio.h"
+#include "hint_fns.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void install_servers(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag;
+
+    ADIOI_Info_get(info, "romio_ddio_servers", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return;
+    ADIOI_Info_set(fd->info, "romio_ddio_servers", value);
+    free(f->servers_hint);
+    f->servers_hint = strdup(value);
+}
+
+static void install_collective(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
+                               char *myname, int *error_code)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag, v, root_v;
+
+    ADIOI_Info_get(info, "romio_ddio_collective", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return;
+    if (!strcmp(value, "ddio") || !strcmp(value, "DDIO"))
+        v = ADIOI_DDIO_COLL_DDIO;
+    else if (!strcmp(value, "twophase") || !strcmp(value, "TWOPHASE"))
+        v = ADIOI_DDIO_COLL_TWOPHASE;
+    else
+        v = -1; /* unrecognised: ignored, but still checked for sameness */
+    root_v = v;
+    MPI_Bcast(&root_v, 1, MPI_INT, 0, fd->comm);
+    if (root_v != v) {
+        MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, "romio_ddio_collective", error_code);
+        return;
+    }
+    if (v >= 0) {
+        f->collective = v;
+        ADIOI_Info_set(fd->info, "romio_ddio_collective", value);
+    }
+}
+
+static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
+{
+    char value[32];
+    ADIOI_Info_set(fd->info, "romio_ddio_collective",
+                   f->collective == ADIOI_DDIO_COLL_DDIO ? "ddio" : "twophase");
+    ADIOI_Info_set(fd->info, "romio_ddio_presort",
+                   f->presort == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    snprintf(value, sizeof(value), "%d", ADIOI_DDIO_Timeout_ms(f->timeout_s) / 1000);
+    ADIOI_Info_set(fd->info, "romio_ddio_timeout", value);
+}
+
+void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_SETINFO";
+    ADIOI_DDIO_File *f = ADIOI_DDIO_File_get(fd);
+
+    *error_code = MPI_SUCCESS;
+    f->view_gen++;
+    if (fd->info == MPI_INFO_NULL)
+        MPI_Info_create(&fd->info);
+    if (users_info != MPI_INFO_NULL) {
+        install_servers(fd, f, users_info);
+        ADIOI_Info_check_and_install_int(fd, users_info, "romio_ddio_timeout",
+                                         &f->timeout_s, myname, error_code);
+        install_collective(fd, f, users_info, myname, error_code);
+        ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_presort",
+                                             &f->presort, myname, error_code);
+        ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
+                                         &f->striping_factor, myname, error_code);
+        if (*error_code != MPI_SUCCESS)
+            return;
+    }
+    if (f->presort != ADIOI_HINT_DISABLE)       /* "automatic" means the default */
+        f->presort = ADIOI_HINT_ENABLE;
+    if (f->srv)         /* a new timeout applies to an open file at once */
+        f->timeout_ms = ADIOI_DDIO_Timeout_ms(f->timeout_s);
+    publish_defaults(fd, f);
+    ADIOI_GEN_SetInfo(fd, users_info, error_code);
+}

@@ -1,0 +1,232 @@
+/* Independent reads and writes: ReadContig, WriteContig, ReadStrided,
+ * WriteStrided. Each call becomes one descriptor (a LEAF for contiguous
+ * requests, the cached file-view tree otherwise) and ONE XFER per server that
+ * may hold any of its bytes, whatever the number of pieces; the transfer loop
+ * in ad_ddio_xfer.c then moves the data. */
+#include "ad_ddio.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mark_arg {
+    char *involved;
+    uint32_t left;
+} mark_arg;
+
+static int mark_server(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
+                       uint64_t len)
+{
+    mark_arg *a = arg;
+    (void) logical_off;
+    (void) local_off;
+    (void) len;
+    if (!a->involved[server]) {
+        a->involved[server] = 1;
+        a->left--;
+    }
+    return a->left == 0;        /* every server marked: stop early */
+}
+
+/* the servers holding any stripe between the request's first and last byte */
+static char *involved_servers(ADIOI_DDIO_File * f, const struct ddio_desc *d)
+{
+    char *inv = calloc(f->nsrv, 1);
+    mark_arg a = {.involved = inv,.left = (uint32_t) f->nsrv };
+    int64_t first, end;
+
+    if (!inv)
+        return NULL;
+    ddio_desc_bounds(d, &first, &end);
+    if (end > first)
+        ddio_layout_foreach(&f->stripe, (uint64_t) first, (uint64_t) (end - first),
+                            mark_server, &a);
+    return inv;
+}
+
+static uint32_t xfer_flags(const ADIOI_DDIO_File * f)
+{
+    return f->presort == ADIOI_HINT_DISABLE ? DDIO_XF_NOSORT : 0;
+}
+
+/* run one independent XFER; *bytes gets the stream bytes transferred */
+static int run_independent(ADIOI_DDIO_File * f, uint32_t op, const struct ddio_desc *fdesc,
+                           const ADIOI_DDIO_Mem * mem, uint64_t * bytes, ADIOI_DDIO_Err * e)
+{
+    ADIOI_DDIO_Xfer x = {.f = f,.op = op,.flags = xfer_flags(f),.group = 0,.seq = 0,
+        .nparticipants = 1,.rank = 0,.fdesc = fdesc,.mem = mem
+    };
+    char *inv = involved_servers(f, fdesc);
+    int rc;
+
+    if (!inv) {
+        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    rc = ADIOI_DDIO_Xfer_run(&x, inv, e);
+    free(inv);
+    *bytes = x.bytes;
+    return rc;
+}
+
+/* ---- file pointers -------------------------------------------------------- */
+
+/* ROMIO keeps fp_ind as an absolute byte offset: just past the last byte
+ * accessed (ADIOI_Get_position maps it back to etypes) */
+static void advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
+                       uint64_t bytes)
+{
+    if (bytes == 0)
+        return;
+    if (file_ptr_type == ADIO_INDIVIDUAL) {
+        struct ddio_desc t = *d;
+        t.length = bytes;
+        fd->fp_ind = ddio_desc_addr(&t, bytes - 1) + 1;
+    }
+}
+
+/* ---- contiguous ------------------------------------------------------------------ */
+
+static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
+                      MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                      ADIO_Status * status, int *error_code, const char *myname)
+{
+    ADIOI_DDIO_File *f = fd->fs_ptr;
+    ADIOI_DDIO_Err e;
+    ADIOI_DDIO_Mem mem = {.buf = (char *) buf,.contig = 1 };
+    struct ddio_desc d;
+    MPI_Count size;
+    uint64_t len, bytes = 0;
+
+    memset(&e, 0, sizeof(e));
+    MPI_Type_size_x(datatype, &size);
+    len = (uint64_t) size *(uint64_t) count;
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        offset = fd->fp_ind;
+    if (len > 0) {
+        if (ADIOI_DDIO_Contig_desc(&d, offset, len))
+            ADIOI_DDIO_Err_set(&e, ENOMEM, "ddio: out of memory");
+        else {
+            run_independent(f, op, &d, &mem, &bytes, &e);
+            ddio_node_free(d.root);
+        }
+    }
+    if (!e.errnum) {
+        fd->fp_sys_posn = offset + (ADIO_Offset) bytes;
+        if (file_ptr_type == ADIO_INDIVIDUAL)
+            fd->fp_ind += (ADIO_Offset) bytes;
+        if (op == DDIO_X_WRITE && bytes)
+            fd->dirty_write = 1;
+#ifdef HAVE_STATUS_SET_BYTES
+        MPIR_Status_set_bytes(status, datatype, (MPI_Count) bytes);
+#endif
+    } else
+        fd->fp_sys_posn = -1;
+    *error_code = ADIOI_DDIO_Err_code(myname, &e);
+}
+
+void ADIOI_DDIO_ReadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                           int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                           int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_READCONTIG";
+    contig_io(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, status,
+              error_code, myname);
+}
+
+void ADIOI_DDIO_WriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                            int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_WRITECONTIG";
+    contig_io(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, status,
+              error_code, myname);
+}
+
+/* ---- strided ------------------------------------------------------------------- */
+
+/* atomic mode: the servers each run an XFER atomically, but not together, so
+ * the whole byte range is locked (as ROMIO's generic strided code does) */
+static int atomic_lock(ADIO_File fd, const struct ddio_desc *d, uint32_t cmd, uint32_t type,
+                       ADIOI_DDIO_Err * e)
+{
+    int64_t first, end;
+    if (!fd->atomicity)
+        return 0;
+    ddio_desc_bounds(d, &first, &end);
+    if (end <= first)
+        return 0;
+    return ADIOI_DDIO_Lock(fd->fs_ptr, cmd, type, (uint64_t) first, (uint64_t) (end - first),
+                           e);
+}
+
+static int strided_run(ADIO_File fd, uint32_t op, const struct ddio_desc *d,
+                       const ADIOI_DDIO_Mem * mem, uint64_t * bytes, ADIOI_DDIO_Err * e)
+{
+    ADIOI_DDIO_Err ue;
+    int rc;
+
+    memset(&ue, 0, sizeof(ue));
+    uint32_t type = op == DDIO_X_WRITE ? DDIO_LK_WR : DDIO_LK_RD;
+    if (atomic_lock(fd, d, DDIO_LK_SETLKW, type, e))
+        return -1;
+    rc = run_independent(fd->fs_ptr, op, d, mem, bytes, e);
+    atomic_lock(fd, d, DDIO_LK_UNLCK, type, rc ? &ue : e);
+    return e->errnum ? -1 : 0;
+}
+
+static void strided_io(ADIO_File fd, uint32_t op, const void *buf, int count,
+                       MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                       ADIO_Status * status, int *error_code, const char *myname)
+{
+    ADIOI_DDIO_Err e;
+    ADIOI_DDIO_Mem mem;
+    struct ddio_desc d;
+    MPI_Count size, ftsize;
+    uint64_t len, bytes = 0;
+    int owns = 0, rc;
+
+    memset(&e, 0, sizeof(e));
+    memset(&d, 0, sizeof(d));
+    MPI_Type_size_x(datatype, &size);
+    MPI_Type_size_x(fd->filetype, &ftsize);
+    len = (uint64_t) size *(uint64_t) count;
+    if (len == 0 || ftsize == 0)
+        goto done;
+    rc = ADIOI_DDIO_Mem_init(&mem, buf, count, datatype);
+    if (!rc)
+        rc = ADIOI_DDIO_File_desc(fd, file_ptr_type, offset, len, &d, &owns);
+    if (rc)
+        ADIOI_DDIO_Err_set(&e, -rc, "ddio: cannot describe the request (%s)", strerror(-rc));
+    else if (!strided_run(fd, op, &d, &mem, &bytes, &e))
+        advance_fp(fd, file_ptr_type, &d, bytes);
+    if (owns && d.root)
+        ddio_node_free(d.root);
+    ADIOI_DDIO_Mem_free(&mem);
+    if (op == DDIO_X_WRITE && bytes)
+        fd->dirty_write = 1;
+  done:
+    fd->fp_sys_posn = -1;       /* as ROMIO's strided paths do */
+#ifdef HAVE_STATUS_SET_BYTES
+    if (!e.errnum)
+        MPIR_Status_set_bytes(status, datatype, (MPI_Count) bytes);
+#endif
+    *error_code = ADIOI_DDIO_Err_code(myname, &e);
+}
+
+void ADIOI_DDIO_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                            int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_READSTRIDED";
+    strided_io(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, status,
+               error_code, myname);
+}
+
+void ADIOI_DDIO_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                             int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_WRITESTRIDED";
+    strided_io(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, status,
+               error_code, myname);
+}

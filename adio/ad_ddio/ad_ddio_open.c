@@ -1,0 +1,434 @@
+/* Open and OpenColl.
+ *
+ * A file lives on `count` servers with a layout stored on each of them. To
+ * open an existing file we ask every configured server (only the stripe
+ * servers have it, and we do not know the stripe count yet), then check the
+ * stored layout against our connections. To create, we first look for an
+ * existing file the same way (so a file created earlier with a different
+ * striping is reused, not shadowed), then create with O_EXCL on each stripe
+ * server, which makes EXCL exact across servers and racing jobs.
+ *
+ * OpenColl: rank 0 alone creates (and keeps its handles), broadcasts the
+ * outcome, the server message and a random collective group id; then every
+ * other rank opens the existing file. */
+#include "ad_ddio.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+#include <sys/random.h>
+
+ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd)
+{
+    ADIOI_DDIO_File *f = fd->fs_ptr;
+    if (!f) {
+        f = ADIOI_Calloc(1, sizeof(*f));
+        f->collective = ADIOI_DDIO_COLL_TWOPHASE;
+        f->presort = ADIOI_HINT_ENABLE;
+        fd->fs_ptr = f;
+    }
+    return f;
+}
+
+void ADIOI_DDIO_File_free(ADIO_File fd)
+{
+    ADIOI_DDIO_File *f = fd->fs_ptr;
+    if (!f)
+        return;
+    ADIOI_DDIO_View_free(&f->view);
+    free(f->srv);
+    free(f->servers_hint);
+    ADIOI_Free(f);
+    fd->fs_ptr = NULL;
+}
+
+/* "ddio:/a/b" and "/a/b" -> "a/b": relative to every server's storage root */
+const char *ADIOI_DDIO_Server_path(const char *filename)
+{
+    if (!strncmp(filename, "ddio:", 5))
+        filename += 5;
+    while (*filename == '/')
+        filename++;
+    return filename;
+}
+
+static uint32_t ddio_amode(int access_mode)
+{
+    /* write-only opens ask for read access too: ROMIO's two-phase write
+     * reads the holes of a collective buffer before writing it back */
+    if (access_mode & (ADIO_WRONLY | ADIO_RDWR))
+        return DDIO_O_RDWR;
+    return DDIO_O_RDONLY;
+}
+
+/* ---- one OPEN to several servers -------------------------------------------- */
+
+typedef struct open_set {
+    int n;
+    ADIOI_DDIO_Conn **conns;
+    ADIOI_DDIO_Call *calls;
+    struct ddio_open_r *res;
+} open_set;
+
+static void open_send(open_set * s, const char *path, uint32_t amode,
+                      const struct ddio_layout_rec *proto, int timeout_ms)
+{
+    s->calls = calloc(s->n, sizeof(*s->calls));
+    s->res = calloc(s->n, sizeof(*s->res));
+    for (int i = 0; i < s->n; i++) {
+        struct ddio_open m;
+        memset(&m, 0, sizeof(m));
+        m.path = (char *) path;
+        m.amode = amode;
+        if (proto) {
+            m.layout = *proto;
+            m.layout.server_index = i;
+            m.layout.ndisks = s->conns[i]->ndisks;
+            m.layout.block_size = s->conns[i]->block_size;
+        }
+        s->calls[i].conn = s->conns[i];
+        ddio_wbuf_init(&s->calls[i].req);
+        ddio_enc_open(&s->calls[i].req, &m);
+    }
+    ADIOI_DDIO_Fanout(s->calls, s->n, DDIO_T_OPEN, timeout_ms);
+    for (int i = 0; i < s->n; i++) {
+        ADIOI_DDIO_Call *k = &s->calls[i];
+        if (!k->err.errnum && ddio_dec_open_r(k->reply, k->reply_len, &s->res[i]))
+            ADIOI_DDIO_Err_set(&k->err, EPROTO, "ddio server %s: malformed OPEN reply",
+                               k->conn->name);
+    }
+}
+
+static void close_one(ADIOI_DDIO_Conn * c, uint64_t handle, int timeout_ms)
+{
+    ADIOI_DDIO_Call k;
+    struct ddio_handle_req m = {.handle = handle };
+    memset(&k, 0, sizeof(k));
+    k.conn = c;
+    ddio_wbuf_init(&k.req);
+    ddio_enc_handle_req(&k.req, &m);
+    ADIOI_DDIO_Fanout(&k, 1, DDIO_T_CLOSE, timeout_ms);
+    ddio_wbuf_free(&k.req);
+    free(k.reply);
+}
+
+/* close what this set opened (after a failure); delete what it created */
+static void open_undo(open_set * s, const char *path, int timeout_ms)
+{
+    for (int i = 0; i < s->n; i++) {
+        if (s->calls[i].err.errnum)
+            continue;
+        close_one(s->conns[i], s->res[i].handle, timeout_ms);
+        if (s->res[i].created) {
+            ADIOI_DDIO_Call k;
+            struct ddio_path_req m = {.path = (char *) path };
+            memset(&k, 0, sizeof(k));
+            k.conn = s->conns[i];
+            ddio_wbuf_init(&k.req);
+            ddio_enc_path_req(&k.req, &m);
+            ADIOI_DDIO_Fanout(&k, 1, DDIO_T_DELETE, timeout_ms);
+            ddio_wbuf_free(&k.req);
+            free(k.reply);
+        }
+    }
+}
+
+static void open_set_free(open_set * s)
+{
+    ADIOI_DDIO_Calls_free(s->calls, s->n);
+    free(s->res);
+    s->calls = NULL;
+    s->res = NULL;
+}
+
+/* ---- layout checks ------------------------------------------------------------ */
+
+static void id_hex(const uint8_t * id, char *out)
+{
+    for (unsigned i = 0; i < DDIO_ID_LEN; i++)
+        sprintf(out + 2 * i, "%02x", id[i]);
+}
+
+static int layout_same(const struct ddio_layout_rec *a, const struct ddio_layout_rec *b)
+{
+    return a->stripe_unit == b->stripe_unit && a->stripe_count == b->stripe_count &&
+        !memcmp(a->ids, b->ids, (size_t) a->stripe_count * DDIO_ID_LEN);
+}
+
+/* place reply i at its stripe index, checking it against the first layout */
+static int adopt_one(ADIOI_DDIO_File * f, open_set * s, int i,
+                     const struct ddio_layout_rec *L, const char *path, ADIOI_DDIO_Err * e)
+{
+    const struct ddio_layout_rec *li = &s->res[i].layout;
+    uint32_t idx = li->server_index;
+
+    if (!layout_same(li, L) || idx >= L->stripe_count ||
+        memcmp(s->conns[i]->id, L->ids[idx], DDIO_ID_LEN)) {
+        ADIOI_DDIO_Err_set(e, ESTALE, "ddio: %s: server %s holds a layout that does not "
+                           "match the file's (stale or foreign copy); refusing to open",
+                           path, s->conns[i]->name);
+        return -1;
+    }
+    if (f->srv[idx].is_open) {
+        ADIOI_DDIO_Err_set(e, EINVAL, "ddio: server %s is listed twice (as %s and %s)",
+                           s->conns[i]->name, f->srv[idx].conn->addr, s->conns[i]->addr);
+        return -1;
+    }
+    f->srv[idx].conn = s->conns[i];
+    f->srv[idx].gen = s->conns[i]->gen;
+    f->srv[idx].handle = s->res[i].handle;
+    f->srv[idx].is_open = 1;
+    return 0;
+}
+
+static int adopt_layout(ADIOI_DDIO_File * f, open_set * s, int first, const char *path,
+                        ADIOI_DDIO_Err * e)
+{
+    const struct ddio_layout_rec *L = &s->res[first].layout;
+    char hex[2 * DDIO_ID_LEN + 1];
+
+    if (L->stripe_count == 0 || L->stripe_count > DDIO_MAX_SERVERS || L->stripe_unit == 0) {
+        ADIOI_DDIO_Err_set(e, EPROTO, "ddio: %s: server %s returned an invalid layout",
+                           path, s->conns[first]->name);
+        return -1;
+    }
+    f->nsrv = (int) L->stripe_count;
+    f->stripe.unit = L->stripe_unit;
+    f->stripe.count = L->stripe_count;
+    f->srv = calloc(f->nsrv, sizeof(*f->srv));
+    for (int i = 0; i < s->n; i++)
+        if (!s->calls[i].err.errnum && adopt_one(f, s, i, L, path, e))
+            return -1;
+    for (int j = 0; j < f->nsrv; j++) {
+        if (!f->srv[j].is_open) {
+            id_hex(L->ids[j], hex);
+            ADIOI_DDIO_Err_set(e, ESTALE, "ddio: %s: stripe %d of %d lives on server id %s, "
+                               "which is not in the configured server list", path, j,
+                               f->nsrv, hex);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* forget the handles adopted so far (their closing is open_undo's job) */
+static void drop_srv(ADIOI_DDIO_File * f)
+{
+    free(f->srv);
+    f->srv = NULL;
+    f->nsrv = 0;
+}
+
+/* ---- open existing / create ------------------------------------------------- */
+
+/* 0: opened; -1 with e set (ENOENT when no server has it) */
+static int open_existing(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
+                         const char *path, uint32_t amode, ADIOI_DDIO_Err * e)
+{
+    open_set s = {.n = n,.conns = conns };
+    int first = -1, rc = 0;
+
+    open_send(&s, path, amode, NULL, f->timeout_ms);
+    for (int i = 0; i < n && !e->errnum; i++) {
+        ADIOI_DDIO_Err *ei = &s.calls[i].err;
+        if (!ei->errnum && first < 0)
+            first = i;
+        else if (ei->errnum && ei->errnum != ENOENT)
+            *e = *ei;
+    }
+    if (!e->errnum && first < 0)
+        ADIOI_DDIO_Err_set(e, ENOENT, "ddio: %s: no such file on any of the %d servers",
+                           path, n);
+    if (!e->errnum && adopt_layout(f, &s, first, path, e))
+        drop_srv(f);
+    if (e->errnum) {
+        open_undo(&s, path, f->timeout_ms);
+        rc = -1;
+    }
+    open_set_free(&s);
+    return rc;
+}
+
+static void layout_proto(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns,
+                         int count, struct ddio_layout_rec *L)
+{
+    memset(L, 0, sizeof(*L));
+    L->stripe_unit = fd->hints->striping_unit > 0 ? (uint64_t) fd->hints->striping_unit
+        : ADIOI_DDIO_DFLT_UNIT;
+    L->stripe_count = (uint32_t) count;
+    for (int i = 0; i < count; i++)
+        memcpy(L->ids[i], conns[i]->id, DDIO_ID_LEN);
+    (void) f;
+}
+
+/* create on the first `striping_factor` servers of the list, O_EXCL */
+static int create_new(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
+                      const char *path, uint32_t amode, ADIOI_DDIO_Err * e)
+{
+    int count = f->striping_factor > 0 && f->striping_factor < n ? f->striping_factor : n;
+    open_set s = {.n = count,.conns = conns };
+    struct ddio_layout_rec *L = malloc(sizeof(*L));
+    int rc = 0;
+
+    layout_proto(fd, f, conns, count, L);
+    open_send(&s, path, amode | DDIO_O_CREAT | DDIO_O_EXCL, L, f->timeout_ms);
+    for (int i = 0; i < count && !e->errnum; i++)
+        if (s.calls[i].err.errnum)
+            *e = s.calls[i].err;
+    if (!e->errnum && adopt_layout(f, &s, 0, path, e))
+        drop_srv(f);
+    if (e->errnum) {
+        open_undo(&s, path, f->timeout_ms);
+        rc = -1;
+    }
+    open_set_free(&s);
+    free(L);
+    return rc;
+}
+
+static int create_file(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
+                       const char *path, uint32_t amode, ADIOI_DDIO_Err * e)
+{
+    int excl = fd->access_mode & ADIO_EXCL;
+
+    for (int attempt = 0; attempt < 2; attempt++) {
+        memset(e, 0, sizeof(*e));
+        if (open_existing(f, conns, n, path, amode, e) == 0) {
+            if (!excl)
+                return 0;
+            ADIOI_DDIO_Close_handles(f);
+            ADIOI_DDIO_Err_set(e, EEXIST, "ddio: %s: file exists (MPI_MODE_EXCL)", path);
+            return -1;
+        }
+        if (e->errnum != ENOENT)
+            return -1;
+        memset(e, 0, sizeof(*e));
+        if (create_new(fd, f, conns, n, path, amode, e) == 0)
+            return 0;
+        /* someone else created it between our look and our create */
+        if (e->errnum != EEXIST || excl)
+            return -1;
+    }
+    return -1;
+}
+
+/* ---- Open --------------------------------------------------------------------- */
+
+static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,
+                       ADIOI_DDIO_Err * e)
+{
+    char **list = NULL;
+
+    *conns = NULL;
+    if (ADIOI_DDIO_Server_list(f->servers_hint, &list, n, e))
+        return -1;
+    *conns = calloc(*n, sizeof(**conns));
+    for (int i = 0; i < *n && !e->errnum; i++)
+        ADIOI_DDIO_Conn_get(list[i], f->timeout_ms, &(*conns)[i], e);
+    ADIOI_DDIO_Free_list(list, *n);
+    return e->errnum ? -1 : 0;
+}
+
+static void publish_layout(ADIO_File fd, ADIOI_DDIO_File * f)
+{
+    char value[64];
+
+    fd->blksize = (long) f->stripe.unit;
+    fd->hints->striping_unit = (int) f->stripe.unit;
+    fd->hints->striping_factor = f->nsrv;
+    snprintf(value, sizeof(value), "%llu", (unsigned long long) f->stripe.unit);
+    ADIOI_Info_set(fd->info, "striping_unit", value);
+    snprintf(value, sizeof(value), "%d", f->nsrv);
+    ADIOI_Info_set(fd->info, "striping_factor", value);
+}
+
+static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
+{
+    ADIOI_DDIO_File *f = ADIOI_DDIO_File_get(fd);
+    const char *path = ADIOI_DDIO_Server_path(fd->filename);
+    uint32_t amode = ddio_amode(fd->access_mode);
+    ADIOI_DDIO_Conn **conns = NULL;
+    int n = 0, rc;
+
+    fd->fd_sys = -1;    /* no generic POSIX path may touch fd 0 */
+    fd->fd_direct = -1;
+    f->timeout_ms = ADIOI_DDIO_Timeout_ms(f->timeout_s);
+    rc = connect_all(f, &conns, &n, e);
+    if (!rc && (fd->access_mode & ADIO_CREATE))
+        rc = create_file(fd, f, conns, n, path, amode, e);
+    else if (!rc)
+        rc = open_existing(f, conns, n, path, amode, e);
+    free(conns);
+    if (!rc && (fd->access_mode & ADIO_APPEND)) {
+        uint64_t size;
+        rc = ADIOI_DDIO_File_size(f, NULL, NULL, &size, e);
+        fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) size;
+    }
+    if (!rc)
+        publish_layout(fd, f);
+    else if (f->srv)
+        ADIOI_DDIO_Close_handles(f);
+    return rc;
+}
+
+void ADIOI_DDIO_Open(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_OPEN";
+    ADIOI_DDIO_Err e;
+
+    memset(&e, 0, sizeof(e));
+    open_file(fd, &e);
+    *error_code = ADIOI_DDIO_Err_code(myname, &e);
+}
+
+/* ---- OpenColl ----------------------------------------------------------------- */
+
+static uint64_t random_group(void)
+{
+    uint64_t g = 0;
+    if (getrandom(&g, sizeof(g), 0) != (ssize_t) sizeof(g))
+        g = ((uint64_t) time(NULL) << 32) ^ ((uint64_t) getpid() << 12) ^ (uint64_t) clock();
+    return g ? g : 1;   /* 0 means "no group" on the wire */
+}
+
+typedef struct open_bcast {
+    int32_t errnum;
+    int32_t pad;
+    uint64_t group;
+    char msg[ADIOI_DDIO_MSG_LEN];
+} open_bcast;
+
+void ADIOI_DDIO_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_OPENCOLL";
+    ADIOI_DDIO_Err e;
+    open_bcast b;
+
+    memset(&e, 0, sizeof(e));
+    memset(&b, 0, sizeof(b));
+    fd->access_mode = access_mode;
+    if (rank == 0) {
+        b.group = random_group();
+        /* only rank 0 creates: EXCL then means "this collective open created it" */
+        if ((access_mode & ADIO_CREATE) && open_file(fd, &e)) {
+            b.errnum = e.errnum;
+            snprintf(b.msg, sizeof(b.msg), "%s", e.msg);
+        }
+    }
+    MPI_Bcast(&b, sizeof(b), MPI_BYTE, 0, fd->comm);
+    if (b.errnum && rank != 0)
+        ADIOI_DDIO_Err_set(&e, b.errnum, "%s", b.msg);
+    else if (!b.errnum && (rank != 0 || !(access_mode & ADIO_CREATE))) {
+        fd->access_mode = access_mode & ~(ADIO_CREATE | ADIO_EXCL);
+        open_file(fd, &e);
+    }
+    fd->access_mode = access_mode;
+    ADIOI_DDIO_File_get(fd)->group = b.group;
+    fd->is_open = 1;
+    fd->dirty_write = 0;
+    *error_code = ADIOI_DDIO_Err_code(myname, &e);
+    if (e.errnum)       /* ADIO_Open calls Close only on ranks that succeeded */
+        ADIOI_DDIO_File_free(fd);
+}

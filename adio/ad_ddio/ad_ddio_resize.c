@@ -1,0 +1,27 @@
+/* Resize (MPI_File_set_size, collective): rank 0 sets every server's local
+ * size to its share of the new logical size and broadcasts the outcome with
+ * the server's message, so every rank returns the same error. */
+#include "ad_ddio.h"
+#include <stdio.h>
+#include <string.h>
+
+void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e)
+{
+    MPI_Bcast(e, sizeof(*e), MPI_BYTE, 0, fd->comm);
+}
+
+void ADIOI_DDIO_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_RESIZE";
+    ADIOI_DDIO_Err e;
+    int rank;
+
+    memset(&e, 0, sizeof(e));
+    MPI_Comm_rank(fd->comm, &rank);
+    if (rank == 0 && size < 0)
+        ADIOI_DDIO_Err_set(&e, EINVAL, "ddio: negative file size %lld", (long long) size);
+    else if (rank == 0)
+        ADIOI_DDIO_Set_local_sizes(fd->fs_ptr, (uint64_t) size, NULL, &e);
+    ADIOI_DDIO_Bcast_err(fd, &e);
+    *error_code = ADIOI_DDIO_Err_code(myname, &e);
+}

@@ -1,0 +1,163 @@
+/* Distribution descriptors from ROMIO's view of a request.
+ *
+ * File side: the file view (disp + tiled filetype) compressed to a
+ * nested-strided tree once per view (cached in the fd; every MPI_File_set_view
+ * passes through our SetInfo, which bumps view_gen), plus where this call's
+ * stream starts in the view and how long it is.
+ * Memory side: the memory type's tree, so PUT/GET data moves straight between
+ * the socket and the user's buffer.
+ *
+ * Trees are built with addresses relative to the type's first data byte
+ * (`base`), which is folded into the descriptor's disp: the tree then needs no
+ * leading offset whatever ddio_node_from_flat does with one. */
+#include "ad_ddio.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base)
+{
+    MPI_Count n = flat->count;
+    int64_t lo = INT64_MAX, *off, *len;
+    struct ddio_node *root = NULL;
+
+    for (MPI_Count i = 0; i < n; i++)
+        if (flat->blocklens[i] > 0 && flat->indices[i] < lo)
+            lo = flat->indices[i];
+    if (lo == INT64_MAX)
+        return NULL;
+    off = malloc(n * sizeof(*off));
+    len = malloc(n * sizeof(*len));
+    if (off && len) {
+        for (MPI_Count i = 0; i < n; i++) {
+            off[i] = flat->indices[i] - lo;
+            len[i] = flat->blocklens[i];
+        }
+        root = ddio_node_from_flat((uint64_t) n, off, len);
+    }
+    free(off);
+    free(len);
+    *base = lo;
+    return root;
+}
+
+void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v)
+{
+    if (v->root)
+        ddio_node_free(v->root);
+    memset(v, 0, sizeof(*v));
+}
+
+static ADIOI_DDIO_View *view_get(ADIO_File fd)
+{
+    ADIOI_DDIO_File *f = fd->fs_ptr;
+    ADIOI_DDIO_View *v = &f->view;
+    ADIOI_Flatlist_node *flat = ADIOI_Flatten_and_find(fd->filetype);
+    MPI_Aint lb, extent;
+    MPI_Count size;
+
+    if (v->valid && v->gen == f->view_gen && v->filetype == fd->filetype && v->flat == flat)
+        return v;
+    ADIOI_DDIO_View_free(v);
+    MPI_Type_get_extent(fd->filetype, &lb, &extent);
+    MPI_Type_size_x(fd->filetype, &size);
+    v->root = ADIOI_DDIO_Tree_from_flat(flat, &v->base);
+    if (!v->root || extent <= 0)
+        return NULL;
+    v->extent = extent;
+    v->size = (uint64_t) size;
+    v->gen = f->view_gen;
+    v->filetype = fd->filetype;
+    v->flat = flat;
+    v->valid = 1;
+    return v;
+}
+
+/* view data bytes that lie below the relative file address `rel` */
+static uint64_t view_bytes_before(const ADIOI_DDIO_View * v, int64_t rel)
+{
+    struct ddio_desc tile = {.disp = 0,.extent = v->extent,.root = v->root,
+        .start = 0,.length = v->size
+    };
+    if (rel <= 0)
+        return 0;
+    return (uint64_t) (rel / v->extent) * v->size +
+        ddio_desc_stream_before(&tile, rel % v->extent);
+}
+
+static int leaf_desc(struct ddio_desc *d, int64_t off, uint64_t len)
+{
+    d->disp = off;
+    d->extent = (int64_t) len;
+    d->root = ddio_node_leaf(len);
+    d->start = 0;
+    d->length = len;
+    return d->root ? 0 : -ENOMEM;
+}
+
+int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, uint64_t len,
+                         struct ddio_desc *d, int *owns_root)
+{
+    ADIOI_DDIO_View *v;
+    int contig;
+
+    memset(d, 0, sizeof(*d));
+    *owns_root = 0;
+    ADIOI_Datatype_iscontig(fd->filetype, &contig);
+    if (contig) {
+        /* ROMIO's convention: a contiguous filetype is the bytes from disp */
+        int64_t off = file_ptr_type == ADIO_INDIVIDUAL ? fd->fp_ind
+            : fd->disp + (ADIO_Offset) fd->etype_size * offset;
+        *owns_root = 1;
+        return leaf_desc(d, off, len);
+    }
+    if (!(v = view_get(fd)))
+        return -ENOMEM;
+    d->disp = fd->disp + v->base;
+    d->extent = v->extent;
+    d->root = v->root;
+    d->length = len;
+    d->start = file_ptr_type == ADIO_INDIVIDUAL ? view_bytes_before(v, fd->fp_ind - d->disp)
+        : (uint64_t) offset *(uint64_t) fd->etype_size;
+    return 0;
+}
+
+int ADIOI_DDIO_Contig_desc(struct ddio_desc *d, int64_t off, uint64_t len)
+{
+    memset(d, 0, sizeof(*d));
+    return leaf_desc(d, off, len);
+}
+
+int ADIOI_DDIO_Mem_init(ADIOI_DDIO_Mem * m, const void *buf, int count, MPI_Datatype datatype)
+{
+    ADIOI_Flatlist_node *flat;
+    MPI_Aint lb, extent;
+    MPI_Count size;
+    int64_t base = 0;
+
+    memset(m, 0, sizeof(*m));
+    m->buf = (char *) buf;
+    ADIOI_Datatype_iscontig(datatype, &m->contig);
+    if (m->contig)
+        return 0;
+    flat = ADIOI_Flatten_and_find(datatype);
+    MPI_Type_get_extent(datatype, &lb, &extent);
+    MPI_Type_size_x(datatype, &size);
+    if (extent <= 0 && count > 1)
+        return -EINVAL;
+    m->desc.root = ADIOI_DDIO_Tree_from_flat(flat, &base);
+    if (!m->desc.root)
+        return -ENOMEM;
+    m->desc.disp = base;
+    m->desc.extent = extent > 0 ? extent : (int64_t) size;
+    m->desc.start = 0;
+    m->desc.length = (uint64_t) count *(uint64_t) size;
+    return 0;
+}
+
+void ADIOI_DDIO_Mem_free(ADIOI_DDIO_Mem * m)
+{
+    if (!m->contig && m->desc.root)
+        ddio_node_free(m->desc.root);
+    m->desc.root = NULL;
+}

@@ -1,0 +1,499 @@
+/* The client side of an XFER (PROTOCOL.md "XFER"), independent or collective.
+ *
+ * After sending one XFER per involved server, the client serves every
+ * involved connection until each has sent DONE: PUTs are received straight
+ * into the user buffer at their stream offsets (readv for contiguous memory,
+ * through a bounded bounce buffer and the memory type's tree otherwise); GETs
+ * are answered with DATA written from the user buffer (writev, or gathered
+ * chunk by chunk). We never block on one server while another waits for us:
+ * poll() picks whichever connection has something, and each message is
+ * handled completely before the next poll. A silence longer than the timeout
+ * fails the call; so does any malformed message (the connection is then
+ * closed, since its byte stream can no longer be trusted). */
+#include "ad_ddio.h"
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#define XFER_BOUNCE_MAX (4u << 20)
+/* the server gives up waiting for collective peers after timeout_ms and says
+ * so; the client waits a little longer to receive that clear error */
+#define XFER_GRACE_MS 5000
+
+typedef struct xsrv {
+    uint64_t req;
+    int pending;
+    int have_size;
+    uint64_t local_size;
+} xsrv;
+
+typedef struct xstate {
+    ADIOI_DDIO_Xfer *x;
+    ADIOI_DDIO_File *f;
+    xsrv *s;
+    int npending;
+    struct ddio_seg *got;       /* stream ranges received (reads) */
+    size_t ngot, capgot;
+    uint64_t got_bytes;
+    char *bounce;
+    size_t bounce_len;
+    ADIOI_DDIO_Err *e;
+} xstate;
+
+static void note_error(xstate * st, const ADIOI_DDIO_Err * err)
+{
+    if (!st->e->errnum)
+        *st->e = *err;
+}
+
+static void srv_finish(xstate * st, int i)
+{
+    if (st->s[i].pending) {
+        st->s[i].pending = 0;
+        st->npending--;
+    }
+}
+
+static void srv_broken(xstate * st, int i, int errnum, const char *what)
+{
+    ADIOI_DDIO_Err err;
+    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    if (errnum == ETIMEDOUT)
+        ADIOI_DDIO_Err_set(&err, errnum, "ddio server %s: %s: no progress within the "
+                           "timeout (romio_ddio_timeout / DDIO_TIMEOUT = %d s)", c->name,
+                           what, st->f->timeout_ms / 1000);
+    else
+        ADIOI_DDIO_Err_set(&err, errnum, "ddio server %s: %s: %s (%s)", c->name, what,
+                           strerror(errnum), ddio_errno_name(errnum));
+    note_error(st, &err);
+    ADIOI_DDIO_Conn_fail(c);
+    srv_finish(st, i);
+}
+
+/* ---- sending the XFERs ------------------------------------------------------ */
+
+static void send_xfers(xstate * st, const char *involved)
+{
+    ADIOI_DDIO_Xfer *x = st->x;
+    ADIOI_DDIO_File *f = st->f;
+    struct ddio_wbuf dw, w;
+    int64_t deadline = ddio_now_ms() + f->timeout_ms;
+    ADIOI_DDIO_Err err;
+
+    ddio_wbuf_init(&dw);
+    ddio_desc_encode(&dw, x->fdesc);
+    for (int i = 0; i < f->nsrv; i++) {
+        if (involved && !involved[i])
+            continue;
+        if (dw.err) {
+            ADIOI_DDIO_Err_set(&err, ENOMEM, "ddio: out of memory encoding a descriptor");
+            note_error(st, &err);
+            break;
+        }
+        if (ADIOI_DDIO_Srv_check(&f->srv[i], &err)) {
+            note_error(st, &err);
+            continue;
+        }
+        struct ddio_xfer m = {
+            .handle = f->srv[i].handle,.op = x->op,.flags = x->flags,
+            .group = x->group,.seq = x->seq,.nparticipants = x->nparticipants,
+            .rank = x->rank,.timeout_ms = (uint32_t) f->timeout_ms,
+            .desc_len = (uint32_t) dw.len,.desc = dw.p
+        };
+        ddio_wbuf_init(&w);
+        ddio_enc_xfer(&w, &m);
+        if (!w.err && !ADIOI_DDIO_Send(f->srv[i].conn, DDIO_T_XFER, w.p, w.len,
+                                       &st->s[i].req, deadline, &err)) {
+            st->s[i].pending = 1;
+            st->npending++;
+        } else if (w.err)
+            ADIOI_DDIO_Err_set(&err, ENOMEM, "ddio: out of memory encoding an XFER");
+        if (!st->s[i].pending)
+            note_error(st, &err);
+        ddio_wbuf_free(&w);
+    }
+    ddio_wbuf_free(&dw);
+}
+
+/* ---- segments ----------------------------------------------------------------- */
+
+static int segs_valid(const xstate * st, const struct ddio_segs *sg)
+{
+    uint64_t len = st->x->fdesc->length;
+    for (uint32_t k = 0; k < sg->nseg; k++)
+        if (sg->seg[k].off > len || sg->seg[k].len > len - sg->seg[k].off)
+            return 0;
+    return 1;
+}
+
+static int bounce_get(xstate * st)
+{
+    if (!st->bounce) {
+        uint64_t len = st->x->fdesc->length;
+        st->bounce_len = len < XFER_BOUNCE_MAX ? (size_t) len : XFER_BOUNCE_MAX;
+        st->bounce = malloc(st->bounce_len ? st->bounce_len : 1);
+    }
+    return st->bounce ? 0 : -ENOMEM;
+}
+
+static int note_got(xstate * st, const struct ddio_seg *g)
+{
+    struct ddio_seg *last = st->ngot ? &st->got[st->ngot - 1] : NULL;
+    st->got_bytes += g->len;
+    if (last && last->off + last->len == g->off) {
+        last->len += g->len;
+        return 0;
+    }
+    if (st->ngot == st->capgot) {
+        size_t cap = st->capgot ? 2 * st->capgot : 64;
+        struct ddio_seg *p = realloc(st->got, cap * sizeof(*p));
+        if (!p)
+            return -ENOMEM;
+        st->got = p;
+        st->capgot = cap;
+    }
+    st->got[st->ngot++] = *g;
+    return 0;
+}
+
+/* ---- PUT: read data into the user buffer ----------------------------------- */
+
+static int recv_contig(xstate * st, int sock, const struct ddio_segs *sg, int64_t dl)
+{
+    struct iovec *iov = malloc(sg->nseg * sizeof(*iov));
+    int rc;
+    if (!iov)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < sg->nseg; k++) {
+        iov[k].iov_base = st->x->mem->buf + sg->seg[k].off;
+        iov[k].iov_len = sg->seg[k].len;
+    }
+    rc = ddio_recvv_all(sock, iov, (int) sg->nseg, dl);
+    free(iov);
+    return rc;
+}
+
+static int recv_scatter(xstate * st, int sock, const struct ddio_segs *sg, int64_t dl)
+{
+    const ADIOI_DDIO_Mem *m = st->x->mem;
+    int rc = bounce_get(st);
+    for (uint32_t k = 0; k < sg->nseg && !rc; k++) {
+        uint64_t lo = sg->seg[k].off, hi = lo + sg->seg[k].len;
+        while (lo < hi && !rc) {
+            size_t n = hi - lo < st->bounce_len ? (size_t) (hi - lo) : st->bounce_len;
+            rc = ddio_recv_all(sock, st->bounce, n, dl);
+            if (!rc)
+                ddio_desc_scatter(&m->desc, m->buf, 0, lo, lo + n, st->bounce);
+            lo += n;
+        }
+    }
+    return rc;
+}
+
+/* read the segment list of a PUT without its data (ddio_dec_put accepts a
+ * buffer holding only the list together with the full payload length) */
+static int recv_put_list(int sock, const struct ddio_hdr *h, struct ddio_segs *sg, int64_t dl)
+{
+    uint8_t nb[4], *list;
+    size_t hdr_len;
+    uint32_t nseg;
+    int rc;
+
+    if (h->len < 4 || (rc = ddio_recv_all(sock, nb, 4, dl)))
+        return h->len < 4 ? -EPROTO : rc;
+    nseg = (uint32_t) nb[0] | (uint32_t) nb[1] << 8 | (uint32_t) nb[2] << 16 |
+        (uint32_t) nb[3] << 24;
+    if (nseg == 0 || nseg > DDIO_MAX_SEGS || 4 + 16 * (uint64_t) nseg > h->len)
+        return -EPROTO;
+    if (!(list = malloc(4 + 16 * (size_t) nseg)))
+        return -ENOMEM;
+    memcpy(list, nb, 4);
+    rc = ddio_recv_all(sock, list + 4, 16 * (size_t) nseg, dl);
+    if (!rc && ddio_dec_put(list, h->len, sg, &hdr_len))
+        rc = -EPROTO;
+    free(list);
+    return rc;
+}
+
+static int on_put(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
+{
+    int sock = st->f->srv[i].conn->sock, rc;
+    struct ddio_segs sg;
+
+    memset(&sg, 0, sizeof(sg));
+    if (st->x->op != DDIO_X_READ)
+        return -EPROTO;
+    rc = recv_put_list(sock, h, &sg, dl);
+    if (!rc && !segs_valid(st, &sg))
+        rc = -EPROTO;
+    if (!rc)
+        rc = st->x->mem->contig ? recv_contig(st, sock, &sg, dl) : recv_scatter(st, sock, &sg,
+                                                                                  dl);
+    for (uint32_t k = 0; k < sg.nseg && !rc; k++)
+        rc = note_got(st, &sg.seg[k]);
+    ddio_segs_free(&sg);
+    return rc;
+}
+
+/* ---- GET: answer with DATA from the user buffer -------------------------- */
+
+static int send_contig(xstate * st, int sock, struct iovec *head, const struct ddio_segs *sg,
+                       int64_t dl)
+{
+    struct iovec *iov = malloc((sg->nseg + 2) * sizeof(*iov));
+    int rc;
+    if (!iov)
+        return -ENOMEM;
+    iov[0] = head[0];
+    iov[1] = head[1];
+    for (uint32_t k = 0; k < sg->nseg; k++) {
+        iov[k + 2].iov_base = st->x->mem->buf + sg->seg[k].off;
+        iov[k + 2].iov_len = sg->seg[k].len;
+    }
+    rc = ddio_sendv_all(sock, iov, (int) sg->nseg + 2, dl);
+    free(iov);
+    return rc;
+}
+
+static int send_gather(xstate * st, int sock, struct iovec *head, const struct ddio_segs *sg,
+                       int64_t dl)
+{
+    const ADIOI_DDIO_Mem *m = st->x->mem;
+    int rc = bounce_get(st);
+    if (!rc)
+        rc = ddio_sendv_all(sock, head, 2, dl);
+    for (uint32_t k = 0; k < sg->nseg && !rc; k++) {
+        uint64_t lo = sg->seg[k].off, hi = lo + sg->seg[k].len;
+        while (lo < hi && !rc) {
+            size_t n = hi - lo < st->bounce_len ? (size_t) (hi - lo) : st->bounce_len;
+            ddio_desc_gather(&m->desc, m->buf, 0, lo, lo + n, st->bounce);
+            rc = ddio_send_all(sock, st->bounce, n, dl);
+            lo += n;
+        }
+    }
+    return rc;
+}
+
+static int on_get(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
+{
+    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    int sock = c->sock, rc = 0;
+    struct ddio_segs sg;
+    struct ddio_hdr dh;
+    struct ddio_wbuf tw;
+    uint8_t hb[DDIO_HDR_SIZE], *p = NULL;
+    ADIOI_DDIO_Err err;
+
+    memset(&sg, 0, sizeof(sg));
+    if (st->x->op != DDIO_X_WRITE)
+        return -EPROTO;
+    if (ADIOI_DDIO_Recv_payload(c, h, dl, &p, &err)) {
+        note_error(st, &err);
+        return -EPIPE;
+    }
+    if (ddio_dec_get(p, h->len, &sg) || !segs_valid(st, &sg) ||
+        sg.total > DDIO_MAX_PAYLOAD - 4)
+        rc = -EPROTO;
+    free(p);
+    ddio_wbuf_init(&tw);
+    ddio_enc_data(&tw, sg.tag);
+    if (!rc && tw.err)
+        rc = -ENOMEM;
+    if (!rc) {
+        struct iovec head[2] = { {hb, DDIO_HDR_SIZE}, {tw.p, tw.len} };
+        ddio_hdr_init(&dh, DDIO_T_DATA, h->req, tw.len + sg.total);
+        ddio_hdr_encode(&dh, hb);
+        rc = st->x->mem->contig ? send_contig(st, sock, head, &sg, dl)
+            : send_gather(st, sock, head, &sg, dl);
+    }
+    ddio_wbuf_free(&tw);
+    ddio_segs_free(&sg);
+    return rc;
+}
+
+/* ---- DONE ---------------------------------------------------------------------- */
+
+static int on_done(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
+{
+    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    struct ddio_xfer_r r;
+    uint8_t *p = NULL;
+    ADIOI_DDIO_Err err;
+
+    if (ADIOI_DDIO_Recv_payload(c, h, dl, &p, &err)) {
+        note_error(st, &err);
+        return -EPIPE;
+    }
+    if (h->status) {
+        ADIOI_DDIO_Server_error(c, h->status, p, h->len, &err);
+        note_error(st, &err);
+    } else if (ddio_dec_xfer_r(p, h->len, &r)) {
+        free(p);
+        return -EPROTO;
+    } else {
+        st->s[i].have_size = 1;
+        st->s[i].local_size = r.local_size;
+    }
+    free(p);
+    srv_finish(st, i);
+    return 0;
+}
+
+/* ---- the loop -------------------------------------------------------------------- */
+
+static void handle_msg(xstate * st, int i)
+{
+    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    int64_t dl = ddio_now_ms() + st->f->timeout_ms;
+    struct ddio_hdr h;
+    int rc = ddio_recv_hdr(c->sock, &h, dl);
+
+    if (rc) {
+        srv_broken(st, i, -rc, "receiving during a transfer");
+        return;
+    }
+    if (h.req != st->s[i].req)
+        rc = -EPROTO;
+    else if (h.type == DDIO_T_PUT)
+        rc = on_put(st, i, &h, dl);
+    else if (h.type == DDIO_T_GET)
+        rc = on_get(st, i, &h, dl);
+    else if (h.type == (DDIO_T_XFER | DDIO_REPLY))
+        rc = on_done(st, i, &h, dl);
+    else
+        rc = -EPROTO;
+    if (rc == -EPIPE) { /* already reported */
+        ADIOI_DDIO_Conn_fail(c);
+        srv_finish(st, i);
+    } else if (rc)
+        srv_broken(st, i, -rc, h.req != st->s[i].req || rc == -EPROTO ?
+                   "malformed or unexpected message during a transfer" : "transfer");
+}
+
+static void poll_loop(xstate * st)
+{
+    ADIOI_DDIO_File *f = st->f;
+    struct pollfd *pf = malloc(f->nsrv * sizeof(*pf));
+    int *which = malloc(f->nsrv * sizeof(*which));
+    int64_t deadline = ddio_now_ms() + f->timeout_ms + XFER_GRACE_MS;
+
+    while (st->npending > 0 && pf && which) {
+        int k = 0, rc;
+        for (int i = 0; i < f->nsrv; i++) {
+            if (!st->s[i].pending)
+                continue;
+            pf[k].fd = f->srv[i].conn->sock;
+            pf[k].events = POLLIN;
+            pf[k].revents = 0;
+            which[k++] = i;
+        }
+        int64_t left = deadline - ddio_now_ms();
+        if (left <= 0) {
+            for (int j = 0; j < k; j++)
+                srv_broken(st, which[j], ETIMEDOUT, "waiting for the transfer");
+            break;
+        }
+        rc = poll(pf, k, (int) (left > 60000 ? 60000 : left));
+        if (rc <= 0)
+            continue;   /* EINTR or no event yet: the deadline check decides */
+        for (int j = 0; j < k; j++)
+            if (pf[j].revents && st->s[which[j]].pending)
+                handle_msg(st, which[j]);
+        deadline = ddio_now_ms() + f->timeout_ms + XFER_GRACE_MS;
+    }
+    if (!pf || !which) {
+        ADIOI_DDIO_Err err;
+        ADIOI_DDIO_Err_set(&err, ENOMEM, "ddio: out of memory in the transfer loop");
+        note_error(st, &err);
+        for (int i = 0; i < f->nsrv; i++)
+            if (st->s[i].pending)
+                srv_broken(st, i, ENOMEM, "transfer");
+    }
+    free(pf);
+    free(which);
+}
+
+/* ---- end of file: short counts and holes ----------------------------------- */
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const struct ddio_seg *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int zero_piece(void *arg, int64_t addr, uint64_t len, uint64_t stream_off)
+{
+    (void) stream_off;
+    memset((char *) arg + addr, 0, len);
+    return 0;
+}
+
+static void zero_range(xstate * st, uint64_t lo, uint64_t hi)
+{
+    const ADIOI_DDIO_Mem *m = st->x->mem;
+    if (lo >= hi)
+        return;
+    if (m->contig)
+        memset(m->buf + lo, 0, hi - lo);
+    else
+        ddio_desc_walk_stream(&m->desc, lo, hi, zero_piece, m->buf);
+}
+
+/* The stream bytes below the file's logical size count as read; those no
+ * server sent are holes and read as zeros. */
+static void finish_read(xstate * st)
+{
+    ADIOI_DDIO_File *f = st->f;
+    char *skip = calloc(f->nsrv, 1);
+    uint64_t *known = calloc(f->nsrv, sizeof(*known)), size = 0, n, cur = 0;
+
+    for (int i = 0; skip && known && i < f->nsrv; i++) {
+        skip[i] = (char) st->s[i].have_size;
+        known[i] = st->s[i].local_size;
+    }
+    if (!skip || !known)
+        ADIOI_DDIO_Err_set(st->e, ENOMEM, "ddio: out of memory");
+    else if (!ADIOI_DDIO_File_size(f, skip, known, &size, st->e)) {
+        n = ddio_desc_stream_before(st->x->fdesc, (int64_t) size);
+        qsort(st->got, st->ngot, sizeof(*st->got), seg_cmp);
+        for (size_t k = 0; k < st->ngot && cur < n; k++) {
+            zero_range(st, cur, st->got[k].off < n ? st->got[k].off : n);
+            if (st->got[k].off + st->got[k].len > cur)
+                cur = st->got[k].off + st->got[k].len;
+        }
+        zero_range(st, cur, n);
+        st->x->bytes = n > st->got_bytes ? n : st->got_bytes;
+    }
+    free(skip);
+    free(known);
+}
+
+int ADIOI_DDIO_Xfer_run(ADIOI_DDIO_Xfer * x, const char *involved, ADIOI_DDIO_Err * e)
+{
+    xstate st;
+
+    memset(&st, 0, sizeof(st));
+    st.x = x;
+    st.f = x->f;
+    st.e = e;
+    x->bytes = 0;
+    st.s = calloc(x->f->nsrv, sizeof(*st.s));
+    if (!st.s) {
+        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    send_xfers(&st, involved);
+    poll_loop(&st);
+    if (!e->errnum && x->op == DDIO_X_WRITE)
+        x->bytes = x->fdesc->length;
+    else if (!e->errnum && st.got_bytes == x->fdesc->length)
+        x->bytes = st.got_bytes;
+    else if (!e->errnum)
+        finish_read(&st);
+    free(st.s);
+    free(st.got);
+    free(st.bounce);
+    return e->errnum ? -1 : 0;
+}

@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+"""report.py: turn a bench/run-bench.sh results directory into REPORT.md,
+summary.csv and PNG bar charts in the style of Kotz (TOCS 1997) Figs 4-7:
+one group of bars per access pattern, one bar per method, the storage
+ceiling as a horizontal line.
+
+usage: bench/report.py [--log] RESULTS_DIR
+
+Reads RESULTS_DIR/results.csv, ceiling.csv, machine.txt, params.txt.
+Every repetition is a row in results.csv; the report uses the median of the
+successful repetitions. "ra" (every rank reads the whole file) is reported as
+file bytes per second, i.e. the aggregate delivered to the ranks divided by P,
+so that it is comparable with the ceiling (Kotz counts it the same way).
+Needs matplotlib (Debian: python3-matplotlib; run with /usr/bin/python3 if
+another python3 comes first on PATH).
+"""
+import csv
+import math
+import os
+import statistics
+import sys
+from collections import defaultdict
+
+METHODS = ["ddio", "ddio-nosort", "ddio-2ph", "ufs-2ph", "ufs-indep"]
+LABELS = {
+    "ddio": "(1) ddio disk-directed",
+    "ddio-nosort": "(2) ddio, presort off",
+    "ddio-2ph": "(3) ddio servers, ROMIO two-phase",
+    "ufs-2ph": "(4) ufs: two-phase (ROMIO default)",
+    "ufs-indep": "(5) ufs: independent + data sieving",
+}
+SHORT = {"ddio": "ddio", "ddio-nosort": "ddio nosort", "ddio-2ph": "ddio 2ph",
+         "ufs-2ph": "ufs 2ph", "ufs-indep": "ufs indep"}
+COLORS = {"ddio": "#1b5e20", "ddio-nosort": "#66bb6a", "ddio-2ph": "#a5d6a7",
+          "ufs-2ph": "#1565c0", "ufs-indep": "#90caf9"}
+ROMIO = ["ufs-2ph", "ufs-indep"]
+PATTERN_ORDER = ["wn", "wb", "wc", "wnb", "wbb", "wcb", "wbc", "wcc", "wcn",
+                 "ra", "rn", "rb", "rc", "rnb", "rnc", "rbn", "rbb", "rbc", "rcn", "rcb", "rcc"]
+
+
+def read_kv(path):
+    d = {}
+    if os.path.exists(path):
+        for line in open(path):
+            if ":" in line:
+                k, v = line.split(":", 1)
+                d[k.strip()] = v.strip()
+    return d
+
+
+def fnum(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def gmean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def load(outdir):
+    runs = defaultdict(list)        # (rec, method, pattern) -> [row]
+    for r in csv.DictReader(open(os.path.join(outdir, "results.csv"))):
+        runs[(int(r["recsize"]), r["method"], r["pattern"])].append(r)
+    ceil = defaultdict(list)        # op -> [(where, MiB/s)]
+    cpath = os.path.join(outdir, "ceiling.csv")
+    if os.path.exists(cpath):
+        for r in csv.DictReader(open(cpath)):
+            if r["status"] == "ok" and fnum(r["MiB_s"]):
+                ceil[r["op"]].append((r["where"], float(r["MiB_s"])))
+    return runs, ceil
+
+
+def summarize(rows):
+    """median MiB/s of the ok repetitions (ra normalised by P), status, notes"""
+    ok = [r for r in rows if r["status"] == "ok" and fnum(r["MiB_s"]) is not None]
+    notes = []
+    bad = [r["status"] for r in rows if r["status"] != "ok"]
+    if bad and len(bad) < len(rows):
+        notes.append("%d/%d %s" % (len(bad), len(rows), ",".join(sorted(set(bad)))))
+    if any(r["op"] == "read" and r["status"] == "ok" and r["cold"] != "yes" for r in rows):
+        notes.append("warm cache")
+    if not ok:
+        return None, (sorted(set(bad))[0] if bad else "n/a"), notes
+    vals = []
+    for r in ok:
+        v = float(r["MiB_s"])
+        if r["pattern"] == "ra":
+            v /= max(1, int(r["P"]))
+        vals.append(v)
+    if len(vals) > 1:
+        spread = (max(vals) - min(vals)) / statistics.median(vals) if statistics.median(vals) else 0
+        if spread > 0.25:
+            notes.append("spread %.0f%%" % (100 * spread))
+    return statistics.median(vals), "ok", notes
+
+
+def ceiling_value(ceil, op):
+    """median per location, then the best location (the device's ceiling)"""
+    byw = defaultdict(list)
+    for where, v in ceil.get(op, []):
+        byw[where].append(v)
+    meds = {w: statistics.median(v) for w, v in byw.items()}
+    return (max(meds.values()) if meds else None), meds
+
+
+def fmt(v, nd=1):
+    return "—" if v is None else ("%.*f" % (nd, v))
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    logy = "--log" in sys.argv
+    if len(args) != 1:
+        sys.exit(__doc__)
+    outdir = args[0]
+    runs, ceil = load(outdir)
+    machine = read_kv(os.path.join(outdir, "machine.txt"))
+    params = read_kv(os.path.join(outdir, "params.txt"))
+    recs = sorted({k[0] for k in runs})
+    methods = [m for m in METHODS if any(k[1] == m for k in runs)]
+    pats = [p for p in PATTERN_ORDER if any(k[2] == p for k in runs)]
+    cval = {op: ceiling_value(ceil, op) for op in ("read", "write")}
+
+    summary = []                    # rows for summary.csv
+    md = []
+    md.append("# ddio benchmark report\n")
+    md.append("Run of %s on `%s` (%s, %s CPUs, %s), %s file system on %s; git %s.\n" % (
+        machine.get("date", "?"), machine.get("host", "?"), machine.get("cpu", "?"),
+        machine.get("nproc", "?"), machine.get("memory", "?"), machine.get("fs", "?"),
+        machine.get("device", "?"), machine.get("git commit", "?")[:12] +
+        (" (dirty)" if "uncommitted" in machine.get("git commit", "") else "")))
+    md.append("P = %s ranks, %s ddio servers, file %s MiB, %s repetition(s) (median shown), "
+              "MPICH %s. Command: `%s`.\n" % (
+                  params.get("ranks", "?"), params.get("servers", "?"), params.get("file_MiB", "?"),
+                  params.get("reps", "?"), machine.get("mpich", "?"), params.get("command", "?")))
+    if "NOT" in machine.get("drop_caches", ""):
+        md.append("**Warning: the page cache could not be dropped; read runs are warm.**\n")
+    if machine.get("ddio", "").startswith("unavailable"):
+        md.append("**ddio methods: %s.**\n" % machine["ddio"])
+    md.append("Machine details: `machine.txt`; every run: `results.csv` and `logs/`; "
+              "medians and ratios: `summary.csv`.\n")
+
+    md.append("## Ceiling (O_DIRECT, %s)\n" % params.get("ceiling", "?"))
+    md.append("| op | " + " | ".join(sorted({w for op in cval for w in cval[op][1]})) +
+              " | used |")
+    wheres = sorted({w for op in cval for w in cval[op][1]})
+    md.append("|" + "---|" * (len(wheres) + 2))
+    for op in ("write", "read"):
+        md.append("| %s | %s | **%s** |" % (op, " | ".join(fmt(cval[op][1].get(w)) for w in wheres),
+                                           fmt(cval[op][0])))
+    md.append("\nThe ratio to the ceiling uses the better of the two locations (same device "
+              "when both are on one file system).\n")
+
+    md.append("## Methods\n")
+    for m in methods:
+        md.append("- **%s** `%s`" % (LABELS[m], m))
+    md.append("\nCells: MiB/s (median). *×ceil*: ratio to the ceiling of that direction. "
+              "*×ROMIO*: ratio to the better of (4) and (5) for that pattern. `ra` is "
+              "file MiB/s (aggregate / P).\n")
+
+    for rec in recs:
+        md.append("## %d-byte records\n" % rec)
+        hdr = "| pattern | " + " | ".join(SHORT[m] for m in methods) + " | best ROMIO | notes |"
+        tab_abs = [hdr, "|" + "---|" * (len(methods) + 3)]
+        tab_ceil = ["| pattern | " + " | ".join(SHORT[m] for m in methods) + " |",
+                    "|" + "---|" * (len(methods) + 1)]
+        tab_rom = list(tab_ceil)
+        ratios_ceil = defaultdict(list)
+        ratios_rom = defaultdict(list)
+        for p in pats:
+            op = "write" if p.startswith("w") else "read"
+            cv = cval[op][0]
+            vals, notes = {}, []
+            for m in methods:
+                rows = runs.get((rec, m, p))
+                if not rows:
+                    vals[m] = (None, "n/a")
+                    continue
+                v, st, nt = summarize(rows)
+                vals[m] = (v, st)
+                notes += ["%s: %s" % (SHORT[m], n) for n in nt]
+            rom = [vals[m][0] for m in ROMIO if m in vals and vals[m][0]]
+            best = max(rom) if rom else None
+            cells_abs, cells_c, cells_r = [], [], []
+            for m in methods:
+                v, st = vals[m]
+                rc = v / cv if v and cv else None
+                rr = v / best if v and best else None
+                if rc:
+                    ratios_ceil[m].append(rc)
+                if rr:
+                    ratios_rom[m].append(rr)
+                cells_abs.append(fmt(v) if v is not None else st)
+                cells_c.append(fmt(rc, 2) if rc else (st if v is None else "—"))
+                cells_r.append(fmt(rr, 2) if rr else (st if v is None else "—"))
+                summary.append(dict(recsize=rec, pattern=p, op=op, method=m,
+                                    MiB_s="" if v is None else "%.2f" % v, status=st,
+                                    ceiling="" if cv is None else "%.2f" % cv,
+                                    x_ceiling="" if rc is None else "%.3f" % rc,
+                                    best_romio="" if best is None else "%.2f" % best,
+                                    x_romio="" if rr is None else "%.3f" % rr))
+            tab_abs.append("| %s | %s | %s | %s |" % (p, " | ".join(cells_abs), fmt(best),
+                                                       "; ".join(notes)))
+            tab_ceil.append("| %s | %s |" % (p, " | ".join(cells_c)))
+            tab_rom.append("| %s | %s |" % (p, " | ".join(cells_r)))
+        tab_ceil.append("| **geomean** | %s |" % " | ".join(
+            "**%s**" % fmt(gmean(ratios_ceil[m]), 2) for m in methods))
+        tab_rom.append("| **geomean** | %s |" % " | ".join(
+            "**%s**" % fmt(gmean(ratios_rom[m]), 2) for m in methods))
+        md.append("### MiB/s\n")
+        md += tab_abs
+        md.append("\n### Ratio to the ceiling (write %s, read %s MiB/s)\n" % (
+            fmt(cval["write"][0]), fmt(cval["read"][0])))
+        md += tab_ceil
+        md.append("\n### Ratio to the best ROMIO method (4 or 5)\n")
+        md += tab_rom
+        md.append("")
+        for op in ("write", "read"):
+            png = "chart-r%d-%s.png" % (rec, op)
+            if plot(outdir, png, rec, op, [p for p in pats if p[0] == op[0]], methods, runs,
+                    cval[op][0], params, logy):
+                md.append("![%d-byte records, %s](%s)\n" % (rec, op, png))
+
+    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["recsize", "pattern", "op", "method", "MiB_s", "status",
+                                          "ceiling", "x_ceiling", "best_romio", "x_romio"])
+        w.writeheader()
+        w.writerows(summary)
+    with open(os.path.join(outdir, "REPORT.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    print("wrote %s" % os.path.join(outdir, "REPORT.md"))
+
+
+def plot(outdir, png, rec, op, pats, methods, runs, ceiling, params, logy):
+    if not pats:
+        return False
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(max(6, 1.0 * len(pats) + 2), 4.2), dpi=110)
+    n = len(methods)
+    width = 0.8 / max(1, n)
+    top = ceiling or 0
+    for i, m in enumerate(methods):
+        xs, ys, fails = [], [], []
+        for j, p in enumerate(pats):
+            rows = runs.get((rec, m, p))
+            x = j - 0.4 + width * (i + 0.5)
+            if not rows:
+                continue
+            v, st, _ = summarize(rows)
+            if v is None:
+                fails.append(x)
+            else:
+                xs.append(x)
+                ys.append(v)
+                top = max(top, v)
+        ax.bar(xs, ys, width, label=SHORT[m], color=COLORS[m], edgecolor="black", linewidth=0.4)
+        for x in fails:
+            ax.text(x, 0, "F", ha="center", va="bottom", color="red", fontsize=8,
+                    fontweight="bold")
+    if ceiling:
+        ax.axhline(ceiling, color="black", linestyle="--", linewidth=1)
+        ax.text(len(pats) - 0.5, ceiling, " ceiling %.0f" % ceiling, va="bottom", ha="right",
+                fontsize=8)
+    ax.set_xticks(range(len(pats)))
+    ax.set_xticklabels(pats)
+    ax.set_xlim(-0.6, len(pats) - 0.4)
+    if logy:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(0, top * 1.12 if top else 1)
+    ax.set_ylabel("MiB/s")
+    ax.set_xlabel("access pattern")
+    ax.set_title("%s, %d-byte records, P=%s, %s servers, %s MiB file" % (
+        op, rec, params.get("ranks", "?"), params.get("servers", "?"),
+        params.get("file_MiB", "?")), fontsize=10)
+    from matplotlib.patches import Patch
+    handles = [Patch(facecolor=COLORS[m], edgecolor="black", linewidth=0.4, label=SHORT[m])
+               for m in methods]
+    ax.legend(handles=handles, fontsize=7, ncol=min(5, n), loc="upper center", bbox_to_anchor=(0.5, -0.15),
+              frameon=False)
+    fig.tight_layout()
+    fig.savefig(os.path.join(outdir, png))
+    plt.close(fig)
+    return True
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,324 @@
+#!/usr/bin/env bash
+# run-bench.sh: Kotz's access patterns on five MPI-IO methods, side by side,
+# with the storage ceiling measured in the same run. See bench/README.md.
+#
+# For each record size, for each method: every write pattern (so the reads
+# have data), then every read pattern, one process launch per pattern so the
+# page cache can be dropped right before each read. Every run verifies its
+# data (ddio-patterns does), has a timeout, and a failure is recorded as FAIL
+# without stopping the rest.
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CMDLINE="$0 $*"
+top=$(cd "$here/.." && pwd)
+
+ALL_METHODS="ddio,ddio-nosort,ddio-2ph,ufs-2ph,ufs-indep"
+ALL_WRITES="wn,wb,wc,wnb,wbb,wcb,wbc,wcc,wcn"
+ALL_READS="ra,rn,rb,rc,rnb,rnc,rbn,rbb,rbc,rcn,rcb,rcc"
+
+usage() {
+  cat <<EOF
+usage: bench/run-bench.sh [options]
+
+  -P, --ranks N          MPI ranks (default 4)
+  -s, --servers N        ddio servers for the ddio methods (default 2)
+  -m, --mib N            file size in MiB (default 256)
+  -r, --recsizes LIST    record sizes in bytes (default 8,8192)
+  -p, --patterns LIST    patterns (default all; writes run before reads)
+      --methods LIST     subset of $ALL_METHODS (default all)
+  -n, --reps N           repetitions of every run (default 1)
+  -o, --out DIR          results directory (default bench/results/DATE-HOST)
+      --tmp DIR          scratch directory for the data files; it must be on
+                         the file system under test (default OUT/tmp)
+  -t, --timeout SECS     limit for one run (default 900)
+  -H, --hint KEY=VAL     extra MPI_Info hint for every method (repeatable)
+      --ddio-run-args S  extra ddio-run options, e.g. "--block-size 1048576"
+      --ceiling-qd N     ceiling queue depth (default 16)
+      --ceiling-bs KIB   ceiling request size in KiB (default 1024)
+      --no-ceiling       skip the ceiling measurement
+      --no-report        do not run report.py at the end
+      --keep             keep the data files (default: removed after each
+                         method/record-size block)
+      --mpich DIR        MPICH to use for every method (default $top/mpich)
+  -h, --help
+
+methods:
+  ddio         ddio: disk-directed I/O, default hints
+  ddio-nosort  ddio: with romio_ddio_presort=disable
+  ddio-2ph     ddio: servers under ROMIO two-phase (romio_ddio_collective=twophase)
+  ufs-2ph      ufs: ROMIO defaults (two-phase collective buffering)
+  ufs-indep    ufs: romio_cb_read=disable,romio_cb_write=disable (independent
+               I/O with data sieving)
+
+Output in OUT: results.csv, ceiling.csv, machine.txt, params.txt, logs/,
+REPORT.md and PNG charts (bench/report.py).
+EOF
+}
+
+P=4; NSERV=2; MIB=256; RECSIZES=8,8192; PATTERNS=all; METHODS=$ALL_METHODS; REPS=1
+OUT=""; TMPD=""; TMO=900; HINTS=(); DDIO_RUN_ARGS=""; CQD=16; CBS=1024
+DO_CEIL=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich
+die() { echo "run-bench: $*" >&2; exit 2; }
+need() { [ $# -ge 2 ] || die "$1 needs a value"; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -P|--ranks) need "$@"; P=$2; shift 2 ;;
+    -s|--servers) need "$@"; NSERV=$2; shift 2 ;;
+    -m|--mib) need "$@"; MIB=$2; shift 2 ;;
+    -r|--recsizes) need "$@"; RECSIZES=$2; shift 2 ;;
+    -p|--patterns) need "$@"; PATTERNS=$2; shift 2 ;;
+    --methods) need "$@"; METHODS=$2; shift 2 ;;
+    -n|--reps) need "$@"; REPS=$2; shift 2 ;;
+    -o|--out) need "$@"; OUT=$2; shift 2 ;;
+    --tmp) need "$@"; TMPD=$2; shift 2 ;;
+    -t|--timeout) need "$@"; TMO=$2; shift 2 ;;
+    -H|--hint) need "$@"; HINTS+=("$2"); shift 2 ;;
+    --ddio-run-args) need "$@"; DDIO_RUN_ARGS=$2; shift 2 ;;
+    --ceiling-qd) need "$@"; CQD=$2; shift 2 ;;
+    --ceiling-bs) need "$@"; CBS=$2; shift 2 ;;
+    --no-ceiling) DO_CEIL=0; shift ;;
+    --no-report) DO_REPORT=0; shift ;;
+    --keep) KEEP=1; shift ;;
+    --mpich) need "$@"; MPICH=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+done
+for v in P NSERV MIB REPS TMO CQD CBS; do
+  [[ "${!v}" =~ ^[0-9]+$ ]] && [ "${!v}" -gt 0 ] || die "$v must be a positive integer, got '${!v}'"
+done
+[ "$PATTERNS" = all ] && PATTERNS="$ALL_WRITES,$ALL_READS"
+IFS=, read -r -a methods <<<"$METHODS"
+IFS=, read -r -a recsizes <<<"$RECSIZES"
+IFS=, read -r -a pats <<<"$PATTERNS"
+for m in "${methods[@]}"; do
+  case ",$ALL_METHODS," in *",$m,"*) ;; *) die "unknown method '$m' (known: $ALL_METHODS)";; esac
+done
+writes=(); reads=()
+for p in "${pats[@]}"; do
+  case ",$ALL_WRITES," in *",$p,"*) writes+=("$p"); continue;; esac
+  case ",$ALL_READS," in *",$p,"*) reads+=("$p"); continue;; esac
+  die "unknown pattern '$p'"
+done
+[ -x "$MPICH/bin/mpiexec" ] && [ -x "$MPICH/bin/mpicc" ] || die "no MPICH at $MPICH (build it: make mpich-build)"
+command -v timeout >/dev/null || die "timeout(1) not found"
+
+[ -n "$OUT" ] || OUT=$here/results/$(date +%Y%m%d-%H%M%S)-$(hostname -s)
+mkdir -p "$OUT/logs" || die "cannot create $OUT"
+OUT=$(cd "$OUT" && pwd)
+[ -n "$TMPD" ] || TMPD=$OUT/tmp
+mkdir -p "$TMPD/ufs" "$TMPD/ddio" || die "cannot create $TMPD"
+TMPD=$(cd "$TMPD" && pwd)
+
+export PATH="$MPICH/bin:$PATH"
+export LD_LIBRARY_PATH="$MPICH/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$OUT/run.log" >&2; }
+
+# ---- build the helpers (bench/bin, git-ignored) --------------------------------
+BIN=$here/bin
+mkdir -p "$BIN"
+build() {   # build OUTPUT SOURCE... -- COMMAND...
+  local out=$1; shift; local srcs=() s newer=0
+  while [ "$1" != -- ]; do srcs+=("$1"); shift; done; shift
+  [ -x "$out" ] || newer=1
+  for s in "${srcs[@]}"; do [ "$s" -nt "$out" ] && newer=1; done
+  [ $newer = 0 ] && return 0
+  log "building $(basename "$out")"
+  "$@" || die "cannot build $out"
+}
+PATBIN=$BIN/ddio-patterns
+build "$PATBIN" "$top/examples/ddio-patterns.c" "$MPICH/lib/libmpich.so" -- \
+  "$MPICH/bin/mpicc" -O2 -g -o "$PATBIN" "$top/examples/ddio-patterns.c"
+CEIL=$BIN/ddio-ceiling
+build "$CEIL" "$here/ddio-ceiling.c" -- \
+  ${CC:-cc} -std=gnu11 -O2 -g -Wall -o "$CEIL" "$here/ddio-ceiling.c" -laio
+
+DDIO_RUN=$top/tools/ddio-run
+DDIO_OK=1; DDIO_WHY=""
+if [ ! -x "$DDIO_RUN" ]; then DDIO_OK=0; DDIO_WHY="no tools/ddio-run"
+elif [ ! -x "$top/ioserver/ddio-server" ] && ! command -v ddio-server >/dev/null; then
+  DDIO_OK=0; DDIO_WHY="no ddio-server binary (build it: make)"
+fi
+
+# ---- cache control -------------------------------------------------------------
+drop_caches() {   # prints yes when the page cache was dropped, no otherwise
+  sync
+  if { echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null; then echo yes; else
+    if [ ! -e "$OUT/.cache-warned" ]; then   # (runs in a subshell: a file, not a variable)
+      log "WARNING: cannot drop the page cache (not root, or /proc/sys read-only):" \
+          "read runs are NOT cold; they are marked cold=no in results.csv"
+      : > "$OUT/.cache-warned"
+    fi
+    echo no
+  fi
+}
+
+# ---- machine details -------------------------------------------------------------
+fs_of() { findmnt -no FSTYPE -T "$1" 2>/dev/null || stat -f -c %T "$1"; }
+dev_of() { findmnt -no SOURCE -T "$1" 2>/dev/null || echo "?"; }
+{
+  echo "date: $(date -Is)"
+  echo "host: $(hostname)"
+  echo "cpu: $(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)"
+  echo "nproc: $(nproc)"
+  echo "memory: $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
+  echo "kernel: $(uname -srm)"
+  echo "os: $(. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")"
+  echo "scratch: $TMPD"
+  echo "fs: $(fs_of "$TMPD")"
+  echo "device: $(dev_of "$TMPD")"
+  echo "mount options: $(findmnt -no OPTIONS -T "$TMPD" 2>/dev/null)"
+  d=$(basename "$(dev_of "$TMPD")" 2>/dev/null); d=${d%%[0-9]*}
+  [ -r /sys/block/$d/queue/rotational ] && echo "device rotational: $(cat /sys/block/$d/queue/rotational)"
+  [ -r /sys/block/$d/queue/scheduler ] && echo "device scheduler: $(cat /sys/block/$d/queue/scheduler)"
+  [ -r /sys/block/$d/size ] && echo "device size: $(( $(cat /sys/block/$d/size) / 2097152 )) GiB"
+  echo "git commit: $(git -C "$top" rev-parse HEAD 2>/dev/null)$(git -C "$top" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+  echo "mpich: $("$MPICH/bin/mpichversion" 2>/dev/null | sed -n "s/^MPICH Version:[[:space:]]*//p") ($MPICH)"
+  echo "drop_caches: $( [ -w /proc/sys/vm/drop_caches ] && echo writable || echo 'NOT writable: reads are warm')"
+  echo "ddio: $( [ $DDIO_OK = 1 ] && echo available || echo "unavailable: $DDIO_WHY")"
+  echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$OUT/machine.txt"
+{
+  echo "command: $CMDLINE"
+  echo "ranks: $P"; echo "servers: $NSERV"; echo "file_MiB: $MIB"; echo "recsizes: $RECSIZES"
+  echo "patterns: $PATTERNS"; echo "methods: $METHODS"; echo "reps: $REPS"; echo "timeout: $TMO"
+  echo "hints: ${HINTS[*]:-}"; echo "ddio-run args: $DDIO_RUN_ARGS"
+  echo "ceiling: ${CBS} KiB requests, QD $CQD"
+} > "$OUT/params.txt"
+log "results in $OUT; scratch $TMPD ($(fs_of "$TMPD") on $(dev_of "$TMPD"))"
+
+RES=$OUT/results.csv
+[ -s "$RES" ] || echo "method,pattern,op,recsize,P,servers,file_MiB,MiB,seconds,MiB_s,status,rep,cold,wall_s" > "$RES"
+CEILCSV=$OUT/ceiling.csv
+[ -s "$CEILCSV" ] || echo "where,op,file_MiB,block_KiB,qd,seconds,MiB_s,status,rep,cold,path" > "$CEILCSV"
+
+# ---- the ceiling ---------------------------------------------------------------
+ceiling() {   # ceiling WHERE DIR REP
+  local where=$1 dir=$2 rep=$3 f=$2/ceiling.dat op flag cold lg line st
+  for op in write read; do
+    flag=-w; [ $op = read ] && flag=-r
+    cold=n/a; [ $op = read ] && cold=$(drop_caches)
+    lg=$OUT/logs/ceiling-$where-$op.rep$rep.log
+    timeout -k 10 "$TMO" "$CEIL" -s "$MIB" -b "$CBS" -q "$CQD" $flag "$f" >"$lg" 2>&1
+    st=$?
+    line=$(grep '^ceiling,' "$lg" | tail -1)
+    if [ $st = 0 ] && [ -n "$line" ]; then
+      IFS=, read -r _ _ mib bk qd secs rate _ <<<"$line"
+      echo "$where,$op,$MIB,$bk,$qd,$secs,$rate,ok,$rep,$cold,$f" >> "$CEILCSV"
+      log "ceiling $where $op: $rate MiB/s"
+    else
+      local why=FAIL; [ $st = 124 ] || [ $st = 137 ] && why=TIMEOUT; [ $st = 3 ] && why="FAIL(no O_DIRECT)"
+      echo "$where,$op,$MIB,$CBS,$CQD,,,$why,$rep,$cold,$f" >> "$CEILCSV"
+      log "ceiling $where $op: $why (see $lg)"
+    fi
+  done
+  rm -f "$f"
+}
+if [ $DO_CEIL = 1 ]; then
+  mkdir -p "$TMPD/ddio/ceiling-root"
+  for ((rep = 1; rep <= REPS; rep++)); do
+    ceiling ufs "$TMPD/ufs" $rep
+    ceiling ddio-root "$TMPD/ddio/ceiling-root" $rep
+  done
+  rmdir "$TMPD/ddio/ceiling-root" 2>/dev/null
+fi
+
+# ---- the methods ---------------------------------------------------------------
+method_hints() {
+  case "$1" in
+    ddio-nosort) echo "romio_ddio_presort=disable" ;;
+    ddio-2ph) echo "romio_ddio_collective=twophase" ;;
+    ufs-indep) echo "romio_cb_read=disable romio_cb_write=disable" ;;
+  esac
+}
+
+# run_one METHOD PATTERN RECSIZE REP [prep]: one launch; appends to results.csv
+run_one() {
+  local m=$1 pat=$2 rec=$3 rep=$4 prep=${5:-} op=read cold=n/a h args=() cmd=() lg st line t0 t1
+  case "$pat" in w*) op=write;; esac
+  args=(-C -p "$pat" -r "$rec" -m "$MIB")
+  for h in $(method_hints "$m") "${HINTS[@]}"; do args+=(-H "$h"); done
+  local srv=0
+  if [[ $m == ddio* ]]; then
+    srv=$NSERV
+    # shellcheck disable=SC2086
+    cmd=("$DDIO_RUN" -s "$NSERV" --root "$ROOT" $DDIO_RUN_ARGS -- \
+         mpiexec -n "$P" "$PATBIN" "${args[@]}" "ddio:/bench-r$rec.dat")
+  else
+    cmd=(mpiexec -n "$P" "$PATBIN" "${args[@]}" "ufs:$TMPD/ufs/$m-r$rec.dat")
+  fi
+  lg=$OUT/logs/r$rec/$m/$pat${prep:+-prep}.rep$rep.log
+  mkdir -p "$(dirname "$lg")"
+  if [[ $m == ddio* ]] && [ $DDIO_OK = 0 ]; then
+    echo "skipped: $DDIO_WHY" > "$lg"
+    [ -z "$prep" ] && echo "$m,$pat,$op,$rec,$P,$srv,$MIB,,,,FAIL(ddio unavailable),$rep,$cold," >> "$RES"
+    return 1
+  fi
+  [ $op = read ] && cold=$(drop_caches) || sync
+  echo "+ ${cmd[*]}" > "$lg"
+  t0=$(date +%s.%N)
+  timeout -k 15 "$TMO" "${cmd[@]}" >>"$lg" 2>&1
+  st=$?
+  t1=$(date +%s.%N)
+  local wall; wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
+  line=$(grep "^$pat,$rec," "$lg" | tail -1)
+  local status mib secs rate
+  if [ -n "$line" ]; then
+    IFS=, read -r _ _ _ mib secs rate status <<<"$line"
+    [ "$status" = ok ] || status="FAIL(verify)"
+    [ $st != 0 ] && [ "$status" = ok ] && status="FAIL(rc=$st)"
+  else
+    mib=""; secs=""; rate=""
+    case $st in
+      124|137) status=TIMEOUT ;;
+      *) status="FAIL(rc=$st)" ;;
+    esac
+  fi
+  if [ -z "$prep" ]; then
+    echo "$m,$pat,$op,$rec,$P,$srv,$MIB,$mib,$secs,$rate,$status,$rep,$cold,$wall" >> "$RES"
+    log "$(printf '%-11s %-4s r=%-5s rep %d: %10s MiB/s  %s%s' "$m" "$pat" "$rec" "$rep" "${rate:--}" "$status" "$( [ $op = read ] && echo " cold=$cold")")"
+  else
+    log "$m r=$rec: prepared the file with $pat ($status)"
+  fi
+  [ "$status" = ok ]
+}
+
+trap 'log "interrupted"; exit 130' INT TERM
+for rec in "${recsizes[@]}"; do
+  [[ "$rec" =~ ^[0-9]+$ ]] || die "bad record size '$rec'"
+  for m in "${methods[@]}"; do
+    ROOT=$TMPD/ddio/$m-r$rec
+    [[ $m == ddio* ]] && mkdir -p "$ROOT"
+    log "== $m, $rec-byte records, P=$P, $MIB MiB$([[ $m == ddio* ]] && echo ", $NSERV servers")"
+    for ((rep = 1; rep <= REPS; rep++)); do
+      for pat in "${writes[@]}"; do run_one "$m" "$pat" "$rec" "$rep"; done
+      # Reads need the file: write it once (not recorded) when no write ran.
+      if [ ${#reads[@]} -gt 0 ] && [ ${#writes[@]} -eq 0 ] && [ $rep = 1 ]; then
+        run_one "$m" wb "$rec" 1 prep
+      fi
+      for pat in "${reads[@]}"; do run_one "$m" "$pat" "$rec" "$rep"; done
+    done
+    if [ $KEEP = 0 ]; then
+      rm -f "$TMPD/ufs/$m-r$rec.dat"
+      [[ $m == ddio* ]] && rm -rf "$ROOT"
+    fi
+  done
+done
+trap - INT TERM
+[ $KEEP = 0 ] && rmdir "$TMPD/ufs" "$TMPD/ddio" "$TMPD" 2>/dev/null
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
+
+if [ $DO_REPORT = 1 ]; then
+  PY=""
+  for c in python3 /usr/bin/python3; do
+    "$c" -c 'import matplotlib' 2>/dev/null && { PY=$c; break; }
+  done
+  if [ -n "$PY" ]; then
+    "$PY" "$here/report.py" "$OUT" && log "report: $OUT/REPORT.md"
+  else
+    log "no python3 with matplotlib: run bench/report.py $OUT yourself"
+  fi
+fi
+log "done: $OUT"

@@ -1,0 +1,271 @@
+/* Disk threads. Each waits (poll) on two eventfds: one the engine writes
+ * when it queues requests, one the kernel signals on aio completion
+ * (io_set_eventfd), so the thread never sleeps in io_getevents while new
+ * work is waiting. Partial io_submit, EAGAIN and short completions are
+ * handled as fio's libaio engine does: resubmit what is left. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "disk.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ddio_log.h"
+
+#define DISK_ALIGN 4096
+
+static void kick(int fd)
+{
+    uint64_t one = 1;
+    ssize_t w = write(fd, &one, sizeof(one));
+    (void)w;                    /* eventfd counter full is still a wakeup */
+}
+
+static void drain(int fd)
+{
+    uint64_t v;
+    ssize_t r = read(fd, &v, sizeof(v));
+    (void)r;
+}
+
+void *disk_buf_get(struct disk *d, int wait, int64_t deadline_ms)
+{
+    pthread_mutex_lock(&d->mu);
+    while (d->nfree == 0 && wait) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= deadline_ms)
+            break;
+        struct timespec ts = {.tv_sec = deadline_ms / 1000,
+                              .tv_nsec = (deadline_ms % 1000) * 1000000};
+        pthread_cond_timedwait(&d->pool_cv, &d->mu, &ts);
+    }
+    void *b = d->nfree ? d->freebufs[--d->nfree] : NULL;
+    pthread_mutex_unlock(&d->mu);
+    return b;
+}
+
+void disk_buf_put(struct disk *d, void *buf)
+{
+    pthread_mutex_lock(&d->mu);
+    d->freebufs[d->nfree++] = buf;
+    pthread_cond_signal(&d->pool_cv);
+    pthread_mutex_unlock(&d->mu);
+}
+
+void disk_submit(struct disk *d, struct disk_req *r)
+{
+    r->done = 0;
+    r->res = 0;
+    r->next = NULL;
+    pthread_mutex_lock(&d->mu);
+    if (d->qtail)
+        d->qtail->next = r;
+    else
+        d->qhead = r;
+    d->qtail = r;
+    pthread_mutex_unlock(&d->mu);
+    kick(d->wakefd);
+}
+
+static void prep(struct disk *d, struct disk_req *r)
+{
+    void *p = (char *)r->buf + r->done;
+    size_t n = r->len - r->done;
+    long long off = (long long)(r->off + r->done);
+    if (r->write)
+        io_prep_pwrite(&r->iocb, r->fd, p, n, off);
+    else
+        io_prep_pread(&r->iocb, r->fd, p, n, off);
+    io_set_eventfd(&r->iocb, d->evfd);
+    r->iocb.data = r;
+    if (r->done == 0) {
+        r->nonconsec = r->off != d->last_end;
+        d->last_end = r->off + r->len;
+    }
+}
+
+/* give the pending list to the kernel; what it does not take stays pending */
+static struct disk_req *submit_list(struct disk *d, struct disk_req *pend, unsigned *inflight)
+{
+    struct iocb *cbs[64];
+    while (pend) {
+        int n = 0;
+        struct disk_req *r = pend;
+        for (; r && n < 64; r = r->next) {
+            prep(d, r);
+            cbs[n++] = &r->iocb;
+        }
+        int got = io_submit(d->ctx, n, cbs);
+        if (got == -EAGAIN || got == 0)
+            return pend;          /* retry after a completion frees slots */
+        if (got < 0) {
+            for (int i = 0; i < n; i++) {   /* the batch failed as a whole */
+                struct disk_req *x = pend;
+                pend = pend->next;
+                x->res = got;
+                x->cb(x);
+            }
+            continue;
+        }
+        *inflight += (unsigned)got;
+        for (int i = 0; i < got; i++)
+            pend = pend->next;
+    }
+    return NULL;
+}
+
+static struct disk_req *append(struct disk_req *list, struct disk_req *r)
+{
+    r->next = NULL;
+    if (!list)
+        return r;
+    struct disk_req *t = list;
+    while (t->next)
+        t = t->next;
+    t->next = r;
+    return list;
+}
+
+/* handle one completion: finished, failed, or resubmit the rest */
+static struct disk_req *complete(struct disk_req *r, long res, struct disk_req *pend)
+{
+    if (res < 0) {
+        r->res = (int)res;
+    } else if (res == 0) {
+        if (r->write)
+            r->res = -EIO;        /* a write making no progress */
+        /* a read of 0 bytes is end of file: done, short */
+    } else {
+        r->done += (size_t)res;
+        /* a read ending off a 4 KiB boundary hit end of file; resubmitting
+         * it would be an unaligned O_DIRECT read (EINVAL) */
+        int eof = !r->write && (r->done % DISK_ALIGN) != 0;
+        if (r->done < r->len && !eof)
+            return append(pend, r);
+    }
+    r->cb(r);
+    return pend;
+}
+
+static struct disk_req *reap(struct disk *d, struct disk_req *pend, unsigned *inflight)
+{
+    struct io_event ev[64];
+    struct timespec zero = {0, 0};
+    for (;;) {
+        int n = io_getevents(d->ctx, 0, 64, ev, &zero);
+        if (n <= 0)
+            return pend;
+        *inflight -= (unsigned)n;
+        for (int i = 0; i < n; i++)
+            pend = complete(ev[i].data, (long)ev[i].res, pend);
+    }
+}
+
+static void *disk_thread(void *arg)
+{
+    struct disk *d = arg;
+    struct disk_req *pend = NULL;
+    unsigned inflight = 0;
+    for (;;) {
+        pthread_mutex_lock(&d->mu);
+        int stop = d->stop;
+        struct disk_req *q = d->qhead;
+        d->qhead = d->qtail = NULL;
+        pthread_mutex_unlock(&d->mu);
+        while (q) {
+            struct disk_req *n = q->next;
+            pend = append(pend, q);
+            q = n;
+        }
+        pend = submit_list(d, pend, &inflight);
+        if (stop && !pend && inflight == 0)
+            break;
+        struct pollfd pf[2] = {{d->wakefd, POLLIN, 0}, {d->evfd, POLLIN, 0}};
+        /* pending but refused (EAGAIN) with nothing in flight: retry soon */
+        int timeout = (pend && inflight == 0) ? 1 : -1;
+        if (poll(pf, 2, timeout) < 0 && errno != EINTR)
+            DDIO_WARN("disk %d: poll: %s", d->idx, strerror(errno));
+        if (pf[0].revents & POLLIN)
+            drain(d->wakefd);
+        if (pf[1].revents & POLLIN) {
+            drain(d->evfd);
+            pend = reap(d, pend, &inflight);
+        }
+    }
+    return NULL;
+}
+
+int disk_start(struct disk *d, int idx, uint64_t bsize, unsigned nbuf, char *err, size_t errlen)
+{
+    memset(d, 0, sizeof(*d));
+    d->idx = idx;
+    d->bsize = bsize;
+    d->nbuf = nbuf;
+    d->evfd = d->wakefd = -1;
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&d->pool_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (posix_memalign(&d->bufmem, DISK_ALIGN, (size_t)bsize * nbuf)
+        || !(d->freebufs = calloc(nbuf, sizeof(void *)))) {
+        snprintf(err, errlen, "disk %d: cannot allocate %u buffers of %llu bytes",
+                 idx, nbuf, (unsigned long long)bsize);
+        return -ENOMEM;
+    }
+    for (unsigned i = 0; i < nbuf; i++)
+        d->freebufs[d->nfree++] = (char *)d->bufmem + (size_t)i * bsize;
+    int rc = io_setup((int)nbuf + 8, &d->ctx);
+    if (rc) {
+        snprintf(err, errlen, "disk %d: io_setup: %s", idx, strerror(-rc));
+        return rc;
+    }
+    d->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (d->evfd < 0 || d->wakefd < 0) {
+        snprintf(err, errlen, "disk %d: eventfd: %s", idx, strerror(errno));
+        return -errno;
+    }
+    rc = pthread_create(&d->th, NULL, disk_thread, d);
+    if (rc) {
+        snprintf(err, errlen, "disk %d: pthread_create: %s", idx, strerror(rc));
+        return -rc;
+    }
+    d->started = 1;
+    return 0;
+}
+
+void disk_stop(struct disk *d)
+{
+    if (d->started) {
+        pthread_mutex_lock(&d->mu);
+        d->stop = 1;
+        pthread_mutex_unlock(&d->mu);
+        kick(d->wakefd);
+        pthread_join(d->th, NULL);
+        d->started = 0;
+    }
+    if (d->ctx)
+        io_destroy(d->ctx);
+    if (d->evfd >= 0)
+        close(d->evfd);
+    if (d->wakefd >= 0)
+        close(d->wakefd);
+    free(d->bufmem);
+    free(d->freebufs);
+    pthread_cond_destroy(&d->pool_cv);
+    pthread_mutex_destroy(&d->mu);
+    d->bufmem = NULL;
+    d->freebufs = NULL;
+    d->ctx = 0;
+    d->evfd = d->wakefd = -1;
+}

@@ -1,0 +1,54 @@
+/* Per-disk I/O thread: libaio submission/completion and a fixed pool of
+ * 4 KiB-aligned block buffers. Memory per disk is buffers * block_size, set
+ * at startup, independent of file sizes and of the number of XFERs. */
+#ifndef DDIO_SRV_DISK_H
+#define DDIO_SRV_DISK_H
+
+#include <libaio.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct disk_req {
+    int fd;
+    int write;
+    void *buf;
+    uint64_t off;           /* datafile offset */
+    size_t len;
+    size_t done;            /* bytes transferred so far (short completions) */
+    int res;                /* 0 or -errno when complete */
+    int nonconsec;          /* set at first submission: off != previous end */
+    void (*cb)(struct disk_req *r);   /* called on the disk thread when done */
+    void *arg;
+    struct iocb iocb;
+    struct disk_req *next;
+};
+
+struct disk {
+    int idx;
+    uint64_t bsize;
+    unsigned nbuf;
+    io_context_t ctx;
+    int evfd;               /* eventfd signalled by aio completions */
+    int wakefd;             /* eventfd: new requests / stop */
+    pthread_t th;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t pool_cv; /* CLOCK_MONOTONIC */
+    struct disk_req *qhead, *qtail;   /* submitted, not yet given to the kernel */
+    int stop;
+    void *bufmem;
+    void **freebufs;
+    unsigned nfree;
+    uint64_t last_end;      /* end of the previous access (disk thread only) */
+};
+
+int disk_start(struct disk *d, int idx, uint64_t bsize, unsigned nbuf, char *err, size_t errlen);
+void disk_stop(struct disk *d);
+/* A free buffer, or NULL: at once if wait = 0, else at deadline_ms. */
+void *disk_buf_get(struct disk *d, int wait, int64_t deadline_ms);
+void disk_buf_put(struct disk *d, void *buf);
+/* Queue a request; r->cb runs on the disk thread when it completes. */
+void disk_submit(struct disk *d, struct disk_req *r);
+
+#endif

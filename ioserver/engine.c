@@ -1,0 +1,1177 @@
+/* The XFER engine.
+ *
+ * Threads: the request thread that completes a collective's gate (or the
+ * thread of an independent XFER) runs the whole pass: it plans, issues
+ * blocks to the disk threads, and reacts to events (disk completions
+ * posted by disk threads, DATA completions posted by connection readers).
+ * It only ever waits on its own condition variable, a disk buffer, a block
+ * lock or connection queue space, each with the XFER's timeout, and it only
+ * blocks on a buffer or block lock while it has nothing in flight, so two
+ * XFERs cannot hold resources the other waits for.
+ *
+ * Readers never wait for the engine: DATA is scattered into the block
+ * buffer by the reader itself. Sends go through the connections' writer
+ * threads, so a client that stops reading blocks nobody but the engine
+ * that feeds it (up to the deadline). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "engine.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ddio_desc.h"
+#include "ddio_log.h"
+#include "ddio_net.h"
+#include "planner.h"
+
+#define MAX_PARTICIPANTS (1u << 16)
+#define SEGS_PER_MSG 1024u
+#define DEFAULT_TIMEOUT_MS 60000u
+
+struct part {
+    struct conn *c;
+    uint64_t req;
+    uint32_t rank;
+    int present, answered;
+    struct ddio_desc d;
+    int have_desc;
+    int64_t first, end;          /* descriptor bounds (logical) */
+    uint64_t bytes, to, from;
+};
+
+enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_WRITE };
+
+struct slot {
+    struct xfer *x;
+    unsigned idx;
+    int state;
+    int io_busy;                 /* disk request outstanding */
+    int locked;                  /* holds the block lock */
+    uint64_t k, a;               /* local block number and first local offset */
+    struct disk *disk;
+    void *buf;
+    uint64_t old_valid;          /* block bytes below the local size at issue */
+    uint64_t write_hi;           /* one past the highest byte written in block */
+    int full, overlap;
+    uint32_t pending;            /* GET answers outstanding (x->mu) */
+    uint32_t next_part;          /* overlap mode: next participant to pull */
+    struct disk_req dr;
+};
+
+struct xfer {
+    struct server *srv;
+    struct ofile *of;
+    uint64_t group, seq;
+    uint32_t op, flags, n, timeout_ms;
+    struct part *parts;          /* indexed by rank */
+    uint32_t arrived;
+    int64_t t_first_us;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;           /* CLOCK_MONOTONIC */
+    int status;
+    char msg[512];
+    struct xfer *next;
+    /* running */
+    struct ddio_stripe S;
+    uint32_t me;
+    uint64_t B;
+    uint64_t *blocks;
+    size_t nblocks;
+    struct slot *slots;
+    unsigned nslots, inflight;
+    unsigned *ready, nready;
+    uint32_t next_tag;
+    uint64_t *bitmap;
+    struct xfer_counters ctr;
+};
+
+struct engine {
+    pthread_mutex_t mu;
+    struct xfer *gates;          /* collectives waiting for participants */
+    struct xfer *running;
+};
+
+/* a GET waiting for its DATA, registered on the participant's connection */
+struct pseg { uint64_t s_lo, s_hi; uint8_t *bufp; int64_t L; };
+struct pget {
+    struct pget *next;
+    uint64_t req;
+    uint32_t tag;
+    int busy;                    /* a reader is receiving into the block */
+    struct xfer *x;
+    struct slot *s;
+    struct part *p;
+    uint32_t nseg;
+    struct pseg *seg;
+    uint64_t total;
+};
+
+/* a participant's bytes in one stripe-unit piece of a block */
+struct bseg { uint64_t s_lo, s_hi, boff; int64_t L; };
+
+/* ---- small helpers ------------------------------------------------------------- */
+
+static int64_t deadline_of(const struct xfer *x)
+{
+    return ddio_now_ms() + x->timeout_ms;
+}
+
+static void cond_init_mono(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+static int timedwait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline_ms)
+{
+    if (ddio_now_ms() >= deadline_ms)
+        return ETIMEDOUT;
+    struct timespec ts = {.tv_sec = deadline_ms / 1000,
+                          .tv_nsec = (deadline_ms % 1000) * 1000000};
+    return pthread_cond_timedwait(cv, mu, &ts);
+}
+
+/* record the first failure (x->mu held); the message names the server */
+static void fail_locked(struct xfer *x, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail_locked(struct xfer *x, int err, const char *fmt, ...)
+{
+    if (x->status)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    srv_errmsg(x->srv, x->msg, sizeof(x->msg), fmt, ap);
+    va_end(ap);
+    x->status = err;
+    pthread_cond_broadcast(&x->cv);
+}
+
+#define FAIL(x, err, ...) do { \
+        pthread_mutex_lock(&(x)->mu); fail_locked((x), (err), __VA_ARGS__); \
+        pthread_mutex_unlock(&(x)->mu); } while (0)
+
+static int failed(struct xfer *x)
+{
+    pthread_mutex_lock(&x->mu);
+    int s = x->status;
+    pthread_mutex_unlock(&x->mu);
+    return s;
+}
+
+static const char *op_name(uint32_t op)
+{
+    return op == DDIO_X_READ ? "read" : "write";
+}
+
+/* ---- xfer lifetime ---------------------------------------------------------------- */
+
+static struct xfer *xfer_new(struct server *srv, const struct ddio_xfer *m, struct ofile *of)
+{
+    struct xfer *x = calloc(1, sizeof(*x));
+    if (!x)
+        return NULL;
+    x->parts = calloc(m->nparticipants, sizeof(*x->parts));
+    if (!x->parts) {
+        free(x);
+        return NULL;
+    }
+    x->srv = srv;
+    x->of = of;
+    x->group = m->group;
+    x->seq = m->seq;
+    x->op = m->op;
+    x->flags = m->flags;
+    x->n = m->nparticipants;
+    x->timeout_ms = m->timeout_ms ? m->timeout_ms : DEFAULT_TIMEOUT_MS;
+    x->t_first_us = ddio_now_us();
+    pthread_mutex_init(&x->mu, NULL);
+    cond_init_mono(&x->cv);
+    return x;
+}
+
+static void xfer_free(struct xfer *x)
+{
+    for (uint32_t i = 0; i < x->n; i++) {
+        struct part *p = &x->parts[i];
+        if (p->have_desc)
+            ddio_desc_free(&p->d);
+        if (p->c)
+            conn_unref(p->c);
+    }
+    store_release(&x->srv->store, x->of);
+    free(x->parts);
+    free(x->blocks);
+    free(x->slots);
+    free(x->ready);
+    free(x->bitmap);
+    pthread_cond_destroy(&x->cv);
+    pthread_mutex_destroy(&x->mu);
+    free(x);
+}
+
+static void list_remove(struct xfer **head, struct xfer *x)
+{
+    for (struct xfer **pp = head; *pp; pp = &(*pp)->next)
+        if (*pp == x) {
+            *pp = x->next;
+            return;
+        }
+}
+
+/* ---- per-block segments --------------------------------------------------------------- */
+
+/* Fill up to cap segments of participant p in local [*o, end) (one per
+ * stripe-unit piece holding p's bytes); advances *o. */
+static size_t block_segs(const struct xfer *x, const struct part *p, uint64_t *o,
+                         uint64_t end, uint64_t a, struct bseg *out, size_t cap)
+{
+    size_t n = 0;
+    while (*o < end && n < cap) {
+        uint64_t uend = (*o / x->S.unit + 1) * x->S.unit;
+        uint64_t e = uend < end ? uend : end;
+        int64_t L = (int64_t)ddio_layout_logical(&x->S, x->me, *o);
+        int64_t Lend = L + (int64_t)(e - *o);
+        if (p->have_desc && p->d.length && L < p->end && Lend > p->first) {
+            uint64_t s_lo = ddio_desc_stream_before(&p->d, L);
+            uint64_t s_hi = ddio_desc_stream_before(&p->d, Lend);
+            if (s_hi > s_lo)
+                out[n++] = (struct bseg){s_lo, s_hi, *o - a, L};
+        }
+        *o = e;
+    }
+    return n;
+}
+
+/* offset in the block one past p's last byte in segment g */
+static uint64_t seg_hi(const struct part *p, const struct bseg *g)
+{
+    int64_t last = ddio_desc_addr(&p->d, g->s_hi - 1);
+    return g->boff + (uint64_t)(last - g->L) + 1;
+}
+
+/* ---- events --------------------------------------------------------------------------- */
+
+static void post_locked(struct xfer *x, struct slot *s)
+{
+    x->ready[x->nready++] = s->idx;
+    pthread_cond_broadcast(&x->cv);
+}
+
+static void disk_done_cb(struct disk_req *r)
+{
+    struct slot *s = r->arg;
+    struct xfer *x = s->x;
+    pthread_mutex_lock(&x->mu);
+    post_locked(x, s);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* next event, or NULL when the XFER failed (or drain = 1 and nothing is
+ * left on disk) */
+static struct slot *wait_event(struct xfer *x, int drain)
+{
+    pthread_mutex_lock(&x->mu);
+    int64_t dl = deadline_of(x);
+    while (x->nready == 0 && (drain || !x->status)) {
+        if (drain) {
+            pthread_cond_wait(&x->cv, &x->mu);   /* disk I/O always completes */
+            continue;
+        }
+        if (timedwait_ms(&x->cv, &x->mu, dl) == ETIMEDOUT && x->nready == 0)
+            fail_locked(x, ETIMEDOUT, "%s timed out after %u ms waiting for client data or disk",
+                        op_name(x->op), x->timeout_ms);
+    }
+    struct slot *s = NULL;
+    if (x->nready && (drain || !x->status))
+        s = &x->slots[x->ready[--x->nready]];
+    pthread_mutex_unlock(&x->mu);
+    return s;
+}
+
+static void submit_io(struct xfer *x, struct slot *s, int write, size_t len)
+{
+    uint64_t doff;
+    int d = store_disk_of(x->of, s->a, &doff);
+    s->dr = (struct disk_req){.fd = x->of->fds[d], .write = write, .buf = s->buf,
+                              .off = doff, .len = len, .cb = disk_done_cb, .arg = s};
+    s->io_busy = 1;
+    disk_submit(s->disk, &s->dr);
+}
+
+static size_t round4k(uint64_t n)
+{
+    return (size_t)((n + 4095) & ~(uint64_t)4095);
+}
+
+static void release_slot(struct xfer *x, struct slot *s)
+{
+    disk_buf_put(s->disk, s->buf);
+    if (s->locked)
+        store_blk_unlock(x->of, s->k);
+    s->state = S_FREE;
+    s->locked = 0;
+    s->buf = NULL;
+    x->inflight--;
+}
+
+/* ---- read pipeline ------------------------------------------------------------------------- */
+
+static int send_put(struct xfer *x, struct part *p, const struct slot *s,
+                    const struct bseg *g, size_t n)
+{
+    struct ddio_seg segs[SEGS_PER_MSG];
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        segs[i] = (struct ddio_seg){g[i].s_lo, g[i].s_hi - g[i].s_lo};
+        total += segs[i].len;
+    }
+    struct ddio_segs m = {.tag = 0, .nseg = (uint32_t)n, .seg = segs, .total = total};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_put(&w, &m);
+    uint8_t *data = ddio_put_space(&w, total);
+    if (!data || w.err) {
+        ddio_wbuf_free(&w);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ddio_desc_gather(&p->d, (const uint8_t *)s->buf + g[i].boff, g[i].L,
+                         g[i].s_lo, g[i].s_hi, data);
+        data += g[i].s_hi - g[i].s_lo;
+    }
+    int rc = conn_send(p->c, DDIO_T_PUT, p->req, 0, w.p, w.len, 1, deadline_of(x));
+    if (rc == 0) {
+        p->bytes += total;
+        p->to += total;
+        x->ctr.bytes_sent += total;
+    }
+    return rc;
+}
+
+static void read_done(struct xfer *x, struct slot *s)
+{
+    if (s->dr.res < 0) {
+        FAIL(x, -s->dr.res, "read of %s on disk %d: %s", x->of->path, s->disk->idx,
+             ddio_errno_name(-s->dr.res));
+        return;
+    }
+    x->ctr.blocks_read++;
+    x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
+    if (s->dr.done < s->old_valid)   /* datafile shorter than the size: a hole */
+        memset((uint8_t *)s->buf + s->dr.done, 0, s->old_valid - s->dr.done);
+    struct bseg g[SEGS_PER_MSG];
+    for (uint32_t r = 0; r < x->n; r++) {
+        struct part *p = &x->parts[r];
+        uint64_t o = s->a, end = s->a + s->old_valid;
+        while (o < end) {
+            size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            int rc = n ? send_put(x, p, s, g, n) : 0;
+            if (rc) {
+                FAIL(x, -rc, "send to rank %u (%s): %s", r, p->c->peer, ddio_errno_name(-rc));
+                return;
+            }
+        }
+    }
+}
+
+/* ---- write pipeline ------------------------------------------------------------------------- */
+
+/* set bits [lo, hi); returns bits newly set, *overlap |= any already set */
+static uint64_t bm_set(uint64_t *bm, uint64_t lo, uint64_t hi, int *overlap)
+{
+    uint64_t added = 0;
+    while (lo < hi) {
+        uint64_t w = lo / 64, b = lo % 64;
+        uint64_t nb = (hi - lo < 64 - b) ? hi - lo : 64 - b;
+        uint64_t mask = (nb == 64 ? ~0ull : ((1ull << nb) - 1)) << b;
+        if (bm[w] & mask)
+            *overlap = 1;
+        added += (uint64_t)__builtin_popcountll(mask & ~bm[w]);
+        bm[w] |= mask;
+        lo += nb;
+    }
+    return added;
+}
+
+struct cover { uint64_t *bm; uint64_t boff; int64_t L; uint64_t added; int overlap; };
+
+static int cover_piece(void *arg, int64_t addr, uint64_t len, uint64_t stream_off)
+{
+    struct cover *cv = arg;
+    uint64_t lo = cv->boff + (uint64_t)(addr - cv->L);
+    cv->added += bm_set(cv->bm, lo, lo + len, &cv->overlap);
+    return 0;
+}
+
+/* Which participants write this block, how much of it, up to where, and
+ * whether two of them overlap. With one writer the count of its bytes
+ * decides full coverage (a monotone stream never repeats a byte); with
+ * several, a bitmap of the block does. */
+static void write_coverage(struct xfer *x, struct slot *s)
+{
+    struct bseg g[SEGS_PER_MSG];
+    uint64_t bytes = 0;
+    uint32_t writers = 0;
+    s->write_hi = 0;
+    for (uint32_t r = 0; r < x->n; r++) {
+        struct part *p = &x->parts[r];
+        uint64_t o = s->a, end = s->a + x->B, mine = 0;
+        while (o < end) {
+            size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            for (size_t i = 0; i < n; i++) {
+                mine += g[i].s_hi - g[i].s_lo;
+                uint64_t hi = seg_hi(p, &g[i]);
+                if (hi > s->write_hi)
+                    s->write_hi = hi;
+            }
+        }
+        writers += mine > 0;
+        bytes += mine;
+    }
+    s->overlap = 0;
+    if (writers < 2) {
+        s->full = bytes == x->B;
+        return;
+    }
+    struct cover cv = {.bm = x->bitmap};
+    memset(x->bitmap, 0, x->B / 8);
+    for (uint32_t r = 0; r < x->n; r++) {
+        struct part *p = &x->parts[r];
+        uint64_t o = s->a, end = s->a + x->B;
+        while (o < end) {
+            size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            for (size_t i = 0; i < n; i++) {
+                cv.boff = g[i].boff;
+                cv.L = g[i].L;
+                ddio_desc_walk_stream(&p->d, g[i].s_lo, g[i].s_hi, cover_piece, &cv);
+            }
+        }
+    }
+    s->overlap = cv.overlap;
+    s->full = cv.added == x->B;
+}
+
+static void unregister_pget(struct conn *c, struct pget *pg)
+{
+    for (struct pget **pp = &c->pgets; *pp; pp = &(*pp)->next)
+        if (*pp == pg) {
+            *pp = pg->next;
+            break;
+        }
+}
+
+/* register and send one GET for segments g of participant p */
+static int send_get(struct xfer *x, struct slot *s, struct part *p, const struct bseg *g, size_t n)
+{
+    struct pget *pg = calloc(1, sizeof(*pg));
+    struct pseg *ps = calloc(n, sizeof(*ps));
+    struct ddio_seg *segs = calloc(n, sizeof(*segs));
+    if (!pg || !ps || !segs) {
+        free(pg);
+        free(ps);
+        free(segs);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ps[i] = (struct pseg){g[i].s_lo, g[i].s_hi, (uint8_t *)s->buf + g[i].boff, g[i].L};
+        segs[i] = (struct ddio_seg){g[i].s_lo, g[i].s_hi - g[i].s_lo};
+        pg->total += segs[i].len;
+    }
+    *pg = (struct pget){.req = p->req, .x = x, .s = s, .p = p, .nseg = (uint32_t)n,
+                        .seg = ps, .total = pg->total};
+    pthread_mutex_lock(&x->mu);
+    pg->tag = ++x->next_tag;
+    s->pending++;                 /* before the GET leaves: DATA may be quick */
+    pthread_mutex_unlock(&x->mu);
+    pthread_mutex_lock(&p->c->mu);
+    int dead = p->c->dead;
+    if (!dead) {
+        pg->next = p->c->pgets;
+        p->c->pgets = pg;
+    }
+    pthread_mutex_unlock(&p->c->mu);
+    struct ddio_segs m = {.tag = pg->tag, .nseg = (uint32_t)n, .seg = segs, .total = pg->total};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_get(&w, &m);
+    free(segs);
+    if (dead) {
+        free(ps);
+        free(pg);
+        ddio_wbuf_free(&w);
+        return -ECONNRESET;
+    }
+    if (w.err) {
+        ddio_wbuf_free(&w);
+        return -ENOMEM;           /* the pget is reclaimed by cancel_pgets */
+    }
+    return conn_send(p->c, DDIO_T_GET, p->req, 0, w.p, w.len, 1, deadline_of(x));
+}
+
+/* GETs for participant p's bytes in the block; returns how many, or -errno */
+static int pull_from(struct xfer *x, struct slot *s, struct part *p)
+{
+    struct bseg g[SEGS_PER_MSG];
+    uint64_t o = s->a, end = s->a + x->B;
+    int sent = 0;
+    while (o < end) {
+        size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+        if (n == 0)
+            continue;
+        int rc = send_get(x, s, p, g, n);
+        if (rc)
+            return rc;
+        sent++;
+    }
+    return sent;
+}
+
+static void submit_write(struct xfer *x, struct slot *s)
+{
+    uint64_t len = s->write_hi > s->old_valid ? s->write_hi : s->old_valid;
+    if (x->srv->store.direct[s->disk->idx])
+        len = round4k(len);       /* O_DIRECT: whole 4 KiB sectors; trimmed later */
+    if (len > x->B)
+        len = x->B;
+    store_note_write(x->of, s->a + s->write_hi);
+    s->state = S_WRITE;
+    submit_io(x, s, 1, (size_t)len);
+}
+
+/* Pull the next participant(s) data; when nothing is left, write. In
+ * overlap mode one participant at a time in rank order, so the higher rank's
+ * bytes land last; otherwise all at once (disjoint bytes, any order). */
+static void pull_next(struct xfer *x, struct slot *s)
+{
+    s->state = S_DATA;
+    /* hold one count while sending, so a quick DATA answer cannot bring
+     * pending to 0 (and post an event) before all GETs are out */
+    pthread_mutex_lock(&x->mu);
+    s->pending++;
+    pthread_mutex_unlock(&x->mu);
+    while (s->next_part < x->n) {
+        struct part *p = &x->parts[s->next_part++];
+        int rc = pull_from(x, s, p);
+        if (rc < 0) {
+            FAIL(x, -rc, "GET to rank %u (%s): %s", p->rank, p->c->peer, ddio_errno_name(-rc));
+            break;
+        }
+        if (rc > 0 && s->overlap)
+            break;                /* wait for this rank's DATA first */
+    }
+    pthread_mutex_lock(&x->mu);
+    int waiting = --s->pending > 0;
+    int bad = x->status;
+    pthread_mutex_unlock(&x->mu);
+    if (!waiting && !bad)
+        submit_write(x, s);
+}
+
+static void start_write(struct xfer *x, struct slot *s)
+{
+    write_coverage(x, s);
+    s->next_part = 0;
+    if (!s->full && s->old_valid > 0) {
+        s->state = S_RMW;         /* partly covered, inside the file: read first */
+        submit_io(x, s, 0, round4k(s->old_valid));
+        return;
+    }
+    if (!s->full)
+        memset(s->buf, 0, x->B);
+    pull_next(x, s);
+}
+
+static int io_error(struct xfer *x, struct slot *s, const char *what)
+{
+    if (s->dr.res >= 0)
+        return 0;
+    FAIL(x, -s->dr.res, "%s of %s on disk %d: %s", what, x->of->path, s->disk->idx,
+         ddio_errno_name(-s->dr.res));
+    return 1;
+}
+
+static void process(struct xfer *x, struct slot *s)
+{
+    s->io_busy = 0;
+    switch (s->state) {
+    case S_READ:
+        read_done(x, s);
+        release_slot(x, s);
+        break;
+    case S_RMW:
+        if (io_error(x, s, "read"))
+            break;
+        x->ctr.blocks_read++;
+        x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
+        memset((uint8_t *)s->buf + s->dr.done, 0, x->B - s->dr.done);
+        pull_next(x, s);
+        break;
+    case S_DATA:                  /* every GET of the step was answered */
+        pull_next(x, s);
+        break;
+    case S_WRITE:
+        if (io_error(x, s, "write"))
+            break;
+        x->ctr.blocks_written++;
+        x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
+        release_slot(x, s);
+        break;
+    }
+}
+
+/* ---- issuing blocks ---------------------------------------------------------------------- */
+
+static struct slot *free_slot(struct xfer *x)
+{
+    for (unsigned i = 0; i < x->nslots; i++)
+        if (x->slots[i].state == S_FREE)
+            return &x->slots[i];
+    return NULL;
+}
+
+/* Start block k. wait = 0: -EAGAIN when a buffer or the block lock is busy
+ * (the caller first finishes its own in-flight blocks). */
+static int issue_block(struct xfer *x, uint64_t k, int wait)
+{
+    struct slot *s = free_slot(x);
+    if (!s)
+        return -EAGAIN;
+    uint64_t doff;
+    int d = store_disk_of(x->of, k * x->B, &doff);
+    struct disk *disk = &x->srv->disks[d];
+    int64_t dl = deadline_of(x);
+    int write = x->op == DDIO_X_WRITE;
+    if (write) {
+        int rc = store_blk_lock(x->of, k, wait, dl);
+        if (rc == -ETIMEDOUT)
+            FAIL(x, ETIMEDOUT, "block %" PRIu64 " of %s stayed locked for %u ms",
+                 k, x->of->path, x->timeout_ms);
+        if (rc)
+            return rc;
+    }
+    void *buf = disk_buf_get(disk, wait, dl);
+    if (!buf) {
+        if (write)
+            store_blk_unlock(x->of, k);
+        if (!wait)
+            return -EAGAIN;
+        FAIL(x, ETIMEDOUT, "no free buffer on disk %d for %u ms", d, x->timeout_ms);
+        return -ETIMEDOUT;
+    }
+    uint64_t size = store_size(x->of), a = k * x->B;
+    s->k = k;
+    s->a = a;
+    s->disk = disk;
+    s->buf = buf;
+    s->locked = write;
+    s->old_valid = size > a ? (size - a < x->B ? size - a : x->B) : 0;
+    x->inflight++;
+    if (write) {
+        start_write(x, s);
+    } else if (s->old_valid == 0) {
+        release_slot(x, s);       /* truncated meanwhile: nothing to send */
+    } else {
+        s->state = S_READ;
+        submit_io(x, s, 0, round4k(s->old_valid));
+    }
+    return 0;
+}
+
+/* ---- the pass ----------------------------------------------------------------------------- */
+
+static void cancel_pgets(struct xfer *x)
+{
+    for (uint32_t r = 0; r < x->n; r++) {
+        struct conn *c = x->parts[r].c;
+        if (!c || (r > 0 && c == x->parts[r - 1].c))
+            continue;
+        pthread_mutex_lock(&c->mu);
+        for (int again = 1; again;) {
+            again = 0;
+            for (struct pget *pg = c->pgets; pg; pg = pg->next) {
+                if (pg->x != x)
+                    continue;
+                if (pg->busy) {     /* a reader is filling the block: let it end */
+                    timedwait_ms(&c->cv, &c->mu, ddio_now_ms() + 100);
+                } else {
+                    unregister_pget(c, pg);
+                    free(pg->seg);
+                    free(pg);
+                }
+                again = 1;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+}
+
+/* after a failure: let disk I/O finish, then give everything back */
+static void drain(struct xfer *x)
+{
+    cancel_pgets(x);
+    for (;;) {
+        unsigned busy = 0;
+        for (unsigned i = 0; i < x->nslots; i++)
+            busy += (unsigned)x->slots[i].io_busy;
+        if (!busy)
+            break;
+        struct slot *s = wait_event(x, 1);
+        if (s)
+            s->io_busy = 0;
+    }
+    for (unsigned i = 0; i < x->nslots; i++)
+        if (x->slots[i].state != S_FREE)
+            release_slot(x, &x->slots[i]);
+}
+
+static int alloc_run(struct xfer *x)
+{
+    x->nslots = (unsigned)x->srv->ndisks * x->srv->cfg.buffers;
+    x->slots = calloc(x->nslots, sizeof(*x->slots));
+    x->ready = calloc(x->nslots * 2, sizeof(*x->ready));
+    x->bitmap = (x->op == DDIO_X_WRITE && x->n > 1) ? calloc(x->B / 64, sizeof(uint64_t)) : NULL;
+    if (!x->slots || !x->ready || (x->op == DDIO_X_WRITE && x->n > 1 && !x->bitmap))
+        return -ENOMEM;
+    for (unsigned i = 0; i < x->nslots; i++) {
+        x->slots[i].x = x;
+        x->slots[i].idx = i;
+    }
+    return 0;
+}
+
+static int plan(struct xfer *x)
+{
+    const struct ddio_desc **descs = calloc(x->n, sizeof(*descs));
+    if (!descs)
+        return -ENOMEM;
+    for (uint32_t r = 0; r < x->n; r++)
+        descs[r] = x->parts[r].have_desc ? &x->parts[r].d : NULL;
+    struct plan_in in = {
+        .descs = descs, .n = x->n, .stripe = x->S, .me = x->me, .disks = x->of->disks,
+        .limit = x->op == DDIO_X_READ ? store_size(x->of) : UINT64_MAX,
+        .fds = x->of->fds, .nosort = (x->flags & DDIO_XF_NOSORT) != 0,
+        .rotate = x->srv->cfg.rotate,
+    };
+    int sorted = 0;
+    int rc = plan_blocks(&in, &x->blocks, &x->nblocks, &sorted);
+    free(descs);
+    x->ctr.sorted = (uint64_t)sorted;
+    x->ctr.blocks = x->nblocks;
+    return rc;
+}
+
+static void pipeline(struct xfer *x)
+{
+    size_t next = 0;
+    while (!failed(x)) {
+        while (next < x->nblocks) {
+            int rc = issue_block(x, x->blocks[next], x->inflight == 0);
+            if (rc == -EAGAIN)
+                break;
+            if (rc) {
+                FAIL(x, -rc, "%s block %" PRIu64 ": %s", op_name(x->op), x->blocks[next],
+                     ddio_errno_name(-rc));
+                break;
+            }
+            next++;
+        }
+        if (failed(x) || (next == x->nblocks && x->inflight == 0))
+            break;
+        struct slot *s = wait_event(x, 0);
+        if (s)
+            process(x, s);
+    }
+}
+
+static void run(struct xfer *x)
+{
+    x->S.unit = x->of->layout.stripe_unit;
+    x->S.count = x->of->layout.stripe_count;
+    x->me = x->of->layout.server_index;
+    x->B = x->of->block_size;
+    int64_t t0 = ddio_now_us();
+    int rc = alloc_run(x);
+    if (rc == 0)
+        rc = plan(x);
+    if (rc)
+        FAIL(x, -rc, "planning %s: %s", op_name(x->op), ddio_errno_name(-rc));
+    else
+        pipeline(x);
+    if (failed(x))
+        drain(x);
+    if (x->op == DDIO_X_WRITE && (rc = store_trim(x->of)) != 0)
+        FAIL(x, -rc, "truncate %s after write: %s", x->of->path, ddio_errno_name(-rc));
+    x->ctr.io_us = (uint64_t)(ddio_now_us() - t0);
+}
+
+/* ---- DONE ------------------------------------------------------------------------------------ */
+
+static void send_done(struct xfer *x, struct part *p)
+{
+    if (!p->present || p->answered)
+        return;
+    p->answered = 1;
+    if (x->status) {
+        conn_send_err(p->c, DDIO_T_XFER | DDIO_REPLY, p->req, x->status, "%s", x->msg);
+        return;
+    }
+    struct ddio_xfer_r r = {
+        .bytes = p->bytes, .local_size = store_size(x->of),
+        .desc_bytes = x->ctr.desc_bytes, .blocks_read = x->ctr.blocks_read,
+        .blocks_written = x->ctr.blocks_written, .nonconsec = x->ctr.nonconsec,
+        .bytes_to_rank = p->to, .bytes_from_rank = p->from,
+        .wait_us = x->ctr.wait_us, .io_us = x->ctr.io_us, .sorted = x->ctr.sorted,
+    };
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer_r(&w, &r);
+    if (w.err) {
+        ddio_wbuf_free(&w);
+        conn_send_err(p->c, DDIO_T_XFER | DDIO_REPLY, p->req, ENOMEM, "DONE: out of memory");
+        return;
+    }
+    conn_send(p->c, DDIO_T_XFER | DDIO_REPLY, p->req, 0, w.p, w.len, 0, deadline_of(x));
+}
+
+static void finish(struct xfer *x)
+{
+    for (uint32_t r = 0; r < x->n; r++)
+        send_done(x, &x->parts[r]);
+    x->ctr.nparticipants = x->n;
+    stats_xfer(&x->srv->stats, &x->ctr, x->n > 1, x->status != 0);
+    DDIO_DEBUG("xfer %s %s group %" PRIx64 " seq %" PRIu64 " P=%u: status %s blocks %" PRIu64
+               " read %" PRIu64 " written %" PRIu64 " nonconsec %" PRIu64 " sent %" PRIu64
+               " recv %" PRIu64 " desc %" PRIu64 " wait %" PRIu64 "us io %" PRIu64 "us sorted %"
+               PRIu64, op_name(x->op), x->of->path, x->group, x->seq, x->n,
+               x->status ? ddio_errno_name(x->status) : "ok", x->ctr.blocks,
+               x->ctr.blocks_read, x->ctr.blocks_written, x->ctr.nonconsec, x->ctr.bytes_sent,
+               x->ctr.bytes_recv, x->ctr.desc_bytes, x->ctr.wait_us, x->ctr.io_us,
+               x->ctr.sorted);
+}
+
+/* run a complete XFER (all participants present) and answer everyone */
+static void execute(struct server *srv, struct xfer *x)
+{
+    struct engine *e = srv->eng;
+    pthread_mutex_lock(&e->mu);
+    x->next = e->running;
+    e->running = x;
+    pthread_mutex_unlock(&e->mu);
+    x->ctr.wait_us = (uint64_t)(ddio_now_us() - x->t_first_us);
+    if (!failed(x))
+        run(x);
+    for (uint32_t r = 0; r < x->n; r++)
+        x->ctr.bytes_recv += x->parts[r].from;
+    pthread_mutex_lock(&e->mu);
+    list_remove(&e->running, x);
+    pthread_mutex_unlock(&e->mu);
+    finish(x);
+    xfer_free(x);
+}
+
+/* ---- arrival and the collective gate ------------------------------------------------------- */
+
+/* decode one participant's descriptor; on failure the message says why */
+static int load_desc(struct part *p, const struct ddio_xfer *m, char *why, size_t n)
+{
+    int rc = ddio_desc_decode(m->desc, m->desc_len, DDIO_DESC_MAX_NODES, &p->d);
+    if (rc) {
+        snprintf(why, n, "rank %u: malformed descriptor (%s)", m->rank, ddio_errno_name(-rc));
+        return -EPROTO;
+    }
+    p->have_desc = 1;
+    if (ddio_desc_check_monotone(&p->d)) {
+        snprintf(why, n, "rank %u: descriptor is not monotone in the file", m->rank);
+        return -EINVAL;
+    }
+    ddio_desc_bounds(&p->d, &p->first, &p->end);
+    return 0;
+}
+
+static void add_part(struct xfer *x, struct conn *c, uint64_t req, const struct ddio_xfer *m,
+                     int *bad, char *why, size_t whylen)
+{
+    struct part *p = &x->parts[m->rank];
+    conn_ref(c);
+    p->c = c;
+    p->req = req;
+    p->rank = m->rank;
+    p->present = 1;
+    x->arrived++;
+    x->ctr.desc_bytes += m->desc_len;
+    *bad = load_desc(p, m, why, whylen);
+}
+
+static struct xfer *find_gate(struct engine *e, const struct ofile *of, const struct ddio_xfer *m)
+{
+    for (struct xfer *x = e->gates; x; x = x->next)
+        if (x->of == of && x->group == m->group && x->seq == m->seq)
+            return x;
+    return NULL;
+}
+
+/* The creator waits for the others (or the deadline) and runs the pass.
+ * After a failure the gate stays until everyone arrived or the deadline, so
+ * late participants get the error at once instead of waiting in vain. */
+static void gate_wait(struct server *srv, struct xfer *x)
+{
+    int64_t dl = x->t_first_us / 1000 + x->timeout_ms;
+    pthread_mutex_lock(&x->mu);
+    while (x->arrived < x->n) {
+        if (x->status) {
+            pthread_mutex_unlock(&x->mu);
+            for (uint32_t r = 0; r < x->n; r++)
+                send_done(x, &x->parts[r]);   /* parts are stable: only added */
+            pthread_mutex_lock(&x->mu);
+        }
+        if (timedwait_ms(&x->cv, &x->mu, dl) == ETIMEDOUT && x->arrived < x->n) {
+            fail_locked(x, ETIMEDOUT, "collective %s seq %" PRIu64 ": %u of %u participants "
+                        "arrived within %u ms", op_name(x->op), x->seq, x->arrived, x->n,
+                        x->timeout_ms);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+    pthread_mutex_lock(&srv->eng->mu);
+    list_remove(&srv->eng->gates, x);
+    pthread_mutex_unlock(&srv->eng->mu);
+    execute(srv, x);
+}
+
+static int same_op(const struct xfer *x, const struct ddio_xfer *m)
+{
+    return x->op == m->op && x->n == m->nparticipants
+        && (x->flags & DDIO_XF_NOSORT) == (m->flags & DDIO_XF_NOSORT);
+}
+
+static void join(struct server *srv, struct conn *c, uint64_t req, const struct ddio_xfer *m,
+                 struct ofile *of)
+{
+    struct engine *e = srv->eng;
+    char why[256];
+    int bad = 0;
+    pthread_mutex_lock(&e->mu);
+    struct xfer *x = find_gate(e, of, m);
+    if (x) {
+        store_release(&srv->store, of);   /* the gate holds the file already */
+        pthread_mutex_lock(&x->mu);
+        if (!same_op(x, m) || x->parts[m->rank].present) {
+            fail_locked(x, EINVAL, "collective seq %" PRIu64 ": rank %u disagrees (op, count "
+                        "or duplicate rank)", m->seq, m->rank);
+            pthread_mutex_unlock(&x->mu);
+            pthread_mutex_unlock(&e->mu);
+            conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, req, EINVAL,
+                          "collective seq %" PRIu64 ": participant mismatch (rank %u)",
+                          m->seq, m->rank);
+            return;
+        }
+        add_part(x, c, req, m, &bad, why, sizeof(why));
+        if (bad)
+            fail_locked(x, -bad, "%s", why);
+        pthread_cond_broadcast(&x->cv);
+        pthread_mutex_unlock(&x->mu);
+        pthread_mutex_unlock(&e->mu);
+        return;                   /* the creator runs it */
+    }
+    x = xfer_new(srv, m, of);
+    if (!x) {
+        pthread_mutex_unlock(&e->mu);
+        store_release(&srv->store, of);
+        conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, req, ENOMEM, "xfer: out of memory");
+        return;
+    }
+    add_part(x, c, req, m, &bad, why, sizeof(why));
+    if (bad)
+        FAIL(x, -bad, "%s", why);
+    x->next = e->gates;
+    e->gates = x;
+    pthread_mutex_unlock(&e->mu);
+    gate_wait(srv, x);
+}
+
+static int check_header(const struct ddio_xfer *m, char *why, size_t n)
+{
+    if (m->op != DDIO_X_READ && m->op != DDIO_X_WRITE)
+        snprintf(why, n, "xfer: unknown op %u", m->op);
+    else if (m->nparticipants == 0 || m->nparticipants > MAX_PARTICIPANTS)
+        snprintf(why, n, "xfer: %u participants (1..%u)", m->nparticipants, MAX_PARTICIPANTS);
+    else if (m->rank >= m->nparticipants)
+        snprintf(why, n, "xfer: rank %u of %u", m->rank, m->nparticipants);
+    else
+        return 0;
+    return -EINVAL;
+}
+
+void engine_xfer(struct server *srv, struct conn *c, uint64_t req,
+                 const struct ddio_xfer *m, struct ofile *of)
+{
+    char why[256];
+    if (check_header(m, why, sizeof(why))) {
+        store_release(&srv->store, of);
+        conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, req, EINVAL, "%s", why);
+        return;
+    }
+    if (m->nparticipants > 1) {
+        join(srv, c, req, m, of);
+        return;
+    }
+    struct xfer *x = xfer_new(srv, m, of);
+    if (!x) {
+        store_release(&srv->store, of);
+        conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, req, ENOMEM, "xfer: out of memory");
+        return;
+    }
+    int bad = 0;
+    add_part(x, c, req, m, &bad, why, sizeof(why));
+    if (bad)
+        FAIL(x, -bad, "%s", why);
+    execute(srv, x);
+}
+
+/* ---- DATA (reader thread) -------------------------------------------------------------------- */
+
+static struct pget *claim_pget(struct conn *c, uint64_t req, uint32_t tag)
+{
+    pthread_mutex_lock(&c->mu);
+    struct pget *pg = c->pgets;
+    while (pg && !(pg->req == req && pg->tag == tag && !pg->busy))
+        pg = pg->next;
+    if (pg)
+        pg->busy = 1;
+    pthread_mutex_unlock(&c->mu);
+    return pg;
+}
+
+static void drop_pget(struct conn *c, struct pget *pg)
+{
+    pthread_mutex_lock(&c->mu);
+    unregister_pget(c, pg);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    free(pg->seg);
+    free(pg);
+}
+
+static int ensure_scratch(struct conn *c)
+{
+    if (c->scratch)
+        return 0;
+    c->scratch_len = 256u << 10;
+    c->scratch = malloc(c->scratch_len);
+    return c->scratch ? 0 : -ENOMEM;
+}
+
+/* receive the GET's bytes in scratch-sized chunks, scattering each */
+static int recv_into_block(struct conn *c, struct pget *pg, int64_t dl)
+{
+    int rc = ensure_scratch(c);
+    for (uint32_t i = 0; rc == 0 && i < pg->nseg; i++) {
+        const struct pseg *g = &pg->seg[i];
+        for (uint64_t s = g->s_lo; rc == 0 && s < g->s_hi;) {
+            uint64_t n = g->s_hi - s < c->scratch_len ? g->s_hi - s : c->scratch_len;
+            rc = ddio_recv_all(c->fd, c->scratch, (size_t)n, dl);
+            if (rc == 0)
+                ddio_desc_scatter(&pg->p->d, g->bufp, g->L, s, s + n, c->scratch);
+            s += n;
+        }
+    }
+    return rc;
+}
+
+int engine_data(struct conn *c, const struct ddio_hdr *h)
+{
+    uint8_t tb[4];
+    if (h->len < 4)
+        return -EPROTO;
+    int64_t dl = ddio_now_ms() + DEFAULT_TIMEOUT_MS;
+    int rc = ddio_recv_all(c->fd, tb, 4, dl);
+    if (rc)
+        return rc;
+    uint32_t tag = (uint32_t)tb[0] | (uint32_t)tb[1] << 8 | (uint32_t)tb[2] << 16
+                 | (uint32_t)tb[3] << 24;
+    struct pget *pg = claim_pget(c, h->req, tag);
+    if (!pg)                      /* late answer to a failed XFER: harmless */
+        return ddio_discard(c->fd, (size_t)(h->len - 4), dl);
+    struct xfer *x = pg->x;
+    if (h->len - 4 != pg->total) {
+        FAIL(x, EPROTO, "DATA from %s: %" PRIu64 " bytes for a GET of %" PRIu64,
+             c->peer, h->len - 4, pg->total);
+        drop_pget(c, pg);
+        return -EPROTO;
+    }
+    rc = recv_into_block(c, pg, ddio_now_ms() + x->timeout_ms);
+    pthread_mutex_lock(&x->mu);
+    if (rc)
+        fail_locked(x, -rc, "receiving DATA from %s: %s", c->peer, ddio_errno_name(-rc));
+    pg->p->from += pg->total;
+    pg->p->bytes += pg->total;
+    if (--pg->s->pending == 0 && !rc)
+        post_locked(x, pg->s);
+    pthread_mutex_unlock(&x->mu);
+    drop_pget(c, pg);
+    return rc;
+}
+
+/* ---- connection drops, shutdown ---------------------------------------------------------------- */
+
+static void fail_if_member(struct xfer *x, struct conn *c)
+{
+    pthread_mutex_lock(&x->mu);
+    for (uint32_t r = 0; r < x->n; r++)
+        if (x->parts[r].present && x->parts[r].c == c) {
+            fail_locked(x, ECONNRESET, "rank %u (%s) disconnected", r, c->peer);
+            break;
+        }
+    pthread_mutex_unlock(&x->mu);
+}
+
+void engine_conn_dropped(struct server *srv, struct conn *c)
+{
+    struct engine *e = srv->eng;
+    pthread_mutex_lock(&e->mu);
+    for (struct xfer *x = e->gates; x; x = x->next)
+        fail_if_member(x, c);
+    for (struct xfer *x = e->running; x; x = x->next)
+        fail_if_member(x, c);
+    pthread_mutex_unlock(&e->mu);
+}
+
+void engine_shutdown(struct server *srv)
+{
+    struct engine *e = srv->eng;
+    pthread_mutex_lock(&e->mu);
+    for (struct xfer *x = e->gates; x; x = x->next)
+        FAIL(x, ESHUTDOWN, "server shutting down");
+    for (struct xfer *x = e->running; x; x = x->next)
+        FAIL(x, ESHUTDOWN, "server shutting down");
+    pthread_mutex_unlock(&e->mu);
+}
+
+int engine_create(struct server *srv)
+{
+    struct engine *e = calloc(1, sizeof(*e));
+    if (!e)
+        return -ENOMEM;
+    pthread_mutex_init(&e->mu, NULL);
+    srv->eng = e;
+    return 0;
+}
+
+void engine_destroy(struct server *srv)
+{
+    if (!srv->eng)
+        return;
+    pthread_mutex_destroy(&srv->eng->mu);
+    free(srv->eng);
+    srv->eng = NULL;
+}

@@ -1,0 +1,33 @@
+/* Planner: the local blocks an XFER touches, in the order to issue them. */
+#ifndef DDIO_SRV_PLANNER_H
+#define DDIO_SRV_PLANNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddio_desc.h"
+#include "ddio_layout.h"
+
+struct plan_in {
+    const struct ddio_desc *const *descs;  /* participants (NULL = none) */
+    uint32_t n;
+    struct ddio_stripe stripe;   /* the file's striping over servers */
+    uint32_t me;                 /* this server's stripe index */
+    struct ddio_stripe disks;    /* {block size, ndisks}: local -> disk */
+    uint64_t limit;              /* only blocks starting below this local offset */
+    const int *fds;              /* datafile per disk, for FIEMAP */
+    int nosort;
+    int rotate;                  /* start at me * n / stripe.count, wrap */
+};
+
+/* *blocks: malloc'd local block numbers in issue order. *sorted = 1 when
+ * the order came from physical addresses. 0 or -ENOMEM / -EOVERFLOW.
+ *
+ * Order: per disk, blocks FIEMAP maps come first by physical address, then
+ * the unmapped ones (holes, beyond EOF, file systems without FIEMAP) in
+ * logical order; disks are interleaved round-robin so all of them work at
+ * once. Enumeration skips ranges no participant touches with
+ * ddio_desc_next(), so planning costs O(blocks touched * depth). */
+int plan_blocks(const struct plan_in *in, uint64_t **blocks, size_t *n, int *sorted);
+
+#endif
