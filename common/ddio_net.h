@@ -1,6 +1,10 @@
 /* Socket helpers shared by the driver and the server: every blocking call
  * takes an absolute deadline (monotonic ms, see ddio_now_ms) and fails with
- * -ETIMEDOUT when it passes, never hangs. No MPI dependency. */
+ * -ETIMEDOUT when it passes, never hangs. There is no "no deadline" value:
+ * pass ddio_now_ms() + timeout_ms (a past deadline fails at once unless the
+ * data is already there). The transfer helpers are for sockets (they use
+ * send/recv flags, MSG_NOSIGNAL); name resolution in ddio_connect is not
+ * bounded by the deadline. No MPI dependency. */
 #ifndef DDIO_NET_H
 #define DDIO_NET_H
 

@@ -224,7 +224,8 @@ struct ddio_segs {
 
 /* LOCK: byte-range lock on logical file offsets (kept by stripe server 0).
  * cmd: SETLK (non-blocking, EAGAIN on conflict), SETLKW (blocking, up to the
- * request's timeout, then ETIMEDOUT), UNLCK. len 0 = to end of file. */
+ * request's timeout, then ETIMEDOUT), UNLCK. len 0 = to end of file; any
+ * other range must not wrap past 2^64 (decoder: EPROTO, as PREALLOC). */
 #define DDIO_LK_SETLK   1u
 #define DDIO_LK_SETLKW  2u
 #define DDIO_LK_UNLCK   3u
@@ -251,6 +252,9 @@ int  ddio_dec_hello(const void *p, size_t n, struct ddio_hello *m);   /* free m-
 void ddio_enc_hello_r(struct ddio_wbuf *w, const struct ddio_hello_r *m);
 int  ddio_dec_hello_r(const void *p, size_t n, struct ddio_hello_r *m); /* free m->name */
 
+/* Only the first stripe_count ids are on the wire. The decoder requires
+ * stripe_unit > 0, 1 <= stripe_count <= DDIO_MAX_SERVERS and
+ * server_index < stripe_count (also in OPEN requests without CREAT). */
 void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l);
 int  ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l);
 void ddio_enc_open(struct ddio_wbuf *w, const struct ddio_open *m);
@@ -270,7 +274,8 @@ void ddio_enc_prealloc(struct ddio_wbuf *w, const struct ddio_prealloc *m);
 int  ddio_dec_prealloc(const void *p, size_t n, struct ddio_prealloc *m);
 
 void ddio_enc_xfer(struct ddio_wbuf *w, const struct ddio_xfer *m);
-/* m->desc points into p; the descriptor itself is decoded by ddio_desc_decode */
+/* m->desc points into p; the descriptor itself is decoded by ddio_desc_decode.
+ * Requires nparticipants >= 1 and rank < nparticipants. */
 int  ddio_dec_xfer(const void *p, size_t n, struct ddio_xfer *m);
 void ddio_enc_xfer_r(struct ddio_wbuf *w, const struct ddio_xfer_r *m);
 int  ddio_dec_xfer_r(const void *p, size_t n, struct ddio_xfer_r *m);
@@ -278,7 +283,12 @@ int  ddio_dec_xfer_r(const void *p, size_t n, struct ddio_xfer_r *m);
 /* Segment lists. The encoders write only the list part; the caller appends
  * data (PUT/DATA). The decoders consume the list part and report, through
  * *hdr_len, where the data begins; they check nseg <= DDIO_MAX_SEGS, that no
- * length is 0, that total fits in the remaining payload (PUT/DATA: exactly). */
+ * length is 0, that total fits in the remaining payload (PUT/DATA: exactly).
+ * Wire: PUT = nseg, segs, data; GET = tag, nseg, segs; DATA = tag, data.
+ * They never read the data bytes, so a receiver may pass a buffer holding
+ * only the list part with n = the full payload length (hdr.len).
+ * ddio_dec_data checks only the tag: the caller compares n - hdr_len with
+ * the total of the GET it answers. */
 void ddio_enc_put(struct ddio_wbuf *w, const struct ddio_segs *m);
 int  ddio_dec_put(const void *p, size_t n, struct ddio_segs *m, size_t *hdr_len);
 void ddio_enc_get(struct ddio_wbuf *w, const struct ddio_segs *m);

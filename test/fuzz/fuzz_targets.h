@@ -1,0 +1,14 @@
+/* Input format shared by the fuzz harness (fuzz_proto.c) and the seed
+ * generator (gen_corpus.c): the first byte, modulo FZ_N, selects the
+ * decoder; the rest of the input is what that decoder gets. */
+#ifndef DDIO_FUZZ_TARGETS_H
+#define DDIO_FUZZ_TARGETS_H
+
+enum fz_target {
+    FZ_HDR = 0, FZ_HELLO, FZ_HELLO_R, FZ_OPEN, FZ_OPEN_R, FZ_HANDLE_REQ,
+    FZ_U64_R, FZ_PATH_REQ, FZ_SETSIZE, FZ_PREALLOC, FZ_XFER, FZ_XFER_R,
+    FZ_PUT, FZ_GET, FZ_DATA, FZ_LOCK, FZ_STATS_R, FZ_ERR, FZ_DESC,
+    FZ_N
+};
+
+#endif

@@ -1,0 +1,210 @@
+/* Writes the fuzz seed corpus: one file per real encoded message (and a few
+ * descriptors), each prefixed with its fuzz_targets.h selector byte.
+ *
+ *   gen_corpus DIR
+ *
+ * Seeds give the fuzzer valid structure to mutate from; without them it
+ * would spend most of its time failing the first length check. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddio_desc.h"
+#include "ddio_proto.h"
+#include "fuzz_targets.h"
+
+static const char *outdir;
+static int nwritten;
+
+static void emit(const char *name, enum fz_target t, struct ddio_wbuf *w)
+{
+    char path[4096];
+    uint8_t sel = (uint8_t)t;
+    if (w->err) {
+        fprintf(stderr, "gen_corpus: encoding %s failed (%d)\n", name, w->err);
+        exit(1);
+    }
+    snprintf(path, sizeof(path), "%s/%s", outdir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(&sel, 1, 1, f) != 1 || (w->len && fwrite(w->p, 1, w->len, f) != w->len) ||
+        fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+    ddio_wbuf_free(w);
+    nwritten++;
+}
+
+static void layout(struct ddio_layout_rec *l, uint32_t count)
+{
+    memset(l, 0, sizeof(*l));
+    l->stripe_unit = 1u << 20;
+    l->stripe_count = count;
+    l->server_index = 0;
+    l->ndisks = 2;
+    l->block_size = 1u << 22;
+    for (uint32_t i = 0; i < count; i++)
+        memset(l->ids[i], (int)(i + 1), DDIO_ID_LEN);
+}
+
+static void gen_messages(void)
+{
+    struct ddio_wbuf w;
+    uint8_t hb[DDIO_HDR_SIZE];
+    struct ddio_hdr h;
+
+    ddio_hdr_init(&h, DDIO_T_XFER, 17, 128);
+    ddio_hdr_encode(&h, hb);
+    ddio_wbuf_init(&w);
+    ddio_put_bytes(&w, hb, sizeof(hb));
+    emit("hdr-xfer", FZ_HDR, &w);
+    ddio_hdr_init(&h, DDIO_T_OPEN | DDIO_REPLY, 3, 0);
+    h.status = 2;
+    ddio_hdr_encode(&h, hb);
+    ddio_wbuf_init(&w);
+    ddio_put_bytes(&w, hb, sizeof(hb));
+    emit("hdr-open-reply-err", FZ_HDR, &w);
+
+    struct ddio_hello he = { .pid = 1234, .client = "node01" };
+    ddio_wbuf_init(&w);
+    ddio_enc_hello(&w, &he);
+    emit("hello", FZ_HELLO, &w);
+
+    struct ddio_hello_r hr = { .ndisks = 2, .block_size = 1u << 22, .name = "127.0.0.1:4711" };
+    memset(hr.server_id, 0xab, sizeof(hr.server_id));
+    ddio_wbuf_init(&w);
+    ddio_enc_hello_r(&w, &hr);
+    emit("hello_r", FZ_HELLO_R, &w);
+
+    static struct ddio_open op;
+    op.path = "data/file.bin";
+    op.amode = DDIO_O_RDWR | DDIO_O_CREAT;
+    layout(&op.layout, 4);
+    ddio_wbuf_init(&w);
+    ddio_enc_open(&w, &op);
+    emit("open", FZ_OPEN, &w);
+
+    static struct ddio_open_r orr;
+    orr.handle = 7;
+    orr.local_size = 1u << 20;
+    layout(&orr.layout, 1);
+    ddio_wbuf_init(&w);
+    ddio_enc_open_r(&w, &orr);
+    emit("open_r", FZ_OPEN_R, &w);
+
+    struct ddio_handle_req hq = { .handle = 7 };
+    ddio_wbuf_init(&w);
+    ddio_enc_handle_req(&w, &hq);
+    emit("handle_req", FZ_HANDLE_REQ, &w);
+
+    struct ddio_u64_r u = { .value = 4096 };
+    ddio_wbuf_init(&w);
+    ddio_enc_u64_r(&w, &u);
+    emit("u64_r", FZ_U64_R, &w);
+
+    struct ddio_path_req pr = { .path = "a/b" };
+    ddio_wbuf_init(&w);
+    ddio_enc_path_req(&w, &pr);
+    emit("path_req", FZ_PATH_REQ, &w);
+
+    struct ddio_setsize ss = { .handle = 7, .local_size = 100 };
+    ddio_wbuf_init(&w);
+    ddio_enc_setsize(&w, &ss);
+    emit("setsize", FZ_SETSIZE, &w);
+
+    struct ddio_prealloc pa = { .handle = 7, .local_off = 0, .local_len = 1u << 20 };
+    ddio_wbuf_init(&w);
+    ddio_enc_prealloc(&w, &pa);
+    emit("prealloc", FZ_PREALLOC, &w);
+
+    struct ddio_xfer_r xr = { .bytes = 100, .local_size = 200, .sorted = 1 };
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer_r(&w, &xr);
+    emit("xfer_r", FZ_XFER_R, &w);
+
+    struct ddio_seg segs[3] = { { 0, 4 }, { 16, 4 }, { 64, 8 } };
+    struct ddio_segs sg = { .tag = 5, .nseg = 3, .seg = segs, .total = 16 };
+    ddio_wbuf_init(&w);
+    ddio_enc_put(&w, &sg);
+    ddio_put_bytes(&w, "0123456789abcdef", 16);
+    emit("put", FZ_PUT, &w);
+    ddio_wbuf_init(&w);
+    ddio_enc_get(&w, &sg);
+    emit("get", FZ_GET, &w);
+    ddio_wbuf_init(&w);
+    ddio_enc_data(&w, 5);
+    ddio_put_bytes(&w, "0123456789abcdef", 16);
+    emit("data", FZ_DATA, &w);
+
+    struct ddio_lock lk = { .handle = 7, .cmd = DDIO_LK_SETLKW, .type = DDIO_LK_WR,
+                            .start = 0, .len = 4096, .timeout_ms = 1000 };
+    ddio_wbuf_init(&w);
+    ddio_enc_lock(&w, &lk);
+    emit("lock", FZ_LOCK, &w);
+
+    struct ddio_kv kv[2] = { { "xfers", 3 }, { "last.io_us", 12345 } };
+    struct ddio_stats_r st = { .n = 2, .kv = kv };
+    ddio_wbuf_init(&w);
+    ddio_enc_stats_r(&w, &st);
+    emit("stats_r", FZ_STATS_R, &w);
+
+    ddio_wbuf_init(&w);
+    ddio_enc_err(&w, "server 127.0.0.1:4711: open data/x: ENOENT");
+    emit("err", FZ_ERR, &w);
+}
+
+/* A descriptor as its own target, and inside an XFER like on the wire. */
+static void emit_desc(const char *name, struct ddio_node *root, int64_t disp, int64_t extent,
+                      uint64_t start, uint64_t length)
+{
+    char xname[256];
+    struct ddio_desc d = { .disp = disp, .extent = extent, .root = root,
+                           .start = start, .length = length };
+    struct ddio_wbuf w, x;
+    if (!root || ddio_node_finish(root) != 0) {
+        fprintf(stderr, "gen_corpus: building %s failed\n", name);
+        exit(1);
+    }
+    ddio_wbuf_init(&w);
+    ddio_desc_encode(&w, &d);
+    struct ddio_xfer xf = { .handle = 7, .op = DDIO_X_READ, .flags = DDIO_XF_COLLECTIVE,
+                            .group = 99, .seq = 1, .nparticipants = 4, .rank = 2,
+                            .timeout_ms = 5000, .desc_len = (uint32_t)w.len, .desc = w.p };
+    ddio_wbuf_init(&x);
+    ddio_enc_xfer(&x, &xf);
+    snprintf(xname, sizeof(xname), "xfer-%s", name);
+    emit(xname, FZ_XFER, &x);
+    emit(name, FZ_DESC, &w);
+    ddio_desc_free(&d);
+}
+
+static void gen_descs(void)
+{
+    /* contiguous */
+    emit_desc("desc-contig", ddio_node_leaf(1u << 20), 0, 1u << 20, 0, 1u << 20);
+    /* HPF (BLOCK, BLOCK) 2-D: rows of 8 bytes every 64 */
+    emit_desc("desc-vec", ddio_node_vec(16, 64, ddio_node_leaf(8)), 128, 1024, 0, 1u << 16);
+    /* nested: 2-D subarray tiled over the file, stream starting mid-tile */
+    emit_desc("desc-nested",
+              ddio_node_vec(4, 4096, ddio_node_vec(8, 256, ddio_node_leaf(32))),
+              4096, 1u << 16, 100, 3000);
+    /* irregular list */
+    int64_t off[4] = { 0, 100, 1000, 5000 }, len[4] = { 10, 20, 30, 40 };
+    emit_desc("desc-list", ddio_node_from_flat(4, off, len), 0, 8192, 0, 400);
+    /* empty stream (a rank with nothing on this server) */
+    emit_desc("desc-empty", ddio_node_leaf(8), 0, 8, 0, 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_corpus DIR\n");
+        return 2;
+    }
+    outdir = argv[1];
+    gen_messages();
+    gen_descs();
+    printf("gen_corpus: %d seeds in %s\n", nwritten, outdir);
+    return 0;
+}

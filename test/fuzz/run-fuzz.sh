@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds the protocol/descriptor fuzz harness with clang (libFuzzer + ASan +
+# UBSan) and runs it for a bounded time.
+#
+#   test/fuzz/run-fuzz.sh [SECONDS]      (default 60)
+#
+# Seeds come from test/fuzz/corpus/ (regenerate with --regen-corpus: they are
+# built from real encoded messages by gen_corpus.c). New inputs found during
+# the run go to a scratch directory, not into the repository; a crashing
+# input is saved as test/fuzz/crash-* . Exit status is non-zero on a crash
+# or a build failure. Writes test/fuzz/fuzz.log ("fuzz: N passed, N failed")
+# for scripts/test-summary.sh.
+#
+# Environment: CC (default clang), FUZZ_JOBS is not used: one process keeps
+# the run bounded on small CI machines.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cc=${CC:-clang}
+log="$here/fuzz.log"
+
+regen=0
+secs=60
+for a in "$@"; do
+  case "$a" in
+    --regen-corpus) regen=1 ;;
+    ''|*[!0-9]*) echo "usage: $0 [SECONDS] [--regen-corpus]" >&2; exit 2 ;;
+    *) secs=$a ;;
+  esac
+done
+
+result() {   # result PASSED FAILED MESSAGE
+  echo "fuzz: $1 passed, $2 failed${3:+ ($3)}" | tee "$log"
+}
+
+if ! command -v "$cc" >/dev/null; then
+  result 0 1 "$cc not found"; exit 1
+fi
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/ddio-fuzz.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
+srcs="$top/common/ddio_proto.c $top/common/ddio_desc.c"
+cflags="-std=gnu11 -g -O1 -Wall -Wextra -I$top/common -I$here"
+if ! $cc $cflags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+     -o "$here/fuzz_proto" "$here/fuzz_proto.c" $srcs 2>"$scratch/build.log"; then
+  cat "$scratch/build.log" >&2
+  result 0 1 "harness build failed"; exit 1
+fi
+
+if [ $regen -eq 1 ] || [ -z "$(ls -A "$here/corpus" 2>/dev/null)" ]; then
+  mkdir -p "$here/corpus"
+  $cc $cflags -o "$scratch/gen_corpus" "$here/gen_corpus.c" $srcs \
+    && "$scratch/gen_corpus" "$here/corpus" || { result 0 1 "corpus generation failed"; exit 1; }
+fi
+
+mkdir -p "$scratch/corpus"
+echo "fuzz: running $here/fuzz_proto for ${secs}s"
+# -max_len: payloads of interest are small; 64 KiB still allows big lists.
+# -rss_limit_mb: a decoder that allocates by an unchecked count trips it.
+"$here/fuzz_proto" -max_total_time="$secs" -timeout=10 -rss_limit_mb=1024 \
+  -max_len=65536 -print_final_stats=1 -artifact_prefix="$here/" \
+  "$scratch/corpus" "$here/corpus" >"$scratch/run.log" 2>&1
+rc=$?
+tail -n 12 "$scratch/run.log"
+if [ $rc -ne 0 ]; then
+  grep -E "ERROR|SUMMARY|fuzz_proto:|Test unit written" "$scratch/run.log" | head -n 20 >&2
+  result 0 1 "exit $rc, see test/fuzz/crash-*"; exit 1
+fi
+result 1 0 "$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$scratch/run.log" | grep -Eo '[0-9]+$') runs"
