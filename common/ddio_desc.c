@@ -1057,20 +1057,28 @@ static int walk_emit(struct walk *k, int64_t addr, uint64_t len)
     return rc;
 }
 
+/* Intermediate origins may leave int64 on non-monotone (memory-side)
+ * descriptors whose final addresses fit; add modulo 2^64 so only the final
+ * address matters (the decoder bounds it). */
+static inline int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 /* data bytes [lo, hi) of n, whose origin is at address base */
 static int walk_node(struct walk *k, const struct ddio_node *n, int64_t base, uint64_t lo,
                      uint64_t hi)
 {
     int rc = 0;
     if (n->kind == DDIO_N_LEAF)
-        return walk_emit(k, base + (int64_t)lo, hi - lo);
+        return walk_emit(k, wrap_add(base, (int64_t)lo), hi - lo);
     if (n->kind == DDIO_N_VEC) {
         const struct ddio_node *c = n->u.vec.child;
         uint64_t cs = c->size, i = lo / cs, i1 = (hi - 1) / cs;
         for (; i <= i1 && !rc; i++) {
             uint64_t clo = i == lo / cs ? lo - i * cs : 0;
             uint64_t chi = i == i1 ? hi - i * cs : cs;
-            rc = walk_node(k, c, base + (int64_t)i * n->u.vec.stride, clo, chi);
+            rc = walk_node(k, c, wrap_add(base, (int64_t)(i * (uint64_t)n->u.vec.stride)), clo, chi);
         }
         return rc;
     }
@@ -1086,7 +1094,7 @@ static int walk_node(struct walk *k, const struct ddio_node *n, int64_t base, ui
         uint64_t b = n->u.list.before[j], cs = n->u.list.child[j]->size;
         uint64_t clo = lo > b ? lo - b : 0;
         uint64_t chi = hi - b < cs ? hi - b : cs;
-        rc = walk_node(k, n->u.list.child[j], base + n->u.list.disp[j], clo, chi);
+        rc = walk_node(k, n->u.list.child[j], wrap_add(base, n->u.list.disp[j]), clo, chi);
     }
     return rc;
 }

@@ -54,6 +54,15 @@ if [ $regen -eq 1 ] || [ -z "$(ls -A "$here/corpus" 2>/dev/null)" ]; then
     && "$scratch/gen_corpus" "$here/corpus" || { result 0 1 "corpus generation failed"; exit 1; }
 fi
 
+# Every input that ever crashed the harness stays a regression test.
+if ls "$here"/regress/* >/dev/null 2>&1; then
+  if ! "$here/fuzz_proto" "$here"/regress/* >"$scratch/regress.log" 2>&1; then
+    tail -n 30 "$scratch/regress.log" >&2
+    result 0 1 "a regression input crashed"; exit 1
+  fi
+  echo "fuzz: $(ls "$here"/regress | wc -l) regression inputs pass"
+fi
+
 mkdir -p "$scratch/corpus"
 echo "fuzz: running $here/fuzz_proto for ${secs}s"
 # -max_len: payloads of interest are small; 64 KiB still allows big lists.
