@@ -553,27 +553,35 @@ static void submit_write(struct xfer *x, struct slot *s)
 static void pull_next(struct xfer *x, struct slot *s)
 {
     s->state = S_DATA;
-    /* hold one count while sending, so a quick DATA answer cannot bring
-     * pending to 0 (and post an event) before all GETs are out */
-    pthread_mutex_lock(&x->mu);
-    s->pending++;
-    pthread_mutex_unlock(&x->mu);
-    while (s->next_part < x->n) {
-        struct part *p = &x->parts[s->next_part++];
-        int rc = pull_from(x, s, p);
-        if (rc < 0) {
-            FAIL(x, -rc, "GET to rank %u (%s): %s", p->rank, p->c->peer, ddio_errno_name(-rc));
-            break;
+    for (;;) {
+        /* hold one count while sending, so a quick DATA answer cannot bring
+         * pending to 0 (and post an event) before this step's GETs are out */
+        pthread_mutex_lock(&x->mu);
+        s->pending++;
+        pthread_mutex_unlock(&x->mu);
+        while (s->next_part < x->n) {
+            struct part *p = &x->parts[s->next_part++];
+            int rc = pull_from(x, s, p);
+            if (rc < 0) {
+                FAIL(x, -rc, "GET to rank %u (%s): %s", p->rank, p->c->peer,
+                     ddio_errno_name(-rc));
+                break;
+            }
+            if (rc > 0 && s->overlap)
+                break;            /* this rank's DATA must land before the next's */
         }
-        if (rc > 0 && s->overlap)
-            break;                /* wait for this rank's DATA first */
+        pthread_mutex_lock(&x->mu);
+        int waiting = --s->pending > 0;
+        int bad = x->status;
+        pthread_mutex_unlock(&x->mu);
+        if (waiting || bad)
+            return;               /* the last DATA posts the slot again */
+        if (s->next_part >= x->n) {
+            submit_write(x, s);
+            return;
+        }
+        /* overlap mode and the answer already came: pull the next rank */
     }
-    pthread_mutex_lock(&x->mu);
-    int waiting = --s->pending > 0;
-    int bad = x->status;
-    pthread_mutex_unlock(&x->mu);
-    if (!waiting && !bad)
-        submit_write(x, s);
 }
 
 static void start_write(struct xfer *x, struct slot *s)
@@ -821,8 +829,15 @@ static void send_done(struct xfer *x, struct part *p)
     if (!p->present || p->answered)
         return;
     p->answered = 1;
-    if (x->status) {
-        conn_send_err(p->c, DDIO_T_XFER | DDIO_REPLY, p->req, x->status, "%s", x->msg);
+    if (x->status) {              /* x->msg already names the server */
+        struct ddio_wbuf e;
+        ddio_wbuf_init(&e);
+        ddio_enc_err(&e, x->msg);
+        if (!e.err)
+            conn_send(p->c, DDIO_T_XFER | DDIO_REPLY, p->req, x->status, e.p, e.len, 0,
+                      deadline_of(x));
+        else
+            ddio_wbuf_free(&e);
         return;
     }
     struct ddio_xfer_r r = {

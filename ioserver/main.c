@@ -1,0 +1,158 @@
+/* ddio-server: the disk-directed I/O server daemon. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ddio_log.h"
+#include "engine.h"
+#include "net.h"
+#include "server.h"
+
+#define SHUTDOWN_WAIT_MS 10000
+
+static struct server g_srv;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    atomic_store(&g_srv.stopping, 1);   /* lock-free atomic: signal safe */
+}
+
+static int install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL))
+        return -errno;
+    sa.sa_handler = SIG_IGN;            /* a vanished client is an error return */
+    return sigaction(SIGPIPE, &sa, NULL) ? -errno : 0;
+}
+
+/* write the bound port to path atomically: tmp file, then rename */
+static int write_port_file(const char *path, int port)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -errno;
+    int ok = fprintf(f, "%d\n", port) > 0;
+    ok &= fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path)) {
+        int e = errno ? errno : EIO;
+        unlink(tmp);
+        return -e;
+    }
+    return 0;
+}
+
+static int start_disks(struct server *srv, char *err, size_t errlen)
+{
+    srv->ndisks = srv->store.ndisks;
+    srv->disks = calloc((size_t)srv->ndisks, sizeof(*srv->disks));
+    if (!srv->disks) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    for (int d = 0; d < srv->ndisks; d++) {
+        int rc = disk_start(&srv->disks[d], d, srv->cfg.block_size, srv->cfg.buffers,
+                            err, errlen);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void stop_disks(struct server *srv)
+{
+    for (int d = 0; srv->disks && d < srv->ndisks; d++)
+        disk_stop(&srv->disks[d]);
+    free(srv->disks);
+    srv->disks = NULL;
+}
+
+static void server_init_sync(struct server *srv)
+{
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&srv->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    stats_init(&srv->stats);
+    srv->lfd = -1;
+    /* two blocks of PUT data queued per connection keep the socket busy
+     * without letting a slow client pin unbounded memory */
+    srv->queue_cap = 2 * srv->cfg.block_size + (256u << 10);
+}
+
+static int startup(struct server *srv, char *err, size_t errlen)
+{
+    int rc = store_init(&srv->store, &srv->cfg, err, errlen);
+    if (rc == 0)
+        rc = start_disks(srv, err, errlen);
+    if (rc == 0 && (rc = engine_create(srv)) != 0)
+        snprintf(err, errlen, "out of memory");
+    if (rc == 0)
+        rc = net_listen(srv, err, errlen);
+    if (rc == 0 && srv->cfg.port_file && (rc = write_port_file(srv->cfg.port_file, srv->port)))
+        snprintf(err, errlen, "--port-file %s: %s", srv->cfg.port_file, strerror(-rc));
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    struct server *srv = &g_srv;
+    char err[1024] = "";
+    int rc = config_parse(&srv->cfg, argc, argv, err, sizeof(err));
+    if (rc == 1)
+        return 0;
+    if (rc < 0) {
+        fprintf(stderr, "ddio-server: %s\n", err);
+        return 2;
+    }
+    ddio_log_init("ddio-server", srv->cfg.log_level);
+    server_init_sync(srv);
+    if (install_signals()) {
+        DDIO_ERR("sigaction: %s", strerror(errno));
+        return 1;
+    }
+    if (srv->cfg.insecure)
+        DDIO_WARN("--insecure: connections are not authenticated");
+    else
+        DDIO_WARN("authentication is not implemented yet: connections are not "
+                  "authenticated (AUTH answers ENOSYS)");
+    rc = startup(srv, err, sizeof(err));
+    if (rc) {
+        DDIO_ERR("%s", err);
+        net_stop(srv, 0);
+        stop_disks(srv);
+        store_fini(&srv->store);
+        return 1;
+    }
+    DDIO_INFO("listening on %s, %d disk(s), block size %llu, %u buffers per disk%s",
+              srv->name, srv->ndisks, (unsigned long long)srv->cfg.block_size,
+              srv->cfg.buffers, srv->cfg.rotate ? ", rotation on" : "");
+    net_serve(srv);
+    DDIO_INFO("shutting down");
+    net_stop(srv, SHUTDOWN_WAIT_MS);
+    int clean = srv->nconns == 0;
+    if (clean) {                      /* threads may still use them otherwise */
+        stop_disks(srv);
+        store_fini(&srv->store);
+        engine_destroy(srv);
+    }
+    DDIO_INFO("stopped");
+    return 0;
+}

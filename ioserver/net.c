@@ -1,0 +1,859 @@
+/* Connections. Each has a reader thread (this file), a writer thread that
+ * owns the socket's send side, and short-lived request threads for the
+ * requests that may wait (XFER, blocking LOCK, SYNC, PREALLOC). The reader
+ * therefore only ever blocks on its socket and short mutexes: it handles
+ * quick requests inline, queues replies, and receives DATA straight into the
+ * engine's block buffers. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "net.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "ddio_log.h"
+#include "ddio_net.h"
+#include "engine.h"
+#include "locks.h"
+
+#define MAX_WORKERS_PER_CONN 64
+#define REPLY_TIMEOUT_MS 30000
+#define PAYLOAD_TIMEOUT_MS 60000
+#define DEFAULT_LOCK_TIMEOUT_MS 60000u
+
+/* ---- messages and errors ---------------------------------------------------------- */
+
+void srv_errmsg(const struct server *srv, char *out, size_t n, const char *fmt, va_list ap)
+{
+    int k = snprintf(out, n, "server %s: ", srv->name);
+    if (k >= 0 && (size_t)k < n)
+        vsnprintf(out + k, n - (size_t)k, fmt, ap);
+}
+
+void conn_ref(struct conn *c)
+{
+    atomic_fetch_add(&c->refs, 1);
+}
+
+static void free_queue(struct conn *c)
+{
+    while (c->qhead) {
+        struct outmsg *m = c->qhead;
+        c->qhead = m->next;
+        free(m->payload);
+        free(m);
+    }
+    c->qtail = NULL;
+    c->qbytes = 0;
+}
+
+void conn_unref(struct conn *c)
+{
+    if (atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    free_queue(c);
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->scratch);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+void conn_kill(struct conn *c, const char *why)
+{
+    pthread_mutex_lock(&c->mu);
+    if (!c->dead) {
+        c->dead = 1;
+        shutdown(c->fd, SHUT_RDWR);   /* wakes the reader and the writer */
+        DDIO_DEBUG("connection %" PRIu64 " (%s) closed: %s", c->id, c->peer, why);
+    }
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static int wait_space(struct conn *c, size_t plen, int64_t deadline_ms)
+{
+    while (!c->dead && c->qbytes > 0 && c->qbytes + plen > c->srv->queue_cap) {
+        if (ddio_now_ms() >= deadline_ms)
+            return -ETIMEDOUT;
+        struct timespec ts = {.tv_sec = deadline_ms / 1000,
+                              .tv_nsec = (deadline_ms % 1000) * 1000000};
+        pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+    }
+    return c->dead ? -ECONNRESET : 0;
+}
+
+int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
+              uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms)
+{
+    struct outmsg *m = calloc(1, sizeof(*m));
+    if (!m) {
+        free(payload);
+        return -ENOMEM;
+    }
+    struct ddio_hdr h;
+    ddio_hdr_init(&h, type, req, plen);
+    h.status = status;
+    ddio_hdr_encode(&h, m->hdr);
+    m->payload = payload;
+    m->plen = plen;
+    m->deadline_ms = deadline_ms;
+    m->bounded = bounded;
+    pthread_mutex_lock(&c->mu);
+    int rc = bounded ? wait_space(c, plen, deadline_ms) : (c->dead ? -ECONNRESET : 0);
+    if (rc == 0) {
+        if (c->qtail)
+            c->qtail->next = m;
+        else
+            c->qhead = m;
+        c->qtail = m;
+        if (bounded)
+            c->qbytes += plen;
+        pthread_cond_broadcast(&c->cv);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (rc) {
+        free(payload);
+        free(m);
+    }
+    return rc;
+}
+
+int conn_send_err(struct conn *c, uint16_t type, uint64_t req, int err, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    srv_errmsg(c->srv, msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    DDIO_DEBUG("reply %s to %s: %s", ddio_type_name(type & ~DDIO_REPLY), c->peer, msg);
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_err(&w, msg);
+    if (w.err) {
+        ddio_wbuf_free(&w);
+        return -ENOMEM;
+    }
+    return conn_send(c, type, req, err, w.p, w.len, 0, ddio_now_ms() + REPLY_TIMEOUT_MS);
+}
+
+/* reply with an encoded payload (w is consumed) */
+static int reply_w(struct conn *c, const struct ddio_hdr *h, struct ddio_wbuf *w)
+{
+    if (w->err) {
+        ddio_wbuf_free(w);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "out of memory");
+    }
+    return conn_send(c, h->type | DDIO_REPLY, h->req, 0, w->p, w->len, 0,
+                     ddio_now_ms() + REPLY_TIMEOUT_MS);
+}
+
+static int reply_ok(struct conn *c, const struct ddio_hdr *h)
+{
+    return conn_send(c, h->type | DDIO_REPLY, h->req, 0, NULL, 0, 0,
+                     ddio_now_ms() + REPLY_TIMEOUT_MS);
+}
+
+/* ---- writer thread -------------------------------------------------------------------- */
+
+static void *writer_main(void *arg)
+{
+    struct conn *c = arg;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        while (!c->qhead && !c->dead)
+            pthread_cond_wait(&c->cv, &c->mu);
+        if (c->dead)
+            break;
+        struct outmsg *m = c->qhead;
+        c->qhead = m->next;
+        if (!c->qhead)
+            c->qtail = NULL;
+        pthread_mutex_unlock(&c->mu);
+        struct iovec iov[2] = {{m->hdr, DDIO_HDR_SIZE}, {m->payload, m->plen}};
+        int rc = ddio_sendv_all(c->fd, iov, m->plen ? 2 : 1, m->deadline_ms);
+        pthread_mutex_lock(&c->mu);
+        if (m->bounded)
+            c->qbytes -= m->plen;
+        pthread_cond_broadcast(&c->cv);
+        free(m->payload);
+        free(m);
+        if (rc) {
+            pthread_mutex_unlock(&c->mu);
+            conn_kill(c, rc == -ETIMEDOUT ? "client stopped reading (send timeout)"
+                                          : "send failed");
+            pthread_mutex_lock(&c->mu);
+            break;
+        }
+    }
+    free_queue(c);
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* ---- handles --------------------------------------------------------------------------- */
+
+static struct ofile *handle_get(struct conn *c, uint64_t id)
+{
+    pthread_mutex_lock(&c->mu);
+    struct handle *h = c->handles;
+    while (h && h->id != id)
+        h = h->next;
+    struct ofile *of = h ? h->of : NULL;
+    pthread_mutex_unlock(&c->mu);
+    return of;
+}
+
+/* a handle's file, with a reference the caller releases; replies EBADF */
+static struct ofile *handle_retain(struct conn *c, const struct ddio_hdr *h, uint64_t id)
+{
+    struct ofile *of = handle_get(c, id);
+    if (!of) {
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF, "handle %" PRIu64 ": EBADF", id);
+        return NULL;
+    }
+    store_retain(&c->srv->store, of);
+    return of;
+}
+
+static uint64_t handle_add(struct conn *c, struct ofile *of)
+{
+    struct handle *h = calloc(1, sizeof(*h));
+    if (!h)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    h->id = ++c->next_handle;
+    h->of = of;
+    h->next = c->handles;
+    c->handles = h;
+    pthread_mutex_unlock(&c->mu);
+    return h->id;
+}
+
+/* remove a handle; drop the connection's locks on the file when it was the
+ * connection's last handle of that file (as POSIX close does per process) */
+static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last)
+{
+    pthread_mutex_lock(&c->mu);
+    struct ofile *of = NULL;
+    for (struct handle **pp = &c->handles; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            struct handle *h = *pp;
+            *pp = h->next;
+            of = h->of;
+            free(h);
+            break;
+        }
+    *last = 1;
+    for (struct handle *h = c->handles; h && of; h = h->next)
+        if (h->of == of)
+            *last = 0;
+    pthread_mutex_unlock(&c->mu);
+    return of;
+}
+
+/* ---- request threads -------------------------------------------------------------------- */
+
+struct work {
+    struct conn *c;
+    struct ddio_hdr h;
+    uint8_t *payload;
+    struct ofile *of;             /* referenced */
+    void (*fn)(struct work *w);
+    union {
+        struct ddio_xfer x;
+        struct ddio_lock lk;
+        struct ddio_prealloc pa;
+    } u;
+};
+
+static void *work_main(void *arg)
+{
+    struct work *w = arg;
+    struct conn *c = w->c;
+    w->fn(w);
+    free(w->payload);
+    free(w);
+    pthread_mutex_lock(&c->mu);
+    c->workers--;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    conn_unref(c);
+    return NULL;
+}
+
+/* run fn on its own thread; takes over payload and the file reference */
+static void spawn(struct conn *c, struct work *w)
+{
+    pthread_mutex_lock(&c->mu);
+    int ok = c->workers < MAX_WORKERS_PER_CONN;
+    if (ok)
+        c->workers++;
+    pthread_mutex_unlock(&c->mu);
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    conn_ref(c);
+    if (ok && pthread_create(&t, &at, work_main, w) == 0) {
+        pthread_attr_destroy(&at);
+        return;
+    }
+    pthread_attr_destroy(&at);
+    if (ok) {
+        pthread_mutex_lock(&c->mu);
+        c->workers--;
+        pthread_mutex_unlock(&c->mu);
+    }
+    conn_unref(c);
+    conn_send_err(c, w->h.type | DDIO_REPLY, w->h.req, EBUSY,
+                  "too many requests in progress on this connection");
+    if (w->of)
+        store_release(&c->srv->store, w->of);
+    free(w->payload);
+    free(w);
+}
+
+static void do_xfer(struct work *w)
+{
+    engine_xfer(w->c->srv, w->c, w->h.req, &w->u.x, w->of);   /* takes w->of */
+}
+
+static void do_sync(struct work *w)
+{
+    int rc = store_sync(w->of);
+    if (rc)
+        conn_send_err(w->c, DDIO_T_SYNC | DDIO_REPLY, w->h.req, -rc, "fdatasync %s: %s",
+                      w->of->path, ddio_errno_name(-rc));
+    else
+        reply_ok(w->c, &w->h);
+    store_release(&w->c->srv->store, w->of);
+}
+
+static void do_prealloc(struct work *w)
+{
+    int rc = store_prealloc(w->of, w->u.pa.local_off, w->u.pa.local_len);
+    if (rc)
+        conn_send_err(w->c, DDIO_T_PREALLOC | DDIO_REPLY, w->h.req, -rc,
+                      "preallocate %s: %s", w->of->path, ddio_errno_name(-rc));
+    else
+        reply_ok(w->c, &w->h);
+    store_release(&w->c->srv->store, w->of);
+}
+
+static int lock_type(uint32_t t)
+{
+    return t == DDIO_LK_RD ? LK_RD : t == DDIO_LK_WR ? LK_WR : 0;
+}
+
+static void do_lock(struct work *w)
+{
+    const struct ddio_lock *m = &w->u.lk;
+    struct conn *c = w->c;
+    uint64_t end = lk_end_of(m->start, m->len);
+    int rc;
+    if (m->cmd == DDIO_LK_UNLCK) {
+        rc = lk_unlock(&w->of->locks, c->id, m->start, end);
+    } else {
+        uint32_t tmo = m->timeout_ms ? m->timeout_ms : DEFAULT_LOCK_TIMEOUT_MS;
+        rc = lk_lock(&w->of->locks, c->id, lock_type(m->type), m->start, end,
+                     m->cmd == DDIO_LK_SETLKW, ddio_now_ms() + tmo);
+        if (rc == 0)
+            stats_bump(&c->srv->stats, &c->srv->stats.locks);
+    }
+    if (rc)
+        conn_send_err(c, DDIO_T_LOCK | DDIO_REPLY, w->h.req, -rc,
+                      "lock %s [%" PRIu64 ", +%" PRIu64 "): %s", w->of->path, m->start,
+                      m->len, ddio_errno_name(-rc));
+    else
+        reply_ok(c, &w->h);
+    store_release(&c->srv->store, w->of);
+}
+
+/* ---- request handlers (reader thread) ------------------------------------------------------ */
+
+static int bad_payload(struct conn *c, const struct ddio_hdr *h)
+{
+    conn_send_err(c, h->type | DDIO_REPLY, h->req, EPROTO, "malformed %s payload",
+                  ddio_type_name(h->type));
+    return -EPROTO;
+}
+
+static int on_hello(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_hello m = {0};
+    if (ddio_dec_hello(p, h->len, &m))
+        return bad_payload(c, h);
+    snprintf(c->peer + strlen(c->peer), sizeof(c->peer) - strlen(c->peer), " pid %u",
+             m.pid);
+    free(m.client);
+    struct server *srv = c->srv;
+    struct ddio_hello_r r = {.ndisks = (uint32_t)srv->ndisks, .flags = 0,
+                             .block_size = srv->cfg.block_size, .name = srv->name};
+    memcpy(r.server_id, srv->store.id, DDIO_ID_LEN);
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_hello_r(&w, &r);
+    c->hello = 1;
+    return reply_w(c, h, &w);
+}
+
+static int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_open m;
+    memset(&m, 0, sizeof(m));
+    if (ddio_dec_open(p, h->len, &m))
+        return bad_payload(c, h);
+    struct ofile *of;
+    int created = 0;
+    char msg[768];
+    int rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &of, &created,
+                        msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    stats_bump(&c->srv->stats, &c->srv->stats.opens);
+    struct ddio_open_r *r = calloc(1, sizeof(*r));
+    uint64_t id = r ? handle_add(c, of) : 0;
+    if (!id) {
+        free(r);
+        store_release(&c->srv->store, of);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "open: out of memory"), 0;
+    }
+    r->handle = id;
+    r->local_size = store_size(of);
+    r->created = (uint32_t)created;
+    r->layout = of->layout;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_open_r(&w, r);
+    free(r);
+    return reply_w(c, h, &w);
+}
+
+static int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_handle_req m;
+    if (ddio_dec_handle_req(p, h->len, &m))
+        return bad_payload(c, h);
+    int last;
+    struct ofile *of = handle_remove(c, m.handle, &last);
+    if (!of)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF,
+                             "handle %" PRIu64 ": EBADF", m.handle), 0;
+    if (last)
+        lk_release_owner(&of->locks, c->id);
+    store_release(&c->srv->store, of);
+    return reply_ok(c, h);
+}
+
+static int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_handle_req m;
+    if (ddio_dec_handle_req(p, h->len, &m))
+        return bad_payload(c, h);
+    struct ofile *of = handle_get(c, m.handle);
+    if (!of)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF,
+                             "handle %" PRIu64 ": EBADF", m.handle), 0;
+    struct ddio_u64_r r = {.value = store_size(of)};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_u64_r(&w, &r);
+    return reply_w(c, h, &w);
+}
+
+static int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_setsize m;
+    if (ddio_dec_setsize(p, h->len, &m))
+        return bad_payload(c, h);
+    struct ofile *of = handle_get(c, m.handle);
+    if (!of)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF,
+                             "handle %" PRIu64 ": EBADF", m.handle), 0;
+    int rc = store_setsize(of, m.local_size);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "set size of %s: %s",
+                             of->path, ddio_errno_name(-rc)), 0;
+    return reply_ok(c, h);
+}
+
+static int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_path_req m = {0};
+    if (ddio_dec_path_req(p, h->len, &m))
+        return bad_payload(c, h);
+    char msg[768];
+    int rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    return reply_ok(c, h);
+}
+
+static int on_stats(struct conn *c, const struct ddio_hdr *h)
+{
+    struct ddio_stats_r r;
+    if (stats_snapshot(&c->srv->stats, &r)) {
+        ddio_stats_r_free(&r);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "stats: out of memory"), 0;
+    }
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_stats_r(&w, &r);
+    ddio_stats_r_free(&r);
+    return reply_w(c, h, &w);
+}
+
+static struct work *work_new(struct conn *c, const struct ddio_hdr *h, uint8_t **payload,
+                             void (*fn)(struct work *))
+{
+    struct work *w = calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    w->c = c;
+    w->h = *h;
+    w->payload = *payload;
+    *payload = NULL;              /* the request thread owns it now */
+    w->fn = fn;
+    return w;
+}
+
+/* requests that may wait run on their own thread */
+static int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
+{
+    static void (*const fns[])(struct work *) = {
+        [DDIO_T_XFER] = do_xfer, [DDIO_T_SYNC] = do_sync,
+        [DDIO_T_PREALLOC] = do_prealloc, [DDIO_T_LOCK] = do_lock,
+    };
+    struct work *w = work_new(c, h, payload, fns[h->type]);
+    if (!w)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "out of memory"), 0;
+    uint64_t handle;
+    int rc;
+    if (h->type == DDIO_T_XFER) {
+        rc = ddio_dec_xfer(w->payload, h->len, &w->u.x);
+        handle = w->u.x.handle;
+    } else if (h->type == DDIO_T_LOCK) {
+        rc = ddio_dec_lock(w->payload, h->len, &w->u.lk);
+        handle = w->u.lk.handle;
+        if (rc == 0 && (w->u.lk.cmd < DDIO_LK_SETLK || w->u.lk.cmd > DDIO_LK_UNLCK
+                        || (w->u.lk.cmd != DDIO_LK_UNLCK && !lock_type(w->u.lk.type))))
+            rc = -EINVAL;
+    } else if (h->type == DDIO_T_PREALLOC) {
+        rc = ddio_dec_prealloc(w->payload, h->len, &w->u.pa);
+        handle = w->u.pa.handle;
+    } else {
+        struct ddio_handle_req m;
+        rc = ddio_dec_handle_req(w->payload, h->len, &m);
+        handle = m.handle;
+    }
+    if (rc == -EINVAL) {
+        free(w->payload);
+        free(w);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EINVAL,
+                             "lock: bad command or type"), 0;
+    }
+    if (rc || !(w->of = handle_retain(c, h, handle))) {
+        free(w->payload);
+        free(w);
+        return rc ? bad_payload(c, h) : 0;
+    }
+    /* a lock that never waits is answered here, in order with other replies */
+    if (h->type == DDIO_T_LOCK && w->u.lk.cmd != DDIO_LK_SETLKW) {
+        do_lock(w);
+        free(w->payload);
+        free(w);
+        return 0;
+    }
+    spawn(c, w);
+    return 0;
+}
+
+/* ---- reader --------------------------------------------------------------------------------- */
+
+static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
+{
+    const uint8_t *p = *payload;
+    if (!c->hello && h->type != DDIO_T_HELLO) {
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EPROTO,
+                      "expected HELLO as first message, got %s", ddio_type_name(h->type));
+        return -EPROTO;
+    }
+    switch (h->type) {
+    case DDIO_T_HELLO:
+        if (c->hello) {
+            conn_send_err(c, h->type | DDIO_REPLY, h->req, EPROTO, "second HELLO");
+            return -EPROTO;
+        }
+        return on_hello(c, h, p);
+    case DDIO_T_AUTH:
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOSYS,
+                             "AUTH is not implemented (connections are unauthenticated)"), 0;
+    case DDIO_T_OPEN:    return on_open(c, h, p);
+    case DDIO_T_CLOSE:   return on_close(c, h, p);
+    case DDIO_T_STAT:    return on_stat(c, h, p);
+    case DDIO_T_SETSIZE: return on_setsize(c, h, p);
+    case DDIO_T_DELETE:  return on_delete(c, h, p);
+    case DDIO_T_STATS:   return on_stats(c, h);
+    case DDIO_T_XFER:
+    case DDIO_T_SYNC:
+    case DDIO_T_PREALLOC:
+    case DDIO_T_LOCK:    return on_slow(c, h, payload);
+    default:
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EPROTO, "unexpected message type %u",
+                      h->type);
+        return -EPROTO;
+    }
+}
+
+/* wait until the socket is readable; 0, or -1 when stopping or dead */
+static int wait_readable(struct conn *c)
+{
+    for (;;) {
+        if (atomic_load(&c->srv->stopping))
+            return -1;
+        struct pollfd pf = {c->fd, POLLIN, 0};
+        int n = poll(&pf, 1, 500);
+        if (n > 0)
+            return 0;
+        if (n < 0 && errno != EINTR)
+            return -1;
+    }
+}
+
+/* read one header; a bad one is answered (when we can tell what it was) */
+static int read_header(struct conn *c, struct ddio_hdr *h)
+{
+    uint8_t raw[DDIO_HDR_SIZE];
+    int rc = ddio_recv_all(c->fd, raw, sizeof(raw), ddio_now_ms() + PAYLOAD_TIMEOUT_MS);
+    if (rc)
+        return rc;
+    rc = ddio_hdr_decode(raw, h, DDIO_MAX_PAYLOAD);
+    if (rc == 0)
+        return 0;
+    uint16_t type = (uint16_t)(raw[6] | raw[7] << 8);
+    uint64_t req = 0;
+    for (int i = 7; i >= 0; i--)
+        req = req << 8 | raw[16 + i];
+    conn_send_err(c, (uint16_t)(type | DDIO_REPLY), req, -rc, "%s",
+                  rc == -EPROTONOSUPPORT ? "protocol version not supported (expected 1)"
+                                         : "malformed message header");
+    return rc;
+}
+
+static int serve_one(struct conn *c)
+{
+    struct ddio_hdr h;
+    int rc = read_header(c, &h);
+    if (rc)
+        return rc;
+    if (h.type == DDIO_T_DATA && c->hello)
+        return engine_data(c, &h);
+    if (h.type & DDIO_REPLY || h.type == DDIO_T_PUT || h.type == DDIO_T_GET
+        || h.type == DDIO_T_DATA) {
+        conn_send_err(c, h.type | DDIO_REPLY, h.req, EPROTO, "unexpected %s from a client",
+                      ddio_type_name(h.type & ~DDIO_REPLY));
+        return -EPROTO;
+    }
+    uint8_t *payload = h.len ? malloc(h.len) : NULL;
+    if (h.len && !payload)
+        return -ENOMEM;
+    rc = ddio_recv_all(c->fd, payload, h.len, ddio_now_ms() + PAYLOAD_TIMEOUT_MS);
+    if (rc == 0)
+        rc = dispatch(c, &h, &payload);
+    free(payload);
+    return rc;
+}
+
+static void teardown(struct conn *c)
+{
+    struct server *srv = c->srv;
+    conn_kill(c, "reader finished");
+    engine_conn_dropped(srv, c);
+    pthread_mutex_lock(&c->mu);
+    for (struct handle *h = c->handles; h; h = h->next)
+        lk_release_owner(&h->of->locks, c->id);   /* also cancels its lock waits */
+    while (c->workers > 0)
+        pthread_cond_wait(&c->cv, &c->mu);
+    struct handle *hs = c->handles;
+    c->handles = NULL;
+    pthread_mutex_unlock(&c->mu);
+    while (hs) {
+        struct handle *n = hs->next;
+        lk_release_owner(&hs->of->locks, c->id);
+        store_release(&srv->store, hs->of);
+        free(hs);
+        hs = n;
+    }
+    if (c->writer_started)
+        pthread_join(c->writer, NULL);
+    pthread_mutex_lock(&srv->mu);
+    for (struct conn **pp = &srv->conns; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    srv->nconns--;
+    pthread_cond_broadcast(&srv->cv);
+    pthread_mutex_unlock(&srv->mu);
+    stats_conn(&srv->stats, -1);
+    DDIO_INFO("connection %" PRIu64 " from %s closed", c->id, c->peer);
+    conn_unref(c);
+}
+
+static void *reader_main(void *arg)
+{
+    struct conn *c = arg;
+    while (wait_readable(c) == 0) {
+        int rc = serve_one(c);
+        if (rc) {
+            if (rc != -ECONNRESET)
+                DDIO_DEBUG("connection %" PRIu64 " (%s): %s", c->id, c->peer,
+                           ddio_errno_name(-rc));
+            break;
+        }
+    }
+    teardown(c);
+    return NULL;
+}
+
+/* ---- listener ----------------------------------------------------------------------------- */
+
+int net_listen(struct server *srv, char *err, size_t errlen)
+{
+    int port = 0;
+    int fd = ddio_listen(srv->cfg.listen_host, srv->cfg.listen_port, &port);
+    if (fd < 0) {
+        snprintf(err, errlen, "listen on %s:%d: %s", srv->cfg.listen_host,
+                 srv->cfg.listen_port, strerror(-fd));
+        return fd;
+    }
+    srv->lfd = fd;
+    srv->port = port;
+    if (strchr(srv->cfg.listen_host, ':'))
+        snprintf(srv->name, sizeof(srv->name), "[%s]:%d", srv->cfg.listen_host, port);
+    else
+        snprintf(srv->name, sizeof(srv->name), "%s:%d", srv->cfg.listen_host, port);
+    return 0;
+}
+
+static void peer_name(int fd, char *out, size_t n)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+            port = ntohs(a->sin_port);
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+            port = ntohs(a->sin6_port);
+        }
+    }
+    snprintf(out, n, "%s:%d", host, port);
+}
+
+static struct conn *conn_new(struct server *srv, int fd)
+{
+    struct conn *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->srv = srv;
+    c->fd = fd;
+    atomic_init(&c->refs, 1);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    peer_name(fd, c->peer, sizeof(c->peer));
+    return c;
+}
+
+static void start_conn(struct server *srv, int fd)
+{
+    struct conn *c = conn_new(srv, fd);
+    if (!c) {
+        close(fd);
+        return;
+    }
+    pthread_mutex_lock(&srv->mu);
+    c->id = ++srv->next_conn_id;
+    c->next = srv->conns;
+    srv->conns = c;
+    srv->nconns++;
+    pthread_mutex_unlock(&srv->mu);
+    stats_conn(&srv->stats, 1);
+    DDIO_INFO("connection %" PRIu64 " from %s%s", c->id, c->peer,
+              srv->cfg.insecure ? " (unauthenticated: --insecure)" : " (unauthenticated)");
+    if (pthread_create(&c->writer, NULL, writer_main, c) == 0)
+        c->writer_started = 1;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (!c->writer_started || pthread_create(&t, &at, reader_main, c) != 0) {
+        DDIO_ERR("connection %" PRIu64 ": cannot start threads", c->id);
+        teardown(c);
+    }
+    pthread_attr_destroy(&at);
+}
+
+void net_serve(struct server *srv)
+{
+    while (!atomic_load(&srv->stopping)) {
+        struct pollfd pf = {srv->lfd, POLLIN, 0};
+        int n = poll(&pf, 1, 250);
+        if (n <= 0)
+            continue;
+        int fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EINTR && errno != EAGAIN && errno != ECONNABORTED)
+                DDIO_WARN("accept: %s", strerror(errno));
+            if (errno == EMFILE || errno == ENFILE)
+                usleep(100000);   /* let connections close before retrying */
+            continue;
+        }
+        start_conn(srv, fd);
+    }
+}
+
+void net_stop(struct server *srv, int wait_ms)
+{
+    if (srv->lfd >= 0) {
+        close(srv->lfd);
+        srv->lfd = -1;
+    }
+    engine_shutdown(srv);
+    pthread_mutex_lock(&srv->mu);
+    for (struct conn *c = srv->conns; c; c = c->next)
+        conn_kill(c, "server shutting down");
+    int64_t dl = ddio_now_ms() + wait_ms;
+    while (srv->nconns > 0 && ddio_now_ms() < dl) {
+        struct timespec ts = {.tv_sec = dl / 1000, .tv_nsec = (dl % 1000) * 1000000};
+        pthread_cond_timedwait(&srv->cv, &srv->mu, &ts);
+    }
+    int left = srv->nconns;
+    pthread_mutex_unlock(&srv->mu);
+    if (left)
+        DDIO_WARN("%d connection(s) still closing at exit", left);
+}

@@ -1,0 +1,17 @@
+/* Listener, per-connection reader and writer threads, request dispatch. */
+#ifndef DDIO_SRV_NET_H
+#define DDIO_SRV_NET_H
+
+#include <stddef.h>
+
+#include "server.h"
+
+/* Bind the listening socket; fills srv->port and srv->name. */
+int net_listen(struct server *srv, char *err, size_t errlen);
+/* Accept connections until srv->stopping is set. */
+void net_serve(struct server *srv);
+/* Stop: close the listener, drop every connection (failing their XFERs and
+ * lock waits), wait up to wait_ms for their threads to finish. */
+void net_stop(struct server *srv, int wait_ms);
+
+#endif

@@ -1,0 +1,837 @@
+/* Protocol test client for ddio-server (no MPI). Talks to a running server:
+ *   srv_client HOST:PORT [DATAFILE_ROOT]
+ * With DATAFILE_ROOT (a one-disk server's root) it also checks that the
+ * datafile of a one-server, one-stripe file is the file, byte for byte.
+ * Every check prints a line; the first failure exits 1. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ddio_desc.h"
+#include "ddio_layout.h"
+#include "ddio_net.h"
+#include "ddio_proto.h"
+
+#define TMO 20000
+#define SENTINEL 0xA5
+
+static char g_host[256];
+static int g_port;
+static const char *g_root;
+static unsigned g_run;            /* makes file names unique per run */
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "FAIL: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+#define CHECK(c, ...) do { if (!(c)) die(__VA_ARGS__); } while (0)
+
+/* ---- a minimal client ------------------------------------------------------------ */
+
+struct cl {
+    int fd;
+    uint64_t req;
+    uint8_t id[DDIO_ID_LEN];
+    uint32_t ndisks;
+    uint64_t bsize;
+};
+
+struct msg {
+    struct ddio_hdr h;
+    uint8_t *p;
+};
+
+static int recv_msg(struct cl *c, struct msg *m)
+{
+    int rc = ddio_recv_hdr(c->fd, &m->h, ddio_now_ms() + TMO);
+    if (rc)
+        return rc;
+    m->p = malloc(m->h.len + 1);
+    CHECK(m->p, "oom");
+    return ddio_recv_all(c->fd, m->p, m->h.len, ddio_now_ms() + TMO);
+}
+
+static void send_w(struct cl *c, uint16_t type, uint64_t req, struct ddio_wbuf *w)
+{
+    int rc = ddio_send_msg(c->fd, type, req, 0, w ? w->p : NULL, w ? w->len : 0, NULL, 0,
+                           ddio_now_ms() + TMO);
+    CHECK(rc == 0, "send %s: %s", ddio_type_name(type), strerror(-rc));
+    if (w)
+        ddio_wbuf_free(w);
+}
+
+/* request/reply; returns the status, reply payload in *m */
+static int call(struct cl *c, uint16_t type, struct ddio_wbuf *w, struct msg *m)
+{
+    uint64_t req = ++c->req;
+    send_w(c, type, req, w);
+    int rc = recv_msg(c, m);
+    CHECK(rc == 0, "reply to %s: %s", ddio_type_name(type), strerror(-rc));
+    CHECK(m->h.type == (type | DDIO_REPLY) && m->h.req == req, "reply type/req mismatch");
+    if (m->h.status) {
+        char *s = NULL;
+        if (ddio_dec_err(m->p, m->h.len, &s) == 0) {
+            printf("    (%s: %s)\n", ddio_type_name(type), s);
+            CHECK(strstr(s, "server ") == s, "error message does not name the server: %s", s);
+        }
+        free(s);
+    }
+    return m->h.status;
+}
+
+static int call_simple(struct cl *c, uint16_t type, struct ddio_wbuf *w)
+{
+    struct msg m;
+    int st = call(c, type, w, &m);
+    free(m.p);
+    return st;
+}
+
+static struct cl *cl_connect(void)
+{
+    struct cl *c = calloc(1, sizeof(*c));
+    c->fd = ddio_connect(g_host, g_port, ddio_now_ms() + TMO);
+    CHECK(c->fd >= 0, "connect: %s", strerror(-c->fd));
+    struct ddio_hello h = {.pid = (uint32_t)getpid(), .client = "srv_client"};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_hello(&w, &h);
+    struct msg m;
+    CHECK(call(c, DDIO_T_HELLO, &w, &m) == 0, "HELLO refused");
+    struct ddio_hello_r r;
+    CHECK(ddio_dec_hello_r(m.p, m.h.len, &r) == 0, "HELLO reply malformed");
+    memcpy(c->id, r.server_id, DDIO_ID_LEN);
+    c->ndisks = r.ndisks;
+    c->bsize = r.block_size;
+    free(r.name);
+    free(m.p);
+    return c;
+}
+
+static void cl_close(struct cl *c)
+{
+    close(c->fd);
+    free(c);
+}
+
+static void layout_for(struct cl *c, struct ddio_layout_rec *l, uint64_t unit, uint32_t count)
+{
+    memset(l, 0, sizeof(*l));
+    l->stripe_unit = unit;
+    l->stripe_count = count;
+    l->server_index = 0;
+    memcpy(l->ids[0], c->id, DDIO_ID_LEN);
+    for (uint32_t i = 1; i < count; i++)
+        memset(l->ids[i], 0x10 + (int)i, DDIO_ID_LEN);   /* other (absent) servers */
+}
+
+static int cl_open(struct cl *c, const char *path, uint32_t amode, const struct ddio_layout_rec *l,
+                   struct ddio_open_r *r)
+{
+    struct ddio_open o = {.path = (char *)path, .amode = amode, .layout = *l};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_open(&w, &o);
+    struct msg m;
+    int st = call(c, DDIO_T_OPEN, &w, &m);
+    if (st == 0)
+        CHECK(ddio_dec_open_r(m.p, m.h.len, r) == 0, "OPEN reply malformed");
+    free(m.p);
+    return st;
+}
+
+static int cl_handle_op(struct cl *c, uint16_t type, uint64_t handle, uint64_t *value)
+{
+    struct ddio_handle_req hr = {handle};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_handle_req(&w, &hr);
+    struct msg m;
+    int st = call(c, type, &w, &m);
+    if (st == 0 && value) {
+        struct ddio_u64_r u;
+        CHECK(ddio_dec_u64_r(m.p, m.h.len, &u) == 0, "u64 reply malformed");
+        *value = u.value;
+    }
+    free(m.p);
+    return st;
+}
+
+static int cl_delete(struct cl *c, const char *path)
+{
+    struct ddio_path_req p = {(char *)path};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_path_req(&w, &p);
+    return call_simple(c, DDIO_T_DELETE, &w);
+}
+
+static int cl_lock(struct cl *c, uint64_t h, uint32_t cmd, uint32_t type, uint64_t start,
+                   uint64_t len, uint32_t tmo)
+{
+    struct ddio_lock l = {h, cmd, type, start, len, tmo};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_lock(&w, &l);
+    return call_simple(c, DDIO_T_LOCK, &w);
+}
+
+/* ---- descriptors ------------------------------------------------------------------- */
+
+struct dspec {                     /* disp + tiles of `count` blocks of `len` at `stride` */
+    int64_t disp;
+    uint64_t count, len;
+    int64_t stride, extent;
+    uint64_t start, length;
+};
+
+static void build_desc(const struct dspec *s, struct ddio_desc *d)
+{
+    struct ddio_node *leaf = ddio_node_leaf(s->len);
+    d->root = s->count > 1 ? ddio_node_vec(s->count, s->stride, leaf) : leaf;
+    CHECK(d->root && ddio_node_finish(d->root) == 0, "bad test descriptor");
+    d->disp = s->disp;
+    d->extent = s->extent;
+    d->start = s->start;
+    d->length = s->length;
+}
+
+/* ---- XFER ------------------------------------------------------------------------------ */
+
+struct xres {
+    int status;
+    struct ddio_xfer_r r;
+    uint64_t put_bytes, get_bytes;
+};
+
+static void on_put(const struct msg *m, uint8_t *buf, uint8_t *got, uint64_t blen,
+                   struct xres *x)
+{
+    struct ddio_segs s;
+    size_t off;
+    CHECK(ddio_dec_put(m->p, m->h.len, &s, &off) == 0, "PUT malformed");
+    const uint8_t *data = m->p + off;
+    for (uint32_t i = 0; i < s.nseg; i++) {
+        CHECK(s.seg[i].off + s.seg[i].len <= blen, "PUT outside the stream");
+        memcpy(buf + s.seg[i].off, data, s.seg[i].len);
+        if (got)
+            memset(got + s.seg[i].off, 1, s.seg[i].len);
+        data += s.seg[i].len;
+        x->put_bytes += s.seg[i].len;
+    }
+    ddio_segs_free(&s);
+}
+
+static void on_get(struct cl *c, const struct msg *m, const uint8_t *buf, uint64_t blen,
+                   struct xres *x)
+{
+    struct ddio_segs s;
+    CHECK(ddio_dec_get(m->p, m->h.len, &s) == 0, "GET malformed");
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_data(&w, s.tag);
+    for (uint32_t i = 0; i < s.nseg; i++) {
+        CHECK(s.seg[i].off + s.seg[i].len <= blen, "GET outside the stream");
+        ddio_put_bytes(&w, buf + s.seg[i].off, s.seg[i].len);
+        x->get_bytes += s.seg[i].len;
+    }
+    send_w(c, DDIO_T_DATA, m->h.req, &w);
+    ddio_segs_free(&s);
+}
+
+/* one participant's XFER; buf is the stream (length d->length) */
+static struct xres cl_xfer(struct cl *c, uint64_t handle, uint32_t op, uint32_t flags,
+                           uint64_t group, uint64_t seq, uint32_t n, uint32_t rank,
+                           const struct ddio_desc *d, uint8_t *buf, uint8_t *got, uint32_t tmo)
+{
+    struct ddio_wbuf dw, w;
+    ddio_wbuf_init(&dw);
+    ddio_desc_encode(&dw, d);
+    struct ddio_xfer x = {handle, op, flags, group, seq, n, rank, tmo, (uint32_t)dw.len, dw.p};
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ddio_wbuf_free(&dw);
+    uint64_t req = ++c->req;
+    send_w(c, DDIO_T_XFER, req, &w);
+    struct xres res;
+    memset(&res, 0, sizeof(res));
+    for (;;) {
+        struct msg m;
+        int rc = recv_msg(c, &m);
+        CHECK(rc == 0, "XFER: waiting for server: %s", strerror(-rc));
+        CHECK(m.h.req == req, "XFER: message for another request");
+        if (m.h.type == DDIO_T_PUT) {
+            on_put(&m, buf, got, d->length, &res);
+        } else if (m.h.type == DDIO_T_GET) {
+            on_get(c, &m, buf, d->length, &res);
+        } else {
+            CHECK(m.h.type == (DDIO_T_XFER | DDIO_REPLY), "XFER: unexpected %s",
+                  ddio_type_name(m.h.type));
+            res.status = m.h.status;
+            if (m.h.status == 0)
+                CHECK(ddio_dec_xfer_r(m.p, m.h.len, &res.r) == 0, "DONE malformed");
+            else {
+                char *s = NULL;
+                if (ddio_dec_err(m.p, m.h.len, &s) == 0)
+                    printf("    (xfer rank %u: %s)\n", rank, s);
+                free(s);
+            }
+            free(m.p);
+            return res;
+        }
+        free(m.p);
+    }
+}
+
+/* ---- model: the server's local bytes ------------------------------------------------------ */
+
+struct model {
+    struct ddio_stripe S;
+    uint8_t *local;              /* this server's local byte space */
+    uint64_t cap, size;
+};
+
+static void model_init(struct model *md, uint64_t unit, uint32_t count, uint64_t cap)
+{
+    md->S.unit = unit;
+    md->S.count = count;
+    md->local = calloc(cap, 1);
+    md->cap = cap;
+    md->size = 0;
+}
+
+struct mw { struct model *md; const uint8_t *buf; int write; uint8_t *out; const uint8_t *got; };
+
+static int model_piece(void *arg, int64_t addr, uint64_t len, uint64_t s)
+{
+    struct mw *a = arg;
+    for (uint64_t i = 0; i < len; i++) {
+        uint64_t L = (uint64_t)addr + i;
+        if (ddio_layout_server(&a->md->S, L) != 0) {
+            if (!a->write)   /* another server's byte: never sent by this one */
+                CHECK(!a->got[s + i], "byte at %" PRIu64 " of another server was sent", L);
+            continue;
+        }
+        uint64_t loc = ddio_layout_local(&a->md->S, L);
+        CHECK(loc < a->md->cap, "model too small");
+        if (a->write) {
+            a->md->local[loc] = a->buf[s + i];
+            if (loc + 1 > a->md->size)
+                a->md->size = loc + 1;
+        } else if (loc < a->md->size) {
+            CHECK(a->got[s + i], "stream byte %" PRIu64 " (file %" PRIu64 ") not sent", s + i, L);
+            CHECK(a->out[s + i] == a->md->local[loc], "stream byte %" PRIu64 " (file %" PRIu64
+                  ") is %02x, expected %02x", s + i, L, a->out[s + i], a->md->local[loc]);
+        } else {
+            CHECK(!a->got[s + i], "byte beyond local EOF was sent (file %" PRIu64 ")", L);
+        }
+    }
+    return 0;
+}
+
+static void model_write(struct model *md, const struct ddio_desc *d, const uint8_t *buf)
+{
+    struct mw a = {md, buf, 1, NULL, NULL};
+    ddio_desc_walk_stream(d, 0, d->length, model_piece, &a);
+}
+
+static void model_check_read(struct model *md, const struct ddio_desc *d, uint8_t *out,
+                             const uint8_t *got)
+{
+    struct mw a = {md, NULL, 0, out, got};
+    ddio_desc_walk_stream(d, 0, d->length, model_piece, &a);
+}
+
+static void fill_pattern(uint8_t *b, uint64_t n, unsigned seed)
+{
+    uint32_t x = seed * 2654435761u + 1;
+    for (uint64_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        b[i] = (uint8_t)(x >> 16);
+    }
+}
+
+/* write with d, model it; read it back with rd and compare */
+static void write_read(struct cl *c, uint64_t h, struct model *md, const struct dspec *ws,
+                       const struct dspec *rs, unsigned seed, const char *what)
+{
+    struct ddio_desc wd, rd;
+    build_desc(ws, &wd);
+    build_desc(rs, &rd);
+    uint8_t *wb = malloc(wd.length ? wd.length : 1);
+    fill_pattern(wb, wd.length, seed);
+    struct xres x = cl_xfer(c, h, DDIO_X_WRITE, 0, 0, 0, 1, 0, &wd, wb, NULL, TMO);
+    CHECK(x.status == 0, "%s: write failed (%s)", what, strerror(x.status));
+    model_write(md, &wd, wb);
+    CHECK(x.r.local_size == md->size, "%s: local size %" PRIu64 ", model %" PRIu64, what,
+          x.r.local_size, md->size);
+    CHECK(x.r.bytes_from_rank == x.get_bytes, "%s: DONE bytes_from_rank %" PRIu64 " != %" PRIu64,
+          what, x.r.bytes_from_rank, x.get_bytes);
+    uint8_t *rb = malloc(rd.length ? rd.length : 1), *got = calloc(rd.length + 1, 1);
+    memset(rb, SENTINEL, rd.length);
+    x = cl_xfer(c, h, DDIO_X_READ, 0, 0, 0, 1, 0, &rd, rb, got, TMO);
+    CHECK(x.status == 0, "%s: read failed (%s)", what, strerror(x.status));
+    CHECK(x.r.bytes == x.put_bytes && x.r.bytes_to_rank == x.put_bytes,
+          "%s: DONE bytes %" PRIu64 " vs PUT bytes %" PRIu64, what, x.r.bytes, x.put_bytes);
+    model_check_read(md, &rd, rb, got);
+    printf("ok   %s: wrote %" PRIu64 ", read %" PRIu64 " (blocks r/w %" PRIu64 "/-, nonconsec %"
+           PRIu64 ", sorted %" PRIu64 ")\n", what, wd.length, x.put_bytes, x.r.blocks_read,
+           x.r.nonconsec, x.r.sorted);
+    free(wb);
+    free(rb);
+    free(got);
+    ddio_node_free(wd.root);
+    ddio_node_free(rd.root);
+}
+
+/* ---- tests ---------------------------------------------------------------------------------- */
+
+static void path_name(char *out, size_t n, const char *base)
+{
+    snprintf(out, n, "t%u/%s", g_run, base);
+}
+
+static void test_files(void)
+{
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128];
+    layout_for(c, &l, 65536, 1);
+    path_name(p, sizeof(p), "dir/sub/f1");
+    CHECK(cl_open(c, p, DDIO_O_RDWR, &l, &r) == ENOENT, "open of a missing file is not ENOENT");
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, &r) == 0, "create failed");
+    CHECK(r.created == 1 && r.local_size == 0, "create reply wrong");
+    CHECK(memcmp(r.layout.ids[0], c->id, DDIO_ID_LEN) == 0 && r.layout.stripe_unit == 65536,
+          "stored layout wrong");
+    uint64_t h = r.handle, v = 99;
+    struct ddio_open_r r2;
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, &r2) == EEXIST,
+          "EXCL create of an existing file is not EEXIST");
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r2) == 0 && r2.created == 0,
+          "reopen with CREAT failed");
+    CHECK(cl_handle_op(c, DDIO_T_CLOSE, r2.handle, NULL) == 0, "close failed");
+    CHECK(cl_handle_op(c, DDIO_T_CLOSE, r2.handle, NULL) == EBADF, "double close not EBADF");
+    CHECK(cl_handle_op(c, DDIO_T_STAT, h, &v) == 0 && v == 0, "stat of new file");
+    struct ddio_setsize ss = {h, 100000};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_setsize(&w, &ss);
+    CHECK(call_simple(c, DDIO_T_SETSIZE, &w) == 0, "setsize failed");
+    CHECK(cl_handle_op(c, DDIO_T_STAT, h, &v) == 0 && v == 100000, "stat after setsize: %" PRIu64, v);
+    struct ddio_prealloc pa = {h, 0, 300000};
+    ddio_wbuf_init(&w);
+    ddio_enc_prealloc(&w, &pa);
+    CHECK(call_simple(c, DDIO_T_PREALLOC, &w) == 0, "prealloc failed");
+    CHECK(cl_handle_op(c, DDIO_T_STAT, h, &v) == 0 && v == 300000, "stat after prealloc: %" PRIu64, v);
+    ss.local_size = 5000;
+    ddio_wbuf_init(&w);
+    ddio_enc_setsize(&w, &ss);
+    CHECK(call_simple(c, DDIO_T_SETSIZE, &w) == 0, "shrink failed");
+    CHECK(cl_handle_op(c, DDIO_T_STAT, h, &v) == 0 && v == 5000, "stat after shrink");
+    CHECK(cl_handle_op(c, DDIO_T_SYNC, h, NULL) == 0, "sync failed");
+    CHECK(cl_handle_op(c, DDIO_T_STAT, 12345, &v) == EBADF, "stat of a bad handle not EBADF");
+    /* confinement */
+    const char *bad[] = {"../escape", "a/../../b", "a//b", "/", "", ".ddio/server-id", "a/./b"};
+    for (unsigned i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        int st = cl_open(c, bad[i], DDIO_O_RDWR | DDIO_O_CREAT, &l, &r2);
+        CHECK(st == EACCES || st == EINVAL, "path '%s' accepted (%d)", bad[i], st);
+    }
+    char abs[160];
+    snprintf(abs, sizeof(abs), "/%s", p);   /* leading '/' is stripped: same file */
+    CHECK(cl_open(c, abs, DDIO_O_RDWR, &l, &r2) == 0, "open with a leading / failed");
+    /* layout mismatch: another server's id at our index */
+    struct ddio_layout_rec bl = l;
+    memset(bl.ids[0], 0x77, DDIO_ID_LEN);
+    path_name(p, sizeof(p), "stale");
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT, &bl, &r2) == ESTALE,
+          "create naming another server id not refused");
+    /* delete */
+    path_name(p, sizeof(p), "dir/sub/f1");
+    CHECK(cl_delete(c, p) == 0, "delete failed");
+    CHECK(cl_delete(c, p) == ENOENT, "second delete not ENOENT");
+    CHECK(cl_open(c, p, DDIO_O_RDWR, &l, &r2) == ENOENT, "open after delete not ENOENT");
+    CHECK(cl_delete(c, "../x") == EACCES, "delete of ../x not EACCES");
+    /* AUTH is reserved */
+    CHECK(call_simple(c, DDIO_T_AUTH, NULL) == ENOSYS, "AUTH not ENOSYS");
+    cl_close(c);
+    printf("ok   file operations, EXCL, confinement, ESTALE, delete, AUTH\n");
+}
+
+static void test_independent(uint64_t unit, uint32_t count, const char *name)
+{
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128];
+    layout_for(c, &l, unit, count);
+    path_name(p, sizeof(p), name);
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, &r) == 0, "create %s", p);
+    uint64_t B = c->bsize;
+    struct model md;
+    model_init(&md, unit, count, 64u << 20);
+    /* contiguous, unaligned start, spanning blocks */
+    struct dspec a = {.disp = 1000, .count = 1, .len = 3 * B + 123, .extent = 3 * B + 123,
+                      .length = 3 * B + 123};
+    write_read(c, r.handle, &md, &a, &a, 1, "contiguous unaligned");
+    /* strided records (8-byte and 8 KiB), read back through another view */
+    struct dspec s8 = {.disp = 40, .count = 1000, .len = 8, .stride = 24, .extent = 24000,
+                       .start = 16, .length = 8 * 5000 - 40};
+    struct dspec all = {.disp = 0, .count = 1, .len = 8 * B, .extent = 8 * B, .length = 8 * B};
+    write_read(c, r.handle, &md, &s8, &all, 2, "8-byte strided records");
+    struct dspec s8k = {.disp = 0, .count = 64, .len = 8192, .stride = 3 * 8192,
+                        .extent = 64 * 3 * 8192, .length = 64 * 8192 * 3};
+    struct dspec r8k = {.disp = 4096, .count = 50, .len = 5000, .stride = 9000,
+                        .extent = 450000, .length = 50 * 5000 * 4};
+    write_read(c, r.handle, &md, &s8k, &r8k, 3, "8 KiB strided records");
+    /* partial block overwrite in the middle (read-modify-write) */
+    struct dspec mid = {.disp = (int64_t)B + 17, .count = 1, .len = 100, .extent = 100,
+                        .length = 100};
+    write_read(c, r.handle, &md, &mid, &all, 4, "read-modify-write");
+    /* a read past the end: only bytes below the size come back */
+    struct dspec far = {.disp = (int64_t)(20 * B), .count = 1, .len = B, .extent = B, .length = B};
+    write_read(c, r.handle, &md, &mid, &far, 5, "read past EOF");
+    uint64_t v;
+    CHECK(cl_handle_op(c, DDIO_T_STAT, r.handle, &v) == 0 && v == md.size,
+          "STAT %" PRIu64 " != model %" PRIu64, v, md.size);
+    if (g_root && count == 1 && c->ndisks == 1) {
+        char fn[512];
+        snprintf(fn, sizeof(fn), "%s/%s", g_root, p);
+        FILE *f = fopen(fn, "rb");
+        CHECK(f, "datafile %s missing", fn);
+        uint8_t *fb = malloc(md.size + 1);
+        size_t got = fread(fb, 1, md.size + 1, f);
+        fclose(f);
+        CHECK(got == md.size && memcmp(fb, md.local, md.size) == 0,
+              "datafile differs from the model (%zu bytes vs %" PRIu64 ")", got, md.size);
+        free(fb);
+        printf("ok   datafile is the file, byte for byte (%" PRIu64 " bytes)\n", md.size);
+    }
+    cl_handle_op(c, DDIO_T_CLOSE, r.handle, NULL);
+    cl_close(c);
+    free(md.local);
+}
+
+/* ---- collective ------------------------------------------------------------------------------- */
+
+struct coll_arg {
+    uint32_t rank, n, op;
+    uint64_t group, seq;
+    const char *path;
+    struct dspec spec;
+    uint8_t *buf, *got;
+    struct xres res;
+    uint32_t tmo;
+    int skip;                     /* do not send (timeout test) */
+};
+
+static void *coll_thread(void *p)
+{
+    struct coll_arg *a = p;
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    layout_for(c, &l, 1u << 20, 1);
+    CHECK(cl_open(c, a->path, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "coll open");
+    struct ddio_desc d;
+    build_desc(&a->spec, &d);
+    if (!a->skip)
+        a->res = cl_xfer(c, r.handle, a->op, DDIO_XF_COLLECTIVE, a->group, a->seq, a->n,
+                         a->rank, &d, a->buf, a->got, a->tmo);
+    ddio_node_free(d.root);
+    cl_close(c);
+    return NULL;
+}
+
+static void run_coll(struct coll_arg *a, uint32_t n)
+{
+    pthread_t t[8];
+    for (uint32_t i = 0; i < n; i++)
+        pthread_create(&t[i], NULL, coll_thread, &a[i]);
+    for (uint32_t i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+}
+
+static void test_collective(void)
+{
+    enum { P = 3, REC = 8, NREC = 200000 };
+    char p[128];
+    path_name(p, sizeof(p), "coll");
+    uint64_t total = (uint64_t)REC * NREC;           /* 1.6 MB: several blocks */
+    uint8_t *file = calloc(total, 1);
+    struct coll_arg a[P];
+    memset(a, 0, sizeof(a));
+    /* write: cyclic 8-byte records, rank r owns records r, r+3, ... */
+    for (uint32_t r = 0; r < P; r++) {
+        uint64_t cnt = NREC / P + (r < NREC % P);
+        a[r] = (struct coll_arg){.rank = r, .n = P, .op = DDIO_X_WRITE, .group = 77 + g_run,
+                                 .seq = 1, .path = p, .tmo = TMO,
+                                 .spec = {.disp = (int64_t)(r * REC), .count = 1, .len = REC,
+                                          .extent = P * REC, .length = cnt * REC}};
+        a[r].buf = malloc(cnt * REC);
+        fill_pattern(a[r].buf, cnt * REC, 10 + r);
+        for (uint64_t i = 0; i < cnt; i++)
+            memcpy(file + (i * P + r) * REC, a[r].buf + i * REC, REC);
+    }
+    /* rank 2 additionally overlaps rank 0's first record?  No: views of one
+     * collective are disjoint here; overlap is tested separately below. */
+    run_coll(a, P);
+    for (uint32_t r = 0; r < P; r++) {
+        CHECK(a[r].res.status == 0, "collective write rank %u failed", r);
+        CHECK(a[r].res.r.bytes == a[r].spec.length, "rank %u moved %" PRIu64, r, a[r].res.r.bytes);
+        free(a[r].buf);
+    }
+    printf("ok   collective write, 3 ranks cyclic 8-byte records (blocks written %" PRIu64
+           ", desc bytes %" PRIu64 ", sorted %" PRIu64 ")\n", a[0].res.r.blocks_written,
+           a[0].res.r.desc_bytes, a[0].res.r.sorted);
+    /* overlapping collective write: all ranks write [0, 4096): rank 2 wins */
+    for (uint32_t r = 0; r < P; r++) {
+        a[r].seq = 2;
+        a[r].spec = (struct dspec){.disp = 0, .count = 1, .len = 4096, .extent = 4096,
+                                   .length = 4096};
+        a[r].buf = malloc(4096);
+        memset(a[r].buf, 0x30 + (int)r, 4096);
+    }
+    run_coll(a, P);
+    for (uint32_t r = 0; r < P; r++) {
+        CHECK(a[r].res.status == 0, "overlapping write rank %u failed", r);
+        free(a[r].buf);
+    }
+    memset(file, 0x32, 4096);
+    printf("ok   overlapping collective write (higher rank wins)\n");
+    /* collective read: block distribution, rank 1 empty */
+    uint64_t half = total / 2;
+    for (uint32_t r = 0; r < P; r++) {
+        uint64_t off = r == 0 ? 0 : half, len = r == 1 ? 0 : (r == 0 ? half : total - half);
+        a[r] = (struct coll_arg){.rank = r, .n = P, .op = DDIO_X_READ, .group = 77 + g_run,
+                                 .seq = 3, .path = p, .tmo = TMO,
+                                 .spec = {.disp = (int64_t)off, .count = 1, .len = len ? len : 1,
+                                          .extent = (int64_t)(len ? len : 1), .length = len}};
+        a[r].buf = malloc(len + 1);
+        a[r].got = calloc(len + 1, 1);
+    }
+    run_coll(a, P);
+    for (uint32_t r = 0; r < P; r++) {
+        CHECK(a[r].res.status == 0, "collective read rank %u failed", r);
+        uint64_t off = (uint64_t)a[r].spec.disp, len = a[r].spec.length;
+        CHECK(a[r].res.r.bytes == len, "rank %u read %" PRIu64 " of %" PRIu64, r,
+              a[r].res.r.bytes, len);
+        for (uint64_t i = 0; i < len; i++)
+            CHECK(a[r].buf[i] == file[off + i], "rank %u: byte %" PRIu64 " is %02x, expected %02x",
+                  r, off + i, a[r].buf[i], file[off + i]);
+        free(a[r].buf);
+        free(a[r].got);
+    }
+    printf("ok   collective read, 3 ranks (one empty) (blocks read %" PRIu64 ", io %" PRIu64
+           " us)\n", a[0].res.r.blocks_read, a[0].res.r.io_us);
+    /* gate timeout: rank 2 never comes */
+    for (uint32_t r = 0; r < P; r++) {
+        a[r].seq = 4;
+        a[r].tmo = 500;
+        a[r].skip = r == 2;
+        a[r].spec = (struct dspec){.disp = 0, .count = 1, .len = 10, .extent = 10, .length = 10};
+        a[r].buf = malloc(10);
+        a[r].got = calloc(10, 1);
+    }
+    run_coll(a, P);
+    for (uint32_t r = 0; r < 2; r++) {
+        CHECK(a[r].res.status == ETIMEDOUT, "gate timeout: rank %u got %d", r, a[r].res.status);
+        free(a[r].buf);
+        free(a[r].got);
+    }
+    free(a[2].buf);
+    free(a[2].got);
+    printf("ok   collective gate timeout -> ETIMEDOUT for every participant present\n");
+    free(file);
+}
+
+/* ---- locks ---------------------------------------------------------------------------------- */
+
+static void test_locks(void)
+{
+    struct cl *a = cl_connect(), *b = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r ra, rb;
+    char p[128];
+    path_name(p, sizeof(p), "locked");
+    layout_for(a, &l, 65536, 1);
+    CHECK(cl_open(a, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &ra) == 0, "lock open a");
+    CHECK(cl_open(b, p, DDIO_O_RDWR, &l, &rb) == 0, "lock open b");
+    CHECK(cl_lock(a, ra.handle, DDIO_LK_SETLK, DDIO_LK_WR, 0, 100, 0) == 0, "a WR lock");
+    CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLK, DDIO_LK_RD, 50, 10, 0) == EAGAIN, "b conflict");
+    CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLK, DDIO_LK_WR, 100, 10, 0) == 0, "b adjacent");
+    int64_t t0 = ddio_now_ms();
+    CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLKW, DDIO_LK_WR, 0, 10, 300) == ETIMEDOUT,
+          "SETLKW timeout");
+    CHECK(ddio_now_ms() - t0 >= 250, "SETLKW returned early");
+    CHECK(cl_lock(a, ra.handle, DDIO_LK_UNLCK, 0, 0, 50, 0) == 0, "a unlock part");
+    CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLK, DDIO_LK_WR, 0, 50, 0) == 0, "b after split");
+    CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLK, DDIO_LK_WR, 50, 1, 0) == EAGAIN, "a keeps 50..100");
+    cl_close(a);                   /* dropping a releases its locks */
+    usleep(200000);
+    CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLKW, DDIO_LK_WR, 0, 0, 2000) == 0,
+          "locks not released on drop");
+    cl_close(b);
+    printf("ok   byte-range locks over the wire (conflict, timeout, split, release on drop)\n");
+}
+
+/* ---- malformed input -------------------------------------------------------------------------- */
+
+static int raw_conn(void)
+{
+    int fd = ddio_connect(g_host, g_port, ddio_now_ms() + TMO);
+    CHECK(fd >= 0, "connect");
+    return fd;
+}
+
+/* after garbage the server must answer EPROTO (if anything) and close */
+static void expect_closed(int fd, const char *what)
+{
+    struct ddio_hdr h;
+    int rc = ddio_recv_hdr(fd, &h, ddio_now_ms() + TMO);
+    if (rc == 0) {
+        CHECK(h.status == EPROTO || h.status == EPROTONOSUPPORT, "%s: status %d", what, h.status);
+        ddio_discard(fd, h.len, ddio_now_ms() + TMO);
+        char c;
+        rc = ddio_recv_all(fd, &c, 1, ddio_now_ms() + TMO);
+    }
+    CHECK(rc == -ECONNRESET || rc == -EPIPE || rc == -EPROTO, "%s: connection not closed (%d)",
+          what, rc);
+    close(fd);
+    printf("ok   %s refused\n", what);
+}
+
+static void send_hello_raw(int fd)
+{
+    struct ddio_hello h = {.pid = 1, .client = "raw"};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_hello(&w, &h);
+    ddio_send_msg(fd, DDIO_T_HELLO, 1, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO);
+    ddio_wbuf_free(&w);
+    struct ddio_hdr hd;
+    CHECK(ddio_recv_hdr(fd, &hd, ddio_now_ms() + TMO) == 0 && hd.status == 0, "raw hello");
+    ddio_discard(fd, hd.len, ddio_now_ms() + TMO);
+}
+
+static void test_malformed(void)
+{
+    uint8_t junk[64];
+    memset(junk, 0x5a, sizeof(junk));
+    int fd = raw_conn();
+    ddio_send_all(fd, junk, sizeof(junk), ddio_now_ms() + TMO);
+    expect_closed(fd, "bad magic");
+
+    fd = raw_conn();
+    struct ddio_hdr h;
+    uint8_t raw[DDIO_HDR_SIZE];
+    ddio_hdr_init(&h, DDIO_T_HELLO, 1, 0);
+    h.version = 9;
+    ddio_hdr_encode(&h, raw);
+    ddio_send_all(fd, raw, sizeof(raw), ddio_now_ms() + TMO);
+    expect_closed(fd, "wrong version");
+
+    fd = raw_conn();
+    ddio_send_msg(fd, DDIO_T_OPEN, 1, 0, junk, 8, NULL, 0, ddio_now_ms() + TMO);
+    expect_closed(fd, "OPEN before HELLO");
+
+    fd = raw_conn();
+    send_hello_raw(fd);
+    ddio_send_msg(fd, DDIO_T_OPEN, 2, 0, junk, sizeof(junk), NULL, 0, ddio_now_ms() + TMO);
+    expect_closed(fd, "garbage OPEN payload");
+
+    fd = raw_conn();
+    send_hello_raw(fd);
+    ddio_send_msg(fd, 999, 2, 0, NULL, 0, NULL, 0, ddio_now_ms() + TMO);
+    expect_closed(fd, "unknown type");
+
+    fd = raw_conn();                /* truncated: header promises more than arrives */
+    send_hello_raw(fd);
+    ddio_hdr_init(&h, DDIO_T_STAT, 3, 100);
+    ddio_hdr_encode(&h, raw);
+    ddio_send_all(fd, raw, sizeof(raw), ddio_now_ms() + TMO);
+    ddio_send_all(fd, junk, 10, ddio_now_ms() + TMO);
+    shutdown(fd, SHUT_WR);
+    char c1;
+    int rc = ddio_recv_all(fd, &c1, 1, ddio_now_ms() + TMO);
+    CHECK(rc != 0, "truncated message: connection stayed open");
+    close(fd);
+    printf("ok   truncated message refused\n");
+
+    /* garbage descriptor in a valid XFER: refused, connection keeps working */
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128];
+    path_name(p, sizeof(p), "baddesc");
+    layout_for(c, &l, 65536, 1);
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "open baddesc");
+    struct ddio_xfer x = {r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, 1000, sizeof(junk), junk};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    int st = call_simple(c, DDIO_T_XFER, &w);
+    CHECK(st == EPROTO || st == EINVAL, "garbage descriptor accepted (%d)", st);
+    uint64_t v;
+    CHECK(cl_handle_op(c, DDIO_T_STAT, r.handle, &v) == 0, "connection unusable after bad XFER");
+    cl_close(c);
+    printf("ok   garbage descriptor refused, connection still serves\n");
+    c = cl_connect();              /* and the server keeps serving new connections */
+    cl_close(c);
+    printf("ok   server still serves new connections\n");
+}
+
+static void test_stats(void)
+{
+    struct cl *c = cl_connect();
+    struct msg m;
+    CHECK(call(c, DDIO_T_STATS, NULL, &m) == 0, "STATS failed");
+    struct ddio_stats_r s;
+    CHECK(ddio_dec_stats_r(m.p, m.h.len, &s) == 0, "STATS malformed");
+    int have_xfers = 0, have_last = 0;
+    for (uint32_t i = 0; i < s.n; i++) {
+        have_xfers |= strcmp(s.kv[i].key, "xfers") == 0 && s.kv[i].val > 0;
+        have_last |= strcmp(s.kv[i].key, "last.blocks") == 0;
+    }
+    CHECK(have_xfers && have_last, "STATS lacks xfers / last.*");
+    ddio_stats_r_free(&s);
+    free(m.p);
+    cl_close(c);
+    printf("ok   STATS\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || ddio_parse_hostport(argv[1], g_host, sizeof(g_host), &g_port)) {
+        fprintf(stderr, "usage: srv_client HOST:PORT [ROOT]\n");
+        return 2;
+    }
+    g_root = argc > 2 ? argv[2] : NULL;
+    g_run = (unsigned)getpid();
+    test_files();
+    test_independent(1u << 20, 1, "ind1");
+    test_independent(65536, 2, "ind2");       /* index 0 of 2: only its stripes */
+    test_independent(4096, 2, "ind3");        /* stripe unit below the block size */
+    test_locks();
+    test_malformed();
+    test_collective();
+    test_stats();
+    printf("PASS\n");
+    return 0;
+}

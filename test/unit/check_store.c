@@ -1,0 +1,301 @@
+/* Unit tests of the storage layer (ioserver/store.c): path confinement,
+ * create / EXCL / open / delete, layout records, ESTALE refusal, sizes. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ddio_log.h"
+#include "store.h"
+
+static char base[256], root1[300], root2[300], outside[300];
+static struct store st;
+static struct srv_config cfg;
+static char msg[1024];
+
+static void rm_rf(const char *p)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cleanup of %s failed\n", p);
+}
+
+static void start(int ndisks)
+{
+    config_defaults(&cfg);
+    cfg.block_size = 65536;
+    cfg.roots[cfg.nroots++] = root1;
+    if (ndisks > 1)
+        cfg.roots[cfg.nroots++] = root2;
+    char err[512];
+    ck_assert_msg(store_init(&st, &cfg, err, sizeof(err)) == 0, "store_init: %s", err);
+}
+
+static void setup(void)
+{
+    ddio_log_init("check_store", DDIO_LOG_ERROR);
+    snprintf(base, sizeof(base), "/tmp/check_store.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(base));
+    snprintf(root1, sizeof(root1), "%s/r1", base);
+    snprintf(root2, sizeof(root2), "%s/r2", base);
+    snprintf(outside, sizeof(outside), "%s/outside", base);
+    mkdir(root1, 0755);
+    mkdir(root2, 0755);
+    mkdir(outside, 0755);
+}
+
+static void teardown(void)
+{
+    store_fini(&st);
+    rm_rf(base);
+}
+
+static struct ddio_layout_rec layout(uint64_t unit, uint32_t count)
+{
+    struct ddio_layout_rec l;
+    memset(&l, 0, sizeof(l));
+    l.stripe_unit = unit;
+    l.stripe_count = count;
+    l.server_index = 0;
+    memcpy(l.ids[0], st.id, DDIO_ID_LEN);
+    for (uint32_t i = 1; i < count; i++)
+        memset(l.ids[i], (int)i, DDIO_ID_LEN);
+    return l;
+}
+
+static int open_f(const char *path, uint32_t amode, struct ofile **of, int *created)
+{
+    struct ddio_layout_rec l = layout(1 << 20, 1);
+    return store_open(&st, path, amode, &l, of, created, msg, sizeof(msg));
+}
+
+START_TEST(t_norm_path)
+{
+    char out[64];
+    ck_assert_int_eq(store_norm_path("/a/b", out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "a/b");
+    ck_assert_int_eq(store_norm_path("///x", out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "x");
+    ck_assert_int_eq(store_norm_path("..", out, sizeof(out)), -EACCES);
+    ck_assert_int_eq(store_norm_path("a/../b", out, sizeof(out)), -EACCES);
+    ck_assert_int_eq(store_norm_path("a/..", out, sizeof(out)), -EACCES);
+    ck_assert_int_eq(store_norm_path("a//b", out, sizeof(out)), -EACCES);
+    ck_assert_int_eq(store_norm_path("a/", out, sizeof(out)), -EACCES);
+    ck_assert_int_eq(store_norm_path("./a", out, sizeof(out)), -EACCES);
+    ck_assert_int_eq(store_norm_path(".ddio/meta/x", out, sizeof(out)), -EACCES);
+    ck_assert_int_eq(store_norm_path("x/.ddio", out, sizeof(out)), 0);   /* only at top */
+    ck_assert_int_eq(store_norm_path("", out, sizeof(out)), -EINVAL);
+    ck_assert_int_eq(store_norm_path("/", out, sizeof(out)), -EINVAL);
+    ck_assert_int_eq(store_norm_path("..a/b..", out, sizeof(out)), 0);
+    char longp[100];
+    memset(longp, 'a', sizeof(longp) - 1);
+    longp[sizeof(longp) - 1] = 0;
+    ck_assert_int_eq(store_norm_path(longp, out, sizeof(out)), -ENAMETOOLONG);
+}
+END_TEST
+
+START_TEST(t_server_id_persists)
+{
+    start(1);
+    uint8_t id[DDIO_ID_LEN];
+    memcpy(id, st.id, DDIO_ID_LEN);
+    store_fini(&st);
+    start(1);
+    ck_assert_mem_eq(id, st.id, DDIO_ID_LEN);
+}
+END_TEST
+
+START_TEST(t_create_excl_open_delete)
+{
+    start(1);
+    struct ofile *of, *of2;
+    int created;
+    ck_assert_int_eq(open_f("d1/d2/f", DDIO_O_RDWR, &of, &created), -ENOENT);
+    ck_assert_int_eq(open_f("d1/d2/f", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+    ck_assert_int_eq(created, 1);
+    ck_assert_int_eq(open_f("d1/d2/f", DDIO_O_CREAT | DDIO_O_EXCL, &of2, &created), -EEXIST);
+    ck_assert_int_eq(open_f("/d1/d2/f", DDIO_O_RDWR, &of2, &created), 0);
+    ck_assert_ptr_eq(of, of2);                               /* shared by path */
+    ck_assert_int_eq(created, 0);
+    store_release(&st, of2);
+    store_release(&st, of);
+    /* still exists after close: EXCL refuses, plain open works */
+    ck_assert_int_eq(open_f("d1/d2/f", DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), -EEXIST);
+    ck_assert_int_eq(store_delete(&st, "d1/d2/f", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_delete(&st, "d1/d2/f", msg, sizeof(msg)), -ENOENT);
+    ck_assert_int_eq(open_f("d1/d2/f", DDIO_O_RDWR, &of, &created), -ENOENT);
+    /* a datafile without layout record: EXCL refuses it */
+    char p[400];
+    snprintf(p, sizeof(p), "%s/raw", root1);
+    close(open(p, O_CREAT | O_WRONLY, 0644));
+    ck_assert_int_eq(open_f("raw", DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), -EEXIST);
+}
+END_TEST
+
+START_TEST(t_confinement)
+{
+    start(1);
+    struct ofile *of;
+    int created;
+    char p[400], t[400];
+    ck_assert_int_eq(open_f("../x", DDIO_O_CREAT, &of, &created), -EACCES);
+    ck_assert_int_eq(open_f("a/../../x", DDIO_O_CREAT, &of, &created), -EACCES);
+    ck_assert_int_eq(open_f(".ddio/server-id", DDIO_O_RDWR, &of, &created), -EACCES);
+    /* a directory symlink leaving the root */
+    snprintf(p, sizeof(p), "%s/esc", root1);
+    ck_assert_int_eq(symlink(outside, p), 0);
+    ck_assert_int_eq(open_f("esc/file", DDIO_O_CREAT, &of, &created), -EACCES);
+    snprintf(t, sizeof(t), "%s/file", outside);
+    ck_assert_int_ne(access(t, F_OK), 0);                   /* nothing created outside */
+    /* an absolute file symlink */
+    snprintf(p, sizeof(p), "%s/abs", root1);
+    ck_assert_int_eq(symlink("/etc/passwd", p), 0);
+    ck_assert_int_eq(open_f("abs", DDIO_O_CREAT | DDIO_O_RDWR, &of, &created), -EACCES);
+    /* a relative symlink climbing out */
+    snprintf(p, sizeof(p), "%s/up", root1);
+    ck_assert_int_eq(symlink("../outside", p), 0);
+    ck_assert_int_eq(open_f("up/f", DDIO_O_CREAT, &of, &created), -EACCES);
+    /* delete through an escaping symlink is refused and deletes nothing */
+    close(open(t, O_CREAT | O_WRONLY, 0644));
+    ck_assert_int_eq(store_delete(&st, "esc/file", msg, sizeof(msg)), -EACCES);
+    ck_assert_int_eq(access(t, F_OK), 0);
+    /* a symlink that stays inside the root is fine */
+    snprintf(p, sizeof(p), "%s/in", root1);
+    mkdir(p, 0755);
+    snprintf(p, sizeof(p), "%s/alias", root1);
+    ck_assert_int_eq(symlink("in", p), 0);
+    ck_assert_int_eq(open_f("alias/f", DDIO_O_CREAT, &of, &created), 0);
+    store_release(&st, of);
+}
+END_TEST
+
+START_TEST(t_layout_roundtrip)
+{
+    start(1);
+    struct ddio_layout_rec l = layout(4096, 3), back;
+    l.server_index = 0;
+    l.ndisks = 1;
+    l.block_size = 65536;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ck_assert_int_eq(store_meta_encode(&l, &w), 0);
+    memset(&back, 0, sizeof(back));
+    ck_assert_int_eq(store_meta_decode(w.p, w.len, &back), 0);
+    ck_assert_uint_eq(back.stripe_unit, 4096);
+    ck_assert_uint_eq(back.stripe_count, 3);
+    ck_assert_mem_eq(back.ids[0], st.id, DDIO_ID_LEN);
+    ck_assert_mem_eq(back.ids[2], l.ids[2], DDIO_ID_LEN);
+    ck_assert_int_eq(store_layout_check(&st, &back, msg, sizeof(msg)), 0);
+    w.p[0] ^= 1;                                             /* bad magic */
+    ck_assert_int_eq(store_meta_decode(w.p, w.len, &back), -EPROTO);
+    w.p[0] ^= 1;
+    ck_assert_int_eq(store_meta_decode(w.p, w.len - 1, &back), -EPROTO);   /* truncated */
+    ddio_wbuf_free(&w);
+    back.block_size = 4096;
+    ck_assert_int_eq(store_layout_check(&st, &back, msg, sizeof(msg)), -ESTALE);
+    back.block_size = 65536;
+    back.ids[0][0] ^= 0xff;
+    ck_assert_int_eq(store_layout_check(&st, &back, msg, sizeof(msg)), -ESTALE);
+}
+END_TEST
+
+START_TEST(t_stored_layout_and_stale)
+{
+    start(1);
+    struct ofile *of;
+    int created;
+    struct ddio_layout_rec l = layout(8192, 2);
+    ck_assert_int_eq(store_open(&st, "lay", DDIO_O_CREAT, &l, &of, &created, msg, sizeof(msg)), 0);
+    store_release(&st, of);
+    ck_assert_int_eq(open_f("lay", DDIO_O_RDWR, &of, &created), 0);     /* proposal ignored */
+    ck_assert_uint_eq(of->layout.stripe_unit, 8192);
+    ck_assert_uint_eq(of->layout.stripe_count, 2);
+    ck_assert_uint_eq(of->layout.ndisks, 1);
+    ck_assert_uint_eq(of->layout.block_size, 65536);
+    store_release(&st, of);
+    /* same root, other block size: refused */
+    store_fini(&st);
+    config_defaults(&cfg);
+    cfg.block_size = 131072;
+    cfg.roots[cfg.nroots++] = root1;
+    char err[256];
+    ck_assert_int_eq(store_init(&st, &cfg, err, sizeof(err)), 0);
+    ck_assert_int_eq(open_f("lay", DDIO_O_RDWR, &of, &created), -ESTALE);
+    ck_assert_ptr_nonnull(strstr(msg, "block size"));
+    /* another server's id at our index: refused on create too */
+    l = layout(8192, 1);
+    memset(l.ids[0], 0x42, DDIO_ID_LEN);
+    ck_assert_int_eq(store_open(&st, "other", DDIO_O_CREAT, &l, &of, &created, msg, sizeof(msg)),
+                     -ESTALE);
+}
+END_TEST
+
+START_TEST(t_sizes_two_disks)
+{
+    start(2);
+    struct ofile *of;
+    int created;
+    ck_assert_int_eq(open_f("s", DDIO_O_CREAT | DDIO_O_RDWR, &of, &created), 0);
+    ck_assert_uint_eq(store_size(of), 0);
+    /* 3 blocks + 100 bytes: disk 0 has blocks 0,2 (131072), disk 1 block 1 + 100 */
+    ck_assert_int_eq(store_setsize(of, 3 * 65536 + 100), 0);
+    struct stat sa, sb;
+    char p[400];
+    snprintf(p, sizeof(p), "%s/s", root1);
+    stat(p, &sa);
+    snprintf(p, sizeof(p), "%s/s", root2);
+    stat(p, &sb);
+    ck_assert_int_eq(sa.st_size, 2 * 65536);
+    ck_assert_int_eq(sb.st_size, 65536 + 100);
+    ck_assert_int_eq(store_prealloc(of, 0, 5 * 65536), 0);
+    ck_assert_uint_eq(store_size(of), 5 * 65536);
+    ck_assert_int_eq(store_sync(of), 0);
+    store_note_write(of, 6 * 65536 + 7);
+    ck_assert_uint_eq(store_size(of), 6 * 65536 + 7);
+    store_release(&st, of);
+    /* reopening derives the size from the datafiles */
+    ck_assert_int_eq(open_f("s", DDIO_O_RDWR, &of, &created), 0);
+    ck_assert_uint_eq(store_size(of), 5 * 65536);
+    uint64_t doff;
+    ck_assert_int_eq(store_disk_of(of, 3 * 65536 + 5, &doff), 1);
+    ck_assert_uint_eq(doff, 65536 + 5);
+    /* block locks */
+    ck_assert_int_eq(store_blk_lock(of, 7, 0, 0), 0);
+    ck_assert_int_eq(store_blk_lock(of, 7, 0, 0), -EAGAIN);
+    ck_assert_int_eq(store_blk_lock(of, 8, 0, 0), 0);
+    store_blk_unlock(of, 7);
+    ck_assert_int_eq(store_blk_lock(of, 7, 0, 0), 0);
+    store_blk_unlock(of, 7);
+    store_blk_unlock(of, 8);
+    store_release(&st, of);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("store");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, t_norm_path);
+    tcase_add_test(tc, t_server_id_persists);
+    tcase_add_test(tc, t_create_excl_open_delete);
+    tcase_add_test(tc, t_confinement);
+    tcase_add_test(tc, t_layout_roundtrip);
+    tcase_add_test(tc, t_stored_layout_and_stale);
+    tcase_add_test(tc, t_sizes_two_disks);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
