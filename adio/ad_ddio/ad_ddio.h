@@ -73,7 +73,8 @@ typedef struct ADIOI_DDIO_File {
     int timeout_s;              /* romio_ddio_timeout, 0 = not given */
     int collective;             /* ADIOI_DDIO_COLL_* */
     int presort;                /* ADIOI_HINT_ENABLE / ADIOI_HINT_DISABLE */
-    int striping_factor;        /* 0 = all servers */
+    int striping_factor;        /* <= 0: all servers */
+    int striping_factor_given;  /* the hint was present */
     /* open state */
     int timeout_ms;
     int nsrv;                   /* stripe count */

@@ -157,7 +157,7 @@ static int split_list(const char *spec, char ***list, int *n, ADIOI_DDIO_Err * e
         if (!*t)
             continue;
         if (*n == (int) DDIO_MAX_SERVERS || ddio_parse_hostport(t, host, sizeof(host), &port)) {
-            ADIOI_DDIO_Err_set(e, EINVAL, "ddio: bad server address '%s' in '%s' "
+            ADIOI_DDIO_Err_set(e, EDESTADDRREQ, "ddio: bad server address '%s' in '%s' "
                                "(expected host:port, at most %u servers)", t, spec,
                                DDIO_MAX_SERVERS);
             break;
@@ -167,7 +167,7 @@ static int split_list(const char *spec, char ***list, int *n, ADIOI_DDIO_Err * e
     free(copy);
     if (e->errnum || *n == 0) {
         if (!e->errnum)
-            ADIOI_DDIO_Err_set(e, EINVAL, "ddio: empty server list '%s'", spec);
+            ADIOI_DDIO_Err_set(e, EDESTADDRREQ, "ddio: empty server list '%s'", spec);
         ADIOI_DDIO_Free_list(*list, *n);
         *list = NULL;
         *n = 0;
@@ -195,7 +195,7 @@ int ADIOI_DDIO_Server_list(const char *hint, char ***list, int *n, ADIOI_DDIO_Er
         spec = cfg.servers ? cfg.servers : cfg.last_hint;
     }
     if (!spec || !*spec) {
-        ADIOI_DDIO_Err_set(e, EINVAL, "ddio: no servers given: set the hint "
+        ADIOI_DDIO_Err_set(e, EDESTADDRREQ, "ddio: no servers given: set the hint "
                            "romio_ddio_servers or DDIO_SERVERS=host:port,... or a "
                            "DDIO_CONFIG file with a 'servers = host:port,...' line");
         return -1;
@@ -287,13 +287,17 @@ static int conn_open(ADIOI_DDIO_Conn * c, int timeout_ms, ADIOI_DDIO_Err * e)
     int64_t deadline = ddio_now_ms() + timeout_ms;
 
     if (ddio_parse_hostport(c->addr, host, sizeof(host), &port)) {
-        ADIOI_DDIO_Err_set(e, EINVAL, "ddio: bad server address '%s'", c->addr);
+        ADIOI_DDIO_Err_set(e, EDESTADDRREQ, "ddio: bad server address '%s'", c->addr);
         return -1;
     }
     fd = ddio_connect(host, port, deadline);
     if (fd < 0) {
-        ADIOI_DDIO_Err_set(e, -fd, "ddio: cannot connect to server %s within %d s: %s (%s)",
-                           c->addr, timeout_ms / 1000, strerror(-fd), ddio_errno_name(-fd));
+        if (fd == -ETIMEDOUT)
+            ADIOI_DDIO_Err_set(e, ETIMEDOUT, "ddio: cannot connect to server %s within %d s "
+                               "(romio_ddio_timeout / DDIO_TIMEOUT)", c->addr, timeout_ms / 1000);
+        else
+            ADIOI_DDIO_Err_set(e, -fd, "ddio: cannot connect to server %s: %s (%s)", c->addr,
+                               strerror(-fd), ddio_errno_name(-fd));
         return -1;
     }
     c->sock = fd;
@@ -342,6 +346,12 @@ static void transport_error(ADIOI_DDIO_Conn * c, int rc, const char *what, ADIOI
     if (err == ETIMEDOUT)
         ADIOI_DDIO_Err_set(e, err, "ddio server %s: no answer (%s) before the deadline "
                            "(romio_ddio_timeout / DDIO_TIMEOUT)", c->name, what);
+    else if (err == EPROTO)
+        ADIOI_DDIO_Err_set(e, err, "ddio server %s: %s: received something that is not a "
+                           "ddio message (is a ddio server listening there?)", c->name, what);
+    else if (err == EPROTONOSUPPORT)
+        ADIOI_DDIO_Err_set(e, err, "ddio server %s: %s: protocol version mismatch (this "
+                           "client speaks version %u)", c->name, what, DDIO_VERSION);
     else
         ADIOI_DDIO_Err_set(e, err, "ddio server %s: %s failed: %s (%s)", c->name, what,
                            strerror(err), ddio_errno_name(err));

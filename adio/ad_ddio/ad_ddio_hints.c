@@ -22,6 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int info_has(MPI_Info info, const char *key)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag;
+    ADIOI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    return flag;
+}
+
 static void install_servers(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info)
 {
     char value[MPI_MAX_INFO_VAL + 1];
@@ -89,8 +97,10 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         install_collective(fd, f, users_info, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_presort",
                                              &f->presort, myname, error_code);
-        ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
-                                         &f->striping_factor, myname, error_code);
+        f->striping_factor_given |=
+            ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
+                                             &f->striping_factor, myname, error_code) == 0 &&
+            info_has(users_info, "striping_factor");
         if (*error_code != MPI_SUCCESS)
             return;
     }
