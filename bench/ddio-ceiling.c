@@ -156,7 +156,7 @@ int main(int argc, char **argv)
     long long moved = 0;        /* bytes completed */
     int inflight = 0;           /* submitted, not yet completed */
     int npend = 0;              /* prepared, not yet accepted by io_submit */
-    int eof = 0, err = 0;
+    int eof = 0, err = 0, idle_waits = 0;
     double t0 = now();
     while (!err) {
         /* Fill free slots with new requests. */
@@ -190,6 +190,7 @@ int main(int argc, char **argv)
         while (npend > 0) {
             rc = io_submit(ctx, npend, pend);
             if (rc > 0) {
+                idle_waits = 0;
                 inflight += rc;
                 memmove(pend, pend + rc, sizeof(*pend) * (size_t) (npend - rc));
                 npend -= rc;
@@ -197,6 +198,12 @@ int main(int argc, char **argv)
             }
             if (rc == -EAGAIN || rc == 0) {
                 if (inflight == 0) {        /* nothing to reap: back off a moment */
+                    if (++idle_waits > 10000) {
+                        fprintf(stderr, "ddio-ceiling: io_submit keeps returning EAGAIN with "
+                                "nothing in flight (10 s); giving up\n");
+                        err = 1;
+                        break;
+                    }
                     usleep(1000);
                     continue;
                 }

@@ -122,7 +122,7 @@ def main():
     recs = sorted({k[0] for k in runs})
     methods = [m for m in METHODS if any(k[1] == m for k in runs)]
     pats = [p for p in PATTERN_ORDER if any(k[2] == p for k in runs)]
-    cval = {op: ceiling_value(ceil, op) for op in ("read", "write")}
+    cval = {op: ceiling_value(ceil, op) for op in ("read", "write", "write-alloc")}
 
     summary = []                    # rows for summary.csv
     md = []
@@ -148,11 +148,15 @@ def main():
               " | used |")
     wheres = sorted({w for op in cval for w in cval[op][1]})
     md.append("|" + "---|" * (len(wheres) + 2))
-    for op in ("write", "read"):
+    for op in ("write-alloc", "write", "read"):
+        if not cval[op][1]:
+            continue
         md.append("| %s | %s | **%s** |" % (op, " | ".join(fmt(cval[op][1].get(w)) for w in wheres),
                                            fmt(cval[op][0])))
     md.append("\nThe ratio to the ceiling uses the better of the two locations (same device "
-              "when both are on one file system).\n")
+              "when both are on one file system). *write-alloc* is the first pass that "
+              "creates the file (block allocation included), *write* the overwrite that "
+              "follows; ratios use *write*.\n")
 
     md.append("## Methods\n")
     for m in methods:

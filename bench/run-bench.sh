@@ -38,6 +38,8 @@ usage: bench/run-bench.sh [options]
       --ceiling-bs KIB   ceiling request size in KiB (default 1024)
       --no-ceiling       skip the ceiling measurement
       --no-report        do not run report.py at the end
+      --force            run even where the memory estimate says the ranks
+                         would not fit (see README: small records, big files)
       --keep             keep the data files (default: removed after each
                          method/record-size block)
       --mpich DIR        MPICH to use for every method (default $top/mpich)
@@ -58,7 +60,7 @@ EOF
 
 P=4; NSERV=2; MIB=256; RECSIZES=8,8192; PATTERNS=all; METHODS=$ALL_METHODS; REPS=1
 OUT=""; TMPD=""; TMO=900; HINTS=(); DDIO_RUN_ARGS=""; CQD=16; CBS=1024
-DO_CEIL=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich
+DO_CEIL=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich; FORCE=0
 die() { echo "run-bench: $*" >&2; exit 2; }
 need() { [ $# -ge 2 ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
@@ -80,6 +82,7 @@ while [ $# -gt 0 ]; do
     --no-ceiling) DO_CEIL=0; shift ;;
     --no-report) DO_REPORT=0; shift ;;
     --keep) KEEP=1; shift ;;
+    --force) FORCE=1; shift ;;
     --mpich) need "$@"; MPICH=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -197,7 +200,10 @@ CEILCSV=$OUT/ceiling.csv
 # ---- the ceiling ---------------------------------------------------------------
 ceiling() {   # ceiling WHERE DIR REP
   local where=$1 dir=$2 rep=$3 f=$2/ceiling.dat op flag cold lg line st
-  for op in write read; do
+  # write-alloc: the first pass creates and allocates the file; write: the
+  # second pass overwrites it (the device's rate, as most write patterns see
+  # it: only the first write pattern of a method allocates); read: cold.
+  for op in write-alloc write read; do
     flag=-w; [ $op = read ] && flag=-r
     cold=n/a; [ $op = read ] && cold=$(drop_caches)
     lg=$OUT/logs/ceiling-$where-$op.rep$rep.log
@@ -251,6 +257,13 @@ run_one() {
   fi
   lg=$OUT/logs/r$rec/$m/$pat${prep:+-prep}.rep$rep.log
   mkdir -p "$(dirname "$lg")"
+  local why; why=$(mem_skip "$pat" "$rec")
+  if [ -n "$why" ]; then
+    echo "$why: the estimated memory exceeds 80% of MemAvailable (--force runs it)" > "$lg"
+    [ -z "$prep" ] && echo "$m,$pat,$op,$rec,$P,$srv,$MIB,,,,$why,$rep,$cold," >> "$RES"
+    log "$m $pat r=$rec: $why"
+    return 1
+  fi
   if [[ $m == ddio* ]] && [ $DDIO_OK = 0 ]; then
     echo "skipped: $DDIO_WHY" > "$lg"
     [ -z "$prep" ] && echo "$m,$pat,$op,$rec,$P,$srv,$MIB,,,,FAIL(ddio unavailable),$rep,$cold," >> "$RES"
@@ -283,6 +296,28 @@ run_one() {
     log "$m r=$rec: prepared the file with $pat ($status)"
   fi
   [ "$status" = ok ]
+}
+
+# Memory guard (per pattern, summed over the ranks on this machine):
+# ddio-patterns holds its buffer and an 8-byte index per record it accesses
+# (every rank holds the whole file for ra), and a view of N tiny pieces
+# (last dimension CYCLIC) costs every rank memory per piece: MPICH's
+# committed darray (~48 B/piece), ROMIO's flattened list (16 B), more on the
+# two-phase aggregators (measured, 8-byte rc, 64 MiB, P=4: 210 MiB per rank,
+# 465 MiB on rank 0). Estimate file + 8 N (x P for ra) + 150 N for cyclic
+# views, and skip a pattern whose estimate exceeds 80 % of MemAvailable.
+mem_skip() {   # mem_skip PATTERN REC: prints a reason when it must be skipped
+  local pat=$1 rec=$2 avail mult=1 cyc=0 est
+  [ $FORCE = 1 ] && return 0
+  avail=$(awk '/MemAvailable/ {print $2 * 1024}' /proc/meminfo)
+  [ -n "$avail" ] || return 0
+  [ "$pat" = ra ] && mult=$P
+  [[ $pat == *c ]] && cyc=1
+  est=$(awk -v m="$MIB" -v r="$rec" -v k="$mult" -v c="$cyc" \
+    'BEGIN {n = m * 1048576 / r; printf "%.0f", k * (m * 1048576 + 8 * n) + c * 150 * n}')
+  if awk -v e="$est" -v a="$avail" 'BEGIN {exit !(e > 0.8 * a)}'; then
+    awk -v e="$est" 'BEGIN {printf "SKIP(memory: est %.1f GiB)", e / 1073741824}'
+  fi
 }
 
 trap 'log "interrupted"; exit 130' INT TERM

@@ -25,7 +25,7 @@ T_LIMIT=${DDIO_TEST_LIMIT:-300}   # seconds per step: a hang is a failure
 
 step() {  # step NAME CMD... : run with a time limit, log, count
   local name=$1; shift
-  local log="$tmp/$name.log"
+  local log="$tmp/${name//\//_}.log"
   if timeout -k 10 "$T_LIMIT" "$@" >"$log" 2>&1; then
     pass=$((pass + 1)); echo "PASS: $name"
   else
@@ -53,7 +53,7 @@ ddio_only() {
   step "$name" "$run" -s "$ns" --root "$root" -- mpiexec -n "$np" "$prog" "$@" "ddio:/$name"
 }
 
-selected() { [ $# -eq 0 ] && return 0; local t; for t in "${sel[@]}"; do [ "$t" = "$1" ] && return 0; done; return 1; }
+selected() { [ ${#sel[@]} -eq 0 ] && return 0; local t; for t in "${sel[@]}"; do [ "$t" = "$1" ] && return 0; done; return 1; }
 sel=("$@")
 
 if selected indep; then
@@ -74,6 +74,12 @@ if selected patterns; then
   ddio_vs_ufs patterns8 2 4 ddio-patterns -q -r 8 -m 2
   ddio_vs_ufs patterns8k 2 4 ddio-patterns -q -r 8192 -m 16
   ddio_vs_ufs patterns-p3 3 3 ddio-patterns -q -r 24 -m 3 -H striping_unit=5000
+fi
+if selected driver; then
+  ddio_only driver-basic-s1 1 4 driver_basic
+  ddio_only driver-basic-s3 3 4 driver_basic
+  ddio_only driver-strided-s2 2 4 driver_strided
+  ddio_only driver-hints-s2 2 3 driver_hints
 fi
 if selected missing; then
   # nothing listens on the second port: refused at once
@@ -102,4 +108,4 @@ fi
 echo
 [ $fail -gt 0 ] && echo "failed: ${failed[*]}"
 echo "mpi: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+[ $fail -eq 0 ] && [ $pass -gt 0 ]

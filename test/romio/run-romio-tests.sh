@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
 mpi="$top/mpich"
 [ -x "$mpi/bin/mpicc" ] || { echo "run-romio-tests: $mpi/bin/mpicc missing: run make first" >&2; exit 2; }
-base=$(cd "$mpi/.." && pwd -P)             # cache entry: src/, build/, prefix/
+base=$(dirname "$(cd "$mpi" && pwd -P)")   # cache entry: src/, build/, prefix/
 src="$base/src/src/mpi/romio/test"
 gen="$base/build/src/mpi/romio/test"       # configure-generated sources (misc.c, ...)
 [ -d "$src" ] || { echo "run-romio-tests: ROMIO test sources not found at $src" >&2; exit 2; }
@@ -55,4 +55,4 @@ done
 echo
 [ $fail -gt 0 ] && echo "failed: ${failed[*]}"
 echo "romio: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+[ $fail -eq 0 ] && [ $pass -gt 0 ]
