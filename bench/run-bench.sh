@@ -199,7 +199,8 @@ CEILCSV=$OUT/ceiling.csv
 
 # ---- the ceiling ---------------------------------------------------------------
 ceiling() {   # ceiling WHERE DIR REP
-  local where=$1 dir=$2 rep=$3 f=$2/ceiling.dat op flag cold lg line st
+  local where=$1 dir=$2 rep=$3 op flag cold lg line st f
+  f=$dir/ceiling.dat
   # write-alloc: the first pass creates and allocates the file; write: the
   # second pass overwrites it (the device's rate, as most write patterns see
   # it: only the first write pattern of a method allocates); read: cold.
@@ -243,14 +244,14 @@ method_hints() {
 # run_one METHOD PATTERN RECSIZE REP [prep]: one launch; appends to results.csv
 run_one() {
   local m=$1 pat=$2 rec=$3 rep=$4 prep=${5:-} op=read cold=n/a h args=() cmd=() lg st line t0 t1
-  case "$pat" in w*) op=write;; esac
+  case "$pat" in w*) op="write";; esac
   args=(-C -p "$pat" -r "$rec" -m "$MIB")
   for h in $(method_hints "$m") "${HINTS[@]}"; do args+=(-H "$h"); done
   local srv=0
   if [[ $m == ddio* ]]; then
     srv=$NSERV
-    # shellcheck disable=SC2086
-    cmd=("$DDIO_RUN" -s "$NSERV" --root "$ROOT" $DDIO_RUN_ARGS -- \
+    local extra=(); read -r -a extra <<<"$DDIO_RUN_ARGS"
+    cmd=("$DDIO_RUN" -s "$NSERV" --root "$ROOT" "${extra[@]}" -- \
          mpiexec -n "$P" "$PATBIN" "${args[@]}" "ddio:/bench-r$rec.dat")
   else
     cmd=(mpiexec -n "$P" "$PATBIN" "${args[@]}" "ufs:$TMPD/ufs/$m-r$rec.dat")

@@ -39,6 +39,8 @@ usage: bench/scaling.sh [options]
       --desc-sizes L   file sizes for desc (default 64,256,1024,4096)
       --desc-recsizes L  record sizes for desc (default 8,8192)
       --desc-ranks L   rank counts for desc (default 4,16)
+      --desc-maxpieces N  desc_size -x: largest piece list per rank to
+                       compress (default 8388608, ~150 MB per rank)
       --mem-mib N      file size for the mem sweep (default 4096)
       --mem-patterns L read patterns for the mem sweep (default rb,rc,rbc)
   -n, --reps N         repetitions (default 1)
@@ -51,7 +53,7 @@ EOF
 
 SWEEPS=ranks,servers,sizes,desc,mem; PATS=wb,wc,rb,rc,rbc; METHODS=ddio,ufs-2ph,ufs-indep
 REC=8192; RANKS=1,2,4,8,16; SERVERS=1,2,3,4; SIZES=64,256,1024,4096; P0=4; S0=2; M0=256
-DSIZES=64,256,1024,4096; DRECS=8,8192; DRANKS=4,16; MEMMIB=4096; MEMPATS=rb,rc,rbc
+DSIZES=64,256,1024,4096; DRECS=8,8192; DRANKS=4,16; DMAXP=8388608; MEMMIB=4096; MEMPATS=rb,rc,rbc
 REPS=1; TMO=1800; OUT=""; TMPD=""; MPICH=$top/mpich
 die() { echo "scaling: $*" >&2; exit 2; }
 need() { [ $# -ge 2 ] || die "$1 needs a value"; }
@@ -70,6 +72,7 @@ while [ $# -gt 0 ]; do
     --desc-sizes) need "$@"; DSIZES=$2; shift 2 ;;
     --desc-recsizes) need "$@"; DRECS=$2; shift 2 ;;
     --desc-ranks) need "$@"; DRANKS=$2; shift 2 ;;
+    --desc-maxpieces) need "$@"; DMAXP=$2; shift 2 ;;
     --mem-mib) need "$@"; MEMMIB=$2; shift 2 ;;
     --mem-patterns) need "$@"; MEMPATS=$2; shift 2 ;;
     -n|--reps) need "$@"; REPS=$2; shift 2 ;;
@@ -146,7 +149,7 @@ if has "$SWEEPS" desc; then
   IFS=, read -r -a vs <<<"$DRANKS"
   for p in "${vs[@]}"; do
     log "desc: P=$p, sizes $DSIZES, records $DRECS"
-    if timeout -k 10 "$TMO" mpiexec -n "$p" "$DS" -r "$DRECS" -m "$DSIZES" > "$OUT/desc-P$p.csv" 2>"$OUT/desc-P$p.log"; then :
+    if timeout -k 10 "$TMO" mpiexec -n "$p" "$DS" -r "$DRECS" -m "$DSIZES" -x "$DMAXP" > "$OUT/desc-P$p.csv" 2>"$OUT/desc-P$p.log"; then :
     else log "desc_size failed for P=$p (see $OUT/desc-P$p.log)"; fi
   done
   { head -1 "$OUT/desc-P${vs[0]}.csv"
@@ -186,7 +189,7 @@ done; exit $st'
       rate=$(echo "$line" | cut -d, -f6); status=$(echo "$line" | cut -d, -f7)
       [ -z "$line" ] && status="FAIL(rc=$st)"; [ $st = 124 ] && status=TIMEOUT
       i=0
-      while read -r _ pid hwm rss; do
+      while read -r _ _ hwm rss; do
         echo "$m,$pat,$REC,$P0,$S0,$MEMMIB,$i,$hwm,$rss,$rate,$status" >> "$MEMCSV"; i=$((i + 1))
       done < <(grep '^VMHWM ' "$lg")
       [ $i = 0 ] && echo "$m,$pat,$REC,$P0,$S0,$MEMMIB,,,,$rate,$status" >> "$MEMCSV"

@@ -190,28 +190,33 @@ def desc_section(out, md):
         # plot: per record size panel, log-log
         fig, axes = plt.subplots(1, len(recs), figsize=(6 * len(recs), 4.2), dpi=100,
                                  squeeze=False)
-        cmap = plt.get_cmap("tab20")
         for i, rec in enumerate(recs):
             ax = axes[0][i]
-            for j, q in enumerate(pats):
-                pts = [(float(r["file_MiB"]), fnum(r["twophase_bytes_max"]),
-                        fnum(r["ddio_desc_bytes_max"])) for r in rows
-                       if int(r["P"]) == P and int(r["recsize"]) == rec and r["pattern"] == q]
-                pts.sort()
-                col = cmap(j % 20)
-                ax.plot([a for a, b, _ in pts if b], [b for a, b, _ in pts if b], "-o",
-                        color=col, markersize=3, label="%s two-phase" % q)
-                dd = [(a, c) for a, _, c in pts if c]
-                if dd:
-                    ax.plot([a for a, _ in dd], [c for _, c in dd], "--s", color=col,
-                            markersize=3, label="%s ddio" % q)
+            # patterns with identical curves share one line, labelled at its end
+            for col, key, lab in (("#1565c0", "twophase_bytes_max", "two-phase (16 B x pieces)"),
+                                  ("#1b5e20", "ddio_desc_bytes_max", "ddio descriptor")):
+                groups = defaultdict(list)
+                for q in pats:
+                    pts = tuple(sorted((float(r["file_MiB"]), fnum(r[key])) for r in rows
+                                       if int(r["P"]) == P and int(r["recsize"]) == rec
+                                       and r["pattern"] == q and fnum(r[key])))
+                    if pts:
+                        groups[pts].append(q)
+                for k, (pts, qs) in enumerate(sorted(groups.items(), key=lambda g: -g[0][-1][1])):
+                    ax.plot([a for a, _ in pts], [b for _, b in pts],
+                            "-o" if key.startswith("two") else "--s", color=col, markersize=3,
+                            label=lab if k == 0 else None)
+                    ax.annotate(",".join(qs), (pts[-1][0], pts[-1][1]), xytext=(4, 0),
+                                textcoords="offset points", fontsize=6, va="center", color=col)
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
+            ax.set_xticks(sizes)
+            ax.set_xticklabels(["%g" % x for x in sizes])
+            ax.set_xlim(min(sizes) / 1.3, max(sizes) * 4)
             ax.set_xlabel("file size (MiB)")
-            ax.set_ylabel("bytes per rank per call")
-            ax.set_title("P=%d, %d-byte records (solid: two-phase lists, dashed: ddio)" % (P, rec),
-                         fontsize=9)
-            ax.legend(fontsize=5, ncol=2)
+            ax.set_ylabel("bytes per rank per call (largest rank)")
+            ax.set_title("P=%d, %d-byte records" % (P, rec), fontsize=9)
+            ax.legend(fontsize=7, loc="upper left")
         fig.tight_layout()
         png = "desc-P%d.png" % P
         fig.savefig(os.path.join(out, png))
