@@ -81,6 +81,19 @@ if selected driver; then
   ddio_only driver-strided-s2 2 4 driver_strided
   ddio_only driver-hints-s2 2 3 driver_hints
 fi
+if selected errors; then
+  mkdir -p "$tmp/srv-escape"
+  step errors-escape "$run" -s 2 --root "$tmp/srv-escape" -- mpiexec -n 2 "$bin/t_errors" escape ddio:/../../escape
+  small="$tmp/small"; mkdir -p "$small"
+  if mount -t tmpfs -o size=3m tmpfs "$small" 2>/dev/null; then
+    step errors-nospace "$run" -s 1 --root "$small" -- mpiexec -n 2 "$bin/t_errors" nospace ddio:/big
+    step errors-readonly "$run" -s 1 --root "$small" -- sh -c \
+      "mount -o remount,ro '$small' && mpiexec -n 2 '$bin/t_errors' readonly ddio:/ro"
+    umount "$small"
+  else
+    echo "SKIP: errors-nospace, errors-readonly (cannot mount a small tmpfs here: not root?)"
+  fi
+fi
 if selected missing; then
   # nothing listens on the second port: refused at once
   step missing-refused env DDIO_SERVERS=127.0.0.1:1 DDIO_TIMEOUT=3 \
