@@ -94,6 +94,14 @@ if selected errors; then
     echo "SKIP: errors-nospace, errors-readonly (cannot mount a small tmpfs here: not root?)"
   fi
 fi
+if selected durable; then
+  # write + sync, SIGKILL every server (no clean shutdown), restart on the
+  # same roots, read back: every synced byte must be there
+  root="$tmp/srv-durable"; mkdir -p "$root"
+  step durable-write-kill "$run" -s 2 --root "$root" -- sh -c \
+    "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
+  step durable-restart-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
+fi
 if selected missing; then
   # nothing listens on the second port: refused at once
   step missing-refused env DDIO_SERVERS=127.0.0.1:1 DDIO_TIMEOUT=3 \
