@@ -36,6 +36,8 @@ tests() {
   build
   local rc=0
   make -j"$jobs" check || rc=$?
+  # > 2 GiB on one rank in one collective (not in make check: ~9 GiB of I/O)
+  test/mpi/run-large-tests.sh "${DDIO_LARGE_MIB:-2100}" || rc=$?
   # The sanitizer build of the server and the unit tests, and a bounded fuzz run.
   scripts/check-sanitizers.sh || rc=$?
   if [ -x test/fuzz/run-fuzz.sh ]; then test/fuzz/run-fuzz.sh "${DDIO_FUZZ_SECONDS:-60}" || rc=$?; fi

@@ -757,6 +757,12 @@ static int alloc_run(struct xfer *x)
     return 0;
 }
 
+/* a collective call, also with one participant (MPI_COMM_SELF) */
+static int is_collective(const struct xfer *x)
+{
+    return x->n > 1 || (x->flags & DDIO_XF_COLLECTIVE) != 0;
+}
+
 static int plan(struct xfer *x)
 {
     const struct ddio_desc **descs = calloc(x->n, sizeof(*descs));
@@ -772,6 +778,8 @@ static int plan(struct xfer *x)
     };
     int sorted = 0;
     int rc = plan_blocks(&in, &x->blocks, &x->nblocks, &sorted);
+    if (rc == 0 && is_collective(x))     /* costs a FIEMAP per disk: only here */
+        x->ctr.out_of_order = plan_out_of_order(&in, x->blocks, x->nblocks);
     free(descs);
     x->ctr.sorted = (uint64_t)sorted;
     x->ctr.blocks = x->nblocks;
@@ -863,15 +871,15 @@ static void finish(struct xfer *x)
     for (uint32_t r = 0; r < x->n; r++)
         send_done(x, &x->parts[r]);
     x->ctr.nparticipants = x->n;
-    stats_xfer(&x->srv->stats, &x->ctr, x->n > 1, x->status != 0);
+    stats_xfer(&x->srv->stats, &x->ctr, is_collective(x), x->status != 0);
     DDIO_DEBUG("xfer %s %s group %" PRIx64 " seq %" PRIu64 " P=%u: status %s blocks %" PRIu64
                " read %" PRIu64 " written %" PRIu64 " nonconsec %" PRIu64 " sent %" PRIu64
                " recv %" PRIu64 " desc %" PRIu64 " wait %" PRIu64 "us io %" PRIu64 "us sorted %"
-               PRIu64, op_name(x->op), x->of->path, x->group, x->seq, x->n,
-               x->status ? ddio_errno_name(x->status) : "ok", x->ctr.blocks,
+               PRIu64 " out_of_order %" PRIu64, op_name(x->op), x->of->path, x->group, x->seq,
+               x->n, x->status ? ddio_errno_name(x->status) : "ok", x->ctr.blocks,
                x->ctr.blocks_read, x->ctr.blocks_written, x->ctr.nonconsec, x->ctr.bytes_sent,
                x->ctr.bytes_recv, x->ctr.desc_bytes, x->ctr.wait_us, x->ctr.io_us,
-               x->ctr.sorted);
+               x->ctr.sorted, x->ctr.out_of_order);
 }
 
 /* run a complete XFER (all participants present) and answer everyone */

@@ -268,3 +268,29 @@ int plan_blocks(const struct plan_in *in, uint64_t **blocks, size_t *n, int *sor
     *n = a.n;
     return 0;
 }
+
+uint64_t plan_out_of_order(const struct plan_in *in, const uint64_t *blocks, size_t n)
+{
+    const uint64_t B = in->disks.unit, D = in->disks.count;
+    uint64_t bad = 0;
+    for (uint64_t d = 0; d < D && n > 0; d++) {
+        uint64_t end = 0, prev = 0, phys;
+        int have_prev = 0;
+        for (size_t i = 0; i < n; i++)
+            if (blocks[i] % D == d && (blocks[i] / D + 1) * B > end)
+                end = (blocks[i] / D + 1) * B;
+        if (end == 0)
+            continue;
+        size_t next = 0;
+        struct extent *ex = fiemap_all(in->fds[d], end, &next);
+        for (size_t i = 0; ex && i < n; i++) {
+            if (blocks[i] % D != d || !lookup_phys(ex, next, (blocks[i] / D) * B, &phys))
+                continue;
+            bad += have_prev && phys < prev;
+            prev = phys;
+            have_prev = 1;
+        }
+        free(ex);
+    }
+    return bad;
+}

@@ -30,4 +30,10 @@ struct plan_in {
  * ddio_desc_next(), so planning costs O(blocks touched * depth). */
 int plan_blocks(const struct plan_in *in, uint64_t **blocks, size_t *n, int *sorted);
 
+/* Proof of the issue order, independent of how it was made: look the
+ * blocks up in FIEMAP again and count, per disk, the blocks issued at a
+ * lower physical address than the previous mapped block of that disk
+ * (unmapped blocks are skipped). 0 for a sorted plan without rotation. */
+uint64_t plan_out_of_order(const struct plan_in *in, const uint64_t *blocks, size_t n);
+
 #endif

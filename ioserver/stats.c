@@ -90,7 +90,8 @@ int stats_snapshot(struct srv_stats *s, struct ddio_stats_r *r)
             | add(r, "last.bytes_sent", l->bytes_sent)
             | add(r, "last.bytes_recv", l->bytes_recv)
             | add(r, "last.wait_us", l->wait_us) | add(r, "last.io_us", l->io_us)
-            | add(r, "last.sorted", l->sorted);
+            | add(r, "last.sorted", l->sorted)
+            | add(r, "last.out_of_order", l->out_of_order);
     pthread_mutex_unlock(&s->mu);
     return rc ? -ENOMEM : 0;
 }

@@ -20,6 +20,8 @@ struct xfer_counters {
     uint64_t wait_us;
     uint64_t io_us;
     uint64_t sorted;
+    uint64_t out_of_order;    /* collectives: blocks issued below the previous
+                               * one's physical address on the same disk */
 };
 
 struct srv_stats {

@@ -1,10 +1,10 @@
 /* The ddio driver's function table (designated initialisers: the table is
  * positional and grows between ROMIO releases).
  *
- * Collective and nonblocking entries are ROMIO's generic ones for now: they
- * are built on the table's own independent entries, so they reach the
- * servers through our ReadContig/ReadStrided/... The disk-directed
- * collective path replaces *StridedColl in a follow-up. */
+ * Collectives (blocking, split and nonblocking) take the disk-directed path
+ * of ad_ddio_coll.c (ROMIO's two-phase with romio_ddio_collective=twophase).
+ * The nonblocking independent entries are ROMIO's FAKE ones, built on our
+ * blocking entries. */
 #include "ad_ddio.h"
 
 struct ADIOI_Fns_struct ADIO_DDIO_operations = {
@@ -12,8 +12,8 @@ struct ADIOI_Fns_struct ADIO_DDIO_operations = {
     .ADIOI_xxx_OpenColl = ADIOI_DDIO_OpenColl,
     .ADIOI_xxx_ReadContig = ADIOI_DDIO_ReadContig,
     .ADIOI_xxx_WriteContig = ADIOI_DDIO_WriteContig,
-    .ADIOI_xxx_ReadStridedColl = ADIOI_GEN_ReadStridedColl,
-    .ADIOI_xxx_WriteStridedColl = ADIOI_GEN_WriteStridedColl,
+    .ADIOI_xxx_ReadStridedColl = ADIOI_DDIO_ReadStridedColl,
+    .ADIOI_xxx_WriteStridedColl = ADIOI_DDIO_WriteStridedColl,
     .ADIOI_xxx_SeekIndividual = ADIOI_GEN_SeekIndividual,
     .ADIOI_xxx_Fcntl = ADIOI_DDIO_Fcntl,
     .ADIOI_xxx_SetInfo = ADIOI_DDIO_SetInfo,
@@ -33,7 +33,7 @@ struct ADIOI_Fns_struct ADIO_DDIO_operations = {
     .ADIOI_xxx_Delete = ADIOI_DDIO_Delete,
     .ADIOI_xxx_Feature = ADIOI_DDIO_Feature,
     .fsname = "DDIO: disk-directed I/O servers",
-    .ADIOI_xxx_IreadStridedColl = ADIOI_GEN_IreadStridedColl,
-    .ADIOI_xxx_IwriteStridedColl = ADIOI_GEN_IwriteStridedColl,
+    .ADIOI_xxx_IreadStridedColl = ADIOI_DDIO_IreadStridedColl,
+    .ADIOI_xxx_IwriteStridedColl = ADIOI_DDIO_IwriteStridedColl,
     .ADIOI_xxx_SetLock = ADIOI_DDIO_SetLock,
 };

@@ -13,6 +13,7 @@
 #include "adioi.h"
 #include <stdint.h>
 #include <stddef.h>
+#include <errno.h>
 #include "ddio_proto.h"
 #include "ddio_desc.h"
 #include "ddio_layout.h"
@@ -25,6 +26,10 @@
 /* romio_ddio_collective */
 #define ADIOI_DDIO_COLL_TWOPHASE  0
 #define ADIOI_DDIO_COLL_DDIO      1
+
+/* errnum of a failed internal consistency check (romio_ddio_check_desc):
+ * reported as MPI_ERR_INTERN */
+#define ADIOI_DDIO_EINTERN        ENOTRECOVERABLE
 
 /* A failure inside the driver: errno value plus a message naming the server
  * and the cause; turned into an MPI error code only at the table entries. */
@@ -73,6 +78,7 @@ typedef struct ADIOI_DDIO_File {
     int timeout_s;              /* romio_ddio_timeout, 0 = not given */
     int collective;             /* ADIOI_DDIO_COLL_* */
     int presort;                /* ADIOI_HINT_ENABLE / ADIOI_HINT_DISABLE */
+    int check_desc;             /* romio_ddio_check_desc (debug): ADIOI_HINT_* */
     int striping_factor;        /* <= 0: all servers */
     int striping_factor_given;  /* the hint was present */
     /* open state */
@@ -81,7 +87,8 @@ typedef struct ADIOI_DDIO_File {
     ADIOI_DDIO_Srv *srv;        /* stripe order */
     struct ddio_stripe stripe;
     uint64_t group;             /* collective group id, agreed at open */
-    uint64_t seq;               /* collective sequence number */
+    uint64_t seq;               /* collective sequence number: bumped by every
+                                 * disk-directed collective, on every rank */
     unsigned view_gen;          /* bumped by SetInfo: every set_view passes there */
     ADIOI_DDIO_View view;
 } ADIOI_DDIO_File;
@@ -132,6 +139,18 @@ void ADIOI_DDIO_ReadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype dat
 void ADIOI_DDIO_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
                              int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                              int *error_code);
+void ADIOI_DDIO_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                                int *error_code);
+void ADIOI_DDIO_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                 ADIO_Status * status, int *error_code);
+void ADIOI_DDIO_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                 int file_ptr_type, ADIO_Offset offset,
+                                 ADIO_Request * request, int *error_code);
+void ADIOI_DDIO_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  ADIO_Request * request, int *error_code);
 void ADIOI_DDIO_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code);
 void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
 void ADIOI_DDIO_Flush(ADIO_File fd, int *error_code);
@@ -193,6 +212,19 @@ int ADIOI_DDIO_Mem_init(ADIOI_DDIO_Mem * m, const void *buf, int count, MPI_Data
 void ADIOI_DDIO_Mem_free(ADIOI_DDIO_Mem * m);
 struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base);
 void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v);
+
+/* ---- ad_ddio_check.c: romio_ddio_check_desc (debug) ---- */
+/* Compare the descriptor's pieces with ROMIO's flattened filetype tiled from
+ * disp, starting at the call's position; 0, or -1 with *e set (EINVAL) at
+ * the first mismatch. */
+int ADIOI_DDIO_Check_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
+                          const struct ddio_desc *d, ADIOI_DDIO_Err * e);
+
+/* ---- ad_ddio_io.c ---- */
+uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f);
+/* fd->fp_ind after `len` stream bytes of d (ROMIO: one past the last byte) */
+void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
+                           uint64_t len);
 
 /* ---- ad_ddio_xfer.c: the client transfer loop ---- */
 /* involved[i] != 0: send the XFER to stripe server i (NULL: all) */

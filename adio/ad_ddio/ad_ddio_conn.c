@@ -49,6 +49,8 @@ static int err_class(int errnum)
             return MPI_ERR_BAD_FILE;
         case EINVAL:
             return MPI_ERR_ARG;
+        case ADIOI_DDIO_EINTERN:
+            return MPI_ERR_INTERN;
         default:
             return MPI_ERR_IO;
     }

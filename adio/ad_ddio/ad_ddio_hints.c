@@ -3,9 +3,12 @@
  *   romio_ddio_servers    host:port,...   servers for files created/opened
  *                                         with this info (open time only)
  *   romio_ddio_timeout    seconds         every wait's deadline
- *   romio_ddio_collective ddio|twophase   collective path (twophase until the
- *                                         disk-directed collective lands)
+ *   romio_ddio_collective ddio|twophase   collective path: disk-directed
+ *                                         (default) or ROMIO's two-phase over
+ *                                         independent ddio I/O (the baseline)
  *   romio_ddio_presort    enable|disable  servers sort blocks by disk address
+ *   romio_ddio_check_desc enable|disable  debug: compare every descriptor with
+ *                                         ROMIO's flattened view (ad_ddio_check.c)
  *   striping_unit, striping_factor        layout of files this open creates
  *
  * Unknown romio_ddio_* keys and unrecognised values are ignored, as ROMIO
@@ -77,6 +80,8 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                    f->collective == ADIOI_DDIO_COLL_DDIO ? "ddio" : "twophase");
     ADIOI_Info_set(fd->info, "romio_ddio_presort",
                    f->presort == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    ADIOI_Info_set(fd->info, "romio_ddio_check_desc",
+                   f->check_desc == ADIOI_HINT_ENABLE ? "enable" : "disable");
     snprintf(value, sizeof(value), "%d", ADIOI_DDIO_Timeout_ms(f->timeout_s) / 1000);
     ADIOI_Info_set(fd->info, "romio_ddio_timeout", value);
 }
@@ -97,6 +102,8 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         install_collective(fd, f, users_info, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_presort",
                                              &f->presort, myname, error_code);
+        ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_check_desc",
+                                             &f->check_desc, myname, error_code);
         f->striping_factor_given |=
             ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
                                              &f->striping_factor, myname, error_code) == 0 &&

@@ -43,7 +43,7 @@ static char *involved_servers(ADIOI_DDIO_File * f, const struct ddio_desc *d)
     return inv;
 }
 
-static uint32_t xfer_flags(const ADIOI_DDIO_File * f)
+uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f)
 {
     return f->presort == ADIOI_HINT_DISABLE ? DDIO_XF_NOSORT : 0;
 }
@@ -52,7 +52,7 @@ static uint32_t xfer_flags(const ADIOI_DDIO_File * f)
 static int run_independent(ADIOI_DDIO_File * f, uint32_t op, const struct ddio_desc *fdesc,
                            const ADIOI_DDIO_Mem * mem, uint64_t * bytes, ADIOI_DDIO_Err * e)
 {
-    ADIOI_DDIO_Xfer x = {.f = f,.op = op,.flags = xfer_flags(f),.group = 0,.seq = 0,
+    ADIOI_DDIO_Xfer x = {.f = f,.op = op,.flags = ADIOI_DDIO_Xfer_flags(f),.group = 0,.seq = 0,
         .nparticipants = 1,.rank = 0,.fdesc = fdesc,.mem = mem
     };
     char *inv = involved_servers(f, fdesc);
@@ -72,8 +72,8 @@ static int run_independent(ADIOI_DDIO_File * f, uint32_t op, const struct ddio_d
 
 /* ROMIO keeps fp_ind as an absolute byte offset: just past the last byte
  * accessed (ADIOI_Get_position maps it back to etypes) */
-static void advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
-                       uint64_t bytes)
+void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
+                           uint64_t bytes)
 {
     if (bytes == 0)
         return;
@@ -197,8 +197,9 @@ static void strided_io(ADIO_File fd, uint32_t op, const void *buf, int count,
         rc = ADIOI_DDIO_File_desc(fd, file_ptr_type, offset, len, &d, &owns);
     if (rc)
         ADIOI_DDIO_Err_set(&e, -rc, "ddio: cannot describe the request (%s)", strerror(-rc));
-    else if (!strided_run(fd, op, &d, &mem, &bytes, &e))
-        advance_fp(fd, file_ptr_type, &d, bytes);
+    else if (!ADIOI_DDIO_Check_desc(fd, file_ptr_type, offset, &d, &e) &&
+             !strided_run(fd, op, &d, &mem, &bytes, &e))
+        ADIOI_DDIO_Advance_fp(fd, file_ptr_type, &d, bytes);
     if (owns && d.root)
         ddio_node_free(d.root);
     ADIOI_DDIO_Mem_free(&mem);

@@ -25,8 +25,9 @@ ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd)
     ADIOI_DDIO_File *f = fd->fs_ptr;
     if (!f) {
         f = ADIOI_Calloc(1, sizeof(*f));
-        f->collective = ADIOI_DDIO_COLL_TWOPHASE;
+        f->collective = ADIOI_DDIO_COLL_DDIO;
         f->presort = ADIOI_HINT_ENABLE;
+        f->check_desc = ADIOI_HINT_DISABLE;
         fd->fs_ptr = f;
     }
     return f;

@@ -53,6 +53,29 @@ ddio_only() {
   step "$name" "$run" -s "$ns" --root "$root" -- mpiexec -n "$np" "$prog" "$@" "ddio:/$name"
 }
 
+# stats_check NS FILTER KEY... : print every server's KEYs (tools/ddio stats,
+# inside the ddio-run session), then require the awk FILTER to accept them
+# (it sees "host:port key value" lines, NS the number of servers).
+stats_check() {
+  local ns=$1 filter=$2; shift 2
+  "$top/tools/ddio" stats "$@" | tee "$tmp/stats.$$" && awk -v NS="$ns" "$filter" "$tmp/stats.$$"
+}
+# the disk-directed collective path ran on every server
+COLL_RAN='$2=="coll_xfers"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "coll_xfers: " ok+0 " of " NS " servers ran a disk-directed collective"; exit 1}}'
+
+# ddio_vs_ufs_coll NAME SERVERS NP PROG ARGS... : ddio_vs_ufs, and the ddio
+# run must have gone through the disk-directed collective on every server
+ddio_vs_ufs_coll() {
+  local name=$1 ns=$2 np=$3 prog; prog=$(prog_path "$4"); shift 4
+  local root="$tmp/srv-$name" u="$tmp/ufs"
+  mkdir -p "$root" "$u"
+  export -f stats_check; export top tmp COLL_RAN
+  step "$name/ddio" "$run" -s "$ns" --root "$root" -- bash -c \
+    'mpiexec -n "$0" "$@" && stats_check "'"$ns"'" "$COLL_RAN" coll_xfers' "$np" "$prog" "$@" "ddio:/$name"
+  step "$name/ufs" mpiexec -n "$np" "$prog" "$@" "ufs:$u/$name"
+  step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$u/$name"
+}
+
 selected() { [ ${#sel[@]} -eq 0 ] && return 0; local t; for t in "${sel[@]}"; do [ "$t" = "$1" ] && return 0; done; return 1; }
 sel=("$@")
 
@@ -74,6 +97,80 @@ if selected patterns; then
   ddio_vs_ufs patterns8 2 4 ddio-patterns -q -r 8 -m 2
   ddio_vs_ufs patterns8k 2 4 ddio-patterns -q -r 8192 -m 16
   ddio_vs_ufs patterns-p3 3 3 ddio-patterns -q -r 24 -m 3 -H striping_unit=5000
+fi
+if selected coll-patterns; then
+  # Kotz's patterns through the disk-directed collective: P = 1..6 (more
+  # ranks than cores is fine), 1-3 servers, stripe units that do not divide
+  # the record size
+  P8=(-q -r 8); P8K=(-q -r 8192)
+  ddio_vs_ufs_coll cpat-p1-s1-r8 1 1 ddio-patterns "${P8[@]}" -m 1
+  ddio_vs_ufs_coll cpat-p2-s2-r8k-u5000 2 2 ddio-patterns "${P8K[@]}" -m 2 -H striping_unit=5000
+  ddio_vs_ufs_coll cpat-p3-s3-r8-u5000 3 3 ddio-patterns "${P8[@]}" -m 1 -H striping_unit=5000
+  ddio_vs_ufs_coll cpat-p4-s2-r8-u12345 2 4 ddio-patterns "${P8[@]}" -m 2 -H striping_unit=12345
+  ddio_vs_ufs_coll cpat-p4-s3-r8k 3 4 ddio-patterns "${P8K[@]}" -m 4
+  ddio_vs_ufs_coll cpat-p6-s3-r8k-u5000 3 6 ddio-patterns "${P8K[@]}" -m 4 -H striping_unit=5000
+  ddio_vs_ufs_coll cpat-p6-s1-r8 1 6 ddio-patterns "${P8[@]}" -m 1
+  ddio_vs_ufs_coll cpat-p3-s2-r8k-presort-off 2 3 ddio-patterns "${P8K[@]}" -m 2 \
+    -H romio_ddio_presort=disable -H striping_unit=3000
+fi
+if selected coll; then
+  # t_coll (and its second file FILE.2) on ddio: vs ufs:
+  coll_both() {
+    local name=$1 ns=$2 np=$3
+    ddio_vs_ufs_coll "$name" "$ns" "$np" t_coll
+    step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
+      mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$tmp/ufs/$name.2"
+  }
+  coll_both coll-p4-s2 2 4
+  DDIO_TEST_HINTS="striping_unit=5000" coll_both coll-p3-s3-u5000 3 3
+  DDIO_TEST_HINTS="striping_unit=4096" coll_both coll-p1-s1-u4k 1 1
+  DDIO_TEST_HINTS="striping_unit=7777" coll_both coll-p6-s2-u7777 2 6
+  # A collective read of a fresh 3,000,000-byte file (64 KiB blocks = stripe
+  # unit): each needed block read exactly once (blocks_read == blocks on
+  # every server, ceil(3000000 / 65536) = 46 in all) and issued in physical
+  # order (out_of_order == 0; sorted == 1 where FIEMAP maps the datafile).
+  ONCE='$2=="last.blocks"{b[$1]=$3; tb+=$3} $2=="last.blocks_read"{r[$1]=$3; tr+=$3}
+    $2=="last.out_of_order"{o+=$3} $2=="last.nparticipants"{p[$1]=$3}
+    END{for (s in b) if (b[s]!=r[s]) {print s ": read " r[s] " of " b[s] " blocks"; exit 1}
+        if (tb!=46 || tr!=46) {print "blocks " tb ", read " tr ", want 46"; exit 1}
+        if (o!=0) {print o " blocks issued out of physical order"; exit 1}
+        for (s in p) if (p[s]!=4) {print s ": last collective had " p[s] " participants"; exit 1}}'
+  export -f stats_check; export top tmp ONCE
+  mkdir -p "$tmp/srv-fresh"
+  step coll-fresh-read "$run" -s 2 -b 65536 --root "$tmp/srv-fresh" -- env \
+    DDIO_TEST_HINTS=striping_unit=65536 bash -c 'mpiexec -n 4 "$0" -f 3000000 ddio:/fresh &&
+    stats_check 2 "$ONCE" last.nparticipants last.blocks last.blocks_read last.out_of_order last.sorted' \
+    "$bin/t_coll"
+fi
+if selected desc-size; then
+  # Descriptor bytes per participant (server counter last.desc_bytes /
+  # last.nparticipants) for every Kotz pattern: < 1 KiB, and the same for
+  # files 1024x apart (64 KiB and 64 MiB of 8-byte records)
+  export -f stats_check; export top tmp
+  DSZ='$2=="last.desc_bytes"{d+=$3; n++} $2=="last.nparticipants"{p=$3}
+    END{if (p<1 || n<1) exit 1; v=d/n/p; print v > ENVIRON["DSZ_OUT"];
+        if (v>=1024) {print "descriptor " v " bytes per participant"; exit 1}}'
+  export DSZ
+  for pat in wn wb wc wnb wbb wcb wbc wcc wcn ra rn rb rc rnb rnc rbn rbb rbc rcn rcb rcc; do
+    for mib in 0.0625 64; do
+      w=wb; [ "${pat:0:1}" = w ] && w=$pat
+      mkdir -p "$tmp/srv-dsz"
+      step "desc-size-$pat-$mib" env DSZ_OUT="$tmp/dsz.$pat.$mib" "$run" -s 2 --root "$tmp/srv-dsz" -- \
+        bash -c 'mpiexec -n 4 "$0" -q -r 8 -m "$1" -p "$2" ddio:/dsz &&
+        stats_check 2 "$DSZ" last.desc_bytes last.nparticipants' \
+        "$top/examples/bin/ddio-patterns" "$mib" "$w,$pat"
+    done
+    step "desc-size-$pat-same" cmp "$tmp/dsz.$pat.0.0625" "$tmp/dsz.$pat.64"
+  done
+fi
+if selected desc; then
+  # every descriptor compared with ROMIO's flattened view (check hint), data
+  # checked against MPI_Pack, file compared with ufs:
+  DDIO_TEST_HINTS="romio_ddio_check_desc=enable,striping_unit=5000" \
+    ddio_vs_ufs_coll desc-p3-s2 2 3 t_desc -n 80
+  DDIO_TEST_HINTS="romio_ddio_check_desc=enable" ddio_vs_ufs_coll desc-p4-s3 3 4 t_desc -n 60
+  DDIO_TEST_HINTS="romio_ddio_check_desc=enable,striping_unit=4096" \
+    ddio_vs_ufs_coll desc-p1-s1 1 1 t_desc -n 40
 fi
 if selected driver; then
   ddio_only driver-basic-s1 1 4 driver_basic

@@ -2,7 +2,10 @@
 # ROMIO's own tests from the MPICH source, built with the ddio-enabled
 # mpicc and run against local ddio servers with a ddio: file name (process
 # counts and arguments as in ROMIO's runtests). A test passes when it exits 0
-# and prints ROMIO's " No Errors". Closes with "N passed, N failed".
+# and prints ROMIO's " No Errors". The collective tests (COLL_TESTS) must also
+# have gone through ddio's disk-directed collective: the servers' coll_xfers
+# counters, read inside the same ddio-run session, must not all be 0.
+# Closes with "N passed, N failed".
 # usage: run-romio-tests.sh [TEST...]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +19,7 @@ gen="$base/build/src/mpi/romio/test"       # configure-generated sources (misc.c
 export PATH="$(cd "$mpi" && pwd -P)/bin:$PATH"
 export LD_LIBRARY_PATH="$(cd "$mpi" && pwd -P)/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DDIO_TIMEOUT=${DDIO_TIMEOUT:-30}
+export STATS_TOOL="$top/tools/ddio"
 limit=${DDIO_TEST_LIMIT:-300}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-romio.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -25,6 +29,8 @@ TESTS_ALL="simple:4:f psimple:4:f async:4:f excl:4:f error:1:f status:1:f file_i
 noncontig:2:f i_noncontig:2:f misc:4:f shared_fp:4:f atomicity:4:f
 coll_test:4:f noncontig_coll:2:f noncontig_coll2:4:f split_coll:4:f darray_read:4:F
 types_with_zeros:2:F hindexed:4:F aggregation1:4:a aggregation2:4:F"
+COLL_TESTS=" coll_test noncontig_coll noncontig_coll2 split_coll darray_read types_with_zeros "
+COLL_TESTS+="hindexed aggregation1 aggregation2 "
 want=("$@")
 pass=0; fail=0; failed=()
 for spec in $TESTS_ALL; do
@@ -43,11 +49,19 @@ for spec in $TESTS_ALL; do
   esac
   mkdir -p "$tmp/srv"
   out="$tmp/$name.out"
-  (cd "$tmp" && timeout -k 10 "$limit" "$top/tools/ddio-run" -s 2 --root "$tmp/srv" -- \
-      mpiexec -n "$np" "./$name" "${args[@]}") >"$out" 2>&1
+  stats="$tmp/$name.stats"; rm -f "$stats"
+  (cd "$tmp" && STATS_OUT="$stats" timeout -k 10 "$limit" "$top/tools/ddio-run" -s 2 --root "$tmp/srv" -- \
+      bash -c 'mpiexec -n "$0" "$@"; rc=$?; "$STATS_TOOL" stats coll_xfers > "$STATS_OUT"; exit $rc' \
+      "$np" "./$name" "${args[@]}") >"$out" 2>&1
   rc=$?
-  if [ $rc -eq 0 ] && grep -q "No Errors" "$out"; then
-    pass=$((pass + 1)); echo "PASS: romio/$name"
+  coll_ok=1; n=""
+  case "$COLL_TESTS" in *" $name "*)
+    n=$(awk '$2=="coll_xfers"{s+=$3} END{print s+0}' "$stats" 2>/dev/null)
+    echo "coll_xfers (sum over servers): ${n:-none}" >>"$out"
+    [ "${n:-0}" -gt 0 ] || coll_ok=0 ;;
+  esac
+  if [ $rc -eq 0 ] && grep -q "No Errors" "$out" && [ $coll_ok = 1 ]; then
+    pass=$((pass + 1)); echo "PASS: romio/$name${n:+ (coll_xfers $n)}"
   else
     fail=$((fail + 1)); failed+=("$name"); echo "FAIL: romio/$name (exit $rc)"; tail -n 25 "$out" | sed 's/^/    /'
   fi

@@ -1,0 +1,217 @@
+/* Collective reads and writes: the disk-directed path (DESIGN.md section 4,
+ * Kotz's Fig. 2c). ReadStridedColl, WriteStridedColl and their nonblocking
+ * forms; with romio_ddio_collective=twophase they are ROMIO's generic
+ * two-phase (over our independent entries), kept as the baseline.
+ *
+ * Each rank describes its own part of the call exactly as independent I/O
+ * does (file view + position + length -> one compact descriptor) and sends
+ * it in ONE XFER to EVERY server of the file, even with nothing to move
+ * (count 0, zero-size type, empty view): a server runs the collective only
+ * once it holds all P descriptors of (group, seq). The servers then stream
+ * the union of the blocks in disk order, PUT read data straight into each
+ * rank's buffer and GET write data from it (ad_ddio_xfer.c); no rank ever
+ * touches another rank's bytes. Overlapping writers: the higher rank's
+ * bytes win (the servers resolve it).
+ *
+ * Two small collectives on fd->comm per call:
+ *  - before sending, an allreduce of "did this rank describe its part":
+ *    it is the barrier that keeps a late rank from tripping the servers'
+ *    gate deadline (the gate waits romio_ddio_timeout from the FIRST
+ *    arrival, and MPI lets ranks enter a collective arbitrarily far apart;
+ *    after this, they send within microseconds of each other), and it
+ *    keeps a rank that could not build its descriptor (out of memory, a
+ *    romio_ddio_check_desc mismatch) from leaving the others waiting at the
+ *    gate: then nobody sends and everyone fails with that rank's reason;
+ *  - after the transfer, an allreduce of "did it fail here", so an error on
+ *    one server or one connection fails the call on every rank; the first
+ *    failing rank's message is broadcast only when something failed.
+ * The per-file sequence number is bumped by every call on every rank
+ * (collective calls are made in the same order on all ranks), so it is
+ * the same everywhere without communication. */
+#include "ad_ddio.h"
+#include <string.h>
+
+/* One rank's part of one collective call. */
+typedef struct coll_call {
+    ADIO_File fd;
+    ADIOI_DDIO_File *f;
+    uint32_t op;
+    int file_ptr_type;
+    ADIO_Offset offset;
+    struct ddio_desc d;         /* file side */
+    int owns_root;
+    ADIOI_DDIO_Mem mem;         /* memory side */
+    uint64_t len;               /* bytes requested */
+    uint64_t bytes;             /* bytes transferred */
+    int rank, nprocs;
+    ADIOI_DDIO_Err e;
+} coll_call;
+
+/* The descriptor and memory layout of this rank's part; an empty stream
+ * (length 0) when it moves nothing. */
+static void coll_describe(coll_call * c, const void *buf, int count, MPI_Datatype datatype)
+{
+    MPI_Count size, ftsize;
+    int rc;
+
+    MPI_Type_size_x(datatype, &size);
+    MPI_Type_size_x(c->fd->filetype, &ftsize);
+    c->len = (uint64_t) size *(uint64_t) count;
+    c->mem.buf = (char *) buf;
+    c->mem.contig = 1;
+    if (c->len == 0 || ftsize == 0) {
+        c->len = 0;
+        c->d.extent = 1;        /* root NULL: sent as a 1-byte leaf, length 0 */
+        return;
+    }
+    rc = ADIOI_DDIO_Mem_init(&c->mem, buf, count, datatype);
+    if (!rc)
+        rc = ADIOI_DDIO_File_desc(c->fd, c->file_ptr_type, c->offset, c->len, &c->d,
+                                  &c->owns_root);
+    if (rc)
+        ADIOI_DDIO_Err_set(&c->e, -rc, "ddio: rank %d cannot describe its part of the "
+                           "collective (%s)", c->rank, strerror(-rc));
+    else
+        ADIOI_DDIO_Check_desc(c->fd, c->file_ptr_type, c->offset, &c->d, &c->e);
+}
+
+/* Every rank learns whether any rank failed; those that did not get the
+ * lowest failing rank's message (broadcast only on that path). Returns
+ * non-zero when the call failed somewhere. */
+static int coll_agree(coll_call * c)
+{
+    int in[2] = { c->e.errnum != 0, c->rank }, out[2];
+    ADIOI_DDIO_Err first;
+
+    MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, c->fd->comm);
+    if (!out[0])
+        return 0;
+    first = c->e;
+    MPI_Bcast(&first, sizeof(first), MPI_BYTE, out[1], c->fd->comm);
+    if (!c->e.errnum)
+        ADIOI_DDIO_Err_set(&c->e, first.errnum, "ddio: collective failed on rank %d: %s",
+                           out[1], first.msg);
+    return 1;
+}
+
+static void coll_transfer(coll_call * c, uint64_t seq)
+{
+    ADIOI_DDIO_Xfer x = {.f = c->f,.op = c->op,
+        .flags = DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
+        .group = c->f->group,.seq = seq,
+        .nparticipants = (uint32_t) c->nprocs,.rank = (uint32_t) c->rank,
+        .fdesc = &c->d,.mem = &c->mem
+    };
+    /* NULL: every server of the file, whether it holds our bytes or not */
+    ADIOI_DDIO_Xfer_run(&x, NULL, &c->e);
+    c->bytes = x.bytes;
+}
+
+/* The whole call; returns the bytes transferred (0 on error). */
+static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
+                        MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                        ADIO_Status * status, int *error_code, const char *myname)
+{
+    coll_call c;
+    uint64_t seq;
+
+    memset(&c, 0, sizeof(c));
+    c.fd = fd;
+    c.f = fd->fs_ptr;
+    c.op = op;
+    c.file_ptr_type = file_ptr_type;
+    c.offset = offset;
+    MPI_Comm_rank(fd->comm, &c.rank);
+    MPI_Comm_size(fd->comm, &c.nprocs);
+    seq = ++c.f->seq;
+    coll_describe(&c, buf, count, datatype);
+    if (!coll_agree(&c)) {
+        coll_transfer(&c, seq);
+        coll_agree(&c);
+    }
+    if (!c.e.errnum) {
+        /* as ROMIO's collectives: the pointer moves by the request, also
+         * when a read stops short at end of file */
+        ADIOI_DDIO_Advance_fp(fd, file_ptr_type, &c.d, c.len);
+        if (op == DDIO_X_WRITE && c.len)
+            fd->dirty_write = 1;
+#ifdef HAVE_STATUS_SET_BYTES
+        MPIR_Status_set_bytes(status, datatype, (MPI_Count) c.bytes);
+#endif
+    }
+    fd->fp_sys_posn = -1;
+    if (c.owns_root && c.d.root)
+        ddio_node_free(c.d.root);
+    ADIOI_DDIO_Mem_free(&c.mem);
+    *error_code = ADIOI_DDIO_Err_code(myname, &c.e);
+    return c.e.errnum ? 0 : c.bytes;
+}
+
+void ADIOI_DDIO_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                                int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_READSTRIDEDCOLL";
+    if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
+        ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                  error_code);
+        return;
+    }
+    coll_io(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, status, error_code,
+            myname);
+}
+
+void ADIOI_DDIO_WriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                 MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                 ADIO_Status * status, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_WRITESTRIDEDCOLL";
+    if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
+        ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
+                                   error_code);
+        return;
+    }
+    coll_io(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, status, error_code,
+            myname);
+}
+
+/* Nonblocking collectives (MPI_File_iread_all, ..._at_all): for now the
+ * disk-directed collective runs to completion inside the call and the
+ * request is returned already complete, as ROMIO's FAKE entries do for
+ * independent I/O. Correct (MPI only requires completion by the wait), not
+ * overlapped: a real one would run the transfer loop from a progress hook. */
+void ADIOI_DDIO_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                                 int file_ptr_type, ADIO_Offset offset,
+                                 ADIO_Request * request, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_IREADSTRIDEDCOLL";
+    ADIO_Status status;
+    uint64_t bytes;
+
+    if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
+        ADIOI_GEN_IreadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, request,
+                                   error_code);
+        return;
+    }
+    bytes = coll_io(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, &status,
+                    error_code, myname);
+    MPIO_Completed_request_create(&fd, (MPI_Offset) bytes, error_code, request);
+}
+
+void ADIOI_DDIO_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
+                                  MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                                  ADIO_Request * request, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_IWRITESTRIDEDCOLL";
+    ADIO_Status status;
+    uint64_t bytes;
+
+    if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
+        ADIOI_GEN_IwriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, request,
+                                    error_code);
+        return;
+    }
+    bytes = coll_io(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, &status,
+                    error_code, myname);
+    MPIO_Completed_request_create(&fd, (MPI_Offset) bytes, error_code, request);
+}
