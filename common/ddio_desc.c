@@ -482,25 +482,27 @@ static void run_add(struct ff *f, struct run *r, int64_t off, uint64_t len)
     *r = (struct run){ .off = off, .last = off, .len = len, .count = 1 };
 }
 
-static void ff_stage_a(struct ff *f, uint64_t count, const int64_t *off, const int64_t *len)
+static void ff_stage_a(struct ff *f, uint64_t count, const int64_t *off, const int64_t *len,
+                       int64_t bias)
 {
     struct run r = { 0 };
-    int64_t po = 0, pl = 0, end;
+    int64_t po = 0, pl = 0, end, o;
     bool have = false;
     for (uint64_t i = 0; i < count && !f->err; i++) {
         if (len[i] == 0)
             continue;
-        if (len[i] < 0 || __builtin_add_overflow(off[i], len[i], &end)) {
+        if (len[i] < 0 || __builtin_sub_overflow(off[i], bias, &o)
+            || __builtin_add_overflow(o, len[i], &end)) {
             f->err = -EINVAL;
             return;
         }
-        if (have && po + pl == off[i]) {   /* contiguous: extend the piece */
+        if (have && po + pl == o) {   /* contiguous: extend the piece */
             pl += len[i];
             continue;
         }
         if (have)
             run_add(f, &r, po, (uint64_t)pl);
-        po = off[i];
+        po = o;
         pl = len[i];
         have = true;
     }
@@ -630,12 +632,18 @@ static struct ddio_node *ff_root(const struct ff *f)
 
 struct ddio_node *ddio_node_from_flat(uint64_t count, const int64_t *off, const int64_t *len)
 {
+    return ddio_node_from_flat_at(count, off, len, 0);
+}
+
+struct ddio_node *ddio_node_from_flat_at(uint64_t count, const int64_t *off, const int64_t *len,
+                                         int64_t bias)
+{
     struct ff f = { 0 };
     struct ddio_node *root = NULL;
 
     if (count && (!off || !len))
         return NULL;
-    ff_stage_a(&f, count, off, len);
+    ff_stage_a(&f, count, off, len, bias);
     for (int pass = 0; !f.err && f.ni > 1 && pass < FF_MAX_PASSES; pass++) {
         size_t before = f.ni;
         f.ni = ff_fold(&f, f.ioff, f.iid, f.ni);

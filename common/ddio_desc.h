@@ -80,6 +80,10 @@ int ddio_node_equal(const struct ddio_node *a, const struct ddio_node *b);
  * Returns NULL if there are no data bytes or on allocation failure. */
 struct ddio_node *ddio_node_from_flat(uint64_t count, const int64_t *off,
                                       const int64_t *len);
+/* The same with every offset taken as off[i] - bias: callers pass their own
+ * arrays (e.g. ROMIO's flattened list) without copying them. */
+struct ddio_node *ddio_node_from_flat_at(uint64_t count, const int64_t *off,
+                                         const int64_t *len, int64_t bias);
 
 void ddio_desc_free(struct ddio_desc *d);     /* frees d->root */
 
