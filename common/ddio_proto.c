@@ -825,7 +825,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_SETSIZE] = "SETSIZE", [DDIO_T_PREALLOC] = "PREALLOC",
         [DDIO_T_SYNC] = "SYNC", [DDIO_T_XFER] = "XFER", [DDIO_T_PUT] = "PUT",
         [DDIO_T_GET] = "GET", [DDIO_T_DATA] = "DATA", [DDIO_T_LOCK] = "LOCK",
-        [DDIO_T_STATS] = "STATS",
+        [DDIO_T_STATS] = "STATS", [DDIO_T_PROGRESS] = "PROGRESS",
     };
     static const char *const rep[DDIO_T_MAX] = {
         [DDIO_T_HELLO] = "HELLO|R", [DDIO_T_AUTH] = "AUTH|R", [DDIO_T_OPEN] = "OPEN|R",
@@ -833,7 +833,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_SETSIZE] = "SETSIZE|R", [DDIO_T_PREALLOC] = "PREALLOC|R",
         [DDIO_T_SYNC] = "SYNC|R", [DDIO_T_XFER] = "XFER|R", [DDIO_T_PUT] = "PUT|R",
         [DDIO_T_GET] = "GET|R", [DDIO_T_DATA] = "DATA|R", [DDIO_T_LOCK] = "LOCK|R",
-        [DDIO_T_STATS] = "STATS|R",
+        [DDIO_T_STATS] = "STATS|R", [DDIO_T_PROGRESS] = "PROGRESS|R",
     };
     if (!type_valid(type))
         return "UNKNOWN";

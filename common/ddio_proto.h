@@ -43,7 +43,8 @@ enum ddio_type {
     DDIO_T_DATA     = 13,  /* client -> server: answer to a GET */
     DDIO_T_LOCK     = 14,
     DDIO_T_STATS    = 15,  /* server counters (for tests, bench, admin) */
-    DDIO_T_MAX      = 16
+    DDIO_T_PROGRESS = 16,  /* server -> client: XFER heartbeat, no payload */
+    DDIO_T_MAX      = 17
 };
 #define DDIO_REPLY 0x8000u
 

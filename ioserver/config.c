@@ -29,6 +29,8 @@ void config_usage(FILE *f)
         "  --block-size BYTES   transfer block size, multiple of 4096 (default 1048576)\n"
         "  --buffers N          aligned I/O buffers per disk (default 4)\n"
         "  --rotate             start each server's block list at a different point\n"
+        "  --throttle-mbps N    emulate slow disks: each disk moves at most N MiB/s\n"
+        "                       (tests and demos; default 0 = off)\n"
         "  --log-level L        error|warn|info|debug (default info)\n"
         "  --insecure           accept unauthenticated connections (testing)\n"
         "  --help               this text\n");
@@ -105,6 +107,13 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'R':
         c->rotate = 1;
         return 0;
+    case 'T':
+        if (!*arg || arg[strspn(arg, "0123456789")] || parse_size(arg, &v) || v > 1000000) {
+            snprintf(err, errlen, "--throttle-mbps: '%s' is not a number in 0..1000000", arg);
+            return -1;
+        }
+        c->throttle_mibps = (unsigned)v;
+        return 0;
     case 'L':
         c->log_level = ddio_log_parse_level(arg);
         if (c->log_level < 0) {
@@ -130,6 +139,7 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
         {"block-size", required_argument, NULL, 'b'},
         {"buffers", required_argument, NULL, 'n'},
         {"rotate", no_argument, NULL, 'R'},
+        {"throttle-mbps", required_argument, NULL, 'T'},
         {"log-level", required_argument, NULL, 'L'},
         {"insecure", no_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},

@@ -169,6 +169,30 @@ static struct disk_req *reap(struct disk *d, struct disk_req *pend, unsigned *in
     }
 }
 
+static int64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* --throttle-mbps: a new request waits until the emulated disk would have
+ * moved its bytes, so the disk never exceeds the configured bandwidth. The
+ * wait is on the disk thread, as a slow device would hold its queue. */
+static void throttle(struct disk *d, const struct disk_req *r)
+{
+    if (!d->throttle_bps)
+        return;
+    int64_t now = mono_us();
+    if (d->busy_until_us < now)
+        d->busy_until_us = now;
+    d->busy_until_us += (int64_t)((uint64_t)r->len * 1000000 / d->throttle_bps);
+    int64_t t = d->busy_until_us;
+    struct timespec ts = {.tv_sec = t / 1000000, .tv_nsec = (t % 1000000) * 1000};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+        ;
+}
+
 static void *disk_thread(void *arg)
 {
     struct disk *d = arg;
@@ -182,6 +206,7 @@ static void *disk_thread(void *arg)
         pthread_mutex_unlock(&d->mu);
         while (q) {
             struct disk_req *n = q->next;
+            throttle(d, q);
             pend = append(pend, q);
             q = n;
         }
@@ -203,10 +228,12 @@ static void *disk_thread(void *arg)
     return NULL;
 }
 
-int disk_start(struct disk *d, int idx, uint64_t bsize, unsigned nbuf, char *err, size_t errlen)
+int disk_start(struct disk *d, int idx, uint64_t bsize, unsigned nbuf, uint64_t throttle_bps,
+               char *err, size_t errlen)
 {
     memset(d, 0, sizeof(*d));
     d->idx = idx;
+    d->throttle_bps = throttle_bps;
     d->bsize = bsize;
     d->nbuf = nbuf;
     d->evfd = d->wakefd = -1;

@@ -41,9 +41,14 @@ struct disk {
     void **freebufs;
     unsigned nfree;
     uint64_t last_end;      /* end of the previous access (disk thread only) */
+    uint64_t throttle_bps;  /* emulated bandwidth, 0 = none (set before start) */
+    int64_t busy_until_us;  /* throttle: when the emulated disk is free */
 };
 
-int disk_start(struct disk *d, int idx, uint64_t bsize, unsigned nbuf, char *err, size_t errlen);
+/* throttle_bps > 0 emulates a disk of that bandwidth (requests are held
+ * back by their transfer time; for tests and demos of slow disks) */
+int disk_start(struct disk *d, int idx, uint64_t bsize, unsigned nbuf, uint64_t throttle_bps,
+               char *err, size_t errlen);
 void disk_stop(struct disk *d);
 /* A free buffer, or NULL: at once if wait = 0, else at deadline_ms. */
 void *disk_buf_get(struct disk *d, int wait, int64_t deadline_ms);

@@ -33,6 +33,7 @@
 #define MAX_PARTICIPANTS (1u << 16)
 #define SEGS_PER_MSG 1024u
 #define DEFAULT_TIMEOUT_MS 60000u
+#define MIN_BEAT_MS 250u
 
 struct part {
     struct conn *c;
@@ -43,6 +44,7 @@ struct part {
     int have_desc;
     int64_t first, end;          /* descriptor bounds (logical) */
     uint64_t bytes, to, from;
+    int64_t last_ms;             /* last message queued to it (heartbeats) */
 };
 
 enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_WRITE };
@@ -69,6 +71,8 @@ struct xfer {
     struct ofile *of;
     uint64_t group, seq;
     uint32_t op, flags, n, timeout_ms;
+    uint32_t beat_ms;            /* PROGRESS after this much silence */
+    int64_t next_beat_ms;        /* no participant is due before this (x->mu) */
     struct part *parts;          /* indexed by rank */
     uint32_t arrived;
     int64_t t_first_us;
@@ -167,6 +171,53 @@ static int failed(struct xfer *x)
     return s;
 }
 
+/* ---- heartbeats ------------------------------------------------------------------ */
+
+/* A client fails the call after a silence of its timeout, but a busy server
+ * may legitimately send a participant nothing for much longer (its blocks
+ * come last, or the gate waits for late ranks). So every present, not yet
+ * answered participant that was sent nothing for beat_ms gets a PROGRESS.
+ * It is sent from the engine's own waits: a hung engine stays silent and
+ * still trips the client's deadline. x->mu held; dropped while queueing
+ * (conn_send_progress never waits for queue space). Returns when the next
+ * one is due. */
+static int64_t beat_locked(struct xfer *x)
+{
+    int64_t now = ddio_now_ms();
+    if (now < x->next_beat_ms)
+        return x->next_beat_ms;
+    int64_t next = now + x->beat_ms;
+    for (uint32_t r = 0; r < x->n; r++) {
+        struct part *p = &x->parts[r];
+        if (!p->present || p->answered)
+            continue;
+        if (now - p->last_ms >= (int64_t)x->beat_ms) {
+            p->last_ms = now;
+            pthread_mutex_unlock(&x->mu);
+            conn_send_progress(p->c, p->req, now + x->timeout_ms);
+            pthread_mutex_lock(&x->mu);
+        }
+        if (p->last_ms + x->beat_ms < next)
+            next = p->last_ms + x->beat_ms;
+    }
+    x->next_beat_ms = next;
+    return next;
+}
+
+/* the end of the next wait slice: the next heartbeat or the deadline */
+static int64_t beat_slice(struct xfer *x, int64_t deadline_ms)
+{
+    pthread_mutex_lock(&x->mu);
+    int64_t next = beat_locked(x);
+    pthread_mutex_unlock(&x->mu);
+    return next < deadline_ms ? next : deadline_ms;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
 static const char *op_name(uint32_t op)
 {
     return op == DDIO_X_READ ? "read" : "write";
@@ -193,6 +244,8 @@ static struct xfer *xfer_new(struct server *srv, const struct ddio_xfer *m, stru
     x->n = m->nparticipants;
     x->timeout_ms = m->timeout_ms ? m->timeout_ms : DEFAULT_TIMEOUT_MS;
     x->t_first_us = ddio_now_us();
+    x->beat_ms = x->timeout_ms / 4 > MIN_BEAT_MS ? x->timeout_ms / 4 : MIN_BEAT_MS;
+    x->next_beat_ms = ddio_now_ms() + x->beat_ms;
     pthread_mutex_init(&x->mu, NULL);
     cond_init_mono(&x->cv);
     return x;
@@ -281,12 +334,18 @@ static struct slot *wait_event(struct xfer *x, int drain)
 {
     pthread_mutex_lock(&x->mu);
     int64_t dl = deadline_of(x);
-    while (x->nready == 0 && (drain || !x->status)) {
-        if (drain) {
-            pthread_cond_wait(&x->cv, &x->mu);   /* disk I/O always completes */
+    for (;;) {
+        /* also when an event is ready: a pipeline that never waits still
+         * owes the participants without data their heartbeats */
+        int64_t wake = beat_locked(x);
+        if (x->nready || (!drain && x->status))
+            break;
+        if (drain) {              /* disk I/O always completes: no deadline */
+            timedwait_ms(&x->cv, &x->mu, wake);
             continue;
         }
-        if (timedwait_ms(&x->cv, &x->mu, dl) == ETIMEDOUT && x->nready == 0)
+        if (timedwait_ms(&x->cv, &x->mu, min64(wake, dl)) == ETIMEDOUT && x->nready == 0
+            && ddio_now_ms() >= dl)
             fail_locked(x, ETIMEDOUT, "%s timed out after %u ms waiting for client data or disk",
                         op_name(x->op), x->timeout_ms);
     }
@@ -350,6 +409,7 @@ static int send_put(struct xfer *x, struct part *p, const struct slot *s,
     }
     int rc = conn_send(p->c, DDIO_T_PUT, p->req, 0, w.p, w.len, 1, deadline_of(x));
     if (rc == 0) {
+        p->last_ms = ddio_now_ms();
         p->bytes += total;
         p->to += total;
         x->ctr.bytes_sent += total;
@@ -514,7 +574,10 @@ static int send_get(struct xfer *x, struct slot *s, struct part *p, const struct
         ddio_wbuf_free(&w);
         return -ENOMEM;           /* the pget is reclaimed by cancel_pgets */
     }
-    return conn_send(p->c, DDIO_T_GET, p->req, 0, w.p, w.len, 1, deadline_of(x));
+    int rc = conn_send(p->c, DDIO_T_GET, p->req, 0, w.p, w.len, 1, deadline_of(x));
+    if (rc == 0)
+        p->last_ms = ddio_now_ms();
+    return rc;
 }
 
 /* GETs for participant p's bytes in the block; returns how many, or -errno */
@@ -646,6 +709,27 @@ static struct slot *free_slot(struct xfer *x)
     return NULL;
 }
 
+/* The blocking waits for another XFER's block lock or disk buffer go in
+ * heartbeat-sized slices up to the deadline: waiting for a busy disk is
+ * progress as far as the participants are concerned. */
+static int lock_block(struct xfer *x, uint64_t k, int wait, int64_t dl)
+{
+    int rc;
+    do
+        rc = store_blk_lock(x->of, k, wait, wait ? beat_slice(x, dl) : dl);
+    while (rc == -ETIMEDOUT && ddio_now_ms() < dl);
+    return rc;
+}
+
+static void *get_buffer(struct xfer *x, struct disk *disk, int wait, int64_t dl)
+{
+    void *buf;
+    do
+        buf = disk_buf_get(disk, wait, wait ? beat_slice(x, dl) : dl);
+    while (!buf && wait && ddio_now_ms() < dl);
+    return buf;
+}
+
 /* Start block k. wait = 0: -EAGAIN when a buffer or the block lock is busy
  * (the caller first finishes its own in-flight blocks). */
 static int issue_block(struct xfer *x, uint64_t k, int wait)
@@ -659,14 +743,14 @@ static int issue_block(struct xfer *x, uint64_t k, int wait)
     int64_t dl = deadline_of(x);
     int write = x->op == DDIO_X_WRITE;
     if (write) {
-        int rc = store_blk_lock(x->of, k, wait, dl);
+        int rc = lock_block(x, k, wait, dl);
         if (rc == -ETIMEDOUT)
             FAIL(x, ETIMEDOUT, "block %" PRIu64 " of %s stayed locked for %u ms",
                  k, x->of->path, x->timeout_ms);
         if (rc)
             return rc;
     }
-    void *buf = disk_buf_get(disk, wait, dl);
+    void *buf = get_buffer(x, disk, wait, dl);
     if (!buf) {
         if (write)
             store_blk_unlock(x->of, k);
@@ -930,6 +1014,7 @@ static void add_part(struct xfer *x, struct conn *c, uint64_t req, const struct 
     p->req = req;
     p->rank = m->rank;
     p->present = 1;
+    p->last_ms = ddio_now_ms();   /* its client's deadline starts now */
     x->arrived++;
     x->ctr.desc_bytes += m->desc_len;
     *bad = load_desc(p, m, why, whylen);
@@ -957,7 +1042,11 @@ static void gate_wait(struct server *srv, struct xfer *x)
                 send_done(x, &x->parts[r]);   /* parts are stable: only added */
             pthread_mutex_lock(&x->mu);
         }
-        if (timedwait_ms(&x->cv, &x->mu, dl) == ETIMEDOUT && x->arrived < x->n) {
+        int64_t wake = beat_locked(x);
+        if (x->arrived >= x->n)
+            break;                /* the last one came while the lock was dropped */
+        if (timedwait_ms(&x->cv, &x->mu, min64(wake, dl)) == ETIMEDOUT && x->arrived < x->n
+            && ddio_now_ms() >= dl) {
             fail_locked(x, ETIMEDOUT, "collective %s seq %" PRIu64 ": %u of %u participants "
                         "arrived within %u ms", op_name(x->op), x->seq, x->arrived, x->n,
                         x->timeout_ms);

@@ -67,7 +67,7 @@ static int start_disks(struct server *srv, char *err, size_t errlen)
     }
     for (int d = 0; d < srv->ndisks; d++) {
         int rc = disk_start(&srv->disks[d], d, srv->cfg.block_size, srv->cfg.buffers,
-                            err, errlen);
+                            (uint64_t)srv->cfg.throttle_mibps << 20, err, errlen);
         if (rc)
             return rc;
     }
@@ -144,6 +144,9 @@ int main(int argc, char **argv)
     DDIO_INFO("listening on %s, %d disk(s), block size %llu, %u buffers per disk%s",
               srv->name, srv->ndisks, (unsigned long long)srv->cfg.block_size,
               srv->cfg.buffers, srv->cfg.rotate ? ", rotation on" : "");
+    if (srv->cfg.throttle_mibps)
+        DDIO_WARN("disks throttled to %u MiB/s each (--throttle-mbps: testing only)",
+                  srv->cfg.throttle_mibps);
     net_serve(srv);
     DDIO_INFO("shutting down");
     net_stop(srv, SHUTDOWN_WAIT_MS);

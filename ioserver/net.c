@@ -130,6 +130,19 @@ int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
     return rc;
 }
 
+/* A heartbeat is only worth sending on an idle connection: anything still
+ * queued reaches the client first and proves progress by itself, and
+ * skipping keeps a client that stopped reading from collecting them. */
+int conn_send_progress(struct conn *c, uint64_t req, int64_t deadline_ms)
+{
+    pthread_mutex_lock(&c->mu);
+    int idle = !c->dead && !c->qhead;
+    pthread_mutex_unlock(&c->mu);
+    if (!idle)
+        return 0;
+    return conn_send(c, DDIO_T_PROGRESS, req, 0, NULL, 0, 0, deadline_ms);
+}
+
 int conn_send_err(struct conn *c, uint16_t type, uint64_t req, int err, const char *fmt, ...)
 {
     char msg[1024];

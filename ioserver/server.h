@@ -84,6 +84,9 @@ void conn_kill(struct conn *c, const char *why);
  * more than queue_cap bytes. 0, -ETIMEDOUT, -ECONNRESET (dead). */
 int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
               uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms);
+/* Queue a PROGRESS for req unless something is already queued (never
+ * waits for queue space). 0 or -errno. */
+int conn_send_progress(struct conn *c, uint64_t req, int64_t deadline_ms);
 /* Error reply: "server HOST:PORT: <cause>" */
 int conn_send_err(struct conn *c, uint16_t type, uint64_t req, int err,
                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -7,12 +7,16 @@
  * are answered with DATA written from the user buffer (writev, or gathered
  * chunk by chunk). We never block on one server while another waits for us:
  * poll() picks whichever connection has something, and each message is
- * handled completely before the next poll. A silence longer than the timeout
- * fails the call; so does any malformed message (the connection is then
- * closed, since its byte stream can no longer be trusted). */
+ * handled completely before the next poll. A server silent for longer than
+ * the timeout fails the call; a busy server that has nothing for this rank
+ * yet sends PROGRESS heartbeats, so the deadline is per server and reset by
+ * anything it sends. Any malformed message fails the call too (the
+ * connection is then closed, since its byte stream can no longer be
+ * trusted). */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -27,6 +31,7 @@ typedef struct xsrv {
     int pending;
     int have_size;
     uint64_t local_size;
+    int64_t deadline;           /* fail if it sends nothing until then */
 } xsrv;
 
 typedef struct xstate {
@@ -362,6 +367,8 @@ static void handle_msg(xstate * st, int i)
         rc = on_get(st, i, &h, dl);
     else if (h.type == (DDIO_T_XFER | DDIO_REPLY))
         rc = on_done(st, i, &h, dl);
+    else if (h.type == DDIO_T_PROGRESS)
+        rc = h.len ? -EPROTO : 0;       /* heartbeat: the caller resets the deadline */
     else
         rc = -EPROTO;
     if (rc == -EPIPE) { /* already reported */
@@ -372,36 +379,58 @@ static void handle_msg(xstate * st, int i)
                    "malformed or unexpected message during a transfer" : "transfer");
 }
 
+static int64_t silence_deadline(const ADIOI_DDIO_File * f)
+{
+    return ddio_now_ms() + f->timeout_ms + XFER_GRACE_MS;
+}
+
+/* the pending servers' sockets into pf; returns how many, *first = the
+ * earliest deadline among them */
+static int poll_set(xstate * st, struct pollfd *pf, int *which, int64_t * first)
+{
+    int k = 0;
+    *first = INT64_MAX;
+    for (int i = 0; i < st->f->nsrv; i++) {
+        if (!st->s[i].pending)
+            continue;
+        pf[k].fd = st->f->srv[i].conn->sock;
+        pf[k].events = POLLIN;
+        pf[k].revents = 0;
+        which[k++] = i;
+        if (st->s[i].deadline < *first)
+            *first = st->s[i].deadline;
+    }
+    return k;
+}
+
 static void poll_loop(xstate * st)
 {
     ADIOI_DDIO_File *f = st->f;
     struct pollfd *pf = malloc(f->nsrv * sizeof(*pf));
     int *which = malloc(f->nsrv * sizeof(*which));
-    int64_t deadline = ddio_now_ms() + f->timeout_ms + XFER_GRACE_MS;
+    int64_t first;
 
+    for (int i = 0; i < f->nsrv; i++)
+        st->s[i].deadline = silence_deadline(f);
     while (st->npending > 0 && pf && which) {
-        int k = 0, rc;
-        for (int i = 0; i < f->nsrv; i++) {
+        int k = poll_set(st, pf, which, &first);
+        int64_t left = first - ddio_now_ms();
+        if (left < 0)
+            left = 0;
+        if (poll(pf, k, (int) (left > 60000 ? 60000 : left)) < 0)
+            continue;   /* EINTR */
+        int64_t now = ddio_now_ms();
+        for (int j = 0; j < k; j++) {
+            int i = which[j];
             if (!st->s[i].pending)
                 continue;
-            pf[k].fd = f->srv[i].conn->sock;
-            pf[k].events = POLLIN;
-            pf[k].revents = 0;
-            which[k++] = i;
+            if (pf[j].revents) {
+                handle_msg(st, i);
+                st->s[i].deadline = silence_deadline(f);
+            } else if (now >= st->s[i].deadline) {
+                srv_broken(st, i, ETIMEDOUT, "waiting for the transfer");
+            }
         }
-        int64_t left = deadline - ddio_now_ms();
-        if (left <= 0) {
-            for (int j = 0; j < k; j++)
-                srv_broken(st, which[j], ETIMEDOUT, "waiting for the transfer");
-            break;
-        }
-        rc = poll(pf, k, (int) (left > 60000 ? 60000 : left));
-        if (rc <= 0)
-            continue;   /* EINTR or no event yet: the deadline check decides */
-        for (int j = 0; j < k; j++)
-            if (pf[j].revents && st->s[which[j]].pending)
-                handle_msg(st, which[j]);
-        deadline = ddio_now_ms() + f->timeout_ms + XFER_GRACE_MS;
     }
     if (!pf || !which) {
         ADIOI_DDIO_Err err;

@@ -199,6 +199,29 @@ if selected durable; then
     "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
   step durable-restart-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
 fi
+if selected heartbeat; then
+  # A collective pass that outlasts the client's silence limit (DDIO_TIMEOUT
+  # = 2 s + 5 s grace) for the ranks whose blocks come last: one server with
+  # 4 KiB blocks, one buffer and its disk throttled to 5 MiB/s, 64 MiB in
+  # Kotz's BLOCK pattern over 4 ranks (each pass ~13 s: rank 3's first
+  # GET/PUT comes after ~10 s). Only the server's PROGRESS heartbeats keep
+  # those ranks waiting; ddio-patterns verifies the data. Each pass must take
+  # > 9.5 s, or the test would no longer prove anything.
+  root="$tmp/srv-heartbeat"; mkdir -p "$root"
+  HB_SLOW='$7!="ok" || $5<9.5 {print "pattern " $1 ": " $7 " in " $5 " s (need ok, > 9.5 s)"; bad=1} END{exit bad+0}'
+  export HB_SLOW
+  step heartbeat-wb-rb env DDIO_TIMEOUT=2 "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 --root "$root" \
+    -- bash -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p wb,rb ddio:/heartbeat | tee "$1" &&
+    awk -F, "$HB_SLOW" "$1"' "$top/examples/bin/ddio-patterns" "$tmp/heartbeat.csv"
+  # ... but a hung server (SIGSTOP: no heartbeats, connection stays open)
+  # must still fail the read within the timeout + grace (7 s) of silence
+  step heartbeat-hung-server env DDIO_TIMEOUT=2 "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 \
+    --root "$root" -- bash -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p rb ddio:/heartbeat & m=$!
+    sleep 3; srv=$(pgrep -P "$PPID" -x ddio-server); kill -STOP $srv; t0=$SECONDS
+    wait $m; rc=$?; dt=$((SECONDS - t0)); kill -CONT $srv
+    echo "read against a stopped server: exit $rc after ${dt} s"
+    [ $rc -ne 0 ] && [ $dt -ge 5 ] && [ $dt -le 12 ]' "$top/examples/bin/ddio-patterns"
+fi
 if selected missing; then
   # nothing listens on the second port: refused at once
   step missing-refused env DDIO_SERVERS=127.0.0.1:1 DDIO_TIMEOUT=3 \

@@ -218,6 +218,9 @@ struct xres {
     int status;
     struct ddio_xfer_r r;
     uint64_t put_bytes, get_bytes;
+    unsigned progress;            /* PROGRESS heartbeats received */
+    int64_t max_gap_ms;           /* longest silence: XFER sent .. last message */
+    int64_t elapsed_ms;           /* XFER sent .. DONE */
 };
 
 static void on_put(const struct msg *m, uint8_t *buf, uint8_t *got, uint64_t blen,
@@ -271,12 +274,20 @@ static struct xres cl_xfer(struct cl *c, uint64_t handle, uint32_t op, uint32_t 
     send_w(c, DDIO_T_XFER, req, &w);
     struct xres res;
     memset(&res, 0, sizeof(res));
+    int64_t t0 = ddio_now_ms(), last = t0;
     for (;;) {
         struct msg m;
         int rc = recv_msg(c, &m);
         CHECK(rc == 0, "XFER: waiting for server: %s", strerror(-rc));
         CHECK(m.h.req == req, "XFER: message for another request");
-        if (m.h.type == DDIO_T_PUT) {
+        int64_t now = ddio_now_ms();
+        if (now - last > res.max_gap_ms)
+            res.max_gap_ms = now - last;
+        last = now;
+        if (m.h.type == DDIO_T_PROGRESS) {
+            CHECK(m.h.len == 0 && m.h.status == 0, "PROGRESS with payload or status");
+            res.progress++;
+        } else if (m.h.type == DDIO_T_PUT) {
             on_put(&m, buf, got, d->length, &res);
         } else if (m.h.type == DDIO_T_GET) {
             on_get(c, &m, buf, d->length, &res);
@@ -284,6 +295,7 @@ static struct xres cl_xfer(struct cl *c, uint64_t handle, uint32_t op, uint32_t 
             CHECK(m.h.type == (DDIO_T_XFER | DDIO_REPLY), "XFER: unexpected %s",
                   ddio_type_name(m.h.type));
             res.status = m.h.status;
+            res.elapsed_ms = now - t0;
             if (m.h.status == 0)
                 CHECK(ddio_dec_xfer_r(m.p, m.h.len, &res.r) == 0, "DONE malformed");
             else {
@@ -661,6 +673,39 @@ static void test_collective(void)
     free(file);
 }
 
+/* Heartbeats: rank 0 of 2 arrives, rank 1 never does. While the gate waits,
+ * the server must send rank 0 a PROGRESS at least every timeout/4 (500 ms
+ * here; checked with slack at 1 s), then ETIMEDOUT after the 2 s timeout. */
+static void test_heartbeat(void)
+{
+    char p[128];
+    path_name(p, sizeof(p), "beat");
+    struct coll_arg a[2];
+    memset(a, 0, sizeof(a));
+    for (uint32_t r = 0; r < 2; r++) {
+        a[r] = (struct coll_arg){.rank = r, .n = 2, .op = DDIO_X_READ, .group = 99 + g_run,
+                                 .seq = 1, .path = p, .tmo = 2000, .skip = r == 1,
+                                 .spec = {.disp = 0, .count = 1, .len = 10, .extent = 10,
+                                          .length = 10}};
+        a[r].buf = malloc(10);
+        a[r].got = calloc(10, 1);
+    }
+    run_coll(a, 2);
+    const struct xres *x = &a[0].res;
+    printf("    (%u PROGRESS, longest silence %" PRId64 " ms, DONE after %" PRId64 " ms)\n",
+           x->progress, x->max_gap_ms, x->elapsed_ms);
+    CHECK(x->status == ETIMEDOUT, "heartbeat: rank 0 got status %d, want ETIMEDOUT", x->status);
+    CHECK(x->progress >= 3, "heartbeat: only %u PROGRESS in a 2 s gate wait", x->progress);
+    CHECK(x->max_gap_ms <= 1000, "heartbeat: %" PRId64 " ms without a message", x->max_gap_ms);
+    CHECK(x->elapsed_ms >= 1900 && x->elapsed_ms <= 3500,
+          "heartbeat: gate timed out after %" PRId64 " ms, want ~2000", x->elapsed_ms);
+    for (uint32_t r = 0; r < 2; r++) {
+        free(a[r].buf);
+        free(a[r].got);
+    }
+    printf("ok   PROGRESS heartbeats while the gate waits, then ETIMEDOUT\n");
+}
+
 /* ---- locks ---------------------------------------------------------------------------------- */
 
 static void test_locks(void)
@@ -761,6 +806,11 @@ static void test_malformed(void)
     ddio_send_msg(fd, 999, 2, 0, NULL, 0, NULL, 0, ddio_now_ms() + TMO);
     expect_closed(fd, "unknown type");
 
+    fd = raw_conn();              /* PROGRESS is server -> client only */
+    send_hello_raw(fd);
+    ddio_send_msg(fd, DDIO_T_PROGRESS, 2, 0, NULL, 0, NULL, 0, ddio_now_ms() + TMO);
+    expect_closed(fd, "PROGRESS from a client");
+
     fd = raw_conn();                /* truncated: header promises more than arrives */
     send_hello_raw(fd);
     ddio_hdr_init(&h, DDIO_T_STAT, 3, 100);
@@ -831,6 +881,7 @@ int main(int argc, char **argv)
     test_locks();
     test_malformed();
     test_collective();
+    test_heartbeat();
     test_stats();
     printf("PASS\n");
     return 0;

@@ -377,6 +377,7 @@ static void m_typemaxr(struct ddio_hdr *h) { h->type = DDIO_T_MAX | DDIO_REPLY; 
 static void m_typebit(struct ddio_hdr *h) { h->type = DDIO_T_OPEN | 0x4000; }
 static void m_typereply0(struct ddio_hdr *h) { h->type = DDIO_REPLY; }
 static void m_reply(struct ddio_hdr *h) { h->type = DDIO_T_STATS | DDIO_REPLY; }
+static void m_progress(struct ddio_hdr *h) { h->type = DDIO_T_PROGRESS; h->len = 0; }
 static void m_len_max(struct ddio_hdr *h) { h->len = DDIO_MAX_PAYLOAD; }
 static void m_len_over(struct ddio_hdr *h) { h->len = (uint64_t)DDIO_MAX_PAYLOAD + 1; }
 static void m_len_huge(struct ddio_hdr *h) { h->len = UINT64_MAX; }
@@ -393,6 +394,7 @@ START_TEST(hdr_reject)
     ck_assert_int_eq(hdr_try(m_typebit, DDIO_MAX_PAYLOAD), -EPROTO);
     ck_assert_int_eq(hdr_try(m_typereply0, DDIO_MAX_PAYLOAD), -EPROTO);
     ck_assert_int_eq(hdr_try(m_reply, DDIO_MAX_PAYLOAD), 0);
+    ck_assert_int_eq(hdr_try(m_progress, DDIO_MAX_PAYLOAD), 0);   /* last known type */
     ck_assert_int_eq(hdr_try(m_len_max, DDIO_MAX_PAYLOAD), 0);
     ck_assert_int_eq(hdr_try(m_len_over, DDIO_MAX_PAYLOAD), -EPROTO);
     /* the hard cap holds even when the caller allows more */
@@ -408,6 +410,7 @@ START_TEST(type_names)
     ck_assert_str_eq(ddio_type_name(DDIO_T_HELLO), "HELLO");
     ck_assert_str_eq(ddio_type_name(DDIO_T_XFER | DDIO_REPLY), "XFER|R");
     ck_assert_str_eq(ddio_type_name(DDIO_T_STATS), "STATS");
+    ck_assert_str_eq(ddio_type_name(DDIO_T_PROGRESS), "PROGRESS");
     ck_assert_str_eq(ddio_type_name(0), "UNKNOWN");
     ck_assert_str_eq(ddio_type_name(DDIO_T_MAX), "UNKNOWN");
     ck_assert_str_eq(ddio_type_name(0xffff), "UNKNOWN");
