@@ -14,6 +14,7 @@
  * offset, which is the descriptor. */
 #include "ad_ddio.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct ref_iter {
@@ -150,7 +151,13 @@ int ADIOI_DDIO_Check_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
             ref_seek_bytes(&c.r, (uint64_t) offset * (uint64_t) fd->etype_size,
                            (uint64_t) ftsize);
     }
-    if (!ddio_desc_walk_stream(d, 0, d->length, cmp_piece, &c))
+    /* Fault injection for the test that proves this check fires:
+     * DDIO_TEST_DESC_SKEW=N compares a descriptor shifted by N bytes. */
+    struct ddio_desc dd = *d;
+    const char *skew = getenv("DDIO_TEST_DESC_SKEW");
+    if (skew)
+        dd.disp += atoll(skew);
+    if (!ddio_desc_walk_stream(&dd, 0, dd.length, cmp_piece, &c))
         return 0;
     ADIOI_DDIO_Err_set(e, ADIOI_DDIO_EINTERN, "ddio: romio_ddio_check_desc: stream byte %llu "
                        "of %llu is at file offset %lld in the descriptor, ROMIO's flattened "

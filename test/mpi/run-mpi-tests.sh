@@ -171,6 +171,14 @@ if selected desc; then
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable" ddio_vs_ufs_coll desc-p4-s3 3 4 t_desc -n 60
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable,striping_unit=4096" \
     ddio_vs_ufs_coll desc-p1-s1 1 1 t_desc -n 40
+  # zero-length blocks and lb/ub markers: descriptor == ROMIO's flattening
+  # (check hint) and a data round trip, on ddio: only
+  ddio_only desc0-p3-s2 2 3 t_desc0
+  ddio_only desc0-p4-s3 3 4 t_desc0
+  # ...and the check really fires: a deliberately skewed descriptor
+  mkdir -p "$tmp/srv-desc0-skew"
+  step desc0-check-fires env DDIO_TEST_DESC_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
+    mpiexec -n 3 "$bin/t_desc0" ddio:/skew expect-intern
 fi
 if selected driver; then
   ddio_only driver-basic-s1 1 4 driver_basic
