@@ -17,25 +17,6 @@
 static unsigned char *model;
 static MPI_Offset model_len;
 
-static MPI_Info hints(void)
-{
-    MPI_Info info;
-    MPI_Info_create(&info);
-    const char *h = getenv("DDIO_TEST_HINTS");
-    if (h && *h) {
-        char *s = strdup(h), *save = NULL;
-        for (char *kv = strtok_r(s, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-            char *eq = strchr(kv, '=');
-            if (eq) {
-                *eq = 0;
-                MPI_Info_set(info, kv, eq + 1);
-            }
-        }
-        free(s);
-    }
-    return info;
-}
-
 static void model_put(MPI_Offset off, const unsigned char *p, MPI_Offset n)
 {
     memcpy(model + off, p, (size_t) n);
@@ -263,7 +244,7 @@ int main(int argc, char **argv)
     t_init(&argc, &argv);
     T_ASSERT(argc == 2, "usage: t_indep FILE");
     model = calloc(64 << 20, 1);
-    MPI_Info info = hints();
+    MPI_Info info = tm_hints();
     MPI_File fh;
     MPI_File_delete(argv[1], MPI_INFO_NULL);
     MPI_Barrier(MPI_COMM_WORLD);

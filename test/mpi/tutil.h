@@ -61,4 +61,23 @@ __attribute__((unused)) static int t_finish(void)
     MPI_Finalize();
     return 0;
 }
+/* hints from DDIO_TEST_HINTS="k=v,k=v" */
+__attribute__((unused)) static MPI_Info tm_hints(void)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    const char *h = getenv("DDIO_TEST_HINTS");
+    if (h && *h) {
+        char *s = strdup(h), *save = NULL;
+        for (char *kv = strtok_r(s, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(kv, '=');
+            if (eq) {
+                *eq = 0;
+                MPI_Info_set(info, kv, eq + 1);
+            }
+        }
+        free(s);
+    }
+    return info;
+}
 #endif
