@@ -565,17 +565,24 @@ static int open_new(struct store *st, const char *path, uint32_t amode,
     return create_file(st, of, proposed, msg, msglen);
 }
 
+/* store_norm_path, with the refusal explained in msg */
+static int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msglen)
+{
+    int rc = store_norm_path(path, norm, n);
+    if (rc)
+        snprintf(msg, msglen, "path '%s' refused: %s", path, ddio_errno_name(-rc));
+    return rc;
+}
+
 int store_open(struct store *st, const char *path, uint32_t amode,
                const struct ddio_layout_rec *proposed, struct ofile **out, int *created,
                char *msg, size_t msglen)
 {
     char norm[DDIO_MAX_STR + 1];
-    int rc = store_norm_path(path, norm, sizeof(norm));
+    int rc = norm_or_refuse(path, norm, sizeof(norm), msg, msglen);
     *created = 0;
-    if (rc) {
-        snprintf(msg, msglen, "path '%s' refused: %s", path, ddio_errno_name(-rc));
+    if (rc)
         return rc;
-    }
     pthread_mutex_lock(&st->mu);
     struct ofile *of = find_open(st, norm);
     if (of) {
@@ -638,11 +645,9 @@ void store_release(struct store *st, struct ofile *of)
 int store_delete(struct store *st, const char *path, char *msg, size_t msglen)
 {
     char norm[DDIO_MAX_STR + 1];
-    int rc = store_norm_path(path, norm, sizeof(norm));
-    if (rc) {
-        snprintf(msg, msglen, "path '%s' refused: %s", path, ddio_errno_name(-rc));
+    int rc = norm_or_refuse(path, norm, sizeof(norm), msg, msglen);
+    if (rc)
         return rc;
-    }
     pthread_mutex_lock(&st->mu);
     int found = 0;
     rc = unlink_beneath(st->metafd, norm);
