@@ -808,11 +808,13 @@ static int dec_node(struct dec *x, int depth, struct ddio_node **out)
  * linear in the tile number, so checking the first and last tile suffices. */
 static bool desc_fits(const struct ddio_desc *d)
 {
-    uint64_t last, t[2];
+    uint64_t last, end, t[2];
     if (d->length == 0)
         return true;
-    if (__builtin_add_overflow(d->start, d->length - 1, &last))
+    /* the walkers use start + length as the stream's end: it must exist */
+    if (__builtin_add_overflow(d->start, d->length, &end))
         return false;
+    last = end - 1;
     t[0] = d->start / d->root->size;
     t[1] = last / d->root->size;
     for (int k = 0; k < 2; k++) {
@@ -889,18 +891,26 @@ static void desc_tiles(const struct ddio_desc *d, uint64_t *t0, uint64_t *t1)
     *t1 = (d->start + d->length - 1) / d->root->size;
 }
 
+/* Intermediate origins may leave int64 on non-monotone (memory-side)
+ * descriptors whose final addresses fit; add modulo 2^64 so only the final
+ * address matters (the decoder bounds it). */
+static inline int64_t wrap_add(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 /* relative address of data byte w of node n (any descriptor) */
 static int64_t node_map(const struct ddio_node *n, uint64_t w)
 {
     int64_t a = 0;
     for (;;) {
         if (n->kind == DDIO_N_LEAF)
-            return a + (int64_t)w;
+            return wrap_add(a, (int64_t)w);
         if (n->kind == DDIO_N_VEC) {
             const struct ddio_node *c = n->u.vec.child;
             uint64_t i = w / c->size;
             w -= i * c->size;
-            a += (int64_t)i * n->u.vec.stride;
+            a = wrap_add(a, (int64_t)(i * (uint64_t)n->u.vec.stride));
             n = c;
         } else {
             /* last child j with before[j] <= w */
@@ -913,7 +923,7 @@ static int64_t node_map(const struct ddio_node *n, uint64_t w)
                     hi = mid;
             }
             w -= n->u.list.before[lo];
-            a += n->u.list.disp[lo];
+            a = wrap_add(a, n->u.list.disp[lo]);
             n = n->u.list.child[lo];
         }
     }
@@ -1063,14 +1073,6 @@ static int walk_emit(struct walk *k, int64_t addr, uint64_t len)
     }
     k->soff += len;
     return rc;
-}
-
-/* Intermediate origins may leave int64 on non-monotone (memory-side)
- * descriptors whose final addresses fit; add modulo 2^64 so only the final
- * address matters (the decoder bounds it). */
-static inline int64_t wrap_add(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
 /* data bytes [lo, hi) of n, whose origin is at address base */
