@@ -899,6 +899,20 @@ static inline int64_t wrap_add(int64_t a, int64_t b)
     return (int64_t)((uint64_t)a + (uint64_t)b);
 }
 
+/* index of the LIST child holding data byte w: the last j with before[j] <= w */
+static uint32_t list_child_of_byte(const struct ddio_node *n, uint64_t w)
+{
+    uint32_t lo = 0, hi = n->u.list.n;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (n->u.list.before[mid] <= w)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* relative address of data byte w of node n (any descriptor) */
 static int64_t node_map(const struct ddio_node *n, uint64_t w)
 {
@@ -913,15 +927,7 @@ static int64_t node_map(const struct ddio_node *n, uint64_t w)
             a = wrap_add(a, (int64_t)(i * (uint64_t)n->u.vec.stride));
             n = c;
         } else {
-            /* last child j with before[j] <= w */
-            uint32_t lo = 0, hi = n->u.list.n;
-            while (hi - lo > 1) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (n->u.list.before[mid] <= w)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
+            uint32_t lo = list_child_of_byte(n, w);
             w -= n->u.list.before[lo];
             a = wrap_add(a, n->u.list.disp[lo]);
             n = n->u.list.child[lo];
@@ -1092,14 +1098,7 @@ static int walk_node(struct walk *k, const struct ddio_node *n, int64_t base, ui
         }
         return rc;
     }
-    uint32_t j = 0, top = n->u.list.n;
-    while (top - j > 1) {   /* last child with before <= lo */
-        uint32_t mid = j + (top - j) / 2;
-        if (n->u.list.before[mid] <= lo)
-            j = mid;
-        else
-            top = mid;
-    }
+    uint32_t j = list_child_of_byte(n, lo);
     for (; j < n->u.list.n && n->u.list.before[j] < hi && !rc; j++) {
         uint64_t b = n->u.list.before[j], cs = n->u.list.child[j]->size;
         uint64_t clo = lo > b ? lo - b : 0;
@@ -1219,14 +1218,7 @@ static void copy_node(struct copy *c, const struct ddio_node *n, int64_t base, u
                       i == i1 ? hi - i * cs : cs);
         return;
     }
-    uint32_t j = 0, top = n->u.list.n;
-    while (top - j > 1) {
-        uint32_t mid = j + (top - j) / 2;
-        if (n->u.list.before[mid] <= lo)
-            j = mid;
-        else
-            top = mid;
-    }
+    uint32_t j = list_child_of_byte(n, lo);
     for (; j < n->u.list.n && n->u.list.before[j] < hi; j++) {
         uint64_t b = n->u.list.before[j], cs = n->u.list.child[j]->size;
         copy_node(c, n->u.list.child[j], base + n->u.list.disp[j], lo > b ? lo - b : 0,
