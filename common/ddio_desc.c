@@ -1142,42 +1142,85 @@ int ddio_desc_walk_file(const struct ddio_desc *d, int64_t lo, int64_t hi,
                                  ddio_desc_stream_before(d, hi), fn, arg);
 }
 
-/* ---- gather / scatter ------------------------------------------------------
+/* ---- gather / scatter / cover ----------------------------------------------
  * A dedicated recursion instead of walk_stream + callback: the server runs
  * this per block over many tiny pieces, so VEC-of-LEAF (the common innermost
- * level) is a tight memcpy loop with a constant-size case for 8-byte pieces. */
+ * level) is a tight loop with a constant-size case for 8-byte pieces. The
+ * same recursion marks coverage bitmaps (the write path's "is this block
+ * fully written, do writers overlap"), where a per-piece callback cost 5x
+ * the copy itself for 8-byte cyclic views. */
+
+enum copy_mode { COPY_GATHER, COPY_SCATTER, COPY_COVER };
 
 struct copy {
-    uint8_t *buf;        /* address a is buf[a - buf_addr] */
+    uint8_t *buf;        /* address a is buf[a - buf_addr] (bit a - buf_addr of bm) */
     int64_t buf_addr;
     uint8_t *pk;         /* next packed byte */
-    bool to_packed;      /* gather */
+    enum copy_mode mode;
+    uint64_t *bm;        /* COVER: bitmap, one bit per byte */
+    uint64_t added;      /* COVER: bits newly set */
+    int overlap;         /* COVER: some bit was already set */
 };
+
+/* set bits [lo, lo + len) of c->bm */
+static inline void cover_bits(struct copy *c, uint64_t lo, uint64_t len)
+{
+    uint64_t *bm = c->bm;
+    while (len) {
+        uint64_t w = lo / 64, b = lo % 64;
+        uint64_t nb = len < 64 - b ? len : 64 - b;
+        uint64_t mask = (nb == 64 ? ~0ull : ((1ull << nb) - 1)) << b;
+        uint64_t old = bm[w];
+        if (old & mask) {    /* rare: overlapping writers */
+            c->overlap = 1;
+            c->added += (uint64_t)__builtin_popcountll(mask & ~old);
+        } else {
+            c->added += nb;
+        }
+        bm[w] = old | mask;
+        lo += nb;
+        len -= nb;
+    }
+}
 
 static inline void copy_piece(struct copy *c, int64_t addr, uint64_t len)
 {
-    uint8_t *p = c->buf + (addr - c->buf_addr);
-    if (c->to_packed)
-        memcpy(c->pk, p, len);
-    else
-        memcpy(p, c->pk, len);
-    c->pk += len;
+    switch (c->mode) {
+    case COPY_GATHER:
+        memcpy(c->pk, c->buf + (addr - c->buf_addr), len);
+        c->pk += len;
+        break;
+    case COPY_SCATTER:
+        memcpy(c->buf + (addr - c->buf_addr), c->pk, len);
+        c->pk += len;
+        break;
+    case COPY_COVER:
+        cover_bits(c, (uint64_t)(addr - c->buf_addr), len);
+        break;
+    }
 }
 
 /* copies i0..i1 (whole) of a VEC of `len`-byte leaves at base */
 static void copy_leaves(struct copy *c, int64_t base, int64_t stride, uint64_t len,
                         uint64_t i0, uint64_t i1)
 {
+    uint64_t n = i1 - i0;
+    if (c->mode == COPY_COVER) {
+        uint64_t lo = (uint64_t)(base - c->buf_addr + (int64_t)i0 * stride);
+        for (uint64_t i = 0; i < n; i++, lo += (uint64_t)stride)
+            cover_bits(c, lo, len);
+        return;
+    }
     uint8_t *p = c->buf + (base - c->buf_addr) + (int64_t)i0 * stride;
     uint8_t *pk = c->pk;
-    uint64_t n = i1 - i0;
-    if (len == 8 && c->to_packed) {
+    bool to_packed = c->mode == COPY_GATHER;
+    if (len == 8 && to_packed) {
         for (uint64_t i = 0; i < n; i++, p += stride, pk += 8)
             memcpy(pk, p, 8);
     } else if (len == 8) {
         for (uint64_t i = 0; i < n; i++, p += stride, pk += 8)
             memcpy(p, pk, 8);
-    } else if (c->to_packed) {
+    } else if (to_packed) {
         for (uint64_t i = 0; i < n; i++, p += stride, pk += len)
             memcpy(pk, p, len);
     } else {
@@ -1248,7 +1291,7 @@ void ddio_desc_gather(const struct ddio_desc *d, const void *buf, int64_t buf_ad
                       uint64_t s_lo, uint64_t s_hi, void *packed)
 {
     struct copy c = { .buf = (uint8_t *)(uintptr_t)buf, .buf_addr = buf_addr,
-                      .pk = packed, .to_packed = true };
+                      .pk = packed, .mode = COPY_GATHER };
     desc_copy(d, &c, s_lo, s_hi);
 }
 
@@ -1256,6 +1299,16 @@ void ddio_desc_scatter(const struct ddio_desc *d, void *buf, int64_t buf_addr,
                        uint64_t s_lo, uint64_t s_hi, const void *packed)
 {
     struct copy c = { .buf = buf, .buf_addr = buf_addr,
-                      .pk = (uint8_t *)(uintptr_t)packed, .to_packed = false };
+                      .pk = (uint8_t *)(uintptr_t)packed, .mode = COPY_SCATTER };
     desc_copy(d, &c, s_lo, s_hi);
+}
+
+uint64_t ddio_desc_cover(const struct ddio_desc *d, uint64_t *bm, int64_t bm_addr,
+                         uint64_t s_lo, uint64_t s_hi, int *overlap)
+{
+    struct copy c = { .buf = NULL, .buf_addr = bm_addr, .mode = COPY_COVER, .bm = bm };
+    desc_copy(d, &c, s_lo, s_hi);
+    if (c.overlap)
+        *overlap = 1;
+    return c.added;
 }

@@ -134,5 +134,11 @@ void ddio_desc_gather(const struct ddio_desc *d, const void *buf, int64_t buf_ad
                       uint64_t s_lo, uint64_t s_hi, void *packed);
 void ddio_desc_scatter(const struct ddio_desc *d, void *buf, int64_t buf_addr,
                        uint64_t s_lo, uint64_t s_hi, const void *packed);
+/* Mark the addresses of stream bytes [s_lo, s_hi) in a bitmap (one bit per
+ * byte, bit i = address bm_addr + i; every piece must fall inside it).
+ * Returns how many bits were newly set; *overlap = 1 if any was already set
+ * (left alone otherwise). The write path's coverage test. */
+uint64_t ddio_desc_cover(const struct ddio_desc *d, uint64_t *bm, int64_t bm_addr,
+                         uint64_t s_lo, uint64_t s_hi, int *overlap);
 
 #endif

@@ -445,33 +445,6 @@ static void read_done(struct xfer *x, struct slot *s)
 
 /* ---- write pipeline ------------------------------------------------------------------------- */
 
-/* set bits [lo, hi); returns bits newly set, *overlap |= any already set */
-static uint64_t bm_set(uint64_t *bm, uint64_t lo, uint64_t hi, int *overlap)
-{
-    uint64_t added = 0;
-    while (lo < hi) {
-        uint64_t w = lo / 64, b = lo % 64;
-        uint64_t nb = (hi - lo < 64 - b) ? hi - lo : 64 - b;
-        uint64_t mask = (nb == 64 ? ~0ull : ((1ull << nb) - 1)) << b;
-        if (bm[w] & mask)
-            *overlap = 1;
-        added += (uint64_t)__builtin_popcountll(mask & ~bm[w]);
-        bm[w] |= mask;
-        lo += nb;
-    }
-    return added;
-}
-
-struct cover { uint64_t *bm; uint64_t boff; int64_t L; uint64_t added; int overlap; };
-
-static int cover_piece(void *arg, int64_t addr, uint64_t len, uint64_t stream_off)
-{
-    struct cover *cv = arg;
-    uint64_t lo = cv->boff + (uint64_t)(addr - cv->L);
-    cv->added += bm_set(cv->bm, lo, lo + len, &cv->overlap);
-    return 0;
-}
-
 /* Which participants write this block, how much of it, up to where, and
  * whether two of them overlap. With one writer the count of its bytes
  * decides full coverage (a monotone stream never repeats a byte); with
@@ -502,22 +475,21 @@ static void write_coverage(struct xfer *x, struct slot *s)
         s->full = bytes == x->B;
         return;
     }
-    struct cover cv = {.bm = x->bitmap};
+    uint64_t added = 0;
+    int overlap = 0;
     memset(x->bitmap, 0, x->B / 8);
     for (uint32_t r = 0; r < x->n; r++) {
         struct part *p = &x->parts[r];
         uint64_t o = s->a, end = s->a + x->B;
         while (o < end) {
             size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
-            for (size_t i = 0; i < n; i++) {
-                cv.boff = g[i].boff;
-                cv.L = g[i].L;
-                ddio_desc_walk_stream(&p->d, g[i].s_lo, g[i].s_hi, cover_piece, &cv);
-            }
+            for (size_t i = 0; i < n; i++)   /* bit boff is address L */
+                added += ddio_desc_cover(&p->d, x->bitmap, g[i].L - (int64_t)g[i].boff,
+                                         g[i].s_lo, g[i].s_hi, &overlap);
         }
     }
-    s->overlap = cv.overlap;
-    s->full = cv.added == x->B;
+    s->overlap = overlap;
+    s->full = added == x->B;
 }
 
 static void unregister_pget(struct conn *c, struct pget *pg)

@@ -273,6 +273,34 @@ static void check_copy(const struct ddio_desc *d, const struct model *m, uint64_
     free(mark);
 }
 
+/* ddio_desc_cover against the model: the bits of the addresses of stream
+ * bytes [a, b), the count of distinct ones, and overlap iff one repeats;
+ * bits set beforehand (a pre-marked stripe) count as overlap, not as added */
+static void check_cover(const struct ddio_desc *d, const struct model *m, uint64_t a, uint64_t b)
+{
+    int64_t span = m->amax - m->amin + 1, pre = (int64_t)(rnd() % (uint64_t)span);
+    size_t words = (size_t)(span + 63) / 64;
+    uint64_t *bm = calloc(words, 8);
+    uint8_t *mark = calloc(span, 1);
+    uint64_t distinct = 0;
+    int want_overlap = 0, overlap = 0;
+    ck_assert(bm && mark);
+    bm[pre / 64] |= 1ull << (pre % 64);
+    mark[pre] = 1;
+    for (uint64_t s = a; s < b; s++) {
+        int64_t i = m->addr[s] - m->amin;
+        want_overlap |= mark[i];
+        distinct += !mark[i];
+        mark[i] = 1;
+    }
+    ck_assert_uint_eq(ddio_desc_cover(d, bm, m->amin, a, b, &overlap), distinct);
+    ck_assert_int_eq(overlap, want_overlap);
+    for (int64_t i = 0; i < span; i++)
+        ck_assert_uint_eq((bm[i / 64] >> (i % 64)) & 1, mark[i]);
+    free(bm);
+    free(mark);
+}
+
 static void check_roundtrip(const struct ddio_desc *d)
 {
     struct ddio_wbuf w;
@@ -313,8 +341,10 @@ static void check_desc(const struct ddio_desc *d, const struct flat *tile)
     for (int k = 0; k < 6 && m.n; k++) {
         uint64_t a = rndn(m.n + 1), b = a + rndn(m.n - a + 1);
         check_walk_stream(d, &m, a, b);
-        if (b > a)
+        if (b > a) {
             check_copy(d, &m, a, b);
+            check_cover(d, &m, a, b);
+        }
     }
     if (m.n) {   /* a non-zero callback return stops the walk */
         struct coll c = { .m = &m, .lo = 1, .hi = 0, .stop_after = 1 };
