@@ -203,6 +203,14 @@ int ADIOI_DDIO_Set_local_sizes(ADIOI_DDIO_File * f, uint64_t size, const uint64_
                                ADIOI_DDIO_Err * e);
 /* ad_ddio_resize.c: rank 0's outcome to every rank of fd->comm */
 void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e);
+/* DDIO_TIMING set: print per-call phase times to stderr (ad_ddio_coll.c) */
+int ADIOI_DDIO_Timing_on(void);
+/* collectives whose waiting ranks nap instead of spinning (ad_ddio_nap.c) */
+void ADIOI_DDIO_Nap_wait(MPI_Request * r);
+void ADIOI_DDIO_Nap_barrier(MPI_Comm comm);
+void ADIOI_DDIO_Nap_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm);
+void ADIOI_DDIO_Nap_allreduce(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op,
+                              MPI_Comm comm);
 
 /* ---- ad_ddio_view.c: descriptors ---- */
 int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, uint64_t len,

@@ -27,10 +27,16 @@
  *    failing rank's message is broadcast only when something failed.
  * The per-file sequence number is bumped by every call on every rank
  * (collective calls are made in the same order on all ranks), so it is
- * the same everywhere without communication. */
+ * the same everywhere without communication.
+ *
+ * DDIO_TIMING=1 in the environment prints, per call and rank, where the
+ * time went (describe / first agreement / transfer / second agreement;
+ * MPI_File_sync prints its barrier / server sync / broadcast): how the
+ * benchmark's per-pattern profile is taken. */
 #include "ad_ddio.h"
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* One rank's part of one collective call. */
 typedef struct coll_call {
@@ -46,6 +52,7 @@ typedef struct coll_call {
     uint64_t bytes;             /* bytes transferred */
     int rank, nprocs;
     ADIOI_DDIO_Err e;
+    double t[5];                /* MPI_Wtime at each phase boundary */
 } coll_call;
 
 /* The descriptor and memory layout of this rank's part; an empty stream
@@ -76,22 +83,6 @@ static void coll_describe(coll_call * c, const void *buf, int count, MPI_Datatyp
         ADIOI_DDIO_Check_desc(c->fd, c->file_ptr_type, c->offset, &c->d, &c->e);
 }
 
-/* MPI_Allreduce without busy-waiting: ranks that arrive early sleep in
- * short naps instead of spinning in MPICH's progress loop, so on nodes where
- * ranks share cores with I/O servers (or with each other) the CPU goes to
- * whoever still moves data. Costs at most one nap (20 us) of latency. */
-static void allreduce_napping(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op,
-                              MPI_Comm comm)
-{
-    MPI_Request r;
-    int done = 0;
-    const struct timespec nap = { 0, 20000 };
-
-    MPI_Iallreduce(in, out, n, t, op, comm, &r);
-    for (MPI_Test(&r, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&r, &done, MPI_STATUS_IGNORE))
-        nanosleep(&nap, NULL);
-}
-
 /* Every rank learns whether any rank failed; those that did not get the
  * lowest failing rank's message (broadcast only on that path). Returns
  * non-zero when the call failed somewhere. */
@@ -100,11 +91,11 @@ static int coll_agree(coll_call * c)
     int in[2] = { c->e.errnum != 0, c->rank }, out[2];
     ADIOI_DDIO_Err first;
 
-    allreduce_napping(in, out, 1, MPI_2INT, MPI_MAXLOC, c->fd->comm);
+    ADIOI_DDIO_Nap_allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, c->fd->comm);
     if (!out[0])
         return 0;
     first = c->e;
-    MPI_Bcast(&first, sizeof(first), MPI_BYTE, out[1], c->fd->comm);
+    ADIOI_DDIO_Nap_bcast(&first, sizeof(first), MPI_BYTE, out[1], c->fd->comm);
     if (!c->e.errnum)
         ADIOI_DDIO_Err_set(&c->e, first.errnum, "ddio: collective failed on rank %d: %s",
                            out[1], first.msg);
@@ -124,6 +115,27 @@ static void coll_transfer(coll_call * c, uint64_t seq)
     c->bytes = x.bytes;
 }
 
+int ADIOI_DDIO_Timing_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("DDIO_TIMING");
+        on = v && *v && strcmp(v, "0") != 0;
+    }
+    return on;
+}
+
+static void coll_report_timing(const coll_call * c, uint64_t seq)
+{
+    if (!ADIOI_DDIO_Timing_on())
+        return;
+    fprintf(stderr, "ddio-timing rank %d %s seq %llu bytes %llu describe_ms %.2f agree_ms %.2f "
+            "xfer_ms %.2f agree2_ms %.2f%s\n", c->rank, c->op == DDIO_X_WRITE ? "write" : "read",
+            (unsigned long long) seq, (unsigned long long) c->bytes,
+            (c->t[1] - c->t[0]) * 1e3, (c->t[2] - c->t[1]) * 1e3, (c->t[3] - c->t[2]) * 1e3,
+            (c->t[4] - c->t[3]) * 1e3, c->e.errnum ? " failed" : "");
+}
+
 /* The whole call; returns the bytes transferred (0 on error). */
 static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
                         MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
@@ -141,11 +153,18 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     MPI_Comm_rank(fd->comm, &c.rank);
     MPI_Comm_size(fd->comm, &c.nprocs);
     seq = ++c.f->seq;
+    c.t[0] = MPI_Wtime();
     coll_describe(&c, buf, count, datatype);
+    c.t[1] = MPI_Wtime();
     if (!coll_agree(&c)) {
+        c.t[2] = MPI_Wtime();
         coll_transfer(&c, seq);
+        c.t[3] = MPI_Wtime();
         coll_agree(&c);
-    }
+        c.t[4] = MPI_Wtime();
+    } else
+        c.t[2] = c.t[3] = c.t[4] = MPI_Wtime();
+    coll_report_timing(&c, seq);
     if (!c.e.errnum) {
         /* as ROMIO's collectives: the pointer moves by the request, also
          * when a read stops short at end of file */

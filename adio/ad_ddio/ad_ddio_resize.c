@@ -7,7 +7,7 @@
 
 void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e)
 {
-    MPI_Bcast(e, sizeof(*e), MPI_BYTE, 0, fd->comm);
+    ADIOI_DDIO_Nap_bcast(e, sizeof(*e), MPI_BYTE, 0, fd->comm);
 }
 
 void ADIOI_DDIO_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
