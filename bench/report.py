@@ -15,8 +15,10 @@ Needs matplotlib (Debian: python3-matplotlib; run with /usr/bin/python3 if
 another python3 comes first on PATH).
 """
 import csv
+import glob
 import math
 import os
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -95,6 +97,72 @@ def summarize(rows):
         if spread > 0.25:
             notes.append("spread %.0f%%" % (100 * spread))
     return statistics.median(vals), "ok", notes
+
+
+def profile_of_log(path):
+    """One ddio launch's profile: ms per phase (max over ranks; the sync's
+    three waits summed) from the DDIO_TIMING lines, and the servers' XFER
+    counters (io: max over servers; blocks, nonconsec: sums) from their
+    debug log. None when the log has no timing line."""
+    ph = defaultdict(float)
+    srv = {"io": 0.0, "blocks": 0, "nonconsec": 0, "n": 0}
+    have = False
+    for line in open(path, errors="replace"):
+        if line.startswith("ddio-timing "):
+            kv = dict(re.findall(r"(\w+_ms) ([0-9.]+)", line))
+            if "xfer_ms" in kv:
+                have = True
+                for k in ("describe_ms", "xfer_ms"):
+                    ph[k] = max(ph[k], float(kv[k]))
+                ph["agree_ms"] = max(ph["agree_ms"],
+                                     float(kv["agree_ms"]) + float(kv["agree2_ms"]))
+            elif "sync_ms" in kv:
+                ph["sync_ms"] = max(ph["sync_ms"], sum(float(kv[k]) for k in
+                                                       ("barrier_ms", "sync_ms", "bcast_ms")))
+        elif "DEBUG: xfer " in line and " P=1:" not in line and "status ok" in line:
+            m = re.search(r"blocks (\d+) .*nonconsec (\d+) .*io (\d+)us", line)
+            if m:
+                srv["blocks"] += int(m.group(1))
+                srv["nonconsec"] += int(m.group(2))
+                srv["io"] = max(srv["io"], int(m.group(3)) / 1000.0)
+                srv["n"] += 1
+    if not have:
+        return None
+    ph.update({"server_io_ms": srv["io"], "blocks": srv["blocks"],
+               "nonconsec": srv["nonconsec"]})
+    return ph
+
+
+def profile_table(outdir, rec, pats, runs):
+    """markdown rows: where method (1)'s time goes, medians over repetitions"""
+    keys = ["describe_ms", "agree_ms", "xfer_ms", "sync_ms", "server_io_ms", "blocks",
+            "nonconsec"]
+    rows = []
+    for p in pats:
+        logs = sorted(glob.glob(os.path.join(outdir, "logs", "r%d" % rec, "ddio",
+                                             "%s.rep*.log" % p)))
+        profs = [x for x in (profile_of_log(f) for f in logs) if x]
+        secs = [fnum(r["seconds"]) for r in runs.get((rec, "ddio", p), [])
+                if r["status"] == "ok" and fnum(r["seconds"])]
+        if not profs:
+            continue
+        med = {k: statistics.median([x.get(k, 0) for x in profs]) for k in keys}
+        call = statistics.median(secs) * 1000 if secs else None
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %d | %d |" % (
+            p, fmt(call), fmt(med["describe_ms"]), fmt(med["agree_ms"]), fmt(med["xfer_ms"]),
+            fmt(med["sync_ms"]) if p.startswith("w") else "—", fmt(med["server_io_ms"]),
+            med["blocks"], med["nonconsec"]))
+    if not rows:
+        return []
+    return ["\n### Where ddio's time goes (method 1, medians)\n",
+            "Timed region = the collective call (+ `MPI_File_sync` for writes) between two "
+            "barriers. Per call, max over ranks (`DDIO_TIMING`): *describe* builds the "
+            "descriptor, *agree* the two small agreement collectives, *transfer* the "
+            "servers' pass as the rank sees it, *sync* `MPI_File_sync`; *server io*: the "
+            "longest server pass; *blocks*/*nonconsec*: summed over servers (nonconsec: "
+            "disk requests not starting where the previous one on that disk ended).\n",
+            "| pattern | timed ms | describe | agree | transfer | sync | server io | "
+            "blocks | nonconsec |", "|---|---|---|---|---|---|---|---|---|"] + rows
 
 
 def ceiling_value(ceil, op):
@@ -221,6 +289,7 @@ def main():
         md += tab_ceil
         md.append("\n### Ratio to the best ROMIO method (4 or 5)\n")
         md += tab_rom
+        md += profile_table(outdir, rec, pats, runs)
         md.append("")
         for op in ("write", "read"):
             png = "chart-r%d-%s.png" % (rec, op)

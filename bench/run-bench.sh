@@ -251,8 +251,10 @@ run_one() {
   if [[ $m == ddio* ]]; then
     srv=$NSERV
     local extra=(); read -r -a extra <<<"$DDIO_RUN_ARGS"
-    cmd=("$DDIO_RUN" -s "$NSERV" --root "$ROOT" "${extra[@]}" -- \
-         mpiexec -n "$P" "$PATBIN" "${args[@]}" "ddio:/bench-r$rec.dat")
+    # the profile: per-call phase times from every rank (DDIO_TIMING) and
+    # the servers' per-XFER counters (debug log, printed after the run)
+    cmd=(env DDIO_TIMING=1 "$DDIO_RUN" -s "$NSERV" --root "$ROOT" -l debug --keep-logs \
+         "${extra[@]}" -- mpiexec -n "$P" "$PATBIN" "${args[@]}" "ddio:/bench-r$rec.dat")
   else
     cmd=(mpiexec -n "$P" "$PATBIN" "${args[@]}" "ufs:$TMPD/ufs/$m-r$rec.dat")
   fi
