@@ -355,6 +355,7 @@ if [ $DO_REPORT = 1 ]; then
   done
   if [ -n "$PY" ]; then
     "$PY" "$here/report.py" "$OUT" && log "report: $OUT/REPORT.md"
+    "$PY" "$here/targets.py" "$OUT" && log "targets: $OUT/TARGETS.md"
   else
     log "no python3 with matplotlib: run bench/report.py $OUT yourself"
   fi
