@@ -24,7 +24,9 @@
  * MPI_File_get_info also reports, read-only, ddio_desc_builder: how the tree
  * of the current view was built, "type" (from its constructors) or "flat"
  * (from ROMIO's flattened list), or "none" before the view's first
- * non-contiguous access (and for contiguous views, which need no tree).
+ * non-contiguous access (and for contiguous views, which need no tree); and
+ * ddio_mem_builder: the same for the memory type of the last access with a
+ * non-contiguous one (absent before the first).
  *
  * Every MPI_File_set_view passes through here (ADIO_Set_view calls
  * ADIO_SetInfo), so this is also where the cached file-view tree is

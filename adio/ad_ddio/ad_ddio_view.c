@@ -184,6 +184,7 @@ int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int c
     m->desc.root = tree_of(fd->fs_ptr, datatype, &base, &from_type);
     if (!m->desc.root)
         return -ENOMEM;
+    ADIOI_Info_set(fd->info, "ddio_mem_builder", from_type ? "type" : "flat");
     if ((rc = tree_check(fd->fs_ptr, datatype, m->desc.root, base, from_type, e)))
         return rc;
     m->desc.disp = base;
