@@ -185,6 +185,9 @@ if selected desc; then
   mkdir -p "$tmp/srv-desc0-skew"
   step desc0-check-fires env DDIO_TEST_DESC_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
     mpiexec -n 3 "$bin/t_desc0" ddio:/skew expect-intern
+  # ...and so does the comparison of type-built trees with the flat ones
+  step desc0-tree-check-fires env DDIO_TEST_TREE_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
+    mpiexec -n 3 "$bin/t_desc0" ddio:/skew2 expect-intern
 fi
 if selected driver; then
   ddio_only driver-basic-s1 1 4 driver_basic
