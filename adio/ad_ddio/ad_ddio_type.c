@@ -137,7 +137,9 @@ static void seq_free(tseq * s)
 /* Does run (off, cnt, st) continue run R (same node)? Sets *stp. */
 static int run_continues(const trun * R, int64_t off, uint64_t cnt, int64_t st, int64_t * stp)
 {
-    int64_t s = R->cnt > 1 ? R->st : cnt > 1 ? st : off - R->off, next;
+    int64_t s = R->cnt > 1 ? R->st : st, next;
+    if (R->cnt == 1 && cnt == 1 && __builtin_sub_overflow(off, R->off, &s))
+        return 0;
     if ((cnt > 1 && st != s) || R->cnt > INT64_MAX ||
         __builtin_mul_overflow((int64_t) R->cnt, s, &next) ||
         __builtin_add_overflow(R->off, next, &next) || next != off)
@@ -153,7 +155,7 @@ static int seq_add(tctx * c, tseq * s, int64_t off, uint64_t cnt, int64_t st,
                    const struct ddio_node *x)
 {
     trun *R = s->n ? &s->r[s->n - 1] : NULL;
-    int64_t ns;
+    int64_t ns, gap;
 
     if (R && ddio_node_equal(R->x, x) && run_continues(R, off, cnt, st, &ns)) {
         R->cnt += cnt;
@@ -161,7 +163,8 @@ static int seq_add(tctx * c, tseq * s, int64_t off, uint64_t cnt, int64_t st,
         return 0;
     }
     if (R && R->cnt == 1 && cnt == 1 && R->x->kind == DDIO_N_LEAF && x->kind == DDIO_N_LEAF &&
-        off - R->off == (int64_t) R->x->u.leaf.len && R->x->u.leaf.len + x->u.leaf.len <= INT64_MAX) {
+        !__builtin_sub_overflow(off, R->off, &gap) && gap == (int64_t) R->x->u.leaf.len &&
+        R->x->u.leaf.len + x->u.leaf.len <= INT64_MAX) {
         R->x->u.leaf.len += x->u.leaf.len;
         return ddio_node_finish(R->x);
     }
