@@ -64,7 +64,7 @@ typedef struct ADIOI_DDIO_View {
     int valid;
     unsigned gen;               /* ADIOI_DDIO_File.view_gen when built */
     MPI_Datatype filetype;
-    ADIOI_Flatlist_node *flat;
+    int from_type;              /* built by Tree_from_type (else from the flat list) */
     struct ddio_node *root;     /* addresses relative to base */
     int64_t base;               /* offset of the type's first data byte */
     int64_t extent;
@@ -79,6 +79,8 @@ typedef struct ADIOI_DDIO_File {
     int collective;             /* ADIOI_DDIO_COLL_* */
     int presort;                /* ADIOI_HINT_ENABLE / ADIOI_HINT_DISABLE */
     int check_desc;             /* romio_ddio_check_desc (debug): ADIOI_HINT_* */
+    int type_desc;              /* romio_ddio_type_desc: ADIOI_HINT_DISABLE forces the
+                                 * flattened-list path (Tree_from_flat) */
     int striping_factor;        /* <= 0: all servers */
     int striping_factor_given;  /* the hint was present */
     /* open state */
@@ -213,13 +215,29 @@ void ADIOI_DDIO_Nap_allreduce(const void *in, void *out, int n, MPI_Datatype t, 
                               MPI_Comm comm);
 
 /* ---- ad_ddio_view.c: descriptors ---- */
+/* File_desc and Mem_init return 0 or -errno; with romio_ddio_check_desc a
+ * type-built tree that differs from ROMIO's flattening gives
+ * -ADIOI_DDIO_EINTERN with *e set */
 int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, uint64_t len,
-                         struct ddio_desc *d, int *owns_root);
+                         struct ddio_desc *d, int *owns_root, ADIOI_DDIO_Err * e);
 int ADIOI_DDIO_Contig_desc(struct ddio_desc *d, int64_t off, uint64_t len);
-int ADIOI_DDIO_Mem_init(ADIOI_DDIO_Mem * m, const void *buf, int count, MPI_Datatype datatype);
+int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int count,
+                        MPI_Datatype datatype, ADIOI_DDIO_Err * e);
 void ADIOI_DDIO_Mem_free(ADIOI_DDIO_Mem * m);
 struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base);
 void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v);
+
+/* ---- ad_ddio_type.c: trees from the datatype's constructors ---- */
+/* The tree of a non-contiguous type t, relative to its lowest data byte
+ * (*base), placing bytes exactly as ROMIO's flattening does, in time
+ * proportional to t's constructor description; NULL when t has no data, is
+ * not supported, would be too large, or where ROMIO's flattening departs
+ * from the MPI type map (the caller then uses Tree_from_flat). */
+struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base);
+/* romio_ddio_check_desc: 0 if root (at base) has the same merged pieces, in
+ * the same order, as the tree of ROMIO's flattened t; else -1 with *e set */
+int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,
+                          ADIOI_DDIO_Err * e);
 
 /* ---- ad_ddio_check.c: romio_ddio_check_desc (debug) ---- */
 /* Compare the descriptor's pieces with ROMIO's flattened filetype tiled from

@@ -72,14 +72,14 @@ static void coll_describe(coll_call * c, const void *buf, int count, MPI_Datatyp
         c->d.extent = 1;        /* root NULL: sent as a 1-byte leaf, length 0 */
         return;
     }
-    rc = ADIOI_DDIO_Mem_init(&c->mem, buf, count, datatype);
+    rc = ADIOI_DDIO_Mem_init(c->fd, &c->mem, buf, count, datatype, &c->e);
     if (!rc)
         rc = ADIOI_DDIO_File_desc(c->fd, c->file_ptr_type, c->offset, c->len, &c->d,
-                                  &c->owns_root);
-    if (rc)
+                                  &c->owns_root, &c->e);
+    if (rc && !c->e.errnum)     /* (a failed descriptor check has explained itself) */
         ADIOI_DDIO_Err_set(&c->e, -rc, "ddio: rank %d cannot describe its part of the "
                            "collective (%s)", c->rank, strerror(-rc));
-    else
+    else if (!rc)
         ADIOI_DDIO_Check_desc(c->fd, c->file_ptr_type, c->offset, &c->d, &c->e);
 }
 

@@ -8,13 +8,25 @@
  *                                         independent ddio I/O (the baseline)
  *   romio_ddio_presort    enable|disable  servers sort blocks by disk address
  *   romio_ddio_check_desc enable|disable  debug: compare every descriptor with
- *                                         ROMIO's flattened view (ad_ddio_check.c)
+ *                                         ROMIO's flattened view (ad_ddio_check.c),
+ *                                         and every tree built from a datatype with
+ *                                         the one from ROMIO's flattened list
+ *   romio_ddio_type_desc  enable|disable  build trees from the datatype's
+ *                                         constructors (ad_ddio_type.c; default)
+ *                                         or always from ROMIO's flattened list
  *   striping_unit, striping_factor        layout of files this open creates
  *
  * Unknown romio_ddio_* keys and unrecognised values are ignored, as ROMIO
  * does for every hint (MPI: an implementation ignores hints it does not
  * understand), and are not returned by MPI_File_get_info. Values must be the
  * same on every rank (checked with a broadcast, like ROMIO's helpers).
+ *
+ * MPI_File_get_info also reports, read-only, ddio_desc_builder: how the tree
+ * of the current view was built, "type" (from its constructors) or "flat"
+ * (from ROMIO's flattened list), or "none" before the view's first
+ * non-contiguous access (and for contiguous views, which need no tree); and
+ * ddio_mem_builder: the same for the memory type of the last access with a
+ * non-contiguous one (absent before the first).
  *
  * Every MPI_File_set_view passes through here (ADIO_Set_view calls
  * ADIO_SetInfo), so this is also where the cached file-view tree is
@@ -82,6 +94,10 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                    f->presort == ADIOI_HINT_DISABLE ? "disable" : "enable");
     ADIOI_Info_set(fd->info, "romio_ddio_check_desc",
                    f->check_desc == ADIOI_HINT_ENABLE ? "enable" : "disable");
+    ADIOI_Info_set(fd->info, "romio_ddio_type_desc",
+                   f->type_desc == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    /* the view may change here: view_get says how its tree was built */
+    ADIOI_Info_set(fd->info, "ddio_desc_builder", "none");
     snprintf(value, sizeof(value), "%d", ADIOI_DDIO_Timeout_ms(f->timeout_s) / 1000);
     ADIOI_Info_set(fd->info, "romio_ddio_timeout", value);
 }
@@ -104,6 +120,8 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
                                              &f->presort, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_check_desc",
                                              &f->check_desc, myname, error_code);
+        ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_type_desc",
+                                             &f->type_desc, myname, error_code);
         f->striping_factor_given |=
             ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
                                              &f->striping_factor, myname, error_code) == 0 &&

@@ -192,12 +192,12 @@ static void strided_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     len = (uint64_t) size *(uint64_t) count;
     if (len == 0 || ftsize == 0)
         goto done;
-    rc = ADIOI_DDIO_Mem_init(&mem, buf, count, datatype);
+    rc = ADIOI_DDIO_Mem_init(fd, &mem, buf, count, datatype, &e);
     if (!rc)
-        rc = ADIOI_DDIO_File_desc(fd, file_ptr_type, offset, len, &d, &owns);
-    if (rc)
+        rc = ADIOI_DDIO_File_desc(fd, file_ptr_type, offset, len, &d, &owns, &e);
+    if (rc && !e.errnum)        /* (a failed descriptor check has explained itself) */
         ADIOI_DDIO_Err_set(&e, -rc, "ddio: cannot describe the request (%s)", strerror(-rc));
-    else if (!ADIOI_DDIO_Check_desc(fd, file_ptr_type, offset, &d, &e) &&
+    else if (!rc && !ADIOI_DDIO_Check_desc(fd, file_ptr_type, offset, &d, &e) &&
              !strided_run(fd, op, &d, &mem, &bytes, &e))
         ADIOI_DDIO_Advance_fp(fd, file_ptr_type, &d, bytes);
     if (owns && d.root)

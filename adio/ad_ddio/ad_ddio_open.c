@@ -28,6 +28,7 @@ ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd)
         f->collective = ADIOI_DDIO_COLL_DDIO;
         f->presort = ADIOI_HINT_ENABLE;
         f->check_desc = ADIOI_HINT_DISABLE;
+        f->type_desc = ADIOI_HINT_ENABLE;
         fd->fs_ptr = f;
     }
     return f;

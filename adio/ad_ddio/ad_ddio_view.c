@@ -55,29 +55,56 @@ void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v)
     memset(v, 0, sizeof(*v));
 }
 
-static ADIOI_DDIO_View *view_get(ADIO_File fd)
+/* The type path unless romio_ddio_type_desc=disable or the type is not
+ * supported there; then ROMIO's flattened list (cached on the type by ROMIO). */
+static struct ddio_node *tree_of(ADIOI_DDIO_File * f, MPI_Datatype t, int64_t * base,
+                                 int *from_type)
+{
+    struct ddio_node *root = NULL;
+    if (f->type_desc != ADIOI_HINT_DISABLE)
+        root = ADIOI_DDIO_Tree_from_type(t, base);
+    *from_type = root != NULL;
+    return root ? root : ADIOI_DDIO_Tree_from_flat(ADIOI_Flatten_and_find(t), base);
+}
+
+/* romio_ddio_check_desc: a type-built tree must equal the flat one */
+static int tree_check(ADIOI_DDIO_File * f, MPI_Datatype t, const struct ddio_node *root,
+                      int64_t base, int from_type, ADIOI_DDIO_Err * e)
+{
+    if (f->check_desc != ADIOI_HINT_ENABLE || !from_type)
+        return 0;
+    return ADIOI_DDIO_Check_tree(t, root, base, e) ? -ADIOI_DDIO_EINTERN : 0;
+}
+
+/* The cached tree of the current view. Every set_view bumps view_gen and
+ * gives fd->filetype a new copy, so (gen, filetype) identify the view: the
+ * type path never needs ROMIO's flattened list. */
+static int view_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e)
 {
     ADIOI_DDIO_File *f = fd->fs_ptr;
     ADIOI_DDIO_View *v = &f->view;
-    ADIOI_Flatlist_node *flat = ADIOI_Flatten_and_find(fd->filetype);
     MPI_Aint lb, extent;
     MPI_Count size;
+    int rc;
 
-    if (v->valid && v->gen == f->view_gen && v->filetype == fd->filetype && v->flat == flat)
-        return v;
+    *out = v;
+    if (v->valid && v->gen == f->view_gen && v->filetype == fd->filetype)
+        return 0;
     ADIOI_DDIO_View_free(v);
     MPI_Type_get_extent(fd->filetype, &lb, &extent);
     MPI_Type_size_x(fd->filetype, &size);
-    v->root = ADIOI_DDIO_Tree_from_flat(flat, &v->base);
+    v->root = tree_of(f, fd->filetype, &v->base, &v->from_type);
     if (!v->root || extent <= 0)
-        return NULL;
+        return -ENOMEM;
+    ADIOI_Info_set(fd->info, "ddio_desc_builder", v->from_type ? "type" : "flat");
+    if ((rc = tree_check(f, fd->filetype, v->root, v->base, v->from_type, e)))
+        return rc;
     v->extent = extent;
     v->size = (uint64_t) size;
     v->gen = f->view_gen;
     v->filetype = fd->filetype;
-    v->flat = flat;
     v->valid = 1;
-    return v;
+    return 0;
 }
 
 /* view data bytes that lie below the relative file address `rel` */
@@ -103,10 +130,10 @@ static int leaf_desc(struct ddio_desc *d, int64_t off, uint64_t len)
 }
 
 int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, uint64_t len,
-                         struct ddio_desc *d, int *owns_root)
+                         struct ddio_desc *d, int *owns_root, ADIOI_DDIO_Err * e)
 {
     ADIOI_DDIO_View *v;
-    int contig;
+    int contig, rc;
 
     memset(d, 0, sizeof(*d));
     *owns_root = 0;
@@ -118,8 +145,8 @@ int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, ui
         *owns_root = 1;
         return leaf_desc(d, off, len);
     }
-    if (!(v = view_get(fd)))
-        return -ENOMEM;
+    if ((rc = view_get(fd, &v, e)))
+        return rc;
     d->disp = fd->disp + v->base;
     d->extent = v->extent;
     d->root = v->root;
@@ -135,26 +162,31 @@ int ADIOI_DDIO_Contig_desc(struct ddio_desc *d, int64_t off, uint64_t len)
     return leaf_desc(d, off, len);
 }
 
-int ADIOI_DDIO_Mem_init(ADIOI_DDIO_Mem * m, const void *buf, int count, MPI_Datatype datatype)
+int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int count,
+                        MPI_Datatype datatype, ADIOI_DDIO_Err * e)
 {
-    ADIOI_Flatlist_node *flat;
     MPI_Aint lb, extent;
     MPI_Count size;
     int64_t base = 0;
+    int from_type, rc;
 
     memset(m, 0, sizeof(*m));
     m->buf = (char *) buf;
     ADIOI_Datatype_iscontig(datatype, &m->contig);
     if (m->contig)
         return 0;
-    flat = ADIOI_Flatten_and_find(datatype);
     MPI_Type_get_extent(datatype, &lb, &extent);
     MPI_Type_size_x(datatype, &size);
     if (extent <= 0 && count > 1)
         return -EINVAL;
-    m->desc.root = ADIOI_DDIO_Tree_from_flat(flat, &base);
+    /* per call, but the type path costs the type's description, not its
+     * pieces (and ROMIO caches the flattened list on the type) */
+    m->desc.root = tree_of(fd->fs_ptr, datatype, &base, &from_type);
     if (!m->desc.root)
         return -ENOMEM;
+    ADIOI_Info_set(fd->info, "ddio_mem_builder", from_type ? "type" : "flat");
+    if ((rc = tree_check(fd->fs_ptr, datatype, m->desc.root, base, from_type, e)))
+        return rc;
     m->desc.disp = base;
     m->desc.extent = extent > 0 ? extent : (int64_t) size;
     m->desc.start = 0;

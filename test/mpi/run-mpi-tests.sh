@@ -184,6 +184,12 @@ if selected desc; then
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable" ddio_vs_ufs_coll desc-p4-s3 3 4 t_desc -n 60
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable,striping_unit=4096" \
     ddio_vs_ufs_coll desc-p1-s1 1 1 t_desc -n 40
+  # trees built from datatypes (every constructor, subarray, darray; memory
+  # types with negative displacements): == ROMIO's flattening (check hint,
+  # set by the program), builder reported as expected, file == ufs:
+  ddio_vs_ufs_coll typedesc-p4-s2 2 4 t_typedesc -n 60
+  DDIO_TEST_HINTS="striping_unit=5000" ddio_vs_ufs_coll typedesc-p3-s3-u5000 3 3 t_typedesc \
+    -n 60 -s 7
   # zero-length blocks and lb/ub markers: descriptor == ROMIO's flattening
   # (check hint) and a data round trip, on ddio: only
   ddio_only desc0-p3-s2 2 3 t_desc0
@@ -192,6 +198,9 @@ if selected desc; then
   mkdir -p "$tmp/srv-desc0-skew"
   step desc0-check-fires env DDIO_TEST_DESC_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
     mpiexec -n 3 "$bin/t_desc0" ddio:/skew expect-intern
+  # ...and so does the comparison of type-built trees with the flat ones
+  step desc0-tree-check-fires env DDIO_TEST_TREE_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
+    mpiexec -n 3 "$bin/t_desc0" ddio:/skew2 expect-intern
 fi
 if selected driver; then
   ddio_only driver-basic-s1 1 4 driver_basic

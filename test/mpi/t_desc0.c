@@ -5,7 +5,8 @@
  * ddio: only: ROMIO 4.0.2's ufs: write path loops on some of these types.
  * usage: t_desc0 FILE [expect-intern]
  * With expect-intern (run with DDIO_TEST_DESC_SKEW set, which makes the
- * driver compare a deliberately shifted descriptor), the first collective
+ * driver compare a deliberately shifted descriptor, or DDIO_TEST_TREE_SKEW,
+ * a shifted type-built tree against the flat one), the first collective
  * write must fail on every rank with MPI_ERR_INTERN: the check fires. */
 #include "tutil.h"
 
