@@ -223,14 +223,13 @@ ceiling() {   # ceiling WHERE DIR REP
   done
   rm -f "$f"
 }
-if [ $DO_CEIL = 1 ]; then
+ceilings() {   # ceilings REP: both locations, once per repetition
+  [ $DO_CEIL = 1 ] || return 0
   mkdir -p "$TMPD/ddio/ceiling-root"
-  for ((rep = 1; rep <= REPS; rep++)); do
-    ceiling ufs "$TMPD/ufs" $rep
-    ceiling ddio-root "$TMPD/ddio/ceiling-root" $rep
-  done
+  ceiling ufs "$TMPD/ufs" "$1"
+  ceiling ddio-root "$TMPD/ddio/ceiling-root" "$1"
   rmdir "$TMPD/ddio/ceiling-root" 2>/dev/null
-fi
+}
 
 # ---- the methods ---------------------------------------------------------------
 method_hints() {
@@ -323,14 +322,21 @@ mem_skip() {   # mem_skip PATTERN REC: prints a reason when it must be skipped
   fi
 }
 
+# Repetitions outermost: each one measures the ceiling and then every method,
+# so the device's drift over a long run (seen here: O_DIRECT reads from 1.2
+# to 3.4 GB/s within an hour) hits all methods alike instead of whichever
+# method happened to run last; the report takes medians over repetitions.
 trap 'log "interrupted"; exit 130' INT TERM
 for rec in "${recsizes[@]}"; do
   [[ "$rec" =~ ^[0-9]+$ ]] || die "bad record size '$rec'"
-  for m in "${methods[@]}"; do
-    ROOT=$TMPD/ddio/$m-r$rec
-    [[ $m == ddio* ]] && mkdir -p "$ROOT"
-    log "== $m, $rec-byte records, P=$P, $MIB MiB$([[ $m == ddio* ]] && echo ", $NSERV servers")"
-    for ((rep = 1; rep <= REPS; rep++)); do
+done
+for ((rep = 1; rep <= REPS; rep++)); do
+  ceilings $rep
+  for rec in "${recsizes[@]}"; do
+    for m in "${methods[@]}"; do
+      ROOT=$TMPD/ddio/$m-r$rec
+      [[ $m == ddio* ]] && mkdir -p "$ROOT"
+      log "== rep $rep/$REPS: $m, $rec-byte records, P=$P, $MIB MiB$([[ $m == ddio* ]] && echo ", $NSERV servers")"
       for pat in "${writes[@]}"; do run_one "$m" "$pat" "$rec" "$rep"; done
       # Reads need the file: write it once (not recorded) when no write ran.
       if [ ${#reads[@]} -gt 0 ] && [ ${#writes[@]} -eq 0 ] && [ $rep = 1 ]; then
@@ -338,12 +344,16 @@ for rec in "${recsizes[@]}"; do
       fi
       for pat in "${reads[@]}"; do run_one "$m" "$pat" "$rec" "$rep"; done
     done
-    if [ $KEEP = 0 ]; then
-      rm -f "$TMPD/ufs/$m-r$rec.dat"
-      [[ $m == ddio* ]] && rm -rf "$ROOT"
-    fi
   done
 done
+if [ $KEEP = 0 ]; then
+  for rec in "${recsizes[@]}"; do
+    for m in "${methods[@]}"; do
+      rm -f "$TMPD/ufs/$m-r$rec.dat"
+      [[ $m == ddio* ]] && rm -rf "$TMPD/ddio/$m-r$rec"
+    done
+  done
+fi
 trap - INT TERM
 [ $KEEP = 0 ] && rmdir "$TMPD/ufs" "$TMPD/ddio" "$TMPD" 2>/dev/null
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
