@@ -615,6 +615,25 @@ static void run_coll(struct coll_arg *a, uint32_t n)
         pthread_join(t[i], NULL);
 }
 
+/* Collective write arguments: P ranks writing rec-byte records cyclically
+ * (rank r owns records r, r + P, ...), each rank's stream filled from seed
+ * + r; `file` gets the expected content. */
+static void cyclic_writes(struct coll_arg *a, uint32_t P, uint64_t rec, uint64_t nrec,
+                          uint64_t group, const char *path, unsigned seed, uint8_t *file)
+{
+    for (uint32_t r = 0; r < P; r++) {
+        uint64_t cnt = nrec / P + (r < nrec % P);
+        a[r] = (struct coll_arg){.rank = r, .n = P, .op = DDIO_X_WRITE, .group = group,
+                                 .seq = 1, .path = path, .tmo = TMO,
+                                 .spec = {.disp = (int64_t)(r * rec), .count = 1, .len = rec,
+                                          .extent = (int64_t)(P * rec), .length = cnt * rec}};
+        a[r].buf = malloc(cnt * rec);
+        fill_pattern(a[r].buf, cnt * rec, seed + r);
+        for (uint64_t i = 0; i < cnt; i++)
+            memcpy(file + (i * P + r) * rec, a[r].buf + i * rec, rec);
+    }
+}
+
 static void test_collective(void)
 {
     enum { P = 3, REC = 8, NREC = 200000 };
@@ -625,17 +644,7 @@ static void test_collective(void)
     struct coll_arg a[P];
     memset(a, 0, sizeof(a));
     /* write: cyclic 8-byte records, rank r owns records r, r+3, ... */
-    for (uint32_t r = 0; r < P; r++) {
-        uint64_t cnt = NREC / P + (r < NREC % P);
-        a[r] = (struct coll_arg){.rank = r, .n = P, .op = DDIO_X_WRITE, .group = 77 + g_run,
-                                 .seq = 1, .path = p, .tmo = TMO,
-                                 .spec = {.disp = (int64_t)(r * REC), .count = 1, .len = REC,
-                                          .extent = P * REC, .length = cnt * REC}};
-        a[r].buf = malloc(cnt * REC);
-        fill_pattern(a[r].buf, cnt * REC, 10 + r);
-        for (uint64_t i = 0; i < cnt; i++)
-            memcpy(file + (i * P + r) * REC, a[r].buf + i * REC, REC);
-    }
+    cyclic_writes(a, P, REC, NREC, 77 + g_run, p, 10, file);
     /* rank 2 additionally overlaps rank 0's first record?  No: views of one
      * collective are disjoint here; overlap is tested separately below. */
     run_coll(a, P);
@@ -727,17 +736,8 @@ static void test_write_order(void)
     struct coll_arg a[P];
     memset(a, 0, sizeof(a));
     uint8_t *file = malloc(total);
-    for (uint32_t r = 0; r < P; r++) {
-        uint64_t cnt = nrec / P;
-        a[r] = (struct coll_arg){.rank = r, .n = P, .op = DDIO_X_WRITE, .group = 91 + g_run,
-                                 .seq = 1, .path = p, .tmo = TMO, .hold_ms = r == 1 ? 60 : 0,
-                                 .spec = {.disp = (int64_t)(r * REC), .count = 1, .len = REC,
-                                          .extent = P * REC, .length = cnt * REC}};
-        a[r].buf = malloc(cnt * REC);
-        fill_pattern(a[r].buf, cnt * REC, 40 + r);
-        for (uint64_t i = 0; i < cnt; i++)
-            memcpy(file + (i * P + r) * REC, a[r].buf + i * REC, REC);
-    }
+    cyclic_writes(a, P, REC, nrec, 91 + g_run, p, 40, file);
+    a[1].hold_ms = 60;
     run_coll(a, P);
     for (uint32_t r = 0; r < P; r++) {
         CHECK(a[r].res.status == 0, "write-order: rank %u failed", r);
