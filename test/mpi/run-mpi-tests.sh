@@ -154,6 +154,16 @@ if selected coll; then
   step coll-write-order "$run" -s 2 -b 65536 --root "$tmp/srv-worder" -- bash -c \
     'mpiexec -n 4 "$0" -q -r 8 -m 16 -p wc ddio:/worder &&
     stats_check 2 "$WORDER" last.blocks_written last.nonconsec' "$(prog_path ddio-patterns)"
+  # DDIO_TIMING: every rank reports each collective call's phases and the
+  # sync's waits, in the form bench/report.py parses (4 ranks: 4 lines each)
+  TIMING='/^ddio-timing rank [0-9]+ (write|read) seq [0-9]+ bytes [0-9]+ describe_ms [0-9.]+ agree_ms [0-9.]+ xfer_ms [0-9.]+ agree2_ms [0-9.]+$/{c[$4]++}
+    /^ddio-timing rank [0-9]+ sync barrier_ms [0-9.]+ sync_ms [0-9.]+ bcast_ms [0-9.]+$/{c["sync"]++}
+    END{if (c["write"]!=4 || c["read"]!=4 || c["sync"]!=4) {print "timing lines: write " c["write"]+0 ", read " c["read"]+0 ", sync " c["sync"]+0 ", want 4 each"; exit 1}}'
+  export TIMING
+  mkdir -p "$tmp/srv-timing"
+  step coll-timing "$run" -s 2 --root "$tmp/srv-timing" -- bash -c \
+    'DDIO_TIMING=1 mpiexec -n 4 "$0" -q -r 8 -m 1 -p wc,rc ddio:/timing 2>"$1" && awk "$TIMING" "$1"' \
+    "$(prog_path ddio-patterns)" "$tmp/timing.err"
 fi
 if selected desc-size; then
   # Descriptor bytes per participant (server counter last.desc_bytes /
