@@ -14,10 +14,7 @@ bin="$top/test/mpi/bin"
 mpi="$top/mpich"
 mib=${1:-2100}
 [ -x "$bin/t_large" ] || { echo "run-large-tests: $bin/t_large missing: run make check (or make $bin/t_large)" >&2; exit 2; }
-export PATH="$(cd "$mpi" && pwd -P)/bin:$PATH"
-export LD_LIBRARY_PATH="$(cd "$mpi" && pwd -P)/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export DDIO_TIMEOUT=${DDIO_TIMEOUT:-120}
-export HYDRA_IFACE=${HYDRA_IFACE:-lo}
+. "$here/../mpienv.sh" 120
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-large.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0

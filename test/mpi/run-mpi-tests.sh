@@ -12,11 +12,7 @@ mpi="$top/mpich"
 keep=0
 [ "${1:-}" = "-k" ] && { keep=1; shift; }
 [ -x "$mpi/bin/mpiexec" ] || { echo "run-mpi-tests: $mpi/bin/mpiexec missing: run make first" >&2; exit 2; }
-export PATH="$(cd "$mpi" && pwd -P)/bin:$PATH"
-export LD_LIBRARY_PATH="$(cd "$mpi" && pwd -P)/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export DDIO_TIMEOUT=${DDIO_TIMEOUT:-30}
-# Hydra on a machine without a resolvable host name: stay on loopback.
-export HYDRA_IFACE=${HYDRA_IFACE:-lo}
+. "$here/../mpienv.sh" 30
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-mpitest.XXXXXX")
 cleanup() { [ $keep = 1 ] && echo "kept $tmp" || rm -rf "$tmp"; }
 trap cleanup EXIT

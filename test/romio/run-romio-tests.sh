@@ -16,9 +16,7 @@ base=$(dirname "$(cd "$mpi" && pwd -P)")   # cache entry: src/, build/, prefix/
 src="$base/src/src/mpi/romio/test"
 gen="$base/build/src/mpi/romio/test"       # configure-generated sources (misc.c, ...)
 [ -d "$src" ] || { echo "run-romio-tests: ROMIO test sources not found at $src" >&2; exit 2; }
-export PATH="$(cd "$mpi" && pwd -P)/bin:$PATH"
-export LD_LIBRARY_PATH="$(cd "$mpi" && pwd -P)/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export DDIO_TIMEOUT=${DDIO_TIMEOUT:-30}
+. "$here/../mpienv.sh" 30
 export STATS_TOOL="$top/tools/ddio"
 limit=${DDIO_TEST_LIMIT:-300}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-romio.XXXXXX")
