@@ -81,6 +81,8 @@ typedef struct ADIOI_DDIO_File {
     int check_desc;             /* romio_ddio_check_desc (debug): ADIOI_HINT_* */
     int type_desc;              /* romio_ddio_type_desc: ADIOI_HINT_DISABLE forces the
                                  * flattened-list path (Tree_from_flat) */
+    int mem_builder;            /* ddio_mem_builder published: 0 none yet, else
+                                 * 1 + from_type (Info_set only on a change) */
     int striping_factor;        /* <= 0: all servers */
     int striping_factor_given;  /* the hint was present */
     /* open state */

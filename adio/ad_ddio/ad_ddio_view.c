@@ -165,6 +165,7 @@ int ADIOI_DDIO_Contig_desc(struct ddio_desc *d, int64_t off, uint64_t len)
 int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int count,
                         MPI_Datatype datatype, ADIOI_DDIO_Err * e)
 {
+    ADIOI_DDIO_File *f = fd->fs_ptr;
     MPI_Aint lb, extent;
     MPI_Count size;
     int64_t base = 0;
@@ -181,11 +182,14 @@ int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int c
         return -EINVAL;
     /* per call, but the type path costs the type's description, not its
      * pieces (and ROMIO caches the flattened list on the type) */
-    m->desc.root = tree_of(fd->fs_ptr, datatype, &base, &from_type);
+    m->desc.root = tree_of(f, datatype, &base, &from_type);
     if (!m->desc.root)
         return -ENOMEM;
-    ADIOI_Info_set(fd->info, "ddio_mem_builder", from_type ? "type" : "flat");
-    if ((rc = tree_check(fd->fs_ptr, datatype, m->desc.root, base, from_type, e)))
+    if (f->mem_builder != 1 + from_type) {      /* an info update per call is not free */
+        f->mem_builder = 1 + from_type;
+        ADIOI_Info_set(fd->info, "ddio_mem_builder", from_type ? "type" : "flat");
+    }
+    if ((rc = tree_check(f, datatype, m->desc.root, base, from_type, e)))
         return rc;
     m->desc.disp = base;
     m->desc.extent = extent > 0 ? extent : (int64_t) size;
