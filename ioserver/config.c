@@ -33,6 +33,10 @@ void config_usage(FILE *f)
         "                       (tests and demos; default 0 = off)\n"
         "  --log-level L        error|warn|info|debug (default info)\n"
         "  --insecure           accept unauthenticated connections (testing)\n"
+        "  --fault POINT:N[:kill|stop]\n"
+        "                       tests: SIGKILL (or SIGSTOP) the server the N-th time it\n"
+        "                       reaches POINT: open, sync, coll-read, coll-write,\n"
+        "                       indep-read, indep-write (a block of that kind of XFER)\n"
         "  --help               this text\n");
 }
 
@@ -124,6 +128,9 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'I':
         c->insecure = 1;
         return 0;
+    case 'F':
+        c->fault = arg;
+        return 0;
     default:
         snprintf(err, errlen, "unknown option (try --help)");
         return -1;
@@ -142,6 +149,7 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
         {"throttle-mbps", required_argument, NULL, 'T'},
         {"log-level", required_argument, NULL, 'L'},
         {"insecure", no_argument, NULL, 'I'},
+        {"fault", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

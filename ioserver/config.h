@@ -19,6 +19,7 @@ struct srv_config {
     unsigned throttle_mibps;      /* emulate disks of this bandwidth; 0 = off */
     int log_level;
     int insecure;
+    const char *fault;            /* --fault POINT:N[:ACTION] (tests), or NULL */
 };
 
 /* Defaults (no roots, no listen address). */

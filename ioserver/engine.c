@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #endif
 #include "engine.h"
+#include "fault.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -122,6 +123,12 @@ struct pget {
 struct bseg { uint64_t s_lo, s_hi, boff; int64_t L; };
 
 /* ---- small helpers ------------------------------------------------------------- */
+
+/* a collective call, also with one participant (MPI_COMM_SELF) */
+static int is_collective(const struct xfer *x)
+{
+    return x->n > 1 || (x->flags & DDIO_XF_COLLECTIVE) != 0;
+}
 
 static int64_t deadline_of(const struct xfer *x)
 {
@@ -430,6 +437,7 @@ static void read_done(struct xfer *x, struct slot *s)
     }
     x->ctr.blocks_read++;
     x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
+    fault_hit(is_collective(x) ? FAULT_COLL_READ : FAULT_INDEP_READ);
     if (s->dr.done < s->old_valid)   /* datafile shorter than the size: a hole */
         memset((uint8_t *)s->buf + s->dr.done, 0, s->old_valid - s->dr.done);
     struct bseg g[SEGS_PER_MSG];
@@ -606,6 +614,7 @@ static void submit_write(struct xfer *x, struct slot *s)
         len = round4k(len);       /* O_DIRECT: whole 4 KiB sectors; trimmed later */
     if (len > x->B)
         len = x->B;
+    fault_hit(is_collective(x) ? FAULT_COLL_WRITE : FAULT_INDEP_WRITE);
     store_note_write(x->of, s->a + s->write_hi);
     s->state = S_WRITE;
     submit_io(x, s, 1, (size_t)len);
@@ -846,11 +855,6 @@ static int alloc_run(struct xfer *x)
     return 0;
 }
 
-/* a collective call, also with one participant (MPI_COMM_SELF) */
-static int is_collective(const struct xfer *x)
-{
-    return x->n > 1 || (x->flags & DDIO_XF_COLLECTIVE) != 0;
-}
 
 static int plan(struct xfer *x)
 {

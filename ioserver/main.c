@@ -13,6 +13,7 @@
 #include "config.h"
 #include "ddio_log.h"
 #include "engine.h"
+#include "fault.h"
 #include "net.h"
 #include "server.h"
 
@@ -118,6 +119,8 @@ int main(int argc, char **argv)
     int rc = config_parse(&srv->cfg, argc, argv, err, sizeof(err));
     if (rc == 1)
         return 0;
+    if (rc == 0 && srv->cfg.fault)
+        rc = fault_arm(srv->cfg.fault, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, "ddio-server: %s\n", err);
         return 2;
@@ -144,6 +147,8 @@ int main(int argc, char **argv)
     DDIO_INFO("listening on %s, %d disk(s), block size %llu, %u buffers per disk%s",
               srv->name, srv->ndisks, (unsigned long long)srv->cfg.block_size,
               srv->cfg.buffers, srv->cfg.rotate ? ", rotation on" : "");
+    if (srv->cfg.fault)
+        DDIO_WARN("fault point armed: %s (--fault: testing only)", srv->cfg.fault);
     if (srv->cfg.throttle_mibps)
         DDIO_WARN("disks throttled to %u MiB/s each (--throttle-mbps: testing only)",
                   srv->cfg.throttle_mibps);

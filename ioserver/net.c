@@ -23,6 +23,7 @@
 
 #include "ddio_log.h"
 #include "ddio_net.h"
+#include "fault.h"
 #include "engine.h"
 #include "locks.h"
 
@@ -346,6 +347,7 @@ static void do_xfer(struct work *w)
 
 static void do_sync(struct work *w)
 {
+    fault_hit(FAULT_SYNC);
     int rc = store_sync(w->of);
     if (rc)
         conn_send_err(w->c, DDIO_T_SYNC | DDIO_REPLY, w->h.req, -rc, "fdatasync %s: %s",
@@ -429,6 +431,7 @@ static int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     memset(&m, 0, sizeof(m));
     if (ddio_dec_open(p, h->len, &m))
         return bad_payload(c, h);
+    fault_hit(FAULT_OPEN);
     struct ofile *of;
     int created = 0;
     char msg[768];

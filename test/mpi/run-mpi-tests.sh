@@ -258,6 +258,24 @@ if selected heartbeat; then
     echo "read against a stopped server: exit $rc after ${dt} s"
     [ $rc -ne 0 ] && [ $dt -ge 5 ] && [ $dt -le 12 ]' "$top/examples/bin/ddio-patterns"
 fi
+if selected faults; then
+  # A server dies (SIGKILL) or hangs (SIGSTOP) at a deterministic point of
+  # one phase (ddio-server --fault): every rank's call must fail within the
+  # bound (a dead server: its connection drops; a hung one: DDIO_TIMEOUT 2 s
+  # of silence + 5 s grace), and after a restart on the same roots every
+  # byte synced before the fault reads back, nothing outside the range the
+  # interrupted call was writing changed (t_fault check).
+  for spec in open:1 coll-write:2 coll-read:2 indep-write:2 indep-read:1 sync:1 \
+      coll-write:3:stop indep-read:1:stop sync:1:stop; do
+    ph=${spec%%:*}; root="$tmp/srv-fault-${spec//:/-}"; mkdir -p "$root"
+    case $spec in *:stop) bound=9 ;; *) bound=3 ;; esac
+    step "fault-${spec//:/-}/prep" "$run" -s 2 --root "$root" -- mpiexec -n 4 "$bin/t_fault" prep ddio:/f
+    step "fault-${spec//:/-}/phase" env DDIO_TIMEOUT=2 "$run" -s 2 --root "$root" --fault "1:$spec" -- \
+      mpiexec -n 4 "$bin/t_fault" phase ddio:/f "$ph" "$bound"
+    step "fault-${spec//:/-}/restart-check" "$run" -s 2 --root "$root" -- \
+      mpiexec -n 4 "$bin/t_fault" check ddio:/f
+  done
+fi
 if selected missing; then
   # nothing listens on the second port: refused at once
   step missing-refused env DDIO_SERVERS=127.0.0.1:1 DDIO_TIMEOUT=3 \

@@ -1,0 +1,31 @@
+/* Deterministic fault points, for tests of what clients see when a server
+ * dies or hangs in a given phase (`ddio-server --fault POINT:N[:ACTION]`).
+ *
+ * Killing a server with a signal from outside races with the phase under
+ * test; a fault point fires at the N-th time the server reaches that place,
+ * so "killed after its 2nd collective write block" is the same every run. */
+#ifndef DDIO_SRV_FAULT_H
+#define DDIO_SRV_FAULT_H
+
+#include <stddef.h>
+
+enum fault_point {
+    FAULT_OPEN,          /* an OPEN request, before it is served */
+    FAULT_SYNC,          /* a SYNC request, before fdatasync */
+    FAULT_COLL_READ,     /* a block read by a collective XFER, before its PUTs */
+    FAULT_COLL_WRITE,    /* a block of a collective XFER, before its write */
+    FAULT_INDEP_READ,    /* the same for independent XFERs */
+    FAULT_INDEP_WRITE,
+    FAULT_NPOINTS
+};
+
+/* Parse "POINT:N[:kill|stop]" (POINT: open sync coll-read coll-write
+ * indep-read indep-write; N >= 1; default action kill) and arm it.
+ * 0, or -1 with one line in err. */
+int fault_arm(const char *spec, char *err, size_t errlen);
+
+/* Count a pass through point p; at the armed count, SIGKILL (or SIGSTOP)
+ * this process. Cheap when nothing is armed. */
+void fault_hit(enum fault_point p);
+
+#endif
