@@ -3,6 +3,7 @@
 #include "stats.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,15 @@ static int add(struct ddio_stats_r *r, const char *key, uint64_t v)
     return 0;
 }
 
+/* bytes the server has allocated and not freed (all malloc arenas): the
+ * figure that must not grow under load; RSS also counts freed memory the
+ * arenas keep */
+static uint64_t heap_in_use(void)
+{
+    struct mallinfo2 mi = mallinfo2();
+    return (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
+}
+
 int stats_snapshot(struct srv_stats *s, struct ddio_stats_r *r)
 {
     r->n = 0;
@@ -80,7 +90,8 @@ int stats_snapshot(struct srv_stats *s, struct ddio_stats_r *r)
         | add(r, "nonconsec", s->nonconsec) | add(r, "desc_bytes", s->desc_bytes)
         | add(r, "connections", s->connections)
         | add(r, "connections_total", s->connections_total)
-        | add(r, "opens", s->opens) | add(r, "locks", s->locks);
+        | add(r, "opens", s->opens) | add(r, "locks", s->locks)
+        | add(r, "heap_in_use", heap_in_use());
     if (s->have_last)
         rc |= add(r, "last.nparticipants", l->nparticipants)
             | add(r, "last.desc_bytes", l->desc_bytes) | add(r, "last.blocks", l->blocks)

@@ -276,6 +276,14 @@ if selected faults; then
       mpiexec -n 4 "$bin/t_fault" check ddio:/f
   done
 fi
+if selected soak; then
+  # Load: 3 MPI jobs at once against the same 2 servers, 3 rounds (12 + 2 x
+  # 24 operations per job), every byte verified, the servers' heap in use
+  # flat after the first round (test/mpi/soak.sh)
+  root="$tmp/srv-soak"; mkdir -p "$root"
+  step soak "$run" -s 2 --root "$root" -- "$here/soak.sh" "$bin/t_soak" 3 2 12 24 3
+  grep -h "^soak" "$tmp/soak.log"
+fi
 if selected missing; then
   # nothing listens on the second port: refused at once
   step missing-refused env DDIO_SERVERS=127.0.0.1:1 DDIO_TIMEOUT=3 \
