@@ -198,6 +198,14 @@ void ADIOI_DDIO_File_free(ADIO_File fd);
 const char *ADIOI_DDIO_Server_path(const char *filename);
 void ADIOI_DDIO_Close_handles(ADIOI_DDIO_File * f);
 
+/* ---- ad_ddio_mount.c: plain paths on a ddio mount (tools/ddio-fuse) ---- */
+/* 1 if filename (not "ddio:"-prefixed) is on a ddio mount: nspath gets its
+ * path inside the namespace and servers the mount's server list; else 0 */
+int ADIOI_DDIO_Mount_resolve(const char *filename, char *nspath, size_t cap,
+                             char *servers, size_t scap);
+/* called by ROMIO's ad_fstype.c (scripts/romio-register.sh) */
+int ADIOI_DDIO_Is_mount_path(const char *filename);
+
 /* ---- ad_ddio_fcntl.c ---- */
 /* logical size = max over the file's servers of their logical end */
 int ADIOI_DDIO_File_size(ADIOI_DDIO_File * f, const char *skip, const uint64_t * known,
