@@ -834,6 +834,13 @@ void store_blk_unlock(struct ofile *of, uint64_t k)
 
 /* ---- namespace: stat, readdir, mkdir, rmdir, rename (the ddio mount) -------------- */
 
+/* load_meta's answer for a path without a layout record: nothing there, a
+ * file as a path component, or a directory (layout records mirror them) */
+static int not_a_file(int rc)
+{
+    return rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR;
+}
+
 /* "" or "/" is the root; anything else must normalize. */
 static int norm_ns(const char *path, char *norm, size_t n, char *msg, size_t msglen)
 {
@@ -913,7 +920,7 @@ int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
     pthread_mutex_lock(&st->mu);
     if (*norm && (rc = load_meta(st, norm, &r->layout, msg, msglen)) == 0)
         rc = stat_file(st, norm, r, msg, msglen);
-    else if (!*norm || rc == -ENOENT || rc == -ENOTDIR) {
+    else if (!*norm || not_a_file(rc)) {
         struct stat sb;
         int fd = open_dir_beneath(st->rootfd[0], norm);
         rc = fd < 0 ? fd : (fstat(fd, &sb) ? -errno : 0);
@@ -1188,7 +1195,7 @@ int store_rename(struct store *st, const char *from, const char *to, char *msg, 
     pthread_mutex_lock(&st->mu);
     rc = load_meta(st, nf, &l, msg, msglen);
     int is_file = rc == 0;
-    if (rc == -ENOENT || rc == -ENOTDIR) {
+    if (not_a_file(rc)) {
         int fd = open_dir_beneath(st->rootfd[0], nf);
         rc = fd < 0 ? (fd == -ENOTDIR ? -ENOENT : fd) : 0;
         if (fd >= 0)
