@@ -84,7 +84,28 @@ int ADIOI_DDIO_Mount_resolve(const char *filename, char *nspath, size_t cap,
 
 int ADIOI_DDIO_Is_mount_path(const char *filename)
 {
-    char nspath[PATH_MAX], servers[ADIOI_DDIO_MSG_LEN * 8];
+    char nspath[PATH_MAX], servers[ADIOI_DDIO_SERVERS_LEN];
     return filename && ADIOI_DDIO_Mount_resolve(filename, nspath, sizeof(nspath), servers,
                                                 sizeof(servers)) == 1;
+}
+
+void ADIOI_DDIO_Target(const char *filename, char *path, size_t cap, char *servers,
+                       size_t scap)
+{
+    servers[0] = '\0';
+    if (ADIOI_DDIO_Mount_resolve(filename, path, cap, servers, scap) != 1) {
+        servers[0] = '\0';
+        snprintf(path, cap, "%s", filename);
+    }
+    /* "ddio:/a/b", "/a/b" -> "a/b" */
+    const char *rel = ADIOI_DDIO_Server_path(path);
+    memmove(path, rel, strlen(rel) + 1);
+}
+
+const char *ADIOI_DDIO_Servers_spec(const char *hint, const char *mount_servers)
+{
+    const char *env = getenv("DDIO_SERVERS");
+    if ((hint && *hint) || (env && *env) || !mount_servers || !*mount_servers)
+        return hint;
+    return mount_servers;
 }
