@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ddio_client.h"
@@ -34,6 +35,7 @@
 #define XATTR_PATH    "user.ddio.path"
 
 static struct ddio_client *cl;
+static uint64_t mount_time_ns;      /* the root's times */
 
 struct opts {
     char *servers;
@@ -89,9 +91,13 @@ static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *
     struct ddio_cstat st;
     char msg[DDIO_CLIENT_MSG_LEN];
     (void)fi;
-    int rc = ddio_client_stat(cl, path, &st, msg, sizeof(msg));
+    /* the root always exists: a dead server must not make the mount point
+     * itself unreachable (unmount tools stat it) */
+    int rc = strcmp(path, "/") ? ddio_client_stat(cl, path, &st, msg, sizeof(msg)) : 0;
     if (rc)
         return fail("stat", path, rc, msg);
+    if (!strcmp(path, "/"))
+        st = (struct ddio_cstat){.is_dir = 1, .mode = 0755, .mtime_ns = mount_time_ns};
     fill_stat(sb, &st);
     return 0;
 }
@@ -390,6 +396,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddio-fuse: bad timeout %d\n", o.timeout_s);
         return 2;
     }
+    mount_time_ns = (uint64_t)time(NULL) * 1000000000u;
     cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, msg,
                          sizeof(msg));
     if (!cl) {
