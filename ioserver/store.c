@@ -129,18 +129,31 @@ static int mkdir_parents(int dirfd, const char *rel)
     return 0;
 }
 
-/* unlink rel under dirfd through its confined parent directory, so a
- * symlinked directory in the path can never redirect the unlink outside */
-static int unlink_beneath(int dirfd, const char *rel)
+/* the parent directory of rel under dirfd (O_PATH) and rel's last component */
+static int open_parent(int dirfd, const char *rel, const char **name)
 {
     char parent[DDIO_MAX_STR + 1];
     snprintf(parent, sizeof(parent), "%s", rel);
     char *slash = strrchr(parent, '/');
-    int pfd = slash ? (*slash = '\0', open_beneath(dirfd, parent, O_PATH | O_DIRECTORY, 0))
-                    : dup(dirfd);
+    *name = slash ? rel + (slash - parent) + 1 : rel;
+    if (!slash) {
+        int fd = dup(dirfd);
+        return fd < 0 ? -errno : fd;
+    }
+    *slash = '\0';
+    return open_beneath(dirfd, parent, O_PATH | O_DIRECTORY, 0);
+}
+
+/* unlink (flags 0) or rmdir (AT_REMOVEDIR) rel under dirfd through its
+ * confined parent directory, so a symlinked directory in the path can never
+ * redirect it outside */
+static int unlink_beneath(int dirfd, const char *rel, int flags)
+{
+    const char *name;
+    int pfd = open_parent(dirfd, rel, &name);
     if (pfd < 0)
         return pfd;
-    int rc = unlinkat(pfd, slash ? slash + 1 : rel, 0) ? -errno : 0;
+    int rc = unlinkat(pfd, name, flags) ? -errno : 0;
     close(pfd);
     return rc;
 }
@@ -163,15 +176,12 @@ static int write_atomic(struct store *st, int dirfd, const char *rel, const void
         rc = mkdir_parents(dirfd, rel);
         if (rc == 0) {
             /* rel is confined already; rename into the directory fd */
-            char parent[DDIO_MAX_STR + 1];
-            snprintf(parent, sizeof(parent), "%s", rel);
-            char *slash = strrchr(parent, '/');
-            int pfd = slash ? (*slash = '\0', open_beneath(dirfd, parent, O_PATH | O_DIRECTORY, 0))
-                            : dup(dirfd);
+            const char *name;
+            int pfd = open_parent(dirfd, rel, &name);
             if (pfd < 0) {
                 rc = pfd;
             } else {
-                if (renameat(st->tmpfd, tmp, pfd, slash ? slash + 1 : rel))
+                if (renameat(st->tmpfd, tmp, pfd, name))
                     rc = -errno;
                 close(pfd);
             }
@@ -651,13 +661,13 @@ int store_delete(struct store *st, const char *path, char *msg, size_t msglen)
         return rc;
     pthread_mutex_lock(&st->mu);
     int found = 0;
-    rc = unlink_beneath(st->metafd, norm);
+    rc = unlink_beneath(st->metafd, norm, 0);
     if (rc == 0)
         found = 1;
     else if (rc == -ENOENT)
         rc = 0;
     for (int d = 0; d < st->ndisks && rc == 0; d++) {
-        rc = unlink_beneath(st->rootfd[d], norm);
+        rc = unlink_beneath(st->rootfd[d], norm, 0);
         if (rc == 0)
             found = 1;
         else if (rc == -ENOENT)
@@ -1034,21 +1044,6 @@ int store_readdir(struct store *st, const char *path, uint64_t cookie, uint32_t 
     return rc;
 }
 
-/* the parent directory of rel under dirfd (O_PATH) and rel's last component */
-static int open_parent(int dirfd, const char *rel, const char **name)
-{
-    char parent[DDIO_MAX_STR + 1];
-    snprintf(parent, sizeof(parent), "%s", rel);
-    char *slash = strrchr(parent, '/');
-    *name = slash ? rel + (slash - parent) + 1 : rel;
-    if (!slash) {
-        int fd = dup(dirfd);
-        return fd < 0 ? -errno : fd;
-    }
-    *slash = '\0';
-    return open_beneath(dirfd, parent, O_PATH | O_DIRECTORY, 0);
-}
-
 int store_mkdir(struct store *st, const char *path, uint32_t mode, char *msg, size_t msglen)
 {
     char norm[DDIO_MAX_STR + 1];
@@ -1093,17 +1088,6 @@ static int dir_empty(int dirfd, const char *rel)
     return n ? -ENOTEMPTY : 0;
 }
 
-static int rmdir_at(int dirfd, const char *rel)
-{
-    const char *name;
-    int pfd = open_parent(dirfd, rel, &name);
-    if (pfd < 0)
-        return pfd;
-    int rc = unlinkat(pfd, name, AT_REMOVEDIR) ? -errno : 0;
-    close(pfd);
-    return rc;
-}
-
 int store_rmdir(struct store *st, const char *path, char *msg, size_t msglen)
 {
     char norm[DDIO_MAX_STR + 1];
@@ -1115,9 +1099,9 @@ int store_rmdir(struct store *st, const char *path, char *msg, size_t msglen)
     for (int d = 0; d < st->ndisks && rc == 0; d++)
         rc = dir_empty(st->rootfd[d], norm);
     for (int d = 0; d < st->ndisks && rc == 0; d++)
-        rc = rmdir_at(st->rootfd[d], norm);
+        rc = unlink_beneath(st->rootfd[d], norm, AT_REMOVEDIR);
     if (rc == 0) {
-        int mrc = rmdir_at(st->metafd, norm);   /* layout records' mirror, if any */
+        int mrc = unlink_beneath(st->metafd, norm, AT_REMOVEDIR);   /* layout records' mirror, if any */
         if (mrc && mrc != -ENOENT)
             DDIO_WARN("rmdir %s: layout directory: %s", norm, ddio_errno_name(-mrc));
     }
