@@ -1,6 +1,7 @@
 /* ddio-fuse: the ddio namespace mounted as a file system (libfuse3).
  *
- *   ddio-fuse [--servers H:P,...] [--timeout S] [--stripe-unit B] [FUSE options] MOUNTPOINT
+ *   ddio-fuse [--servers H:P,...] [--timeout S] [--stripe-unit B] [-o ...] MOUNTPOINT
+ * (also --servers=H:P,... etc.)
  *
  * Servers default to $DDIO_SERVERS, then the "servers = " line of
  * $DDIO_CONFIG. POSIX tools see the files MPI programs write; MPI programs
@@ -46,8 +47,10 @@ struct opts {
 
 #define OPT(t, p) { t, offsetof(struct opts, p), 1 }
 static const struct fuse_opt opt_spec[] = {
-    OPT("--servers=%s", servers), OPT("--timeout=%d", timeout_s),
-    OPT("--stripe-unit=%s", unit), OPT("-h", help), OPT("--help", help),
+    OPT("--servers=%s", servers), OPT("--servers %s", servers),
+    OPT("--timeout=%d", timeout_s), OPT("--timeout %d", timeout_s),
+    OPT("--stripe-unit=%s", unit), OPT("--stripe-unit %s", unit),
+    OPT("-h", help), OPT("--help", help),
     FUSE_OPT_END
 };
 
@@ -396,6 +399,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddio-fuse: bad timeout %d\n", o.timeout_s);
         return 2;
     }
+    /* libfuse 3.14 checks its unset idle-thread limit (-1) against the thread
+     * maximum and complains on every mount;
+     * given first, a user's own -o max_idle_threads=N still wins */
+    fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=8");
     mount_time_ns = (uint64_t)time(NULL) * 1000000000u;
     cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, msg,
                          sizeof(msg));
