@@ -47,10 +47,8 @@ struct opts {
 
 #define OPT(t, p) { t, offsetof(struct opts, p), 1 }
 static const struct fuse_opt opt_spec[] = {
-    OPT("--servers=%s", servers), OPT("--servers %s", servers),
-    OPT("--timeout=%d", timeout_s), OPT("--timeout %d", timeout_s),
-    OPT("--stripe-unit=%s", unit), OPT("--stripe-unit %s", unit),
-    OPT("-h", help), OPT("--help", help),
+    OPT("--servers=%s", servers), OPT("--timeout=%d", timeout_s),
+    OPT("--stripe-unit=%s", unit), OPT("-h", help), OPT("--help", help),
     FUSE_OPT_END
 };
 
@@ -361,14 +359,34 @@ static void usage(const char *prog)
            prog);
 }
 
+/* "--servers X" -> "--servers=X" (also --timeout, --stripe-unit): fuse_opt
+ * applies every template that matches, so "--servers %s" would also match
+ * "--servers=X" and take "=X" */
+static int join_long_opts(struct fuse_args *args, int argc, char **argv)
+{
+    static const char *const names[] = {"--servers", "--timeout", "--stripe-unit"};
+    for (int i = 0; i < argc; i++) {
+        char joined[8192];
+        int hit = 0;
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !hit; k++)
+            if (!strcmp(argv[i], names[k]) && i + 1 < argc) {
+                snprintf(joined, sizeof(joined), "%s=%s", names[k], argv[++i]);
+                hit = 1;
+            }
+        if (fuse_opt_add_arg(args, hit ? joined : argv[i]))
+            return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+    struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
     struct opts o = {0};
     char msg[DDIO_CLIENT_MSG_LEN], *end = NULL;
     uint64_t unit = 0;
 
-    if (fuse_opt_parse(&args, &o, opt_spec, NULL) == -1)
+    if (join_long_opts(&args, argc, argv) || fuse_opt_parse(&args, &o, opt_spec, NULL) == -1)
         return 2;
     if (o.help) {
         usage(argv[0]);

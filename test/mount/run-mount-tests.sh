@@ -23,8 +23,11 @@ limit=${DDIO_TEST_LIMIT:-300}        # per group session
 export CASE_LIMIT=${DDIO_CASE_LIMIT:-120}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-mount.XXXXXX")
 M="$tmp/mnt"; mkdir -p "$M"
+# mounted, also when its daemon died ("transport endpoint is not connected",
+# where `mountpoint` says no)
+is_mounted() { grep -q " $1 fuse" /proc/self/mounts; }
 cleanup() {
-  mountpoint -q "$M" && { fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M"; }
+  is_mounted "$M" && { fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M"; }
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -33,7 +36,7 @@ pass=0; fail=0; failed=()
 ok() { pass=$((pass + 1)); echo "PASS: $1"; }
 ko() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL: $1${2:+: $2}"; }
 unmounted() {   # after every session: no stale mount
-  if mountpoint -q "$M"; then ko "$1/unmounted" "still mounted"; fusermount3 -uz "$M"; else ok "$1/unmounted"; fi
+  if is_mounted "$M"; then ko "$1/unmounted" "still mounted"; fusermount3 -uz "$M"; else ok "$1/unmounted"; fi
 }
 
 export M T="$tmp" TOP="$top" PAT="$top/examples/bin/ddio-patterns" FILECMP="$top/test/mpi/bin/filecmp"
@@ -69,13 +72,25 @@ lifecycle() {  # ddio-run unmounts after a failing command and on an interrupt
   [ $rc -eq 3 ] && ok "mount/lifecycle/failing-command-status" \
     || ko "mount/lifecycle/failing-command-status" "exit $rc, expected 3 (mounted during the command)"
   unmounted "mount/lifecycle/failing-command"
-  # SIGINT to ddio-run while its command runs (setsid: a process of its own)
-  setsid "$top/tools/ddio-run" -s 1 --root "$tmp/srv-lc" --mount "$M" -- sleep 60 >"$tmp/lc2.log" 2>&1 &
+  # Ctrl-C: SIGINT to ddio-run's process group while its command runs. A
+  # background job of this script has SIGINT ignored, which bash cannot
+  # undo, so python restores the default before exec'ing ddio-run in a
+  # session of its own.
+  python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.setsid()
+os.execvp(sys.argv[1], sys.argv[1:])' "$top/tools/ddio-run" -s 1 --root "$tmp/srv-lc" --mount "$M" -- sleep 60 \
+    >"$tmp/lc2.log" 2>&1 &
   local pid=$! t=0
-  while ! mountpoint -q "$M" && [ $t -lt 100 ]; do sleep 0.1; t=$((t + 1)); done
+  while ! mountpoint -q "$M" && [ $t -lt 200 ]; do sleep 0.1; t=$((t + 1)); done
   kill -INT -- -"$pid" 2>/dev/null
   t=0; while kill -0 "$pid" 2>/dev/null && [ $t -lt 300 ]; do sleep 0.1; t=$((t + 1)); done
-  kill -0 "$pid" 2>/dev/null && { ko "mount/lifecycle/interrupt" "ddio-run still running 30 s after SIGINT"; kill -KILL -- -"$pid"; }
+  if kill -0 "$pid" 2>/dev/null; then
+    ko "mount/lifecycle/interrupt" "ddio-run still running 30 s after SIGINT"; kill -KILL -- -"$pid"
+  else
+    wait "$pid"; local st=$?
+    [ $st -eq 130 ] && ok "mount/lifecycle/interrupt" || ko "mount/lifecycle/interrupt" "exit $st, expected 130"
+  fi
   wait "$pid" 2>/dev/null
   unmounted "mount/lifecycle/interrupt"
   # a mount point that is already mounted is refused, not stacked
