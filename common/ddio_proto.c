@@ -817,6 +817,19 @@ int ddio_dec_err(const void *p, size_t n, char **msg)
 
 /* ---- namespace: PSTAT, READDIR, MKDIR, RENAME ------------------------------------------- */
 
+/* A namespace decoder's result (rbuf_result); on failure it frees the
+ * strings it decoded (s2 may be NULL) and zeroes the message. */
+static int ns_result(const struct ddio_rbuf *r, void *m, size_t size, char *s1, char *s2)
+{
+    int rc = rbuf_result(r);
+    if (rc) {
+        free(s1);
+        free(s2);
+        memset(m, 0, size);
+    }
+    return rc;
+}
+
 void ddio_enc_pstat_r(struct ddio_wbuf *w, const struct ddio_pstat_r *m)
 {
     ddio_put_u32(w, m->kind);
@@ -841,10 +854,7 @@ int ddio_dec_pstat_r(const void *p, size_t n, struct ddio_pstat_r *m)
         r.err = -EPROTO;
     if (!r.err && m->kind == DDIO_K_FILE)
         ddio_dec_layout(&r, &m->layout);
-    int rc = rbuf_result(&r);
-    if (rc)
-        memset(m, 0, sizeof(*m));
-    return rc;
+    return ns_result(&r, m, sizeof(*m), NULL, NULL);
 }
 
 void ddio_enc_readdir(struct ddio_wbuf *w, const struct ddio_readdir *m)
@@ -864,12 +874,7 @@ int ddio_dec_readdir(const void *p, size_t n, struct ddio_readdir *m)
     m->max = ddio_get_u32(&r);
     if (!r.err && (m->max == 0 || m->max > DDIO_READDIR_MAX))
         r.err = -EPROTO;
-    int rc = rbuf_result(&r);
-    if (rc) {
-        free(m->path);
-        memset(m, 0, sizeof(*m));
-    }
-    return rc;
+    return ns_result(&r, m, sizeof(*m), m->path, NULL);
 }
 
 /* one directory entry name: a single component */
@@ -942,12 +947,7 @@ int ddio_dec_mkdir(const void *p, size_t n, struct ddio_mkdir *m)
     m->mode = ddio_get_u32(&r);
     if (!r.err && m->mode > 07777)
         r.err = -EPROTO;
-    int rc = rbuf_result(&r);
-    if (rc) {
-        free(m->path);
-        memset(m, 0, sizeof(*m));
-    }
-    return rc;
+    return ns_result(&r, m, sizeof(*m), m->path, NULL);
 }
 
 void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m)
@@ -963,13 +963,7 @@ int ddio_dec_rename(const void *p, size_t n, struct ddio_rename *m)
     ddio_rbuf_init(&r, p, n);
     m->from = ddio_get_str(&r, DDIO_MAX_STR);
     m->to = ddio_get_str(&r, DDIO_MAX_STR);
-    int rc = rbuf_result(&r);
-    if (rc) {
-        free(m->from);
-        free(m->to);
-        memset(m, 0, sizeof(*m));
-    }
-    return rc;
+    return ns_result(&r, m, sizeof(*m), m->from, m->to);
 }
 
 /* ---- names ------------------------------------------------------------------------------- */
