@@ -42,6 +42,7 @@ void ADIOI_DDIO_File_free(ADIO_File fd)
     ADIOI_DDIO_View_free(&f->view);
     free(f->srv);
     free(f->servers_hint);
+    free(f->secret_hint);
     ADIOI_Free(f);
     fd->fs_ptr = NULL;
 }
@@ -365,6 +366,7 @@ static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,
     char **list = NULL;
 
     *conns = NULL;
+    ADIOI_DDIO_Secret_hint(f->secret_hint);
     if (ADIOI_DDIO_Server_list(f->servers_hint, &list, n, e))
         return -1;
     *conns = calloc(*n, sizeof(**conns));

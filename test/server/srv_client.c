@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ddio_auth.h"
 #include "ddio_desc.h"
 #include "ddio_layout.h"
 #include "ddio_net.h"
@@ -29,6 +30,8 @@ static char g_host[256];
 static int g_port;
 static const char *g_root;
 static unsigned g_run;            /* makes file names unique per run */
+static struct ddio_secret g_secret;   /* $DDIO_SECRET_FILE */
+static int g_have_secret;
 
 static void die(const char *fmt, ...)
 {
@@ -104,24 +107,22 @@ static int call_simple(struct cl *c, uint16_t type, struct ddio_wbuf *w)
     return st;
 }
 
+/* connect and run the clients' shared handshake (HELLO, AUTH) */
 static struct cl *cl_connect(void)
 {
     struct cl *c = calloc(1, sizeof(*c));
     c->fd = ddio_connect(g_host, g_port, ddio_now_ms() + TMO);
     CHECK(c->fd >= 0, "connect: %s", strerror(-c->fd));
-    struct ddio_hello h = {.pid = (uint32_t)getpid(), .client = "srv_client"};
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_hello(&w, &h);
-    struct msg m;
-    CHECK(call(c, DDIO_T_HELLO, &w, &m) == 0, "HELLO refused");
     struct ddio_hello_r r;
-    CHECK(ddio_dec_hello_r(m.p, m.h.len, &r) == 0, "HELLO reply malformed");
+    char err[1024];
+    int rc = ddio_handshake(c->fd, "server", "srv_client", g_have_secret ? &g_secret : NULL,
+                            ddio_now_ms() + TMO, &r, err, sizeof(err));
+    CHECK(rc == 0, "handshake: %s", err);
+    c->req = DDIO_HANDSHAKE_REQS;
     memcpy(c->id, r.server_id, DDIO_ID_LEN);
     c->ndisks = r.ndisks;
     c->bsize = r.block_size;
     free(r.name);
-    free(m.p);
     return c;
 }
 
@@ -514,10 +515,10 @@ static void test_files(void)
     CHECK(cl_delete(c, p) == ENOENT, "second delete not ENOENT");
     CHECK(cl_open(c, p, DDIO_O_RDWR, &l, &r2) == ENOENT, "open after delete not ENOENT");
     CHECK(cl_delete(c, "../x") == EACCES, "delete of ../x not EACCES");
-    /* AUTH is reserved */
-    CHECK(call_simple(c, DDIO_T_AUTH, NULL) == ENOSYS, "AUTH not ENOSYS");
+    /* a second AUTH is a protocol error (the server then closes) */
+    CHECK(call_simple(c, DDIO_T_AUTH, NULL) == EPROTO, "second AUTH not EPROTO");
     cl_close(c);
-    printf("ok   file operations, EXCL, confinement, ESTALE, delete, AUTH\n");
+    printf("ok   file operations, EXCL, confinement, ESTALE, delete, second AUTH\n");
 }
 
 static void test_independent(uint64_t unit, uint32_t count, const char *name)
@@ -854,17 +855,15 @@ static void expect_closed(int fd, const char *what)
     printf("ok   %s refused\n", what);
 }
 
+/* the handshake on a raw connection: the next request id is 3 */
 static void send_hello_raw(int fd)
 {
-    struct ddio_hello h = {.pid = 1, .client = "raw"};
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_hello(&w, &h);
-    ddio_send_msg(fd, DDIO_T_HELLO, 1, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO);
-    ddio_wbuf_free(&w);
-    struct ddio_hdr hd;
-    CHECK(ddio_recv_hdr(fd, &hd, ddio_now_ms() + TMO) == 0 && hd.status == 0, "raw hello");
-    ddio_discard(fd, hd.len, ddio_now_ms() + TMO);
+    struct ddio_hello_r r;
+    char err[1024];
+    int rc = ddio_handshake(fd, "server", "raw", g_have_secret ? &g_secret : NULL,
+                            ddio_now_ms() + TMO, &r, err, sizeof(err));
+    CHECK(rc == 0, "raw handshake: %s", err);
+    free(r.name);
 }
 
 static void test_malformed(void)
@@ -966,6 +965,11 @@ int main(int argc, char **argv)
     }
     g_root = argc > 2 ? argv[2] : NULL;
     g_run = (unsigned)getpid();
+    char path[4096], err[1024];
+    if (ddio_secret_path(NULL, path, sizeof(path))) {
+        CHECK(ddio_secret_load(path, &g_secret, err, sizeof(err)) == 0, "%s", err);
+        g_have_secret = 1;
+    }
     test_files();
     test_independent(1u << 20, 1, "ind1");
     test_independent(65536, 2, "ind2");       /* index 0 of 2: only its stripes */
