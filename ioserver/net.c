@@ -426,12 +426,17 @@ static void pending_drop_locked(struct server *srv, struct conn *c)
     }
 }
 
-static void auth_done(struct conn *c)
+/* 0, or -EBUSY when the connection was just evicted (it closes) */
+static int auth_done(struct conn *c)
 {
     pthread_mutex_lock(&c->srv->mu);
-    pending_drop_locked(c->srv, c);
+    int evicted = atomic_load(&c->evicted);
+    if (!evicted) {
+        pending_drop_locked(c->srv, c);
+        atomic_store(&c->authed, 1);
+    }
     pthread_mutex_unlock(&c->srv->mu);
-    atomic_store(&c->authed, 1);
+    return evicted ? -EBUSY : 0;
 }
 
 static int64_t auth_deadline(const struct conn *c)
@@ -476,8 +481,10 @@ static int on_hello(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     ddio_wbuf_init(&w);
     ddio_enc_hello_r(&w, &r);
     c->hello = 1;
-    if (srv->cfg.insecure)
-        auth_done(c);
+    if (srv->cfg.insecure && auth_done(c)) {
+        ddio_wbuf_free(&w);
+        return -EBUSY;
+    }
     return reply_w(c, h, &w);
 }
 
@@ -506,7 +513,8 @@ static int on_auth(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         conn_send_err(c, h->type | DDIO_REPLY, h->req, EIO, "cannot compute HMAC (libcrypto)");
         return -EIO;
     }
-    auth_done(c);
+    if (auth_done(c))
+        return -EBUSY;            /* the reader sends the eviction notice */
     DDIO_INFO("connection %" PRIu64 " from %s authenticated", c->id, c->peer);
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
@@ -735,8 +743,8 @@ static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     }
 }
 
-/* wait until the socket is readable; 0, or -1 when stopping, dead, or
- * past the authentication deadline */
+/* wait until the socket is readable; 0, -1 when stopping or dead, or
+ * -ETIMEDOUT past the authentication deadline */
 static int wait_readable(struct conn *c)
 {
     for (;;) {
@@ -745,11 +753,8 @@ static int wait_readable(struct conn *c)
         int wait = 500;
         if (!atomic_load(&c->authed)) {
             int64_t left = auth_deadline(c) - ddio_now_ms();
-            if (left <= 0) {
-                DDIO_WARN("connection %" PRIu64 " from %s closed: not authenticated within "
-                          "%u s (--auth-timeout)", c->id, c->peer, c->srv->cfg.auth_timeout_s);
-                return -1;
-            }
+            if (left <= 0)
+                return -ETIMEDOUT;
             wait = left < wait ? (int)left : wait;
         }
         struct pollfd pf = {c->fd, POLLIN, 0};
@@ -852,14 +857,29 @@ static void teardown(struct conn *c)
     pthread_cond_broadcast(&srv->cv);
     pthread_mutex_unlock(&srv->mu);
     stats_conn(&srv->stats, -1);
-    DDIO_INFO("connection %" PRIu64 " from %s closed", c->id, c->peer);
+    if (atomic_load(&c->authed))
+        DDIO_INFO("connection %" PRIu64 " from %s closed", c->id, c->peer);
+    else
+        DDIO_WARN("connection %" PRIu64 " from %s closed before authenticating", c->id, c->peer);
     conn_unref(c);
+}
+
+/* Closing a connection that has not authenticated: the refusal goes where
+ * its handshake waits for a reply (HELLO's req 1, AUTH's req 2). */
+static void refuse_pending(struct conn *c, int err, const char *why)
+{
+    DDIO_WARN("connection %" PRIu64 " from %s closed: %s", c->id, c->peer, why);
+    conn_send_err(c, (c->hello ? DDIO_T_AUTH : DDIO_T_HELLO) | DDIO_REPLY, c->hello ? 2 : 1,
+                  err, "connection closed: %s", why);
+    conn_flush(c, ddio_now_ms() + FLUSH_TIMEOUT_MS);
 }
 
 static void *reader_main(void *arg)
 {
     struct conn *c = arg;
-    while (wait_readable(c) == 0) {
+    char why[160];
+    int w;
+    while ((w = wait_readable(c)) == 0 && !atomic_load(&c->evicted)) {
         int rc = serve_one(c);
         if (rc) {
             if (rc != -ECONNRESET)
@@ -869,6 +889,15 @@ static void *reader_main(void *arg)
                 conn_flush(c, ddio_now_ms() + FLUSH_TIMEOUT_MS);   /* the refusal */
             break;
         }
+    }
+    if (atomic_load(&c->evicted) && !atomic_load(&c->authed)) {
+        snprintf(why, sizeof(why), "not authenticated while %u newer connections wait "
+                 "(--max-unauth)", c->srv->cfg.max_unauth);
+        refuse_pending(c, EBUSY, why);
+    } else if (w == -ETIMEDOUT) {
+        snprintf(why, sizeof(why), "not authenticated within %u s (--auth-timeout)",
+                 c->srv->cfg.auth_timeout_s);
+        refuse_pending(c, ETIMEDOUT, why);
     }
     teardown(c);
     return NULL;
@@ -987,7 +1016,8 @@ static void start_conn(struct server *srv, int fd)
     pthread_mutex_lock(&srv->mu);
     if (srv->npending >= (int)srv->cfg.max_unauth && (victim = oldest_pending_locked(srv))) {
         pending_drop_locked(srv, victim);
-        conn_ref(victim);
+        atomic_store(&victim->evicted, 1);   /* under srv->mu: auth_done checks it */
+        shutdown(victim->fd, SHUT_RD);       /* its reader sends the notice, closes */
     }
     c->id = ++srv->next_conn_id;
     c->born_ms = ddio_now_ms();
@@ -997,12 +1027,6 @@ static void start_conn(struct server *srv, int fd)
     srv->conns = c;
     srv->nconns++;
     pthread_mutex_unlock(&srv->mu);
-    if (victim) {
-        DDIO_WARN("connection %" PRIu64 " from %s closed: still not authenticated while %u "
-                  "others wait (--max-unauth)", victim->id, victim->peer, srv->cfg.max_unauth);
-        conn_kill(victim, "evicted: not authenticated");
-        conn_unref(victim);
-    }
     stats_conn(&srv->stats, 1);
     if (srv->cfg.insecure)
         DDIO_WARN("connection %" PRIu64 " from %s accepted WITHOUT authentication "

@@ -45,6 +45,7 @@ struct conn {
     int hello;
     atomic_int authed;           /* AUTH verified (or --insecure); read by the acceptor */
     int pending;                 /* counted in srv->npending (under srv->mu) */
+    atomic_int evicted;          /* closed to make room (--max-unauth) */
     int64_t born_ms;             /* accepted at; the authentication deadline runs from here */
     uint8_t snonce[DDIO_NONCE_LEN];  /* this connection's challenge */
     struct outmsg *qhead, *qtail;
