@@ -690,6 +690,14 @@ static int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, EINVAL,
                              "lock: bad command or type"), 0;
     }
+    if (rc == 0 && h->type == DDIO_T_XFER && w->u.x.desc_len > c->srv->cfg.max_desc) {
+        uint32_t len = w->u.x.desc_len;
+        free(w->payload);
+        free(w);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EMSGSIZE, "descriptor of %u "
+                             "bytes exceeds the limit of %" PRIu64 " bytes (--max-desc)", len,
+                             c->srv->cfg.max_desc), 0;
+    }
     if (rc || !(w->of = handle_retain(c, h, handle))) {
         free(w->payload);
         free(w);
@@ -878,9 +886,9 @@ static void *reader_main(void *arg)
 {
     struct conn *c = arg;
     char why[160];
-    int w;
+    int w, rc = 0;
     while ((w = wait_readable(c)) == 0 && !atomic_load(&c->evicted)) {
-        int rc = serve_one(c);
+        rc = serve_one(c);
         if (rc) {
             if (rc != -ECONNRESET)
                 DDIO_DEBUG("connection %" PRIu64 " (%s): %s", c->id, c->peer,
@@ -894,7 +902,7 @@ static void *reader_main(void *arg)
         snprintf(why, sizeof(why), "not authenticated while %u newer connections wait "
                  "(--max-unauth)", c->srv->cfg.max_unauth);
         refuse_pending(c, EBUSY, why);
-    } else if (w == -ETIMEDOUT) {
+    } else if (w == -ETIMEDOUT || (rc == -ETIMEDOUT && !atomic_load(&c->authed))) {
         snprintf(why, sizeof(why), "not authenticated within %u s (--auth-timeout)",
                  c->srv->cfg.auth_timeout_s);
         refuse_pending(c, ETIMEDOUT, why);
