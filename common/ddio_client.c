@@ -3,6 +3,7 @@
 #define _GNU_SOURCE      /* qsort_r */
 #endif
 #include "ddio_client.h"
+#include "ddio_auth.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -35,6 +36,7 @@ struct ddio_client {
     int timeout_ms;
     uint64_t unit;
     char *servers;
+    struct ddio_secret *secret;  /* NULL: none named */
 };
 
 struct ddio_cfile {
@@ -60,8 +62,24 @@ static void say(char *msg, size_t n, const char *fmt, ...)
 
 /* ---- connections ------------------------------------------------------------ */
 
+/* the secret named by secret_file / the environment / the config, if any */
+static int load_secret(struct ddio_client *cl, const char *secret_file, char *msg, size_t msglen)
+{
+    char path[4096], err[512];
+    if (!ddio_secret_path(secret_file, path, sizeof(path)))
+        return 0;
+    cl->secret = malloc(sizeof(*cl->secret));
+    if (!cl->secret)
+        return say(msg, msglen, "out of memory"), -1;
+    if (ddio_secret_load(path, cl->secret, err, sizeof(err))) {
+        say(msg, msglen, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 struct ddio_client *ddio_client_new(const char *servers, int timeout_ms, uint64_t unit,
-                                    char *msg, size_t msglen)
+                                    const char *secret_file, char *msg, size_t msglen)
 {
     struct ddio_client *cl = calloc(1, sizeof(*cl));
     char *list = servers ? strdup(servers) : NULL, *save = NULL, host[256];
@@ -96,6 +114,8 @@ struct ddio_client *ddio_client_new(const char *servers, int timeout_ms, uint64_
         say(msg, msglen, "no servers given (host:port,...)");
         goto fail;
     }
+    if (load_secret(cl, secret_file, msg, msglen))
+        goto fail;
     free(list);
     return cl;
 fail:
@@ -115,6 +135,10 @@ void ddio_client_free(struct ddio_client *cl)
     }
     free(cl->c);
     free(cl->servers);
+    if (cl->secret) {
+        ddio_secret_clear(cl->secret);
+        free(cl->secret);
+    }
     free(cl);
 }
 
@@ -154,18 +178,13 @@ static int recv_reply(struct cconn *c, uint16_t type, uint64_t req, int64_t dl,
     return 0;
 }
 
-/* The connection step: TCP connect and HELLO (one place, so that an
- * authentication step after HELLO goes here). Called with c->mu held. */
+/* The connection step: TCP connect, then the HELLO/AUTH handshake every
+ * client runs (ddio_auth.h). Called with c->mu held. */
 static int conn_connect(struct ddio_client *cl, struct cconn *c, char *msg, size_t msglen)
 {
-    char host[256];
+    char host[256], err[512];
     int port, rc;
-    int32_t status = 0;
-    uint8_t *p = NULL;
-    size_t n = 0;
     int64_t dl = ddio_now_ms() + cl->timeout_ms;
-    struct ddio_wbuf w;
-    struct ddio_hello hello = {.pid = (uint32_t)getpid(), .client = "ddio-client"};
     struct ddio_hello_r r;
 
     if (ddio_parse_hostport(c->addr, host, sizeof(host), &port))
@@ -177,22 +196,13 @@ static int conn_connect(struct ddio_client *cl, struct cconn *c, char *msg, size
         say(msg, msglen, "server %s: connect: %s", c->addr, ddio_errno_name(-rc));
         return -EIO;
     }
-    ddio_wbuf_init(&w);
-    ddio_enc_hello(&w, &hello);
-    c->next_req = 1;
-    rc = w.err ? w.err : ddio_send_msg(c->sock, DDIO_T_HELLO, c->next_req, 0, w.p, w.len,
-                                       NULL, 0, dl);
-    ddio_wbuf_free(&w);
-    if (!rc)
-        rc = recv_reply(c, DDIO_T_HELLO, c->next_req++, dl, &status, &p, &n);
-    if (!rc && (status || ddio_dec_hello_r(p, n, &r)))
-        rc = status ? -status : -EPROTO;
-    free(p);
+    rc = ddio_handshake(c->sock, c->addr, "ddio-client", cl->secret, dl, &r, err, sizeof(err));
     if (rc) {
         conn_drop(c);
-        say(msg, msglen, "server %s: HELLO: %s", c->addr, ddio_errno_name(-rc));
-        return -EIO;
+        say(msg, msglen, "%s", err);
+        return rc == -EACCES ? -EACCES : -EIO;
     }
+    c->next_req = DDIO_HANDSHAKE_REQS + 1;
     memcpy(c->id, r.server_id, DDIO_ID_LEN);
     if (r.name && *r.name)
         snprintf(c->name, sizeof(c->name), "%s", r.name);

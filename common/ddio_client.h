@@ -26,9 +26,12 @@ struct ddio_client;
 struct ddio_cfile;
 
 /* servers: "host:port,..." (the order is the stripe order of new files);
- * unit: stripe unit of new files (0: 1 MiB). Does not connect yet. */
+ * unit: stripe unit of new files (0: 1 MiB); secret_file: the shared secret
+ * (NULL: $DDIO_SECRET_FILE, else DDIO_CONFIG's secret_file; none named:
+ * only servers started with --insecure are accepted). Loads the secret, does
+ * not connect yet. */
 struct ddio_client *ddio_client_new(const char *servers, int timeout_ms, uint64_t unit,
-                                    char *msg, size_t msglen);
+                                    const char *secret_file, char *msg, size_t msglen);
 void ddio_client_free(struct ddio_client *cl);
 const char *ddio_client_servers(const struct ddio_client *cl);
 

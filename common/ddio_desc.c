@@ -742,6 +742,7 @@ size_t ddio_desc_encoded_size(const struct ddio_desc *d)
 struct dec {
     struct ddio_rbuf r;
     uint32_t budget;     /* nodes + list entries still allowed */
+    int max_depth;
 };
 
 static int dec_node(struct dec *x, int depth, struct ddio_node **out);
@@ -750,9 +751,10 @@ static int dec_list(struct dec *x, int depth, struct ddio_node *n)
 {
     uint32_t cnt = ddio_get_u32(&x->r);
     size_t left = x->r.len - x->r.off;
-    if (x->r.err || cnt == 0 || cnt > x->budget ||
-        (uint64_t)cnt * (ENC_ENTRY + ENC_LEAF) > left)   /* before allocating */
-        return -EPROTO;
+    if (x->r.err || cnt == 0 || (uint64_t)cnt * (ENC_ENTRY + ENC_LEAF) > left)
+        return -EPROTO;                                   /* before allocating */
+    if (cnt > x->budget)
+        return -E2BIG;
     x->budget -= cnt;
     n->u.list.disp = malloc(cnt * sizeof(int64_t));
     n->u.list.child = calloc(cnt, sizeof(struct ddio_node *));
@@ -776,8 +778,8 @@ static int dec_node(struct dec *x, int depth, struct ddio_node **out)
     uint8_t kind;
     int rc = 0;
 
-    if (depth > DDIO_DESC_MAX_DEPTH || x->budget == 0)
-        return -EPROTO;
+    if (depth > x->max_depth || x->budget == 0)
+        return -E2BIG;
     kind = ddio_get_u8(&x->r);
     if (x->r.err || kind < DDIO_N_LEAF || kind > DDIO_N_LIST)
         return -EPROTO;
@@ -827,13 +829,21 @@ static bool desc_fits(const struct ddio_desc *d)
 
 int ddio_desc_decode(const void *p, size_t n, uint32_t max_nodes, struct ddio_desc *d)
 {
+    int rc = ddio_desc_decode_lim(p, n, max_nodes, DDIO_DESC_MAX_DEPTH, d);
+    return rc == -E2BIG ? -EPROTO : rc;
+}
+
+int ddio_desc_decode_lim(const void *p, size_t n, uint32_t max_nodes, unsigned max_depth,
+                         struct ddio_desc *d)
+{
     struct dec x;
     int rc;
 
     memset(d, 0, sizeof(*d));
     ddio_rbuf_init(&x.r, p, n);
-    /* DDIO_DESC_MAX_NODES is a hard cap whatever the caller asks for */
+    /* DDIO_DESC_MAX_NODES / _DEPTH are hard caps whatever the caller asks for */
     x.budget = max_nodes < DDIO_DESC_MAX_NODES ? max_nodes : DDIO_DESC_MAX_NODES;
+    x.max_depth = max_depth < DDIO_DESC_MAX_DEPTH ? (int)max_depth : DDIO_DESC_MAX_DEPTH;
     d->disp = (int64_t)ddio_get_u64(&x.r);
     d->extent = (int64_t)ddio_get_u64(&x.r);
     d->start = ddio_get_u64(&x.r);

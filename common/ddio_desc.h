@@ -95,6 +95,10 @@ size_t ddio_desc_encoded_size(const struct ddio_desc *d);
  * <= max_nodes, no zero sizes, no arithmetic overflow, all bytes consumed.
  * Returns 0 or -EPROTO / -ENOMEM. On success *d owns its tree. */
 int ddio_desc_decode(const void *p, size_t n, uint32_t max_nodes, struct ddio_desc *d);
+/* The same with a tighter depth bound (a server's limits); a well-formed
+ * descriptor beyond max_depth or max_nodes gives -E2BIG here. */
+int ddio_desc_decode_lim(const void *p, size_t n, uint32_t max_nodes, unsigned max_depth,
+                         struct ddio_desc *d);
 
 /* ---- file-side evaluation (requires monotone) ----------------------------- */
 /* 0 if every stream byte is at a strictly higher offset than the one before

@@ -350,6 +350,49 @@ int ddio_dec_hello_r(const void *p, size_t n, struct ddio_hello_r *m)
     return rc;
 }
 
+/* ---- AUTH ------------------------------------------------------------------ */
+
+void ddio_enc_auth(struct ddio_wbuf *w, const struct ddio_auth *m)
+{
+    ddio_put_bytes(w, m->nonce, DDIO_NONCE_LEN);
+    ddio_put_bytes(w, m->mac, DDIO_MAC_LEN);
+}
+
+int ddio_dec_auth(const void *p, size_t n, struct ddio_auth *m)
+{
+    struct ddio_rbuf r;
+    const uint8_t *b;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    if ((b = ddio_get_bytes(&r, DDIO_NONCE_LEN)))
+        memcpy(m->nonce, b, DDIO_NONCE_LEN);
+    if ((b = ddio_get_bytes(&r, DDIO_MAC_LEN)))
+        memcpy(m->mac, b, DDIO_MAC_LEN);
+    int rc = rbuf_result(&r);
+    if (rc)
+        memset(m, 0, sizeof(*m));
+    return rc;
+}
+
+void ddio_enc_auth_r(struct ddio_wbuf *w, const struct ddio_auth_r *m)
+{
+    ddio_put_bytes(w, m->mac, DDIO_MAC_LEN);
+}
+
+int ddio_dec_auth_r(const void *p, size_t n, struct ddio_auth_r *m)
+{
+    struct ddio_rbuf r;
+    const uint8_t *b;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    if ((b = ddio_get_bytes(&r, DDIO_MAC_LEN)))
+        memcpy(m->mac, b, DDIO_MAC_LEN);
+    int rc = rbuf_result(&r);
+    if (rc)
+        memset(m, 0, sizeof(*m));
+    return rc;
+}
+
 /* ---- layout record, OPEN ---------------------------------------------------- */
 
 /* Only the first stripe_count ids go on the wire: a typical file has a few

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      1u
+#define DDIO_VERSION      2u   /* 2: HELLO|R nonce + AUTH handshake */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -25,11 +25,12 @@
 #define DDIO_MAX_SEGS     65536u        /* segments in one PUT/GET */
 #define DDIO_ID_LEN       16u           /* server identity (random, persistent) */
 #define DDIO_NONCE_LEN    32u
+#define DDIO_MAC_LEN      32u          /* HMAC-SHA-256 */
 
 /* message types */
 enum ddio_type {
     DDIO_T_HELLO    = 1,   /* client -> server: first message on a connection */
-    DDIO_T_AUTH     = 2,   /* reserved: challenge response (roadmap) */
+    DDIO_T_AUTH     = 2,   /* client -> server: challenge response (ddio_auth.h) */
     DDIO_T_OPEN     = 3,
     DDIO_T_CLOSE    = 4,
     DDIO_T_DELETE   = 5,
@@ -126,8 +127,19 @@ struct ddio_hello_r {
     uint32_t ndisks;
     uint32_t flags;          /* DDIO_SRV_* */
     uint64_t block_size;     /* server transfer block size (bytes) */
-    uint8_t  nonce[DDIO_NONCE_LEN];  /* challenge for AUTH (roadmap) */
+    uint8_t  nonce[DDIO_NONCE_LEN];  /* server's challenge for AUTH, fresh per connection */
     char *name;              /* server's "host:port", for error messages */
+};
+
+/* AUTH (client -> server): the client's own nonce and its proof
+ * HMAC(secret, client role, server id, server nonce, client nonce);
+ * AUTH reply: the server's proof over the same nonces (server role). */
+struct ddio_auth {
+    uint8_t nonce[DDIO_NONCE_LEN];
+    uint8_t mac[DDIO_MAC_LEN];
+};
+struct ddio_auth_r {
+    uint8_t mac[DDIO_MAC_LEN];
 };
 
 /* A file's striping layout, stored with the file on every server holding it. */
@@ -293,6 +305,12 @@ void ddio_enc_hello(struct ddio_wbuf *w, const struct ddio_hello *m);
 int  ddio_dec_hello(const void *p, size_t n, struct ddio_hello *m);   /* free m->client */
 void ddio_enc_hello_r(struct ddio_wbuf *w, const struct ddio_hello_r *m);
 int  ddio_dec_hello_r(const void *p, size_t n, struct ddio_hello_r *m); /* free m->name */
+
+/* fixed size: exactly DDIO_NONCE_LEN + DDIO_MAC_LEN / DDIO_MAC_LEN bytes */
+void ddio_enc_auth(struct ddio_wbuf *w, const struct ddio_auth *m);
+int  ddio_dec_auth(const void *p, size_t n, struct ddio_auth *m);
+void ddio_enc_auth_r(struct ddio_wbuf *w, const struct ddio_auth_r *m);
+int  ddio_dec_auth_r(const void *p, size_t n, struct ddio_auth_r *m);
 
 /* Only the first stripe_count ids are on the wire. The decoder requires
  * stripe_unit > 0, 1 <= stripe_count <= DDIO_MAX_SERVERS and

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddio_desc.h"
 #include "ddio_log.h"
 #include "ddio_net.h"
 
@@ -17,6 +18,14 @@ void config_defaults(struct srv_config *c)
     c->block_size = 1u << 20;
     c->buffers = 4;
     c->log_level = DDIO_LOG_INFO;
+    c->max_conns = 1024;
+    c->max_unauth = 64;
+    c->auth_timeout_s = 10;
+    c->max_msg = DDIO_MAX_PAYLOAD;
+    c->max_desc = 1u << 20;
+    c->max_depth = DDIO_DESC_MAX_DEPTH;
+    c->max_call_mem = 256u << 20;
+    c->max_inflight = 64;
 }
 
 void config_usage(FILE *f)
@@ -32,11 +41,26 @@ void config_usage(FILE *f)
         "  --throttle-mbps N    emulate slow disks: each disk moves at most N MiB/s\n"
         "                       (tests and demos; default 0 = off)\n"
         "  --log-level L        error|warn|info|debug (default info)\n"
-        "  --insecure           accept unauthenticated connections (testing)\n"
+        "  --secret-file F      shared secret clients must prove they hold (HMAC-SHA-256\n"
+        "                       challenge-response); F must be owned by this user and\n"
+        "                       private (chmod 600). Required unless --insecure\n"
+        "  --insecure           no authentication: anyone who reaches the port reads and\n"
+        "                       writes every file (local experiments only)\n"
         "  --fault POINT:N[:kill|stop]\n"
         "                       tests: SIGKILL (or SIGSTOP) the server the N-th time it\n"
         "                       reaches POINT: open, sync, coll-read, coll-write,\n"
         "                       indep-read, indep-write (a block of that kind of XFER)\n"
+        "limits (a client exceeding one gets a clear error; others are not affected):\n"
+        "  --max-connections N  connections at once (default 1024)\n"
+        "  --max-unauth N       connections not yet authenticated; the oldest is closed\n"
+        "                       to make room for a new one (default 64)\n"
+        "  --auth-timeout S     seconds a connection has to authenticate (default 10)\n"
+        "  --max-message BYTES  request payload size (default 64M)\n"
+        "  --max-desc BYTES     encoded descriptor size in one XFER (default 1M)\n"
+        "  --max-desc-depth N   descriptor nesting depth, 1..16 (default 16)\n"
+        "  --max-call-memory B  memory for one XFER's descriptors and block plan\n"
+        "                       (default 256M)\n"
+        "  --max-inflight N     requests waiting at once per connection (default 64)\n"
         "  --help               this text\n");
 }
 
@@ -73,6 +97,8 @@ static int set_listen(struct srv_config *c, const char *arg, char *err, size_t e
     c->listen_port = port;
     return 0;
 }
+
+static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen);
 
 static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen)
 {
@@ -128,13 +154,53 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'I':
         c->insecure = 1;
         return 0;
-    case 'F':
+    case 'X':
         c->fault = arg;
         return 0;
+    case 'S':
+        if (!*arg) {
+            snprintf(err, errlen, "--secret-file: empty file name");
+            return -1;
+        }
+        c->secret_file = arg;
+        return 0;
     default:
-        snprintf(err, errlen, "unknown option (try --help)");
-        return -1;
+        return limit_opt(c, opt, arg, err, errlen);
     }
+}
+
+/* --max-* and --auth-timeout: a number (K/M/G suffixes) within bounds */
+static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen)
+{
+    static const struct { int opt; const char *name; uint64_t lo, hi; } lim[] = {
+        {'C', "--max-connections", 1, 1000000}, {'U', "--max-unauth", 1, 1000000},
+        {'A', "--auth-timeout", 1, 3600}, {'M', "--max-message", 4096, DDIO_MAX_PAYLOAD},
+        {'D', "--max-desc", 64, DDIO_MAX_PAYLOAD}, {'E', "--max-desc-depth", 1, DDIO_DESC_MAX_DEPTH},
+        {'Y', "--max-call-memory", 1u << 20, UINT64_C(1) << 40}, {'F', "--max-inflight", 1, 4096},
+    };
+    for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+        if (lim[i].opt != opt)
+            continue;
+        uint64_t v;
+        if (parse_size(arg, &v) || v < lim[i].lo || v > lim[i].hi) {
+            snprintf(err, errlen, "%s: '%s' is not a number in %" PRIu64 "..%" PRIu64,
+                     lim[i].name, arg, lim[i].lo, lim[i].hi);
+            return -1;
+        }
+        switch (opt) {
+        case 'C': c->max_conns = (unsigned)v; break;
+        case 'U': c->max_unauth = (unsigned)v; break;
+        case 'A': c->auth_timeout_s = (unsigned)v; break;
+        case 'M': c->max_msg = v; break;
+        case 'D': c->max_desc = v; break;
+        case 'E': c->max_depth = (unsigned)v; break;
+        case 'Y': c->max_call_mem = v; break;
+        default: c->max_inflight = (unsigned)v; break;
+        }
+        return 0;
+    }
+    snprintf(err, errlen, "unknown option (try --help)");
+    return -1;
 }
 
 int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t errlen)
@@ -149,7 +215,16 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
         {"throttle-mbps", required_argument, NULL, 'T'},
         {"log-level", required_argument, NULL, 'L'},
         {"insecure", no_argument, NULL, 'I'},
-        {"fault", required_argument, NULL, 'F'},
+        {"fault", required_argument, NULL, 'X'},
+        {"secret-file", required_argument, NULL, 'S'},
+        {"max-connections", required_argument, NULL, 'C'},
+        {"max-unauth", required_argument, NULL, 'U'},
+        {"auth-timeout", required_argument, NULL, 'A'},
+        {"max-message", required_argument, NULL, 'M'},
+        {"max-desc", required_argument, NULL, 'D'},
+        {"max-desc-depth", required_argument, NULL, 'E'},
+        {"max-call-memory", required_argument, NULL, 'Y'},
+        {"max-inflight", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -181,6 +256,15 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
     }
     if (c->nroots == 0) {
         snprintf(err, errlen, "at least one --root DIR is required");
+        return -1;
+    }
+    if (!c->secret_file && !c->insecure) {
+        snprintf(err, errlen, "--secret-file FILE is required (clients must authenticate; "
+                 "--insecure turns that off for local experiments)");
+        return -1;
+    }
+    if (c->secret_file && c->insecure) {
+        snprintf(err, errlen, "--secret-file and --insecure exclude each other");
         return -1;
     }
     return 0;

@@ -18,8 +18,18 @@ struct srv_config {
     int rotate;
     unsigned throttle_mibps;      /* emulate disks of this bandwidth; 0 = off */
     int log_level;
-    int insecure;
     const char *fault;            /* --fault POINT:N[:ACTION] (tests), or NULL */
+    int insecure;                 /* no authentication (local experiments only) */
+    const char *secret_file;      /* shared secret for AUTH; required unless insecure */
+    /* limits on what a client may make the server hold (hostile clients) */
+    unsigned max_conns;           /* connections at once */
+    unsigned max_unauth;          /* of which not yet authenticated */
+    unsigned auth_timeout_s;      /* to authenticate after connecting */
+    uint64_t max_msg;             /* request payload bytes (DATA: its GET's size) */
+    uint64_t max_desc;            /* encoded descriptor bytes in one XFER */
+    unsigned max_depth;           /* descriptor nesting */
+    uint64_t max_call_mem;        /* memory one XFER's descriptors and plan may take */
+    unsigned max_inflight;        /* waiting requests per connection */
 };
 
 /* Defaults (no roots, no listen address). */

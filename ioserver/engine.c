@@ -32,6 +32,11 @@
 #include "planner.h"
 
 #define MAX_PARTICIPANTS (1u << 16)
+/* --max-call-memory: half for the participants' decoded descriptors, half
+ * for the block plan; what one node / one collected block entry costs
+ * (the node, a list entry's arrays; the entry, its sort and order copies) */
+#define DESC_NODE_BYTES  96u
+#define PLAN_BLOCK_BYTES 48u
 #define SEGS_PER_MSG 1024u
 #define DEFAULT_TIMEOUT_MS 60000u
 #define MIN_BEAT_MS 250u
@@ -868,6 +873,7 @@ static int plan(struct xfer *x)
         .limit = x->op == DDIO_X_READ ? store_size(x->of) : UINT64_MAX,
         .fds = x->of->fds, .nosort = (x->flags & DDIO_XF_NOSORT) != 0,
         .rotate = x->srv->cfg.rotate,
+        .max_blocks = x->srv->cfg.max_call_mem / 2 / PLAN_BLOCK_BYTES,
     };
     int sorted = 0;
     int rc = plan_blocks(&in, &x->blocks, &x->nblocks, &sorted);
@@ -912,7 +918,11 @@ static void run(struct xfer *x)
     int rc = alloc_run(x);
     if (rc == 0)
         rc = plan(x);
-    if (rc)
+    if (rc == -E2BIG)
+        FAIL(x, E2BIG, "planning %s: the call touches more than %" PRIu64 " blocks here "
+             "(server limit --max-call-memory %" PRIu64 " bytes)", op_name(x->op),
+             x->srv->cfg.max_call_mem / 2 / PLAN_BLOCK_BYTES, x->srv->cfg.max_call_mem);
+    else if (rc)
         FAIL(x, -rc, "planning %s: %s", op_name(x->op), ddio_errno_name(-rc));
     else
         pipeline(x);
@@ -998,9 +1008,19 @@ static void execute(struct server *srv, struct xfer *x)
 /* ---- arrival and the collective gate ------------------------------------------------------- */
 
 /* decode one participant's descriptor; on failure the message says why */
-static int load_desc(struct part *p, const struct ddio_xfer *m, char *why, size_t n)
+static int load_desc(const struct srv_config *cfg, struct part *p, const struct ddio_xfer *m,
+                     char *why, size_t n)
 {
-    int rc = ddio_desc_decode(m->desc, m->desc_len, DDIO_DESC_MAX_NODES, &p->d);
+    uint64_t nodes = cfg->max_call_mem / 2 / DESC_NODE_BYTES / m->nparticipants;
+    int rc = ddio_desc_decode_lim(m->desc, m->desc_len,
+                                  (uint32_t)(nodes < DDIO_DESC_MAX_NODES ? nodes : DDIO_DESC_MAX_NODES),
+                                  cfg->max_depth, &p->d);
+    if (rc == -E2BIG) {
+        snprintf(why, n, "rank %u: descriptor deeper than %u levels or larger than "
+                 "%" PRIu64 " nodes (server limits --max-desc-depth, --max-call-memory)",
+                 m->rank, cfg->max_depth, nodes);
+        return -E2BIG;
+    }
     if (rc) {
         snprintf(why, n, "rank %u: malformed descriptor (%s)", m->rank, ddio_errno_name(-rc));
         return -EPROTO;
@@ -1026,7 +1046,7 @@ static void add_part(struct xfer *x, struct conn *c, uint64_t req, const struct 
     p->last_ms = ddio_now_ms();   /* its client's deadline starts now */
     x->arrived++;
     x->ctr.desc_bytes += m->desc_len;
-    *bad = load_desc(p, m, why, whylen);
+    *bad = load_desc(&x->srv->cfg, p, m, why, whylen);
 }
 
 static struct xfer *find_gate(struct engine *e, const struct ofile *of, const struct ddio_xfer *m)

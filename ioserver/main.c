@@ -132,10 +132,12 @@ int main(int argc, char **argv)
         return 1;
     }
     if (srv->cfg.insecure)
-        DDIO_WARN("--insecure: connections are not authenticated");
-    else
-        DDIO_WARN("authentication is not implemented yet: connections are not "
-                  "authenticated (AUTH answers ENOSYS)");
+        DDIO_WARN("--insecure: connections are NOT authenticated: anyone who can reach "
+                  "the port can read and write every file under the roots");
+    else if (ddio_secret_load(srv->cfg.secret_file, &srv->secret, err, sizeof(err)) != 0) {
+        DDIO_ERR("--secret-file: %s", err);
+        return 1;
+    }
     rc = startup(srv, err, sizeof(err));
     if (rc) {
         DDIO_ERR("%s", err);
@@ -161,6 +163,7 @@ int main(int argc, char **argv)
         store_fini(&srv->store);
         engine_destroy(srv);
     }
+    ddio_secret_clear(&srv->secret);
     DDIO_INFO("stopped");
     return 0;
 }

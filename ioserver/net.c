@@ -27,10 +27,14 @@
 #include "engine.h"
 #include "locks.h"
 
-#define MAX_WORKERS_PER_CONN 64
 #define REPLY_TIMEOUT_MS 30000
 #define PAYLOAD_TIMEOUT_MS 60000
 #define DEFAULT_LOCK_TIMEOUT_MS 60000u
+/* before AUTH only HELLO and AUTH are allowed: nothing bigger is needed */
+#define PREAUTH_MAX_PAYLOAD (DDIO_MAX_STR + 64u)
+/* how long a refusal may take to reach the client before the close */
+#define FLUSH_TIMEOUT_MS 1000
+#define REFUSE_SEND_MS 100
 
 /* ---- messages and errors ---------------------------------------------------------- */
 
@@ -194,10 +198,12 @@ static void *writer_main(void *arg)
         c->qhead = m->next;
         if (!c->qhead)
             c->qtail = NULL;
+        c->writing = 1;
         pthread_mutex_unlock(&c->mu);
         struct iovec iov[2] = {{m->hdr, DDIO_HDR_SIZE}, {m->payload, m->plen}};
         int rc = ddio_sendv_all(c->fd, iov, m->plen ? 2 : 1, m->deadline_ms);
         pthread_mutex_lock(&c->mu);
+        c->writing = 0;
         if (m->bounded)
             c->qbytes -= m->plen;
         pthread_cond_broadcast(&c->cv);
@@ -215,6 +221,19 @@ static void *writer_main(void *arg)
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
     return NULL;
+}
+
+/* Wait (bounded) until everything queued went out: a refusal's reply must
+ * reach the client before the connection closes. */
+static void conn_flush(struct conn *c, int64_t deadline_ms)
+{
+    pthread_mutex_lock(&c->mu);
+    while (!c->dead && (c->qhead || c->writing) && ddio_now_ms() < deadline_ms) {
+        struct timespec ts = {.tv_sec = deadline_ms / 1000,
+                              .tv_nsec = (deadline_ms % 1000) * 1000000};
+        pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+    }
+    pthread_mutex_unlock(&c->mu);
 }
 
 /* ---- handles --------------------------------------------------------------------------- */
@@ -312,7 +331,7 @@ static void *work_main(void *arg)
 static void spawn(struct conn *c, struct work *w)
 {
     pthread_mutex_lock(&c->mu);
-    int ok = c->workers < MAX_WORKERS_PER_CONN;
+    int ok = c->workers < (int)c->srv->cfg.max_inflight;
     if (ok)
         c->workers++;
     pthread_mutex_unlock(&c->mu);
@@ -333,7 +352,8 @@ static void spawn(struct conn *c, struct work *w)
     }
     conn_unref(c);
     conn_send_err(c, w->h.type | DDIO_REPLY, w->h.req, EBUSY,
-                  "too many requests in progress on this connection");
+                  "too many requests in progress on this connection (limit %u, "
+                  "--max-inflight)", c->srv->cfg.max_inflight);
     if (w->of)
         store_release(&c->srv->store, w->of);
     free(w->payload);
@@ -397,6 +417,41 @@ static void do_lock(struct work *w)
     store_release(&c->srv->store, w->of);
 }
 
+/* ---- authentication state ------------------------------------------------------------ */
+
+/* the connection no longer counts against --max-unauth */
+static void pending_drop_locked(struct server *srv, struct conn *c)
+{
+    if (c->pending) {
+        c->pending = 0;
+        srv->npending--;
+    }
+}
+
+/* 0, or -EBUSY when the connection was just evicted (it closes) */
+static int auth_done(struct conn *c)
+{
+    pthread_mutex_lock(&c->srv->mu);
+    int evicted = atomic_load(&c->evicted);
+    if (!evicted) {
+        pending_drop_locked(c->srv, c);
+        atomic_store(&c->authed, 1);
+    }
+    pthread_mutex_unlock(&c->srv->mu);
+    return evicted ? -EBUSY : 0;
+}
+
+static int64_t auth_deadline(const struct conn *c)
+{
+    return c->born_ms + (int64_t)c->srv->cfg.auth_timeout_s * 1000;
+}
+
+/* deadline for the rest of a message: before AUTH, the authentication deadline */
+static int64_t recv_deadline(const struct conn *c)
+{
+    return atomic_load(&c->authed) ? ddio_now_ms() + PAYLOAD_TIMEOUT_MS : auth_deadline(c);
+}
+
 /* ---- request handlers (reader thread) ------------------------------------------------------ */
 
 static int bad_payload(struct conn *c, const struct ddio_hdr *h)
@@ -415,14 +470,69 @@ static int on_hello(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
              m.pid);
     free(m.client);
     struct server *srv = c->srv;
-    struct ddio_hello_r r = {.ndisks = (uint32_t)srv->ndisks, .flags = 0,
+    struct ddio_hello_r r = {.ndisks = (uint32_t)srv->ndisks,
+                             .flags = srv->cfg.insecure ? 0 : DDIO_SRV_AUTH_REQUIRED,
                              .block_size = srv->cfg.block_size, .name = srv->name};
     memcpy(r.server_id, srv->store.id, DDIO_ID_LEN);
+    if (ddio_auth_nonce(c->snonce)) {
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EIO, "cannot make a nonce (libcrypto)");
+        return -EIO;
+    }
+    memcpy(r.nonce, c->snonce, DDIO_NONCE_LEN);
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_hello_r(&w, &r);
     c->hello = 1;
+    if (srv->cfg.insecure && auth_done(c)) {
+        ddio_wbuf_free(&w);
+        return -EBUSY;
+    }
     return reply_w(c, h, &w);
+}
+
+/* AUTH: check the client's proof over both nonces, answer with ours */
+static int on_auth(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct server *srv = c->srv;
+    struct ddio_auth m;
+    struct ddio_auth_r r;
+    if (atomic_load(&c->authed)) {
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EPROTO, "AUTH on an authenticated "
+                      "connection");
+        return -EPROTO;
+    }
+    if (ddio_dec_auth(p, h->len, &m))
+        return bad_payload(c, h);
+    if (!ddio_auth_verify(&srv->secret, DDIO_AUTH_CLIENT, srv->store.id, c->snonce, m.nonce,
+                          m.mac)) {
+        DDIO_WARN("connection %" PRIu64 " from %s refused: authentication failed (the client "
+                  "does not hold this server's secret, or replayed an old AUTH)", c->id, c->peer);
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EACCES, "authentication failed: this "
+                      "client does not hold the server's secret (check DDIO_SECRET_FILE)");
+        return -EACCES;
+    }
+    if (ddio_auth_mac(&srv->secret, DDIO_AUTH_SERVER, srv->store.id, c->snonce, m.nonce, r.mac)) {
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EIO, "cannot compute HMAC (libcrypto)");
+        return -EIO;
+    }
+    if (auth_done(c))
+        return -EBUSY;            /* the reader sends the eviction notice */
+    DDIO_INFO("connection %" PRIu64 " from %s authenticated", c->id, c->peer);
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_auth_r(&w, &r);
+    return reply_w(c, h, &w);
+}
+
+/* anything but HELLO/AUTH before authentication: refused, logged, closed */
+static int refuse_unauth(struct conn *c, const struct ddio_hdr *h)
+{
+    const char *what = ddio_type_name(h->type);
+    DDIO_WARN("connection %" PRIu64 " from %s refused: %s before authentication", c->id,
+              c->peer, what);
+    conn_send_err(c, h->type | DDIO_REPLY, h->req, EACCES, "%s refused: not authenticated "
+                  "(AUTH first)", what);
+    return -EACCES;
 }
 
 static int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -664,6 +774,14 @@ static int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, EINVAL,
                              "lock: bad command or type"), 0;
     }
+    if (rc == 0 && h->type == DDIO_T_XFER && w->u.x.desc_len > c->srv->cfg.max_desc) {
+        uint32_t len = w->u.x.desc_len;
+        free(w->payload);
+        free(w);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EMSGSIZE, "descriptor of %u "
+                             "bytes exceeds the limit of %" PRIu64 " bytes (--max-desc)", len,
+                             c->srv->cfg.max_desc), 0;
+    }
     if (rc || !(w->of = handle_retain(c, h, handle))) {
         free(w->payload);
         free(w);
@@ -690,6 +808,8 @@ static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
                       "expected HELLO as first message, got %s", ddio_type_name(h->type));
         return -EPROTO;
     }
+    if (!atomic_load(&c->authed) && h->type != DDIO_T_HELLO && h->type != DDIO_T_AUTH)
+        return refuse_unauth(c, h);
     switch (h->type) {
     case DDIO_T_HELLO:
         if (c->hello) {
@@ -697,9 +817,7 @@ static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
             return -EPROTO;
         }
         return on_hello(c, h, p);
-    case DDIO_T_AUTH:
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOSYS,
-                             "AUTH is not implemented (connections are unauthenticated)"), 0;
+    case DDIO_T_AUTH:    return on_auth(c, h, p);
     case DDIO_T_OPEN:    return on_open(c, h, p);
     case DDIO_T_CLOSE:   return on_close(c, h, p);
     case DDIO_T_STAT:    return on_stat(c, h, p);
@@ -722,14 +840,22 @@ static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     }
 }
 
-/* wait until the socket is readable; 0, or -1 when stopping or dead */
+/* wait until the socket is readable; 0, -1 when stopping or dead, or
+ * -ETIMEDOUT past the authentication deadline */
 static int wait_readable(struct conn *c)
 {
     for (;;) {
         if (atomic_load(&c->srv->stopping))
             return -1;
+        int wait = 500;
+        if (!atomic_load(&c->authed)) {
+            int64_t left = auth_deadline(c) - ddio_now_ms();
+            if (left <= 0)
+                return -ETIMEDOUT;
+            wait = left < wait ? (int)left : wait;
+        }
         struct pollfd pf = {c->fd, POLLIN, 0};
-        int n = poll(&pf, 1, 500);
+        int n = poll(&pf, 1, wait);
         if (n > 0)
             return 0;
         if (n < 0 && errno != EINTR)
@@ -741,7 +867,7 @@ static int wait_readable(struct conn *c)
 static int read_header(struct conn *c, struct ddio_hdr *h)
 {
     uint8_t raw[DDIO_HDR_SIZE];
-    int rc = ddio_recv_all(c->fd, raw, sizeof(raw), ddio_now_ms() + PAYLOAD_TIMEOUT_MS);
+    int rc = ddio_recv_all(c->fd, raw, sizeof(raw), recv_deadline(c));
     if (rc)
         return rc;
     rc = ddio_hdr_decode(raw, h, DDIO_MAX_PAYLOAD);
@@ -751,9 +877,11 @@ static int read_header(struct conn *c, struct ddio_hdr *h)
     uint64_t req = 0;
     for (int i = 7; i >= 0; i--)
         req = req << 8 | raw[16 + i];
-    conn_send_err(c, (uint16_t)(type | DDIO_REPLY), req, -rc, "%s",
-                  rc == -EPROTONOSUPPORT ? "protocol version not supported (expected 1)"
-                                         : "malformed message header");
+    if (rc == -EPROTONOSUPPORT)
+        conn_send_err(c, (uint16_t)(type | DDIO_REPLY), req, -rc, "protocol version %u not "
+                      "supported (expected %u)", (unsigned)(raw[4] | raw[5] << 8), DDIO_VERSION);
+    else
+        conn_send_err(c, (uint16_t)(type | DDIO_REPLY), req, -rc, "malformed message header");
     return rc;
 }
 
@@ -763,7 +891,10 @@ static int serve_one(struct conn *c)
     int rc = read_header(c, &h);
     if (rc)
         return rc;
-    if (h.type == DDIO_T_DATA && c->hello)
+    int authed = atomic_load(&c->authed);
+    if (h.type == DDIO_T_DATA && !authed)
+        return refuse_unauth(c, &h);
+    if (h.type == DDIO_T_DATA)
         return engine_data(c, &h);
     if (h.type & DDIO_REPLY || h.type == DDIO_T_PUT || h.type == DDIO_T_GET
         || h.type == DDIO_T_DATA) {
@@ -771,10 +902,19 @@ static int serve_one(struct conn *c)
                       ddio_type_name(h.type & ~DDIO_REPLY));
         return -EPROTO;
     }
+    uint64_t cap = authed ? c->srv->cfg.max_msg : PREAUTH_MAX_PAYLOAD;
+    if (h.len > cap) {
+        DDIO_WARN("connection %" PRIu64 " from %s: %s of %" PRIu64 " bytes refused", c->id,
+                  c->peer, ddio_type_name(h.type), h.len);
+        conn_send_err(c, h.type | DDIO_REPLY, h.req, EMSGSIZE, "%s of %" PRIu64 " bytes "
+                      "exceeds the limit of %" PRIu64 " bytes%s", ddio_type_name(h.type), h.len,
+                      cap, authed ? " (--max-message)" : " before authentication");
+        return -EMSGSIZE;
+    }
     uint8_t *payload = h.len ? malloc(h.len) : NULL;
     if (h.len && !payload)
         return -ENOMEM;
-    rc = ddio_recv_all(c->fd, payload, h.len, ddio_now_ms() + PAYLOAD_TIMEOUT_MS);
+    rc = ddio_recv_all(c->fd, payload, h.len, recv_deadline(c));
     if (rc == 0)
         rc = dispatch(c, &h, &payload);
     free(payload);
@@ -809,25 +949,52 @@ static void teardown(struct conn *c)
             *pp = c->next;
             break;
         }
+    pending_drop_locked(srv, c);
     srv->nconns--;
     pthread_cond_broadcast(&srv->cv);
     pthread_mutex_unlock(&srv->mu);
     stats_conn(&srv->stats, -1);
-    DDIO_INFO("connection %" PRIu64 " from %s closed", c->id, c->peer);
+    if (atomic_load(&c->authed))
+        DDIO_INFO("connection %" PRIu64 " from %s closed", c->id, c->peer);
+    else
+        DDIO_WARN("connection %" PRIu64 " from %s closed before authenticating", c->id, c->peer);
     conn_unref(c);
+}
+
+/* Closing a connection that has not authenticated: the refusal goes where
+ * its handshake waits for a reply (HELLO's req 1, AUTH's req 2). */
+static void refuse_pending(struct conn *c, int err, const char *why)
+{
+    DDIO_WARN("connection %" PRIu64 " from %s closed: %s", c->id, c->peer, why);
+    conn_send_err(c, (c->hello ? DDIO_T_AUTH : DDIO_T_HELLO) | DDIO_REPLY, c->hello ? 2 : 1,
+                  err, "connection closed: %s", why);
+    conn_flush(c, ddio_now_ms() + FLUSH_TIMEOUT_MS);
 }
 
 static void *reader_main(void *arg)
 {
     struct conn *c = arg;
-    while (wait_readable(c) == 0) {
-        int rc = serve_one(c);
+    char why[160];
+    int w, rc = 0;
+    while ((w = wait_readable(c)) == 0 && !atomic_load(&c->evicted)) {
+        rc = serve_one(c);
         if (rc) {
             if (rc != -ECONNRESET)
                 DDIO_DEBUG("connection %" PRIu64 " (%s): %s", c->id, c->peer,
                            ddio_errno_name(-rc));
+            if (rc != -ECONNRESET && rc != -ETIMEDOUT)
+                conn_flush(c, ddio_now_ms() + FLUSH_TIMEOUT_MS);   /* the refusal */
             break;
         }
+    }
+    if (atomic_load(&c->evicted) && !atomic_load(&c->authed)) {
+        snprintf(why, sizeof(why), "not authenticated while %u newer connections wait "
+                 "(--max-unauth)", c->srv->cfg.max_unauth);
+        refuse_pending(c, EBUSY, why);
+    } else if (w == -ETIMEDOUT || (rc == -ETIMEDOUT && !atomic_load(&c->authed))) {
+        snprintf(why, sizeof(why), "not authenticated within %u s (--auth-timeout)",
+                 c->srv->cfg.auth_timeout_s);
+        refuse_pending(c, ETIMEDOUT, why);
     }
     teardown(c);
     return NULL;
@@ -891,22 +1058,78 @@ static struct conn *conn_new(struct server *srv, int fd)
     return c;
 }
 
+/* Over --max-connections: say so in place of the HELLO reply (the client's
+ * first request is HELLO, req 1), then close. Whatever the client already
+ * sent is read first, so the close does not reset the refusal away. */
+static void refuse_conn(struct server *srv, int fd, uint64_t nrefused)
+{
+    char msg[512], peer[96];
+    peer_name(fd, peer, sizeof(peer));
+    snprintf(msg, sizeof(msg), "server %s: too many connections (limit %u, "
+             "--max-connections); try again later", srv->name, srv->cfg.max_conns);
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_err(&w, msg);
+    if (!w.err)
+        ddio_send_msg(fd, DDIO_T_HELLO | DDIO_REPLY, 1, EBUSY, w.p, w.len, NULL, 0,
+                      ddio_now_ms() + REFUSE_SEND_MS);
+    ddio_wbuf_free(&w);
+    shutdown(fd, SHUT_WR);
+    char sink[512];
+    while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+        ;
+    close(fd);
+    if (nrefused == 1 || nrefused % 100 == 0)   /* a flood must not flood the log */
+        DDIO_WARN("connection from %s refused: %u connections open (--max-connections); "
+                  "%" PRIu64 " refused so far", peer, srv->cfg.max_conns, nrefused);
+}
+
+/* the oldest connection still authenticating (the list is newest first) */
+static struct conn *oldest_pending_locked(struct server *srv)
+{
+    struct conn *old = NULL;
+    for (struct conn *c = srv->conns; c; c = c->next)
+        if (c->pending)
+            old = c;
+    return old;
+}
+
 static void start_conn(struct server *srv, int fd)
 {
+    pthread_mutex_lock(&srv->mu);
+    if (srv->nconns >= (int)srv->cfg.max_conns) {
+        uint64_t k = ++srv->refused;
+        pthread_mutex_unlock(&srv->mu);
+        refuse_conn(srv, fd, k);
+        return;
+    }
+    pthread_mutex_unlock(&srv->mu);
     struct conn *c = conn_new(srv, fd);
     if (!c) {
         close(fd);
         return;
     }
+    struct conn *victim = NULL;
     pthread_mutex_lock(&srv->mu);
+    if (srv->npending >= (int)srv->cfg.max_unauth && (victim = oldest_pending_locked(srv))) {
+        pending_drop_locked(srv, victim);
+        atomic_store(&victim->evicted, 1);   /* under srv->mu: auth_done checks it */
+        shutdown(victim->fd, SHUT_RD);       /* its reader sends the notice, closes */
+    }
     c->id = ++srv->next_conn_id;
+    c->born_ms = ddio_now_ms();
+    c->pending = 1;
+    srv->npending++;
     c->next = srv->conns;
     srv->conns = c;
     srv->nconns++;
     pthread_mutex_unlock(&srv->mu);
     stats_conn(&srv->stats, 1);
-    DDIO_INFO("connection %" PRIu64 " from %s%s", c->id, c->peer,
-              srv->cfg.insecure ? " (unauthenticated: --insecure)" : " (unauthenticated)");
+    if (srv->cfg.insecure)
+        DDIO_WARN("connection %" PRIu64 " from %s accepted WITHOUT authentication "
+                  "(--insecure): it may read and write every file", c->id, c->peer);
+    else
+        DDIO_INFO("connection %" PRIu64 " from %s", c->id, c->peer);
     if (pthread_create(&c->writer, NULL, writer_main, c) == 0)
         c->writer_started = 1;
     pthread_t t;

@@ -62,6 +62,8 @@ static int collect_one(const struct plan_in *in, const struct ddio_desc *d, stru
         uint64_t k = ddio_layout_local(&in->stripe, (uint64_t)off) / B;
         if (k * B >= in->limit)
             break;                /* local offsets only grow from here */
+        if (in->max_blocks && out->n >= in->max_blocks)
+            return -E2BIG;
         if (vec_push(out, k))
             return -ENOMEM;
         if ((k + 1) > UINT64_MAX / B)
@@ -247,11 +249,13 @@ int plan_blocks(const struct plan_in *in, uint64_t **blocks, size_t *n, int *sor
 {
     struct vec a = {0};
     *sorted = 0;
-    for (uint32_t i = 0; i < in->n; i++)
-        if (in->descs[i] && collect_one(in, in->descs[i], &a)) {
+    for (uint32_t i = 0; i < in->n; i++) {
+        int rc = in->descs[i] ? collect_one(in, in->descs[i], &a) : 0;
+        if (rc) {
             free(a.v);
-            return -ENOMEM;
+            return rc;
         }
+    }
     if (a.n)
         qsort(a.v, a.n, sizeof(*a.v), cmp_u64);
     a.n = uniq(a.v, a.n);

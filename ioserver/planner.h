@@ -18,10 +18,13 @@ struct plan_in {
     const int *fds;              /* datafile per disk, for FIEMAP */
     int nosort;
     int rotate;                  /* start at me * n / stripe.count, wrap */
+    size_t max_blocks;           /* bound on block entries collected (all
+                                  * participants, before merging); 0 = none */
 };
 
 /* *blocks: malloc'd local block numbers in issue order. *sorted = 1 when
- * the order came from physical addresses. 0 or -ENOMEM / -EOVERFLOW.
+ * the order came from physical addresses. 0 or -ENOMEM / -EOVERFLOW, or
+ * -E2BIG when more than max_blocks entries would be needed.
  *
  * Order: per disk, blocks FIEMAP maps come first by physical address, then
  * the unmapped ones (holes, beyond EOF, file systems without FIEMAP) in

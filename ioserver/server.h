@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "ddio_auth.h"
 #include "ddio_proto.h"
 #include "disk.h"
 #include "stats.h"
@@ -42,8 +43,14 @@ struct conn {
     pthread_cond_t cv;           /* CLOCK_MONOTONIC: queue, pgets, workers */
     int dead;
     int hello;
+    atomic_int authed;           /* AUTH verified (or --insecure); read by the acceptor */
+    int pending;                 /* counted in srv->npending (under srv->mu) */
+    atomic_int evicted;          /* closed to make room (--max-unauth) */
+    int64_t born_ms;             /* accepted at; the authentication deadline runs from here */
+    uint8_t snonce[DDIO_NONCE_LEN];  /* this connection's challenge */
     struct outmsg *qhead, *qtail;
     size_t qbytes;               /* bounded messages queued */
+    int writing;                 /* the writer is sending a dequeued message */
     struct handle *handles;
     uint64_t next_handle;
     struct pget *pgets;          /* GETs waiting for DATA (engine.c) */
@@ -68,6 +75,9 @@ struct server {
     pthread_cond_t cv;
     struct conn *conns;
     int nconns;
+    int npending;                /* connections not yet authenticated */
+    uint64_t refused;            /* connections refused at --max-connections */
+    struct ddio_secret secret;   /* loaded at start (not with --insecure) */
     uint64_t next_conn_id;
     struct engine *eng;
     struct srv_stats stats;

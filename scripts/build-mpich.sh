@@ -50,7 +50,8 @@ fi
 conf_opts=(--with-device="$device" --with-pm=hydra --with-hwloc=/usr
   --with-datatype-engine=dataloop --with-file-system=ufs+nfs+ddio
   --enable-shared --disable-static --disable-fortran --disable-cxx --disable-doc
-  MPILIBNAME=mpich)
+  MPILIBNAME=mpich
+  LIBS=-lcrypto)   # the shared library's ddio_auth (HMAC-SHA-256) needs libcrypto
 key=$( { echo "$src_id"; echo "${conf_opts[*]}"; cat "$proj/scripts/romio-register.sh" "$0"; } | sha256sum | cut -c1-16)
 base="$cache/mpich-$key"; srcdir="$base/src"; bld="$base/build"; prefix="$base/prefix"
 mkdir -p "$base"

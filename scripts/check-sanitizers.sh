@@ -21,7 +21,7 @@ cd "$san/src"
 [ -f Makefile ] && [ config.status -nt configure ] || ./configure --enable-sanitizers --enable-werror >/dev/null \
   || { echo "sanitizers: configure failed"; exit 1; }
 targets="ioserver/ddio-server $(awk '/^UNIT_TESTS =/{f=1} f{print} f && !/\\$/{exit}' Makefile.am | sed 's/UNIT_TESTS =//; s/\\//g')"
-[ -f test/server/srv_client.c ] && targets="$targets test/server/srv_client"
+[ -f test/server/srv_client.c ] && targets="$targets test/server/srv_client tools/ddio"
 make -j"$(nproc)" $targets >make.log 2>&1 || { tail -n 30 make.log; echo "sanitizers: build failed"; echo "sanitizers: 0 passed, 1 failed" >"$san/summary.log"; exit 1; }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 pass=0; fail=0
@@ -34,6 +34,11 @@ if [ -x test/server/run-server-tests.sh ] && [ -x test/server/srv_client ]; then
   if DDIO_BUILD_DIR="$san/src" test/server/run-server-tests.sh >server.san.log 2>&1; then
     pass=$((pass + 1)); echo "PASS: asan+ubsan server tests"
   else fail=$((fail + 1)); echo "FAIL: asan+ubsan server tests"; tail -n 40 server.san.log; fi
+fi
+if [ -x test/server/run-security-tests.sh ] && [ -x test/server/srv_client ]; then
+  if test/server/run-security-tests.sh >security.san.log 2>&1; then
+    pass=$((pass + 1)); echo "PASS: asan+ubsan security tests"
+  else fail=$((fail + 1)); echo "FAIL: asan+ubsan security tests"; tail -n 40 security.san.log; fi
 fi
 echo "sanitizers: $pass passed, $fail failed" | tee "$san/summary.log"
 [ $fail -eq 0 ]

@@ -42,13 +42,14 @@ struct opts {
     char *servers;
     int timeout_s;
     char *unit;
+    char *secret;
     int help;
 };
 
 #define OPT(t, p) { t, offsetof(struct opts, p), 1 }
 static const struct fuse_opt opt_spec[] = {
     OPT("--servers=%s", servers), OPT("--timeout=%d", timeout_s),
-    OPT("--stripe-unit=%s", unit), OPT("-h", help), OPT("--help", help),
+    OPT("--stripe-unit=%s", unit), OPT("--secret-file=%s", secret), OPT("-h", help), OPT("--help", help),
     FUSE_OPT_END
 };
 
@@ -351,11 +352,13 @@ static char *config_servers(void)
 
 static void usage(const char *prog)
 {
-    printf("usage: %s [--servers=H:P,...] [--timeout=S] [--stripe-unit=B] [FUSE options] "
-           "MOUNTPOINT\n"
+    printf("usage: %s [--servers=H:P,...] [--timeout=S] [--stripe-unit=B] [--secret-file=F]\n"
+           "       [FUSE options] MOUNTPOINT\n"
            "  mounts the ddio namespace; servers default to $DDIO_SERVERS, then the\n"
            "  'servers =' line of $DDIO_CONFIG; timeout (s) to $DDIO_TIMEOUT, then 30;\n"
-           "  stripe unit of new files 1 MiB. Unmount with fusermount3 -u MOUNTPOINT.\n\n",
+           "  stripe unit of new files 1 MiB; the shared secret to $DDIO_SECRET_FILE,\n"
+           "  then the 'secret_file =' line of $DDIO_CONFIG.\n"
+           "  Unmount with fusermount3 -u MOUNTPOINT.\n\n",
            prog);
 }
 
@@ -364,7 +367,8 @@ static void usage(const char *prog)
  * "--servers=X" and take "=X" */
 static int join_long_opts(struct fuse_args *args, int argc, char **argv)
 {
-    static const char *const names[] = {"--servers", "--timeout", "--stripe-unit"};
+    static const char *const names[] = {"--servers", "--timeout", "--stripe-unit",
+                                        "--secret-file"};
     for (int i = 0; i < argc; i++) {
         char joined[8192];
         int hit = 0;
@@ -422,8 +426,8 @@ int main(int argc, char **argv)
      * given first, a user's own -o max_idle_threads=N still wins */
     fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=8");
     mount_time_ns = (uint64_t)time(NULL) * 1000000000u;
-    cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, msg,
-                         sizeof(msg));
+    cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
+                         msg, sizeof(msg));
     if (!cl) {
         fprintf(stderr, "ddio-fuse: %s\n", msg);
         return 2;
@@ -433,5 +437,6 @@ int main(int argc, char **argv)
     ddio_client_free(cl);
     free(o.servers);
     free(o.unit);
+    free(o.secret);
     return rc;
 }

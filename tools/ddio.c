@@ -1,7 +1,8 @@
 /* ddio: administration tool. For now one command:
  *   ddio stats [-s HOST:PORT,...] [-t SECONDS] [KEY...]
  * prints every server's counters ("HOST:PORT KEY VALUE" per line), or only
- * the named keys. The server list defaults to $DDIO_SERVERS. Tests and the
+ * the named keys. The server list defaults to $DDIO_SERVERS, the secret file
+ * to $DDIO_SECRET_FILE (or DDIO_CONFIG's secret_file). Tests and the
  * benchmark use it to prove which path a call took and what it cost. */
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ddio_auth.h"
 #include "ddio_net.h"
 #include "ddio_proto.h"
 
@@ -48,7 +50,8 @@ static int want_key(const char *k, int nkeys, char **keys)
     return 0;
 }
 
-static int stats_one(const char *server, int64_t dl, int nkeys, char **keys)
+static int stats_one(const char *server, const struct ddio_secret *secret, int64_t dl,
+                     int nkeys, char **keys)
 {
     char host[256];
     int port, rc, st;
@@ -57,24 +60,20 @@ static int stats_one(const char *server, int64_t dl, int nkeys, char **keys)
     int fd = ddio_connect(host, port, dl);
     if (fd < 0)
         return fail(server, "connect", fd);
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    struct ddio_hello hello = { .pid = (uint32_t) getpid(), .client = "ddio-admin" };
-    ddio_enc_hello(&w, &hello);
+    char msg[1024];
+    struct ddio_hello_r hr;
+    rc = ddio_handshake(fd, server, "ddio-admin", secret, dl, &hr, msg, sizeof msg);
+    if (rc) {
+        close(fd);
+        fprintf(stderr, "ddio: %s\n", msg);
+        return 1;
+    }
+    free(hr.name);
     size_t n = 0;
     uint8_t *p = NULL;
-    rc = ddio_send_msg(fd, DDIO_T_HELLO, 1, 0, w.p, w.len, NULL, 0, dl);
-    if (rc == 0)
-        p = recv_reply(fd, DDIO_T_HELLO, 1, dl, &n, &st);
-    ddio_wbuf_free(&w);
-    if (!p || st != 0) {
-        free(p);
-        close(fd);
-        return fail(server, "hello", p ? st : rc ? rc : st);
-    }
-    free(p);
-    rc = ddio_send_msg(fd, DDIO_T_STATS, 2, 0, NULL, 0, NULL, 0, dl);
-    p = rc == 0 ? recv_reply(fd, DDIO_T_STATS, 2, dl, &n, &st) : NULL;
+    const uint64_t req = DDIO_HANDSHAKE_REQS + 1;
+    rc = ddio_send_msg(fd, DDIO_T_STATS, req, 0, NULL, 0, NULL, 0, dl);
+    p = rc == 0 ? recv_reply(fd, DDIO_T_STATS, req, dl, &n, &st) : NULL;
     close(fd);
     struct ddio_stats_r r;
     if (!p || st != 0 || ddio_dec_stats_r(p, n, &r) != 0) {
@@ -116,11 +115,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddio: no servers: set DDIO_SERVERS or pass -s\n");
         return 2;
     }
+    static struct ddio_secret secret;
+    char path[4096], msg[1024];
+    int have = ddio_secret_path(NULL, path, sizeof path);
+    if (have && ddio_secret_load(path, &secret, msg, sizeof msg) != 0) {
+        fprintf(stderr, "ddio: %s\n", msg);
+        return 1;
+    }
     int64_t dl = ddio_now_ms() + (int64_t) (timeout * 1000);
     char *list = strdup(servers), *save = NULL;
     int rc = 0;
     for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save))
-        rc |= stats_one(s, dl, argc - optind, argv + optind);
+        rc |= stats_one(s, have ? &secret : NULL, dl, argc - optind, argv + optind);
     free(list);
+    ddio_secret_clear(&secret);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include "ddio_desc.h"
 #include "ddio_layout.h"
 #include "ddio_net.h"
+#include "ddio_auth.h"
 
 #define ADIOI_DDIO_DFLT_UNIT      (1u << 20)    /* striping_unit default */
 #define ADIOI_DDIO_DFLT_TIMEOUT_S 30            /* romio_ddio_timeout default */
@@ -78,6 +79,7 @@ typedef struct ADIOI_DDIO_File {
     /* hints (SetInfo runs before Open) */
     char *servers_hint;         /* romio_ddio_servers, or NULL */
     char *mount_servers;        /* user.ddio.servers of a path on a ddio mount, or NULL */
+    char *secret_hint;          /* romio_ddio_secret_file, or NULL */
     int timeout_s;              /* romio_ddio_timeout, 0 = not given */
     int collective;             /* ADIOI_DDIO_COLL_* */
     int presort;                /* ADIOI_HINT_ENABLE / ADIOI_HINT_DISABLE */
@@ -176,6 +178,10 @@ int ADIOI_DDIO_Err_code(const char *myname, const ADIOI_DDIO_Err * e);
  * ADIOI_DDIO_Free_list. */
 int ADIOI_DDIO_Server_list(const char *hint, char ***list, int *n, ADIOI_DDIO_Err * e);
 void ADIOI_DDIO_Free_list(char **list, int n);
+/* Secret file for connections made from now on: the hint when given (and
+ * remembered for opens without it, as the server list), else
+ * $DDIO_SECRET_FILE, else "secret_file" in $DDIO_CONFIG. */
+void ADIOI_DDIO_Secret_hint(const char *hint);
 /* timeout: hint (seconds, > 0), else $DDIO_TIMEOUT, else config, else 30 s */
 int ADIOI_DDIO_Timeout_ms(int hint_s);
 int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,

@@ -71,6 +71,7 @@ static struct {
     char *servers;              /* "servers = " line of $DDIO_CONFIG */
     int timeout_s;              /* "timeout = " line, 0 if none */
     char *last_hint;            /* last romio_ddio_servers seen by this process */
+    char *secret_hint;          /* last romio_ddio_secret_file seen by this process */
 } cfg;
 
 static char *trim(char *s)
@@ -83,37 +84,43 @@ static char *trim(char *s)
     return s;
 }
 
-static void config_line(char *line)
-{
-    char *hash = strchr(line, '#'), *eq;
-    if (hash)
-        *hash = '\0';
-    if (!(eq = strchr(line, '=')))
-        return;
-    *eq = '\0';
-    char *key = trim(line), *val = trim(eq + 1);
-    if (!strcmp(key, "servers") && *val) {
-        free(cfg.servers);
-        cfg.servers = strdup(val);
-    } else if (!strcmp(key, "timeout"))
-        cfg.timeout_s = atoi(val);
-}
-
 /* $DDIO_CONFIG is read once per process: jobs do not edit it under us */
 static void config_load(void)
 {
-    const char *path = getenv("DDIO_CONFIG");
-    char line[4096];
-    FILE *fp;
+    char val[4096];
 
     if (cfg.loaded)
         return;
     cfg.loaded = 1;
-    if (!path || !*path || !(fp = fopen(path, "r")))
-        return;
-    while (fgets(line, sizeof(line), fp))
-        config_line(line);
-    fclose(fp);
+    if (ddio_config_value("servers", val, sizeof(val)))
+        cfg.servers = strdup(val);
+    if (ddio_config_value("timeout", val, sizeof(val)))
+        cfg.timeout_s = atoi(val);
+}
+
+void ADIOI_DDIO_Secret_hint(const char *hint)
+{
+    if (hint && *hint && (!cfg.secret_hint || strcmp(cfg.secret_hint, hint))) {
+        free(cfg.secret_hint);
+        cfg.secret_hint = strdup(hint);
+    }
+}
+
+/* The secret for a new connection, read at every connect (so a rotated
+ * file takes effect): 1 = loaded, 0 = none configured, -1 = refused (e). */
+static int secret_get(struct ddio_secret *s, ADIOI_DDIO_Err * e)
+{
+    char path[4096], msg[ADIOI_DDIO_MSG_LEN - 16];
+    int rc;
+
+    if (!ddio_secret_path(cfg.secret_hint, path, sizeof(path)))
+        return 0;
+    rc = ddio_secret_load(path, s, msg, sizeof(msg));
+    if (rc) {
+        ADIOI_DDIO_Err_set(e, rc == -ENOENT ? ENOENT : EACCES, "ddio: %s", msg);
+        return -1;
+    }
+    return 1;
 }
 
 int ADIOI_DDIO_Timeout_ms(int hint_s)
@@ -241,44 +248,37 @@ static ADIOI_DDIO_Conn *pool_find(const char *addr)
     return c;
 }
 
+/* HELLO and AUTH (common/ddio_auth.c, the handshake every client shares) */
 static int hello(ADIOI_DDIO_Conn * c, int64_t deadline, ADIOI_DDIO_Err * e)
 {
-    struct ddio_hello m = {.pid = (uint32_t) getpid(),.flags = 0 };
+    struct ddio_secret *s = malloc(sizeof(*s));
     struct ddio_hello_r r;
-    struct ddio_wbuf w;
     char host[256] = "";
-    uint8_t *p = NULL;
-    size_t n = 0;
-    uint64_t req;
+    int have, rc;
 
-    gethostname(host, sizeof(host) - 1);
-    m.client = host;
-    ddio_wbuf_init(&w);
-    ddio_enc_hello(&w, &m);
-    int rc = w.err ? -1 : ADIOI_DDIO_Send(c, DDIO_T_HELLO, w.p, w.len, &req, deadline, e);
-    ddio_wbuf_free(&w);
-    if (!rc)
-        rc = ADIOI_DDIO_Recv_reply(c, DDIO_T_HELLO, req, deadline, &p, &n, e);
-    if (rc)
-        return -1;
-    memset(&r, 0, sizeof(r));
-    rc = ddio_dec_hello_r(p, n, &r);
-    free(p);
-    if (rc) {
-        ADIOI_DDIO_Err_set(e, EPROTO, "ddio server %s: malformed HELLO reply", c->addr);
+    if (!s) {
+        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
+    have = secret_get(s, e);
+    if (have >= 0) {
+        gethostname(host, sizeof(host) - 1);
+        rc = ddio_handshake(c->sock, c->addr, host, have ? s : NULL, deadline, &r, e->msg,
+                            sizeof(e->msg));
+        if (rc)
+            e->errnum = -rc;
+    }
+    ddio_secret_clear(s);
+    free(s);
+    if (e->errnum)
+        return -1;
+    c->next_req = DDIO_HANDSHAKE_REQS + 1;
     memcpy(c->id, r.server_id, DDIO_ID_LEN);
     c->ndisks = r.ndisks;
     c->block_size = r.block_size;
     if (r.name && *r.name)
         snprintf(c->name, sizeof(c->name), "%s", r.name);
     free(r.name);
-    if (r.flags & DDIO_SRV_AUTH_REQUIRED) {
-        ADIOI_DDIO_Err_set(e, EACCES, "ddio server %s requires authentication, which this "
-                           "client does not implement yet (start it with --insecure)", c->addr);
-        return -1;
-    }
     return 0;
 }
 

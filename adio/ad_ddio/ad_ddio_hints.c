@@ -3,6 +3,8 @@
  *   romio_ddio_servers    host:port,...   servers for files created/opened
  *                                         with this info (open time only)
  *   romio_ddio_timeout    seconds         every wait's deadline
+ *   romio_ddio_secret_file path           shared secret for authenticating to the
+ *                                         servers (open time only; see ddio_auth.h)
  *   romio_ddio_collective ddio|twophase   collective path: disk-directed
  *                                         (default) or ROMIO's two-phase over
  *                                         independent ddio I/O (the baseline)
@@ -56,6 +58,19 @@ static void install_servers(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info)
     ADIOI_Info_set(fd->info, "romio_ddio_servers", value);
     free(f->servers_hint);
     f->servers_hint = strdup(value);
+}
+
+static void install_secret_file(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag;
+
+    ADIOI_Info_get(info, "romio_ddio_secret_file", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return;
+    ADIOI_Info_set(fd->info, "romio_ddio_secret_file", value);
+    free(f->secret_hint);
+    f->secret_hint = strdup(value);
 }
 
 static void install_collective(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
@@ -113,6 +128,7 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         MPI_Info_create(&fd->info);
     if (users_info != MPI_INFO_NULL) {
         install_servers(fd, f, users_info);
+        install_secret_file(fd, f, users_info);
         ADIOI_Info_check_and_install_int(fd, users_info, "romio_ddio_timeout",
                                          &f->timeout_s, myname, error_code);
         install_collective(fd, f, users_info, myname, error_code);

@@ -43,6 +43,7 @@ void ADIOI_DDIO_File_free(ADIO_File fd)
     free(f->srv);
     free(f->servers_hint);
     free(f->mount_servers);
+    free(f->secret_hint);
     ADIOI_Free(f);
     fd->fs_ptr = NULL;
 }
@@ -366,6 +367,7 @@ static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,
     char **list = NULL;
 
     *conns = NULL;
+    ADIOI_DDIO_Secret_hint(f->secret_hint);
     if (ADIOI_DDIO_Server_list(ADIOI_DDIO_Servers_spec(f->servers_hint, f->mount_servers),
                                &list, n, e))
         return -1;

@@ -160,6 +160,8 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
     SIMPLE(FZ_PREALLOC, struct ddio_prealloc, ddio_dec_prealloc, ddio_enc_prealloc)
     SIMPLE(FZ_XFER_R, struct ddio_xfer_r, ddio_dec_xfer_r, ddio_enc_xfer_r)
     SIMPLE(FZ_LOCK, struct ddio_lock, ddio_dec_lock, ddio_enc_lock)
+    SIMPLE(FZ_AUTH, struct ddio_auth, ddio_dec_auth, ddio_enc_auth)
+    SIMPLE(FZ_AUTH_R, struct ddio_auth_r, ddio_dec_auth_r, ddio_enc_auth_r)
 #undef CLEANUP
 #define CLEANUP ddio_segs_free(&m)
     SIMPLE(FZ_GET, struct ddio_segs, ddio_dec_get, ddio_enc_get)

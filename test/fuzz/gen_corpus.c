@@ -77,6 +77,18 @@ static void gen_messages(void)
     ddio_enc_hello_r(&w, &hr);
     emit("hello_r", FZ_HELLO_R, &w);
 
+    struct ddio_auth au;
+    memset(au.nonce, 0x5c, sizeof(au.nonce));
+    memset(au.mac, 0xc5, sizeof(au.mac));
+    ddio_wbuf_init(&w);
+    ddio_enc_auth(&w, &au);
+    emit("auth", FZ_AUTH, &w);
+    struct ddio_auth_r aur;
+    memset(aur.mac, 0x3a, sizeof(aur.mac));
+    ddio_wbuf_init(&w);
+    ddio_enc_auth_r(&w, &aur);
+    emit("auth_r", FZ_AUTH_R, &w);
+
     static struct ddio_open op;
     op.path = "data/file.bin";
     op.amode = DDIO_O_RDWR | DDIO_O_CREAT;

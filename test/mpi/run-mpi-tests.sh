@@ -298,6 +298,26 @@ open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(120)' "$tmp/bh.
     mpiexec -n 2 "$bin/t_missing" ddio:/m 10
   kill $bh 2>/dev/null; wait $bh 2>/dev/null
 fi
+if selected auth; then
+  # ddio-run's fresh secret authenticates every other test; here the driver
+  # gets the wrong one, none, one named by the hint or by DDIO_CONFIG, and
+  # one with loose permissions
+  root="$tmp/srv-auth"; mkdir -p "$root"
+  (umask 077; head -c 32 /dev/urandom | base64 > "$tmp/other.key")
+  export tmp bin
+  step auth-wrong-secret "$run" -s 2 --root "$root" -- bash -c \
+    'DDIO_SECRET_FILE=$tmp/other.key mpiexec -n 2 "$bin/t_auth" ddio:/auth refused "authentication failed"'
+  step auth-no-secret "$run" -s 2 --root "$root" -- bash -c \
+    'env -u DDIO_SECRET_FILE mpiexec -n 2 "$bin/t_auth" ddio:/auth refused "requires authentication"'
+  step auth-hint "$run" -s 2 --root "$root" -- bash -c \
+    'T_SECRET_HINT=$DDIO_SECRET_FILE DDIO_SECRET_FILE=$tmp/other.key mpiexec -n 3 "$bin/t_auth" ddio:/auth-hint ok'
+  step auth-config "$run" -s 2 --root "$root" -- bash -c \
+    '(umask 077; echo "secret_file = $DDIO_SECRET_FILE" > "$tmp/ddio.conf")
+     env -u DDIO_SECRET_FILE DDIO_CONFIG="$tmp/ddio.conf" mpiexec -n 2 "$bin/t_auth" ddio:/auth-conf ok'
+  step auth-loose-permissions "$run" -s 2 --root "$root" -- bash -c \
+    'cp "$DDIO_SECRET_FILE" "$tmp/loose.key" && chmod 644 "$tmp/loose.key" &&
+     DDIO_SECRET_FILE=$tmp/loose.key mpiexec -n 2 "$bin/t_auth" ddio:/auth refused "accessible by group or others"'
+fi
 if selected abi; then
   if [ -x "$bin/t_abi.debian" ]; then
     root="$tmp/srv-abi"; mkdir -p "$root"

@@ -18,10 +18,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-# start_server DIR ARGS... -> sets PORT
+# start_server DIR ARGS... -> sets PORT; server and client share DIR/secret
 start_server() {
     local dir=$1; shift
-    "$SERVER" --listen 127.0.0.1:0 --port-file "$dir/port" --insecure "$@" \
+    ( umask 077 && head -c 32 /dev/urandom | base64 > "$dir/secret" )
+    export DDIO_SECRET_FILE="$dir/secret"
+    "$SERVER" --listen 127.0.0.1:0 --port-file "$dir/port" --secret-file "$dir/secret" "$@" \
         2>"$dir/server.log" &
     PIDS+=($!)
     for _ in $(seq 100); do

@@ -1,5 +1,8 @@
 /* Protocol test client for ddio-server (no MPI). Talks to a running server:
  *   srv_client HOST:PORT [DATAFILE_ROOT]
+ *   srv_client --security HOST:PORT ROOT LOG   authentication (LOG: server's log)
+ *   srv_client --limits HOST:PORT              hostile clients vs. the limits
+ * The secret comes from $DDIO_SECRET_FILE.
  * With DATAFILE_ROOT (a one-disk server's root) it also checks that the
  * datafile of a one-server, one-stripe file is the file, byte for byte.
  * Every check prints a line; the first failure exits 1. */
@@ -14,9 +17,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <ftw.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "ddio_auth.h"
 #include "ddio_desc.h"
 #include "ddio_layout.h"
 #include "ddio_net.h"
@@ -26,9 +34,12 @@
 #define SENTINEL 0xA5
 
 static char g_host[256];
+static char g_addr[300];          /* host:port, for the handshake's messages */
 static int g_port;
 static const char *g_root;
 static unsigned g_run;            /* makes file names unique per run */
+static struct ddio_secret g_secret;   /* $DDIO_SECRET_FILE */
+static int g_have_secret;
 
 static void die(const char *fmt, ...)
 {
@@ -104,24 +115,22 @@ static int call_simple(struct cl *c, uint16_t type, struct ddio_wbuf *w)
     return st;
 }
 
+/* connect and run the clients' shared handshake (HELLO, AUTH) */
 static struct cl *cl_connect(void)
 {
     struct cl *c = calloc(1, sizeof(*c));
     c->fd = ddio_connect(g_host, g_port, ddio_now_ms() + TMO);
     CHECK(c->fd >= 0, "connect: %s", strerror(-c->fd));
-    struct ddio_hello h = {.pid = (uint32_t)getpid(), .client = "srv_client"};
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_hello(&w, &h);
-    struct msg m;
-    CHECK(call(c, DDIO_T_HELLO, &w, &m) == 0, "HELLO refused");
     struct ddio_hello_r r;
-    CHECK(ddio_dec_hello_r(m.p, m.h.len, &r) == 0, "HELLO reply malformed");
+    char err[1024];
+    int rc = ddio_handshake(c->fd, g_addr, "srv_client", g_have_secret ? &g_secret : NULL,
+                            ddio_now_ms() + TMO, &r, err, sizeof(err));
+    CHECK(rc == 0, "handshake: %s", err);
+    c->req = DDIO_HANDSHAKE_REQS;
     memcpy(c->id, r.server_id, DDIO_ID_LEN);
     c->ndisks = r.ndisks;
     c->bsize = r.block_size;
     free(r.name);
-    free(m.p);
     return c;
 }
 
@@ -514,10 +523,10 @@ static void test_files(void)
     CHECK(cl_delete(c, p) == ENOENT, "second delete not ENOENT");
     CHECK(cl_open(c, p, DDIO_O_RDWR, &l, &r2) == ENOENT, "open after delete not ENOENT");
     CHECK(cl_delete(c, "../x") == EACCES, "delete of ../x not EACCES");
-    /* AUTH is reserved */
-    CHECK(call_simple(c, DDIO_T_AUTH, NULL) == ENOSYS, "AUTH not ENOSYS");
+    /* a second AUTH is a protocol error (the server then closes) */
+    CHECK(call_simple(c, DDIO_T_AUTH, NULL) == EPROTO, "second AUTH not EPROTO");
     cl_close(c);
-    printf("ok   file operations, EXCL, confinement, ESTALE, delete, AUTH\n");
+    printf("ok   file operations, EXCL, confinement, ESTALE, delete, second AUTH\n");
 }
 
 static void test_independent(uint64_t unit, uint32_t count, const char *name)
@@ -854,17 +863,15 @@ static void expect_closed(int fd, const char *what)
     printf("ok   %s refused\n", what);
 }
 
+/* the handshake on a raw connection: the next request id is 3 */
 static void send_hello_raw(int fd)
 {
-    struct ddio_hello h = {.pid = 1, .client = "raw"};
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_hello(&w, &h);
-    ddio_send_msg(fd, DDIO_T_HELLO, 1, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO);
-    ddio_wbuf_free(&w);
-    struct ddio_hdr hd;
-    CHECK(ddio_recv_hdr(fd, &hd, ddio_now_ms() + TMO) == 0 && hd.status == 0, "raw hello");
-    ddio_discard(fd, hd.len, ddio_now_ms() + TMO);
+    struct ddio_hello_r r;
+    char err[1024];
+    int rc = ddio_handshake(fd, g_addr, "raw", g_have_secret ? &g_secret : NULL,
+                            ddio_now_ms() + TMO, &r, err, sizeof(err));
+    CHECK(rc == 0, "raw handshake: %s", err);
+    free(r.name);
 }
 
 static void test_malformed(void)
@@ -958,14 +965,728 @@ static void test_stats(void)
     printf("ok   STATS\n");
 }
 
+/* ---- authentication against a live server (--security) ------------------------------------- */
+
+static const char *g_log;         /* the server's log file (refusals must be logged) */
+
+/* "127.0.0.1:PORT" of our end: how the server's log names this client */
+static void local_name(int fd, char *out, size_t n)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    CHECK(getsockname(fd, (struct sockaddr *)&a, &len) == 0, "getsockname");
+    snprintf(out, n, "127.0.0.1:%u", (unsigned)ntohs(a.sin_port));
+}
+
+/* some line of the server log holds both strings (the log is written
+ * before the refusal is sent; allow a moment for the close path) */
+static int log_has(const char *a, const char *b)
+{
+    for (int tries = 0; tries < 40; tries++) {
+        FILE *f = fopen(g_log, "r");
+        CHECK(f, "cannot read the server log %s", g_log);
+        char line[2048];
+        int found = 0;
+        while (!found && fgets(line, sizeof(line), f))
+            found = strstr(line, a) && strstr(line, b);
+        fclose(f);
+        if (found)
+            return 1;
+        usleep(50000);
+    }
+    return 0;
+}
+
+/* the connection's next message must be a refusal with `status`, whose
+ * message contains `text`, and then the connection must close */
+static void expect_refusal(int fd, int status, const char *text, const char *what)
+{
+    struct ddio_hdr h;
+    int rc = ddio_recv_hdr(fd, &h, ddio_now_ms() + TMO);
+    CHECK(rc == 0, "%s: no refusal received (%s)", what, strerror(-rc));
+    CHECK(h.status == status, "%s: status %d, expected %d", what, h.status, status);
+    uint8_t *p = malloc(h.len + 1);
+    CHECK(p && ddio_recv_all(fd, p, h.len, ddio_now_ms() + TMO) == 0, "%s: payload", what);
+    char *msg = NULL;
+    CHECK(ddio_dec_err(p, h.len, &msg) == 0, "%s: refusal without a message", what);
+    CHECK(strstr(msg, text), "%s: message '%s' lacks '%s'", what, msg, text);
+    free(msg);
+    free(p);
+    char c;
+    rc = ddio_recv_all(fd, &c, 1, ddio_now_ms() + TMO);
+    CHECK(rc == -ECONNRESET || rc == -EPIPE, "%s: connection not closed (%d)", what, rc);
+}
+
+/* HELLO only (no AUTH): the reply's nonce and server id in *r */
+static void hello_only(int fd, struct ddio_hello_r *r)
+{
+    struct ddio_hello h = {.pid = 1, .client = "intruder"};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_hello(&w, &h);
+    CHECK(ddio_send_msg(fd, DDIO_T_HELLO, 1, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO) == 0,
+          "send HELLO");
+    ddio_wbuf_free(&w);
+    struct ddio_hdr hd;
+    CHECK(ddio_recv_hdr(fd, &hd, ddio_now_ms() + TMO) == 0 && hd.status == 0, "HELLO reply");
+    uint8_t *p = malloc(hd.len + 1);
+    CHECK(ddio_recv_all(fd, p, hd.len, ddio_now_ms() + TMO) == 0, "HELLO reply payload");
+    CHECK(ddio_dec_hello_r(p, hd.len, r) == 0, "HELLO reply malformed");
+    CHECK(r->flags & DDIO_SRV_AUTH_REQUIRED, "server does not require authentication");
+    free(p);
+    free(r->name);
+    r->name = NULL;
+}
+
+static void send_auth(int fd, const struct ddio_auth *a)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_auth(&w, a);
+    CHECK(ddio_send_msg(fd, DDIO_T_AUTH, 2, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO) == 0,
+          "send AUTH");
+    ddio_wbuf_free(&w);
+}
+
+/* every file and directory under the root: path, size, mtime */
+static FILE *g_snap;
+static int snap_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)flag;
+    (void)ftw;
+    fprintf(g_snap, "%s %lld %lld.%09ld\n", path, (long long)st->st_size,
+            (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+    return 0;
+}
+
+static char *snapshot(void)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    g_snap = open_memstream(&buf, &n);
+    CHECK(g_snap && nftw(g_root, snap_one, 16, FTW_PHYS) == 0, "snapshot of %s", g_root);
+    fclose(g_snap);
+    return buf;
+}
+
+static void sec_wrong_secret(void)
+{
+    struct ddio_secret wrong;
+    memset(&wrong, 0, sizeof(wrong));
+    wrong.len = 32;
+    memset(wrong.key, 'w', wrong.len);
+    int fd = raw_conn();
+    char me[64], err[1024];
+    local_name(fd, me, sizeof(me));
+    struct ddio_hello_r r;
+    int rc = ddio_handshake(fd, g_addr, "wrong", &wrong, ddio_now_ms() + TMO, &r, err,
+                            sizeof(err));
+    CHECK(rc == -EACCES && strstr(err, "authentication failed"),
+          "wrong secret: handshake gave %d (%s)", rc, err);
+    /* then an OPEN anyway: the connection is closed */
+    ddio_send_msg(fd, DDIO_T_OPEN, 3, 0, "x", 1, NULL, 0, ddio_now_ms() + TMO);
+    char c;
+    rc = ddio_recv_all(fd, &c, 1, ddio_now_ms() + TMO);
+    CHECK(rc == -ECONNRESET || rc == -EPIPE, "wrong secret: connection stayed open (%d)", rc);
+    close(fd);
+    CHECK(log_has(me, "authentication failed"), "wrong secret: refusal of %s not logged", me);
+    printf("ok   wrong secret refused (%s), logged with the peer %s\n", err, me);
+}
+
+static void sec_no_secret(void)
+{
+    int fd = raw_conn();
+    char me[64], err[1024];
+    local_name(fd, me, sizeof(me));
+    struct ddio_hello_r r;
+    int rc = ddio_handshake(fd, g_addr, "nosecret", NULL, ddio_now_ms() + TMO, &r, err,
+                            sizeof(err));
+    CHECK(rc == -EACCES && strstr(err, "DDIO_SECRET_FILE"), "no secret: handshake gave %d (%s)",
+          rc, err);
+    close(fd);
+    CHECK(log_has(me, "closed before authenticating"), "no secret: %s not logged", me);
+    printf("ok   client without a secret refused (%s), logged\n", err);
+}
+
+/* a recorded, valid AUTH is worthless against a new connection's nonce */
+static void sec_replay(void)
+{
+    int fd = raw_conn();
+    struct ddio_hello_r r;
+    struct ddio_auth a;
+    hello_only(fd, &r);
+    CHECK(ddio_auth_nonce(a.nonce) == 0, "nonce");
+    CHECK(ddio_auth_mac(&g_secret, DDIO_AUTH_CLIENT, r.server_id, r.nonce, a.nonce, a.mac) == 0,
+          "mac");
+    send_auth(fd, &a);
+    struct msg m = {0};
+    struct cl tmp = {.fd = fd};
+    CHECK(recv_msg(&tmp, &m) == 0 && m.h.status == 0, "the original AUTH was refused");
+    struct ddio_auth_r ar;
+    CHECK(ddio_dec_auth_r(m.p, m.h.len, &ar) == 0 && ddio_auth_verify(&g_secret,
+          DDIO_AUTH_SERVER, r.server_id, r.nonce, a.nonce, ar.mac), "server proof wrong");
+    free(m.p);
+    close(fd);
+    uint8_t first_nonce[DDIO_NONCE_LEN];
+    memcpy(first_nonce, r.nonce, sizeof(first_nonce));
+
+    fd = raw_conn();
+    char me[64];
+    local_name(fd, me, sizeof(me));
+    hello_only(fd, &r);
+    CHECK(memcmp(first_nonce, r.nonce, DDIO_NONCE_LEN) != 0, "server nonce repeated");
+    send_auth(fd, &a);            /* the recorded AUTH */
+    expect_refusal(fd, EACCES, "authentication failed", "replayed AUTH");
+    close(fd);
+    CHECK(log_has(me, "authentication failed"), "replay: refusal of %s not logged", me);
+    printf("ok   replayed AUTH refused on a new connection, logged\n");
+}
+
+/* request types a client might try before AUTH (after HELLO) */
+static void sec_ops_before_auth(void)
+{
+    static const uint16_t types[] = {DDIO_T_OPEN, DDIO_T_DELETE, DDIO_T_CLOSE, DDIO_T_STAT,
+                                     DDIO_T_SETSIZE, DDIO_T_PREALLOC, DDIO_T_SYNC,
+                                     DDIO_T_XFER, DDIO_T_LOCK, DDIO_T_STATS, DDIO_T_DATA};
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+        struct ddio_wbuf w;
+        ddio_wbuf_init(&w);
+        if (types[i] == DDIO_T_OPEN) {     /* a well-formed create */
+            struct ddio_open o = {.path = "sec/evil", .amode = DDIO_O_RDWR | DDIO_O_CREAT};
+            o.layout.stripe_unit = 65536;
+            o.layout.stripe_count = 1;
+            ddio_enc_open(&w, &o);
+        } else if (types[i] == DDIO_T_DELETE) {
+            struct ddio_path_req d = {.path = "sec/victim"};
+            ddio_enc_path_req(&w, &d);
+        } else if (types[i] == DDIO_T_DATA) {
+            ddio_enc_data(&w, 1);
+            ddio_put_bytes(&w, "overwrite", 9);
+        } else {                           /* handle 1 is what a real OPEN would give */
+            struct ddio_handle_req hr = {1};
+            ddio_enc_handle_req(&w, &hr);
+        }
+        int fd = raw_conn();
+        char me[64];
+        local_name(fd, me, sizeof(me));
+        struct ddio_hello_r r;
+        hello_only(fd, &r);
+        CHECK(ddio_send_msg(fd, types[i], 2, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO) == 0,
+              "send");
+        ddio_wbuf_free(&w);
+        char what[64];
+        snprintf(what, sizeof(what), "%s before authentication", ddio_type_name(types[i]));
+        expect_refusal(fd, EACCES, "not authenticated", what);
+        close(fd);
+        CHECK(log_has(me, what), "%s from %s not logged", what, me);
+    }
+    int fd = raw_conn();          /* AUTH before HELLO: a protocol error */
+    struct ddio_auth a;
+    memset(&a, 0, sizeof(a));
+    send_auth(fd, &a);
+    expect_refusal(fd, EPROTO, "expected HELLO", "AUTH before HELLO");
+    close(fd);
+    fd = raw_conn();              /* a malformed AUTH */
+    struct ddio_hello_r r;
+    hello_only(fd, &r);
+    ddio_send_msg(fd, DDIO_T_AUTH, 2, 0, "short", 5, NULL, 0, ddio_now_ms() + TMO);
+    expect_refusal(fd, EPROTO, "malformed AUTH", "malformed AUTH");
+    close(fd);
+    printf("ok   %zu request types before AUTH refused (EACCES) and logged; AUTH before "
+           "HELLO and a malformed AUTH refused (EPROTO)\n", sizeof(types) / sizeof(types[0]));
+}
+
+static void test_security(void)
+{
+    CHECK(g_have_secret && g_root && g_log, "--security needs DDIO_SECRET_FILE, ROOT and LOG");
+    /* a file the intruders go after */
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    layout_for(c, &l, 65536, 1);
+    CHECK(cl_open(c, "sec/victim", DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "create victim");
+    uint8_t data[4096], back[4096];
+    fill_pattern(data, sizeof(data), 77);
+    struct ddio_desc d = {.disp = 0, .extent = 0, .start = 0, .length = sizeof(data)};
+    d.root = ddio_node_leaf(sizeof(data));
+    CHECK(d.root && ddio_node_finish(d.root) == 0, "desc");
+    CHECK(cl_xfer(c, r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, &d, data, NULL, 5000).status == 0,
+          "write victim");
+    CHECK(cl_handle_op(c, DDIO_T_SYNC, r.handle, NULL) == 0, "sync");
+    char *before = snapshot();
+
+    sec_wrong_secret();
+    sec_no_secret();
+    sec_replay();
+    sec_ops_before_auth();
+
+    char *after = snapshot();
+    CHECK(strcmp(before, after) == 0, "the storage root changed:\n--- before\n%s--- after\n%s",
+          before, after);
+    memset(back, 0, sizeof(back));
+    CHECK(cl_xfer(c, r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, &d, back, NULL, 5000).status == 0,
+          "read victim");
+    CHECK(memcmp(data, back, sizeof(data)) == 0, "victim's bytes changed");
+    ddio_desc_free(&d);
+    free(before);
+    free(after);
+    cl_close(c);
+    printf("ok   storage root unchanged (every file's size and mtime), victim's bytes intact\n");
+}
+
+/* ---- hostile clients and limits (--limits) --------------------------------------------------
+ * The server runs with small limits (run-security-tests.sh): --max-connections 24
+ * --max-unauth 8 --auth-timeout 2 --max-message 64K --max-desc 2K --max-desc-depth 4
+ * --max-call-memory 1M --max-inflight 3 --block-size 64K. */
+
+#define LIM_CONNS 24
+#define LIM_AUTH_S 2
+#define LIM_FLOOD 1000
+
+static struct cl *g_bystander;   /* an ordinary client served throughout */
+static uint64_t g_by_handle;
+
+static void bystander_check(const char *when)
+{
+    uint64_t v;
+    CHECK(cl_handle_op(g_bystander, DDIO_T_STAT, g_by_handle, &v) == 0,
+          "the ordinary client was not served %s", when);
+}
+
+/* a fresh authenticated connection does a small write and reads it back */
+static void normal_client_works(const char *when)
+{
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128];
+    path_name(p, sizeof(p), "lim/normal");
+    layout_for(c, &l, 65536, 1);
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "normal open %s", when);
+    uint8_t data[1000], back[1000];
+    fill_pattern(data, sizeof(data), (unsigned)ddio_now_ms());
+    struct ddio_desc d = {.length = sizeof(data)};
+    d.root = ddio_node_leaf(sizeof(data));
+    CHECK(d.root && ddio_node_finish(d.root) == 0, "desc");
+    CHECK(cl_xfer(c, r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, &d, data, NULL, 5000).status == 0,
+          "normal write %s", when);
+    CHECK(cl_xfer(c, r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, &d, back, NULL, 5000).status == 0
+          && memcmp(data, back, sizeof(data)) == 0, "normal read-back %s", when);
+    ddio_desc_free(&d);
+    cl_close(c);
+}
+
+/* a header alone, with a length that may be a lie */
+static void send_hdr(int fd, uint16_t type, uint64_t req, uint64_t len, uint16_t version)
+{
+    struct ddio_hdr h;
+    uint8_t raw[DDIO_HDR_SIZE];
+    ddio_hdr_init(&h, type, req, len);
+    h.version = version;
+    ddio_hdr_encode(&h, raw);
+    CHECK(ddio_send_all(fd, raw, sizeof(raw), ddio_now_ms() + TMO) == 0, "send header");
+}
+
+static void lim_messages(void)
+{
+    int fd = raw_conn();
+    send_hello_raw(fd);
+    send_hdr(fd, DDIO_T_OPEN, 3, 1u << 20, DDIO_VERSION);
+    expect_refusal(fd, EMSGSIZE, "--max-message", "oversized OPEN");
+    close(fd);
+    fd = raw_conn();
+    send_hdr(fd, DDIO_T_HELLO, 1, 100000, DDIO_VERSION);
+    expect_refusal(fd, EMSGSIZE, "before authentication", "oversized HELLO");
+    close(fd);
+    fd = raw_conn();
+    send_hello_raw(fd);
+    send_hdr(fd, DDIO_T_STAT, 3, (uint64_t)DDIO_MAX_PAYLOAD + 1, DDIO_VERSION);
+    expect_refusal(fd, EPROTO, "malformed message header", "header past the protocol cap");
+    close(fd);
+    printf("ok   oversized messages refused (EMSGSIZE before and after AUTH, EPROTO past "
+           "the protocol cap)\n");
+
+    fd = raw_conn();              /* truncated HELLO, then silence */
+    send_hdr(fd, DDIO_T_HELLO, 1, 100, DDIO_VERSION);
+    CHECK(ddio_send_all(fd, "0123456789", 10, ddio_now_ms() + TMO) == 0, "send");
+    int64_t t0 = ddio_now_ms();
+    expect_refusal(fd, ETIMEDOUT, "--auth-timeout", "truncated HELLO");
+    int64_t waited = ddio_now_ms() - t0;
+    CHECK(waited < (LIM_AUTH_S + 2) * 1000, "truncated HELLO held for %lld ms",
+          (long long)waited);
+    close(fd);
+    printf("ok   truncated HELLO closed after the authentication deadline (%lld ms)\n",
+           (long long)waited);
+
+    uint8_t junk[256];
+    for (size_t i = 0; i < sizeof(junk); i++)
+        junk[i] = (uint8_t)(i * 37 + 11);
+    fd = raw_conn();
+    send_hello_raw(fd);
+    ddio_send_all(fd, junk, sizeof(junk), ddio_now_ms() + TMO);
+    expect_closed(fd, "garbage after AUTH");   /* the reply's type is the garbage's */
+    fd = raw_conn();
+    send_hello_raw(fd);
+    send_hdr(fd, DDIO_T_STAT, 3, 0, DDIO_VERSION + 7);
+    expect_refusal(fd, EPROTONOSUPPORT, "not supported", "wrong version after AUTH");
+    close(fd);
+    fd = raw_conn();
+    send_hdr(fd, DDIO_T_HELLO, 1, 0, 1);   /* a version-1 client */
+    expect_refusal(fd, EPROTONOSUPPORT, "expected 2", "version-1 HELLO");
+    close(fd);
+    bystander_check("after malformed messages");
+    printf("ok   garbage, wrong-version (before and after AUTH) refused\n");
+}
+
+static void lim_order_and_state(void)
+{
+    int fd = raw_conn();          /* a GET is the server's to send */
+    send_hello_raw(fd);
+    struct ddio_segs g = {.tag = 1, .nseg = 0};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_get(&w, &g);
+    ddio_send_msg(fd, DDIO_T_GET, 3, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO);
+    ddio_wbuf_free(&w);
+    expect_refusal(fd, EPROTO, "unexpected GET", "GET from a client");
+    close(fd);
+    fd = raw_conn();              /* a reply from a client */
+    send_hello_raw(fd);
+    ddio_send_msg(fd, DDIO_T_OPEN | DDIO_REPLY, 3, 0, NULL, 0, NULL, 0, ddio_now_ms() + TMO);
+    expect_refusal(fd, EPROTO, "unexpected", "reply from a client");
+    close(fd);
+    fd = raw_conn();              /* HELLO twice */
+    send_hello_raw(fd);
+    struct ddio_hello h = {.pid = 1, .client = "again"};
+    ddio_wbuf_init(&w);
+    ddio_enc_hello(&w, &h);
+    ddio_send_msg(fd, DDIO_T_HELLO, 3, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO);
+    ddio_wbuf_free(&w);
+    expect_refusal(fd, EPROTO, "second HELLO", "second HELLO");
+    close(fd);
+    /* DATA that answers no GET (a late answer): dropped, the connection serves on */
+    struct cl *c = cl_connect();
+    ddio_wbuf_init(&w);
+    ddio_enc_data(&w, 999);
+    ddio_put_bytes(&w, "stray bytes", 11);
+    send_w(c, DDIO_T_DATA, 77, &w);
+    CHECK(call_simple(c, DDIO_T_STATS, NULL) == 0, "connection unusable after a stray DATA");
+    cl_close(c);
+    bystander_check("after out-of-order messages");
+    printf("ok   out-of-order (GET, a reply from a client) and wrong-state (second HELLO) "
+           "refused; a stray DATA is dropped\n");
+}
+
+/* a descriptor of `depth` levels (VEC of 1 ... around a 512-byte leaf) */
+static void deep_desc(struct ddio_desc *d, int depth, uint64_t len)
+{
+    struct ddio_node *n = ddio_node_leaf(len);
+    for (int i = 1; i < depth; i++)
+        n = ddio_node_vec(1, 0, n);
+    CHECK(n && ddio_node_finish(n) == 0, "deep desc");
+    memset(d, 0, sizeof(*d));
+    d->root = n;
+    d->length = len;
+}
+
+static int xfer_raw_desc(struct cl *c, uint64_t handle, uint32_t op, const uint8_t *desc,
+                         uint32_t len, char *msg, size_t n)
+{
+    struct ddio_xfer x = {handle, op, 0, 0, 0, 1, 0, 5000, len, desc};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    struct msg m;
+    int st = call(c, DDIO_T_XFER, &w, &m);
+    char *s = NULL;
+    snprintf(msg, n, "%s", st && ddio_dec_err(m.p, m.h.len, &s) == 0 ? s : "");
+    free(s);
+    free(m.p);
+    return st;
+}
+
+static void lim_descriptors(void)
+{
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128], msg[1024];
+    path_name(p, sizeof(p), "lim/desc");
+    layout_for(c, &l, 65536, 1);
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "open");
+    uint8_t buf[512];
+    memset(buf, 0x5a, sizeof(buf));
+    struct ddio_desc d;
+    deep_desc(&d, 4, sizeof(buf));           /* at the depth limit: served */
+    CHECK(cl_xfer(c, r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, &d, buf, NULL, 5000).status == 0,
+          "depth 4 refused");
+    ddio_desc_free(&d);
+    deep_desc(&d, 5, sizeof(buf));           /* past it: E2BIG, nothing moves */
+    struct xres x = cl_xfer(c, r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, &d, buf, NULL, 5000);
+    CHECK(x.status == E2BIG && x.get_bytes == 0, "depth 5: status %d, %llu bytes pulled",
+          x.status, (unsigned long long)x.get_bytes);
+    ddio_desc_free(&d);
+    printf("ok   descriptor at the depth limit (4) served, past it (5) refused with E2BIG\n");
+
+    /* encoded size: a LIST descriptor just within and just past 2 KiB */
+    for (int past = 0; past < 2; past++) {
+        struct ddio_wbuf w;
+        ddio_wbuf_init(&w);
+        uint32_t cnt = past ? 119 : 117;     /* 17 bytes per entry, 55 + 5 of header */
+        ddio_put_u64(&w, 1u << 20);         /* past EOF: DONE without PUTs */
+        ddio_put_u64(&w, 0);
+        ddio_put_u64(&w, 0);
+        ddio_put_u64(&w, cnt);
+        ddio_put_u8(&w, DDIO_N_LIST);
+        ddio_put_u32(&w, cnt);
+        for (uint32_t i = 0; i < cnt; i++) {
+            ddio_put_u64(&w, 2 * i);
+            ddio_put_u8(&w, DDIO_N_LEAF);
+            ddio_put_u64(&w, 1);
+        }
+        CHECK(!w.err && (w.len <= 2048) == !past, "test descriptor size %zu", w.len);
+        int st = xfer_raw_desc(c, r.handle, DDIO_X_READ, w.p, (uint32_t)w.len, msg, sizeof(msg));
+        if (past)
+            CHECK(st == EMSGSIZE && strstr(msg, "--max-desc"), "descriptor of %zu bytes: %d "
+                  "(%s)", w.len, st, msg);
+        else
+            CHECK(st == 0, "descriptor of %zu bytes refused: %d (%s)", w.len, st, msg);
+        printf("ok   descriptor of %zu bytes %s\n", w.len, past ? "refused (EMSGSIZE)" : "served");
+        ddio_wbuf_free(&w);
+    }
+
+    /* memory per call: a 1 GiB write plans 16384 blocks of 64 KiB; 1 MiB
+     * allows 10922 entries. Refused before any GET: nothing written. */
+    struct ddio_desc big = {.length = 1u << 30};
+    big.root = ddio_node_leaf(1u << 30);
+    CHECK(big.root && ddio_node_finish(big.root) == 0, "big desc");
+    uint64_t size_before;
+    CHECK(cl_handle_op(c, DDIO_T_STAT, r.handle, &size_before) == 0, "stat");
+    struct ddio_xfer xm = {r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, 0, NULL};
+    struct ddio_wbuf dw, w;
+    ddio_wbuf_init(&dw);
+    ddio_desc_encode(&dw, &big);
+    xm.desc = dw.p;
+    xm.desc_len = (uint32_t)dw.len;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &xm);
+    struct msg m;
+    int st = call(c, DDIO_T_XFER, &w, &m);   /* the first message must be the refusal */
+    char *s = NULL;
+    CHECK(st == E2BIG && ddio_dec_err(m.p, m.h.len, &s) == 0 && strstr(s, "--max-call-memory"),
+          "1 GiB write: status %d (%s)", st, s ? s : "");
+    free(s);
+    free(m.p);
+    ddio_wbuf_free(&dw);
+    ddio_desc_free(&big);
+    uint64_t size_after;
+    CHECK(cl_handle_op(c, DDIO_T_STAT, r.handle, &size_after) == 0 && size_after == size_before,
+          "size changed %llu -> %llu", (unsigned long long)size_before,
+          (unsigned long long)size_after);
+    cl_close(c);
+    bystander_check("after descriptor limits");
+    printf("ok   a call needing more than --max-call-memory refused (E2BIG) before any data "
+           "moved\n");
+}
+
+/* --max-inflight 3: three waiting locks are fine, the fourth is refused */
+static void lim_inflight(void)
+{
+    struct cl *a = cl_connect(), *b = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r ra, rb;
+    char p[128];
+    path_name(p, sizeof(p), "lim/locks");
+    layout_for(a, &l, 65536, 1);
+    CHECK(cl_open(a, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &ra) == 0, "open a");
+    CHECK(cl_open(b, p, DDIO_O_RDWR, &l, &rb) == 0, "open b");
+    CHECK(cl_lock(a, ra.handle, DDIO_LK_SETLK, DDIO_LK_WR, 0, 100, 0) == 0, "lock a");
+    for (uint64_t i = 0; i < 4; i++) {
+        struct ddio_lock lk = {rb.handle, DDIO_LK_SETLKW, DDIO_LK_WR, 10 * i, 5, 8000};
+        struct ddio_wbuf w;
+        ddio_wbuf_init(&w);
+        ddio_enc_lock(&w, &lk);
+        send_w(b, DDIO_T_LOCK, 100 + i, &w);
+    }
+    struct msg m;
+    CHECK(recv_msg(b, &m) == 0, "recv");
+    char *s = NULL;
+    CHECK(m.h.req == 103 && m.h.status == EBUSY && ddio_dec_err(m.p, m.h.len, &s) == 0
+          && strstr(s, "--max-inflight"), "fourth waiting request: req %llu status %d (%s)",
+          (unsigned long long)m.h.req, m.h.status, s ? s : "");
+    free(s);
+    free(m.p);
+    CHECK(cl_lock(a, ra.handle, DDIO_LK_UNLCK, 0, 0, 100, 0) == 0, "unlock a");
+    unsigned granted = 0;
+    for (int i = 0; i < 3; i++) {
+        CHECK(recv_msg(b, &m) == 0, "recv");
+        granted += m.h.status == 0 && m.h.req >= 100 && m.h.req < 103;
+        free(m.p);
+    }
+    CHECK(granted == 3, "only %u of 3 waiting locks granted", granted);
+    cl_close(a);
+    cl_close(b);
+    printf("ok   --max-inflight: 3 waiting requests served, the 4th refused (EBUSY)\n");
+}
+
+/* wait until the server counts at most n connections (closes are noticed
+ * by the server's reader threads, a moment after the client's close) */
+static void wait_conns(uint64_t n)
+{
+    int64_t dl = ddio_now_ms() + 5000;
+    for (;;) {
+        struct msg m;
+        CHECK(call(g_bystander, DDIO_T_STATS, NULL, &m) == 0, "STATS");
+        struct ddio_stats_r st;
+        CHECK(ddio_dec_stats_r(m.p, m.h.len, &st) == 0, "STATS malformed");
+        uint64_t have = UINT64_MAX;
+        for (uint32_t i = 0; i < st.n; i++)
+            if (strcmp(st.kv[i].key, "connections") == 0)
+                have = st.kv[i].val;
+        ddio_stats_r_free(&st);
+        free(m.p);
+        if (have <= n)
+            return;
+        CHECK(ddio_now_ms() < dl, "server still counts %llu connections, expected %llu",
+              (unsigned long long)have, (unsigned long long)n);
+        usleep(20000);
+    }
+}
+
+/* --max-connections: the 25th authenticated connection is refused until one closes */
+static void lim_connections(void)
+{
+    struct cl *cs[LIM_CONNS];
+    wait_conns(1);
+    int n = 1;                    /* the bystander holds one */
+    for (; n < LIM_CONNS; n++)
+        cs[n] = cl_connect();
+    int fd = raw_conn();
+    struct ddio_hello_r r;
+    char err[1024];
+    int rc = ddio_handshake(fd, g_addr, "one too many", &g_secret, ddio_now_ms() + TMO, &r,
+                            err, sizeof(err));
+    CHECK(rc == -EBUSY && strstr(err, "--max-connections"), "connection %d: %d (%s)",
+          LIM_CONNS + 1, rc, err);
+    close(fd);
+    cl_close(cs[LIM_CONNS - 1]);
+    int64_t dl = ddio_now_ms() + 5000;   /* the server notices the close */
+    for (;;) {
+        fd = raw_conn();
+        rc = ddio_handshake(fd, g_addr, "next", &g_secret, ddio_now_ms() + TMO, &r, err,
+                            sizeof(err));
+        close(fd);
+        if (rc == 0) {
+            free(r.name);
+            break;
+        }
+        CHECK(rc == -EBUSY && ddio_now_ms() < dl, "after a close: %d (%s)", rc, err);
+        usleep(20000);
+    }
+    for (int i = 1; i < LIM_CONNS - 1; i++)
+        cl_close(cs[i]);
+    printf("ok   --max-connections %d: the next one refused (%s), served after a close\n",
+           LIM_CONNS, err);
+}
+
+/* LIM_FLOOD connections that connect and say nothing */
+static void lim_flood(void)
+{
+    static int fds[LIM_FLOOD];
+    int64_t t0 = ddio_now_ms();
+    for (int i = 0; i < LIM_FLOOD; i++) {
+        fds[i] = ddio_connect(g_host, g_port, ddio_now_ms() + TMO);
+        CHECK(fds[i] >= 0, "flood connection %d: %s", i, strerror(-fds[i]));
+    }
+    int64_t t1 = ddio_now_ms();
+    usleep(300000);               /* evicted ones finish closing */
+    normal_client_works("during a flood of stalled connections");
+    bystander_check("during the flood");
+    unsigned evicted = 0, timedout = 0, toomany = 0;
+    for (int i = 0; i < LIM_FLOOD; i++) {
+        struct ddio_hdr h;
+        int rc = ddio_recv_hdr(fds[i], &h, ddio_now_ms() + (LIM_AUTH_S + 3) * 1000);
+        CHECK(rc == 0, "stalled connection %d: no refusal (%s)", i, strerror(-rc));
+        uint8_t *p = malloc(h.len + 1);
+        char *s = NULL;
+        CHECK(ddio_recv_all(fds[i], p, h.len, ddio_now_ms() + TMO) == 0
+              && ddio_dec_err(p, h.len, &s) == 0, "stalled connection %d: refusal payload", i);
+        if (h.status == EBUSY && strstr(s, "--max-unauth"))
+            evicted++;
+        else if (h.status == ETIMEDOUT && strstr(s, "--auth-timeout"))
+            timedout++;
+        else if (h.status == EBUSY && strstr(s, "--max-connections"))
+            toomany++;
+        else
+            die("stalled connection %d: status %d (%s)", i, h.status, s);
+        char c;
+        rc = ddio_recv_all(fds[i], &c, 1, ddio_now_ms() + TMO);
+        CHECK(rc == -ECONNRESET || rc == -EPIPE, "stalled connection %d not closed", i);
+        free(s);
+        free(p);
+        close(fds[i]);
+    }
+    CHECK(timedout <= 8 + 1, "%u stalled connections outlived --max-unauth 8", timedout);
+    normal_client_works("after the flood");
+    bystander_check("after the flood");
+    printf("ok   %d stalled connections (opened in %lld ms): %u evicted (--max-unauth), %u "
+           "timed out (--auth-timeout), %u refused (--max-connections); a normal client "
+           "worked during and after\n", LIM_FLOOD, (long long)(t1 - t0), evicted, timedout,
+           toomany);
+}
+
+static void test_limits(void)
+{
+    g_bystander = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128];
+    path_name(p, sizeof(p), "lim/bystander");
+    layout_for(g_bystander, &l, 65536, 1);
+    CHECK(cl_open(g_bystander, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "bystander open");
+    g_by_handle = r.handle;
+    lim_messages();
+    lim_order_and_state();
+    lim_descriptors();
+    lim_inflight();
+    lim_connections();
+    lim_flood();
+    bystander_check("at the end");
+    cl_close(g_bystander);
+}
+
 int main(int argc, char **argv)
 {
+    const char *mode = "";
+    if (argc > 1 && strncmp(argv[1], "--", 2) == 0) {
+        mode = argv[1];
+        argv++;
+        argc--;
+    }
     if (argc < 2 || ddio_parse_hostport(argv[1], g_host, sizeof(g_host), &g_port)) {
-        fprintf(stderr, "usage: srv_client HOST:PORT [ROOT]\n");
+        fprintf(stderr, "usage: srv_client [--security|--limits] HOST:PORT [ROOT [LOG]]\n");
         return 2;
     }
+    snprintf(g_addr, sizeof(g_addr), "%s", argv[1]);
     g_root = argc > 2 ? argv[2] : NULL;
+    g_log = argc > 3 ? argv[3] : NULL;
     g_run = (unsigned)getpid();
+    char path[4096], err[1024];
+    if (ddio_secret_path(NULL, path, sizeof(path))) {
+        CHECK(ddio_secret_load(path, &g_secret, err, sizeof(err)) == 0, "%s", err);
+        g_have_secret = 1;
+    }
+    if (strcmp(mode, "--security") == 0) {
+        test_security();
+        printf("PASS\n");
+        return 0;
+    }
+    if (strcmp(mode, "--limits") == 0) {
+        test_limits();
+        printf("PASS\n");
+        return 0;
+    }
+    CHECK(!*mode, "unknown mode %s", mode);
     test_files();
     test_independent(1u << 20, 1, "ind1");
     test_independent(65536, 2, "ind2");       /* index 0 of 2: only its stripes */

@@ -1070,6 +1070,42 @@ static int dec(const struct ddio_wbuf *w, uint32_t max_nodes)
     return rc;
 }
 
+/* a server's tighter limits: well-formed but too deep or too big is E2BIG */
+START_TEST(test_decode_limits)
+{
+    struct ddio_wbuf w;
+    struct ddio_desc d;
+    for (int depth = 1; depth <= 6; depth++) {
+        ddio_wbuf_init(&w);
+        put_hdr(&w, 1);
+        for (int i = 1; i < depth; i++) {
+            ddio_put_u8(&w, DDIO_N_VEC);
+            ddio_put_u64(&w, 1);
+            ddio_put_u64(&w, 0);
+        }
+        ddio_put_u8(&w, DDIO_N_LEAF);
+        ddio_put_u64(&w, 1);
+        int rc = ddio_desc_decode_lim(w.p, w.len, 100, 4, &d);
+        ck_assert_int_eq(rc, depth <= 4 ? 0 : -E2BIG);
+        if (rc == 0)
+            ddio_desc_free(&d);
+        else
+            ck_assert_ptr_null(d.root);
+        /* nodes: depth nodes fit in a budget of depth, not depth - 1 */
+        rc = ddio_desc_decode_lim(w.p, w.len, (uint32_t)depth, 16, &d);
+        ck_assert_int_eq(rc, 0);
+        ddio_desc_free(&d);
+        if (depth > 1)
+            ck_assert_int_eq(ddio_desc_decode_lim(w.p, w.len, (uint32_t)depth - 1, 16, &d),
+                             -E2BIG);
+        /* malformed within the limits stays EPROTO */
+        if (depth <= 4)
+            ck_assert_int_eq(ddio_desc_decode_lim(w.p, w.len - 1, 100, 4, &d), -EPROTO);
+        ddio_wbuf_free(&w);
+    }
+}
+END_TEST
+
 START_TEST(test_decode_bombs)
 {
     struct ddio_wbuf w;
@@ -1258,6 +1294,7 @@ static Suite *desc_suite(void)
     tcase_add_test(tc, test_pattern_sizes);
     tcase_add_test(tc, test_from_flat_large);
     tcase_add_test(tc, test_decode_bombs);
+    tcase_add_test(tc, test_decode_limits);
     tcase_add_test(tc, test_decode_garbage);
     tcase_add_test(tc, test_gather_speed);
     suite_add_tcase(s, tc);

@@ -57,6 +57,24 @@ static void enc_hello_r(struct ddio_wbuf *w)
     ddio_enc_hello_r(w, &m);
 }
 
+static void enc_auth(struct ddio_wbuf *w)
+{
+    struct ddio_auth m;
+    for (unsigned i = 0; i < DDIO_NONCE_LEN; i++)
+        m.nonce[i] = (uint8_t)(7 * i + 1);
+    for (unsigned i = 0; i < DDIO_MAC_LEN; i++)
+        m.mac[i] = (uint8_t)(0xF0 - i);
+    ddio_enc_auth(w, &m);
+}
+
+static void enc_auth_r(struct ddio_wbuf *w)
+{
+    struct ddio_auth_r m;
+    for (unsigned i = 0; i < DDIO_MAC_LEN; i++)
+        m.mac[i] = (uint8_t)(5 * i + 2);
+    ddio_enc_auth_r(w, &m);
+}
+
 static void enc_open(struct ddio_wbuf *w)
 {
     static struct ddio_open m;
@@ -216,6 +234,18 @@ static int d_hello_r(const uint8_t *p, size_t n)
     int rc = ddio_dec_hello_r(p, n, &m);
     free(m.name);
     return rc;
+}
+
+static int d_auth(const uint8_t *p, size_t n)
+{
+    struct ddio_auth m;
+    return ddio_dec_auth(p, n, &m);
+}
+
+static int d_auth_r(const uint8_t *p, size_t n)
+{
+    struct ddio_auth_r m;
+    return ddio_dec_auth_r(p, n, &m);
 }
 
 static int d_open(const uint8_t *p, size_t n)
@@ -380,6 +410,8 @@ struct sample {
 static const struct sample samples[] = {
     { "hello", enc_hello, d_hello, FULL },
     { "hello_r", enc_hello_r, d_hello_r, FULL },
+    { "auth", enc_auth, d_auth, FULL },
+    { "auth_r", enc_auth_r, d_auth_r, FULL },
     { "open", enc_open, d_open, FULL },
     { "open_r", enc_open_r, d_open_r, FULL },
     { "handle_req", enc_handle_req, d_handle_req, FULL },
@@ -666,6 +698,33 @@ START_TEST(rt_hello_r)
     ck_assert_uint_eq(m.block_size, 1u << 22);
     ck_assert_str_eq(m.name, "127.0.0.1:4711");
     free(m.name);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+/* AUTH messages have a fixed size: exactly nonce + MAC, and MAC */
+START_TEST(rt_auth)
+{
+    struct ddio_wbuf w;
+    struct ddio_auth m;
+    struct ddio_auth_r r;
+    ENCODE(enc_auth, w);
+    ck_assert_uint_eq(w.len, DDIO_NONCE_LEN + DDIO_MAC_LEN);
+    ck_assert_int_eq(ddio_dec_auth(w.p, w.len, &m), 0);
+    for (unsigned i = 0; i < DDIO_NONCE_LEN; i++)
+        ck_assert_uint_eq(m.nonce[i], (uint8_t)(7 * i + 1));
+    for (unsigned i = 0; i < DDIO_MAC_LEN; i++)
+        ck_assert_uint_eq(m.mac[i], (uint8_t)(0xF0 - i));
+    ck_assert_int_eq(ddio_dec_auth_r(w.p, w.len, &r), -EPROTO);   /* too long */
+    ddio_wbuf_free(&w);
+    ENCODE(enc_auth_r, w);
+    ck_assert_uint_eq(w.len, DDIO_MAC_LEN);
+    ck_assert_int_eq(ddio_dec_auth_r(w.p, w.len, &r), 0);
+    for (unsigned i = 0; i < DDIO_MAC_LEN; i++)
+        ck_assert_uint_eq(r.mac[i], (uint8_t)(5 * i + 2));
+    ck_assert_int_eq(ddio_dec_auth(w.p, w.len, &m), -EPROTO);     /* too short */
+    for (unsigned i = 0; i < DDIO_NONCE_LEN; i++)
+        ck_assert_uint_eq(m.nonce[i], 0);                            /* cleared on error */
     ddio_wbuf_free(&w);
 }
 END_TEST
@@ -1614,6 +1673,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, str_limits);
     tcase_add_test(tc, rt_hello);
     tcase_add_test(tc, rt_hello_r);
+    tcase_add_test(tc, rt_auth);
     tcase_add_test(tc, rt_open);
     tcase_add_test(tc, rt_open_r);
     tcase_add_test(tc, rt_layout_max);

@@ -1,0 +1,347 @@
+/* Shared secret and the HELLO/AUTH handshake (see ddio_auth.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ddio_auth.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include "ddio_net.h"
+
+#define AUTH_LABEL "ddio-auth-v1"
+/* handshake replies are small; a bigger one is not from a ddio server */
+#define HANDSHAKE_MAX_REPLY (DDIO_MAX_STR + 256u)
+
+/* ---- configuration ----------------------------------------------------------- */
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+int ddio_config_value(const char *key, char *out, size_t n)
+{
+    const char *path = getenv("DDIO_CONFIG");
+    char line[4096];
+    int found = 0;
+    FILE *fp;
+
+    if (!path || !*path || !(fp = fopen(path, "re")))
+        return 0;
+    while (fgets(line, sizeof(line), fp)) {
+        char *hash = strchr(line, '#'), *eq;
+        if (hash)
+            *hash = '\0';
+        if (!(eq = strchr(line, '=')))
+            continue;
+        *eq = '\0';
+        if (strcmp(trim(line), key) == 0) {
+            snprintf(out, n, "%s", trim(eq + 1));   /* the last one wins */
+            found = 1;
+        }
+    }
+    fclose(fp);
+    return found && *out;
+}
+
+int ddio_secret_path(const char *given, char *out, size_t n)
+{
+    const char *env = getenv("DDIO_SECRET_FILE");
+    if (given && *given) {
+        snprintf(out, n, "%s", given);
+        return 1;
+    }
+    if (env && *env) {
+        snprintf(out, n, "%s", env);
+        return 1;
+    }
+    return ddio_config_value("secret_file", out, n);
+}
+
+/* ---- the secret file ------------------------------------------------------------ */
+
+/* Ownership and permissions of the opened file (checked on the descriptor,
+ * so they are the ones of what is read). */
+static int secret_check_stat(int fd, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int e = errno;
+        snprintf(err, errlen, "secret file %s: %s", path, strerror(e));
+        return -e;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "secret file %s is not a regular file: refused", path);
+        return -EINVAL;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(err, errlen, "secret file %s is owned by uid %u, not by this user (uid %u): "
+                 "refused", path, (unsigned)st.st_uid, (unsigned)geteuid());
+        return -EPERM;
+    }
+    if (st.st_mode & 077) {
+        snprintf(err, errlen, "secret file %s is accessible by group or others (mode %04o): "
+                 "refused; make it private with chmod 600", path, (unsigned)(st.st_mode & 07777));
+        return -EPERM;
+    }
+    return 0;
+}
+
+int ddio_secret_load(const char *path, struct ddio_secret *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "secret file %s: cannot open: %s", path, strerror(e));
+        return -e;
+    }
+    int rc = secret_check_stat(fd, path, err, errlen);
+    size_t len = 0;
+    while (rc == 0 && len <= DDIO_SECRET_MAX) {
+        uint8_t tmp[512];
+        ssize_t k = read(fd, tmp, sizeof(tmp));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            rc = -errno;
+            snprintf(err, errlen, "secret file %s: read: %s", path, strerror(-rc));
+        } else if (k == 0) {
+            break;
+        } else if (len + (size_t)k > DDIO_SECRET_MAX) {
+            len = DDIO_SECRET_MAX + 1;
+        } else {
+            memcpy(s->key + len, tmp, (size_t)k);
+            len += (size_t)k;
+        }
+        OPENSSL_cleanse(tmp, sizeof(tmp));
+    }
+    close(fd);
+    while (rc == 0 && len && len <= DDIO_SECRET_MAX && isspace(s->key[len - 1]))
+        len--;                       /* `echo SECRET > file` adds a newline */
+    if (rc == 0 && (len < DDIO_SECRET_MIN || len > DDIO_SECRET_MAX)) {
+        snprintf(err, errlen, "secret file %s: a secret must be %u to %u bytes, not %s%zu "
+                 "(make one with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE)",
+                 path, DDIO_SECRET_MIN, DDIO_SECRET_MAX, len > DDIO_SECRET_MAX ? "over " : "",
+                 len > DDIO_SECRET_MAX ? (size_t)DDIO_SECRET_MAX : len);
+        rc = -EINVAL;
+    }
+    if (rc)
+        ddio_secret_clear(s);
+    else
+        s->len = len;
+    return rc;
+}
+
+void ddio_secret_clear(struct ddio_secret *s)
+{
+    OPENSSL_cleanse(s, sizeof(*s));
+}
+
+/* ---- proofs ------------------------------------------------------------------------ */
+
+int ddio_auth_nonce(uint8_t nonce[DDIO_NONCE_LEN])
+{
+    return RAND_bytes(nonce, (int)DDIO_NONCE_LEN) == 1 ? 0 : -EIO;
+}
+
+int ddio_auth_mac(const struct ddio_secret *s, enum ddio_auth_role role,
+                  const uint8_t id[DDIO_ID_LEN], const uint8_t snonce[DDIO_NONCE_LEN],
+                  const uint8_t cnonce[DDIO_NONCE_LEN], uint8_t mac[DDIO_MAC_LEN])
+{
+    static const char *const roles[] = {"client", "server"};
+    uint8_t msg[sizeof(AUTH_LABEL) + 8 + DDIO_ID_LEN + 2 * DDIO_NONCE_LEN];
+    size_t n = 0;
+    /* fixed-width fields: the label, a NUL, the role (NUL-padded to 7) */
+    memcpy(msg, AUTH_LABEL, sizeof(AUTH_LABEL));
+    n += sizeof(AUTH_LABEL);
+    memset(msg + n, 0, 8);
+    memcpy(msg + n, roles[role == DDIO_AUTH_SERVER], 6);
+    n += 8;
+    memcpy(msg + n, id, DDIO_ID_LEN);
+    n += DDIO_ID_LEN;
+    memcpy(msg + n, snonce, DDIO_NONCE_LEN);
+    n += DDIO_NONCE_LEN;
+    memcpy(msg + n, cnonce, DDIO_NONCE_LEN);
+    n += DDIO_NONCE_LEN;
+    unsigned int mlen = 0;
+    if (!HMAC(EVP_sha256(), s->key, (int)s->len, msg, n, mac, &mlen) || mlen != DDIO_MAC_LEN)
+        return -EIO;
+    return 0;
+}
+
+int ddio_auth_verify(const struct ddio_secret *s, enum ddio_auth_role role,
+                     const uint8_t id[DDIO_ID_LEN], const uint8_t snonce[DDIO_NONCE_LEN],
+                     const uint8_t cnonce[DDIO_NONCE_LEN], const uint8_t got[DDIO_MAC_LEN])
+{
+    uint8_t want[DDIO_MAC_LEN];
+    if (ddio_auth_mac(s, role, id, snonce, cnonce, want))
+        return 0;
+    int ok = CRYPTO_memcmp(want, got, DDIO_MAC_LEN) == 0;
+    OPENSSL_cleanse(want, sizeof(want));
+    return ok;
+}
+
+/* ---- client handshake ---------------------------------------------------------------- */
+
+static int transport_err(int rc, const char *addr, const char *what, char *err, size_t errlen)
+{
+    if (rc == -ETIMEDOUT)
+        snprintf(err, errlen, "ddio server %s: no answer to %s before the deadline", addr, what);
+    else if (rc == -EPROTONOSUPPORT)
+        snprintf(err, errlen, "ddio server %s: %s: protocol version mismatch (this client "
+                 "speaks version %u)", addr, what, DDIO_VERSION);
+    else if (rc == -EPROTO)
+        snprintf(err, errlen, "ddio server %s: %s: received something that is not a ddio "
+                 "message (is a ddio server listening there?)", addr, what);
+    else if (rc == -ECONNRESET || rc == -EPIPE)
+        snprintf(err, errlen, "ddio server %s closed the connection during %s", addr, what);
+    else
+        snprintf(err, errlen, "ddio server %s: %s failed: %s", addr, what, strerror(-rc));
+    return rc;
+}
+
+/* One reply of `type` to req; its payload (malloc'd) in *p, *n. A refusal
+ * (non-zero status) becomes -status with the server's message in err. */
+static int recv_reply(int fd, const char *addr, uint16_t type, uint64_t req, int64_t dl,
+                      uint8_t **p, size_t *n, char *err, size_t errlen)
+{
+    struct ddio_hdr h;
+    const char *what = ddio_type_name(type);
+    *p = NULL;
+    int rc = ddio_recv_hdr(fd, &h, dl);
+    if (rc)
+        return transport_err(rc, addr, what, err, errlen);
+    if (h.type != (type | DDIO_REPLY) || h.req != req || h.len > HANDSHAKE_MAX_REPLY) {
+        snprintf(err, errlen, "ddio server %s: unexpected %s (req %llu, %llu bytes) in "
+                 "reply to %s", addr, ddio_type_name(h.type), (unsigned long long)h.req,
+                 (unsigned long long)h.len, what);
+        return -EPROTO;
+    }
+    uint8_t *b = malloc(h.len + 1);
+    if (!b) {
+        snprintf(err, errlen, "ddio: out of memory");
+        return -ENOMEM;
+    }
+    rc = ddio_recv_all(fd, b, h.len, dl);
+    if (rc) {
+        free(b);
+        return transport_err(rc, addr, what, err, errlen);
+    }
+    if (h.status) {
+        char *msg = NULL;
+        if (ddio_dec_err(b, h.len, &msg) == 0 && msg && *msg)
+            snprintf(err, errlen, "%s", msg);
+        else
+            snprintf(err, errlen, "ddio server %s refused %s: %s", addr, what,
+                     strerror(h.status));
+        free(msg);
+        free(b);
+        return h.status > 0 ? -h.status : -EPROTO;
+    }
+    *p = b;
+    *n = h.len;
+    return 0;
+}
+
+static int send_hello(int fd, const char *client_name, int64_t dl)
+{
+    struct ddio_hello m = {.pid = (uint32_t)getpid(), .client = (char *)client_name};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_hello(&w, &m);
+    int rc = w.err ? w.err : ddio_send_msg(fd, DDIO_T_HELLO, 1, 0, w.p, w.len, NULL, 0, dl);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+/* AUTH and the server's proof; hr is the decoded HELLO reply */
+static int authenticate(int fd, const char *addr, const struct ddio_secret *secret,
+                        const struct ddio_hello_r *hr, int64_t dl, char *err, size_t errlen)
+{
+    struct ddio_auth a;
+    struct ddio_auth_r ar;
+    struct ddio_wbuf w;
+    uint8_t *p;
+    size_t n = 0;
+
+    if (ddio_auth_nonce(a.nonce)
+        || ddio_auth_mac(secret, DDIO_AUTH_CLIENT, hr->server_id, hr->nonce, a.nonce, a.mac)) {
+        snprintf(err, errlen, "ddio: libcrypto failed to make a nonce or an HMAC");
+        return -EIO;
+    }
+    ddio_wbuf_init(&w);
+    ddio_enc_auth(&w, &a);
+    int rc = w.err ? w.err : ddio_send_msg(fd, DDIO_T_AUTH, 2, 0, w.p, w.len, NULL, 0, dl);
+    ddio_wbuf_free(&w);
+    if (rc)
+        return transport_err(rc, addr, "AUTH", err, errlen);
+    rc = recv_reply(fd, addr, DDIO_T_AUTH, 2, dl, &p, &n, err, errlen);
+    if (rc)
+        return rc;
+    rc = ddio_dec_auth_r(p, n, &ar);
+    free(p);
+    if (rc || !ddio_auth_verify(secret, DDIO_AUTH_SERVER, hr->server_id, hr->nonce, a.nonce,
+                                ar.mac)) {
+        snprintf(err, errlen, "ddio server %s did not prove that it holds this client's "
+                 "secret (different secret file on the server?): refused", addr);
+        return -EACCES;
+    }
+    return 0;
+}
+
+int ddio_handshake(int fd, const char *addr, const char *client_name,
+                   const struct ddio_secret *secret, int64_t deadline_ms,
+                   struct ddio_hello_r *hr, char *err, size_t errlen)
+{
+    uint8_t *p;
+    size_t n = 0;
+    memset(hr, 0, sizeof(*hr));
+    int rc = send_hello(fd, client_name ? client_name : "", deadline_ms);
+    if (rc)
+        return transport_err(rc, addr, "HELLO", err, errlen);
+    rc = recv_reply(fd, addr, DDIO_T_HELLO, 1, deadline_ms, &p, &n, err, errlen);
+    if (rc)
+        return rc;
+    rc = ddio_dec_hello_r(p, n, hr);
+    free(p);
+    if (rc) {
+        snprintf(err, errlen, "ddio server %s: malformed HELLO reply", addr);
+        return -EPROTO;
+    }
+    if (!(hr->flags & DDIO_SRV_AUTH_REQUIRED) && secret) {
+        snprintf(err, errlen, "ddio server %s does not authenticate (started with --insecure), "
+                 "and this client has a secret: refused (unset DDIO_SECRET_FILE to talk to "
+                 "an --insecure server)", addr);
+        rc = -EACCES;
+    } else if ((hr->flags & DDIO_SRV_AUTH_REQUIRED) && !secret) {
+        snprintf(err, errlen, "ddio server %s requires authentication and no secret file is "
+                 "set (DDIO_SECRET_FILE, the hint romio_ddio_secret_file, or secret_file = "
+                 "in the DDIO_CONFIG file)", addr);
+        rc = -EACCES;
+    } else if (secret) {
+        rc = authenticate(fd, addr, secret, hr, deadline_ms, err, errlen);
+    }
+    if (rc) {
+        free(hr->name);
+        memset(hr, 0, sizeof(*hr));
+    }
+    return rc;
+}

@@ -1,0 +1,76 @@
+/* Authentication: a shared secret read from a private file, and the
+ * challenge-response handshake every connection starts with (PROTOCOL.md,
+ * "Connection"). HMAC-SHA-256, nonces and the constant-time compare come from
+ * OpenSSL's libcrypto; nothing here is a hand-written primitive.
+ *
+ *   client                                server
+ *   HELLO                        ->
+ *                                <-   HELLO|R {id, ..., flags AUTH_REQUIRED, Ns}
+ *   AUTH {Nc, HMAC(K, "ddio-auth-v1" | "client" | id | Ns | Nc)}  ->
+ *                                <-   AUTH|R {HMAC(K, "ddio-auth-v1" | "server" | id | Ns | Nc)}
+ *
+ * Both sides contribute a fresh nonce, so a recorded AUTH is worthless
+ * against the next connection's Ns, and a recorded AUTH|R against the next
+ * Nc; the role label keeps one side's proof from being reflected as the
+ * other's. No MPI dependency (compiled into libmpich.so by the overlay). */
+#ifndef DDIO_AUTH_H
+#define DDIO_AUTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "ddio_proto.h"
+
+#define DDIO_SECRET_MIN 16u      /* bytes, after trailing white space is dropped */
+#define DDIO_SECRET_MAX 4096u
+
+struct ddio_secret {
+    size_t len;
+    uint8_t key[DDIO_SECRET_MAX];
+};
+
+enum ddio_auth_role { DDIO_AUTH_CLIENT = 0, DDIO_AUTH_SERVER = 1 };
+
+/* The value of `key = value` in the $DDIO_CONFIG file ('#' starts a
+ * comment), copied to out. 1 if found, 0 if not (no file, no such key). */
+int ddio_config_value(const char *key, char *out, size_t n);
+
+/* Which secret file to use: `given` (a hint or a flag) when non-empty, else
+ * $DDIO_SECRET_FILE, else DDIO_CONFIG's `secret_file =`. 1 and the path in
+ * out, or 0 when none is named. */
+int ddio_secret_path(const char *given, char *out, size_t n);
+
+/* Read a secret file. It must be a regular file owned by the effective user
+ * with no group or other permission bits, holding DDIO_SECRET_MIN..MAX bytes
+ * (trailing white space is not part of the secret). 0, or -errno with one
+ * line in err saying what is wrong and how to fix it. */
+int ddio_secret_load(const char *path, struct ddio_secret *s, char *err, size_t errlen);
+/* wipe a secret from memory */
+void ddio_secret_clear(struct ddio_secret *s);
+
+/* fresh random nonce: 0 or -EIO */
+int ddio_auth_nonce(uint8_t nonce[DDIO_NONCE_LEN]);
+/* HMAC(secret, "ddio-auth-v1" | role | id | snonce | cnonce): 0 or -EIO */
+int ddio_auth_mac(const struct ddio_secret *s, enum ddio_auth_role role,
+                  const uint8_t id[DDIO_ID_LEN], const uint8_t snonce[DDIO_NONCE_LEN],
+                  const uint8_t cnonce[DDIO_NONCE_LEN], uint8_t mac[DDIO_MAC_LEN]);
+/* 1 when the proof `got` is the expected one for these inputs (constant
+ * time compare), else 0 */
+int ddio_auth_verify(const struct ddio_secret *s, enum ddio_auth_role role,
+                     const uint8_t id[DDIO_ID_LEN], const uint8_t snonce[DDIO_NONCE_LEN],
+                     const uint8_t cnonce[DDIO_NONCE_LEN], const uint8_t got[DDIO_MAC_LEN]);
+
+/* The handshake every client runs on a fresh connection `fd` to the server
+ * at `addr` (for messages): HELLO (req 1), then AUTH (req 2) when the
+ * server requires it. With a secret, the client also insists that the
+ * server proves it holds the same secret (a server without authentication,
+ * i.e. started with --insecure, is refused). Without a secret (NULL) only a
+ * --insecure server is accepted. On success returns 0 and the HELLO reply
+ * in *hr (free hr->name); the caller's next request id is
+ * DDIO_HANDSHAKE_REQS + 1. Else -errno (-EACCES: authentication refused
+ * either way) and one line in err naming the server and the cause. */
+#define DDIO_HANDSHAKE_REQS 2u
+int ddio_handshake(int fd, const char *addr, const char *client_name,
+                   const struct ddio_secret *secret, int64_t deadline_ms,
+                   struct ddio_hello_r *hr, char *err, size_t errlen);
+
+#endif
