@@ -3,9 +3,11 @@
 # servers, each in its own namespace, and four MPI ranks on two "compute
 # nodes" (two more namespaces), joined by veth pairs to a bridge on private
 # 10.x test addresses that exist only inside this run. Hydra starts the
-# ranks through ns-launch (its ssh stand-in). The Kotz patterns run across
-# them and are compared with ufs:; then a server's link is taken down in the
-# middle of a collective read and every rank must fail within the deadline.
+# ranks through ns-launch (its ssh stand-in). Authentication is on (a fresh
+# secret). The Kotz patterns and the HDF5 program run across them and are
+# compared with ufs:; a rank without the secret is refused; then a server's
+# link is taken down in the middle of a collective read and every rank must
+# fail within the deadline.
 # Needs root (ip netns). Closes with "multihost: N passed, N failed".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -68,6 +70,10 @@ for i in "${!NS[@]}"; do
   ip -n "$n" link set lo up
 done
 
+# --- authentication: one fresh secret for the servers and the ranks --------
+export DDIO_SECRET_FILE="$tmp/secret"
+( umask 077 && head -c 32 /dev/urandom | base64 > "$DDIO_SECRET_FILE" ) || exit 1
+
 # --- servers, each in its namespace, listening on its own address ---------
 start_servers() {   # start_servers EXTRA_ARGS...: sets DDIO_SERVERS
   local i list="" a
@@ -75,7 +81,8 @@ start_servers() {   # start_servers EXTRA_ARGS...: sets DDIO_SERVERS
     mkdir -p "$tmp/root$i"; rm -f "$tmp/port$i"
     a=$net.${ADDR[$i]}
     ip netns exec "$(nsname srv$i)" "$server" --listen "$a:0" --port-file "$tmp/port$i" \
-      --root "$tmp/root$i" --log-level warn ${SERVER_AUTH_ARGS:-} "$@" 2>>"$tmp/server$i.log" &
+      --root "$tmp/root$i" --log-level warn --secret-file "$DDIO_SECRET_FILE" "$@" \
+      2>>"$tmp/server$i.log" &
     pids+=($!)
   done
   for i in 0 1; do
@@ -107,6 +114,13 @@ for r in 8 8192; do
   step "patterns-r$r-cmp" "${MPIHOSTS[@]}" -n 1 -genv DDIO_SERVERS "$DDIO_SERVERS" \
     "$bin/filecmp" "ddio:/mh$r" "ufs:$u/mh$r"
 done
+# ranks without the secret (or with another one) are refused by the servers
+nosecret() {
+  ( umask 077 && head -c 32 /dev/urandom | base64 > "$tmp/other" )
+  ! DDIO_SECRET_FILE="$tmp/other" "${MPIRUN[@]}" "$pat" -q -r 8 -m 1 -p wb "ddio:/refused" &&
+    grep -q "refused" "$tmp/server0.log"
+}
+step "wrong-secret-refused" nosecret
 # the ranks really ran on the two compute-node hosts: two network
 # namespaces, 2 ranks each, neither of them this shell's
 where() {
