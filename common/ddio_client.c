@@ -972,7 +972,6 @@ static ssize_t xfer(struct ddio_cfile *f, uint32_t op, char *buf, size_t len, ui
 {
     struct xio x = {.buf = buf, .len = len};
     uint64_t size = 0, lo, hi;
-    int known = 1;
 
     if (len == 0)
         return 0;
@@ -983,10 +982,8 @@ static ssize_t xfer(struct ddio_cfile *f, uint32_t op, char *buf, size_t len, ui
         memset(buf, 0, len);    /* holes read as zeros */
     for (int i = 0; i < f->nsrv; i++) {
         uint64_t ls;
-        if (!ddio_layout_local_range(&f->stripe, (uint32_t)i, off, len, &lo, &hi)) {
-            known = 0;
+        if (!ddio_layout_local_range(&f->stripe, (uint32_t)i, off, len, &lo, &hi))
             continue;
-        }
         int rc = xfer_one(f, i, op, &x, off, &ls, msg, msglen);
         if (rc)
             return rc;
@@ -996,8 +993,9 @@ static ssize_t xfer(struct ddio_cfile *f, uint32_t op, char *buf, size_t len, ui
     }
     if (op == DDIO_X_WRITE)
         return (ssize_t)len;
-    /* servers outside the range may still end the file later */
-    if (!known || size < off + len) {
+    /* a short answer: servers outside the range may still end the file
+     * later (then the gap is a hole, read as zeros) */
+    if (size < off + len) {
         int rc = ddio_client_size(f, &size, msg, msglen);
         if (rc)
             return rc;
