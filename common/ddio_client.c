@@ -528,22 +528,18 @@ static void open_req(struct ddio_wbuf *w, const char *path, uint32_t amode,
     ddio_enc_open(w, &m);
 }
 
-/* OPEN on connection i: handle, and the stored layout into *l */
-static int open_one(struct ddio_client *cl, int i, const char *path, uint32_t amode,
-                    struct ddio_layout_rec *l, uint64_t *handle, unsigned *gen,
-                    char *msg, size_t msglen)
+/* OPEN on connection c (c->mu held): handle, the stored layout into *l and
+ * the connection generation the handle belongs to */
+static int open_locked(struct ddio_client *cl, struct cconn *c, const char *path,
+                       uint32_t amode, struct ddio_layout_rec *l, uint64_t *handle,
+                       unsigned *gen, char *msg, size_t msglen)
 {
-    struct cconn *c = &cl->c[i];
     struct ddio_wbuf w;
     struct ddio_open_r *r = malloc(sizeof(*r));
     uint8_t *p = NULL;
     size_t n = 0;
-    int rc;
+    int rc = r ? conn_ready(cl, c, msg, msglen) : -ENOMEM;
 
-    if (!r)
-        return say(msg, msglen, "out of memory"), -ENOMEM;
-    pthread_mutex_lock(&c->mu);
-    rc = conn_ready(cl, c, msg, msglen);
     if (!rc) {
         if (!(amode & DDIO_O_CREAT)) {
             /* the layout must be well formed even when the server ignores it */
@@ -556,8 +552,6 @@ static int open_one(struct ddio_client *cl, int i, const char *path, uint32_t am
         rc = call_locked(cl, c, DDIO_T_OPEN, &w, &p, &n, msg, msglen);
         ddio_wbuf_free(&w);
     }
-    *gen = c->gen;
-    pthread_mutex_unlock(&c->mu);
     if (rc == 0 && ddio_dec_open_r(p, n, r)) {
         say(msg, msglen, "server %s: malformed OPEN reply", c->name);
         rc = -EIO;
@@ -565,9 +559,22 @@ static int open_one(struct ddio_client *cl, int i, const char *path, uint32_t am
     if (rc == 0) {
         *handle = r->handle;
         *l = r->layout;
-    }
+        *gen = c->gen;
+    } else if (rc == -ENOMEM)
+        say(msg, msglen, "out of memory");
     free(p);
     free(r);
+    return rc;
+}
+
+static int open_one(struct ddio_client *cl, int i, const char *path, uint32_t amode,
+                    struct ddio_layout_rec *l, uint64_t *handle, unsigned *gen,
+                    char *msg, size_t msglen)
+{
+    struct cconn *c = &cl->c[i];
+    pthread_mutex_lock(&c->mu);
+    int rc = open_locked(cl, c, path, amode, l, handle, gen, msg, msglen);
+    pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
@@ -578,21 +585,69 @@ static void handle_req(struct ddio_wbuf *w, uint64_t handle)
     ddio_enc_handle_req(w, &m);
 }
 
-/* a request on stripe server i's handle; -EIO if the connection was lost
- * since the open (the handle died with it) */
-static int fcall(struct ddio_cfile *f, int i, uint16_t type, const struct ddio_wbuf *req,
-                 uint8_t **rp, size_t *rn, char *msg, size_t msglen)
+/* Stripe server i's handle died with its connection (a server restart, a
+ * timeout): reconnect and open the file again by path (c->mu held). The
+ * server must still hold stripe i of a file with the same layout. */
+static int handle_valid(struct ddio_cfile *f, int i, struct cconn *c, char *msg, size_t msglen)
+{
+    struct ddio_layout_rec *l;
+    uint64_t h;
+    unsigned gen;
+    if (c->sock >= 0 && c->gen == f->gen[i])
+        return 0;
+    if (!(l = malloc(sizeof(*l))))
+        return say(msg, msglen, "out of memory"), -ENOMEM;
+    int rc = open_locked(f->cl, c, f->path, DDIO_O_RDWR, l, &h, &gen, msg, msglen);
+    if (rc == 0 && (l->server_index != (uint32_t)i || l->stripe_count != f->stripe.count ||
+                    l->stripe_unit != f->stripe.unit)) {
+        say(msg, msglen, "server %s: %s changed its layout while open", c->name, f->path);
+        rc = -EIO;
+    }
+    free(l);
+    if (rc)
+        return rc == -ENOENT ? -EIO : rc;   /* renamed or deleted meanwhile */
+    f->handle[i] = h;
+    f->gen[i] = gen;
+    return 0;
+}
+
+/* payload builders for requests on a handle (the handle is filled in only
+ * once it is known to be valid) */
+typedef void (*henc_fn)(struct ddio_wbuf *w, uint64_t handle, uint64_t arg);
+
+static void enc_handle(struct ddio_wbuf *w, uint64_t handle, uint64_t unused)
+{
+    struct ddio_handle_req m = {.handle = handle};
+    (void)unused;
+    ddio_enc_handle_req(w, &m);
+}
+
+static void enc_setsize(struct ddio_wbuf *w, uint64_t handle, uint64_t local_size)
+{
+    struct ddio_setsize m = {.handle = handle, .local_size = local_size};
+    ddio_enc_setsize(w, &m);
+}
+
+/* A request on stripe server i's handle. A handle lost with its connection
+ * is renewed first (reopen = 1) or the request is skipped (CLOSE: the
+ * server closed it already). */
+static int fcall(struct ddio_cfile *f, int i, uint16_t type, henc_fn enc, uint64_t arg,
+                 int reopen, uint8_t **rp, size_t *rn, char *msg, size_t msglen)
 {
     struct cconn *c = &f->cl->c[f->ci[i]];
-    int rc;
+    struct ddio_wbuf w;
+    int rc = 0;
     pthread_mutex_lock(&c->mu);
     if (c->sock < 0 || c->gen != f->gen[i])
-        rc = (say(msg, msglen, "server %s: connection lost since %s was opened", c->name,
-                  f->path), -EIO);
-    else
-        rc = call_locked(f->cl, c, type, req, rp, rn, msg, msglen);
+        rc = reopen ? handle_valid(f, i, c, msg, msglen) : 1;
+    if (!rc) {
+        ddio_wbuf_init(&w);
+        enc(&w, f->handle[i], arg);
+        rc = call_locked(f->cl, c, type, &w, rp, rn, msg, msglen);
+        ddio_wbuf_free(&w);
+    }
     pthread_mutex_unlock(&c->mu);
-    return rc;
+    return rc > 0 ? 0 : rc;
 }
 
 static void close_handles(struct ddio_cfile *f)
@@ -601,10 +656,7 @@ static void close_handles(struct ddio_cfile *f)
     for (int i = 0; i < f->nsrv; i++) {
         if (f->ci[i] < 0)
             continue;
-        struct ddio_wbuf w;
-        handle_req(&w, f->handle[i]);
-        fcall(f, i, DDIO_T_CLOSE, &w, NULL, NULL, m, sizeof(m));
-        ddio_wbuf_free(&w);
+        fcall(f, i, DDIO_T_CLOSE, enc_handle, 0, 0, NULL, NULL, m, sizeof(m));
     }
 }
 
@@ -775,13 +827,10 @@ int ddio_client_size(struct ddio_cfile *f, uint64_t *size, char *msg, size_t msg
 {
     *size = 0;
     for (int i = 0; i < f->nsrv; i++) {
-        struct ddio_wbuf w;
         struct ddio_u64_r r;
         uint8_t *p = NULL;
         size_t n = 0;
-        handle_req(&w, f->handle[i]);
-        int rc = fcall(f, i, DDIO_T_STAT, &w, &p, &n, msg, msglen);
-        ddio_wbuf_free(&w);
+        int rc = fcall(f, i, DDIO_T_STAT, enc_handle, 0, 1, &p, &n, msg, msglen);
         if (rc == 0 && ddio_dec_u64_r(p, n, &r))
             rc = (say(msg, msglen, "malformed STAT reply"), -EIO);
         free(p);
@@ -797,14 +846,8 @@ int ddio_client_size(struct ddio_cfile *f, uint64_t *size, char *msg, size_t msg
 int ddio_client_truncate(struct ddio_cfile *f, uint64_t size, char *msg, size_t msglen)
 {
     for (int i = 0; i < f->nsrv; i++) {
-        struct ddio_wbuf w;
-        struct ddio_setsize m = {.handle = f->handle[i],
-                                 .local_size = ddio_layout_local_size(&f->stripe, (uint32_t)i,
-                                                                      size)};
-        ddio_wbuf_init(&w);
-        ddio_enc_setsize(&w, &m);
-        int rc = fcall(f, i, DDIO_T_SETSIZE, &w, NULL, NULL, msg, msglen);
-        ddio_wbuf_free(&w);
+        uint64_t local = ddio_layout_local_size(&f->stripe, (uint32_t)i, size);
+        int rc = fcall(f, i, DDIO_T_SETSIZE, enc_setsize, local, 1, NULL, NULL, msg, msglen);
         if (rc)
             return rc;
     }
@@ -814,10 +857,7 @@ int ddio_client_truncate(struct ddio_cfile *f, uint64_t size, char *msg, size_t 
 int ddio_client_sync(struct ddio_cfile *f, char *msg, size_t msglen)
 {
     for (int i = 0; i < f->nsrv; i++) {
-        struct ddio_wbuf w;
-        handle_req(&w, f->handle[i]);
-        int rc = fcall(f, i, DDIO_T_SYNC, &w, NULL, NULL, msg, msglen);
-        ddio_wbuf_free(&w);
+        int rc = fcall(f, i, DDIO_T_SYNC, enc_handle, 0, 1, NULL, NULL, msg, msglen);
         if (rc)
             return rc;
     }
@@ -940,18 +980,22 @@ static int xfer_one(struct ddio_cfile *f, int i, uint32_t op, struct xio *x, uin
     ddio_wbuf_init(&w);
     if (!rc) {
         ddio_desc_encode(&dw, &d);
-        struct ddio_xfer m = {.handle = f->handle[i], .op = op, .nparticipants = 1,
-                              .timeout_ms = (uint32_t)f->cl->timeout_ms,
-                              .desc_len = (uint32_t)dw.len, .desc = dw.p};
-        ddio_enc_xfer(&w, &m);
-        rc = (dw.err || w.err) ? -ENOMEM : 0;
+        rc = dw.err ? -ENOMEM : 0;
     }
     ddio_desc_free(&d);
     pthread_mutex_lock(&c->mu);
-    if (!rc && (c->sock < 0 || c->gen != f->gen[i]))
-        rc = (say(msg, msglen, "server %s: connection lost since %s was opened", c->name,
-                  f->path), -EIO);
-    else if (!rc) {
+    if (!rc)
+        rc = handle_valid(f, i, c, msg, msglen);
+    if (!rc) {
+        /* the XFER names the handle, which handle_valid may just have renewed */
+        struct ddio_xfer m = {.handle = f->handle[i], .op = op, .nparticipants = 1,
+                              .timeout_ms = (uint32_t)f->cl->timeout_ms,
+                              .desc_len = (uint32_t)dw.len, .desc = dw.p};
+        ddio_wbuf_free(&w);
+        ddio_enc_xfer(&w, &m);
+        rc = w.err ? -ENOMEM : 0;
+    }
+    if (!rc) {
         uint64_t req = c->next_req++;
         rc = ddio_send_msg(c->sock, DDIO_T_XFER, req, 0, w.p, w.len, NULL, 0,
                            ddio_now_ms() + f->cl->timeout_ms);
@@ -982,7 +1026,6 @@ static ssize_t xfer(struct ddio_cfile *f, uint32_t op, char *buf, size_t len, ui
 {
     struct xio x = {.buf = buf, .len = len};
     uint64_t size = 0, lo, hi;
-    int known = 1;
 
     if (len == 0)
         return 0;
@@ -993,10 +1036,8 @@ static ssize_t xfer(struct ddio_cfile *f, uint32_t op, char *buf, size_t len, ui
         memset(buf, 0, len);    /* holes read as zeros */
     for (int i = 0; i < f->nsrv; i++) {
         uint64_t ls;
-        if (!ddio_layout_local_range(&f->stripe, (uint32_t)i, off, len, &lo, &hi)) {
-            known = 0;
+        if (!ddio_layout_local_range(&f->stripe, (uint32_t)i, off, len, &lo, &hi))
             continue;
-        }
         int rc = xfer_one(f, i, op, &x, off, &ls, msg, msglen);
         if (rc)
             return rc;
@@ -1006,8 +1047,9 @@ static ssize_t xfer(struct ddio_cfile *f, uint32_t op, char *buf, size_t len, ui
     }
     if (op == DDIO_X_WRITE)
         return (ssize_t)len;
-    /* servers outside the range may still end the file later */
-    if (!known || size < off + len) {
+    /* a short answer: servers outside the range may still end the file
+     * later (then the gap is a hole, read as zeros) */
+    if (size < off + len) {
         int rc = ddio_client_size(f, &size, msg, msglen);
         if (rc)
             return rc;

@@ -201,6 +201,32 @@ errors_hung_server() {   # a stopped server: EIO within the deadline, then recov
   echo "EIO after ${took}s (DDIO_TIMEOUT=${DDIO_TIMEOUT}s)" >&2
   [ "$(cat "$M/hung")" = data ] || die "no recovery after SIGCONT"
 }
+errors_reopen() {   # a file open across a lost connection: EIO, then it works again
+  head -c 3000000 /dev/urandom > "$T/ro"; cp "$T/ro" "$M/ro"
+  local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
+  python3 - "$M/ro" "$T/ro" "$pid" "$DDIO_TIMEOUT" <<'PY'
+import errno, os, signal, sys
+path, ref, pid, timeout = sys.argv[1], open(sys.argv[2], "rb").read(), int(sys.argv[3]), int(sys.argv[4])
+fd = os.open(path, os.O_RDWR)
+assert os.pread(fd, 4096, 1 << 20) == ref[1 << 20:(1 << 20) + 4096]   # server 2's stripe
+os.kill(pid, signal.SIGSTOP)
+try:
+    os.pread(fd, 4096, 1 << 20)
+    raise AssertionError("read from a stopped server succeeded")
+except OSError as e:
+    assert e.errno == errno.EIO, e
+finally:
+    os.kill(pid, signal.SIGCONT)
+# the same descriptor: the handle is renewed on a new connection
+assert os.pread(fd, 4096, 1 << 20) == ref[1 << 20:(1 << 20) + 4096], "read after recovery"
+os.pwrite(fd, b"after", 1 << 20)
+assert os.fstat(fd).st_size == len(ref)
+os.fsync(fd)
+os.close(fd)
+data = open(path, "rb").read()
+assert data == ref[:1 << 20] + b"after" + ref[(1 << 20) + 5:], "content after recovery"
+PY
+}
 errors_dead_server() {   # a killed server: EIO at once, no hang
   echo data > "$M/dead"
   local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
@@ -221,6 +247,6 @@ case "$group" in
   mpi)
     for c in plain_coll relative read_cp delete force posix_sees_mpi hdf5; do check "mpi/$c" "mpi_$c"; done ;;
   errors)
-    for c in errno hung_server dead_server; do check "errors/$c" "errors_$c"; done ;;
+    for c in errno hung_server reopen dead_server; do check "errors/$c" "errors_$c"; done ;;
   *) echo "mount-cases: unknown group $group" >&2; exit 2 ;;
 esac
