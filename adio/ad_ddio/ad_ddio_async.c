@@ -78,7 +78,6 @@ typedef struct ADIOI_DDIO_Afile {
     char *path;
     int access_mode;
     MPI_Comm comm;              /* agreements; MPI_COMM_NULL before the first collective */
-    int nqueued;                /* jobs the thread has not finished (aq.mu) */
     int pending;                /* requests not yet completed (in.mu) */
     job *chead, *ctail;         /* collectives in call order (pq.mu) */
 } ADIOI_DDIO_Afile;
@@ -168,7 +167,6 @@ static void *progress_main(void *arg)
         pthread_mutex_unlock(&aq.mu);
         run_job(j);
         pthread_mutex_lock(&aq.mu);
-        j->af->nqueued--;
         j->done = 1;    /* j may be freed by the main thread from here on */
         pthread_cond_broadcast(&aq.idle);
     }
@@ -202,7 +200,6 @@ static int thread_start(ADIOI_DDIO_Err * e)
 static void enqueue(job * j)
 {
     pthread_mutex_lock(&aq.mu);
-    j->af->nqueued++;
     if (aq.tail)
         aq.tail->qnext = j;
     else
