@@ -41,14 +41,14 @@ static void nospace(const char *f)
     expect_class(err, MPI_ERR_NO_SPACE, "independent write on a full disk");
     err = MPI_File_write_at_all(fh, (MPI_Offset) t_rank * BIG, b, BIG, MPI_BYTE, MPI_STATUS_IGNORE);
     expect_class(err, MPI_ERR_NO_SPACE, "collective write on a full disk");
-    MPI_Request r;
-    err = MPI_File_iwrite_at(fh, (MPI_Offset) t_rank * BIG, b, BIG, MPI_BYTE, &r);
+    MPI_Request q;
+    err = MPI_File_iwrite_at(fh, (MPI_Offset) t_rank * BIG, b, BIG, MPI_BYTE, &q);
     if (err == MPI_SUCCESS)
-        err = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        err = MPI_Wait(&q, MPI_STATUS_IGNORE);
     expect_class(err, MPI_ERR_NO_SPACE, "nonblocking write on a full disk");
-    err = MPI_File_iwrite_at_all(fh, (MPI_Offset) t_rank * BIG, b, BIG, MPI_BYTE, &r);
+    err = MPI_File_iwrite_at_all(fh, (MPI_Offset) t_rank * BIG, b, BIG, MPI_BYTE, &q);
     if (err == MPI_SUCCESS)
-        err = MPI_Wait(&r, MPI_STATUS_IGNORE);
+        err = MPI_Wait(&q, MPI_STATUS_IGNORE);
     expect_class(err, MPI_ERR_NO_SPACE, "nonblocking collective write on a full disk");
     MPI_File_close(&fh);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -332,7 +332,7 @@ static void bigcount(MPI_File fh, MPI_Offset base)
     unsigned char *w = malloc(8 * R), *r = malloc(8 * R);
     MPI_Offset me = (MPI_Offset) t_rank * 8 * R;
     MPI_Request q[4];
-    MPI_Status st;
+    MPI_Status st, sts[4];
     MPI_Count n, x;
 
     fill(w, 8 * R, 60 + t_rank);
@@ -346,11 +346,11 @@ static void bigcount(MPI_File fh, MPI_Offset base)
     T_MPI(MPI_File_write_all_c(fh, w + 3 * R, R, MPI_BYTE, &st));
     T_MPI(MPI_File_iwrite_at_c(fh, me + 4 * R, w + 4 * R, R, MPI_BYTE, &q[0]));
     T_MPI(MPI_File_iwrite_at_all_c(fh, me + 5 * R, w + 5 * R, R, MPI_BYTE, &q[1]));
-    T_MPI(MPI_Waitall(2, q, MPI_STATUSES_IGNORE));
+    T_MPI(MPI_Waitall(2, q, sts));
     T_MPI(MPI_File_seek(fh, me + 6 * R, MPI_SEEK_SET));
     T_MPI(MPI_File_iwrite_c(fh, w + 6 * R, R, MPI_BYTE, &q[0]));
     T_MPI(MPI_File_iwrite_all_c(fh, w + 7 * R, R, MPI_BYTE, &q[1]));
-    T_MPI(MPI_Waitall(2, q, MPI_STATUSES_IGNORE));
+    T_MPI(MPI_Waitall(2, q, sts));
     T_MPI(MPI_File_write_at_all_begin_c(fh, me, w, R, MPI_BYTE));
     T_MPI(MPI_File_write_at_all_end(fh, w, &st));
     T_MPI(MPI_File_seek(fh, me, MPI_SEEK_SET));
@@ -367,7 +367,7 @@ static void bigcount(MPI_File fh, MPI_Offset base)
     T_MPI(MPI_File_seek(fh, me + 6 * R, MPI_SEEK_SET));
     T_MPI(MPI_File_iread_c(fh, r + 6 * R, R, MPI_BYTE, &q[2]));
     T_MPI(MPI_File_iread_all_c(fh, r + 7 * R, R, MPI_BYTE, &q[3]));
-    T_MPI(MPI_Waitall(4, q, MPI_STATUSES_IGNORE));
+    T_MPI(MPI_Waitall(4, q, sts));
     check(r, 8 * R, 60 + t_rank, "_c reads of _c writes");
     T_MPI(MPI_File_read_at_all_begin_c(fh, me, r, R, MPI_BYTE));
     T_MPI(MPI_File_read_at_all_end(fh, r, &st));
