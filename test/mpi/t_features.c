@@ -391,6 +391,10 @@ static void bigcount(MPI_File fh, MPI_Offset base)
     T_MPI(MPI_File_read_at_all_end(fh, r, &st));
     MPI_Get_count_c(&st, MPI_BYTE, &n);
     T_ASSERT(n == R, "read_at_all_end after _begin_c: count %lld", (long long) n);
+    T_MPI(MPI_File_seek(fh, me + R, MPI_SEEK_SET));
+    T_MPI(MPI_File_read_all_begin_c(fh, r + R, R, MPI_BYTE));
+    T_MPI(MPI_File_read_all_end(fh, r + R, &st));
+    check(r, 2 * R, 60 + t_rank, "split _begin_c reads");
     /* shared-pointer _c forms, after the slots */
     T_MPI(MPI_File_set_view(fh, base + (MPI_Offset) t_size * 8 * R, MPI_BYTE, MPI_BYTE,
                             "native", MPI_INFO_NULL));
