@@ -209,12 +209,18 @@ static void enqueue(job * j)
     pthread_mutex_unlock(&aq.mu);
 }
 
+/* an int written by another thread under mu */
+static int read_locked(pthread_mutex_t * mu, const int *v)
+{
+    pthread_mutex_lock(mu);
+    int x = *v;
+    pthread_mutex_unlock(mu);
+    return x;
+}
+
 static int job_done(job * j)
 {
-    pthread_mutex_lock(&aq.mu);
-    int d = j->done;
-    pthread_mutex_unlock(&aq.mu);
-    return d;
+    return read_locked(&aq.mu, &j->done);
 }
 
 /* ---- completion (main thread) ------------------------------------------------- */
@@ -513,10 +519,7 @@ void ADIOI_DDIO_Async_start(ADIO_File fd, ADIOI_DDIO_Iop * op, MPI_Request * req
 
 static int af_pending(ADIOI_DDIO_Afile * af)
 {
-    pthread_mutex_lock(&in.mu);
-    int n = af->pending;
-    pthread_mutex_unlock(&in.mu);
-    return n;
+    return read_locked(&in.mu, &af->pending);
 }
 
 static void afile_free(ADIOI_DDIO_Afile * af)

@@ -55,6 +55,19 @@ typedef struct coll_call {
     double t[5];                /* MPI_Wtime at each phase boundary */
 } coll_call;
 
+static void coll_init(coll_call * c, ADIO_File fd, uint32_t op, int file_ptr_type,
+                      ADIO_Offset offset)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = fd;
+    c->f = fd->fs_ptr;
+    c->op = op;
+    c->file_ptr_type = file_ptr_type;
+    c->offset = offset;
+    MPI_Comm_rank(fd->comm, &c->rank);
+    MPI_Comm_size(fd->comm, &c->nprocs);
+}
+
 /* The descriptor and memory layout of this rank's part; an empty stream
  * (length 0) when it moves nothing. */
 static void coll_describe(coll_call * c, const void *buf, int count, MPI_Datatype datatype)
@@ -144,14 +157,7 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     coll_call c;
     uint64_t seq;
 
-    memset(&c, 0, sizeof(c));
-    c.fd = fd;
-    c.f = fd->fs_ptr;
-    c.op = op;
-    c.file_ptr_type = file_ptr_type;
-    c.offset = offset;
-    MPI_Comm_rank(fd->comm, &c.rank);
-    MPI_Comm_size(fd->comm, &c.nprocs);
+    coll_init(&c, fd, op, file_ptr_type, offset);
     seq = ++c.f->seq;
     c.t[0] = MPI_Wtime();
     coll_describe(&c, buf, count, datatype);
@@ -221,15 +227,8 @@ static void coll_istart(ADIO_File fd, uint32_t op, const void *buf, int count,
     coll_call c;
     ADIOI_DDIO_Iop iop;
 
-    memset(&c, 0, sizeof(c));
     memset(&iop, 0, sizeof(iop));
-    c.fd = fd;
-    c.f = fd->fs_ptr;
-    c.op = op;
-    c.file_ptr_type = file_ptr_type;
-    c.offset = offset;
-    MPI_Comm_rank(fd->comm, &c.rank);
-    MPI_Comm_size(fd->comm, &c.nprocs);
+    coll_init(&c, fd, op, file_ptr_type, offset);
     coll_describe(&c, buf, count, datatype);
     if (!c.e.errnum && !c.owns_root && c.d.root) {
         c.d.root = ddio_node_clone(c.d.root);   /* the view's tree may change meanwhile */

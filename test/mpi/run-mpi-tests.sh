@@ -41,6 +41,15 @@ ddio_vs_ufs() {
   step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$u/$name"
 }
 
+# ddio_vs_ufs_2 NAME SERVERS NP PROG ARGS... : ddio_vs_ufs, and the second
+# file the program leaves (FILE.2) compared too
+ddio_vs_ufs_2() {
+  local name=$1 ns=$2
+  ddio_vs_ufs "$@"
+  step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
+    mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$tmp/ufs/$name.2"
+}
+
 # only ddio (programs that leave no file, or whose check is internal)
 ddio_only() {
   local name=$1 ns=$2 np=$3 prog; prog=$(prog_path "$4"); shift 4
@@ -211,15 +220,10 @@ fi
 if selected nonblock; then
   # every nonblocking form (independent, collective, _at, several
   # outstanding on one and two files) on ddio: vs ufs:, FILE and FILE.2
-  nb_both() {
-    local name=$1 ns=$2 np=$3
-    ddio_vs_ufs "$name" "$ns" "$np" t_nonblock
-    step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
-      mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$tmp/ufs/$name.2"
-  }
-  nb_both nonblock-p3-s2 2 3
-  DDIO_TEST_HINTS="striping_unit=5000" nb_both nonblock-p4-s3-u5000 3 4
-  DDIO_TEST_HINTS="romio_ddio_collective=twophase" nb_both nonblock-p2-s2-twophase 2 2
+  ddio_vs_ufs_2 nonblock-p3-s2 2 3 t_nonblock
+  DDIO_TEST_HINTS="striping_unit=5000" ddio_vs_ufs_2 nonblock-p4-s3-u5000 3 4 t_nonblock
+  DDIO_TEST_HINTS="romio_ddio_collective=twophase" ddio_vs_ufs_2 nonblock-p2-s2-twophase 2 2 \
+    t_nonblock
   # overlap: servers throttled to 4 MiB/s per disk, 4 MiB per rank per
   # case (about 1 s of I/O): call < 25% and compute + wait < 80% of the sum
   mkdir -p "$tmp/srv-overlap"
@@ -231,14 +235,8 @@ if selected features; then
   # displacements, external32, atomic mode, APPEND/SEQUENTIAL/UNIQUE_OPEN,
   # RDONLY/WRONLY, set_size/preallocate, get_* (t_features.c): FILE and
   # FILE.2 on ddio: vs ufs:
-  feat_both() {
-    local name=$1 ns=$2 np=$3
-    ddio_vs_ufs "$name" "$ns" "$np" t_features
-    step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
-      mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$tmp/ufs/$name.2"
-  }
-  feat_both features-p3-s2 2 3
-  feat_both features-p4-s3 3 4
+  ddio_vs_ufs_2 features-p3-s2 2 3 t_features
+  ddio_vs_ufs_2 features-p4-s3 3 4 t_features
 fi
 if selected driver; then
   ddio_only driver-basic-s1 1 4 driver_basic
