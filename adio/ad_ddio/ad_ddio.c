@@ -3,8 +3,8 @@
  *
  * Collectives (blocking, split and nonblocking) take the disk-directed path
  * of ad_ddio_coll.c (ROMIO's two-phase with romio_ddio_collective=twophase).
- * The nonblocking independent entries are ROMIO's FAKE ones, built on our
- * blocking entries. */
+ * Nonblocking reads and writes, independent and collective, run on the
+ * driver's progress thread (ad_ddio_async.c). */
 #include "ad_ddio.h"
 
 struct ADIOI_Fns_struct ADIO_DDIO_operations = {
@@ -20,14 +20,14 @@ struct ADIOI_Fns_struct ADIO_DDIO_operations = {
     .ADIOI_xxx_ReadStrided = ADIOI_DDIO_ReadStrided,
     .ADIOI_xxx_WriteStrided = ADIOI_DDIO_WriteStrided,
     .ADIOI_xxx_Close = ADIOI_DDIO_Close,
-    .ADIOI_xxx_IreadContig = ADIOI_FAKE_IreadContig,
-    .ADIOI_xxx_IwriteContig = ADIOI_FAKE_IwriteContig,
+    .ADIOI_xxx_IreadContig = ADIOI_DDIO_IreadContig,
+    .ADIOI_xxx_IwriteContig = ADIOI_DDIO_IwriteContig,
     .ADIOI_xxx_ReadDone = ADIOI_FAKE_IODone,
     .ADIOI_xxx_WriteDone = ADIOI_FAKE_IODone,
     .ADIOI_xxx_ReadComplete = ADIOI_FAKE_IOComplete,
     .ADIOI_xxx_WriteComplete = ADIOI_FAKE_IOComplete,
-    .ADIOI_xxx_IreadStrided = ADIOI_FAKE_IreadStrided,
-    .ADIOI_xxx_IwriteStrided = ADIOI_FAKE_IwriteStrided,
+    .ADIOI_xxx_IreadStrided = ADIOI_DDIO_IreadStrided,
+    .ADIOI_xxx_IwriteStrided = ADIOI_DDIO_IwriteStrided,
     .ADIOI_xxx_Flush = ADIOI_DDIO_Flush,
     .ADIOI_xxx_Resize = ADIOI_DDIO_Resize,
     .ADIOI_xxx_Delete = ADIOI_DDIO_Delete,

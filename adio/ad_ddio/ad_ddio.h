@@ -100,6 +100,7 @@ typedef struct ADIOI_DDIO_File {
                                  * disk-directed collective, on every rank */
     unsigned view_gen;          /* bumped by SetInfo: every set_view passes there */
     ADIOI_DDIO_View view;
+    struct ADIOI_DDIO_Afile *async;     /* nonblocking I/O state (ad_ddio_async.c) */
 } ADIOI_DDIO_File;
 
 /* Memory side of a transfer: contiguous at buf, or laid out by desc. */
@@ -160,6 +161,18 @@ void ADIOI_DDIO_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatyp
 void ADIOI_DDIO_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
                                   MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
                                   ADIO_Request * request, int *error_code);
+void ADIOI_DDIO_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                            int *error_code);
+void ADIOI_DDIO_IwriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                             int *error_code);
+void ADIOI_DDIO_IreadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                             int *error_code);
+void ADIOI_DDIO_IwriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                              int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                              int *error_code);
 void ADIOI_DDIO_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code);
 void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
 void ADIOI_DDIO_Flush(ADIO_File fd, int *error_code);
@@ -282,6 +295,37 @@ void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_de
 /* ---- ad_ddio_xfer.c: the client transfer loop ---- */
 /* involved[i] != 0: send the XFER to stripe server i (NULL: all) */
 int ADIOI_DDIO_Xfer_run(ADIOI_DDIO_Xfer * x, const char *involved, ADIOI_DDIO_Err * e);
+
+/* ---- ad_ddio_async.c: nonblocking I/O on the driver's progress thread ---- */
+/* One nonblocking read or write, described at the call. */
+typedef struct ADIOI_DDIO_Iop {
+    uint32_t op;                /* DDIO_X_READ / DDIO_X_WRITE */
+    int coll;                   /* a collective: every rank, every server */
+    struct ddio_desc d;         /* file side; its tree is owned by the request */
+    ADIOI_DDIO_Mem mem;         /* memory side, owned by the request */
+    char *involved;             /* independent: servers to send to (malloc'd) */
+    ADIOI_DDIO_Err e;           /* collective: why this rank could not describe
+                                 * its part (it then takes part with nothing) */
+} ADIOI_DDIO_Iop;
+/* Hand op to the progress thread and return a generalized request that
+ * completes (MPI_Test/MPI_Wait) with the bytes moved or the error; op's
+ * tree, memory layout and server list are taken over. */
+void ADIOI_DDIO_Async_start(ADIO_File fd, ADIOI_DDIO_Iop * op, MPI_Request * request,
+                            int *error_code, const char *myname);
+/* At close: wait for this file's requests, then close the thread's handles. */
+void ADIOI_DDIO_Async_close(ADIO_File fd, ADIOI_DDIO_Err * e);
+/* the progress thread's own handles on an open file: OPEN on each stripe
+ * server of f (conns: copies of f's connections, for address and id)
+ * through the thread's connection pool, into sh->srv */
+int ADIOI_DDIO_Open_shadow(ADIOI_DDIO_File * sh, const ADIOI_DDIO_Conn * conns,
+                           const char *path, int access_mode, ADIOI_DDIO_Err * e);
+/* connection pools: the main one, and the progress thread's */
+#define ADIOI_DDIO_POOL_MAIN  0
+#define ADIOI_DDIO_POOL_ASYNC 1
+int ADIOI_DDIO_Conn_get_pool(int pool, const char *addr, int timeout_ms,
+                             ADIOI_DDIO_Conn ** out, ADIOI_DDIO_Err * e);
+/* the servers holding any stripe between d's first and last byte (malloc'd) */
+char *ADIOI_DDIO_Involved(ADIOI_DDIO_File * f, const struct ddio_desc *d);
 
 /* ---- ad_ddio_lock.c ---- */
 int ADIOI_DDIO_Lock(ADIOI_DDIO_File * f, uint32_t cmd, uint32_t type, uint64_t start,

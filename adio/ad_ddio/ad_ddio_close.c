@@ -41,8 +41,9 @@ void ADIOI_DDIO_Close(ADIO_File fd, int *error_code)
     ADIOI_DDIO_Err e;
 
     memset(&e, 0, sizeof(e));
+    ADIOI_DDIO_Async_close(fd, &e);
     if (f && f->srv)
-        close_handles(f, &e);
+        close_handles(f, e.errnum ? NULL : &e);
     ADIOI_DDIO_File_free(fd);
     *error_code = ADIOI_DDIO_Err_code(myname, &e);
 }

@@ -55,6 +55,19 @@ typedef struct coll_call {
     double t[5];                /* MPI_Wtime at each phase boundary */
 } coll_call;
 
+static void coll_init(coll_call * c, ADIO_File fd, uint32_t op, int file_ptr_type,
+                      ADIO_Offset offset)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = fd;
+    c->f = fd->fs_ptr;
+    c->op = op;
+    c->file_ptr_type = file_ptr_type;
+    c->offset = offset;
+    MPI_Comm_rank(fd->comm, &c->rank);
+    MPI_Comm_size(fd->comm, &c->nprocs);
+}
+
 /* The descriptor and memory layout of this rank's part; an empty stream
  * (length 0) when it moves nothing. */
 static void coll_describe(coll_call * c, const void *buf, int count, MPI_Datatype datatype)
@@ -144,14 +157,7 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     coll_call c;
     uint64_t seq;
 
-    memset(&c, 0, sizeof(c));
-    c.fd = fd;
-    c.f = fd->fs_ptr;
-    c.op = op;
-    c.file_ptr_type = file_ptr_type;
-    c.offset = offset;
-    MPI_Comm_rank(fd->comm, &c.rank);
-    MPI_Comm_size(fd->comm, &c.nprocs);
+    coll_init(&c, fd, op, file_ptr_type, offset);
     seq = ++c.f->seq;
     c.t[0] = MPI_Wtime();
     coll_describe(&c, buf, count, datatype);
@@ -211,27 +217,60 @@ void ADIOI_DDIO_WriteStridedColl(ADIO_File fd, const void *buf, int count,
             myname);
 }
 
-/* Nonblocking collectives (MPI_File_iread_all, ..._at_all): for now the
- * disk-directed collective runs to completion inside the call and the
- * request is returned already complete, as ROMIO's FAKE entries do for
- * independent I/O. Correct (MPI only requires completion by the wait), not
- * overlapped: a real one would run the transfer loop from a progress hook. */
+/* Nonblocking collectives (MPI_File_iread_all, ..._at_all): described here,
+ * run by the progress thread, agreed on from MPI_Test/MPI_Wait
+ * (ad_ddio_async.c). The pointer moves by the request at the call. */
+static void coll_istart(ADIO_File fd, uint32_t op, const void *buf, int count,
+                        MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                        ADIO_Request * request, int *error_code, const char *myname)
+{
+    coll_call c;
+    ADIOI_DDIO_Iop iop;
+
+    memset(&iop, 0, sizeof(iop));
+    coll_init(&c, fd, op, file_ptr_type, offset);
+    coll_describe(&c, buf, count, datatype);
+    if (!c.e.errnum && !c.owns_root && c.d.root) {
+        c.d.root = ddio_node_clone(c.d.root);   /* the view's tree may change meanwhile */
+        c.owns_root = 1;
+        if (!c.d.root)
+            ADIOI_DDIO_Err_set(&c.e, ENOMEM, "ddio: out of memory");
+    }
+    iop.op = op;
+    iop.coll = 1;
+    if (c.e.errnum) {
+        /* take part with nothing, so the servers' gate stays whole; the
+         * agreement then fails the call on every rank with this reason */
+        if (c.d.root && c.owns_root)
+            ddio_node_free(c.d.root);
+        ADIOI_DDIO_Mem_free(&c.mem);
+        iop.d.extent = 1;
+        iop.mem.contig = 1;
+        iop.e = c.e;
+    } else {
+        iop.d = c.d;
+        iop.mem = c.mem;
+        ADIOI_DDIO_Advance_fp(fd, file_ptr_type, &c.d, c.len);
+        if (op == DDIO_X_WRITE && c.len)
+            fd->dirty_write = 1;
+    }
+    fd->fp_sys_posn = -1;
+    ADIOI_DDIO_Async_start(fd, &iop, request, error_code, myname);
+}
+
 void ADIOI_DDIO_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                                  int file_ptr_type, ADIO_Offset offset,
                                  ADIO_Request * request, int *error_code)
 {
     static char myname[] = "ADIOI_DDIO_IREADSTRIDEDCOLL";
-    ADIO_Status status;
-    uint64_t bytes;
 
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
         ADIOI_GEN_IreadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, request,
                                    error_code);
         return;
     }
-    bytes = coll_io(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, &status,
-                    error_code, myname);
-    MPIO_Completed_request_create(&fd, (MPI_Offset) bytes, error_code, request);
+    coll_istart(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, request,
+                error_code, myname);
 }
 
 void ADIOI_DDIO_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
@@ -239,15 +278,12 @@ void ADIOI_DDIO_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
                                   ADIO_Request * request, int *error_code)
 {
     static char myname[] = "ADIOI_DDIO_IWRITESTRIDEDCOLL";
-    ADIO_Status status;
-    uint64_t bytes;
 
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
         ADIOI_GEN_IwriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, request,
                                     error_code);
         return;
     }
-    bytes = coll_io(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, &status,
-                    error_code, myname);
-    MPIO_Completed_request_create(&fd, (MPI_Offset) bytes, error_code, request);
+    coll_istart(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, request,
+                error_code, myname);
 }

@@ -3,7 +3,8 @@
  *
  * One TCP connection per server host:port serves every file this process has
  * open there (PROTOCOL.md: one request at a time per connection, so the
- * single-threaded ROMIO critical section is all the locking we need). */
+ * single-threaded ROMIO critical section is all the locking we need); the
+ * progress thread of nonblocking I/O has a second pool of its own. */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <stdarg.h>
@@ -214,8 +215,14 @@ int ADIOI_DDIO_Server_list(const char *hint, char ***list, int *n, ADIOI_DDIO_Er
 
 /* ---- connection pool ------------------------------------------------------------ */
 
-static ADIOI_DDIO_Conn **pool;
-static int pool_n, pool_cap;
+/* Two pools: the main thread's, and the progress thread's own connections
+ * (ad_ddio_async.c), so a background transfer never shares a byte stream
+ * with a call of the main thread. Each pool is used by one thread only. */
+typedef struct conn_pool {
+    ADIOI_DDIO_Conn **conns;
+    int n, cap;
+} conn_pool;
+static conn_pool pools[2];
 
 void ADIOI_DDIO_Conn_fail(ADIOI_DDIO_Conn * c)
 {
@@ -224,18 +231,18 @@ void ADIOI_DDIO_Conn_fail(ADIOI_DDIO_Conn * c)
     c->sock = -1;
 }
 
-static ADIOI_DDIO_Conn *pool_find(const char *addr)
+static ADIOI_DDIO_Conn *pool_find(conn_pool * pool, const char *addr)
 {
-    for (int i = 0; i < pool_n; i++)
-        if (!strcmp(pool[i]->addr, addr))
-            return pool[i];
-    if (pool_n == pool_cap) {
-        int cap = pool_cap ? 2 * pool_cap : 16;
-        ADIOI_DDIO_Conn **p = realloc(pool, cap * sizeof(*p));
+    for (int i = 0; i < pool->n; i++)
+        if (!strcmp(pool->conns[i]->addr, addr))
+            return pool->conns[i];
+    if (pool->n == pool->cap) {
+        int cap = pool->cap ? 2 * pool->cap : 16;
+        ADIOI_DDIO_Conn **p = realloc(pool->conns, cap * sizeof(*p));
         if (!p)
             return NULL;
-        pool = p;
-        pool_cap = cap;
+        pool->conns = p;
+        pool->cap = cap;
     }
     ADIOI_DDIO_Conn *c = calloc(1, sizeof(*c));
     if (!c)
@@ -244,7 +251,7 @@ static ADIOI_DDIO_Conn *pool_find(const char *addr)
     snprintf(c->name, sizeof(c->name), "%s", addr);
     c->sock = -1;
     c->next_req = 1;
-    pool[pool_n++] = c;
+    pool->conns[pool->n++] = c;
     return c;
 }
 
@@ -315,7 +322,13 @@ static int conn_open(ADIOI_DDIO_Conn * c, int timeout_ms, ADIOI_DDIO_Err * e)
 int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,
                         ADIOI_DDIO_Err * e)
 {
-    ADIOI_DDIO_Conn *c = pool_find(addr);
+    return ADIOI_DDIO_Conn_get_pool(ADIOI_DDIO_POOL_MAIN, addr, timeout_ms, out, e);
+}
+
+int ADIOI_DDIO_Conn_get_pool(int pool, const char *addr, int timeout_ms,
+                             ADIOI_DDIO_Conn ** out, ADIOI_DDIO_Err * e)
+{
+    ADIOI_DDIO_Conn *c = pool_find(&pools[pool], addr);
 
     *out = NULL;
     if (!c) {

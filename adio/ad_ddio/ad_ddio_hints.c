@@ -77,7 +77,7 @@ static void install_collective(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
                                char *myname, int *error_code)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag, v, root_v;
+    int flag, v, in[2], out[2];
 
     ADIOI_Info_get(info, "romio_ddio_collective", MPI_MAX_INFO_VAL, value, &flag);
     if (!flag)
@@ -88,9 +88,12 @@ static void install_collective(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
         v = ADIOI_DDIO_COLL_TWOPHASE;
     else
         v = -1; /* unrecognised: ignored, but still checked for sameness */
-    root_v = v;
-    MPI_Bcast(&root_v, 1, MPI_INT, 0, fd->comm);
-    if (root_v != v) {
+    /* max and min at once: a difference fails the call on EVERY rank
+     * (comparing with rank 0's value would let rank 0 succeed alone) */
+    in[0] = v;
+    in[1] = -v;
+    MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, fd->comm);
+    if (out[0] != -out[1]) {
         MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, "romio_ddio_collective", error_code);
         return;
     }

@@ -27,8 +27,7 @@ static int mark_server(void *arg, uint32_t server, uint64_t logical_off, uint64_
     return a->left == 0;        /* every server marked: stop early */
 }
 
-/* the servers holding any stripe between the request's first and last byte */
-static char *involved_servers(ADIOI_DDIO_File * f, const struct ddio_desc *d)
+char *ADIOI_DDIO_Involved(ADIOI_DDIO_File * f, const struct ddio_desc *d)
 {
     char *inv = calloc(f->nsrv, 1);
     mark_arg a = {.involved = inv,.left = (uint32_t) f->nsrv };
@@ -55,7 +54,7 @@ static int run_independent(ADIOI_DDIO_File * f, uint32_t op, const struct ddio_d
     ADIOI_DDIO_Xfer x = {.f = f,.op = op,.flags = ADIOI_DDIO_Xfer_flags(f),.group = 0,.seq = 0,
         .nparticipants = 1,.rank = 0,.fdesc = fdesc,.mem = mem
     };
-    char *inv = involved_servers(f, fdesc);
+    char *inv = ADIOI_DDIO_Involved(f, fdesc);
     int rc;
 
     if (!inv) {
@@ -230,4 +229,154 @@ void ADIOI_DDIO_WriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datat
     static char myname[] = "ADIOI_DDIO_WRITESTRIDED";
     strided_io(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, status,
                error_code, myname);
+}
+
+/* ---- nonblocking (ad_ddio_async.c runs them) ------------------------------------ */
+
+/* A request with nothing to move completes at once. Otherwise the pointer
+ * moves by the whole request at the call, as ROMIO's nonblocking entries
+ * do (a read stopping short at end of file does not move it back). */
+static void icontig(ADIO_File fd, uint32_t op, const void *buf, int count,
+                    MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                    ADIO_Request * request, int *error_code, const char *myname)
+{
+    ADIOI_DDIO_Iop iop;
+    ADIOI_DDIO_Err e;
+    MPI_Count size;
+    uint64_t len;
+
+    memset(&iop, 0, sizeof(iop));
+    memset(&e, 0, sizeof(e));
+    MPI_Type_size_x(datatype, &size);
+    len = (uint64_t) size *(uint64_t) count;
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        offset = fd->fp_ind;
+    if (len == 0) {
+        MPIO_Completed_request_create(&fd, 0, error_code, request);
+        return;
+    }
+    iop.op = op;
+    iop.mem.buf = (char *) buf;
+    iop.mem.contig = 1;
+    if (ADIOI_DDIO_Contig_desc(&iop.d, offset, len) ||
+        !(iop.involved = ADIOI_DDIO_Involved(fd->fs_ptr, &iop.d))) {
+        ADIOI_DDIO_Err_set(&e, ENOMEM, "ddio: out of memory");
+        if (iop.d.root)
+            ddio_node_free(iop.d.root);
+        *request = MPI_REQUEST_NULL;
+        *error_code = ADIOI_DDIO_Err_code(myname, &e);
+        return;
+    }
+    if (file_ptr_type == ADIO_INDIVIDUAL)
+        fd->fp_ind += (ADIO_Offset) len;
+    fd->fp_sys_posn = -1;
+    if (op == DDIO_X_WRITE)
+        fd->dirty_write = 1;
+    ADIOI_DDIO_Async_start(fd, &iop, request, error_code, myname);
+}
+
+void ADIOI_DDIO_IreadContig(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                            int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                            int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_IREADCONTIG";
+    icontig(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, request,
+            error_code, myname);
+}
+
+void ADIOI_DDIO_IwriteContig(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                             int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_IWRITECONTIG";
+    icontig(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, request,
+            error_code, myname);
+}
+
+/* the file view's descriptor and the memory tree; on return iop owns
+ * both trees (or has none), also on failure */
+static int istrided_describe(ADIO_File fd, ADIOI_DDIO_Iop * iop, const void *buf, int count,
+                             MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                             uint64_t len, ADIOI_DDIO_Err * e)
+{
+    int owns = 0, rc;
+
+    rc = ADIOI_DDIO_Mem_init(fd, &iop->mem, buf, count, datatype, e);
+    if (!rc)
+        rc = ADIOI_DDIO_File_desc(fd, file_ptr_type, offset, len, &iop->d, &owns, e);
+    if (!owns)  /* the view's cached tree may change before the thread runs */
+        iop->d.root = rc ? NULL : ddio_node_clone(iop->d.root);
+    if (!rc && !iop->d.root)
+        rc = -ENOMEM;
+    if (rc && !e->errnum)
+        ADIOI_DDIO_Err_set(e, -rc, "ddio: cannot describe the request (%s)", strerror(-rc));
+    if (!rc && ADIOI_DDIO_Check_desc(fd, file_ptr_type, offset, &iop->d, e))
+        rc = -1;
+    if (!rc && !(iop->involved = ADIOI_DDIO_Involved(fd->fs_ptr, &iop->d))) {
+        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+        rc = -1;
+    }
+    return rc;
+}
+
+/* Atomic mode keeps ROMIO's generic entries, which run the blocking
+ * strided path (it locks the byte range) inside the call. */
+static void istrided(ADIO_File fd, uint32_t op, const void *buf, int count,
+                     MPI_Datatype datatype, int file_ptr_type, ADIO_Offset offset,
+                     ADIO_Request * request, int *error_code, const char *myname)
+{
+    ADIOI_DDIO_Iop iop;
+    ADIOI_DDIO_Err e;
+    MPI_Count size, ftsize;
+    uint64_t len;
+
+    memset(&iop, 0, sizeof(iop));
+    memset(&e, 0, sizeof(e));
+    MPI_Type_size_x(datatype, &size);
+    MPI_Type_size_x(fd->filetype, &ftsize);
+    len = (uint64_t) size *(uint64_t) count;
+    if (len == 0 || ftsize == 0) {
+        MPIO_Completed_request_create(&fd, 0, error_code, request);
+        return;
+    }
+    iop.op = op;
+    if (istrided_describe(fd, &iop, buf, count, datatype, file_ptr_type, offset, len, &e)) {
+        if (iop.d.root)
+            ddio_node_free(iop.d.root);
+        ADIOI_DDIO_Mem_free(&iop.mem);
+        *request = MPI_REQUEST_NULL;
+        *error_code = ADIOI_DDIO_Err_code(myname, &e);
+        return;
+    }
+    ADIOI_DDIO_Advance_fp(fd, file_ptr_type, &iop.d, len);
+    fd->fp_sys_posn = -1;
+    if (op == DDIO_X_WRITE)
+        fd->dirty_write = 1;
+    ADIOI_DDIO_Async_start(fd, &iop, request, error_code, myname);
+}
+
+void ADIOI_DDIO_IreadStrided(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
+                             int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                             int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_IREADSTRIDED";
+    if (fd->atomicity)
+        ADIOI_FAKE_IreadStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                                error_code);
+    else
+        istrided(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, request,
+                 error_code, myname);
+}
+
+void ADIOI_DDIO_IwriteStrided(ADIO_File fd, const void *buf, int count, MPI_Datatype datatype,
+                              int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                              int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_IWRITESTRIDED";
+    if (fd->atomicity)
+        ADIOI_FAKE_IwriteStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                                 error_code);
+    else
+        istrided(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, request,
+                 error_code, myname);
 }

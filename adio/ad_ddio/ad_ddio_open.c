@@ -359,6 +359,66 @@ static int create_file(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** con
     }
 }
 
+/* ---- the progress thread's handles ------------------------------------------------ */
+
+/* the stripe server at index i must answer with the file's own layout */
+static int shadow_check(const ADIOI_DDIO_File * sh, const open_set * s, int i,
+                        const char *path, ADIOI_DDIO_Err * e)
+{
+    const struct ddio_layout_rec *l = &s->res[i].layout;
+
+    if (l->server_index != (uint32_t) i || l->stripe_count != (uint32_t) sh->nsrv ||
+        l->stripe_unit != sh->stripe.unit) {
+        ADIOI_DDIO_Err_set(e, ESTALE, "ddio: %s: server %s answered with another layout "
+                           "than at open (the file was replaced?)", path, s->conns[i]->name);
+        return -1;
+    }
+    return 0;
+}
+
+int ADIOI_DDIO_Open_shadow(ADIOI_DDIO_File * sh, const ADIOI_DDIO_Conn * conns,
+                           const char *path, int access_mode, ADIOI_DDIO_Err * e)
+{
+    open_set s = {.n = sh->nsrv };
+    int rc = 0;
+
+    sh->srv = calloc(sh->nsrv, sizeof(*sh->srv));
+    s.conns = calloc(sh->nsrv, sizeof(*s.conns));
+    if (!sh->srv || !s.conns) {
+        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+        free(s.conns);
+        return -1;
+    }
+    for (int i = 0; i < sh->nsrv && !e->errnum; i++)
+        if (!ADIOI_DDIO_Conn_get_pool(ADIOI_DDIO_POOL_ASYNC, conns[i].addr, sh->timeout_ms,
+                                      &s.conns[i], e) &&
+            memcmp(s.conns[i]->id, conns[i].id, DDIO_ID_LEN))
+            ADIOI_DDIO_Err_set(e, ESTALE, "ddio: server %s has another identity than at "
+                               "open (restarted with another storage root?)", conns[i].addr);
+    if (!e->errnum) {
+        open_send(&s, path, ddio_amode(access_mode), NULL, sh->timeout_ms);
+        for (int i = 0; i < sh->nsrv && !e->errnum; i++)
+            if (s.calls[i].err.errnum)
+                *e = s.calls[i].err;
+            else if (!shadow_check(sh, &s, i, path, e)) {
+                sh->srv[i].conn = s.conns[i];
+                sh->srv[i].gen = s.conns[i]->gen;
+                sh->srv[i].handle = s.res[i].handle;
+                sh->srv[i].is_open = 1;
+            }
+        if (e->errnum)
+            open_undo(&s, path, sh->timeout_ms);
+        open_set_free(&s);
+    }
+    if (e->errnum) {
+        free(sh->srv);  /* (nsrv stays: the next request tries again) */
+        sh->srv = NULL;
+        rc = -1;
+    }
+    free(s.conns);
+    return rc;
+}
+
 /* ---- Open --------------------------------------------------------------------- */
 
 static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,

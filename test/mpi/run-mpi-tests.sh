@@ -41,6 +41,15 @@ ddio_vs_ufs() {
   step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$u/$name"
 }
 
+# ddio_vs_ufs_2 NAME SERVERS NP PROG ARGS... : ddio_vs_ufs, and the second
+# file the program leaves (FILE.2) compared too
+ddio_vs_ufs_2() {
+  local name=$1 ns=$2
+  ddio_vs_ufs "$@"
+  step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
+    mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$tmp/ufs/$name.2"
+}
+
 # only ddio (programs that leave no file, or whose check is internal)
 ddio_only() {
   local name=$1 ns=$2 np=$3 prog; prog=$(prog_path "$4"); shift 4
@@ -208,6 +217,27 @@ if selected desc; then
   step desc0-tree-check-fires env DDIO_TEST_TREE_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
     mpiexec -n 3 "$bin/t_desc0" ddio:/skew2 expect-intern
 fi
+if selected nonblock; then
+  # every nonblocking form (independent, collective, _at, several
+  # outstanding on one and two files) on ddio: vs ufs:, FILE and FILE.2
+  ddio_vs_ufs_2 nonblock-p3-s2 2 3 t_nonblock
+  DDIO_TEST_HINTS="striping_unit=5000" ddio_vs_ufs_2 nonblock-p4-s3-u5000 3 4 t_nonblock
+  DDIO_TEST_HINTS="romio_ddio_collective=twophase" ddio_vs_ufs_2 nonblock-p2-s2-twophase 2 2 \
+    t_nonblock
+  # overlap: servers throttled to 4 MiB/s per disk, 4 MiB per rank per
+  # case (about 1 s of I/O): call < 25% and compute + wait < 80% of the sum
+  mkdir -p "$tmp/srv-overlap"
+  step nonblock-overlap "$run" -s 2 --throttle-mbps 4 --root "$tmp/srv-overlap" -- \
+    mpiexec -n 2 "$bin/t_nonblock" overlap 4 ddio:/overlap
+fi
+if selected features; then
+  # seek, shared/ordered pointers, split collectives, set_view etypes and
+  # displacements, external32, atomic mode, APPEND/SEQUENTIAL/UNIQUE_OPEN,
+  # RDONLY/WRONLY, set_size/preallocate, get_* (t_features.c): FILE and
+  # FILE.2 on ddio: vs ufs:
+  ddio_vs_ufs_2 features-p3-s2 2 3 t_features
+  ddio_vs_ufs_2 features-p4-s3 3 4 t_features
+fi
 if selected driver; then
   ddio_only driver-basic-s1 1 4 driver_basic
   ddio_only driver-basic-s3 3 4 driver_basic
@@ -217,6 +247,17 @@ fi
 if selected errors; then
   mkdir -p "$tmp/srv-escape"
   step errors-escape "$run" -s 2 --root "$tmp/srv-escape" -- mpiexec -n 2 "$bin/t_errors" escape ddio:/../../escape
+  # every other error class where it applies, on ddio: and on ufs: (the
+  # same classes), and a server lost under an open file (ddio: only)
+  mkdir -p "$tmp/srv-classes" "$tmp/ufs"
+  step errors-classes "$run" -s 2 --root "$tmp/srv-classes" -- mpiexec -n 3 "$bin/t_errors" classes ddio:/classes
+  step errors-classes-ufs mpiexec -n 3 "$bin/t_errors" classes "ufs:$tmp/ufs/classes"
+  mkdir -p "$tmp/srv-lost" "$tmp/lost"
+  step errors-lostserver "$run" -s 2 --root "$tmp/srv-lost" -- bash -c \
+    'mpiexec -n 3 "$0" lostserver ddio:/lost "$1" & m=$!
+     for i in $(seq 600); do [ -e "$1/ready" ] && break; sleep 0.1; done
+     kill -KILL $(pgrep -P "$PPID" -x ddio-server | head -1); touch "$1/killed"; wait $m' \
+    "$bin/t_errors" "$tmp/lost"
   small="$tmp/small"; mkdir -p "$small"
   if mount -t tmpfs -o size=3m tmpfs "$small" 2>/dev/null; then
     step errors-nospace "$run" -s 1 --root "$small" -- mpiexec -n 2 "$bin/t_errors" nospace ddio:/big

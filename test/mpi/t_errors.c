@@ -4,8 +4,19 @@
  *                           collective), and the server keeps serving
  *   t_errors readonly FILE  root remounted read-only: create fails with
  *                           MPI_ERR_READ_ONLY
- *   t_errors escape FILE    FILE escapes the storage root: MPI_ERR_ACCESS */
+ *   t_errors escape FILE    FILE escapes the storage root: MPI_ERR_ACCESS
+ *   t_errors classes FILE   the other MPI-IO error classes where they apply:
+ *                           MPI_ERR_FILE, NOT_SAME, AMODE, UNSUPPORTED_DATAREP,
+ *                           UNSUPPORTED_OPERATION, NO_SUCH_FILE, FILE_EXISTS,
+ *                           BAD_FILE, ACCESS, READ_ONLY, DUP_DATAREP,
+ *                           CONVERSION (independent, collective, nonblocking)
+ *   t_errors lostserver FILE DIR   a server dies after the first write (the
+ *                           harness kills it when DIR/ready appears and
+ *                           creates DIR/killed): every later write, blocking,
+ *                           collective or nonblocking, fails with MPI_ERR_IO
+ *                           on every rank, and the message names the server */
 #include "tutil.h"
+#include <unistd.h>
 
 #define BIG (4 << 20)
 
@@ -30,6 +41,15 @@ static void nospace(const char *f)
     expect_class(err, MPI_ERR_NO_SPACE, "independent write on a full disk");
     err = MPI_File_write_at_all(fh, (MPI_Offset) t_rank * BIG, b, BIG, MPI_BYTE, MPI_STATUS_IGNORE);
     expect_class(err, MPI_ERR_NO_SPACE, "collective write on a full disk");
+    MPI_Request q;
+    err = MPI_File_iwrite_at(fh, (MPI_Offset) t_rank * BIG, b, BIG, MPI_BYTE, &q);
+    if (err == MPI_SUCCESS)
+        err = MPI_Wait(&q, MPI_STATUS_IGNORE);
+    expect_class(err, MPI_ERR_NO_SPACE, "nonblocking write on a full disk");
+    err = MPI_File_iwrite_at_all(fh, (MPI_Offset) t_rank * BIG, b, BIG, MPI_BYTE, &q);
+    if (err == MPI_SUCCESS)
+        err = MPI_Wait(&q, MPI_STATUS_IGNORE);
+    expect_class(err, MPI_ERR_NO_SPACE, "nonblocking collective write on a full disk");
     MPI_File_close(&fh);
     MPI_Barrier(MPI_COMM_WORLD);
     if (t_rank == 0)
@@ -47,10 +67,207 @@ static void nospace(const char *f)
     free(b);
 }
 
+/* expect_class, and the message names a ddio server (on ddio: only) */
+static void expect_server(int err, int want, const char *what, const char *f)
+{
+    char s[MPI_MAX_ERROR_STRING] = "";
+    int n;
+    expect_class(err, want, what);
+    MPI_Error_string(err, s, &n);
+    if (!strncmp(f, "ddio:", 5))
+        T_ASSERT(strstr(s, "server 127.0.0.1:") != NULL, "%s: message does not name the "
+                 "server: %s", what, s);
+}
+
+static int bad_conversion(void *userbuf, MPI_Datatype datatype, int count, void *filebuf,
+                          MPI_Offset position, void *extra_state)
+{
+    (void) userbuf;
+    (void) datatype;
+    (void) count;
+    (void) filebuf;
+    (void) position;
+    (void) extra_state;
+    return MPI_ERR_CONVERSION;
+}
+
+static int extent_fn(MPI_Datatype datatype, MPI_Aint * extent, void *extra_state)
+{
+    MPI_Aint lb;
+    (void) extra_state;
+    return MPI_Type_get_extent(datatype, &lb, extent);
+}
+
+static void classes(const char *f)
+{
+    MPI_File fh;
+    char *missing = t_name(f, ".missing"), *sub = t_name(f, "/sub"), *seq = t_name(f, ".seq");
+    char longname[400];
+    int err, v = 1;
+
+    /* a file handle that is not one */
+    err = MPI_File_write(MPI_FILE_NULL, &v, 1, MPI_INT, MPI_STATUS_IGNORE);
+    expect_class(err, MPI_ERR_FILE, "write on MPI_FILE_NULL");
+    /* amode */
+    err = MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_RDONLY | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    expect_class(err, MPI_ERR_AMODE, "RDONLY|RDWR");
+    err = MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                        &fh);
+    expect_class(err, MPI_ERR_AMODE, "RDONLY|CREATE");
+    /* ranks disagree on the amode */
+    err = MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_CREATE | (t_rank ? MPI_MODE_RDWR :
+                        MPI_MODE_WRONLY), MPI_INFO_NULL, &fh);
+    expect_class(err, MPI_ERR_NOT_SAME, "amode differs between ranks");
+    /* no such file: open and delete */
+    err = MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    expect_class(err, MPI_ERR_NO_SUCH_FILE, "open of a missing file");
+    if (t_rank == 0) {
+        err = MPI_File_delete(missing, MPI_INFO_NULL);
+        expect_class(err, MPI_ERR_NO_SUCH_FILE, "delete of a missing file");
+    }
+    /* the file, then EXCL on it */
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    {
+        MPI_File fx;
+        err = MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR,
+                            MPI_INFO_NULL, &fx);
+        expect_class(err, MPI_ERR_FILE_EXISTS, "CREATE|EXCL of an existing file");
+    }
+    /* a data representation nobody registered; a hint the ranks disagree on */
+    err = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "no-such-rep", MPI_INFO_NULL);
+    expect_class(err, MPI_ERR_UNSUPPORTED_DATAREP, "set_view with an unknown datarep");
+    if (!strncmp(f, "ddio:", 5)) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "romio_ddio_collective", t_rank ? "ddio" : "twophase");
+        err = MPI_File_set_info(fh, info);
+        expect_class(err, MPI_ERR_NOT_SAME, "romio_ddio_collective differs between ranks");
+        MPI_Info_free(&info);
+    }
+    /* a registered representation: registering twice, converting fails */
+    err = MPI_Register_datarep("ddio-test-rep", bad_conversion, bad_conversion, extent_fn,
+                               NULL);
+    /* MPICH 4.0.2's ROMIO registers it (MPI_SUCCESS) or refuses it with a
+     * code of its own that MPI_Error_class cannot decode: then DUP_DATAREP
+     * and CONVERSION cannot arise, and the test says so */
+    if (err != MPI_SUCCESS && t_rank == 0)
+        printf("MPI_Register_datarep refused (error code %d): DUP_DATAREP and CONVERSION "
+               "not reachable\n", err);
+    if (err == MPI_SUCCESS) {
+        err = MPI_Register_datarep("ddio-test-rep", bad_conversion, bad_conversion, extent_fn,
+                                   NULL);
+        expect_class(err, MPI_ERR_DUP_DATAREP, "registering a datarep twice");
+        err = MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "ddio-test-rep", MPI_INFO_NULL);
+        if (err == MPI_SUCCESS) {
+            err = MPI_File_write_at(fh, t_rank, &v, 1, MPI_INT, MPI_STATUS_IGNORE);
+            expect_class(err, MPI_ERR_CONVERSION, "write through a failing conversion");
+        } else
+            expect_class(err, MPI_ERR_UNSUPPORTED_DATAREP, "set_view with a user datarep");
+        T_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    }
+    T_MPI(MPI_File_close(&fh));
+    /* a read-only file refuses writes of every kind */
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    err = MPI_File_write_at(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE);
+    expect_class(err, MPI_ERR_READ_ONLY, "write_at on RDONLY");
+    err = MPI_File_write_at_all(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE);
+    expect_class(err, MPI_ERR_READ_ONLY, "write_at_all on RDONLY");
+    {
+        MPI_Request r;
+        err = MPI_File_iwrite_at(fh, 0, &v, 1, MPI_INT, &r);
+        expect_class(err, MPI_ERR_READ_ONLY, "iwrite_at on RDONLY");
+    }
+    T_MPI(MPI_File_close(&fh));
+    /* ... and a write-only one reads */
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    err = MPI_File_read_at_all(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE);
+    expect_class(err, MPI_ERR_ACCESS, "read_at_all on WRONLY");
+    T_MPI(MPI_File_close(&fh));
+    /* sequential access: no seeking, no explicit offsets */
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, seq, MPI_MODE_CREATE | MPI_MODE_WRONLY |
+                        MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    err = MPI_File_seek(fh, 0, MPI_SEEK_SET);
+    expect_class(err, MPI_ERR_UNSUPPORTED_OPERATION, "seek on SEQUENTIAL");
+    err = MPI_File_write_at(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE);
+    expect_class(err, MPI_ERR_UNSUPPORTED_OPERATION, "write_at on SEQUENTIAL");
+    T_MPI(MPI_File_close(&fh));
+    /* names the storage cannot hold: a file used as a directory, a
+     * component longer than NAME_MAX */
+    err = MPI_File_open(MPI_COMM_WORLD, sub, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                        &fh);
+    expect_server(err, MPI_ERR_BAD_FILE, "a file used as a directory", f);
+    snprintf(longname, sizeof(longname), "%s.%0300d", f, 7);
+    err = MPI_File_open(MPI_COMM_WORLD, longname, MPI_MODE_CREATE | MPI_MODE_RDWR,
+                        MPI_INFO_NULL, &fh);
+    expect_class(err, MPI_ERR_BAD_FILE, "a name component longer than NAME_MAX");
+    free(missing);
+    free(sub);
+    free(seq);
+}
+
+static void wait_for(const char *path)
+{
+    for (int i = 0; i < 600 && access(path, F_OK); i++)
+        usleep(100000);
+    T_ASSERT(!access(path, F_OK), "%s never appeared", path);
+}
+
+static void lostserver(const char *f, const char *dir)
+{
+    MPI_File fh;
+    char *ready = t_name(dir, "/ready"), *killed = t_name(dir, "/killed");
+    int v[4096], err;
+    MPI_Request r;
+    MPI_Status st;
+
+    memset(v, 1, sizeof(v));
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "striping_unit", "4096");        /* every server holds some */
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Info_free(&info);
+    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+    T_MPI(MPI_File_write_at_all(fh, (MPI_Offset) t_rank * sizeof(v), v, 4096, MPI_INT,
+                                MPI_STATUS_IGNORE));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (t_rank == 0)
+        fclose(fopen(ready, "w"));
+    wait_for(killed);
+    MPI_Barrier(MPI_COMM_WORLD);
+    err = MPI_File_write_at(fh, (MPI_Offset) t_rank * sizeof(v), v, 4096, MPI_INT,
+                            MPI_STATUS_IGNORE);
+    expect_server(err, MPI_ERR_IO, "write_at after a server died", f);
+    err = MPI_File_write_at_all(fh, (MPI_Offset) t_rank * sizeof(v), v, 4096, MPI_INT,
+                                MPI_STATUS_IGNORE);
+    expect_class(err, MPI_ERR_IO, "write_at_all after a server died");
+    err = MPI_File_iwrite_at_all(fh, (MPI_Offset) t_rank * sizeof(v), v, 4096, MPI_INT, &r);
+    if (err == MPI_SUCCESS)
+        err = MPI_Wait(&r, &st);
+    expect_class(err, MPI_ERR_IO, "iwrite_at_all after a server died");
+    err = MPI_File_iread_at(fh, (MPI_Offset) t_rank * sizeof(v), v, 4096, MPI_INT, &r);
+    if (err == MPI_SUCCESS)
+        err = MPI_Wait(&r, &st);
+    expect_class(err, MPI_ERR_IO, "iread_at after a server died");
+    MPI_File_close(&fh);
+    free(ready);
+    free(killed);
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
-    T_ASSERT(argc == 3, "usage: t_errors nospace|readonly|escape FILE");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);   /* MPI_Wait's errors */
+    if (argc == 4 && !strcmp(argv[1], "lostserver")) {
+        MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+        lostserver(argv[2], argv[3]);
+        return t_finish();
+    }
+    T_ASSERT(argc == 3, "usage: t_errors nospace|readonly|escape|classes FILE | "
+             "t_errors lostserver FILE DIR");
     MPI_File fh;
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     if (strcmp(argv[1], "nospace") == 0) {
@@ -58,6 +275,8 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "readonly") == 0) {
         int err = MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
         expect_class(err, MPI_ERR_READ_ONLY, "create on a read-only root");
+    } else if (strcmp(argv[1], "classes") == 0) {
+        classes(argv[2]);
     } else if (strcmp(argv[1], "escape") == 0) {
         int err = MPI_File_open(MPI_COMM_WORLD, argv[2], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
         expect_class(err, MPI_ERR_ACCESS, "a path escaping the storage root");
