@@ -74,7 +74,7 @@ run_mode() {
       for e in "${envs[@]}"; do export "${e?}"; done
       [ "$mode" = ddio ] && [ -n "${DDIO_MPICH_IO_CWD:-}" ] || export ROMIO_FSTYPE_FORCE=$mode:
       WRAP_CLEAN=$cwd WRAP_LIMIT=$lim "$top/test/romio/mpirun-wrap.sh" -np "$np" "$iodir/$n" "${args[@]}"
-    ) >>"$tmp/run-$mode.log" 2>&1
+    ) </dev/null >>"$tmp/run-$mode.log" 2>&1
     [ "$mode" = ddio ] && [ -n "${DDIO_MPICH_IO_CWD:-}" ] && rm -rf "$cwd"
   done < <(tests)
 }

@@ -38,14 +38,14 @@ if [ "$WRAP_MODE" = ddio ]; then
   # The program's output is kept apart from ddio-run's own messages.
   PROG_OUT="$out" STATS_OUT="$WRAP_OUT/$rec.stats" STATS_TOOL="$WRAP_TOP/tools/ddio" \
     timeout -k 10 "$limit" "$WRAP_TOP/tools/ddio-run" -s 2 --root "$srv" -- \
-    bash -c 'mpiexec -n "$0" "$@" >"$PROG_OUT" 2>&1; rc=$?
+    bash -c 'mpiexec -n "$0" "$@" </dev/null >"$PROG_OUT" 2>&1; rc=$?
              "$STATS_TOOL" stats coll_xfers >"$STATS_OUT" 2>&1; exit $rc' "$np" "$prog" "$@" \
-    >"$WRAP_OUT/$rec.run" 2>&1
+    </dev/null >"$WRAP_OUT/$rec.run" 2>&1
   rc=$?
   awk '$2=="coll_xfers"{s+=$3} END{print s+0}' "$WRAP_OUT/$rec.stats" >"$WRAP_OUT/$rec.coll" 2>/dev/null
   rm -rf "$srv"
 else
-  timeout -k 10 "$limit" mpiexec -n "$np" "$prog" "$@" >"$out" 2>&1
+  timeout -k 10 "$limit" mpiexec -n "$np" "$prog" "$@" </dev/null >"$out" 2>&1
   rc=$?
 fi
 echo $(( $(date +%s) - start )) >"$WRAP_OUT/$rec.sec"
