@@ -23,8 +23,8 @@
 # the file system under test; it reads the file back with fopen(), which
 # applies to ddio: only where the ddio store is mounted: see
 # DDIO_ROMIO_POSIX_DIR), big_extents and creat_excl (sources in the directory
-# that its Makefile does not build), and with DDIO_ROMIO_LARGE=1 large_file
-# and large_array (4 GiB files each).
+# that its Makefile does not build), large_file and large_array (a 4 GiB file
+# each; about 20 s each on ddio: here).
 # Fortran tests (fcoll_test, fmisc, fperf, pfcoll_test) are not built:
 # MPICH is configured --disable-fortran, so runtests skips them (NOF77=1).
 #
@@ -37,7 +37,7 @@
 # scripts/test-summary.sh adds up (romio: N passed, N failed).
 # env: DDIO_TEST_LIMIT seconds per test (default 120; large tests 900)
 #      DDIO_ROMIO_CONTROL=0 skips the ufs: control
-#      DDIO_ROMIO_LARGE=1 adds large_file and large_array
+#      DDIO_ROMIO_LARGE=0 leaves out large_file and large_array (4 GiB each)
 #      DDIO_ROMIO_POSIX_DIR  a directory where ddio files are visible to POSIX
 #                            calls (a ddio mount): external32 runs there
 # usage: run-romio-tests.sh [TEST...]
@@ -104,7 +104,7 @@ extras_list() {
   echo "external32 1"
   echo "big_extents 4 \$FILENAME"
   echo "creat_excl 4 -fname \$FILENAME"
-  if [ "${DDIO_ROMIO_LARGE:-0}" = 1 ]; then
+  if [ "${DDIO_ROMIO_LARGE:-1}" = 1 ]; then
     echo "large_file 1 -fname \$FILENAME"
     echo "large_array 4 -fname \$FILENAME"
   fi
