@@ -7,13 +7,20 @@
 # the io directory's testlist runs (NAME NP [arg=A] [env=V=X] [timeLimit=S]
 # [mem=GB] [xfail=WHY]), each through ../romio/mpirun-wrap.sh on fresh
 # storage: on ddio, two new servers per test and a fresh working directory.
-# These programs open unprefixed names ("testfile"), so plain names are sent
-# to the file system under test with ROMIO_FSTYPE_FORCE=ddio: (ufs: for the
-# control); the driver stores a relative name relative to the servers'
-# storage roots. One program (simple_collective) also unlink()s its files,
-# which only reaches a ddio file where the ddio store is mounted
-# (DDIO_MPICH_IO_CWD: run with that directory, inside a ddio mount, as the
-# working directory, and with the mount's servers, instead of FORCE).
+# These programs open unprefixed names ("testfile") in their working
+# directory, so on ddio each runs with a ddio mount (tools/ddio-fuse, through
+# ddio-run --mount) as its working directory: ROMIO routes plain paths on the
+# mount to the ddio driver (disk-directed, not through FUSE), and a test that
+# cleans up with unlink() (simple_collective) really removes the ddio file.
+# zero_count reads its own executable (argv[0]) as its input: it runs as
+# ./zero_count with a copy of the executable in its working directory, so
+# the input is on the file system under test (on ufs: too).
+# Without FUSE, DDIO_MPICH_IO_MOUNT=0 sends plain names to ddio with
+# ROMIO_FSTYPE_FORCE=ddio: instead (the driver stores a relative name under
+# the servers' storage roots); the two tests that need POSIX access to the
+# ddio file (zero_count, simple_collective) are then reported as SKIP.
+# Every test that reads or writes must show the servers' xfers counter
+# above 0 (its I/O went to ddio).
 #
 # Judged as MPICH's runtests judges: exit status 0, a "No Errors" line and no
 # other output ("Test Passed" allowed). On ddio every test whose source makes
@@ -23,7 +30,8 @@
 # (the control, not added to the total) and last
 # "mpich-io: N passed, N failed" (ddio, what scripts/test-summary.sh adds up).
 # env: DDIO_TEST_LIMIT seconds per test (default 120, or the testlist's
-#      timeLimit when larger); DDIO_MPICH_IO_CONTROL=0 skips the ufs control
+#      timeLimit when larger); DDIO_MPICH_IO_CONTROL=0 skips the ufs control;
+#      DDIO_MPICH_IO_MOUNT=0: no mount (see above)
 # usage: run-mpich-io-tests.sh [TEST...]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,6 +46,13 @@ list="$iodir/testlist"; [ -f "$list" ] || list="$srcio/testlist.in"
 limit=${DDIO_TEST_LIMIT:-120}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-mpich-io.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+use_mount=${DDIO_MPICH_IO_MOUNT:-1}
+if [ "$use_mount" = 1 ] && ! { [ -x "$top/tools/ddio-fuse" ] && command -v fusermount3 >/dev/null && [ -e /dev/fuse ]; }; then
+  echo "run-mpich-io-tests: FUSE unavailable (tools/ddio-fuse, fusermount3, /dev/fuse):" \
+    "DDIO_MPICH_IO_MOUNT=0 runs without the mount" >&2
+  echo "mpich-io: 0 passed, 1 failed (no FUSE)"; exit 2
+fi
+NEEDS_MOUNT=" zero_count simple_collective "
 want=("$@")
 wanted() {
   [ ${#want[@]} -eq 0 ] && return 0
@@ -64,22 +79,27 @@ run_mode() {
         *) echo "run-mpich-io-tests: $n: testlist option '$opt' not understood" >&2 ;;
       esac
     done
-    if [ "$mode" = ddio ] && [ -n "${DDIO_MPICH_IO_CWD:-}" ]; then
-      cwd="$DDIO_MPICH_IO_CWD/mpich-io-$n"; mkdir -p "$cwd"
-    else
-      cwd="$tmp/cwd-$mode"; mkdir -p "$cwd"
+    [ "$mode" = ddio ] && [ "$use_mount" != 1 ] && [[ $NEEDS_MOUNT == *" $n "* ]] && continue
+    prog=("$iodir/$n")
+    if [ "$n" = zero_count ]; then
+      # its input is argv[0]: a copy of itself in the working directory
+      prog=(bash -c 'exec -a ./zero_count "$0" "$@"' "$iodir/$n")
+      export WRAP_PRE_zero_count="cp '$iodir/$n' zero_count"
     fi
+    cwd="$tmp/cwd-$mode"; mkdir -p "$cwd"
     (
       cd "$cwd" || exit 2
       for e in "${envs[@]}"; do export "${e?}"; done
-      [ "$mode" = ddio ] && [ -n "${DDIO_MPICH_IO_CWD:-}" ] || export ROMIO_FSTYPE_FORCE=$mode:
-      WRAP_CLEAN=$cwd WRAP_LIMIT=$lim "$top/test/romio/mpirun-wrap.sh" -np "$np" "$iodir/$n" "${args[@]}"
+      if [ "$mode" = ufs ]; then export ROMIO_FSTYPE_FORCE=ufs:
+      elif [ "$use_mount" = 1 ]; then export WRAP_MOUNT=1
+      else export ROMIO_FSTYPE_FORCE=ddio:; fi
+      WRAP_NAME=$n WRAP_CLEAN=$cwd WRAP_LIMIT=$lim "$top/test/romio/mpirun-wrap.sh" -np "$np" "${prog[@]}" "${args[@]}"
     ) </dev/null >>"$tmp/run-$mode.log" 2>&1
-    [ "$mode" = ddio ] && [ -n "${DDIO_MPICH_IO_CWD:-}" ] && rm -rf "$cwd"
   done < <(tests)
 }
 
 is_coll() { grep -qE 'MPI_File_i?(read|write)(_at)?_all' "$srcio/$1.c" 2>/dev/null; }
+is_io() { grep -qE 'MPI_File_i?(read|write)' "$srcio/$1.c" 2>/dev/null; }
 
 # judge MODE NAME: MPICH's rule (plus coll_xfers on ddio); prints why not
 judge() {
@@ -89,6 +109,10 @@ judge() {
   grep -qE '^\s*No [Ee]rrors\s*$' "$r/$n.out" || { echo "no 'No Errors' line"; return 1; }
   if grep -vqE '^\s*(No [Ee]rrors|Test Passed)\s*$' "$r/$n.out"; then
     echo "unexpected output"; return 1
+  fi
+  if [ "$mode" = ddio ] && is_io "$n"; then
+    k=$(cat "$r/$n.xfers" 2>/dev/null || echo 0)
+    [ "${k:-0}" -gt 0 ] || { echo "xfers 0: its I/O did not go to the ddio servers"; return 1; }
   fi
   if [ "$mode" = ddio ] && is_coll "$n"; then
     k=$(cat "$r/$n.coll" 2>/dev/null || echo 0)
@@ -101,6 +125,9 @@ report() {
   local mode=$1 label=$2 pass=0 fail=0 failed=() n why sec
   for n in $(tests | awk '{print $1}'); do
     wanted "$n" || continue
+    if [ "$mode" = ddio ] && [ "$use_mount" != 1 ] && [[ $NEEDS_MOUNT == *" $n "* ]]; then
+      echo "SKIP: $label/$n (needs POSIX access to the ddio file: a ddio mount)"; continue
+    fi
     sec=$(cat "$tmp/res-$mode/$n.sec" 2>/dev/null || echo "-")
     if why=$(judge "$mode" "$n"); then
       pass=$((pass + 1)); echo "PASS: $label/$n (${sec}s${why:+, $why})"

@@ -19,10 +19,12 @@
 # Also run, because ROMIO builds them but runtests does not run them:
 # perf and coll_perf (smoke tests: they verify no data, pass = exit 0;
 # coll_perf's array is scaled down, see below),
-# external32 (its file name is hard-coded, so ROMIO_FSTYPE_FORCE sends it to
-# the file system under test; it reads the file back with fopen(), which
-# applies to ddio: only where the ddio store is mounted: see
-# DDIO_ROMIO_POSIX_DIR), big_extents and creat_excl (sources in the directory
+# external32 (its file name is hard-coded and it reads the file back with
+# fopen(): on ddio: it runs with a ddio mount as its working directory, where
+# ROMIO routes the plain name to the ddio driver; on ufs: ROMIO_FSTYPE_FORCE),
+# syshints once more with its hint file on the ddio mount (syshints.2: the
+# runtests line opens the hint file in the source tree), big_extents and
+# creat_excl (sources in the directory
 # that its Makefile does not build), large_file and large_array (a 4 GiB file
 # each; about 20 s each on ddio: here).
 # Fortran tests (fcoll_test, fmisc, fperf, pfcoll_test) are not built:
@@ -31,15 +33,15 @@
 # A test passes when it exits 0 and prints ROMIO's "No Errors" line (tests
 # that print no such line: see judge()). On ddio:, every test whose source
 # makes a collective read or write must also have gone through ddio's
-# disk-directed collective: the servers' coll_xfers counters must not all be 0.
+# disk-directed collective: the servers' coll_xfers counters must not all be
+# 0; and every test that reads or writes at all must show the servers' xfers
+# counters above 0 (its I/O went to ddio).
 # Prints every failing test by name, then the control's count
 # (romio-ufs: N passed, N failed) and last the ddio: count that
 # scripts/test-summary.sh adds up (romio: N passed, N failed).
 # env: DDIO_TEST_LIMIT seconds per test (default 120; large tests 900)
 #      DDIO_ROMIO_CONTROL=0 skips the ufs: control
 #      DDIO_ROMIO_LARGE=0 leaves out large_file and large_array (4 GiB each)
-#      DDIO_ROMIO_POSIX_DIR  a directory where ddio files are visible to POSIX
-#                            calls (a ddio mount): external32 runs there
 # usage: run-romio-tests.sh [TEST...]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -57,6 +59,8 @@ large_limit=$(( limit > 900 ? limit : 900 ))
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-romio.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 t0=$(date +%s)
+have_fuse=0
+[ -x "$top/tools/ddio-fuse" ] && command -v fusermount3 >/dev/null && [ -e /dev/fuse ] && have_fuse=1
 
 # --- build: every C program of ROMIO's test Makefile, plus the two sources
 # its Makefile leaves out --------------------------------------------------
@@ -132,7 +136,9 @@ run_mode() {
   ln -sf "$tmp/bin/runtests" "$tmp/run-$mode/runtests"
   export WRAP_MODE=$mode WRAP_OUT="$tmp/res-$mode" WRAP_TOP="$top" WRAP_LIMIT=$limit
   export WRAP_CLEAN="$tmp/files-$mode"
-  export WRAP_FORCE_external32=$mode:
+  # external32's name is hard-coded: on ddio it runs on a ddio mount, where
+  # ROMIO routes the plain name to the driver and its fopen() sees the file
+  if [ "$mode" = ufs ]; then export WRAP_FORCE_external32=ufs:; else export WRAP_MOUNT_external32=1; fi
   if [ ${#want[@]} -eq 0 ]; then
     # Every runtests line has its own limit; this bounds runtests as a whole.
     local n_lines; n_lines=$(runtests_list | wc -l)
@@ -148,16 +154,17 @@ run_mode() {
   fi
   while read -r n np args; do
     wanted "$n" || continue
-    [ "$n" = external32 ] && [ "$mode" = ddio ] && continue   # below
+    [ "$n" = external32 ] && [ "$mode" = ddio ] && [ $have_fuse = 0 ] && continue
     args=${args//\$FILENAME/$fname}
     # shellcheck disable=SC2086
     run_one "$mode" "$n" "$np" $args
   done < <(extras_list)
-  # external32 reads its file back with fopen(): on ddio: it applies only
-  # where the ddio files are visible to POSIX (a mount).
-  if [ "$mode" = ddio ] && [ -n "${DDIO_ROMIO_POSIX_DIR:-}" ] && wanted external32; then
-    (cd "$DDIO_ROMIO_POSIX_DIR" && WRAP_CLEAN= "$here/mpirun-wrap.sh" -np 1 "$tmp/bin/external32") \
-      >>"$tmp/run-$mode.log" 2>&1
+  # runtests' syshints opens the hint file in ROMIO's source tree (a local
+  # file); syshints.2 is the same test with the hint file on a ddio mount,
+  # so that the file it opens, and whose hints it checks, is a ddio file.
+  if [ "$mode" = ddio ] && [ $have_fuse = 1 ] && wanted syshints; then
+    WRAP_MOUNT_syshints=1 WRAP_PRE_syshints="cp '$src/test_hintfile' test_hintfile" \
+      run_one ddio syshints 1 test_hintfile
   fi
 }
 
@@ -165,6 +172,12 @@ run_mode() {
 is_coll() {
   local c="$src/$1.c"; [ -f "$gen/$1.c" ] && c="$gen/$1.c"
   grep -qE 'MPI_File_i?(read|write)(_at)?_all' "$c"
+}
+
+# It reads or writes at all: that I/O must reach the servers.
+is_io() {
+  local c="$src/$1.c"; [ -f "$gen/$1.c" ] && c="$gen/$1.c"
+  grep -qE 'MPI_File_i?(read|write)' "$c"
 }
 
 # judge MODE NAME: 0 when the recorded run passed; prints the reason otherwise
@@ -183,6 +196,10 @@ judge() {
       [ "$(grep -c "data read back is correct" "$out")" = 4 ] || { echo "not every rank read its data back"; return 1; } ;;
     *) grep -qE '^ *No Errors *$' "$out" || { echo "no 'No Errors' line"; return 1; } ;;
   esac
+  if [ "$mode" = ddio ] && is_io "$base"; then
+    local x; x=$(cat "$r/$n.xfers" 2>/dev/null || echo 0)
+    [ "${x:-0}" -gt 0 ] || { echo "xfers 0: its I/O did not go to the ddio servers"; return 1; }
+  fi
   if [ "$mode" = ddio ] && is_coll "$base"; then
     local k; k=$(cat "$r/$n.coll" 2>/dev/null || echo 0)
     [ "${k:-0}" -gt 0 ] || { echo "coll_xfers 0: the collective did not take the disk-directed path"; return 1; }
@@ -197,8 +214,8 @@ report() {
   expect=$( { runtests_list; extras_list; } | awk '{print $1}')
   for n in $expect; do
     wanted "$n" || continue
-    [ "$n" = external32 ] && [ "$mode" = ddio ] && [ -z "${DDIO_ROMIO_POSIX_DIR:-}" ] && {
-      echo "SKIP: $label/external32 (reads its file with fopen(): needs a ddio mount, DDIO_ROMIO_POSIX_DIR)"
+    [ "$n" = external32 ] && [ "$mode" = ddio ] && [ $have_fuse = 0 ] && {
+      echo "SKIP: $label/external32 (reads its file with fopen(): needs a ddio mount, and FUSE is unavailable)"
       continue; }
     grep -qx "$n" "$tmp/res-$mode/ran" 2>/dev/null || {
       fail=$((fail + 1)); failed+=("$n"); echo "FAIL: $label/$n (not run)"; continue; }
