@@ -19,8 +19,10 @@
 # ROMIO_FSTYPE_FORCE=ddio: instead (the driver stores a relative name under
 # the servers' storage roots); the two tests that need POSIX access to the
 # ddio file (zero_count, simple_collective) are then reported as SKIP.
-# Every test that reads or writes must show the servers' xfers counter
-# above 0 (its I/O went to ddio).
+# Every test that opens a file must show the servers' opens counter above 0,
+# and every test whose reads or writes reach the file system (all but
+# userioerr, whose one read is refused by MPI) the xfers counter: its files
+# and its I/O went to ddio.
 #
 # Judged as MPICH's runtests judges: exit status 0, a "No Errors" line and no
 # other output ("Test Passed" allowed). On ddio every test whose source makes
@@ -99,7 +101,9 @@ run_mode() {
 }
 
 is_coll() { grep -qE 'MPI_File_i?(read|write)(_at)?_all' "$srcio/$1.c" 2>/dev/null; }
-is_io() { grep -qE 'MPI_File_i?(read|write)' "$srcio/$1.c" 2>/dev/null; }
+is_open() { grep -qE 'MPI_File_open' "$srcio/$1.c" 2>/dev/null; }
+# userioerr's only read is refused by MPI (the file is write-only): no transfer
+is_io() { [ "$1" != userioerr ] && grep -qE 'MPI_File_i?(read|write)' "$srcio/$1.c" 2>/dev/null; }
 
 # judge MODE NAME: MPICH's rule (plus coll_xfers on ddio); prints why not
 judge() {
@@ -109,6 +113,10 @@ judge() {
   grep -qE '^\s*No [Ee]rrors\s*$' "$r/$n.out" || { echo "no 'No Errors' line"; return 1; }
   if grep -vqE '^\s*(No [Ee]rrors|Test Passed)\s*$' "$r/$n.out"; then
     echo "unexpected output"; return 1
+  fi
+  if [ "$mode" = ddio ] && is_open "$n"; then
+    k=$(cat "$r/$n.opens" 2>/dev/null || echo 0)
+    [ "${k:-0}" -gt 0 ] || { echo "opens 0: its file was not opened on the ddio servers"; return 1; }
   fi
   if [ "$mode" = ddio ] && is_io "$n"; then
     k=$(cat "$r/$n.xfers" 2>/dev/null || echo 0)

@@ -15,8 +15,8 @@
 #              directory, so plain names, and POSIX calls on them, are ddio's.
 # The program's own output (stdout+stderr) goes to $WRAP_OUT/NAME.out and to
 # our stdout; the exit status to NAME.rc, the wall seconds to NAME.sec, the
-# servers' coll_xfers and xfers sums to NAME.coll and NAME.xfers; NAME is
-# appended to $WRAP_OUT/ran.
+# servers' coll_xfers, xfers and opens sums to NAME.coll, NAME.xfers and
+# NAME.opens; NAME is appended to $WRAP_OUT/ran.
 # env: WRAP_MODE (ddio|ufs) WRAP_OUT WRAP_TOP (project) WRAP_LIMIT (seconds)
 #      WRAP_NAME (the test's name when PROG is not named after it)
 #      WRAP_CLEAN (directory emptied before each test; optional)
@@ -58,12 +58,13 @@ if [ "$WRAP_MODE" = ddio ]; then
     bash -c 'cd "$RUN_DIR" || exit 2
              if [ -n "$PRE_CMD" ]; then bash -c "$PRE_CMD" >"$PROG_OUT.pre" 2>&1 || exit 3; fi
              mpiexec -n "$0" "$@" </dev/null >"$PROG_OUT" 2>&1; rc=$?
-             cd /; "$STATS_TOOL" stats coll_xfers xfers >"$STATS_OUT" 2>&1; exit $rc' "$np" "$prog" "$@" \
+             cd /; "$STATS_TOOL" stats coll_xfers xfers opens >"$STATS_OUT" 2>&1; exit $rc' "$np" "$prog" "$@" \
     </dev/null >"$WRAP_OUT/$rec.run" 2>&1
   rc=$?
   [ $rc = 3 ] && cat "$out.pre" "$WRAP_OUT/$rec.run" >>"$out" 2>/dev/null
   awk '$2=="coll_xfers"{s+=$3} END{print s+0}' "$WRAP_OUT/$rec.stats" >"$WRAP_OUT/$rec.coll" 2>/dev/null
   awk '$2=="xfers"{s+=$3} END{print s+0}' "$WRAP_OUT/$rec.stats" >"$WRAP_OUT/$rec.xfers" 2>/dev/null
+  awk '$2=="opens"{s+=$3} END{print s+0}' "$WRAP_OUT/$rec.stats" >"$WRAP_OUT/$rec.opens" 2>/dev/null
   rm -rf "$srv"
 else
   if [ -n "$PRE_CMD" ]; then bash -c "$PRE_CMD" >"$out.pre" 2>&1 || cat "$out.pre" >&2; fi
