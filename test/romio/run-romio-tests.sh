@@ -1,11 +1,49 @@
 #!/usr/bin/env bash
-# ROMIO's own tests from the MPICH source, built with the ddio-enabled
-# mpicc and run against local ddio servers with a ddio: file name (process
-# counts and arguments as in ROMIO's runtests). A test passes when it exits 0
-# and prints ROMIO's " No Errors". The collective tests (COLL_TESTS) must also
-# have gone through ddio's disk-directed collective: the servers' coll_xfers
-# counters, read inside the same ddio-run session, must not all be 0.
-# Closes with "N passed, N failed".
+# ROMIO's whole test directory (MPICH source of the build cache) on ddio:,
+# with ROMIO's ufs: as the control.
+#
+# How the tests are run: ROMIO's own `runtests` script (the configured copy
+# in the MPICH build tree), WITHOUT -subset, so atomicity, misc, shared_fp
+# and ordered_fp run too. runtests takes the file name with -fname=NAME and
+# hands it to every program unchanged, so it is simply given a ddio: name
+# (-fname=ddio:/romio/test; the ufs control gets -fname=ufs:DIR/test). Its
+# mpirun is hard-coded at configure time, so the harness runs a copy whose
+# mpirun line points at mpirun-wrap.sh: every program then runs on fresh
+# storage (new servers per test on ddio:, because runtests' `rm -f
+# $FILENAME*` cannot remove ddio: files) under a time limit, and its output
+# and exit status are recorded for judging here. runtests itself checks
+# nothing (its CheckOutput calls are commented out upstream).
+# With test names as arguments, the harness runs just those, with the
+# process counts and arguments of runtests' own lines.
+#
+# Also run, because ROMIO builds them but runtests does not run them:
+# perf and coll_perf (smoke tests: they verify no data, pass = exit 0;
+# coll_perf's array is scaled down, see below),
+# external32 (its file name is hard-coded and it reads the file back with
+# fopen(): on ddio: it runs with a ddio mount as its working directory, where
+# ROMIO routes the plain name to the ddio driver; on ufs: ROMIO_FSTYPE_FORCE),
+# syshints once more with its hint file on the ddio mount (syshints.2: the
+# runtests line opens the hint file in the source tree), big_extents and
+# creat_excl (sources in the directory
+# that its Makefile does not build), large_file and large_array (a 4 GiB file
+# each; about 15 s each on ddio: here; on the ufs: control only with
+# DDIO_ROMIO_LARGE_CONTROL=1, as ROMIO's two-phase takes minutes there).
+# Fortran tests (fcoll_test, fmisc, fperf, pfcoll_test) are not built:
+# MPICH is configured --disable-fortran, so runtests skips them (NOF77=1).
+#
+# A test passes when it exits 0 and prints ROMIO's "No Errors" line (tests
+# that print no such line: see judge()). On ddio:, every test whose source
+# makes a collective read or write must also have gone through ddio's
+# disk-directed collective: the servers' coll_xfers counters must not all be
+# 0; and every test that reads or writes at all must show the servers' xfers
+# counters above 0 (its I/O went to ddio).
+# Prints every failing test by name, then the control's count
+# (romio-ufs: N passed, N failed) and last the ddio: count that
+# scripts/test-summary.sh adds up (romio: N passed, N failed).
+# env: DDIO_TEST_LIMIT seconds per test (default 120; large tests 900)
+#      DDIO_ROMIO_CONTROL=0 skips the ufs: control
+#      DDIO_ROMIO_LARGE=0 leaves out large_file and large_array (4 GiB each);
+#      DDIO_ROMIO_LARGE_CONTROL=1 runs them on the ufs: control too
 # usage: run-romio-tests.sh [TEST...]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,57 +52,207 @@ mpi="$top/mpich"
 [ -x "$mpi/bin/mpicc" ] || { echo "run-romio-tests: $mpi/bin/mpicc missing: run make first" >&2; exit 2; }
 base=$(dirname "$(cd "$mpi" && pwd -P)")   # cache entry: src/, build/, prefix/
 src="$base/src/src/mpi/romio/test"
-gen="$base/build/src/mpi/romio/test"       # configure-generated sources (misc.c, ...)
-[ -d "$src" ] || { echo "run-romio-tests: ROMIO test sources not found at $src" >&2; exit 2; }
+gen="$base/build/src/mpi/romio/test"       # configure-generated files (runtests, misc.c, ...)
+[ -f "$src/Makefile.am" ] && [ -f "$gen/runtests" ] \
+  || { echo "run-romio-tests: ROMIO's tests not found under $src and $gen" >&2; exit 2; }
 . "$here/../mpienv.sh" 30
-export STATS_TOOL="$top/tools/ddio"
-limit=${DDIO_TEST_LIMIT:-300}
+limit=${DDIO_TEST_LIMIT:-120}
+large_limit=$(( limit > 900 ? limit : 900 ))
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-romio.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
+t0=$(date +%s)
+have_fuse=0
+[ -x "$top/tools/ddio-fuse" ] && command -v fusermount3 >/dev/null && [ -e /dev/fuse ] && have_fuse=1
 
-# name  processes  argument style (f: -fname FILE, F: FILE, a: -h -f FILE)
-TESTS_ALL="simple:4:f psimple:4:f async:4:f excl:4:f error:1:f status:1:f file_info:4:f
-noncontig:2:f i_noncontig:2:f misc:4:f shared_fp:4:f atomicity:4:f
-coll_test:4:f noncontig_coll:2:f noncontig_coll2:4:f split_coll:4:f darray_read:4:F
-types_with_zeros:2:F hindexed:4:F aggregation1:4:a aggregation2:4:F"
-COLL_TESTS=" coll_test noncontig_coll noncontig_coll2 split_coll darray_read types_with_zeros "
-COLL_TESTS+="hindexed aggregation1 aggregation2 "
-want=("$@")
-pass=0; fail=0; failed=()
-for spec in $TESTS_ALL; do
-  IFS=: read -r name np style <<<"$spec"
-  if [ ${#want[@]} -gt 0 ]; then
-    hit=0; for w in "${want[@]}"; do [ "$w" = "$name" ] && hit=1; done
-    [ $hit = 1 ] || continue
+# --- build: every C program of ROMIO's test Makefile, plus the two sources
+# its Makefile leaves out --------------------------------------------------
+ctests=$(sed -n '/^CTESTS *=/,/[^\\]$/p' "$src/Makefile.am" | sed 's/^CTESTS *=//; s/\\//g' | tr -s ' \n' ' ')
+ftests=$(sed -n 's/^FTESTS *= *//p' "$src/Makefile.am")
+progs="$ctests big_extents creat_excl"
+mkdir -p "$tmp/bin"
+build_fail=()
+for p in $progs; do
+  c="$src/$p.c"; [ -f "$gen/$p.c" ] && c="$gen/$p.c"
+  if [ "$p" = coll_perf ]; then
+    # A smoke test: its 2176x1152x1408-int array (14 GiB, 3.5 GiB of memory
+    # per rank) is scaled to 272x144x176 (27 MiB): 128 -> 16 in its sizes.
+    sed 's/\(array_of_gsizes\[[0-2]\] = \)128 \*/\116 */' "$c" >"$tmp/bin/coll_perf.c"
+    [ "$(grep -c 'array_of_gsizes\[[0-2]\] = 16 \*' "$tmp/bin/coll_perf.c")" = 3 ] \
+      || { echo "run-romio-tests: could not scale coll_perf's array" >&2; exit 2; }
+    c="$tmp/bin/coll_perf.c"
   fi
-  c="$src/$name.c"; [ -f "$gen/$name.c" ] && c="$gen/$name.c"
-  if ! mpicc -O1 -I"$gen" -I"$src" -o "$tmp/$name" "$c" >"$tmp/$name.build.log" 2>&1; then
-    fail=$((fail + 1)); failed+=("$name"); echo "FAIL: romio/$name (build)"; tail -n 20 "$tmp/$name.build.log"; continue
-  fi
-  f="ddio:/romio/$name"
-  case $style in
-    f) args=(-fname "$f") ;; F) args=("$f") ;; a) args=(-h -f "$f") ;;
-  esac
-  mkdir -p "$tmp/srv"
-  out="$tmp/$name.out"
-  stats="$tmp/$name.stats"; rm -f "$stats"
-  (cd "$tmp" && STATS_OUT="$stats" timeout -k 10 "$limit" "$top/tools/ddio-run" -s 2 --root "$tmp/srv" -- \
-      bash -c 'mpiexec -n "$0" "$@"; rc=$?; "$STATS_TOOL" stats coll_xfers > "$STATS_OUT"; exit $rc' \
-      "$np" "./$name" "${args[@]}") >"$out" 2>&1
-  rc=$?
-  coll_ok=1; n=""
-  case "$COLL_TESTS" in *" $name "*)
-    n=$(awk '$2=="coll_xfers"{s+=$3} END{print s+0}' "$stats" 2>/dev/null)
-    echo "coll_xfers (sum over servers): ${n:-none}" >>"$out"
-    [ "${n:-0}" -gt 0 ] || coll_ok=0 ;;
-  esac
-  if [ $rc -eq 0 ] && grep -q "No Errors" "$out" && [ $coll_ok = 1 ]; then
-    pass=$((pass + 1)); echo "PASS: romio/$name${n:+ (coll_xfers $n)}"
-  else
-    fail=$((fail + 1)); failed+=("$name"); echo "FAIL: romio/$name (exit $rc)"; tail -n 25 "$out" | sed 's/^/    /'
+  if ! mpicc -O1 -I"$gen" -I"$src" -o "$tmp/bin/$p" "$c" >"$tmp/bin/$p.build.log" 2>&1; then
+    build_fail+=("$p"); echo "FAIL: romio/$p (build)"; tail -n 20 "$tmp/bin/$p.build.log"
   fi
 done
+echo "run-romio-tests: Fortran tests not built ($ftests): MPICH is configured --disable-fortran"
+
+# runtests with our mpirun, and no make (every program is built above).
+sed -e "s|^mpirun=.*|mpirun=\"$here/mpirun-wrap.sh\"|" -e 's|^MAKE=.*|MAKE="false"|' \
+  "$gen/runtests" >"$tmp/bin/runtests"
+chmod +x "$tmp/bin/runtests"
+grep -q "^mpirun=\"$here/mpirun-wrap.sh\"" "$tmp/bin/runtests" \
+  || { echo "run-romio-tests: could not point runtests' mpirun at the wrapper" >&2; exit 2; }
+
+# runtests' own lines: "NAME NP ARGS" (with $FILENAME and $srcdir left in),
+# for runs of selected tests and for the list of what the full run must run.
+runtests_list() {
+  sed -n 's/^[[:space:]]*\$mpirun -np \([0-9]*\) \.\/\([A-Za-z0-9_-]*\) *\(.*\)$/\2 \1 \3/p' "$gen/runtests" |
+    while read -r n np args; do
+      case " $ftests " in *" $n "*) continue ;; esac
+      echo "$n $np $args"
+    done
+}
+# The programs runtests does not run: NAME NP ARGS (same placeholders).
+extras_list() {
+  echo "perf 4 -fname \$FILENAME"
+  echo "coll_perf 4 -fname \$FILENAME"
+  echo "external32 1"
+  echo "big_extents 4 \$FILENAME"
+  echo "creat_excl 4 -fname \$FILENAME"
+  # the ufs: control of the 4 GiB tests only on request: ROMIO's two-phase
+  # large_array alone took 107-286 s here (ddio: 15 s)
+  if [ "${DDIO_ROMIO_LARGE:-1}" = 1 ] && { [ "$1" = ddio ] || [ "${DDIO_ROMIO_LARGE_CONTROL:-0}" = 1 ]; }; then
+    echo "large_file 1 -fname \$FILENAME"
+    echo "large_array 4 -fname \$FILENAME"
+  fi
+}
+want=("$@")
+wanted() {
+  [ ${#want[@]} -eq 0 ] && return 0
+  local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1
+}
+
+# run_one MODE NAME NP ARGS...: one program through the wrapper, outside runtests
+run_one() {
+  local mode=$1 n=$2 np=$3; shift 3
+  local lim=$limit
+  case $n in large_*) lim=$large_limit ;; esac
+  (cd "$tmp/run-$mode" && WRAP_LIMIT=$lim "$here/mpirun-wrap.sh" -np "$np" "./$n" "$@") \
+    </dev/null >>"$tmp/run-$mode.log" 2>&1
+}
+
+# run_mode MODE FILENAME: the whole list on one file system
+run_mode() {
+  local mode=$1 fname=$2 n np args
+  mkdir -p "$tmp/run-$mode" "$tmp/res-$mode" "$tmp/files-$mode"
+  for p in $progs; do [ -x "$tmp/bin/$p" ] && ln -sf "$tmp/bin/$p" "$tmp/run-$mode/$p"; done
+  ln -sf "$tmp/bin/runtests" "$tmp/run-$mode/runtests"
+  export WRAP_MODE=$mode WRAP_OUT="$tmp/res-$mode" WRAP_TOP="$top" WRAP_LIMIT=$limit
+  export WRAP_CLEAN="$tmp/files-$mode"
+  # external32's name is hard-coded: on ddio it runs on a ddio mount, where
+  # ROMIO routes the plain name to the driver and its fopen() sees the file
+  if [ "$mode" = ufs ]; then export WRAP_FORCE_external32=ufs:; else export WRAP_MOUNT_external32=1; fi
+  if [ ${#want[@]} -eq 0 ]; then
+    # Every runtests line has its own limit; this bounds runtests as a whole.
+    local n_lines; n_lines=$(runtests_list | wc -l)
+    (cd "$tmp/run-$mode" && timeout -k 10 $(( (n_lines + 1) * (limit + 30) )) \
+       ./runtests -fname="$fname") >"$tmp/run-$mode.log" 2>&1
+  else
+    while read -r n np args; do
+      wanted "$n" || continue
+      args=${args//\$FILENAME/$fname}; args=${args//\$srcdir/$src}
+      # shellcheck disable=SC2086 # runtests' arguments, split as runtests splits them
+      run_one "$mode" "$n" "$np" $args
+    done < <(runtests_list)
+  fi
+  while read -r n np args; do
+    wanted "$n" || continue
+    [ "$n" = external32 ] && [ "$mode" = ddio ] && [ $have_fuse = 0 ] && continue
+    args=${args//\$FILENAME/$fname}
+    # shellcheck disable=SC2086
+    run_one "$mode" "$n" "$np" $args
+  done < <(extras_list "$mode")
+  # runtests' syshints opens the hint file in ROMIO's source tree (a local
+  # file); syshints.2 is the same test with the hint file on a ddio mount,
+  # so that the file it opens, and whose hints it checks, is a ddio file.
+  if [ "$mode" = ddio ] && [ $have_fuse = 1 ] && wanted syshints; then
+    WRAP_MOUNT_syshints=1 WRAP_PRE_syshints="cp '$src/test_hintfile' test_hintfile" \
+      run_one ddio syshints 1 test_hintfile
+  fi
+}
+
+# The source makes a collective read or write: it must take ddio's collective.
+is_coll() {
+  local c="$src/$1.c"; [ -f "$gen/$1.c" ] && c="$gen/$1.c"
+  grep -qE 'MPI_File_i?(read|write)(_at)?_all' "$c"
+}
+
+# It reads or writes at all: that I/O must reach the servers.
+is_io() {
+  local c="$src/$1.c"; [ -f "$gen/$1.c" ] && c="$gen/$1.c"
+  grep -qE 'MPI_File_i?(read|write)' "$c"
+}
+
+# judge MODE NAME: 0 when the recorded run passed; prints the reason otherwise
+judge() {
+  local mode=$1 n=$2 r="$tmp/res-$1"
+  local rc out="$r/$n.out" base=${n%%.*}
+  rc=$(cat "$r/$n.rc" 2>/dev/null || echo none)
+  [ "$rc" = 0 ] || { echo "exit status $rc"; return 1; }
+  case $base in
+    perf|coll_perf) ;;      # smoke: no data check in the program
+    external32)
+      grep -qx "native datarep is LITTLE ENDIAN" "$out" && grep -qx "external32 datarep is BIG ENDIAN" "$out" \
+        || { echo "wrong byte order in the file"; return 1; } ;;
+    large_file) grep -q "^Data read back is correct" "$out" || { echo "no 'Data read back is correct'"; return 1; } ;;
+    large_array)
+      [ "$(grep -c "data read back is correct" "$out")" = 4 ] || { echo "not every rank read its data back"; return 1; } ;;
+    *) grep -qE '^ *No Errors *$' "$out" || { echo "no 'No Errors' line"; return 1; } ;;
+  esac
+  # (runtests' own syshints line opens the hint file in the source tree)
+  if [ "$mode" = ddio ] && [ "$n" != syshints ] && grep -q MPI_File_open "$src/$base.c" "$gen/$base.c" 2>/dev/null; then
+    local o; o=$(cat "$r/$n.opens" 2>/dev/null || echo 0)
+    [ "${o:-0}" -gt 0 ] || { echo "opens 0: its file was not opened on the ddio servers"; return 1; }
+  fi
+  if [ "$mode" = ddio ] && is_io "$base"; then
+    local x; x=$(cat "$r/$n.xfers" 2>/dev/null || echo 0)
+    [ "${x:-0}" -gt 0 ] || { echo "xfers 0: its I/O did not go to the ddio servers"; return 1; }
+  fi
+  if [ "$mode" = ddio ] && is_coll "$base"; then
+    local k; k=$(cat "$r/$n.coll" 2>/dev/null || echo 0)
+    [ "${k:-0}" -gt 0 ] || { echo "coll_xfers 0: the collective did not take the disk-directed path"; return 1; }
+    echo "coll_xfers $k"
+  fi
+  return 0
+}
+
+# report MODE LABEL: PASS/FAIL per test (and every expected test that did not run)
+report() {
+  local mode=$1 label=$2 pass=0 fail=0 failed=() n why sec expect
+  expect=$( { runtests_list; extras_list "$mode"; } | awk '{print $1}')
+  for n in $expect; do
+    wanted "$n" || continue
+    [ "$n" = external32 ] && [ "$mode" = ddio ] && [ $have_fuse = 0 ] && {
+      echo "SKIP: $label/external32 (reads its file with fopen(): needs a ddio mount, and FUSE is unavailable)"
+      continue; }
+    grep -qx "$n" "$tmp/res-$mode/ran" 2>/dev/null || {
+      fail=$((fail + 1)); failed+=("$n"); echo "FAIL: $label/$n (not run)"; continue; }
+  done
+  for n in $(cat "$tmp/res-$mode/ran" 2>/dev/null); do
+    sec=$(cat "$tmp/res-$mode/$n.sec" 2>/dev/null)
+    if why=$(judge "$mode" "$n"); then
+      pass=$((pass + 1)); echo "PASS: $label/$n (${sec}s${why:+, $why})"
+    else
+      fail=$((fail + 1)); failed+=("$n"); echo "FAIL: $label/$n (${sec}s, $why)"
+      tail -n 25 "$tmp/res-$mode/$n.out" | sed 's/^/    /'
+    fi
+  done
+  for n in "${build_fail[@]}"; do wanted "$n" && { fail=$((fail + 1)); failed+=("$n (build)"); }; done
+  [ $fail -gt 0 ] && echo "$label failed: ${failed[*]}"
+  eval "${mode}_line=\"$label: $pass passed, $fail failed\""
+  eval "${mode}_fail=$fail; ${mode}_pass=$pass"
+}
+
+ufs_line=""; ufs_fail=0
+if [ "${DDIO_ROMIO_CONTROL:-1}" != 0 ]; then
+  run_mode ufs "ufs:$tmp/files-ufs/test"
+  report ufs romio-ufs
+fi
+run_mode ddio "ddio:/romio/test"
+report ddio romio
 echo
-[ $fail -gt 0 ] && echo "failed: ${failed[*]}"
-echo "romio: $pass passed, $fail failed"
-[ $fail -eq 0 ] && [ $pass -gt 0 ]
+echo "run-romio-tests: wall time $(( $(date +%s) - t0 ))s"
+[ -n "$ufs_line" ] && echo "$ufs_line"
+echo "$ddio_line"
+[ "$ddio_fail" -eq 0 ] && [ "$ddio_pass" -gt 0 ] && [ "$ufs_fail" -eq 0 ]

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# MPICH's own MPI-IO suite (test/mpi/io of the MPICH source in the build
+# cache) on ddio, with ROMIO's ufs: as the control.
+#
+# The programs are built by build-mpich-io-tests.sh (MPICH's test tree
+# configured against our install, cached outside the clone). Every line of
+# the io directory's testlist runs (NAME NP [arg=A] [env=V=X] [timeLimit=S]
+# [mem=GB] [xfail=WHY]), each through ../romio/mpirun-wrap.sh on fresh
+# storage: on ddio, two new servers per test and a fresh working directory.
+# These programs open unprefixed names ("testfile") in their working
+# directory, so on ddio each runs with a ddio mount (tools/ddio-fuse, through
+# ddio-run --mount) as its working directory: ROMIO routes plain paths on the
+# mount to the ddio driver (disk-directed, not through FUSE), and a test that
+# cleans up with unlink() (simple_collective) really removes the ddio file.
+# zero_count reads its own executable (argv[0]) as its input: it runs as
+# ./zero_count with a copy of the executable in its working directory, so
+# the input is on the file system under test (on ufs: too).
+# Without FUSE, DDIO_MPICH_IO_MOUNT=0 sends plain names to ddio with
+# ROMIO_FSTYPE_FORCE=ddio: instead (the driver stores a relative name under
+# the servers' storage roots); the two tests that need POSIX access to the
+# ddio file (zero_count, simple_collective) are then reported as SKIP.
+# Every test that opens a file must show the servers' opens counter above 0,
+# and every test whose reads or writes reach the file system (all but
+# userioerr, whose one read is refused by MPI) the xfers counter: its files
+# and its I/O went to ddio.
+#
+# Judged as MPICH's runtests judges: exit status 0, a "No Errors" line and no
+# other output ("Test Passed" allowed). On ddio every test whose source makes
+# a collective read or write (blocking, split or nonblocking) must also show
+# the servers' coll_xfers counters above 0: the disk-directed path was taken.
+# Prints every failing test by name, then "mpich-io-ufs: N passed, N failed"
+# (the control, not added to the total) and last
+# "mpich-io: N passed, N failed" (ddio, what scripts/test-summary.sh adds up).
+# env: DDIO_TEST_LIMIT seconds per test (default 120, or the testlist's
+#      timeLimit when larger); DDIO_MPICH_IO_CONTROL=0 skips the ufs control;
+#      DDIO_MPICH_IO_MOUNT=0: no mount (see above)
+# usage: run-mpich-io-tests.sh [TEST...]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
+mpi="$top/mpich"
+[ -x "$mpi/bin/mpicc" ] || { echo "run-mpich-io-tests: $mpi/bin/mpicc missing: run make first" >&2; exit 2; }
+. "$here/../mpienv.sh" 30
+t0=$(date +%s)
+iodir=$("$here/build-mpich-io-tests.sh" "$mpi") || { echo "mpich-io: 0 passed, 1 failed (build)"; exit 1; }
+srcio="$(dirname "$(cd "$mpi" && pwd -P)")/src/test/mpi/io"
+list="$iodir/testlist"; [ -f "$list" ] || list="$srcio/testlist.in"
+limit=${DDIO_TEST_LIMIT:-120}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-mpich-io.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+use_mount=${DDIO_MPICH_IO_MOUNT:-1}
+if [ "$use_mount" = 1 ] && ! { [ -x "$top/tools/ddio-fuse" ] && command -v fusermount3 >/dev/null && [ -e /dev/fuse ]; }; then
+  echo "run-mpich-io-tests: FUSE unavailable (tools/ddio-fuse, fusermount3, /dev/fuse):" \
+    "DDIO_MPICH_IO_MOUNT=0 runs without the mount" >&2
+  echo "mpich-io: 0 passed, 1 failed (no FUSE)"; exit 2
+fi
+NEEDS_MOUNT=" zero_count simple_collective "
+want=("$@")
+wanted() {
+  [ ${#want[@]} -eq 0 ] && return 0
+  local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1
+}
+# testlist lines: skip comments and blanks
+tests() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list"; }
+
+# run_mode MODE: every wanted testlist line on one file system
+run_mode() {
+  local mode=$1 line n np opt lim args envs cwd
+  mkdir -p "$tmp/res-$mode"
+  export WRAP_MODE=$mode WRAP_OUT="$tmp/res-$mode" WRAP_TOP="$top"
+  while read -r line; do
+    set -- $line; n=$1; np=${2:-1}; shift 2 2>/dev/null || shift $#
+    wanted "$n" || continue
+    lim=$limit; args=(); envs=()
+    for opt in "$@"; do
+      case $opt in
+        arg=*) args+=("${opt#arg=}") ;;
+        env=*) envs+=("${opt#env=}") ;;
+        timeLimit=*) [ "${opt#timeLimit=}" -gt "$lim" ] && lim=${opt#timeLimit=} ;;
+        mem=*|xfail=*|strict=*|mpiversion=*) ;;    # noted in the report
+        *) echo "run-mpich-io-tests: $n: testlist option '$opt' not understood" >&2 ;;
+      esac
+    done
+    [ "$mode" = ddio ] && [ "$use_mount" != 1 ] && [[ $NEEDS_MOUNT == *" $n "* ]] && continue
+    prog=("$iodir/$n")
+    if [ "$n" = zero_count ]; then
+      # its input is argv[0]: a copy of itself in the working directory
+      prog=(bash -c 'exec -a ./zero_count "$0" "$@"' "$iodir/$n")
+      export WRAP_PRE_zero_count="cp '$iodir/$n' zero_count"
+    fi
+    cwd="$tmp/cwd-$mode"; mkdir -p "$cwd"
+    (
+      cd "$cwd" || exit 2
+      for e in "${envs[@]}"; do export "${e?}"; done
+      if [ "$mode" = ufs ]; then export ROMIO_FSTYPE_FORCE=ufs:
+      elif [ "$use_mount" = 1 ]; then export WRAP_MOUNT=1
+      else export ROMIO_FSTYPE_FORCE=ddio:; fi
+      WRAP_NAME=$n WRAP_CLEAN=$cwd WRAP_LIMIT=$lim "$top/test/romio/mpirun-wrap.sh" -np "$np" "${prog[@]}" "${args[@]}"
+    ) </dev/null >>"$tmp/run-$mode.log" 2>&1
+  done < <(tests)
+}
+
+is_coll() { grep -qE 'MPI_File_i?(read|write)(_at)?_all' "$srcio/$1.c" 2>/dev/null; }
+is_open() { grep -qE 'MPI_File_open' "$srcio/$1.c" 2>/dev/null; }
+# userioerr's only read is refused by MPI (the file is write-only): no transfer
+is_io() { [ "$1" != userioerr ] && grep -qE 'MPI_File_i?(read|write)' "$srcio/$1.c" 2>/dev/null; }
+
+# judge MODE NAME: MPICH's rule (plus coll_xfers on ddio); prints why not
+judge() {
+  local mode=$1 n=$2 r="$tmp/res-$1" rc k
+  rc=$(cat "$r/$n.rc" 2>/dev/null || echo none)
+  [ "$rc" = 0 ] || { echo "exit status $rc"; return 1; }
+  grep -qE '^\s*No [Ee]rrors\s*$' "$r/$n.out" || { echo "no 'No Errors' line"; return 1; }
+  if grep -vqE '^\s*(No [Ee]rrors|Test Passed)\s*$' "$r/$n.out"; then
+    echo "unexpected output"; return 1
+  fi
+  if [ "$mode" = ddio ] && is_open "$n"; then
+    k=$(cat "$r/$n.opens" 2>/dev/null || echo 0)
+    [ "${k:-0}" -gt 0 ] || { echo "opens 0: its file was not opened on the ddio servers"; return 1; }
+  fi
+  if [ "$mode" = ddio ] && is_io "$n"; then
+    k=$(cat "$r/$n.xfers" 2>/dev/null || echo 0)
+    [ "${k:-0}" -gt 0 ] || { echo "xfers 0: its I/O did not go to the ddio servers"; return 1; }
+  fi
+  if [ "$mode" = ddio ] && is_coll "$n"; then
+    k=$(cat "$r/$n.coll" 2>/dev/null || echo 0)
+    [ "${k:-0}" -gt 0 ] || { echo "coll_xfers 0: the collective did not take the disk-directed path"; return 1; }
+    echo "coll_xfers $k"
+  fi
+}
+
+report() {
+  local mode=$1 label=$2 pass=0 fail=0 failed=() n why sec
+  for n in $(tests | awk '{print $1}'); do
+    wanted "$n" || continue
+    if [ "$mode" = ddio ] && [ "$use_mount" != 1 ] && [[ $NEEDS_MOUNT == *" $n "* ]]; then
+      echo "SKIP: $label/$n (needs POSIX access to the ddio file: a ddio mount)"; continue
+    fi
+    sec=$(cat "$tmp/res-$mode/$n.sec" 2>/dev/null || echo "-")
+    if why=$(judge "$mode" "$n"); then
+      pass=$((pass + 1)); echo "PASS: $label/$n (${sec}s${why:+, $why})"
+    else
+      fail=$((fail + 1)); failed+=("$n"); echo "FAIL: $label/$n (${sec}s, $why)"
+      tail -n 25 "$tmp/res-$mode/$n.out" 2>/dev/null | sed 's/^/    /'
+    fi
+  done
+  [ $fail -gt 0 ] && echo "$label failed: ${failed[*]}"
+  eval "${mode}_line=\"$label: $pass passed, $fail failed\"; ${mode}_fail=$fail; ${mode}_pass=$pass"
+}
+
+ufs_line=""; ufs_fail=0
+if [ "${DDIO_MPICH_IO_CONTROL:-1}" != 0 ]; then
+  run_mode ufs; report ufs mpich-io-ufs
+fi
+run_mode ddio; report ddio mpich-io
+echo
+echo "run-mpich-io-tests: wall time $(( $(date +%s) - t0 ))s"
+[ -n "$ufs_line" ] && echo "$ufs_line"
+echo "$ddio_line"
+[ "$ddio_fail" -eq 0 ] && [ "$ddio_pass" -gt 0 ] && [ "$ufs_fail" -eq 0 ]
