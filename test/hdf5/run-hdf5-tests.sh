@@ -103,7 +103,7 @@ if want_group t_h5; then
       fi
       if timeout -k 10 "$limit" "$run" -s "$ns" --root "$tmp/keep-$name" -- mpiexec -n 1 "$bin/filecmp" \
           "ddio:/t_h5/$name.h5" "ufs:$tmp/$name.ufs.h5" >"$tmp/$name.cmp.log" 2>&1; then
-        ok "$name/cmp" "$(grep -o '([0-9]* bytes)' "$tmp/$name.cmp.log")"
+        ok "$name/cmp" "$(grep -o '[0-9]* bytes' "$tmp/$name.cmp.log")"
       else
         bad "$name/cmp" "$tmp/$name.cmp.log"
       fi

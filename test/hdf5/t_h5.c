@@ -352,7 +352,9 @@ int main(int argc, char **argv)
         char v[MPI_MAX_LIBRARY_VERSION_STRING];
         int n;
         MPI_Get_library_version(v, &n);
-        printf("MPI library: %.*s\n", (int) strcspn(v, "\n"), v);
+        const char *dev = strstr(v, "Device:");   /* ours: ch3:nemesis, Debian's: ch4:ucx */
+        printf("MPI library: %.*s, %.*s\n", (int) strcspn(v, "\n"), v,
+               dev ? (int) strcspn(dev, "\n") : 7, dev ? dev : "Device?");
     }
     write_file(argv[1]);
     read_file(argv[1]);
