@@ -131,9 +131,14 @@ if want_group testpar; then
   # of HDF5's CMake builds; 1 = full run): t_cache and t_shapesame skip
   # most of their variations at 3
   export HDF5TestExpress=${HDF5TestExpress:-3}
-  # The steps: programs, and testphdf5:TEST. Not run: t_pread (it writes
-  # its files' user block with POSIX open(), so its files cannot be ddio:
-  # files), t_cache_image (HDF5's CMake does not run it either). Each
+  # The steps: programs, and testphdf5:TEST. Not run, because they cannot
+  # put their files on ddio: without changes: t_pread (writes its files'
+  # user block with POSIX open()), t_bigio (fixed file name, no
+  # HDF5_PARAPREFIX), t_filters_parallel (reopens its file with the default
+  # POSIX driver: fails on a "ufs:" prefix as well); t_cache_image (HDF5's
+  # CMake does not run it either). t_cache
+  # only when asked (DDIO_HDF5_TESTS=t_cache): its metadata-cache message
+  # storm did not finish in 300 s on the 2-core machine even on ufs:. Each
   # testphdf5 test runs alone (-o NAME), as HDF5's CMake does for the tests
   # it skips by default; the pairs t_pflush1/2 and t_pshutdown/t_prestart
   # run in one session (the second reads what the first left).
@@ -142,7 +147,7 @@ if want_group testpar; then
     cchunk1 cchunk2 cchunk3 cchunk4 cchunk5 cchunk6 cchunk7 cchunk8 cchunk9 cchunk10 ccontw ccontr
     cschunkw cschunkr ccchunkw ccchunkr null I/Omodeconf rrobjflushconf alnbg1 tldsc lccio actualio
     nocolcause edpl fiodc atomicity denseattr noselcollmdread MC_coll_MD_read LC_coll_MD_read"
-  STEPS="t_mpi t_mpi-atomic t_init_term t_cache t_pflush t_pshutdown t_shapesame t_bigio t_filters_parallel"
+  STEPS="t_mpi t_mpi-atomic t_init_term t_pflush t_pshutdown t_shapesame"
   for t in $PHDF5; do STEPS+=" testphdf5:$t"; done
   sel=(${DDIO_HDF5_TESTS:-$STEPS})
   # steps that open no file (property lists, init/term): no server counters
