@@ -128,17 +128,34 @@ static hsize_t *coords(enum sel k, size_t n)
     return c;
 }
 
-/* Write dataset `ds` (double or int) through selection `k` with `mode`. */
-static void write_ds(hid_t d, int ds, hid_t type, enum sel k, H5FD_mpio_xfer_t mode)
+/* the value (i, j) of dataset `ds` must hold after the writes: D_CHUNK_NONE
+ * holds FILL in the rows of odd ranks, which wrote nothing */
+static double expected(int ds, hsize_t i, hsize_t j)
+{
+    if (ds == D_CHUNK_NONE)
+        for (int r = 1; r < t_size; r += 2) {
+            hsize_t lo, hi;
+            share(nx, r, &lo, &hi);
+            if (i >= lo && i < hi)
+                return FILL;
+        }
+    return val(ds, i, j);
+}
+
+/* Write (writing = 1) or read and check every value of dataset `ds` (double
+ * or int) through this rank's selection `k`, with transfer mode `mode`. */
+static void xfer_ds(hid_t d, int ds, hid_t type, enum sel k, H5FD_mpio_xfer_t mode, int writing)
 {
     size_t n;
     hid_t fs = select_rows_cols(k, &n);
     hsize_t mn = n, *c = coords(k, n);
     hid_t ms = H5Screate_simple(1, &mn, NULL);
     int isd = H5Tequal(type, H5T_NATIVE_DOUBLE) > 0;
+    const char *what = mode == H5FD_MPIO_COLLECTIVE ? "collective" : "independent";
     void *buf = malloc(n * 8 + 1);
     T_ASSERT(buf, "out of memory");
-    for (size_t e = 0; e < n; e++) {
+    memset(buf, 0x5a, n * 8 + 1);
+    for (size_t e = 0; writing && e < n; e++) {
         double v = val(ds, c[2 * e], c[2 * e + 1]);
         if (isd)
             ((double *) buf)[e] = v;
@@ -148,11 +165,22 @@ static void write_ds(hid_t d, int ds, hid_t type, enum sel k, H5FD_mpio_xfer_t m
     if (n == 0)
         H5CHK(H5Sselect_none(ms));
     hid_t dx = xfer(mode);
-    H5CHK(H5Dwrite(d, type, ms, fs, dx, buf));
+    if (writing)
+        H5CHK(H5Dwrite(d, type, ms, fs, dx, buf));
+    else
+        H5CHK(H5Dread(d, type, ms, fs, dx, buf));
+    for (size_t e = 0; !writing && e < n; e++) {
+        hsize_t i = c[2 * e], j = c[2 * e + 1];
+        double want = expected(ds, i, j);
+        double got = isd ? ((double *) buf)[e] : (double) ((int *) buf)[e];
+        T_ASSERT(got == want, "dataset %d (%s read) at (%llu, %llu): %.1f, want %.1f", ds, what,
+                 (unsigned long long) i, (unsigned long long) j, got, want);
+    }
     if (mode == H5FD_MPIO_COLLECTIVE) {
         H5D_mpio_actual_io_mode_t io;
         H5CHK(H5Pget_mpio_actual_io_mode(dx, &io));
-        T_ASSERT(io != H5D_MPIO_NO_COLLECTIVE, "dataset %d: HDF5 did not write collectively", ds);
+        T_ASSERT(io != H5D_MPIO_NO_COLLECTIVE, "dataset %d: HDF5 did not %s collectively", ds,
+                 writing ? "write" : "read");
     }
     H5Pclose(dx);
     H5Sclose(ms);
@@ -161,51 +189,14 @@ static void write_ds(hid_t d, int ds, hid_t type, enum sel k, H5FD_mpio_xfer_t m
     free(c);
 }
 
-/* Read dataset `ds` through selection `k` with `mode` and check every value
- * (D_CHUNK_NONE holds FILL in the rows of odd ranks, which wrote nothing). */
+static void write_ds(hid_t d, int ds, hid_t type, enum sel k, H5FD_mpio_xfer_t mode)
+{
+    xfer_ds(d, ds, type, k, mode, 1);
+}
+
 static void read_ds(hid_t d, int ds, hid_t type, enum sel k, H5FD_mpio_xfer_t mode)
 {
-    size_t n;
-    hid_t fs = select_rows_cols(k, &n);
-    hsize_t mn = n, *c = coords(k, n);
-    hid_t ms = H5Screate_simple(1, &mn, NULL);
-    int isd = H5Tequal(type, H5T_NATIVE_DOUBLE) > 0;
-    void *buf = malloc(n * 8 + 1);
-    T_ASSERT(buf, "out of memory");
-    memset(buf, 0x5a, n * 8 + 1);
-    if (n == 0)
-        H5CHK(H5Sselect_none(ms));
-    hid_t dx = xfer(mode);
-    H5CHK(H5Dread(d, type, ms, fs, dx, buf));
-    for (size_t e = 0; e < n; e++) {
-        hsize_t i = c[2 * e], j = c[2 * e + 1];
-        double want = val(ds, i, j);
-        if (ds == D_CHUNK_NONE) {
-            int owner = 0;
-            for (int r = 0; r < t_size; r++) {
-                hsize_t lo, hi;
-                share(nx, r, &lo, &hi);
-                if (i >= lo && i < hi)
-                    owner = r;
-            }
-            if (owner % 2)
-                want = FILL;
-        }
-        double got = isd ? ((double *) buf)[e] : (double) ((int *) buf)[e];
-        T_ASSERT(got == want, "dataset %d (%s read) at (%llu, %llu): %.1f, want %.1f", ds,
-                 mode == H5FD_MPIO_COLLECTIVE ? "collective" : "independent",
-                 (unsigned long long) i, (unsigned long long) j, got, want);
-    }
-    if (mode == H5FD_MPIO_COLLECTIVE) {
-        H5D_mpio_actual_io_mode_t io;
-        H5CHK(H5Pget_mpio_actual_io_mode(dx, &io));
-        T_ASSERT(io != H5D_MPIO_NO_COLLECTIVE, "dataset %d: HDF5 did not read collectively", ds);
-    }
-    H5Pclose(dx);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    free(buf);
-    free(c);
+    xfer_ds(d, ds, type, k, mode, 0);
 }
 
 static hid_t create_ds(hid_t loc, const char *name, hid_t type, const hsize_t *chunk)
