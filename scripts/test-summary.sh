@@ -13,7 +13,7 @@ for log in $(find test -name '*.log' ! -name 'test-suite.log' 2>/dev/null) build
     set -- $(echo "$c" | tr -dc '0-9 ')
     pass=$((pass + $1 - $2 - $3)); fail=$((fail + $2 + $3)); continue
   fi
-  c=$(grep -Eo '^([a-z+-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1)
+  c=$(grep -Eo '^([a-z0-9+-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1)
   if [ -n "$c" ]; then
     p=$(echo "$c" | grep -Eo "[0-9]+ passed" | grep -Eo "[0-9]+")
     f=$(echo "$c" | grep -Eo '[0-9]+ failed' | grep -Eo '[0-9]+')
