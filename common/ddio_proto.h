@@ -44,7 +44,12 @@ enum ddio_type {
     DDIO_T_LOCK     = 14,
     DDIO_T_STATS    = 15,  /* server counters (for tests, bench, admin) */
     DDIO_T_PROGRESS = 16,  /* server -> client: XFER heartbeat, no payload */
-    DDIO_T_MAX      = 17
+    DDIO_T_PSTAT    = 17,  /* stat by path: kind, mode, mtime, local size, layout */
+    DDIO_T_READDIR  = 18,  /* names and kinds in a directory, paginated */
+    DDIO_T_MKDIR    = 19,
+    DDIO_T_RMDIR    = 20,
+    DDIO_T_RENAME   = 21,  /* file or directory */
+    DDIO_T_MAX      = 22
 };
 #define DDIO_REPLY 0x8000u
 
@@ -241,6 +246,42 @@ struct ddio_lock {
     uint32_t timeout_ms;
 };
 
+/* ---- namespace (the ddio mount, tools/ddio-fuse) ----
+ * PSTAT and RMDIR carry a ddio_path_req; "" or "/" names the root (PSTAT,
+ * READDIR only). Names in a READDIR reply are single components. */
+#define DDIO_K_FILE 1u
+#define DDIO_K_DIR  2u
+#define DDIO_NAME_MAX    255u           /* one path component */
+#define DDIO_READDIR_MAX 4096u          /* entries per READDIR reply */
+struct ddio_pstat_r {
+    uint32_t kind;           /* DDIO_K_FILE / DDIO_K_DIR */
+    uint32_t mode;           /* permission bits (<= 07777) */
+    uint64_t local_size;     /* file: this server's local size; dir: 0 */
+    uint64_t mtime_ns;       /* ns since the epoch (newest datafile) */
+    struct ddio_layout_rec layout;  /* file only (on the wire only then) */
+};
+struct ddio_readdir {
+    char *path;
+    uint64_t cookie;         /* entries to skip (0: from the start) */
+    uint32_t max;            /* 1..DDIO_READDIR_MAX entries wanted */
+};
+struct ddio_dirent {
+    char *name;
+    uint32_t kind;
+};
+struct ddio_readdir_r {
+    uint64_t next;           /* cookie of the next page; 0: no more */
+    uint32_t n;
+    struct ddio_dirent *ent; /* malloc'd; free with ddio_readdir_r_free */
+};
+struct ddio_mkdir {
+    char *path;
+    uint32_t mode;           /* <= 07777 */
+};
+struct ddio_rename {
+    char *from, *to;
+};
+
 /* STATS reply: key/value counters */
 struct ddio_kv { char *key; uint64_t val; };
 struct ddio_stats_r {
@@ -304,6 +345,19 @@ int  ddio_dec_lock(const void *p, size_t n, struct ddio_lock *m);
 void ddio_enc_stats_r(struct ddio_wbuf *w, const struct ddio_stats_r *m);
 int  ddio_dec_stats_r(const void *p, size_t n, struct ddio_stats_r *m);
 void ddio_stats_r_free(struct ddio_stats_r *m);
+
+void ddio_enc_pstat_r(struct ddio_wbuf *w, const struct ddio_pstat_r *m);
+int  ddio_dec_pstat_r(const void *p, size_t n, struct ddio_pstat_r *m);
+void ddio_enc_readdir(struct ddio_wbuf *w, const struct ddio_readdir *m);
+int  ddio_dec_readdir(const void *p, size_t n, struct ddio_readdir *m);   /* free m->path */
+/* names: non-empty, no '/', not "." or "..", at most DDIO_NAME_MAX bytes */
+void ddio_enc_readdir_r(struct ddio_wbuf *w, const struct ddio_readdir_r *m);
+int  ddio_dec_readdir_r(const void *p, size_t n, struct ddio_readdir_r *m);
+void ddio_readdir_r_free(struct ddio_readdir_r *m);
+void ddio_enc_mkdir(struct ddio_wbuf *w, const struct ddio_mkdir *m);
+int  ddio_dec_mkdir(const void *p, size_t n, struct ddio_mkdir *m);       /* free m->path */
+void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m);
+int  ddio_dec_rename(const void *p, size_t n, struct ddio_rename *m);     /* free from, to */
 
 /* error reply payload: one string */
 void ddio_enc_err(struct ddio_wbuf *w, const char *msg);

@@ -517,6 +517,87 @@ static int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     return reply_ok(c, h);
 }
 
+/* ---- namespace ---- */
+
+static int on_pstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_path_req m = {0};
+    if (ddio_dec_path_req(p, h->len, &m))
+        return bad_payload(c, h);
+    char msg[768];
+    struct ddio_pstat_r *r = malloc(sizeof(*r));   /* a layout is 4 KiB */
+    int rc = r ? store_pstat(&c->srv->store, m.path, r, msg, sizeof(msg)) : -ENOMEM;
+    free(m.path);
+    if (rc) {
+        free(r);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s",
+                             r ? msg : "pstat: out of memory"), 0;
+    }
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_pstat_r(&w, r);
+    free(r);
+    return reply_w(c, h, &w);
+}
+
+static int on_readdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_readdir m;
+    struct ddio_readdir_r r;
+    char msg[768];
+    if (ddio_dec_readdir(p, h->len, &m))
+        return bad_payload(c, h);
+    int rc = store_readdir(&c->srv->store, m.path, m.cookie, m.max, &r, msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir_r(&w, &r);
+    ddio_readdir_r_free(&r);
+    return reply_w(c, h, &w);
+}
+
+static int on_mkdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_mkdir m;
+    char msg[768];
+    if (ddio_dec_mkdir(p, h->len, &m))
+        return bad_payload(c, h);
+    int rc = store_mkdir(&c->srv->store, m.path, m.mode, msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    return reply_ok(c, h);
+}
+
+static int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_path_req m = {0};
+    char msg[768];
+    if (ddio_dec_path_req(p, h->len, &m))
+        return bad_payload(c, h);
+    int rc = store_rmdir(&c->srv->store, m.path, msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    return reply_ok(c, h);
+}
+
+static int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_rename m;
+    char msg[768];
+    if (ddio_dec_rename(p, h->len, &m))
+        return bad_payload(c, h);
+    int rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
+    free(m.from);
+    free(m.to);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    return reply_ok(c, h);
+}
+
 static int on_stats(struct conn *c, const struct ddio_hdr *h)
 {
     struct ddio_stats_r r;
@@ -622,6 +703,11 @@ static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     case DDIO_T_SETSIZE: return on_setsize(c, h, p);
     case DDIO_T_DELETE:  return on_delete(c, h, p);
     case DDIO_T_STATS:   return on_stats(c, h);
+    case DDIO_T_PSTAT:   return on_pstat(c, h, p);
+    case DDIO_T_READDIR: return on_readdir(c, h, p);
+    case DDIO_T_MKDIR:   return on_mkdir(c, h, p);
+    case DDIO_T_RMDIR:   return on_rmdir(c, h, p);
+    case DDIO_T_RENAME:  return on_rename(c, h, p);
     case DDIO_T_XFER:
     case DDIO_T_SYNC:
     case DDIO_T_PREALLOC:

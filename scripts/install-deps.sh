@@ -9,7 +9,8 @@ PKGS=(build-essential autoconf automake libtool pkg-config m4 dpkg-dev
       libaio-dev check libsubunit-dev
       mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
       python3 python3-matplotlib
-      clang libclang-rt-14-dev iproute2 procps util-linux)
+      clang libclang-rt-14-dev iproute2 procps util-linux
+      libfuse3-dev fuse3 attr)
 
 missing=()
 for p in "${PKGS[@]}"; do

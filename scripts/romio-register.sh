@@ -53,4 +53,24 @@ if ! grep -q 'ad_ddio/Makefile.mk' "$mk"; then
   need "$mk" '^include $(top_srcdir)/adio/ad_testfs/Makefile.mk'
   sed -i 's|^include $(top_srcdir)/adio/ad_testfs/Makefile.mk|include $(top_srcdir)/adio/ad_ddio/Makefile.mk\n&|' "$mk"
 fi
+# 6. plain paths on a ddio mount (FUSE with the user.ddio.servers xattr) are
+#    ADIO_DDIO: one call into the driver (adio/ad_ddio/ad_ddio_mount.c) at the
+#    start of the statfs-based detection, so the logic stays in the overlay.
+if ! grep -q 'ADIOI_DDIO_Is_mount_path' "$proto"; then
+  need "$proto" '^extern struct ADIOI_Fns_struct ADIO_DDIO_operations;'
+  sed -i 's|^extern struct ADIOI_Fns_struct ADIO_DDIO_operations;|&\nint ADIOI_DDIO_Is_mount_path(const char *filename);|' "$proto"
+fi
+if ! grep -q 'ADIOI_DDIO_Is_mount_path' "$fstype"; then
+  need "$fstype" '^static void ADIO_FileSysType_fncall(const char \*filename, int \*fstype, int \*error_code)$'
+  sed -i '/^static void ADIO_FileSysType_fncall(const char \*filename, int \*fstype, int \*error_code)$/,/^    \*error_code = MPI_SUCCESS;$/{
+/^    \*error_code = MPI_SUCCESS;$/a\
+#ifdef ROMIO_DDIO\
+    if (ADIOI_DDIO_Is_mount_path(filename)) {\
+        *fstype = ADIO_DDIO;\
+        return;\
+    }\
+#endif
+}' "$fstype"
+  grep -q 'ADIOI_DDIO_Is_mount_path' "$fstype" || die "could not add the ddio mount check to $fstype"
+fi
 echo "romio-register: ddio registered in MPICH $ver ROMIO"

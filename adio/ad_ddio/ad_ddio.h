@@ -13,6 +13,7 @@
 #include "adioi.h"
 #include <stdint.h>
 #include <stddef.h>
+#include <limits.h>
 #include <errno.h>
 #include "ddio_proto.h"
 #include "ddio_desc.h"
@@ -22,6 +23,7 @@
 #define ADIOI_DDIO_DFLT_UNIT      (1u << 20)    /* striping_unit default */
 #define ADIOI_DDIO_DFLT_TIMEOUT_S 30            /* romio_ddio_timeout default */
 #define ADIOI_DDIO_MSG_LEN        512
+#define ADIOI_DDIO_SERVERS_LEN    8192          /* a server list (xattr value) */
 
 /* romio_ddio_collective */
 #define ADIOI_DDIO_COLL_TWOPHASE  0
@@ -75,6 +77,7 @@ typedef struct ADIOI_DDIO_View {
 typedef struct ADIOI_DDIO_File {
     /* hints (SetInfo runs before Open) */
     char *servers_hint;         /* romio_ddio_servers, or NULL */
+    char *mount_servers;        /* user.ddio.servers of a path on a ddio mount, or NULL */
     int timeout_s;              /* romio_ddio_timeout, 0 = not given */
     int collective;             /* ADIOI_DDIO_COLL_* */
     int presort;                /* ADIOI_HINT_ENABLE / ADIOI_HINT_DISABLE */
@@ -197,6 +200,22 @@ ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd);
 void ADIOI_DDIO_File_free(ADIO_File fd);
 const char *ADIOI_DDIO_Server_path(const char *filename);
 void ADIOI_DDIO_Close_handles(ADIOI_DDIO_File * f);
+
+/* ---- ad_ddio_mount.c: plain paths on a ddio mount (tools/ddio-fuse) ---- */
+/* 1 if filename (not "ddio:"-prefixed) is on a ddio mount: nspath gets its
+ * path inside the namespace and servers the mount's server list; else 0 */
+int ADIOI_DDIO_Mount_resolve(const char *filename, char *nspath, size_t cap,
+                             char *servers, size_t scap);
+/* called by ROMIO's ad_fstype.c (scripts/romio-register.sh) */
+int ADIOI_DDIO_Is_mount_path(const char *filename);
+/* the namespace path of any name the driver gets ("ddio:/a", "/a", a plain
+ * path on a ddio mount) relative to the servers' roots, and the mount's
+ * server list ("" when not on a mount) */
+void ADIOI_DDIO_Target(const char *filename, char *path, size_t cap, char *servers,
+                       size_t scap);
+/* the spec for ADIOI_DDIO_Server_list: the hint, else (no $DDIO_SERVERS)
+ * the mount's servers, else NULL (config, or the last hint) */
+const char *ADIOI_DDIO_Servers_spec(const char *hint, const char *mount_servers);
 
 /* ---- ad_ddio_fcntl.c ---- */
 /* logical size = max over the file's servers of their logical end */

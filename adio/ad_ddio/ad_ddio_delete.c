@@ -1,6 +1,7 @@
 /* Delete (MPI_File_delete, independent): there is no fd and so no hints;
- * the servers come from DDIO_SERVERS / DDIO_CONFIG (or the list last given
- * by hint in this process). DELETE goes to every server, since the stripe
+ * the servers come from DDIO_SERVERS, a ddio mount's user.ddio.servers (a
+ * plain path on the mount), DDIO_CONFIG, or the list last given by hint in
+ * this process. DELETE goes to every server, since the stripe
  * count is stored with the file; ENOENT only if no server had it. */
 #include "ad_ddio.h"
 #include <errno.h>
@@ -44,9 +45,12 @@ void ADIOI_DDIO_Delete(const char *filename, int *error_code)
     char **list = NULL;
     int n = 0;
 
+    char path[PATH_MAX], servers[ADIOI_DDIO_SERVERS_LEN];
+
     memset(&e, 0, sizeof(e));
-    if (ADIOI_DDIO_Server_list(NULL, &list, &n, &e) == 0) {
-        delete_on(list, n, ADIOI_DDIO_Server_path(filename), ADIOI_DDIO_Timeout_ms(0), &e);
+    ADIOI_DDIO_Target(filename, path, sizeof(path), servers, sizeof(servers));
+    if (ADIOI_DDIO_Server_list(ADIOI_DDIO_Servers_spec(NULL, servers), &list, &n, &e) == 0) {
+        delete_on(list, n, path, ADIOI_DDIO_Timeout_ms(0), &e);
         ADIOI_DDIO_Free_list(list, n);
     }
     *error_code = ADIOI_DDIO_Err_code(myname, &e);

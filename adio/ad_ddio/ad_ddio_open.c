@@ -42,6 +42,7 @@ void ADIOI_DDIO_File_free(ADIO_File fd)
     ADIOI_DDIO_View_free(&f->view);
     free(f->srv);
     free(f->servers_hint);
+    free(f->mount_servers);
     ADIOI_Free(f);
     fd->fs_ptr = NULL;
 }
@@ -365,7 +366,8 @@ static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,
     char **list = NULL;
 
     *conns = NULL;
-    if (ADIOI_DDIO_Server_list(f->servers_hint, &list, n, e))
+    if (ADIOI_DDIO_Server_list(ADIOI_DDIO_Servers_spec(f->servers_hint, f->mount_servers),
+                               &list, n, e))
         return -1;
     *conns = calloc(*n, sizeof(**conns));
     for (int i = 0; i < *n && !e->errnum; i++)
@@ -396,14 +398,17 @@ static void publish_layout(ADIO_File fd, ADIOI_DDIO_File * f)
 static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
 {
     ADIOI_DDIO_File *f = ADIOI_DDIO_File_get(fd);
-    const char *path = ADIOI_DDIO_Server_path(fd->filename);
     uint32_t amode = ddio_amode(fd->access_mode);
     ADIOI_DDIO_Conn **conns = NULL;
     int n = 0, rc;
+    char path[PATH_MAX], servers[ADIOI_DDIO_SERVERS_LEN];
 
     fd->fd_sys = -1;    /* no generic POSIX path may touch fd 0 */
     fd->fd_direct = -1;
     f->timeout_ms = ADIOI_DDIO_Timeout_ms(f->timeout_s);
+    ADIOI_DDIO_Target(fd->filename, path, sizeof(path), servers, sizeof(servers));
+    free(f->mount_servers);
+    f->mount_servers = *servers ? strdup(servers) : NULL;
     rc = connect_all(f, &conns, &n, e);
     if (!rc && (fd->access_mode & ADIO_CREATE))
         rc = create_file(fd, f, conns, n, path, amode, e);

@@ -167,6 +167,19 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #define CLEANUP ddio_stats_r_free(&m)
     SIMPLE(FZ_STATS_R, struct ddio_stats_r, ddio_dec_stats_r, ddio_enc_stats_r)
 #undef CLEANUP
+#define CLEANUP (void)0
+    SIMPLE(FZ_PSTAT_R, struct ddio_pstat_r, ddio_dec_pstat_r, ddio_enc_pstat_r)
+#undef CLEANUP
+#define CLEANUP free(m.path)
+    SIMPLE(FZ_READDIR, struct ddio_readdir, ddio_dec_readdir, ddio_enc_readdir)
+    SIMPLE(FZ_MKDIR, struct ddio_mkdir, ddio_dec_mkdir, ddio_enc_mkdir)
+#undef CLEANUP
+#define CLEANUP ddio_readdir_r_free(&m)
+    SIMPLE(FZ_READDIR_R, struct ddio_readdir_r, ddio_dec_readdir_r, ddio_enc_readdir_r)
+#undef CLEANUP
+#define CLEANUP (free(m.from), free(m.to))
+    SIMPLE(FZ_RENAME, struct ddio_rename, ddio_dec_rename, ddio_enc_rename)
+#undef CLEANUP
     case FZ_XFER: {
         struct ddio_xfer m;
         int rc = ddio_dec_xfer(p, n, &m);

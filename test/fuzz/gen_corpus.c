@@ -152,6 +152,37 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_err(&w, "server 127.0.0.1:4711: open data/x: ENOENT");
     emit("err", FZ_ERR, &w);
+
+    struct ddio_pstat_r *ps = calloc(1, sizeof(*ps));
+    if (ps) {
+        ps->kind = DDIO_K_FILE;
+        ps->mode = 0644;
+        ps->local_size = 4096;
+        ps->layout.stripe_unit = 1u << 20;
+        ps->layout.stripe_count = 2;
+        ps->layout.server_index = 1;
+        ddio_wbuf_init(&w);
+        ddio_enc_pstat_r(&w, ps);
+        emit("pstat_r", FZ_PSTAT_R, &w);
+        free(ps);
+    }
+    struct ddio_readdir rd = { .path = "a/b", .cookie = 0, .max = 1024 };
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir(&w, &rd);
+    emit("readdir", FZ_READDIR, &w);
+    struct ddio_dirent de[2] = { { "f", DDIO_K_FILE }, { "d", DDIO_K_DIR } };
+    struct ddio_readdir_r rr = { .next = 2, .n = 2, .ent = de };
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir_r(&w, &rr);
+    emit("readdir_r", FZ_READDIR_R, &w);
+    struct ddio_mkdir mk = { .path = "a/b", .mode = 0755 };
+    ddio_wbuf_init(&w);
+    ddio_enc_mkdir(&w, &mk);
+    emit("mkdir", FZ_MKDIR, &w);
+    struct ddio_rename rn = { .from = "a/x", .to = "a/y" };
+    ddio_wbuf_init(&w);
+    ddio_enc_rename(&w, &rn);
+    emit("rename", FZ_RENAME, &w);
 }
 
 /* A descriptor as its own target, and inside an XFER like on the wire. */

@@ -158,6 +158,48 @@ static void enc_err(struct ddio_wbuf *w)
     ddio_enc_err(w, "server 127.0.0.1:4711: open data/x: ENOENT");
 }
 
+static void enc_pstat_file(struct ddio_wbuf *w)
+{
+    struct ddio_pstat_r m = { .kind = DDIO_K_FILE, .mode = 0644, .local_size = 12345,
+                              .mtime_ns = 1700000000123456789ull };
+    fill_layout(&m.layout, 3);
+    m.layout.server_index = 2;
+    ddio_enc_pstat_r(w, &m);
+}
+
+static void enc_pstat_dir(struct ddio_wbuf *w)
+{
+    struct ddio_pstat_r m = { .kind = DDIO_K_DIR, .mode = 0755, .mtime_ns = 42 };
+    ddio_enc_pstat_r(w, &m);
+}
+
+static void enc_readdir(struct ddio_wbuf *w)
+{
+    struct ddio_readdir m = { .path = "a/b", .cookie = 1024, .max = DDIO_READDIR_MAX };
+    ddio_enc_readdir(w, &m);
+}
+
+static struct ddio_dirent sample_ents[] = { { "x", DDIO_K_FILE }, { "sub", DDIO_K_DIR },
+                                            { "..x", DDIO_K_FILE } };
+
+static void enc_readdir_r(struct ddio_wbuf *w)
+{
+    struct ddio_readdir_r m = { .next = 7, .n = 3, .ent = sample_ents };
+    ddio_enc_readdir_r(w, &m);
+}
+
+static void enc_mkdir(struct ddio_wbuf *w)
+{
+    struct ddio_mkdir m = { .path = "a/b/c", .mode = 0750 };
+    ddio_enc_mkdir(w, &m);
+}
+
+static void enc_rename(struct ddio_wbuf *w)
+{
+    struct ddio_rename m = { .from = "a/x", .to = "b/y" };
+    ddio_enc_rename(w, &m);
+}
+
 /* ---- decoders behind one signature (decode, free, return status) ------------ */
 
 static int d_hello(const uint8_t *p, size_t n)
@@ -288,6 +330,45 @@ static int d_err(const uint8_t *p, size_t n)
     return rc;
 }
 
+static int d_pstat_r(const uint8_t *p, size_t n)
+{
+    struct ddio_pstat_r m;
+    return ddio_dec_pstat_r(p, n, &m);
+}
+
+static int d_readdir(const uint8_t *p, size_t n)
+{
+    struct ddio_readdir m;
+    int rc = ddio_dec_readdir(p, n, &m);
+    free(m.path);
+    return rc;
+}
+
+static int d_readdir_r(const uint8_t *p, size_t n)
+{
+    struct ddio_readdir_r m;
+    int rc = ddio_dec_readdir_r(p, n, &m);
+    ddio_readdir_r_free(&m);
+    return rc;
+}
+
+static int d_mkdir(const uint8_t *p, size_t n)
+{
+    struct ddio_mkdir m;
+    int rc = ddio_dec_mkdir(p, n, &m);
+    free(m.path);
+    return rc;
+}
+
+static int d_rename(const uint8_t *p, size_t n)
+{
+    struct ddio_rename m;
+    int rc = ddio_dec_rename(p, n, &m);
+    free(m.from);
+    free(m.to);
+    return rc;
+}
+
 struct sample {
     const char *name;
     void (*enc)(struct ddio_wbuf *w);
@@ -314,6 +395,12 @@ static const struct sample samples[] = {
     { "lock", enc_lock, d_lock, FULL },
     { "stats_r", enc_stats_r, d_stats_r, FULL },
     { "err", enc_err, d_err, FULL },
+    { "pstat_file", enc_pstat_file, d_pstat_r, FULL },
+    { "pstat_dir", enc_pstat_dir, d_pstat_r, FULL },
+    { "readdir", enc_readdir, d_readdir, FULL },
+    { "readdir_r", enc_readdir_r, d_readdir_r, FULL },
+    { "mkdir", enc_mkdir, d_mkdir, FULL },
+    { "rename", enc_rename, d_rename, FULL },
 };
 #define NSAMPLES (sizeof(samples) / sizeof(samples[0]))
 
@@ -799,6 +886,125 @@ START_TEST(rt_stats_err)
     ck_assert_int_eq(ddio_dec_err(w.p, w.len, &msg), 0);
     ck_assert_str_eq(msg, "server 127.0.0.1:4711: open data/x: ENOENT");
     free(msg);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+/* ---- namespace messages ------------------------------------------------------------------ */
+
+START_TEST(rt_namespace)
+{
+    struct ddio_wbuf w;
+    struct ddio_pstat_r ps;
+    encode_sample(&samples[NSAMPLES - 6], &w);
+    ck_assert_int_eq(ddio_dec_pstat_r(w.p, w.len, &ps), 0);
+    ck_assert_uint_eq(ps.kind, DDIO_K_FILE);
+    ck_assert_uint_eq(ps.mode, 0644);
+    ck_assert_uint_eq(ps.local_size, 12345);
+    ck_assert_uint_eq(ps.mtime_ns, 1700000000123456789ull);
+    ck_assert_uint_eq(ps.layout.stripe_count, 3);
+    ck_assert_uint_eq(ps.layout.server_index, 2);
+    ddio_wbuf_free(&w);
+
+    struct ddio_readdir_r rr;
+    encode_sample(&samples[NSAMPLES - 3], &w);
+    ck_assert_int_eq(ddio_dec_readdir_r(w.p, w.len, &rr), 0);
+    ck_assert_uint_eq(rr.next, 7);
+    ck_assert_uint_eq(rr.n, 3);
+    ck_assert_str_eq(rr.ent[1].name, "sub");
+    ck_assert_uint_eq(rr.ent[1].kind, DDIO_K_DIR);
+    ck_assert_str_eq(rr.ent[2].name, "..x");
+    ddio_readdir_r_free(&rr);
+    ddio_wbuf_free(&w);
+
+    struct ddio_rename rn;
+    encode_sample(&samples[NSAMPLES - 1], &w);
+    ck_assert_int_eq(ddio_dec_rename(w.p, w.len, &rn), 0);
+    ck_assert_str_eq(rn.from, "a/x");
+    ck_assert_str_eq(rn.to, "b/y");
+    free(rn.from);
+    free(rn.to);
+    ddio_wbuf_free(&w);
+
+    struct ddio_mkdir mk;
+    encode_sample(&samples[NSAMPLES - 2], &w);
+    ck_assert_int_eq(ddio_dec_mkdir(w.p, w.len, &mk), 0);
+    ck_assert_str_eq(mk.path, "a/b/c");
+    ck_assert_uint_eq(mk.mode, 0750);
+    free(mk.path);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+/* one READDIR reply entry, raw */
+static int readdir_r_with(uint32_t n_field, const char *name, uint32_t kind)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_put_u64(&w, 0);
+    ddio_put_u32(&w, n_field);
+    ddio_put_str(&w, name);
+    ddio_put_u32(&w, kind);
+    int rc = dec_copy(d_readdir_r, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+static int pstat_with(uint32_t kind, uint32_t mode, uint64_t size)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_put_u32(&w, kind);
+    ddio_put_u32(&w, mode);
+    ddio_put_u64(&w, size);
+    ddio_put_u64(&w, 0);
+    int rc = dec_copy(d_pstat_r, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+START_TEST(bad_namespace)
+{
+    char longname[DDIO_NAME_MAX + 2];
+    memset(longname, 'n', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    ck_assert_int_eq(readdir_r_with(1, "ok", DDIO_K_FILE), 0);
+    ck_assert_int_eq(readdir_r_with(1, "", DDIO_K_FILE), -EPROTO);
+    ck_assert_int_eq(readdir_r_with(1, ".", DDIO_K_DIR), -EPROTO);
+    ck_assert_int_eq(readdir_r_with(1, "..", DDIO_K_DIR), -EPROTO);
+    ck_assert_int_eq(readdir_r_with(1, "a/b", DDIO_K_FILE), -EPROTO);
+    ck_assert_int_eq(readdir_r_with(1, longname, DDIO_K_FILE), -EPROTO);
+    ck_assert_int_eq(readdir_r_with(1, "ok", 0), -EPROTO);
+    ck_assert_int_eq(readdir_r_with(1, "ok", 3), -EPROTO);
+    ck_assert_int_eq(readdir_r_with(2, "ok", DDIO_K_FILE), -EPROTO);        /* count > entries */
+    ck_assert_int_eq(readdir_r_with(UINT32_MAX, "ok", DDIO_K_FILE), -EPROTO);
+    ck_assert_int_eq(readdir_r_with(DDIO_READDIR_MAX + 1, "ok", DDIO_K_FILE), -EPROTO);
+    ck_assert_int_eq(pstat_with(DDIO_K_DIR, 0755, 0), 0);
+    ck_assert_int_eq(pstat_with(DDIO_K_DIR, 0755, 1), -EPROTO);            /* dir with a size */
+    ck_assert_int_eq(pstat_with(DDIO_K_DIR, 010000, 0), -EPROTO);
+    ck_assert_int_eq(pstat_with(0, 0755, 0), -EPROTO);
+    ck_assert_int_eq(pstat_with(DDIO_K_FILE, 0644, 0), -EPROTO);           /* no layout */
+
+    struct ddio_wbuf w;
+    struct ddio_readdir q = { .path = "a", .cookie = 0, .max = 0 };
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir(&w, &q);
+    ck_assert_int_eq(dec_copy(d_readdir, w.p, w.len), -EPROTO);            /* max 0 */
+    ddio_wbuf_free(&w);
+    q.max = DDIO_READDIR_MAX + 1;
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir(&w, &q);
+    ck_assert_int_eq(dec_copy(d_readdir, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    struct ddio_mkdir mk = { .path = "a", .mode = 010000 };
+    ddio_wbuf_init(&w);
+    ddio_enc_mkdir(&w, &mk);
+    ck_assert_int_eq(dec_copy(d_mkdir, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    struct ddio_readdir_r big = { .n = DDIO_READDIR_MAX + 1, .ent = sample_ents };
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir_r(&w, &big);
+    ck_assert_int_eq(w.err, -EINVAL);                                      /* refused to encode */
     ddio_wbuf_free(&w);
 }
 END_TEST
@@ -1441,6 +1647,8 @@ static Suite *proto_suite(void)
     tcase_add_test(tn, net_parse);
     tcase_add_test(tn, misc_names);
     tcase_add_test(tn, log_format);
+    tcase_add_test(tn, rt_namespace);
+    tcase_add_test(tn, bad_namespace);
     tcase_set_timeout(tn, 60);
     suite_add_tcase(s, tn);
     return s;

@@ -280,6 +280,115 @@ START_TEST(t_sizes_two_disks)
 }
 END_TEST
 
+/* the namespace operations on two disks: kinds, sizes, listing, mkdir /
+ * rmdir / rename across disks, errors, confinement */
+static int names_of(const char *path, char *out, size_t n)
+{
+    struct ddio_readdir_r r;
+    int rc = store_readdir(&st, path, 0, DDIO_READDIR_MAX, &r, msg, sizeof(msg));
+    out[0] = '\0';
+    for (uint32_t i = 0; rc == 0 && i < r.n; i++)
+        snprintf(out + strlen(out), n - strlen(out), "%s%s%s", i ? "," : "", r.ent[i].name,
+                 r.ent[i].kind == DDIO_K_DIR ? "/" : "");
+    ddio_readdir_r_free(&r);
+    return rc;
+}
+
+START_TEST(t_namespace)
+{
+    struct ofile *of;
+    struct ddio_pstat_r ps;
+    char names[512], p[600];
+    int created;
+    start(2);
+    ck_assert_int_eq(store_mkdir(&st, "d", 0750, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_mkdir(&st, "d", 0750, msg, sizeof(msg)), -EEXIST);
+    ck_assert_int_eq(store_mkdir(&st, "x/y", 0755, msg, sizeof(msg)), -ENOENT);
+    snprintf(p, sizeof(p), "%s/d", root2);     /* on every disk */
+    struct stat sb;
+    ck_assert_int_eq(stat(p, &sb), 0);
+    ck_assert(S_ISDIR(sb.st_mode));
+    ck_assert_int_eq(store_pstat(&st, "/", &ps, msg, sizeof(msg)), 0);
+    ck_assert_uint_eq(ps.kind, DDIO_K_DIR);
+    ck_assert_int_eq(store_pstat(&st, "d", &ps, msg, sizeof(msg)), 0);
+    ck_assert_uint_eq(ps.kind, DDIO_K_DIR);
+    ck_assert_uint_eq(ps.mode, 0750);
+    ck_assert_int_eq(store_pstat(&st, "nope", &ps, msg, sizeof(msg)), -ENOENT);
+
+    ck_assert_int_eq(open_f("d/f", DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
+    ck_assert_int_eq(store_setsize(of, 200000), 0);   /* spans both disks (64 KiB blocks) */
+    ck_assert_int_eq(store_pstat(&st, "d/f", &ps, msg, sizeof(msg)), 0);
+    ck_assert_uint_eq(ps.kind, DDIO_K_FILE);
+    ck_assert_uint_eq(ps.local_size, 200000);
+    ck_assert_uint_eq(ps.layout.stripe_unit, 1 << 20);
+    ck_assert_int_eq(names_of("", names, sizeof(names)), 0);
+    ck_assert_str_eq(names, "d/");                    /* .ddio is not listed */
+    ck_assert_int_eq(names_of("d", names, sizeof(names)), 0);
+    ck_assert_str_eq(names, "f");
+    ck_assert_int_eq(names_of("d/f", names, sizeof(names)), -ENOTDIR);
+    ck_assert_int_eq(names_of("nope", names, sizeof(names)), -ENOENT);
+
+    ck_assert_int_eq(store_rmdir(&st, "d", msg, sizeof(msg)), -ENOTEMPTY);
+    ck_assert_int_eq(store_rename(&st, "d", "d/sub", msg, sizeof(msg)), -EINVAL);
+    ck_assert_int_eq(store_rename(&st, "d/f", "d/g", msg, sizeof(msg)), 0);
+    ck_assert_str_eq(of->path, "d/g");                /* the open file follows */
+    ck_assert_int_eq(store_pstat(&st, "d/f", &ps, msg, sizeof(msg)), -ENOENT);
+    ck_assert_int_eq(store_pstat(&st, "d/g", &ps, msg, sizeof(msg)), 0);
+    ck_assert_uint_eq(ps.local_size, 200000);
+    ck_assert_int_eq(store_rename(&st, "d", "e", msg, sizeof(msg)), 0);
+    ck_assert_str_eq(of->path, "e/g");
+    store_release(&st, of);
+    ck_assert_int_eq(store_pstat(&st, "e/g", &ps, msg, sizeof(msg)), 0);
+    ck_assert_uint_eq(ps.local_size, 200000);         /* from the datafiles now */
+    ck_assert_int_eq(store_rename(&st, "nope", "x", msg, sizeof(msg)), -ENOENT);
+    ck_assert_int_eq(store_delete(&st, "e/g", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_rmdir(&st, "e", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_rmdir(&st, "e", msg, sizeof(msg)), -ENOENT);
+    snprintf(p, sizeof(p), "%s/e", root2);
+    ck_assert_int_ne(stat(p, &sb), 0);
+
+    /* confinement: nothing outside the roots, nothing of .ddio */
+    ck_assert_int_eq(store_mkdir(&st, "../evil", 0755, msg, sizeof(msg)), -EACCES);
+    ck_assert_int_eq(store_rename(&st, "a", "../../x", msg, sizeof(msg)), -EACCES);
+    ck_assert_int_eq(store_pstat(&st, ".ddio/server-id", &ps, msg, sizeof(msg)), -EACCES);
+    ck_assert_int_eq(names_of(".ddio", names, sizeof(names)), -EACCES);
+    ck_assert_int_eq(store_rmdir(&st, ".ddio", msg, sizeof(msg)), -EACCES);
+    ck_assert_int_eq(store_rmdir(&st, "", msg, sizeof(msg)), -EINVAL);
+    snprintf(p, sizeof(p), "%s/link", root1);         /* a symlink out of the root */
+    ck_assert_int_eq(symlink(outside, p), 0);
+    ck_assert_int_eq(names_of("link", names, sizeof(names)), -EACCES);
+    ck_assert_int_eq(store_mkdir(&st, "link/x", 0755, msg, sizeof(msg)), -EACCES);
+}
+END_TEST
+
+START_TEST(t_readdir_pages)
+{
+    struct ddio_readdir_r r;
+    struct ofile *of;
+    char name[32];
+    int created;
+    start(1);
+    for (int i = 0; i < 25; i++) {
+        snprintf(name, sizeof(name), "f%02d", i);
+        ck_assert_int_eq(open_f(name, DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
+        store_release(&st, of);
+    }
+    uint64_t cookie = 0;
+    int seen = 0;
+    do {
+        ck_assert_int_eq(store_readdir(&st, "/", cookie, 10, &r, msg, sizeof(msg)), 0);
+        for (uint32_t i = 0; i < r.n; i++, seen++) {
+            snprintf(name, sizeof(name), "f%02d", seen);
+            ck_assert_str_eq(r.ent[i].name, name);
+        }
+        ck_assert(r.next == 0 || r.next > cookie);
+        cookie = r.next;
+        ddio_readdir_r_free(&r);
+    } while (cookie);
+    ck_assert_int_eq(seen, 25);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("store");
@@ -292,6 +401,8 @@ int main(void)
     tcase_add_test(tc, t_layout_roundtrip);
     tcase_add_test(tc, t_stored_layout_and_stale);
     tcase_add_test(tc, t_sizes_two_disks);
+    tcase_add_test(tc, t_namespace);
+    tcase_add_test(tc, t_readdir_pages);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,70 @@
+/* A small client of the ddio servers without MPI: the namespace (stat,
+ * readdir, mkdir, rmdir, unlink, rename) and byte-range reads and writes of
+ * striped files through independent XFERs with a contiguous descriptor.
+ * Used by the ddio mount (tools/ddio-fuse.c); MPI programs use the ROMIO
+ * driver, which runs the collective, disk-directed path.
+ *
+ * One connection per server, shared by every thread: a request holds that
+ * connection's mutex from send to reply (an XFER until its DONE), so calls
+ * from several threads interleave per server. Every call has a deadline
+ * (the client's timeout; an XFER's is reset by anything the server sends).
+ * Functions return 0 (or a byte count) or -errno; a server that cannot be
+ * reached or dies mid-call gives -EIO. msg (may be NULL) gets the cause,
+ * naming the server. */
+#ifndef DDIO_CLIENT_H
+#define DDIO_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ddio_layout.h"
+
+#define DDIO_CLIENT_MSG_LEN 512
+
+struct ddio_client;
+struct ddio_cfile;
+
+/* servers: "host:port,..." (the order is the stripe order of new files);
+ * unit: stripe unit of new files (0: 1 MiB). Does not connect yet. */
+struct ddio_client *ddio_client_new(const char *servers, int timeout_ms, uint64_t unit,
+                                    char *msg, size_t msglen);
+void ddio_client_free(struct ddio_client *cl);
+const char *ddio_client_servers(const struct ddio_client *cl);
+
+struct ddio_cstat {
+    int is_dir;
+    uint32_t mode;               /* permission bits */
+    uint64_t size;               /* logical size (files) */
+    uint64_t mtime_ns;
+    struct ddio_stripe stripe;   /* files */
+};
+int ddio_client_stat(struct ddio_client *cl, const char *path, struct ddio_cstat *st,
+                     char *msg, size_t msglen);
+/* fn(arg, name, is_dir) once per entry, names sorted, merged over servers */
+int ddio_client_readdir(struct ddio_client *cl, const char *path,
+                        int (*fn)(void *arg, const char *name, int is_dir), void *arg,
+                        char *msg, size_t msglen);
+int ddio_client_mkdir(struct ddio_client *cl, const char *path, uint32_t mode,
+                      char *msg, size_t msglen);
+int ddio_client_rmdir(struct ddio_client *cl, const char *path, char *msg, size_t msglen);
+int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size_t msglen);
+int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
+                       char *msg, size_t msglen);
+
+/* open flags */
+#define DDIO_CO_CREAT 1
+#define DDIO_CO_EXCL  2
+#define DDIO_CO_TRUNC 4
+int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
+                     struct ddio_cfile **out, char *msg, size_t msglen);
+int ddio_client_close(struct ddio_cfile *f);
+ssize_t ddio_client_pread(struct ddio_cfile *f, void *buf, size_t len, uint64_t off,
+                          char *msg, size_t msglen);
+ssize_t ddio_client_pwrite(struct ddio_cfile *f, const void *buf, size_t len, uint64_t off,
+                           char *msg, size_t msglen);
+int ddio_client_size(struct ddio_cfile *f, uint64_t *size, char *msg, size_t msglen);
+int ddio_client_truncate(struct ddio_cfile *f, uint64_t size, char *msg, size_t msglen);
+int ddio_client_sync(struct ddio_cfile *f, char *msg, size_t msglen);
+
+#endif

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# The cases of run-mount-tests.sh, one group per call, run INSIDE a
+# `ddio-run --mount $M` session (DDIO_SERVERS set, the namespace on $M).
+# Prints "PASS: mount/NAME" or "FAIL: mount/NAME: why" per case; every case
+# runs under a time limit. Environment from the harness: M (mount point),
+# T (scratch dir), TOP (build tree), TMOUNT (t_mount), TH5 (t_h5), PAT
+# (ddio-patterns), FILECMP (filecmp), CASE_LIMIT (seconds).
+# usage: mount-cases.sh posix|mpi|errors
+set -u
+group=${1:?usage: mount-cases.sh posix|mpi|errors}
+export LC_ALL=C
+
+pass() { echo "PASS: mount/$1"; }
+fail() { echo "FAIL: mount/$1: $2"; }
+# check NAME FUNCTION: run a case function under the time limit
+check() {
+  local name=$1 fn=$2 out rc
+  out=$(timeout -k 5 "${CASE_LIMIT:-120}" bash -c "set -eu -o pipefail; $(declare -f); $fn" 2>&1)
+  rc=$?
+  if [ $rc -eq 0 ]; then pass "$name"; else
+    [ $rc -eq 124 ] && out="timed out after ${CASE_LIMIT:-120}s; $out"
+    fail "$name" "$(echo "$out" | tail -n 8 | tr '\n' '|')"
+  fi
+}
+die() { echo "$*" >&2; exit 1; }
+# sum of a counter over every server
+stats_sum() { "$TOP/tools/ddio" stats "$1" | awk -v k="$1" '$2==k{s+=$3} END{print s+0}'; }
+
+# ---- POSIX tools on the mount ------------------------------------------------------
+posix_mkdir_ls() {
+  mkdir -p "$M/p/a/b"
+  [ "$(ls "$M/p/a")" = b ] || die "ls: $(ls -la "$M/p/a")"
+  [ "$(stat -c %F "$M/p/a/b")" = directory ] || die "not a directory"
+}
+posix_cp_in() {   # 3 MB over 2 servers, 1 MiB stripes: every server holds some
+  cp "$T/rand" "$M/p/a/rand"
+  cmp "$T/rand" "$M/p/a/rand"
+  [ "$(stat -c %s "$M/p/a/rand")" = 3000017 ] || die "size $(stat -c %s "$M/p/a/rand")"
+}
+posix_cp_out() {
+  cp "$M/p/a/rand" "$T/rand.out"
+  cmp "$T/rand" "$T/rand.out"
+  cat "$M/p/a/rand" | cmp - "$T/rand"
+}
+posix_ls_l() {
+  ls -l "$M/p/a" | grep -q " 3000017 .* rand$" || die "ls -l: $(ls -l "$M/p/a")"
+}
+posix_mv() {
+  mv "$M/p/a/rand" "$M/p/a/b/moved"
+  [ ! -e "$M/p/a/rand" ] || die "old name still there"
+  cmp "$T/rand" "$M/p/a/b/moved"
+  mv "$M/p/a/b" "$M/p/c"                  # a directory with a file in it
+  cmp "$T/rand" "$M/p/c/moved"
+  [ "$(ls "$M/p/a")" = "" ] || die "p/a not empty: $(ls "$M/p/a")"
+}
+posix_truncate() {
+  cp "$T/rand" "$T/local"
+  truncate -s 1000 "$M/p/c/moved"; truncate -s 1000 "$T/local"
+  cmp "$T/local" "$M/p/c/moved"
+  truncate -s 5000000 "$M/p/c/moved"; truncate -s 5000000 "$T/local"   # grows with zeros
+  cmp "$T/local" "$M/p/c/moved"
+}
+posix_overwrite() {   # writes at offsets inside, across stripes, and appends
+  cp "$T/rand" "$M/p/w"; cp "$T/rand" "$T/w"
+  for off in 0 1048570 2097151 2999999; do
+    printf 'ddio-%s' "$off" | dd of="$M/p/w" bs=1 seek="$off" conv=notrunc status=none
+    printf 'ddio-%s' "$off" | dd of="$T/w" bs=1 seek="$off" conv=notrunc status=none
+  done
+  echo appended >> "$M/p/w"; echo appended >> "$T/w"
+  cmp "$T/w" "$M/p/w"
+}
+posix_python() {
+  python3 - "$M/p/w" "$T/w" <<'PY'
+import hashlib, os, sys
+a, b = sys.argv[1], sys.argv[2]
+with open(a, "rb") as f, open(b, "rb") as g:
+    assert hashlib.sha256(f.read()).digest() == hashlib.sha256(g.read()).digest(), "sha256 differs"
+    f.seek(1048570); g.seek(1048570)
+    assert f.read(4096) == g.read(4096), "seek+read differs"
+assert os.path.getsize(a) == os.path.getsize(b)
+assert sorted(os.listdir(os.path.dirname(a))) == ["a", "c", "w"], os.listdir(os.path.dirname(a))
+PY
+}
+posix_xattr() {
+  [ "$(getfattr --only-values -n user.ddio.servers "$M/p/w")" = "$DDIO_SERVERS" ] || die "servers xattr"
+  [ "$(getfattr --only-values -n user.ddio.path "$M/p/c/moved")" = /p/c/moved ] || die "path xattr"
+  [ "$(getfattr --only-values -n user.ddio.path "$M")" = / ] || die "root path xattr"
+}
+posix_rm() {
+  rm "$M/p/w" "$M/p/c/moved"
+  rmdir "$M/p/c" "$M/p/a" "$M/p"
+  [ -z "$(ls -A "$M")" ] || die "mount not empty: $(ls -A "$M")"
+}
+
+# ---- MPI-IO on plain paths under the mount ------------------------------------------------
+# DDIO_SERVERS is removed for the MPI runs on plain paths: the servers must
+# come from the mount (user.ddio.servers), with no prefix and no variable.
+mpi_plain_coll() {
+  mkdir -p "$M/mpi" "$T/ufs"
+  local before; before=$(stats_sum coll_xfers)
+  env -u DDIO_SERVERS mpiexec -n 4 "$PAT" -q -r 8192 -m 4 -p wc,wbc,rc,rcc "$M/mpi/pat.out"
+  # the disk-directed collective ran on EVERY server
+  "$TOP/tools/ddio" stats coll_xfers | awk '$3 == 0 {print "no collective on " $1; bad=1} END {exit bad}'
+  [ "$(stats_sum coll_xfers)" -gt "$before" ] || die "coll_xfers did not grow"
+  mpiexec -n 4 "$PAT" -q -r 8192 -m 4 -p wc,wbc,rc,rcc "ufs:$T/ufs/pat.out"
+  cmp "$M/mpi/pat.out" "$T/ufs/pat.out"
+}
+mpi_relative() {   # a relative name under the mount's working directory
+  mkdir -p "$M/mpi/sub" "$T/ufs"
+  (cd "$M/mpi/sub" && env -u DDIO_SERVERS mpiexec -n 2 "$PAT" -q -r 8 -m 1 -p wc,wbc rel.out)
+  [ -e "$M/mpi/sub/rel.out" ] || die "rel.out not in the namespace at /mpi/sub"
+  mpiexec -n 2 "$PAT" -q -r 8 -m 1 -p wc,wbc "ufs:$T/ufs/rel.out"
+  cmp "$M/mpi/sub/rel.out" "$T/ufs/rel.out"
+}
+mpi_read_cp() {   # cp into the mount, MPI-IO reads it by plain path and by ddio:
+  mkdir -p "$M/mpi"
+  cp "$T/rand" "$M/mpi/cp.bin"
+  local before; before=$(stats_sum xfers)
+  env -u DDIO_SERVERS mpiexec -n 1 "$FILECMP" "$M/mpi/cp.bin" "ufs:$T/rand"
+  [ "$(stats_sum xfers)" -gt "$before" ] || die "the plain-path read did not reach the servers"
+  mpiexec -n 1 "$FILECMP" "ddio:/mpi/cp.bin" "ufs:$T/rand"
+}
+mpi_delete() {
+  mkdir -p "$M/mpi"
+  cp "$T/rand" "$M/mpi/del.bin"
+  env -u DDIO_SERVERS mpiexec -n 1 "$TMOUNT" delete "$M/mpi/del.bin"
+  [ ! -e "$M/mpi/del.bin" ] || die "still there after MPI_File_delete"
+  env -u DDIO_SERVERS mpiexec -n 1 "$TMOUNT" missing "$M/mpi/del.bin"
+}
+mpi_force() {   # ROMIO_FSTYPE_FORCE=ddio: on a plain name outside any mount
+  mkdir -p "$T/ufs"
+  ROMIO_FSTYPE_FORCE=ddio: mpiexec -n 2 "$PAT" -q -r 8 -m 1 -p wc,wbc /forced.out
+  [ -e "$T/ufs/rel.out" ] || mpiexec -n 2 "$PAT" -q -r 8 -m 1 -p wc,wbc "ufs:$T/ufs/rel.out"
+  cmp "$M/forced.out" "$T/ufs/rel.out"
+}
+mpi_posix_sees_mpi() {   # ls -l / cat right after an MPI-IO write: no stale cache
+  mkdir -p "$M/mpi" "$T/ufs"
+  [ ! -e "$M/mpi/fresh.out" ] || die "fresh.out exists"    # a negative lookup first
+  for mib in 2 3; do                                       # created, then grown
+    mpiexec -n 2 "$PAT" -q -r 8 -m $mib -p wc "ddio:/mpi/fresh.out"
+    mpiexec -n 2 "$PAT" -q -r 8 -m $mib -p wc "ufs:$T/ufs/fresh.out"
+    [ "$(stat -c %s "$M/mpi/fresh.out")" = "$(stat -c %s "$T/ufs/fresh.out")" ] || die "size not refreshed"
+    cmp "$M/mpi/fresh.out" "$T/ufs/fresh.out"
+  done
+}
+mpi_hdf5() {   # parallel HDF5 on a plain path, then h5dump through the mount
+  mkdir -p "$M/h5" "$T/ufs"
+  local before; before=$(stats_sum coll_xfers)
+  env -u DDIO_SERVERS mpiexec -n 4 "$TH5" "$M/h5/grid.h5"
+  [ "$(stats_sum coll_xfers)" -gt "$before" ] || die "HDF5's collective write was not disk-directed"
+  mpiexec -n 4 "$TH5" "$T/ufs/grid.h5"
+  # the same dump but for the file name in its first line (HDF5 stores
+  # object times, so the bytes differ)
+  diff <(h5dump "$M/h5/grid.h5" | tail -n +2) <(h5dump "$T/ufs/grid.h5" | tail -n +2)
+  h5dump -d /grid -s "255,990" -c "1,10" "$M/h5/grid.h5" | grep -q "255999" || die "last values missing"
+}
+
+# ---- errors -------------------------------------------------------------------------
+errors_errno() {
+  python3 - "$M" <<'PY'
+import errno, os, sys
+m = sys.argv[1]
+def expect(code, fn, *args):
+    try:
+        fn(*args)
+    except OSError as e:
+        assert e.errno == code, "%s%r: %s, expected %s" % (fn.__name__, args, errno.errorcode.get(e.errno), errno.errorcode[code])
+        return
+    raise AssertionError("%s%r succeeded, expected %s" % (fn.__name__, args, errno.errorcode[code]))
+os.mkdir(m + "/e")
+open(m + "/e/f", "wb").write(b"x" * 10)
+expect(errno.ENOENT, open, m + "/nope")
+expect(errno.ENOENT, os.stat, m + "/e/nope")
+expect(errno.ENOENT, os.rmdir, m + "/nodir")
+expect(errno.ENOENT, os.unlink, m + "/e/nope")
+expect(errno.ENOENT, os.rename, m + "/e/nope", m + "/e/x")
+expect(errno.ENOTEMPTY, os.rmdir, m + "/e")
+expect(errno.EEXIST, os.mkdir, m + "/e")
+expect(errno.EEXIST, os.open, m + "/e/f", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+expect(errno.ENOTDIR, os.listdir, m + "/e/f")
+expect(errno.EISDIR, open, m + "/e", "wb")
+os.unlink(m + "/e/f"); os.rmdir(m + "/e")
+PY
+}
+# the pid of the server listening on the i-th port of DDIO_SERVERS
+server_pid() {
+  local port; port=$(echo "$DDIO_SERVERS" | tr ',' '\n' | sed -n "$1p" | sed 's/.*://')
+  ss -ltnpH "sport = :$port" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1
+}
+errors_hung_server() {   # a stopped server: EIO within the deadline, then recovery
+  echo data > "$M/hung"
+  local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
+  kill -STOP "$pid"
+  local t0=$SECONDS rc=0
+  cat "$M/hung" >/dev/null 2>"$T/hung.err" || rc=$?
+  local took=$((SECONDS - t0))
+  kill -CONT "$pid"
+  [ $rc -ne 0 ] || die "cat of a file on a stopped server succeeded"
+  grep -q "Input/output error" "$T/hung.err" || die "not EIO: $(cat "$T/hung.err")"
+  [ $took -le $((DDIO_TIMEOUT + 10)) ] || die "took ${took}s (deadline ${DDIO_TIMEOUT}s)"
+  echo "EIO after ${took}s (DDIO_TIMEOUT=${DDIO_TIMEOUT}s)" >&2
+  [ "$(cat "$M/hung")" = data ] || die "no recovery after SIGCONT"
+}
+errors_dead_server() {   # a killed server: EIO at once, no hang
+  echo data > "$M/dead"
+  local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
+  kill -KILL "$pid"
+  local t0=$SECONDS rc=0
+  stat "$M/dead" >/dev/null 2>"$T/dead.err" || rc=$?
+  [ $rc -ne 0 ] || die "stat with a dead server succeeded"
+  grep -q "Input/output error" "$T/dead.err" || die "not EIO: $(cat "$T/dead.err")"
+  [ $((SECONDS - t0)) -le 5 ] || die "took $((SECONDS - t0))s"
+}
+
+export M T TOP TMOUNT TH5 PAT FILECMP DDIO_SERVERS
+case "$group" in
+  posix)
+    for c in mkdir_ls cp_in cp_out ls_l mv truncate overwrite python xattr rm; do
+      check "posix/$c" "posix_$c"
+    done ;;
+  mpi)
+    for c in plain_coll relative read_cp delete force posix_sees_mpi hdf5; do check "mpi/$c" "mpi_$c"; done ;;
+  errors)
+    for c in errno hung_server dead_server; do check "errors/$c" "errors_$c"; done ;;
+  *) echo "mount-cases: unknown group $group" >&2; exit 2 ;;
+esac

@@ -1,0 +1,437 @@
+/* ddio-fuse: the ddio namespace mounted as a file system (libfuse3).
+ *
+ *   ddio-fuse [--servers H:P,...] [--timeout S] [--stripe-unit B] [-o ...] MOUNTPOINT
+ * (also --servers=H:P,... etc.)
+ *
+ * Servers default to $DDIO_SERVERS, then the "servers = " line of
+ * $DDIO_CONFIG. POSIX tools see the files MPI programs write; MPI programs
+ * given a plain path under the mount go to the servers directly (ROMIO asks
+ * the user.ddio.* extended attributes below; see adio/ad_ddio/ad_ddio_mount.c).
+ *
+ * Coherence with writers that bypass the mount: no attribute, entry or page
+ * caching (timeouts 0, direct_io), so `ls -l` and `cat` after an MPI-IO
+ * write see the new size and bytes. Every path has two extended attributes:
+ * user.ddio.servers (the server list) and user.ddio.path (the path inside
+ * the ddio namespace). File times are the servers' datafile times: utimens
+ * is accepted and has no effect (documented in README "The ddio mount"). */
+#define FUSE_USE_VERSION 31
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ddio_client.h"
+#include "ddio_proto.h"
+
+#define XATTR_SERVERS "user.ddio.servers"
+#define XATTR_PATH    "user.ddio.path"
+
+static struct ddio_client *cl;
+static uint64_t mount_time_ns;      /* the root's times */
+
+struct opts {
+    char *servers;
+    int timeout_s;
+    char *unit;
+    int help;
+};
+
+#define OPT(t, p) { t, offsetof(struct opts, p), 1 }
+static const struct fuse_opt opt_spec[] = {
+    OPT("--servers=%s", servers), OPT("--timeout=%d", timeout_s),
+    OPT("--stripe-unit=%s", unit), OPT("-h", help), OPT("--help", help),
+    FUSE_OPT_END
+};
+
+/* failures are logged with the servers' message; FUSE gets the errno */
+static int fail(const char *op, const char *path, int rc, const char *msg)
+{
+    if (rc != -ENOENT && rc != -EEXIST && rc != -ENOTEMPTY)
+        fprintf(stderr, "ddio-fuse: %s %s: %s\n", op, path, msg);
+    return rc;
+}
+
+static void fill_stat(struct stat *sb, const struct ddio_cstat *st)
+{
+    memset(sb, 0, sizeof(*sb));
+    sb->st_mode = (st->is_dir ? S_IFDIR : S_IFREG) | (st->mode & 07777);
+    sb->st_nlink = st->is_dir ? 2 : 1;
+    sb->st_uid = getuid();
+    sb->st_gid = getgid();
+    sb->st_size = (off_t)st->size;
+    sb->st_blksize = st->is_dir || !st->stripe.unit ? 4096 : (blksize_t)st->stripe.unit;
+    sb->st_blocks = (blkcnt_t)((st->size + 511) / 512);
+    sb->st_mtim.tv_sec = (time_t)(st->mtime_ns / 1000000000u);
+    sb->st_mtim.tv_nsec = (long)(st->mtime_ns % 1000000000u);
+    sb->st_atim = sb->st_ctim = sb->st_mtim;
+}
+
+static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+    (void)conn;
+    cfg->attr_timeout = 0;
+    cfg->entry_timeout = 0;
+    cfg->negative_timeout = 0;
+    cfg->direct_io = 1;
+    cfg->hard_remove = 1;        /* the servers keep unlinked open files usable */
+    cfg->use_ino = 0;
+    return NULL;
+}
+
+static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *fi)
+{
+    struct ddio_cstat st;
+    char msg[DDIO_CLIENT_MSG_LEN];
+    (void)fi;
+    /* the root always exists: a dead server must not make the mount point
+     * itself unreachable (unmount tools stat it) */
+    int rc = strcmp(path, "/") ? ddio_client_stat(cl, path, &st, msg, sizeof(msg)) : 0;
+    if (rc)
+        return fail("stat", path, rc, msg);
+    if (!strcmp(path, "/"))
+        st = (struct ddio_cstat){.is_dir = 1, .mode = 0755, .mtime_ns = mount_time_ns};
+    fill_stat(sb, &st);
+    return 0;
+}
+
+struct fill {
+    void *buf;
+    fuse_fill_dir_t fn;
+};
+
+static int fill_one(void *arg, const char *name, int is_dir)
+{
+    struct fill *f = arg;
+    struct stat sb = {.st_mode = is_dir ? S_IFDIR : S_IFREG};
+    return f->fn(f->buf, name, &sb, 0, 0) ? -ENOBUFS : 0;
+}
+
+static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fn, off_t off,
+                      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+    struct fill f = {buf, fn};
+    char msg[DDIO_CLIENT_MSG_LEN];
+    (void)off;
+    (void)fi;
+    (void)flags;
+    fn(buf, ".", NULL, 0, 0);
+    fn(buf, "..", NULL, 0, 0);
+    int rc = ddio_client_readdir(cl, path, fill_one, &f, msg, sizeof(msg));
+    return rc && rc != -ENOBUFS ? fail("readdir", path, rc, msg) : 0;
+}
+
+static int op_mkdir(const char *path, mode_t mode)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    int rc = ddio_client_mkdir(cl, path, mode & 07777, msg, sizeof(msg));
+    return rc ? fail("mkdir", path, rc, msg) : 0;
+}
+
+static int op_rmdir(const char *path)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    int rc = ddio_client_rmdir(cl, path, msg, sizeof(msg));
+    return rc ? fail("rmdir", path, rc, msg) : 0;
+}
+
+static int op_unlink(const char *path)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    int rc = ddio_client_unlink(cl, path, msg, sizeof(msg));
+    return rc ? fail("unlink", path, rc, msg) : 0;
+}
+
+static int op_rename(const char *from, const char *to, unsigned int flags)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_cstat st;
+    if (flags & RENAME_EXCHANGE)
+        return -EINVAL;
+    if ((flags & RENAME_NOREPLACE) && ddio_client_stat(cl, to, &st, msg, sizeof(msg)) != -ENOENT)
+        return -EEXIST;
+    int rc = ddio_client_rename(cl, from, to, msg, sizeof(msg));
+    return rc ? fail("rename", from, rc, msg) : 0;
+}
+
+static int open_flags(int posix)
+{
+    return ((posix & O_CREAT) ? DDIO_CO_CREAT : 0) | ((posix & O_EXCL) ? DDIO_CO_EXCL : 0) |
+           ((posix & O_TRUNC) ? DDIO_CO_TRUNC : 0);
+}
+
+static int do_open(const char *path, int flags, struct fuse_file_info *fi)
+{
+    struct ddio_cfile *f;
+    char msg[DDIO_CLIENT_MSG_LEN];
+    int rc = ddio_client_open(cl, path, flags, &f, msg, sizeof(msg));
+    if (rc)
+        return fail("open", path, rc, msg);
+    fi->fh = (uint64_t)(uintptr_t)f;
+    fi->direct_io = 1;           /* MPI-IO writers bypass the page cache too */
+    return 0;
+}
+
+static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+    (void)mode;
+    return do_open(path, open_flags(fi->flags) | DDIO_CO_CREAT, fi);
+}
+
+static int op_open(const char *path, struct fuse_file_info *fi)
+{
+    return do_open(path, open_flags(fi->flags), fi);
+}
+
+static struct ddio_cfile *fh(struct fuse_file_info *fi)
+{
+    return (struct ddio_cfile *)(uintptr_t)fi->fh;
+}
+
+static int op_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    ssize_t n = ddio_client_pread(fh(fi), buf, len, (uint64_t)off, msg, sizeof(msg));
+    return n < 0 ? fail("read", path, (int)n, msg) : (int)n;
+}
+
+static int op_write(const char *path, const char *buf, size_t len, off_t off,
+                    struct fuse_file_info *fi)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    uint64_t at = (uint64_t)off;
+    if (fi->flags & O_APPEND) {
+        int rc = ddio_client_size(fh(fi), &at, msg, sizeof(msg));
+        if (rc)
+            return fail("write", path, rc, msg);
+    }
+    ssize_t n = ddio_client_pwrite(fh(fi), buf, len, at, msg, sizeof(msg));
+    return n < 0 ? fail("write", path, (int)n, msg) : (int)n;
+}
+
+static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+    struct ddio_cfile *f = fi ? fh(fi) : NULL;
+    char msg[DDIO_CLIENT_MSG_LEN];
+    int rc = 0;
+    if (size < 0)
+        return -EINVAL;
+    if (!f)
+        rc = ddio_client_open(cl, path, 0, &f, msg, sizeof(msg));
+    if (!rc)
+        rc = ddio_client_truncate(f, (uint64_t)size, msg, sizeof(msg));
+    if (!fi && f)
+        ddio_client_close(f);
+    return rc ? fail("truncate", path, rc, msg) : 0;
+}
+
+static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    (void)datasync;
+    int rc = ddio_client_sync(fh(fi), msg, sizeof(msg));
+    return rc ? fail("fsync", path, rc, msg) : 0;
+}
+
+static int op_release(const char *path, struct fuse_file_info *fi)
+{
+    (void)path;
+    ddio_client_close(fh(fi));
+    return 0;
+}
+
+/* No server call: ROMIO's file system detection statfs()es every plain path
+ * it opens, and that must not depend on the servers being up. */
+static int op_statfs(const char *path, struct statvfs *sv)
+{
+    (void)path;
+    memset(sv, 0, sizeof(*sv));
+    sv->f_bsize = sv->f_frsize = 4096;
+    sv->f_namemax = DDIO_NAME_MAX;
+    return 0;
+}
+
+/* times live on the servers' datafiles; accepted so touch and cp work */
+static int op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+    (void)path;
+    (void)tv;
+    (void)fi;
+    return 0;
+}
+
+static int xattr_value(const char *path, const char *name, char *out, size_t cap)
+{
+    if (!strcmp(name, XATTR_SERVERS))
+        return snprintf(out, cap, "%s", ddio_client_servers(cl));
+    if (!strcmp(name, XATTR_PATH))
+        return snprintf(out, cap, "%s", path);
+    return -ENODATA;
+}
+
+static int op_getxattr(const char *path, const char *name, char *value, size_t size)
+{
+    char buf[8192];
+    int n = xattr_value(path, name, buf, sizeof(buf));
+    if (n < 0)
+        return n;
+    if ((size_t)n >= sizeof(buf))
+        return -E2BIG;
+    if (size == 0)
+        return n;
+    if ((size_t)n > size)
+        return -ERANGE;
+    memcpy(value, buf, (size_t)n);
+    return n;
+}
+
+static int op_listxattr(const char *path, char *list, size_t size)
+{
+    static const char names[] = XATTR_SERVERS "\0" XATTR_PATH;
+    (void)path;
+    if (size == 0)
+        return sizeof(names);
+    if (size < sizeof(names))
+        return -ERANGE;
+    memcpy(list, names, sizeof(names));
+    return sizeof(names);
+}
+
+static const struct fuse_operations ops = {
+    .init = op_init,
+    .getattr = op_getattr,
+    .readdir = op_readdir,
+    .mkdir = op_mkdir,
+    .rmdir = op_rmdir,
+    .unlink = op_unlink,
+    .rename = op_rename,
+    .create = op_create,
+    .open = op_open,
+    .read = op_read,
+    .write = op_write,
+    .truncate = op_truncate,
+    .fsync = op_fsync,
+    .release = op_release,
+    .statfs = op_statfs,
+    .utimens = op_utimens,
+    .getxattr = op_getxattr,
+    .listxattr = op_listxattr,
+};
+
+/* "servers = h:p,..." from $DDIO_CONFIG, malloc'd, or NULL */
+static char *config_servers(void)
+{
+    const char *path = getenv("DDIO_CONFIG");
+    char line[4096], *val = NULL;
+    FILE *fp = path && *path ? fopen(path, "r") : NULL;
+    while (fp && fgets(line, sizeof(line), fp)) {
+        char *k = line + strspn(line, " \t");
+        if (strncmp(k, "servers", 7))
+            continue;
+        k += 7 + strspn(k + 7, " \t");
+        if (*k != '=')
+            continue;
+        k += 1 + strspn(k + 1, " \t");
+        k[strcspn(k, " \t\r\n#")] = '\0';
+        free(val);
+        val = strdup(k);
+    }
+    if (fp)
+        fclose(fp);
+    return val;
+}
+
+static void usage(const char *prog)
+{
+    printf("usage: %s [--servers=H:P,...] [--timeout=S] [--stripe-unit=B] [FUSE options] "
+           "MOUNTPOINT\n"
+           "  mounts the ddio namespace; servers default to $DDIO_SERVERS, then the\n"
+           "  'servers =' line of $DDIO_CONFIG; timeout (s) to $DDIO_TIMEOUT, then 30;\n"
+           "  stripe unit of new files 1 MiB. Unmount with fusermount3 -u MOUNTPOINT.\n\n",
+           prog);
+}
+
+/* "--servers X" -> "--servers=X" (also --timeout, --stripe-unit): fuse_opt
+ * applies every template that matches, so "--servers %s" would also match
+ * "--servers=X" and take "=X" */
+static int join_long_opts(struct fuse_args *args, int argc, char **argv)
+{
+    static const char *const names[] = {"--servers", "--timeout", "--stripe-unit"};
+    for (int i = 0; i < argc; i++) {
+        char joined[8192];
+        int hit = 0;
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]) && !hit; k++)
+            if (!strcmp(argv[i], names[k]) && i + 1 < argc) {
+                snprintf(joined, sizeof(joined), "%s=%s", names[k], argv[++i]);
+                hit = 1;
+            }
+        if (fuse_opt_add_arg(args, hit ? joined : argv[i]))
+            return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+    struct opts o = {0};
+    char msg[DDIO_CLIENT_MSG_LEN], *end = NULL;
+    uint64_t unit = 0;
+
+    if (join_long_opts(&args, argc, argv) || fuse_opt_parse(&args, &o, opt_spec, NULL) == -1)
+        return 2;
+    if (o.help) {
+        usage(argv[0]);
+        fuse_opt_add_arg(&args, "--help");
+        args.argv[0][0] = '\0';
+        fuse_main(args.argc, args.argv, &ops, NULL);    /* prints FUSE's options */
+        return 0;
+    }
+    if (!o.servers && getenv("DDIO_SERVERS") && *getenv("DDIO_SERVERS"))
+        o.servers = strdup(getenv("DDIO_SERVERS"));
+    if (!o.servers)
+        o.servers = config_servers();
+    if (!o.timeout_s && getenv("DDIO_TIMEOUT"))
+        o.timeout_s = atoi(getenv("DDIO_TIMEOUT"));
+    if (o.unit) {
+        unit = strtoull(o.unit, &end, 10);
+        if (!unit || *end) {
+            fprintf(stderr, "ddio-fuse: bad --stripe-unit '%s' (bytes, > 0)\n", o.unit);
+            return 2;
+        }
+    }
+    if (!o.servers) {
+        fprintf(stderr, "ddio-fuse: no servers: pass --servers=H:P,... or set DDIO_SERVERS "
+                        "or DDIO_CONFIG\n");
+        return 2;
+    }
+    if (o.timeout_s < 0) {
+        fprintf(stderr, "ddio-fuse: bad timeout %d\n", o.timeout_s);
+        return 2;
+    }
+    /* libfuse 3.14 checks its unset idle-thread limit (-1) against the thread
+     * maximum and complains on every mount;
+     * given first, a user's own -o max_idle_threads=N still wins */
+    fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=8");
+    mount_time_ns = (uint64_t)time(NULL) * 1000000000u;
+    cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, msg,
+                         sizeof(msg));
+    if (!cl) {
+        fprintf(stderr, "ddio-fuse: %s\n", msg);
+        return 2;
+    }
+    int rc = fuse_main(args.argc, args.argv, &ops, NULL);
+    fuse_opt_free_args(&args);
+    ddio_client_free(cl);
+    free(o.servers);
+    free(o.unit);
+    return rc;
+}
