@@ -56,7 +56,14 @@ src_id=$(cd "$(dirname "$dsc")" && sha256sum "$(basename "$dsc")" \
 
 conf_opts=(--with-mpi="$mpich_prefix" --disable-fortran --disable-cxx
   --disable-shared --enable-static)
-key=$( { echo "$src_id"; echo "${conf_opts[*]}"; cat "$0"; } | sha256sum | cut -c1-16)
+# The key names the MPICH by its version and ABI (mpi.h), not by its prefix:
+# the programs link libmpich.so.12 with a RUNPATH that LD_LIBRARY_PATH (test/
+# mpienv.sh) overrides, like Debian's own MPICH programs run on ours, so a
+# driver or registration change (a new MPICH cache entry) needs no rebuild.
+mpich_id=$(grep -E '^#define (MPI_VERSION|MPI_SUBVERSION|MPICH_VERSION|MPICH_NUMVERSION) ' \
+  "$mpich_prefix/include/mpi.h")
+key=$( { echo "$src_id"; echo "${conf_opts[*]/#--with-mpi=*/--with-mpi}"; echo "$mpich_id"; cat "$0"; } \
+  | sha256sum | cut -c1-16)
 base="$cache/pnetcdf-$key"; srcdir="$base/src"; bld="$base/build"; prefix="$base/prefix"
 mkdir -p "$base"
 # One build at a time per cached tree; the test harness takes the same lock.
