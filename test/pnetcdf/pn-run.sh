@@ -14,6 +14,12 @@ np=1
 if [ "${1:-}" = -n ]; then np=$2; shift 2; fi
 [ $# -gt 0 ] || { echo "pn-run: no command" >&2; exit 2; }
 : "${PN_LOG:?pn-run: PN_LOG not set}"
+# PN_SKIP="np4:prog ...": commands the harness knows hang on ufs: too
+# (not ddio's); logged with status 77 and not run, so they cost no timeout.
+case " ${PN_SKIP:-} " in *" np$np:$(basename "$1") "*)
+  echo "pn-run: SKIP (PN_SKIP) np$np: $*" >&2
+  echo "77 0 $np $(basename "$PWD") $*" >> "$PN_LOG"; exit 0 ;;
+esac
 start=$(date +%s)
 timeout -k 10 "${PN_LIMIT:-180}" mpiexec -n "$np" "$@"
 rc=$?

@@ -38,6 +38,10 @@ mpi="$top/mpich"
 [ -x "$mpi/bin/mpicc" ] || { echo "run-pnetcdf-tests: $mpi/bin/mpicc missing: run make first" >&2; exit 2; }
 . "$here/../mpienv.sh" 60
 export PN_LIMIT=${PN_LIMIT:-180}
+# PnetCDF tests that hang on 4 processes on ufs: as well (ROMIO's own driver,
+# this MPICH 4.0.2 ch3 build): they pass on 1 process (make check) and are
+# skipped, by name, on 4. Override with PN_SKIP="" to run them.
+export PN_SKIP=${PN_SKIP-"np4:null_args np4:error_precedence"}
 wrap="$here/pn-run.sh"
 case "$wrap" in *NP*) echo "run-pnetcdf-tests: path $wrap contains 'NP', which PnetCDF's scripts replace" >&2; exit 2 ;; esac
 # The directories PnetCDF's `make check` and `make ptest` visit in a C-only
@@ -94,7 +98,7 @@ t0=$(date +%s)
 logf="$here/pnetcdf.log"
 : > "$logf"
 say() { echo "$*" | tee -a "$logf"; }
-pass=0; fail=0; failed=(); known=0
+pass=0; fail=0; failed=(); known=0; skipped=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); failed+=("$1"); say "FAIL: $1"; }
 
@@ -137,6 +141,7 @@ judge() {  # MODE RESULTS: count the commands and directory makes
       continue
     fi
     if [ "$rc" = 0 ]; then ok
+    elif [ "$rc" = 77 ]; then skipped=$((skipped + 1)); say "SKIP: $name (PN_SKIP: hangs on ufs: too)"
     elif [ "$mode" = ddio ] && [ "${PN_DDIO_STRICT:-0}" != 1 ]; then
       known=$((known + 1)); echo "known (no POSIX view in force mode): $name (exit $rc)" >> "$logf"
     else bad "$name (exit $rc${secs:+, ${secs}s})"; fi
@@ -199,6 +204,7 @@ check_stats diff/servers "$res.stats"
 say "ncmpidiff step: $((pass - p0)) passed, $((fail - f0)) failed, $(( $(date +%s) - d0 ))s"
 
 say ""
+[ $skipped -gt 0 ] && say "skipped (PN_SKIP): $skipped"
 [ $known -gt 0 ] && say "known force-mode failures (not counted, listed in $logf): $known"
 [ $fail -gt 0 ] && say "failed: ${failed[*]}"
 say "wall time: $(( $(date +%s) - t0 ))s"
