@@ -49,6 +49,8 @@ tests() {
   # The sanitizer build of the server and the unit tests, and a bounded fuzz run.
   scripts/check-sanitizers.sh || rc=$?
   if [ -x test/fuzz/run-fuzz.sh ]; then test/fuzz/run-fuzz.sh "${DDIO_FUZZ_SECONDS:-60}" || rc=$?; fi
+  # PnetCDF (Debian source, built once into the cache): its own suite on ufs: and ddio.
+  test/pnetcdf/run-pnetcdf-tests.sh || rc=$?
   scripts/test-summary.sh || rc=$?
   return $rc
 }
