@@ -809,16 +809,25 @@ static void test_heartbeat(void)
 
 /* ---- locks ---------------------------------------------------------------------------------- */
 
+/* two connections with the same new file open: handles in ra, rb */
+static void open_pair(const char *name, struct cl **a, struct cl **b, struct ddio_open_r *ra,
+                      struct ddio_open_r *rb)
+{
+    struct ddio_layout_rec l;
+    char p[128];
+    *a = cl_connect();
+    *b = cl_connect();
+    path_name(p, sizeof(p), name);
+    layout_for(*a, &l, 65536, 1);
+    CHECK(cl_open(*a, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, ra) == 0, "%s: open a", name);
+    CHECK(cl_open(*b, p, DDIO_O_RDWR, &l, rb) == 0, "%s: open b", name);
+}
+
 static void test_locks(void)
 {
-    struct cl *a = cl_connect(), *b = cl_connect();
-    struct ddio_layout_rec l;
+    struct cl *a, *b;
     struct ddio_open_r ra, rb;
-    char p[128];
-    path_name(p, sizeof(p), "locked");
-    layout_for(a, &l, 65536, 1);
-    CHECK(cl_open(a, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &ra) == 0, "lock open a");
-    CHECK(cl_open(b, p, DDIO_O_RDWR, &l, &rb) == 0, "lock open b");
+    open_pair("locked", &a, &b, &ra, &rb);
     CHECK(cl_lock(a, ra.handle, DDIO_LK_SETLK, DDIO_LK_WR, 0, 100, 0) == 0, "a WR lock");
     CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLK, DDIO_LK_RD, 50, 10, 0) == EAGAIN, "b conflict");
     CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLK, DDIO_LK_WR, 100, 10, 0) == 0, "b adjacent");
@@ -1492,14 +1501,9 @@ static void lim_descriptors(void)
 /* --max-inflight 3: three waiting locks are fine, the fourth is refused */
 static void lim_inflight(void)
 {
-    struct cl *a = cl_connect(), *b = cl_connect();
-    struct ddio_layout_rec l;
+    struct cl *a, *b;
     struct ddio_open_r ra, rb;
-    char p[128];
-    path_name(p, sizeof(p), "lim/locks");
-    layout_for(a, &l, 65536, 1);
-    CHECK(cl_open(a, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &ra) == 0, "open a");
-    CHECK(cl_open(b, p, DDIO_O_RDWR, &l, &rb) == 0, "open b");
+    open_pair("lim/locks", &a, &b, &ra, &rb);
     CHECK(cl_lock(a, ra.handle, DDIO_LK_SETLK, DDIO_LK_WR, 0, 100, 0) == 0, "lock a");
     for (uint64_t i = 0; i < 4; i++) {
         struct ddio_lock lk = {rb.handle, DDIO_LK_SETLKW, DDIO_LK_WR, 10 * i, 5, 8000};
