@@ -26,7 +26,7 @@
 
 /* ---- configuration ----------------------------------------------------------- */
 
-static char *trim(char *s)
+char *ddio_trim(char *s)
 {
     while (isspace((unsigned char)*s))
         s++;
@@ -52,8 +52,8 @@ int ddio_config_value(const char *key, char *out, size_t n)
         if (!(eq = strchr(line, '=')))
             continue;
         *eq = '\0';
-        if (strcmp(trim(line), key) == 0) {
-            snprintf(out, n, "%s", trim(eq + 1));   /* the last one wins */
+        if (strcmp(ddio_trim(line), key) == 0) {
+            snprintf(out, n, "%s", ddio_trim(eq + 1));   /* the last one wins */
             found = 1;
         }
     }

@@ -30,6 +30,9 @@ struct ddio_secret {
 
 enum ddio_auth_role { DDIO_AUTH_CLIENT = 0, DDIO_AUTH_SERVER = 1 };
 
+/* s without leading and trailing white space (trailing removed in place) */
+char *ddio_trim(char *s);
+
 /* The value of `key = value` in the $DDIO_CONFIG file ('#' starts a
  * comment), copied to out. 1 if found, 0 if not (no file, no such key). */
 int ddio_config_value(const char *key, char *out, size_t n);

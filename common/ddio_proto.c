@@ -358,20 +358,27 @@ void ddio_enc_auth(struct ddio_wbuf *w, const struct ddio_auth *m)
     ddio_put_bytes(w, m->mac, DDIO_MAC_LEN);
 }
 
-int ddio_dec_auth(const void *p, size_t n, struct ddio_auth *m)
+/* fixed-size byte fields, in order; *m is all zeros on any error */
+static int dec_fixed(const void *p, size_t n, void *m, size_t msize, uint8_t *f1, size_t n1,
+                     uint8_t *f2, size_t n2)
 {
     struct ddio_rbuf r;
     const uint8_t *b;
-    memset(m, 0, sizeof(*m));
+    memset(m, 0, msize);
     ddio_rbuf_init(&r, p, n);
-    if ((b = ddio_get_bytes(&r, DDIO_NONCE_LEN)))
-        memcpy(m->nonce, b, DDIO_NONCE_LEN);
-    if ((b = ddio_get_bytes(&r, DDIO_MAC_LEN)))
-        memcpy(m->mac, b, DDIO_MAC_LEN);
+    if ((b = ddio_get_bytes(&r, n1)))
+        memcpy(f1, b, n1);
+    if (n2 && (b = ddio_get_bytes(&r, n2)))
+        memcpy(f2, b, n2);
     int rc = rbuf_result(&r);
     if (rc)
-        memset(m, 0, sizeof(*m));
+        memset(m, 0, msize);
     return rc;
+}
+
+int ddio_dec_auth(const void *p, size_t n, struct ddio_auth *m)
+{
+    return dec_fixed(p, n, m, sizeof(*m), m->nonce, DDIO_NONCE_LEN, m->mac, DDIO_MAC_LEN);
 }
 
 void ddio_enc_auth_r(struct ddio_wbuf *w, const struct ddio_auth_r *m)
@@ -381,16 +388,7 @@ void ddio_enc_auth_r(struct ddio_wbuf *w, const struct ddio_auth_r *m)
 
 int ddio_dec_auth_r(const void *p, size_t n, struct ddio_auth_r *m)
 {
-    struct ddio_rbuf r;
-    const uint8_t *b;
-    memset(m, 0, sizeof(*m));
-    ddio_rbuf_init(&r, p, n);
-    if ((b = ddio_get_bytes(&r, DDIO_MAC_LEN)))
-        memcpy(m->mac, b, DDIO_MAC_LEN);
-    int rc = rbuf_result(&r);
-    if (rc)
-        memset(m, 0, sizeof(*m));
-    return rc;
+    return dec_fixed(p, n, m, sizeof(*m), m->mac, DDIO_MAC_LEN, NULL, 0);
 }
 
 /* ---- layout record, OPEN ---------------------------------------------------- */

@@ -22,9 +22,9 @@ void config_defaults(struct srv_config *c)
     c->max_unauth = 64;
     c->auth_timeout_s = 10;
     c->max_msg = DDIO_MAX_PAYLOAD;
-    c->max_desc = 1u << 20;
+    c->max_desc = 16u << 20;      /* irregular types flattened to lists reach MiBs */
     c->max_depth = DDIO_DESC_MAX_DEPTH;
-    c->max_call_mem = 256u << 20;
+    c->max_call_mem = 1u << 30;
     c->max_inflight = 64;
 }
 
@@ -56,10 +56,10 @@ void config_usage(FILE *f)
         "                       to make room for a new one (default 64)\n"
         "  --auth-timeout S     seconds a connection has to authenticate (default 10)\n"
         "  --max-message BYTES  request payload size (default 64M)\n"
-        "  --max-desc BYTES     encoded descriptor size in one XFER (default 1M)\n"
+        "  --max-desc BYTES     encoded descriptor size in one XFER (default 16M)\n"
         "  --max-desc-depth N   descriptor nesting depth, 1..16 (default 16)\n"
         "  --max-call-memory B  memory for one XFER's descriptors and block plan\n"
-        "                       (default 256M)\n"
+        "                       (default 1G)\n"
         "  --max-inflight N     requests waiting at once per connection (default 64)\n"
         "  --help               this text\n");
 }

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ctype.h>
 #include <unistd.h>
 
 /* ---- errors --------------------------------------------------------------------- */
@@ -74,16 +73,6 @@ static struct {
     char *last_hint;            /* last romio_ddio_servers seen by this process */
     char *secret_hint;          /* last romio_ddio_secret_file seen by this process */
 } cfg;
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char) *s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char) s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
 
 /* $DDIO_CONFIG is read once per process: jobs do not edit it under us */
 static void config_load(void)
@@ -163,7 +152,7 @@ static int split_list(const char *spec, char ***list, int *n, ADIOI_DDIO_Err * e
         return -1;
     }
     for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *t = trim(tok);
+        char *t = ddio_trim(tok);
         if (!*t)
             continue;
         if (*n == (int) DDIO_MAX_SERVERS || ddio_parse_hostport(t, host, sizeof(host), &port)) {

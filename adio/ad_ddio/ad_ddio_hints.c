@@ -47,30 +47,18 @@ static int info_has(MPI_Info info, const char *key)
     return flag;
 }
 
-static void install_servers(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info)
+/* a string hint used at open: kept in *dst and reported by get_info */
+static void install_string(ADIO_File fd, MPI_Info info, const char *key, char **dst)
 {
     char value[MPI_MAX_INFO_VAL + 1];
     int flag;
 
-    ADIOI_Info_get(info, "romio_ddio_servers", MPI_MAX_INFO_VAL, value, &flag);
+    ADIOI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
     if (!flag)
         return;
-    ADIOI_Info_set(fd->info, "romio_ddio_servers", value);
-    free(f->servers_hint);
-    f->servers_hint = strdup(value);
-}
-
-static void install_secret_file(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info)
-{
-    char value[MPI_MAX_INFO_VAL + 1];
-    int flag;
-
-    ADIOI_Info_get(info, "romio_ddio_secret_file", MPI_MAX_INFO_VAL, value, &flag);
-    if (!flag)
-        return;
-    ADIOI_Info_set(fd->info, "romio_ddio_secret_file", value);
-    free(f->secret_hint);
-    f->secret_hint = strdup(value);
+    ADIOI_Info_set(fd->info, key, value);
+    free(*dst);
+    *dst = strdup(value);
 }
 
 static void install_collective(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
@@ -130,8 +118,8 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     if (fd->info == MPI_INFO_NULL)
         MPI_Info_create(&fd->info);
     if (users_info != MPI_INFO_NULL) {
-        install_servers(fd, f, users_info);
-        install_secret_file(fd, f, users_info);
+        install_string(fd, users_info, "romio_ddio_servers", &f->servers_hint);
+        install_string(fd, users_info, "romio_ddio_secret_file", &f->secret_hint);
         ADIOI_Info_check_and_install_int(fd, users_info, "romio_ddio_timeout",
                                          &f->timeout_s, myname, error_code);
         install_collective(fd, f, users_info, myname, error_code);

@@ -809,16 +809,36 @@ static void test_heartbeat(void)
 
 /* ---- locks ---------------------------------------------------------------------------------- */
 
+/* a fresh connection with a new file `name` created on it (64 KiB stripes) */
+static struct cl *connect_create(const char *name, struct ddio_open_r *r)
+{
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    char p[128];
+    path_name(p, sizeof(p), name);
+    layout_for(c, &l, 65536, 1);
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, r) == 0, "create %s", name);
+    return c;
+}
+
+/* two connections with the same new file open: handles in ra, rb */
+static void open_pair(const char *name, struct cl **a, struct cl **b, struct ddio_open_r *ra,
+                      struct ddio_open_r *rb)
+{
+    struct ddio_layout_rec l;
+    char p[128];
+    *a = connect_create(name, ra);
+    *b = cl_connect();
+    path_name(p, sizeof(p), name);
+    layout_for(*a, &l, 65536, 1);
+    CHECK(cl_open(*b, p, DDIO_O_RDWR, &l, rb) == 0, "%s: open b", name);
+}
+
 static void test_locks(void)
 {
-    struct cl *a = cl_connect(), *b = cl_connect();
-    struct ddio_layout_rec l;
+    struct cl *a, *b;
     struct ddio_open_r ra, rb;
-    char p[128];
-    path_name(p, sizeof(p), "locked");
-    layout_for(a, &l, 65536, 1);
-    CHECK(cl_open(a, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &ra) == 0, "lock open a");
-    CHECK(cl_open(b, p, DDIO_O_RDWR, &l, &rb) == 0, "lock open b");
+    open_pair("locked", &a, &b, &ra, &rb);
     CHECK(cl_lock(a, ra.handle, DDIO_LK_SETLK, DDIO_LK_WR, 0, 100, 0) == 0, "a WR lock");
     CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLK, DDIO_LK_RD, 50, 10, 0) == EAGAIN, "b conflict");
     CHECK(cl_lock(b, rb.handle, DDIO_LK_SETLK, DDIO_LK_WR, 100, 10, 0) == 0, "b adjacent");
@@ -924,13 +944,8 @@ static void test_malformed(void)
     printf("ok   truncated message refused\n");
 
     /* garbage descriptor in a valid XFER: refused, connection keeps working */
-    struct cl *c = cl_connect();
-    struct ddio_layout_rec l;
     struct ddio_open_r r;
-    char p[128];
-    path_name(p, sizeof(p), "baddesc");
-    layout_for(c, &l, 65536, 1);
-    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "open baddesc");
+    struct cl *c = connect_create("baddesc", &r);
     struct ddio_xfer x = {r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, 1000, sizeof(junk), junk};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
@@ -1256,13 +1271,8 @@ static void bystander_check(const char *when)
 /* a fresh authenticated connection does a small write and reads it back */
 static void normal_client_works(const char *when)
 {
-    struct cl *c = cl_connect();
-    struct ddio_layout_rec l;
     struct ddio_open_r r;
-    char p[128];
-    path_name(p, sizeof(p), "lim/normal");
-    layout_for(c, &l, 65536, 1);
-    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "normal open %s", when);
+    struct cl *c = connect_create("lim/normal", &r);
     uint8_t data[1000], back[1000];
     fill_pattern(data, sizeof(data), (unsigned)ddio_now_ms());
     struct ddio_desc d = {.length = sizeof(data)};
@@ -1338,32 +1348,33 @@ static void lim_messages(void)
     printf("ok   garbage, wrong-version (before and after AUTH) refused\n");
 }
 
+/* on a new authenticated connection, a message of `type` (payload w, may be
+ * NULL, consumed) must be refused with `status` and `text`, then closed */
+static void authed_refused(uint16_t type, struct ddio_wbuf *w, int status, const char *text,
+                           const char *what)
+{
+    int fd = raw_conn();
+    send_hello_raw(fd);
+    ddio_send_msg(fd, type, 3, 0, w ? w->p : NULL, w ? w->len : 0, NULL, 0,
+                  ddio_now_ms() + TMO);
+    if (w)
+        ddio_wbuf_free(w);
+    expect_refusal(fd, status, text, what);
+    close(fd);
+}
+
 static void lim_order_and_state(void)
 {
-    int fd = raw_conn();          /* a GET is the server's to send */
-    send_hello_raw(fd);
-    struct ddio_segs g = {.tag = 1, .nseg = 0};
+    struct ddio_segs g = {.tag = 1, .nseg = 0};   /* a GET is the server's to send */
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_get(&w, &g);
-    ddio_send_msg(fd, DDIO_T_GET, 3, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO);
-    ddio_wbuf_free(&w);
-    expect_refusal(fd, EPROTO, "unexpected GET", "GET from a client");
-    close(fd);
-    fd = raw_conn();              /* a reply from a client */
-    send_hello_raw(fd);
-    ddio_send_msg(fd, DDIO_T_OPEN | DDIO_REPLY, 3, 0, NULL, 0, NULL, 0, ddio_now_ms() + TMO);
-    expect_refusal(fd, EPROTO, "unexpected", "reply from a client");
-    close(fd);
-    fd = raw_conn();              /* HELLO twice */
-    send_hello_raw(fd);
+    authed_refused(DDIO_T_GET, &w, EPROTO, "unexpected GET", "GET from a client");
+    authed_refused(DDIO_T_OPEN | DDIO_REPLY, NULL, EPROTO, "unexpected", "reply from a client");
     struct ddio_hello h = {.pid = 1, .client = "again"};
     ddio_wbuf_init(&w);
     ddio_enc_hello(&w, &h);
-    ddio_send_msg(fd, DDIO_T_HELLO, 3, 0, w.p, w.len, NULL, 0, ddio_now_ms() + TMO);
-    ddio_wbuf_free(&w);
-    expect_refusal(fd, EPROTO, "second HELLO", "second HELLO");
-    close(fd);
+    authed_refused(DDIO_T_HELLO, &w, EPROTO, "second HELLO", "second HELLO");
     /* DATA that answers no GET (a late answer): dropped, the connection serves on */
     struct cl *c = cl_connect();
     ddio_wbuf_init(&w);
@@ -1407,13 +1418,9 @@ static int xfer_raw_desc(struct cl *c, uint64_t handle, uint32_t op, const uint8
 
 static void lim_descriptors(void)
 {
-    struct cl *c = cl_connect();
-    struct ddio_layout_rec l;
     struct ddio_open_r r;
-    char p[128], msg[1024];
-    path_name(p, sizeof(p), "lim/desc");
-    layout_for(c, &l, 65536, 1);
-    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "open");
+    struct cl *c = connect_create("lim/desc", &r);
+    char msg[1024];
     uint8_t buf[512];
     memset(buf, 0x5a, sizeof(buf));
     struct ddio_desc d;
@@ -1492,14 +1499,9 @@ static void lim_descriptors(void)
 /* --max-inflight 3: three waiting locks are fine, the fourth is refused */
 static void lim_inflight(void)
 {
-    struct cl *a = cl_connect(), *b = cl_connect();
-    struct ddio_layout_rec l;
+    struct cl *a, *b;
     struct ddio_open_r ra, rb;
-    char p[128];
-    path_name(p, sizeof(p), "lim/locks");
-    layout_for(a, &l, 65536, 1);
-    CHECK(cl_open(a, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &ra) == 0, "open a");
-    CHECK(cl_open(b, p, DDIO_O_RDWR, &l, &rb) == 0, "open b");
+    open_pair("lim/locks", &a, &b, &ra, &rb);
     CHECK(cl_lock(a, ra.handle, DDIO_LK_SETLK, DDIO_LK_WR, 0, 100, 0) == 0, "lock a");
     for (uint64_t i = 0; i < 4; i++) {
         struct ddio_lock lk = {rb.handle, DDIO_LK_SETLKW, DDIO_LK_WR, 10 * i, 5, 8000};
@@ -1637,13 +1639,8 @@ static void lim_flood(void)
 
 static void test_limits(void)
 {
-    g_bystander = cl_connect();
-    struct ddio_layout_rec l;
     struct ddio_open_r r;
-    char p[128];
-    path_name(p, sizeof(p), "lim/bystander");
-    layout_for(g_bystander, &l, 65536, 1);
-    CHECK(cl_open(g_bystander, p, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "bystander open");
+    g_bystander = connect_create("lim/bystander", &r);
     g_by_handle = r.handle;
     lim_messages();
     lim_order_and_state();

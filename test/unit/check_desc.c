@@ -1070,21 +1070,27 @@ static int dec(const struct ddio_wbuf *w, uint32_t max_nodes)
     return rc;
 }
 
+/* an encoded one-byte descriptor nested `depth` levels deep (VECs of 1) */
+static void put_deep(struct ddio_wbuf *w, int depth)
+{
+    ddio_wbuf_init(w);
+    put_hdr(w, 1);
+    for (int i = 1; i < depth; i++) {
+        ddio_put_u8(w, DDIO_N_VEC);
+        ddio_put_u64(w, 1);
+        ddio_put_u64(w, 0);
+    }
+    ddio_put_u8(w, DDIO_N_LEAF);
+    ddio_put_u64(w, 1);
+}
+
 /* a server's tighter limits: well-formed but too deep or too big is E2BIG */
 START_TEST(test_decode_limits)
 {
     struct ddio_wbuf w;
     struct ddio_desc d;
     for (int depth = 1; depth <= 6; depth++) {
-        ddio_wbuf_init(&w);
-        put_hdr(&w, 1);
-        for (int i = 1; i < depth; i++) {
-            ddio_put_u8(&w, DDIO_N_VEC);
-            ddio_put_u64(&w, 1);
-            ddio_put_u64(&w, 0);
-        }
-        ddio_put_u8(&w, DDIO_N_LEAF);
-        ddio_put_u64(&w, 1);
+        put_deep(&w, depth);
         int rc = ddio_desc_decode_lim(w.p, w.len, 100, 4, &d);
         ck_assert_int_eq(rc, depth <= 4 ? 0 : -E2BIG);
         if (rc == 0)
@@ -1112,15 +1118,7 @@ START_TEST(test_decode_bombs)
 
     /* depth: 16 levels pass, 17 fail, a million fail at once */
     for (int depth = 15; depth <= 17; depth++) {
-        ddio_wbuf_init(&w);
-        put_hdr(&w, 1);
-        for (int i = 1; i < depth; i++) {
-            ddio_put_u8(&w, DDIO_N_VEC);
-            ddio_put_u64(&w, 1);
-            ddio_put_u64(&w, 0);
-        }
-        ddio_put_u8(&w, DDIO_N_LEAF);
-        ddio_put_u64(&w, 1);
+        put_deep(&w, depth);
         ck_assert_int_eq(dec(&w, 100), depth <= DDIO_DESC_MAX_DEPTH ? 0 : -EPROTO);
         ddio_wbuf_free(&w);
     }
