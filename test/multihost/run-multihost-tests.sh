@@ -114,6 +114,15 @@ for r in 8 8192; do
   step "patterns-r$r-cmp" "${MPIHOSTS[@]}" -n 1 -genv DDIO_SERVERS "$DDIO_SERVERS" \
     "$bin/filecmp" "ddio:/mh$r" "ufs:$u/mh$r"
 done
+# the HDF5 program (Debian's libhdf5 mpich on our libmpich) across the hosts,
+# its file compared with the same program's on ufs:
+h5() {
+  mpicc -O2 -I/usr/include/hdf5/mpich -o "$tmp/t_h5" "$top/test/hdf5/t_h5.c" \
+    -L/usr/lib/x86_64-linux-gnu/hdf5/mpich -lhdf5 || return 1
+  "${MPIRUN[@]}" "$tmp/t_h5" "ddio:/mh.h5" && mpiexec -n 4 "$tmp/t_h5" "ufs:$u/mh.h5" &&
+    "${MPIHOSTS[@]}" -n 1 -genv DDIO_SERVERS "$DDIO_SERVERS" "$bin/filecmp" "ddio:/mh.h5" "ufs:$u/mh.h5"
+}
+step "hdf5-ddio-vs-ufs" h5
 # ranks without the secret (or with another one) are refused by the servers
 nosecret() {
   ( umask 077 && head -c 32 /dev/urandom | base64 > "$tmp/other" )
