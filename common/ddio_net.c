@@ -186,8 +186,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline_ms)
     }
     if ((rc = set_blocking(fd)))
         goto fail;
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    ddio_nodelay(fd);
     return fd;
 fail:
     close(fd);
@@ -212,6 +211,15 @@ int ddio_connect(const char *host, int port, int64_t deadline_ms)
     }
     freeaddrinfo(res);
     return rc;
+}
+
+/* Both ends: a reply is often a data message followed by a small one
+ * (PUT then DONE); with Nagle the small one waits for the peer's delayed
+ * ACK, ~40 ms per call. */
+void ddio_nodelay(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 static int listen_one(const struct addrinfo *ai, int *bound_port)

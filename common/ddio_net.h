@@ -24,6 +24,8 @@ int ddio_parse_hostport(const char *s, char *host, size_t hostlen, int *port);
 int ddio_connect(const char *host, int port, int64_t deadline_ms);
 /* Listen on host:port (port 0 = any free port); *bound_port gets the port. */
 int ddio_listen(const char *host, int port, int *bound_port);
+/* TCP_NODELAY on a connected (or accepted) socket */
+void ddio_nodelay(int fd);
 
 /* Full send/recv with deadline (poll-based; works on blocking and
  * non-blocking fds). 0, -ETIMEDOUT, -ECONNRESET (peer closed), -errno. */

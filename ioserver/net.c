@@ -1158,6 +1158,7 @@ void net_serve(struct server *srv)
                 usleep(100000);   /* let connections close before retrying */
             continue;
         }
+        ddio_nodelay(fd);
         start_conn(srv, fd);
     }
 }
