@@ -66,6 +66,8 @@ struct slot {
     void *buf;
     uint64_t old_valid;          /* block bytes below the local size at issue */
     uint64_t write_hi;           /* one past the highest byte written in block */
+    uint64_t write_lo;           /* first byte written in block */
+    uint64_t io_lo;              /* first block byte read or written (4 KiB aligned) */
     int full, overlap;
     uint32_t pending;            /* GET answers outstanding (x->mu) */
     uint32_t next_part;          /* overlap mode: next participant to pull */
@@ -320,6 +322,12 @@ static size_t block_segs(const struct xfer *x, const struct part *p, uint64_t *o
     return n;
 }
 
+/* offset in the block of p's first byte in segment g */
+static uint64_t seg_lo(const struct part *p, const struct bseg *g)
+{
+    return g->boff + (uint64_t)(ddio_desc_addr(&p->d, g->s_lo) - g->L);
+}
+
 /* offset in the block one past p's last byte in segment g */
 static uint64_t seg_hi(const struct part *p, const struct bseg *g)
 {
@@ -376,8 +384,9 @@ static void submit_io(struct xfer *x, struct slot *s, int write, size_t len)
 {
     uint64_t doff;
     int d = store_disk_of(x->of, s->a, &doff);
-    s->dr = (struct disk_req){.fd = x->of->fds[d], .write = write, .buf = s->buf,
-                              .off = doff, .len = len, .cb = disk_done_cb, .arg = s};
+    s->dr = (struct disk_req){.fd = x->of->fds[d], .write = write,
+                              .buf = (uint8_t *)s->buf + s->io_lo, .off = doff + s->io_lo,
+                              .len = len, .cb = disk_done_cb, .arg = s};
     s->io_busy = 1;
     disk_submit(s->disk, &s->dr);
 }
@@ -443,8 +452,11 @@ static void read_done(struct xfer *x, struct slot *s)
     x->ctr.blocks_read++;
     x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
     fault_hit(is_collective(x) ? FAULT_COLL_READ : FAULT_INDEP_READ);
-    if (s->dr.done < s->old_valid)   /* datafile shorter than the size: a hole */
-        memset((uint8_t *)s->buf + s->dr.done, 0, s->old_valid - s->dr.done);
+    uint64_t got = s->io_lo + s->dr.done, want = s->io_lo + s->dr.len;
+    if (want > s->old_valid)
+        want = s->old_valid;
+    if (got < want)               /* datafile shorter than the size: a hole */
+        memset((uint8_t *)s->buf + got, 0, want - got);
     struct bseg g[SEGS_PER_MSG];
     for (uint32_t r = 0; r < x->n; r++) {
         struct part *p = &x->parts[r];
@@ -472,6 +484,7 @@ static void write_coverage(struct xfer *x, struct slot *s)
     uint64_t bytes = 0;
     uint32_t writers = 0;
     s->write_hi = 0;
+    s->write_lo = x->B;
     for (uint32_t r = 0; r < x->n; r++) {
         struct part *p = &x->parts[r];
         uint64_t o = s->a, end = s->a + x->B, mine = 0;
@@ -479,9 +492,11 @@ static void write_coverage(struct xfer *x, struct slot *s)
             size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
             for (size_t i = 0; i < n; i++) {
                 mine += g[i].s_hi - g[i].s_lo;
-                uint64_t hi = seg_hi(p, &g[i]);
+                uint64_t lo = seg_lo(p, &g[i]), hi = seg_hi(p, &g[i]);
                 if (hi > s->write_hi)
                     s->write_hi = hi;
+                if (lo < s->write_lo)
+                    s->write_lo = lo;
             }
         }
         writers += mine > 0;
@@ -612,13 +627,24 @@ static void write_in_order(struct xfer *x, struct slot *s)
     }
 }
 
+/* Writes [io_lo, write_hi): only the sectors the call changed (old bytes
+ * around them came from the read-modify-write, or are zeros past the end). */
 static void submit_write(struct xfer *x, struct slot *s)
 {
-    uint64_t len = s->write_hi > s->old_valid ? s->write_hi : s->old_valid;
+    uint64_t end = s->write_hi;
     if (x->srv->store.direct[s->disk->idx])
-        len = round4k(len);       /* O_DIRECT: whole 4 KiB sectors; trimmed later */
-    if (len > x->B)
-        len = x->B;
+        end = round4k(end);       /* O_DIRECT: whole 4 KiB sectors; trimmed later */
+    if (end > x->B)
+        end = x->B;
+    uint64_t len = end - s->io_lo;
+    if (len == 0) {               /* no byte of this block was written */
+        s->state = S_WRITE;
+        s->dr.res = 0;
+        pthread_mutex_lock(&x->mu);
+        post_locked(x, s);
+        pthread_mutex_unlock(&x->mu);
+        return;
+    }
     fault_hit(is_collective(x) ? FAULT_COLL_WRITE : FAULT_INDEP_WRITE);
     store_note_write(x->of, s->a + s->write_hi);
     s->state = S_WRITE;
@@ -662,18 +688,38 @@ static void pull_next(struct xfer *x, struct slot *s)
     }
 }
 
+/* A partly covered block reads (and later writes) only the sectors around
+ * the bytes written: a small independent write costs a sector or two, not
+ * a whole block read and written back. */
 static void start_write(struct xfer *x, struct slot *s)
 {
     write_coverage(x, s);
     s->next_part = 0;
-    if (!s->full && s->old_valid > 0) {
-        s->state = S_RMW;         /* partly covered, inside the file: read first */
-        submit_io(x, s, 0, round4k(s->old_valid));
+    if (s->full || s->write_hi <= s->write_lo) {   /* all of it, or nothing */
+        s->io_lo = 0;
+        pull_next(x, s);
         return;
     }
-    if (!s->full)
-        memset(s->buf, 0, x->B);
+    s->io_lo = s->write_lo & ~(uint64_t)4095;
+    uint64_t hi = round4k(s->write_hi) < x->B ? round4k(s->write_hi) : x->B;
+    if (s->old_valid > s->io_lo) {
+        uint64_t old_hi = round4k(s->old_valid) < hi ? round4k(s->old_valid) : hi;
+        s->state = S_RMW;         /* partly covered, inside the file: read first */
+        submit_io(x, s, 0, (size_t)(old_hi - s->io_lo));
+        return;
+    }
+    memset((uint8_t *)s->buf + s->io_lo, 0, hi - s->io_lo);
     pull_next(x, s);
+}
+
+/* after the read of a read-modify-write: what the datafile did not hold
+ * (past its end) is zeros, up to the last sector the write touches */
+static void rmw_zero_tail(struct xfer *x, struct slot *s)
+{
+    uint64_t hi = round4k(s->write_hi) < x->B ? round4k(s->write_hi) : x->B;
+    uint64_t got = s->io_lo + s->dr.done;
+    if (got < hi)
+        memset((uint8_t *)s->buf + got, 0, hi - got);
 }
 
 static int io_error(struct xfer *x, struct slot *s, const char *what)
@@ -698,7 +744,7 @@ static void process(struct xfer *x, struct slot *s)
             break;
         x->ctr.blocks_read++;
         x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
-        memset((uint8_t *)s->buf + s->dr.done, 0, x->B - s->dr.done);
+        rmw_zero_tail(x, s);
         pull_next(x, s);
         break;
     case S_DATA:                  /* every GET of the step was answered */
@@ -745,6 +791,33 @@ static void *get_buffer(struct xfer *x, struct disk *disk, int wait, int64_t dl)
     return buf;
 }
 
+/* The part of a block a read needs, as whole 4 KiB sectors [*lo, *hi) below
+ * s->old_valid: a few bytes of independent I/O read one sector, not the
+ * whole block (a 1 MiB read per 8-byte request on a disk). */
+static void read_range(struct xfer *x, const struct slot *s, uint64_t *lo, uint64_t *hi)
+{
+    struct bseg g[SEGS_PER_MSG];
+    uint64_t l = s->old_valid, h = 0;
+    for (uint32_t r = 0; r < x->n && (l > 0 || h < s->old_valid); r++) {
+        const struct part *p = &x->parts[r];
+        uint64_t o = s->a, end = s->a + s->old_valid;
+        while (o < end) {
+            size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            for (size_t i = 0; i < n; i++) {
+                uint64_t first = seg_lo(p, &g[i]), past = seg_hi(p, &g[i]);
+                l = first < l ? first : l;
+                h = past > h ? past : h;
+            }
+        }
+    }
+    if (h <= l) {                 /* nobody needs it (cannot happen for a planned block) */
+        *lo = *hi = 0;
+        return;
+    }
+    *lo = l & ~(uint64_t)4095;
+    *hi = round4k(h < s->old_valid ? h : s->old_valid);
+}
+
 /* Start block k. wait = 0: -EAGAIN when a buffer or the block lock is busy
  * (the caller first finishes its own in-flight blocks). */
 static int issue_block(struct xfer *x, uint64_t k, int wait)
@@ -780,6 +853,7 @@ static int issue_block(struct xfer *x, uint64_t k, int wait)
     s->disk = disk;
     s->buf = buf;
     s->locked = write;
+    s->io_lo = 0;
     s->old_valid = size > a ? (size - a < x->B ? size - a : x->B) : 0;
     x->inflight++;
     if (write) {
@@ -788,8 +862,15 @@ static int issue_block(struct xfer *x, uint64_t k, int wait)
     } else if (s->old_valid == 0) {
         release_slot(x, s);       /* truncated meanwhile: nothing to send */
     } else {
+        uint64_t lo, hi;
+        read_range(x, s, &lo, &hi);
+        if (hi == lo) {
+            release_slot(x, s);
+            return 0;
+        }
         s->state = S_READ;
-        submit_io(x, s, 0, round4k(s->old_valid));
+        s->io_lo = lo;
+        submit_io(x, s, 0, (size_t)(hi - lo));
     }
     return 0;
 }

@@ -139,31 +139,25 @@ if want_group testpar; then
   # CMake does not run it either). t_cache
   # only when asked (DDIO_HDF5_TESTS=t_cache): its metadata-cache message
   # storm did not finish in 300 s on the 2-core machine even on ufs:.
-  # t_shapesame's collective tests only (sscontig2/4); its independent ones
-  # (t_shapesame:sscontig1, :sscontig3) on request: they make tens of
-  # thousands of reads of a few bytes each, one server round trip and one
-  # whole server block (1 MiB, O_DIRECT) apiece on ddio:, and did not finish
-  # in 240 s here (ufs: 75 s for all four). Each
+  # t_shapesame's four sscontig tests (1 and 3 are independent I/O: tens of
+  # thousands of reads of a few bytes, one server round trip apiece). Each
   # testphdf5 test runs alone (-o NAME), as HDF5's CMake does for the tests
   # it skips by default; the pairs t_pflush1/2 and t_pshutdown/t_prestart
   # run in one session (the second reads what the first left).
-  # ngrpw+ngrpr and cngrpw-ingrpr only on request (DDIO_HDF5_TESTS=
-  # testphdf5:ngrpw+ngrpr ...): thousands of small independent metadata
-  # reads, each a whole O_DIRECT server block on ddio:; ngrpw+ngrpr FAILS on
-  # ddio: after ~200 s (H5Gopen2 fails on one rank; passes on ufs:) and
-  # cngrpw-ingrpr takes 230 s (ufs: 66 s): the open small-I/O problem in
-  # docs/CONFORMANCE.md. Kept out of CI until it is fixed, not hidden.
+  # ngrpw+ngrpr and cngrpw-ingrpr: ~40000 small independent metadata
+  # reads and writes each (53 s and 122 s on ddio:, 1 s and 45 s on ufs:).
   # testphdf5's tests in its order; a read test runs with the write test
   # whose file it reads (W+R). Not run: calloc, fltread, cmpdsetr and
   # atomicity: rank 0 also opens the file serially with HDF5's POSIX driver
   # (the name with its prefix stripped by h5_rmprefix, or as is), which a
   # ddio: file cannot be.
   PHDF5="mpiodup split props idsetw+idsetr cdsetw+cdsetr eidsetw+eidsetr ecdsetw+ecdsetr eidsetw2
-    selnone zerodsetr ndsetw compact bigdset fill
+    selnone zerodsetr ndsetw ngrpw+ngrpr cngrpw-ingrpr compact bigdset fill
     cchunk1 cchunk2 cchunk3 cchunk4 cchunk5 cchunk6 cchunk7 cchunk8 cchunk9 cchunk10 ccontw+ccontr
     cschunkw+cschunkr ccchunkw+ccchunkr null I/Omodeconf rrobjflushconf alnbg1 tldsc lccio actualio
     nocolcause edpl fiodc denseattr noselcollmdread MC_coll_MD_read LC_coll_MD_read"
-  STEPS="t_mpi t_mpi-atomic t_init_term t_pflush t_pshutdown t_shapesame:sscontig2 t_shapesame:sscontig4"
+  STEPS="t_mpi t_mpi-atomic t_init_term t_pflush t_pshutdown t_shapesame:sscontig1 t_shapesame:sscontig2
+    t_shapesame:sscontig3 t_shapesame:sscontig4"
   for t in $PHDF5; do STEPS+=" testphdf5:$t"; done
   sel=(${DDIO_HDF5_TESTS:-$STEPS})
   # steps that open no file (property lists, init/term): no server counters

@@ -95,6 +95,10 @@ if selected sameblock; then
   ddio_vs_ufs sameblock 1 4 t_sameblock
   ddio_vs_ufs sameblock-s2 2 3 t_sameblock
 fi
+if selected smallio; then   # sector-sized reads and read-modify-writes
+  ddio_vs_ufs smallio 2 3 t_smallio
+  DDIO_TEST_HINTS="striping_unit=6000,striping_factor=2" ddio_vs_ufs smallio-u6000 3 2 t_smallio
+fi
 if selected self; then ddio_vs_ufs self 2 3 t_self; fi
 if selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
 if selected delclose; then ddio_only delclose 2 4 t_delclose; fi
