@@ -40,7 +40,9 @@ void config_usage(FILE *f)
         "  --rotate             start each server's block list at a different point\n"
         "  --throttle-mbps N    emulate slow disks: each disk moves at most N MiB/s\n"
         "                       (tests and demos; default 0 = off)\n"
-        "  --log-level L        error|warn|info|debug (default info)\n"
+        "  --log-level L        error|warn|info|debug (default info); debug logs one line\n"
+        "                       per XFER with its counters (blocks, bytes, time)\n"
+        "  --syslog             log to syslog (facility daemon) instead of stderr\n"
         "  --secret-file F      shared secret clients must prove they hold (HMAC-SHA-256\n"
         "                       challenge-response); F must be owned by this user and\n"
         "                       private (chmod 600). Required unless --insecure\n"
@@ -154,6 +156,9 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'I':
         c->insecure = 1;
         return 0;
+    case 'G':
+        c->use_syslog = 1;
+        return 0;
     case 'X':
         c->fault = arg;
         return 0;
@@ -215,6 +220,7 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
         {"throttle-mbps", required_argument, NULL, 'T'},
         {"log-level", required_argument, NULL, 'L'},
         {"insecure", no_argument, NULL, 'I'},
+        {"syslog", no_argument, NULL, 'G'},
         {"fault", required_argument, NULL, 'X'},
         {"secret-file", required_argument, NULL, 'S'},
         {"max-connections", required_argument, NULL, 'C'},

@@ -65,6 +65,7 @@ void disk_submit(struct disk *d, struct disk_req *r)
     r->done = 0;
     r->res = 0;
     r->next = NULL;
+    atomic_fetch_add(&d->depth, 1);
     pthread_mutex_lock(&d->mu);
     if (d->qtail)
         d->qtail->next = r;
@@ -73,6 +74,24 @@ void disk_submit(struct disk *d, struct disk_req *r)
     d->qtail = r;
     pthread_mutex_unlock(&d->mu);
     kick(d->wakefd);
+}
+
+/* a request is finished (done or failed): count it, then its callback */
+static void finish(struct disk *d, struct disk_req *r)
+{
+    atomic_fetch_add(r->write ? &d->bytes_written : &d->bytes_read, r->done);
+    atomic_fetch_add(&d->ops, 1);
+    atomic_fetch_sub(&d->depth, 1);
+    r->cb(r);
+}
+
+void disk_get_counters(struct disk *d, struct disk_counters *c)
+{
+    c->bytes_read = atomic_load(&d->bytes_read);
+    c->bytes_written = atomic_load(&d->bytes_written);
+    c->ops = atomic_load(&d->ops);
+    c->busy_us = atomic_load(&d->busy_us);
+    c->depth = atomic_load(&d->depth);
 }
 
 static void prep(struct disk *d, struct disk_req *r)
@@ -111,7 +130,7 @@ static struct disk_req *submit_list(struct disk *d, struct disk_req *pend, unsig
                 struct disk_req *x = pend;
                 pend = pend->next;
                 x->res = got;
-                x->cb(x);
+                finish(d, x);
             }
             continue;
         }
@@ -135,7 +154,8 @@ static struct disk_req *append(struct disk_req *list, struct disk_req *r)
 }
 
 /* handle one completion: finished, failed, or resubmit the rest */
-static struct disk_req *complete(struct disk_req *r, long res, struct disk_req *pend)
+static struct disk_req *complete(struct disk *d, struct disk_req *r, long res,
+                                 struct disk_req *pend)
 {
     if (res < 0) {
         r->res = (int)res;
@@ -151,7 +171,7 @@ static struct disk_req *complete(struct disk_req *r, long res, struct disk_req *
         if (r->done < r->len && !eof)
             return append(pend, r);
     }
-    r->cb(r);
+    finish(d, r);
     return pend;
 }
 
@@ -165,7 +185,7 @@ static struct disk_req *reap(struct disk *d, struct disk_req *pend, unsigned *in
             return pend;
         *inflight -= (unsigned)n;
         for (int i = 0; i < n; i++)
-            pend = complete(ev[i].data, (long)ev[i].res, pend);
+            pend = complete(d, ev[i].data, (long)ev[i].res, pend);
     }
 }
 
@@ -216,8 +236,11 @@ static void *disk_thread(void *arg)
         struct pollfd pf[2] = {{d->wakefd, POLLIN, 0}, {d->evfd, POLLIN, 0}};
         /* pending but refused (EAGAIN) with nothing in flight: retry soon */
         int timeout = (pend && inflight == 0) ? 1 : -1;
+        int64_t t0 = inflight ? mono_us() : 0;
         if (poll(pf, 2, timeout) < 0 && errno != EINTR)
             DDIO_WARN("disk %d: poll: %s", d->idx, strerror(errno));
+        if (inflight)       /* the kernel held requests all this wait: busy */
+            atomic_fetch_add(&d->busy_us, (uint64_t)(mono_us() - t0));
         if (pf[0].revents & POLLIN)
             drain(d->wakefd);
         if (pf[1].revents & POLLIN) {

@@ -6,6 +6,7 @@
 
 #include <libaio.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,17 @@ struct disk {
     uint64_t last_end;      /* end of the previous access (disk thread only) */
     uint64_t throttle_bps;  /* emulated bandwidth, 0 = none (set before start) */
     int64_t busy_until_us;  /* throttle: when the emulated disk is free */
+    /* counters for STATS (tools/ddio status): written by the disk thread
+     * (depth also by submitters), read by anyone, hence atomics */
+    atomic_uint_fast64_t bytes_read, bytes_written, ops, busy_us;
+    atomic_uint depth;      /* requests submitted and not yet completed */
+};
+
+struct disk_counters {
+    uint64_t bytes_read, bytes_written;
+    uint64_t ops;           /* requests completed */
+    uint64_t busy_us;       /* time with at least one request in the kernel */
+    uint64_t depth;         /* queue depth now: submitted, not completed */
 };
 
 /* throttle_bps > 0 emulates a disk of that bandwidth (requests are held
@@ -55,5 +67,6 @@ void *disk_buf_get(struct disk *d, int wait, int64_t deadline_ms);
 void disk_buf_put(struct disk *d, void *buf);
 /* Queue a request; r->cb runs on the disk thread when it completes. */
 void disk_submit(struct disk *d, struct disk_req *r);
+void disk_get_counters(struct disk *d, struct disk_counters *c);
 
 #endif

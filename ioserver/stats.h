@@ -31,6 +31,9 @@ struct srv_stats {
     uint64_t nonconsec, desc_bytes;
     uint64_t connections, connections_total;
     uint64_t opens, locks;
+    uint64_t inflight;           /* requests running on their own thread now
+                                  * (XFER, SETLKW, SYNC, PREALLOC) */
+    int64_t start_ms;            /* ddio_now_ms() at stats_init: uptime */
     int have_last;
     struct xfer_counters last;   /* last collective */
 };
@@ -40,7 +43,21 @@ void stats_destroy(struct srv_stats *s);
 void stats_xfer(struct srv_stats *s, const struct xfer_counters *c, int collective, int failed);
 void stats_conn(struct srv_stats *s, int delta);
 void stats_bump(struct srv_stats *s, uint64_t *field);
-/* Fill a STATS reply; free with ddio_stats_r_free. 0 or -ENOMEM. */
-int stats_snapshot(struct srv_stats *s, struct ddio_stats_r *r);
+void stats_inflight(struct srv_stats *s, int delta);
+
+/* what the server adds to its counters for `tools/ddio status` */
+struct stats_disk {
+    uint64_t bytes_read, bytes_written, ops, busy_us, depth;
+};
+struct stats_env {
+    int ndisks;
+    const struct stats_disk *disks;   /* ndisks entries */
+    int nroots;
+    const char *const *roots;         /* storage roots: free space by statvfs */
+    uint64_t block_size;
+};
+/* Fill a STATS reply; free with ddio_stats_r_free. 0 or -ENOMEM. env may be
+ * NULL (counters only). Keys are listed in docs/PROTOCOL.md (STATS). */
+int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio_stats_r *r);
 
 #endif
