@@ -294,9 +294,21 @@ static char *dest_name(struct ddio_client *cl, const char *dst, const char *src,
     const char *base = basename(s);
     int is_dir;
     if (ddio) {
+        /* the servers refuse "/d/" (a path names no empty component) */
+        char d[4096];
+        size_t dl = (size_t)snprintf(d, sizeof d, "%s", dst);
+        while (dl > 1 && dl < sizeof d && d[dl - 1] == '/')
+            d[--dl] = '\0';
         struct ddio_cstat st;
         char msg[DDIO_CLIENT_MSG_LEN];
-        is_dir = ddio_client_stat(cl, dst, &st, msg, sizeof msg) == 0 && st.is_dir;
+        is_dir = ddio_client_stat(cl, d, &st, msg, sizeof msg) == 0 && st.is_dir;
+        if (!is_dir && dl < strlen(dst)) {
+            free(s);
+            return strdup(d);     /* "ddio:/f/" with no directory f: the file f */
+        }
+        dst = is_dir ? strdup(d) : dst;
+        if (!dst)
+            return free(s), NULL;
     } else {
         struct stat sb;
         is_dir = stat(dst, &sb) == 0 && S_ISDIR(sb.st_mode);
@@ -306,6 +318,8 @@ static char *dest_name(struct ddio_client *cl, const char *dst, const char *src,
         out = NULL;
     else if (!is_dir)
         out = strdup(dst);
+    if (ddio && is_dir)
+        free((char *)dst);
     free(s);
     return out;
 }
