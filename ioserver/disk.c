@@ -21,6 +21,8 @@
 
 #define DISK_ALIGN 4096
 
+static int64_t mono_us(void);
+
 static void kick(int fd)
 {
     uint64_t one = 1;
@@ -65,8 +67,9 @@ void disk_submit(struct disk *d, struct disk_req *r)
     r->done = 0;
     r->res = 0;
     r->next = NULL;
-    atomic_fetch_add(&d->depth, 1);
     pthread_mutex_lock(&d->mu);
+    if (d->depth++ == 0)
+        d->busy_since_us = mono_us();
     if (d->qtail)
         d->qtail->next = r;
     else
@@ -81,7 +84,10 @@ static void finish(struct disk *d, struct disk_req *r)
 {
     atomic_fetch_add(r->write ? &d->bytes_written : &d->bytes_read, r->done);
     atomic_fetch_add(&d->ops, 1);
-    atomic_fetch_sub(&d->depth, 1);
+    pthread_mutex_lock(&d->mu);
+    if (--d->depth == 0)
+        d->busy_us += (uint64_t)(mono_us() - d->busy_since_us);
+    pthread_mutex_unlock(&d->mu);
     r->cb(r);
 }
 
@@ -90,8 +96,10 @@ void disk_get_counters(struct disk *d, struct disk_counters *c)
     c->bytes_read = atomic_load(&d->bytes_read);
     c->bytes_written = atomic_load(&d->bytes_written);
     c->ops = atomic_load(&d->ops);
-    c->busy_us = atomic_load(&d->busy_us);
-    c->depth = atomic_load(&d->depth);
+    pthread_mutex_lock(&d->mu);
+    c->depth = d->depth;
+    c->busy_us = d->busy_us + (d->depth ? (uint64_t)(mono_us() - d->busy_since_us) : 0);
+    pthread_mutex_unlock(&d->mu);
 }
 
 static void prep(struct disk *d, struct disk_req *r)
@@ -236,11 +244,8 @@ static void *disk_thread(void *arg)
         struct pollfd pf[2] = {{d->wakefd, POLLIN, 0}, {d->evfd, POLLIN, 0}};
         /* pending but refused (EAGAIN) with nothing in flight: retry soon */
         int timeout = (pend && inflight == 0) ? 1 : -1;
-        int64_t t0 = inflight ? mono_us() : 0;
         if (poll(pf, 2, timeout) < 0 && errno != EINTR)
             DDIO_WARN("disk %d: poll: %s", d->idx, strerror(errno));
-        if (inflight)       /* the kernel held requests all this wait: busy */
-            atomic_fetch_add(&d->busy_us, (uint64_t)(mono_us() - t0));
         if (pf[0].revents & POLLIN)
             drain(d->wakefd);
         if (pf[1].revents & POLLIN) {

@@ -44,16 +44,20 @@ struct disk {
     uint64_t last_end;      /* end of the previous access (disk thread only) */
     uint64_t throttle_bps;  /* emulated bandwidth, 0 = none (set before start) */
     int64_t busy_until_us;  /* throttle: when the emulated disk is free */
-    /* counters for STATS (tools/ddio status): written by the disk thread
-     * (depth also by submitters), read by anyone, hence atomics */
-    atomic_uint_fast64_t bytes_read, bytes_written, ops, busy_us;
-    atomic_uint depth;      /* requests submitted and not yet completed */
+    /* counters for STATS (tools/ddio status): bytes and ops written by the
+     * disk thread, read by anyone, hence atomics; depth and busy time change
+     * in disk_submit and at completion, under mu */
+    atomic_uint_fast64_t bytes_read, bytes_written, ops;
+    unsigned depth;         /* requests submitted and not yet completed */
+    uint64_t busy_us;       /* time with depth > 0, up to busy_since_us */
+    int64_t busy_since_us;  /* when depth last became > 0 */
 };
 
 struct disk_counters {
     uint64_t bytes_read, bytes_written;
     uint64_t ops;           /* requests completed */
-    uint64_t busy_us;       /* time with at least one request in the kernel */
+    uint64_t busy_us;       /* time with at least one request submitted and not
+                             * completed (iostat's %util, as a time) */
     uint64_t depth;         /* queue depth now: submitted, not completed */
 };
 
