@@ -379,13 +379,13 @@ int cmd_cp(struct cli *o)
         }
         c.dst = dst;
         if (ddio_client_open(c.cl, dpath, DDIO_CO_CREAT | DDIO_CO_TRUNC, &c.f, msg, sizeof msg)) {
-            rc = cli_fail("cp: %s: %s", dst, msg);
+            rc = cli_fail("cp: %s", msg);
             goto out;
         }
     } else {                                    /* ddio -> local */
         if (ddio_client_open(c.cl, cli_ns_path(src), 0, &c.f, msg, sizeof msg)
             || ddio_client_size(c.f, &c.size, msg, sizeof msg)) {
-            rc = cli_fail("cp: %s: %s", src, msg);
+            rc = cli_fail("cp: %s", msg);     /* msg names the file */
             goto out;
         }
         if (!(dpath = dest_name(c.cl, dst, cli_ns_path(src), 0))) {
