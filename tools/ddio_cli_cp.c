@@ -277,6 +277,8 @@ static int verify(struct copy *c, int write)
         struct stat sb;
         if (fstat(c->fd, &sb))
             return cli_fail("cp: %s: %s", c->dst, strerror(errno));
+        if (S_ISCHR(sb.st_mode))  /* /dev/null: measures the read side alone */
+            return 0;
         got = (uint64_t)sb.st_size;
     }
     if (got != c->size)
