@@ -67,9 +67,10 @@ void disk_submit(struct disk *d, struct disk_req *r)
     r->done = 0;
     r->res = 0;
     r->next = NULL;
+    r->t_submit_us = mono_us();
     pthread_mutex_lock(&d->mu);
     if (d->depth++ == 0)
-        d->busy_since_us = mono_us();
+        d->busy_since_us = r->t_submit_us;
     if (d->qtail)
         d->qtail->next = r;
     else
@@ -84,9 +85,11 @@ static void finish(struct disk *d, struct disk_req *r)
 {
     atomic_fetch_add(r->write ? &d->bytes_written : &d->bytes_read, r->done);
     atomic_fetch_add(&d->ops, 1);
+    int64_t now = mono_us();
+    r->us = (uint64_t)(now - r->t_submit_us);
     pthread_mutex_lock(&d->mu);
     if (--d->depth == 0)
-        d->busy_us += (uint64_t)(mono_us() - d->busy_since_us);
+        d->busy_us += (uint64_t)(now - d->busy_since_us);
     pthread_mutex_unlock(&d->mu);
     r->cb(r);
 }

@@ -19,6 +19,8 @@ struct disk_req {
     size_t done;            /* bytes transferred so far (short completions) */
     int res;                /* 0 or -errno when complete */
     int nonconsec;          /* set at first submission: off != previous end */
+    int64_t t_submit_us;    /* disk_submit's time */
+    uint64_t us;            /* submit to completion, set before cb runs */
     void (*cb)(struct disk_req *r);   /* called on the disk thread when done */
     void *arg;
     struct iocb iocb;

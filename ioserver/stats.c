@@ -37,6 +37,8 @@ void stats_xfer(struct srv_stats *s, const struct xfer_counters *c, int collecti
     s->bytes_written += c->bytes_recv;
     s->nonconsec += c->nonconsec;
     s->desc_bytes += c->desc_bytes;
+    s->disk_us += c->disk_us;
+    s->net_us += c->net_us;
     if (collective) {
         s->last = *c;
         s->have_last = 1;
@@ -138,6 +140,7 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "blocks_read", s->blocks_read) | add(r, "blocks_written", s->blocks_written)
         | add(r, "bytes_read", s->bytes_read) | add(r, "bytes_written", s->bytes_written)
         | add(r, "nonconsec", s->nonconsec) | add(r, "desc_bytes", s->desc_bytes)
+        | add(r, "disk_us", s->disk_us) | add(r, "net_us", s->net_us)
         | add(r, "connections", s->connections)
         | add(r, "connections_total", s->connections_total)
         | add(r, "opens", s->opens) | add(r, "locks", s->locks)
@@ -154,7 +157,8 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
             | add(r, "last.bytes_recv", l->bytes_recv)
             | add(r, "last.wait_us", l->wait_us) | add(r, "last.io_us", l->io_us)
             | add(r, "last.sorted", l->sorted)
-            | add(r, "last.out_of_order", l->out_of_order);
+            | add(r, "last.out_of_order", l->out_of_order)
+            | add(r, "last.disk_us", l->disk_us) | add(r, "last.net_us", l->net_us);
     pthread_mutex_unlock(&s->mu);
     if (env)
         rc |= add_env(r, env);

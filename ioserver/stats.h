@@ -22,6 +22,11 @@ struct xfer_counters {
     uint64_t sorted;
     uint64_t out_of_order;    /* collectives: blocks issued below the previous
                                * one's physical address on the same disk */
+    /* where the pass's time went, summed over blocks (they overlap, so each
+     * may exceed io_us): */
+    uint64_t disk_us;         /* disk requests, submit to completion */
+    uint64_t net_us;          /* writes: first GET to last DATA of a block;
+                               * reads: waiting for a client to take PUT data */
 };
 
 struct srv_stats {
@@ -29,6 +34,7 @@ struct srv_stats {
     uint64_t xfers, coll_xfers, xfer_errors;
     uint64_t blocks_read, blocks_written, bytes_read, bytes_written;
     uint64_t nonconsec, desc_bytes;
+    uint64_t disk_us, net_us;
     uint64_t connections, connections_total;
     uint64_t opens, locks;
     uint64_t inflight;           /* requests running on their own thread now

@@ -92,10 +92,13 @@ grep -q -- '-t, --timeout S .*seconds any wait may take before' <("$DDIO" --help
 mkdir -p "$tmp/srv2"
 head -c 3000017 /dev/urandom >"$tmp/f"
 timeout -k 10 120 "$RUN" -s 2 --root "$tmp/srv2" --log-level debug --keep-logs -- \
-  "$DDIO" cp "$tmp/f" ddio:/logged >"$tmp/dbg.out" 2>"$tmp/dbg.err"
+  bash -c '"$0" cp "$1" ddio:/logged && "$0" cp ddio:/logged "$1.back"' "$DDIO" "$tmp/f" \
+  >"$tmp/dbg.out" 2>"$tmp/dbg.err"
 rc=$?
-# "xfer write logged ... blocks B read R written W ... sent S recv N ... wait Tus io Tus"
-if [ $rc -eq 0 ] && grep -qE 'DEBUG: xfer write logged .* blocks [0-9]+ read [0-9]+ written [1-9][0-9]* .* recv [1-9][0-9]* .* wait [0-9]+us io [0-9]+us' "$tmp/dbg.err"; then
+# "xfer write logged ... blocks B read R written W ... sent S recv N ... wait Tus io Tus
+#  disk Tus net Tus": a write's disk and network time are never 0
+if [ $rc -eq 0 ] && grep -qE 'DEBUG: xfer write logged .* blocks [0-9]+ read [0-9]+ written [1-9][0-9]* .* recv [1-9][0-9]* .* wait [0-9]+us io [0-9]+us disk [1-9][0-9]*us net [1-9][0-9]*us' "$tmp/dbg.err" \
+   && grep -qE 'DEBUG: xfer read logged .* read [1-9][0-9]* .* sent [1-9][0-9]* .* disk [1-9][0-9]*us net [0-9]+us' "$tmp/dbg.err"; then
   ok cli/log/debug-line-per-call
 else ko cli/log/debug-line-per-call "exit $rc: $(grep -m3 -E 'DEBUG|ERROR' "$tmp/dbg.err")"; fi
 # the info level has no such lines
