@@ -39,6 +39,20 @@ if [ $rc -ne 0 ] || ! grep -q '^PASS: ' "$tmp/cases.log"; then
   ko cli/session "exit $rc"; tail -n 20 "$tmp/cases.log" | sed 's/^/    /'
 fi
 
+# ---- status of a server with three disks: a line and a JSON entry per disk and root ----
+mkdir -p "$tmp/srv3"
+timeout -k 10 120 "$RUN" -s 1 -d 3 --root "$tmp/srv3" -- bash -c \
+  '"$0" status -i 0 >"$1/st3.txt" && "$0" status --json -i 0.1 >"$1/st3.json"' "$DDIO" "$tmp" 2>"$tmp/st3.err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -cE '^  disk [0-2]  read ' "$tmp/st3.txt")" = 3 ] \
+   && [ "$(grep -cE '^  root [0-2]  free ' "$tmp/st3.txt")" = 3 ] && python3 -c '
+import json,sys
+s=json.load(open(sys.argv[1]))["servers"]
+assert len(s)==1 and [d["index"] for d in s[0]["disks"]]==[0,1,2], s
+assert [r["index"] for r in s[0]["roots"]]==[0,1,2], s
+' "$tmp/st3.json"; then ok cli/status/three-disks
+else ko cli/status/three-disks "exit $rc: $(cat "$tmp/st3.txt" "$tmp/st3.err" 2>/dev/null | head -c 400)"; fi
+
 # ---- bad command lines: exit 2, exactly one line on stderr, nothing on stdout ----------
 # badopt NAME CMD...
 badopt() {
