@@ -145,6 +145,10 @@ static int check_servers(const char *list)
     return rc;
 }
 
+/* command options given before the command, and how they were spelled */
+static char early_opts[16];
+static const char *early_names[16];
+
 /* one option; the command (NULL before it is known) must take it */
 static int take_opt(struct cli *o, const struct command *cmd, int c, const char *arg,
                     const char *optname)
@@ -152,6 +156,13 @@ static int take_opt(struct cli *o, const struct command *cmd, int c, const char 
     if (cmd && strchr("lujPNi", c) && !strchr(cmd->opts, c))
         return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
                                cmd->name, optname, cmd->name);
+    if (!cmd && strchr("lujPNi", c)) {    /* before the command: checked once it is known */
+        size_t n = strlen(early_opts);
+        if (n + 1 < sizeof early_opts) {
+            early_opts[n] = (char)c;
+            early_names[n] = optname;
+        }
+    }
     switch (c) {
     case 's': o->servers = arg; return 0;
     case OPT_SECRET:
@@ -240,7 +251,7 @@ int main(int argc, char **argv)
     struct cli o = {.progress = -1, .interval_s = 1};
     int help = 0;
 
-    optind = 1;
+    optind = 0;               /* 0: glibc re-reads the ordering flag ("+") of the option string */
     if (parse_opts(&o, NULL, argc, argv, 1, &help))
         return 2;
     if (optind >= argc) {
@@ -261,13 +272,17 @@ int main(int argc, char **argv)
      * the end); "--" ends the options */
     int rest = argc - optind;
     char **rv = argv + optind;        /* rv[0] is the command, getopt's "program" */
-    optind = 1;
+    optind = 0;               /* 0: glibc re-reads the ordering flag ("+") of the option string */
     if (parse_opts(&o, cmd, rest, rv, 0, &help))
         return 2;
     if (help) {
         usage(stdout);
         return 0;
     }
+    for (size_t i = 0; early_opts[i]; i++)
+        if (!strchr(cmd->opts, early_opts[i]))
+            return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
+                                   cmd->name, early_names[i], cmd->name);
     o.argc = rest - optind;
     o.argv = rv + optind;
     if (o.argc < cmd->min_args || (cmd->max_args >= 0 && o.argc > cmd->max_args))

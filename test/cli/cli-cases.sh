@@ -90,6 +90,9 @@ assert s["mtime_ns"] > 1.6e18, s
   && ok stat/text || ko stat/text "$(cat "$T/st")"
 "$DDIO" ls -l /cli >"$T/ls" 2>&1 && grep -qE '^-rw-r--r-- +67108864 .* f64m$' "$T/ls" \
   && grep -qE '^drwx.* sub$' "$T/ls" && ok ls/long || ko ls/long "$(cat "$T/ls")"
+# options may follow the operands
+"$DDIO" ls /cli -l >"$T/ls2" 2>&1 && cmp -s "$T/ls" "$T/ls2" && ok ls/option-after-operand \
+  || ko ls/option-after-operand "$(cat "$T/ls2")"
 if "$DDIO" ls --json /cli >"$T/ls.json" 2>"$T/err" && py '
 import json,sys
 l={e["name"]:e for e in json.load(open(sys.argv[1]))}

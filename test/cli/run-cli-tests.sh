@@ -75,6 +75,7 @@ badopt ddio-unknown-command "$DDIO" -s $S frobnicate
 badopt ddio-no-command "$DDIO"
 badopt ddio-operands "$DDIO" -s $S stat
 badopt ddio-option-of-another-command "$DDIO" -s $S stat -l /x
+badopt ddio-option-of-another-command-before "$DDIO" --json -s $S cp /a ddio:/b
 badopt ddio-cp-two-local "$DDIO" -s $S cp /a /b
 badopt ddio-stripe-unit "$DDIO" -s $S cp -u 0 /a ddio:/b
 badopt ddio-interval "$DDIO" -s $S status -i -1
