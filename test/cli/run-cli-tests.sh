@@ -53,6 +53,14 @@ assert [r["index"] for r in s[0]["roots"]]==[0,1,2], s
 ' "$tmp/st3.json"; then ok cli/status/three-disks
 else ko cli/status/three-disks "exit $rc: $(cat "$tmp/st3.txt" "$tmp/st3.err" 2>/dev/null | head -c 400)"; fi
 
+# ---- ddio-run --secret-file and --timeout: used by the servers, exported to the command --
+(umask 077; head -c 32 /dev/urandom | base64 >"$tmp/runkey")
+mkdir -p "$tmp/srv4"
+timeout -k 10 120 "$RUN" -s 1 --root "$tmp/srv4" --secret-file "$tmp/runkey" -t 7 -- bash -c \
+  '[ "$DDIO_SECRET_FILE" = "$(realpath "$1")" ] && [ "$DDIO_TIMEOUT" = 7 ] && "$0" ls / >/dev/null' \
+  "$DDIO" "$tmp/runkey" >"$tmp/run4.log" 2>&1 \
+  && ok cli/ddio-run/secret-file-and-timeout || ko cli/ddio-run/secret-file-and-timeout "$(head -c 300 "$tmp/run4.log")"
+
 # ---- bad command lines: exit 2, exactly one line on stderr, nothing on stdout ----------
 # badopt NAME CMD...
 badopt() {
