@@ -147,6 +147,16 @@ const char *ddio_client_servers(const struct ddio_client *cl)
     return cl->servers;
 }
 
+int ddio_client_nservers(const struct ddio_client *cl)
+{
+    return cl->n;
+}
+
+const char *ddio_client_server_addr(const struct ddio_client *cl, int i)
+{
+    return i >= 0 && i < cl->n ? cl->c[i].addr : NULL;
+}
+
 static void conn_drop(struct cconn *c)
 {
     if (c->sock >= 0)
@@ -515,6 +525,82 @@ int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
     ddio_enc_rename(&w, &m);
     int rc = fanout(cl, DDIO_T_RENAME, &w, -ENOENT, msg, msglen);
     ddio_wbuf_free(&w);
+    return rc;
+}
+
+int ddio_client_stats(struct ddio_client *cl, int i, struct ddio_stats_r *r,
+                      char *msg, size_t msglen)
+{
+    uint8_t *p = NULL;
+    size_t n = 0;
+    memset(r, 0, sizeof(*r));
+    if (i < 0 || i >= cl->n)
+        return say(msg, msglen, "no server %d", i), -EINVAL;
+    int rc = call(cl, i, DDIO_T_STATS, NULL, &p, &n, msg, msglen);
+    if (rc == 0 && ddio_dec_stats_r(p, n, r)) {
+        say(msg, msglen, "server %s: malformed STATS reply", cl->c[i].name);
+        rc = -EIO;
+    }
+    free(p);
+    return rc;
+}
+
+/* PSTAT on every server: which one holds which stripe, and how much */
+int ddio_client_layout(struct ddio_client *cl, const char *path, struct ddio_clayout *l,
+                       char *msg, size_t msglen)
+{
+    struct ddio_wbuf w;
+    struct ddio_pstat_r *r = malloc(sizeof(*r));
+    int rc = 0, files = 0, dirs = 0;
+
+    memset(l, 0, sizeof(*l));
+    for (unsigned k = 0; k < DDIO_MAX_SERVERS; k++)
+        l->server[k] = -1;
+    if (!r)
+        return say(msg, msglen, "out of memory"), -ENOMEM;
+    path_req(&w, path);
+    for (int i = 0; i < cl->n && !rc; i++) {
+        uint8_t *p = NULL;
+        size_t n = 0;
+        int e = call(cl, i, DDIO_T_PSTAT, &w, &p, &n, msg, msglen);
+        if (e == 0 && ddio_dec_pstat_r(p, n, r)) {
+            say(msg, msglen, "server %s: malformed PSTAT reply", cl->c[i].name);
+            e = -EIO;
+        }
+        free(p);
+        if (e == -ENOENT)
+            continue;
+        if (e) {
+            rc = e;
+            break;
+        }
+        if (r->kind != DDIO_K_FILE) {
+            dirs++;
+            continue;
+        }
+        uint32_t k = r->layout.server_index;
+        if (files && (r->layout.stripe_unit != l->stripe.unit
+                      || r->layout.stripe_count != l->stripe.count || l->server[k] >= 0)) {
+            say(msg, msglen, "%s: server %s holds a layout that disagrees with the others",
+                path, cl->c[i].name);
+            rc = -EIO;
+            break;
+        }
+        files++;
+        l->stripe.unit = r->layout.stripe_unit;
+        l->stripe.count = r->layout.stripe_count;
+        l->server[k] = i;
+        l->local[k] = r->local_size;
+        uint64_t end = ddio_layout_logical_end(&l->stripe, k, r->local_size);
+        if (end > l->size)
+            l->size = end;
+    }
+    ddio_wbuf_free(&w);
+    free(r);
+    if (!rc && !files)
+        rc = dirs ? (say(msg, msglen, "%s: is a directory", path), -EISDIR)
+                  : (say(msg, msglen, "%s: no such file on any of the %d servers", path,
+                         cl->n), -ENOENT);
     return rc;
 }
 
@@ -1067,4 +1153,36 @@ ssize_t ddio_client_pwrite(struct ddio_cfile *f, const void *buf, size_t len, ui
                            char *msg, size_t msglen)
 {
     return xfer(f, DDIO_X_WRITE, (char *)buf, len, off, msg, msglen);
+}
+
+void ddio_client_file_stripe(const struct ddio_cfile *f, struct ddio_stripe *s)
+{
+    *s = f->stripe;
+}
+
+static int xfer_part(struct ddio_cfile *f, uint32_t k, uint32_t op, char *buf, size_t len,
+                     uint64_t off, char *msg, size_t msglen)
+{
+    struct xio x = {.buf = buf, .len = len};
+    uint64_t lo, hi, ls;
+    if (k >= (uint32_t)f->nsrv)
+        return say(msg, msglen, "%s: no stripe server %u", f->path, k), -EINVAL;
+    if (len == 0 || !ddio_layout_local_range(&f->stripe, k, off, len, &lo, &hi))
+        return 0;
+    if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
+        return say(msg, msglen, "offset %llu + %zu out of range", (unsigned long long)off,
+                   len), -EFBIG;
+    return xfer_one(f, (int)k, op, &x, off, &ls, msg, msglen);
+}
+
+int ddio_client_pread_part(struct ddio_cfile *f, uint32_t k, void *buf, size_t len,
+                           uint64_t off, char *msg, size_t msglen)
+{
+    return xfer_part(f, k, DDIO_X_READ, buf, len, off, msg, msglen);
+}
+
+int ddio_client_pwrite_part(struct ddio_cfile *f, uint32_t k, const void *buf, size_t len,
+                            uint64_t off, char *msg, size_t msglen)
+{
+    return xfer_part(f, k, DDIO_X_WRITE, (char *)buf, len, off, msg, msglen);
 }

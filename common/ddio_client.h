@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "ddio_layout.h"
+#include "ddio_proto.h"
 
 #define DDIO_CLIENT_MSG_LEN 512
 
@@ -34,6 +35,14 @@ struct ddio_client *ddio_client_new(const char *servers, int timeout_ms, uint64_
                                     const char *secret_file, char *msg, size_t msglen);
 void ddio_client_free(struct ddio_client *cl);
 const char *ddio_client_servers(const struct ddio_client *cl);
+/* the servers of the list, in list order (tools/ddio: per-server reports) */
+int ddio_client_nservers(const struct ddio_client *cl);
+const char *ddio_client_server_addr(const struct ddio_client *cl, int i);
+
+/* STATS of list server i: every counter as (key, value); free with
+ * ddio_stats_r_free. */
+int ddio_client_stats(struct ddio_client *cl, int i, struct ddio_stats_r *r,
+                      char *msg, size_t msglen);
 
 struct ddio_cstat {
     int is_dir;
@@ -55,6 +64,18 @@ int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size
 int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
                        char *msg, size_t msglen);
 
+/* Where a file's bytes are: its stripe and, per stripe index k, the list
+ * server holding it (server[k], -1 when no server of the list has it) and
+ * that server's local size. size is the logical size (max over servers). */
+struct ddio_clayout {
+    struct ddio_stripe stripe;
+    uint64_t size;
+    int server[DDIO_MAX_SERVERS];
+    uint64_t local[DDIO_MAX_SERVERS];
+};
+int ddio_client_layout(struct ddio_client *cl, const char *path, struct ddio_clayout *l,
+                       char *msg, size_t msglen);
+
 /* open flags */
 #define DDIO_CO_CREAT 1
 #define DDIO_CO_EXCL  2
@@ -69,5 +90,16 @@ ssize_t ddio_client_pwrite(struct ddio_cfile *f, const void *buf, size_t len, ui
 int ddio_client_size(struct ddio_cfile *f, uint64_t *size, char *msg, size_t msglen);
 int ddio_client_truncate(struct ddio_cfile *f, uint64_t size, char *msg, size_t msglen);
 int ddio_client_sync(struct ddio_cfile *f, char *msg, size_t msglen);
+
+/* Striped parallel transfers (tools/ddio cp): an open file's stripe, and the
+ * part of [off, off + len) that stripe server k holds, moved between that
+ * server and buf (buf[0] is logical byte off; other bytes are untouched, so
+ * a read's holes keep what buf held). One XFER on server k's connection
+ * only, so threads working on different k run in parallel. 0 or -errno. */
+void ddio_client_file_stripe(const struct ddio_cfile *f, struct ddio_stripe *s);
+int ddio_client_pread_part(struct ddio_cfile *f, uint32_t k, void *buf, size_t len,
+                           uint64_t off, char *msg, size_t msglen);
+int ddio_client_pwrite_part(struct ddio_cfile *f, uint32_t k, const void *buf, size_t len,
+                            uint64_t off, char *msg, size_t msglen);
 
 #endif

@@ -1,4 +1,4 @@
-/* Leveled logging to stderr (see ddio_log.h).
+/* Leveled logging to stderr or syslog (see ddio_log.h).
  *
  * Each line is formatted completely first and written with a single fprintf,
  * so lines from different threads never interleave (stdio locks the stream
@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <syslog.h>
 #include <unistd.h>
 
 /* WARN by default: inside an MPI application the driver should stay quiet
@@ -19,6 +20,18 @@ static atomic_int log_level = DDIO_LOG_WARN;
 static char log_prog[64] = "ddio";
 
 static const char *const level_names[] = { "ERROR", "WARN", "INFO", "DEBUG" };
+static const int level_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+static atomic_int log_syslog;
+
+/* syslog keeps the program name we hand it: it must outlive openlog */
+void ddio_log_use_syslog(int on)
+{
+    if (on)
+        openlog(log_prog, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+    else if (atomic_load(&log_syslog))
+        closelog();
+    atomic_store(&log_syslog, on != 0);
+}
 
 /* Call once at start-up, before other threads log. */
 void ddio_log_init(const char *prog, int level)
@@ -73,5 +86,8 @@ void ddio_log(int level, const char *fmt, ...)
     size_t len = strlen(msg);
     if (len && msg[len - 1] == '\n')
         msg[len - 1] = '\0';
-    fprintf(stderr, "%s[%ld] %s: %s\n", log_prog, (long)getpid(), level_names[level], msg);
+    if (atomic_load(&log_syslog))   /* syslog adds the name and pid itself */
+        syslog(level_prio[level], "%s: %s", level_names[level], msg);
+    else
+        fprintf(stderr, "%s[%ld] %s: %s\n", log_prog, (long)getpid(), level_names[level], msg);
 }

@@ -1,10 +1,14 @@
-/* Leveled logging to stderr: "ddio-server[pid] LEVEL: message". */
+/* Leveled logging: to stderr as "ddio-server[pid] LEVEL: message", or to
+ * syslog (facility daemon, the level as its priority) after
+ * ddio_log_use_syslog(1). */
 #ifndef DDIO_LOG_H
 #define DDIO_LOG_H
 
 enum ddio_log_level { DDIO_LOG_ERROR = 0, DDIO_LOG_WARN, DDIO_LOG_INFO, DDIO_LOG_DEBUG };
 
 void ddio_log_init(const char *prog, int level);
+/* after ddio_log_init (which names the program), before other threads log */
+void ddio_log_use_syslog(int on);
 int  ddio_log_level(void);
 /* parse "error|warn|info|debug"; -1 if unknown */
 int  ddio_log_parse_level(const char *s);

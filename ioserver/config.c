@@ -32,7 +32,8 @@ void config_usage(FILE *f)
 {
     fprintf(f,
         "usage: ddio-server --listen HOST:PORT --root DIR [--root DIR2 ...] [options]\n"
-        "  --listen HOST:PORT   address to listen on (port 0 = any free port)\n"
+        "  --listen HOST:PORT   address to listen on (port 0 = any free port); clients\n"
+        "                       list it in their servers (-s/--servers, DDIO_SERVERS)\n"
         "  --port-file F        write the bound port to F (atomically) after listen\n"
         "  --root DIR           storage root, one per disk (repeatable)\n"
         "  --block-size BYTES   transfer block size, multiple of 4096 (default 1048576)\n"
@@ -40,10 +41,12 @@ void config_usage(FILE *f)
         "  --rotate             start each server's block list at a different point\n"
         "  --throttle-mbps N    emulate slow disks: each disk moves at most N MiB/s\n"
         "                       (tests and demos; default 0 = off)\n"
-        "  --log-level L        error|warn|info|debug (default info)\n"
-        "  --secret-file F      shared secret clients must prove they hold (HMAC-SHA-256\n"
-        "                       challenge-response); F must be owned by this user and\n"
-        "                       private (chmod 600). Required unless --insecure\n"
+        "  --log-level L        error|warn|info|debug (default info); debug logs one line\n"
+        "                       per XFER with its counters (blocks, bytes, time)\n"
+        "  --syslog             log to syslog (facility daemon) instead of stderr\n"
+        "  --secret-file F      the shared secret: a file owned by you, mode 0600;\n"
+        "                       clients must prove they hold it (HMAC-SHA-256\n"
+        "                       challenge-response). Required unless --insecure\n"
         "  --insecure           no authentication: anyone who reaches the port reads and\n"
         "                       writes every file (local experiments only)\n"
         "  --fault POINT:N[:kill|stop]\n"
@@ -91,7 +94,7 @@ static int set_listen(struct srv_config *c, const char *arg, char *err, size_t e
     int port;
     if (ddio_parse_hostport(arg, c->listen_host, sizeof(c->listen_host), &port) != 0
         || port < 0 || port > 65535) {
-        snprintf(err, errlen, "--listen: expected HOST:PORT, got '%s'", arg);
+        snprintf(err, errlen, "--listen: '%s' is not HOST:PORT (port 0..65535)", arg);
         return -1;
     }
     c->listen_port = port;
@@ -154,6 +157,9 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'I':
         c->insecure = 1;
         return 0;
+    case 'G':
+        c->use_syslog = 1;
+        return 0;
     case 'X':
         c->fault = arg;
         return 0;
@@ -199,7 +205,7 @@ static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, 
         }
         return 0;
     }
-    snprintf(err, errlen, "unknown option (try --help)");
+    snprintf(err, errlen, "unknown option (try ddio-server --help)");
     return -1;
 }
 
@@ -215,6 +221,7 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
         {"throttle-mbps", required_argument, NULL, 'T'},
         {"log-level", required_argument, NULL, 'L'},
         {"insecure", no_argument, NULL, 'I'},
+        {"syslog", no_argument, NULL, 'G'},
         {"fault", required_argument, NULL, 'X'},
         {"secret-file", required_argument, NULL, 'S'},
         {"max-connections", required_argument, NULL, 'C'},
@@ -239,7 +246,7 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
         }
         if (opt == '?' || opt == ':') {
             const char *bad = (optind > 0 && optind <= argc) ? argv[optind - 1] : "?";
-            snprintf(err, errlen, "%s option '%s' (try --help)",
+            snprintf(err, errlen, "%s option '%s' (try ddio-server --help)",
                      opt == ':' ? "missing argument for" : "unknown or malformed", bad);
             return -1;
         }
@@ -247,7 +254,7 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
             return -1;
     }
     if (optind < argc) {
-        snprintf(err, errlen, "unexpected argument '%s' (try --help)", argv[optind]);
+        snprintf(err, errlen, "unexpected argument '%s' (try ddio-server --help)", argv[optind]);
         return -1;
     }
     if (c->listen_port < 0) {

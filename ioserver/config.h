@@ -18,6 +18,7 @@ struct srv_config {
     int rotate;
     unsigned throttle_mibps;      /* emulate disks of this bandwidth; 0 = off */
     int log_level;
+    int use_syslog;               /* --syslog: log to syslog, not stderr */
     const char *fault;            /* --fault POINT:N[:ACTION] (tests), or NULL */
     int insecure;                 /* no authentication (local experiments only) */
     const char *secret_file;      /* shared secret for AUTH; required unless insecure */

@@ -21,6 +21,8 @@
 
 #define DISK_ALIGN 4096
 
+static int64_t mono_us(void);
+
 static void kick(int fd)
 {
     uint64_t one = 1;
@@ -65,7 +67,10 @@ void disk_submit(struct disk *d, struct disk_req *r)
     r->done = 0;
     r->res = 0;
     r->next = NULL;
+    r->t_submit_us = mono_us();
     pthread_mutex_lock(&d->mu);
+    if (d->depth++ == 0)
+        d->busy_since_us = r->t_submit_us;
     if (d->qtail)
         d->qtail->next = r;
     else
@@ -73,6 +78,31 @@ void disk_submit(struct disk *d, struct disk_req *r)
     d->qtail = r;
     pthread_mutex_unlock(&d->mu);
     kick(d->wakefd);
+}
+
+/* a request is finished (done or failed): count it, then its callback */
+static void finish(struct disk *d, struct disk_req *r)
+{
+    atomic_fetch_add(r->write ? &d->bytes_written : &d->bytes_read, r->done);
+    atomic_fetch_add(&d->ops, 1);
+    int64_t now = mono_us();
+    r->us = (uint64_t)(now - r->t_submit_us);
+    pthread_mutex_lock(&d->mu);
+    if (--d->depth == 0)
+        d->busy_us += (uint64_t)(now - d->busy_since_us);
+    pthread_mutex_unlock(&d->mu);
+    r->cb(r);
+}
+
+void disk_get_counters(struct disk *d, struct disk_counters *c)
+{
+    c->bytes_read = atomic_load(&d->bytes_read);
+    c->bytes_written = atomic_load(&d->bytes_written);
+    c->ops = atomic_load(&d->ops);
+    pthread_mutex_lock(&d->mu);
+    c->depth = d->depth;
+    c->busy_us = d->busy_us + (d->depth ? (uint64_t)(mono_us() - d->busy_since_us) : 0);
+    pthread_mutex_unlock(&d->mu);
 }
 
 static void prep(struct disk *d, struct disk_req *r)
@@ -111,7 +141,7 @@ static struct disk_req *submit_list(struct disk *d, struct disk_req *pend, unsig
                 struct disk_req *x = pend;
                 pend = pend->next;
                 x->res = got;
-                x->cb(x);
+                finish(d, x);
             }
             continue;
         }
@@ -135,7 +165,8 @@ static struct disk_req *append(struct disk_req *list, struct disk_req *r)
 }
 
 /* handle one completion: finished, failed, or resubmit the rest */
-static struct disk_req *complete(struct disk_req *r, long res, struct disk_req *pend)
+static struct disk_req *complete(struct disk *d, struct disk_req *r, long res,
+                                 struct disk_req *pend)
 {
     if (res < 0) {
         r->res = (int)res;
@@ -151,7 +182,7 @@ static struct disk_req *complete(struct disk_req *r, long res, struct disk_req *
         if (r->done < r->len && !eof)
             return append(pend, r);
     }
-    r->cb(r);
+    finish(d, r);
     return pend;
 }
 
@@ -165,7 +196,7 @@ static struct disk_req *reap(struct disk *d, struct disk_req *pend, unsigned *in
             return pend;
         *inflight -= (unsigned)n;
         for (int i = 0; i < n; i++)
-            pend = complete(ev[i].data, (long)ev[i].res, pend);
+            pend = complete(d, ev[i].data, (long)ev[i].res, pend);
     }
 }
 

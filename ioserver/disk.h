@@ -6,6 +6,7 @@
 
 #include <libaio.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,8 @@ struct disk_req {
     size_t done;            /* bytes transferred so far (short completions) */
     int res;                /* 0 or -errno when complete */
     int nonconsec;          /* set at first submission: off != previous end */
+    int64_t t_submit_us;    /* disk_submit's time */
+    uint64_t us;            /* submit to completion, set before cb runs */
     void (*cb)(struct disk_req *r);   /* called on the disk thread when done */
     void *arg;
     struct iocb iocb;
@@ -43,6 +46,21 @@ struct disk {
     uint64_t last_end;      /* end of the previous access (disk thread only) */
     uint64_t throttle_bps;  /* emulated bandwidth, 0 = none (set before start) */
     int64_t busy_until_us;  /* throttle: when the emulated disk is free */
+    /* counters for STATS (tools/ddio status): bytes and ops written by the
+     * disk thread, read by anyone, hence atomics; depth and busy time change
+     * in disk_submit and at completion, under mu */
+    atomic_uint_fast64_t bytes_read, bytes_written, ops;
+    unsigned depth;         /* requests submitted and not yet completed */
+    uint64_t busy_us;       /* time with depth > 0, up to busy_since_us */
+    int64_t busy_since_us;  /* when depth last became > 0 */
+};
+
+struct disk_counters {
+    uint64_t bytes_read, bytes_written;
+    uint64_t ops;           /* requests completed */
+    uint64_t busy_us;       /* time with at least one request submitted and not
+                             * completed (iostat's %util, as a time) */
+    uint64_t depth;         /* queue depth now: submitted, not completed */
 };
 
 /* throttle_bps > 0 emulates a disk of that bandwidth (requests are held
@@ -55,5 +73,6 @@ void *disk_buf_get(struct disk *d, int wait, int64_t deadline_ms);
 void disk_buf_put(struct disk *d, void *buf);
 /* Queue a request; r->cb runs on the disk thread when it completes. */
 void disk_submit(struct disk *d, struct disk_req *r);
+void disk_get_counters(struct disk *d, struct disk_counters *c);
 
 #endif

@@ -72,6 +72,7 @@ struct slot {
     uint32_t pending;            /* GET answers outstanding (x->mu) */
     uint32_t next_part;          /* overlap mode: next participant to pull */
     uint64_t ord;                /* writes: issue order among its disk's blocks */
+    int64_t t_pull_us;           /* writes: when the block's first GET went out */
     struct disk_req dr;
 };
 
@@ -432,7 +433,9 @@ static int send_put(struct xfer *x, struct part *p, const struct slot *s,
                          g[i].s_lo, g[i].s_hi, data);
         data += g[i].s_hi - g[i].s_lo;
     }
+    int64_t t0 = ddio_now_us();   /* blocks while the client's queue is full */
     int rc = conn_send(p->c, DDIO_T_PUT, p->req, 0, w.p, w.len, 1, deadline_of(x));
+    x->ctr.net_us += (uint64_t)(ddio_now_us() - t0);
     if (rc == 0) {
         p->last_ms = ddio_now_ms();
         p->bytes += total;
@@ -656,6 +659,8 @@ static void submit_write(struct xfer *x, struct slot *s)
  * bytes land last; otherwise all at once (disjoint bytes, any order). */
 static void pull_next(struct xfer *x, struct slot *s)
 {
+    if (s->state != S_DATA)       /* the block's first step: its pull starts */
+        s->t_pull_us = ddio_now_us();
     s->state = S_DATA;
     for (;;) {
         /* hold one count while sending, so a quick DATA answer cannot bring
@@ -681,6 +686,7 @@ static void pull_next(struct xfer *x, struct slot *s)
         if (waiting || bad)
             return;               /* the last DATA posts the slot again */
         if (s->next_part >= x->n) {
+            x->ctr.net_us += (uint64_t)(ddio_now_us() - s->t_pull_us);
             write_in_order(x, s);
             return;
         }
@@ -733,6 +739,8 @@ static int io_error(struct xfer *x, struct slot *s, const char *what)
 
 static void process(struct xfer *x, struct slot *s)
 {
+    if (s->state == S_READ || s->state == S_RMW || s->state == S_WRITE)
+        x->ctr.disk_us += s->dr.us;
     s->io_busy = 0;
     switch (s->state) {
     case S_READ:
@@ -1058,12 +1066,13 @@ static void finish(struct xfer *x)
     stats_xfer(&x->srv->stats, &x->ctr, is_collective(x), x->status != 0);
     DDIO_DEBUG("xfer %s %s group %" PRIx64 " seq %" PRIu64 " P=%u: status %s blocks %" PRIu64
                " read %" PRIu64 " written %" PRIu64 " nonconsec %" PRIu64 " sent %" PRIu64
-               " recv %" PRIu64 " desc %" PRIu64 " wait %" PRIu64 "us io %" PRIu64 "us sorted %"
+               " recv %" PRIu64 " desc %" PRIu64 " wait %" PRIu64 "us io %" PRIu64 "us disk %"
+               PRIu64 "us net %" PRIu64 "us sorted %"
                PRIu64 " out_of_order %" PRIu64, op_name(x->op), x->of->path, x->group, x->seq,
                x->n, x->status ? ddio_errno_name(x->status) : "ok", x->ctr.blocks,
                x->ctr.blocks_read, x->ctr.blocks_written, x->ctr.nonconsec, x->ctr.bytes_sent,
                x->ctr.bytes_recv, x->ctr.desc_bytes, x->ctr.wait_us, x->ctr.io_us,
-               x->ctr.sorted, x->ctr.out_of_order);
+               x->ctr.disk_us, x->ctr.net_us, x->ctr.sorted, x->ctr.out_of_order);
 }
 
 /* run a complete XFER (all participants present) and answer everyone */

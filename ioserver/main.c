@@ -126,6 +126,7 @@ int main(int argc, char **argv)
         return 2;
     }
     ddio_log_init("ddio-server", srv->cfg.log_level);
+    ddio_log_use_syslog(srv->cfg.use_syslog);
     server_init_sync(srv);
     if (install_signals()) {
         DDIO_ERR("sigaction: %s", strerror(errno));

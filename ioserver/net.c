@@ -316,7 +316,9 @@ static void *work_main(void *arg)
 {
     struct work *w = arg;
     struct conn *c = w->c;
+    stats_inflight(&c->srv->stats, 1);
     w->fn(w);
+    stats_inflight(&c->srv->stats, -1);
     free(w->payload);
     free(w);
     pthread_mutex_lock(&c->mu);
@@ -713,8 +715,19 @@ static int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 
 static int on_stats(struct conn *c, const struct ddio_hdr *h)
 {
+    struct server *srv = c->srv;
     struct ddio_stats_r r;
-    if (stats_snapshot(&c->srv->stats, &r)) {
+    struct stats_disk dk[DDIO_MAX_ROOTS];
+    int nd = srv->ndisks < DDIO_MAX_ROOTS ? srv->ndisks : DDIO_MAX_ROOTS;
+    for (int d = 0; d < nd; d++) {
+        struct disk_counters dc;
+        disk_get_counters(&srv->disks[d], &dc);
+        dk[d] = (struct stats_disk){dc.bytes_read, dc.bytes_written, dc.ops, dc.busy_us,
+                                    dc.depth};
+    }
+    struct stats_env env = {.ndisks = nd, .disks = dk, .nroots = srv->cfg.nroots,
+                            .roots = srv->cfg.roots, .block_size = srv->cfg.block_size};
+    if (stats_snapshot(&srv->stats, &env, &r)) {
         ddio_stats_r_free(&r);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "stats: out of memory"), 0;
     }

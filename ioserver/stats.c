@@ -4,13 +4,18 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
+
+#include "ddio_net.h"
 
 void stats_init(struct srv_stats *s)
 {
     memset(s, 0, sizeof(*s));
     pthread_mutex_init(&s->mu, NULL);
+    s->start_ms = ddio_now_ms();
 }
 
 void stats_destroy(struct srv_stats *s)
@@ -32,6 +37,8 @@ void stats_xfer(struct srv_stats *s, const struct xfer_counters *c, int collecti
     s->bytes_written += c->bytes_recv;
     s->nonconsec += c->nonconsec;
     s->desc_bytes += c->desc_bytes;
+    s->disk_us += c->disk_us;
+    s->net_us += c->net_us;
     if (collective) {
         s->last = *c;
         s->have_last = 1;
@@ -55,8 +62,23 @@ void stats_bump(struct srv_stats *s, uint64_t *field)
     pthread_mutex_unlock(&s->mu);
 }
 
+void stats_inflight(struct srv_stats *s, int delta)
+{
+    pthread_mutex_lock(&s->mu);
+    s->inflight += (uint64_t)(int64_t)delta;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* the reply grows as keys are added: per-disk and per-root keys make its
+ * length depend on the configuration */
 static int add(struct ddio_stats_r *r, const char *key, uint64_t v)
 {
+    if ((r->n & (r->n - 1)) == 0 && r->n >= 32) {   /* full at 32, 64, 128, ... */
+        struct ddio_kv *kv = realloc(r->kv, 2 * (size_t)r->n * sizeof(*kv));
+        if (!kv)
+            return -ENOMEM;
+        r->kv = kv;
+    }
     char *k = strdup(key);
     if (!k)
         return -ENOMEM;
@@ -75,7 +97,37 @@ static uint64_t heap_in_use(void)
     return (uint64_t)mi.uordblks + (uint64_t)mi.hblkhd;
 }
 
-int stats_snapshot(struct srv_stats *s, struct ddio_stats_r *r)
+/* "disk.3.busy_us" */
+static int addi(struct ddio_stats_r *r, const char *kind, int i, const char *key, uint64_t v)
+{
+    char k[64];
+    snprintf(k, sizeof(k), "%s.%d.%s", kind, i, key);
+    return add(r, k, v);
+}
+
+/* per-disk counters and the roots' space: outside the counters' mutex
+ * (statvfs may block on a slow file system) */
+static int add_env(struct ddio_stats_r *r, const struct stats_env *env)
+{
+    int rc = add(r, "ndisks", (uint64_t)env->ndisks) | add(r, "block_size", env->block_size);
+    for (int i = 0; i < env->ndisks; i++) {
+        const struct stats_disk *d = &env->disks[i];
+        rc |= addi(r, "disk", i, "bytes_read", d->bytes_read)
+            | addi(r, "disk", i, "bytes_written", d->bytes_written)
+            | addi(r, "disk", i, "ops", d->ops) | addi(r, "disk", i, "busy_us", d->busy_us)
+            | addi(r, "disk", i, "queue", d->depth);
+    }
+    for (int i = 0; i < env->nroots; i++) {
+        struct statvfs v;
+        if (statvfs(env->roots[i], &v) != 0)
+            continue;             /* no figure rather than a wrong one */
+        rc |= addi(r, "root", i, "free_bytes", (uint64_t)v.f_bavail * v.f_frsize)
+            | addi(r, "root", i, "total_bytes", (uint64_t)v.f_blocks * v.f_frsize);
+    }
+    return rc;
+}
+
+int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio_stats_r *r)
 {
     r->n = 0;
     r->kv = calloc(32, sizeof(*r->kv));
@@ -88,10 +140,13 @@ int stats_snapshot(struct srv_stats *s, struct ddio_stats_r *r)
         | add(r, "blocks_read", s->blocks_read) | add(r, "blocks_written", s->blocks_written)
         | add(r, "bytes_read", s->bytes_read) | add(r, "bytes_written", s->bytes_written)
         | add(r, "nonconsec", s->nonconsec) | add(r, "desc_bytes", s->desc_bytes)
+        | add(r, "disk_us", s->disk_us) | add(r, "net_us", s->net_us)
         | add(r, "connections", s->connections)
         | add(r, "connections_total", s->connections_total)
         | add(r, "opens", s->opens) | add(r, "locks", s->locks)
-        | add(r, "heap_in_use", heap_in_use());
+        | add(r, "heap_in_use", heap_in_use())
+        | add(r, "inflight", s->inflight)
+        | add(r, "uptime_ms", (uint64_t)(ddio_now_ms() - s->start_ms));
     if (s->have_last)
         rc |= add(r, "last.nparticipants", l->nparticipants)
             | add(r, "last.desc_bytes", l->desc_bytes) | add(r, "last.blocks", l->blocks)
@@ -102,7 +157,10 @@ int stats_snapshot(struct srv_stats *s, struct ddio_stats_r *r)
             | add(r, "last.bytes_recv", l->bytes_recv)
             | add(r, "last.wait_us", l->wait_us) | add(r, "last.io_us", l->io_us)
             | add(r, "last.sorted", l->sorted)
-            | add(r, "last.out_of_order", l->out_of_order);
+            | add(r, "last.out_of_order", l->out_of_order)
+            | add(r, "last.disk_us", l->disk_us) | add(r, "last.net_us", l->net_us);
     pthread_mutex_unlock(&s->mu);
+    if (env)
+        rc |= add_env(r, env);
     return rc ? -ENOMEM : 0;
 }

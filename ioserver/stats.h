@@ -22,6 +22,11 @@ struct xfer_counters {
     uint64_t sorted;
     uint64_t out_of_order;    /* collectives: blocks issued below the previous
                                * one's physical address on the same disk */
+    /* where the pass's time went, summed over blocks (they overlap, so each
+     * may exceed io_us): */
+    uint64_t disk_us;         /* disk requests, submit to completion */
+    uint64_t net_us;          /* writes: first GET to last DATA of a block;
+                               * reads: waiting for a client to take PUT data */
 };
 
 struct srv_stats {
@@ -29,8 +34,12 @@ struct srv_stats {
     uint64_t xfers, coll_xfers, xfer_errors;
     uint64_t blocks_read, blocks_written, bytes_read, bytes_written;
     uint64_t nonconsec, desc_bytes;
+    uint64_t disk_us, net_us;
     uint64_t connections, connections_total;
     uint64_t opens, locks;
+    uint64_t inflight;           /* requests running on their own thread now
+                                  * (XFER, SETLKW, SYNC, PREALLOC) */
+    int64_t start_ms;            /* ddio_now_ms() at stats_init: uptime */
     int have_last;
     struct xfer_counters last;   /* last collective */
 };
@@ -40,7 +49,21 @@ void stats_destroy(struct srv_stats *s);
 void stats_xfer(struct srv_stats *s, const struct xfer_counters *c, int collective, int failed);
 void stats_conn(struct srv_stats *s, int delta);
 void stats_bump(struct srv_stats *s, uint64_t *field);
-/* Fill a STATS reply; free with ddio_stats_r_free. 0 or -ENOMEM. */
-int stats_snapshot(struct srv_stats *s, struct ddio_stats_r *r);
+void stats_inflight(struct srv_stats *s, int delta);
+
+/* what the server adds to its counters for `tools/ddio status` */
+struct stats_disk {
+    uint64_t bytes_read, bytes_written, ops, busy_us, depth;
+};
+struct stats_env {
+    int ndisks;
+    const struct stats_disk *disks;   /* ndisks entries */
+    int nroots;
+    const char *const *roots;         /* storage roots: free space by statvfs */
+    uint64_t block_size;
+};
+/* Fill a STATS reply; free with ddio_stats_r_free. 0 or -ENOMEM. env may be
+ * NULL (counters only). Keys are listed in docs/PROTOCOL.md (STATS). */
+int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio_stats_r *r);
 
 #endif

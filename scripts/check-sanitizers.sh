@@ -40,5 +40,11 @@ if [ -x test/server/run-security-tests.sh ] && [ -x test/server/srv_client ]; th
     pass=$((pass + 1)); echo "PASS: asan+ubsan security tests"
   else fail=$((fail + 1)); echo "FAIL: asan+ubsan security tests"; tail -n 40 security.san.log; fi
 fi
+# tools/ddio and the server under the command-line tests (test/cli)
+if [ -x "$top/test/cli/run-cli-tests.sh" ] && [ -x tools/ddio ]; then
+  if DDIO_BUILD_DIR="$san/src" "$top/test/cli/run-cli-tests.sh" >cli.san.log 2>&1; then
+    pass=$((pass + 1)); echo "PASS: asan+ubsan cli tests"
+  else fail=$((fail + 1)); echo "FAIL: asan+ubsan cli tests"; grep -E '^FAIL|ERROR: AddressSanitizer|runtime error' cli.san.log | head -n 40; fi
+fi
 echo "sanitizers: $pass passed, $fail failed" | tee "$san/summary.log"
 [ $fail -eq 0 ]

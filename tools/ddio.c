@@ -1,133 +1,296 @@
-/* ddio: administration tool. For now one command:
- *   ddio stats [-s HOST:PORT,...] [-t SECONDS] [KEY...]
- * prints every server's counters ("HOST:PORT KEY VALUE" per line), or only
- * the named keys. The server list defaults to $DDIO_SERVERS, the secret file
- * to $DDIO_SECRET_FILE (or DDIO_CONFIG's secret_file). Tests and the
- * benchmark use it to prove which path a call took and what it cost. */
+/* ddio: the administration tool. Options, help and dispatch; the commands
+ * are in ddio_cli_ns.c (ls, stat, rm, mkdir, layout), ddio_cli_cp.c (cp)
+ * and ddio_cli_status.c (status, stats), shared helpers in ddio_cli_util.c.
+ *
+ * Options may come before or after the command (`ddio -s H:P ls` and
+ * `ddio ls -s H:P` are the same), so the existing `ddio stats -s ... KEY`
+ * form used by tests and benchmarks keeps working. A mistake in the command
+ * line is one line on stderr and exit status 2. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <errno.h>
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ddio_auth.h"
+#include "ddio_cli.h"
 #include "ddio_net.h"
-#include "ddio_proto.h"
 
-static int fail(const char *server, const char *what, int err)
+static void usage(FILE *f)
 {
-    fprintf(stderr, "ddio: %s: %s: %s\n", server, what, strerror(err < 0 ? -err : err));
-    return 1;
+    fprintf(f,
+        "usage: ddio [options] COMMAND [ARGS...]\n"
+        "\n"
+        "Administer the ddio servers and copy files in and out of the ddio namespace.\n"
+        "A ddio file is written ddio:/path (ls, stat, rm, mkdir and layout also take a\n"
+        "plain /path).\n"
+        "\n"
+        "commands:\n"
+        "  ls [-l] [PATH]       list a directory (default /); -l: type, mode, size, mtime\n"
+        "  stat PATH            type, size, mode, mtime and stripe of a file or directory\n"
+        "  rm PATH              remove a file, or an empty directory\n"
+        "  mkdir PATH           make a directory (on every server)\n"
+        "  layout FILE          stripe unit, stripe count, and per stripe its server and\n"
+        "                       the bytes it holds (they add up to the file size)\n"
+        "  cp SRC DST           copy a local file to ddio:/path or back, striped and in\n"
+        "                       parallel (one thread per server); a progress bar on stderr\n"
+        "                       when it is a terminal; checks the size at the end and\n"
+        "                       prints bytes, seconds and MiB/s\n"
+        "  status               per server: uptime, connections, calls in flight, bytes\n"
+        "                       read and written, per-disk throughput and queue depth,\n"
+        "                       free space of each storage root\n"
+        "  stats [KEY...]       every server's raw counters, \"HOST:PORT KEY VALUE\" lines\n"
+        "\n"
+        "options:\n"
+        "  -s, --servers HOST:PORT,...\n"
+        "                       the ddio servers, in stripe order (default: $DDIO_SERVERS,\n"
+        "                       else the 'servers =' line of $DDIO_CONFIG)\n"
+        "      --secret-file F  the shared secret: a file owned by you, mode 0600\n"
+        "                       (default: $DDIO_SECRET_FILE, else the 'secret_file =' line\n"
+        "                       of $DDIO_CONFIG)\n"
+        "  -t, --timeout S      seconds any wait may take before the command fails\n"
+        "                       (default: $DDIO_TIMEOUT, else 'timeout =' of $DDIO_CONFIG,\n"
+        "                       else 30)\n"
+        "      --json           ls, stat, layout, status: print JSON\n"
+        "  -l                   ls: long listing\n"
+        "  -u, --stripe-unit B  cp: stripe unit of a new ddio file in bytes, K/M/G\n"
+        "                       suffixes (default 1M)\n"
+        "      --progress, --no-progress\n"
+        "                       cp: force the progress bar on or off\n"
+        "  -i, --interval S     status: seconds between the two samples throughput is\n"
+        "                       measured over (default 1; 0: one sample, averages since\n"
+        "                       start)\n"
+        "  -h, --help           this text\n"
+        "\n"
+        "exit status: 0 ok, 1 a command failed (the cause on stderr), 2 a usage error.\n");
 }
 
-/* Receive the reply to `req` of `type`; returns payload (malloc'd) or NULL. */
-static uint8_t *recv_reply(int fd, uint16_t type, uint64_t req, int64_t dl, size_t *n, int *status)
-{
-    struct ddio_hdr h;
-    int rc = ddio_recv_hdr(fd, &h, dl);
-    if (rc != 0 || h.type != (type | DDIO_REPLY) || h.req != req) {
-        *status = rc ? rc : -EPROTO;
-        return NULL;
-    }
-    uint8_t *p = malloc(h.len ? h.len : 1);
-    if (!p || ddio_recv_all(fd, p, h.len, dl) != 0) {
-        free(p);
-        *status = -EIO;
-        return NULL;
-    }
-    *n = h.len;
-    *status = h.status;
-    return p;
-}
+/* which options each command takes (beyond the shared -s, --secret-file, -t) */
+struct command {
+    const char *name;
+    int (*fn)(struct cli *);
+    const char *opts;         /* short names of the options it accepts */
+    int min_args, max_args;   /* operands; -1: any */
+};
+static const struct command commands[] = {
+    {"ls", cmd_ls, "lj", 0, 1},
+    {"stat", cmd_stat, "j", 1, 1},
+    {"rm", cmd_rm, "", 1, 1},
+    {"mkdir", cmd_mkdir, "", 1, 1},
+    {"layout", cmd_layout, "j", 1, 1},
+    {"cp", cmd_cp, "uPN", 2, 2},
+    {"status", cmd_status, "ji", 0, 0},
+    {"stats", cmd_stats, "", 0, -1},
+};
 
-static int want_key(const char *k, int nkeys, char **keys)
+enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N' };
+static const struct option long_opts[] = {
+    {"servers", required_argument, NULL, 's'},
+    {"secret-file", required_argument, NULL, OPT_SECRET},
+    {"timeout", required_argument, NULL, 't'},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"stripe-unit", required_argument, NULL, 'u'},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
+    {"no-progress", no_argument, NULL, OPT_NOPROGRESS},
+    {"interval", required_argument, NULL, 'i'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+#define SHORT_OPTS ":s:t:lu:i:h"
+
+/* a number of seconds: the whole string, finite, within [lo, hi] */
+static int parse_seconds(const char *s, double lo, double hi, double *out)
 {
-    if (nkeys == 0)
-        return 1;
-    for (int i = 0; i < nkeys; i++)
-        if (strcmp(k, keys[i]) == 0)
-            return 1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v) || v < lo || v > hi)
+        return -1;
+    *out = v;
     return 0;
 }
 
-static int stats_one(const char *server, const struct ddio_secret *secret, int64_t dl,
-                     int nkeys, char **keys)
+/* bytes with an optional K/M/G suffix (powers of 1024) */
+static int parse_bytes(const char *s, uint64_t *out)
 {
-    char host[256];
-    int port, rc, st;
-    if (ddio_parse_hostport(server, host, sizeof host, &port) != 0)
-        return fail(server, "bad host:port", EINVAL);
-    int fd = ddio_connect(host, port, dl);
-    if (fd < 0)
-        return fail(server, "connect", fd);
-    char msg[1024];
-    struct ddio_hello_r hr;
-    rc = ddio_handshake(fd, server, "ddio-admin", secret, dl, &hr, msg, sizeof msg);
-    if (rc) {
-        close(fd);
-        fprintf(stderr, "ddio: %s\n", msg);
-        return 1;
-    }
-    free(hr.name);
-    size_t n = 0;
-    uint8_t *p = NULL;
-    const uint64_t req = DDIO_HANDSHAKE_REQS + 1;
-    rc = ddio_send_msg(fd, DDIO_T_STATS, req, 0, NULL, 0, NULL, 0, dl);
-    p = rc == 0 ? recv_reply(fd, DDIO_T_STATS, req, dl, &n, &st) : NULL;
-    close(fd);
-    struct ddio_stats_r r;
-    if (!p || st != 0 || ddio_dec_stats_r(p, n, &r) != 0) {
-        free(p);
-        return fail(server, "stats", p ? (st ? st : EPROTO) : (rc ? rc : st));
-    }
-    for (uint32_t i = 0; i < r.n; i++)
-        if (want_key(r.kv[i].key, nkeys, keys))
-            printf("%s %s %llu\n", server, r.kv[i].key, (unsigned long long) r.kv[i].val);
-    ddio_stats_r_free(&r);
-    free(p);
+    char *end;
+    if (!*s || *s == '-')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K') shift = 10, end++;
+    else if (*end == 'm' || *end == 'M') shift = 20, end++;
+    else if (*end == 'g' || *end == 'G') shift = 30, end++;
+    if (errno || end == s || *end || v == 0 || v > (UINT64_MAX >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
     return 0;
 }
 
-static void usage(void)
+/* every entry HOST:PORT with a port in 1..65535 */
+static int check_servers(const char *list)
 {
-    fprintf(stderr, "usage: ddio stats [-s HOST:PORT,...] [-t SECONDS] [KEY...]\n"
-                    "  prints each server's counters (default servers: $DDIO_SERVERS)\n");
+    char *copy = strdup(list), *save = NULL, host[256];
+    int port, rc = copy && *copy ? 0 : -1;
+    for (char *s = copy ? strtok_r(copy, ",", &save) : NULL; s && !rc;
+         s = strtok_r(NULL, ",", &save))
+        if (ddio_parse_hostport(s, host, sizeof host, &port) || port < 1 || port > 65535)
+            rc = -1;
+    free(copy);
+    return rc;
+}
+
+/* command options given before the command, and how they were spelled */
+static char early_opts[16];
+static const char *early_names[16];
+
+/* one option; the command (NULL before it is known) must take it */
+static int take_opt(struct cli *o, const struct command *cmd, int c, const char *arg,
+                    const char *optname)
+{
+    if (cmd && strchr("lujPNi", c) && !strchr(cmd->opts, c))
+        return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
+                               cmd->name, optname, cmd->name);
+    if (!cmd && strchr("lujPNi", c)) {    /* before the command: checked once it is known */
+        size_t n = strlen(early_opts);
+        if (n + 1 < sizeof early_opts) {
+            early_opts[n] = (char)c;
+            early_names[n] = optname;
+        }
+    }
+    switch (c) {
+    case 's': o->servers = arg; return 0;
+    case OPT_SECRET:
+        if (!*arg)
+            return cli_usage_error("--secret-file: empty file name");
+        o->secret_file = arg;
+        return 0;
+    case 't':
+        if (parse_seconds(arg, 0.001, 86400 * 365, &o->timeout_s))
+            return cli_usage_error("--timeout: '%s' is not a number of seconds > 0", arg);
+        return 0;
+    case 'j': o->json = 1; return 0;
+    case 'l': o->longfmt = 1; return 0;
+    case 'u':
+        if (parse_bytes(arg, &o->unit))
+            return cli_usage_error("--stripe-unit: '%s' is not a size in bytes > 0 "
+                                   "(K/M/G suffixes)", arg);
+        return 0;
+    case 'P': o->progress = 1; return 0;
+    case 'N': o->progress = 0; return 0;
+    case 'i':
+        if (parse_seconds(arg, 0, 3600, &o->interval_s))
+            return cli_usage_error("--interval: '%s' is not a number of seconds in 0..3600",
+                                   arg);
+        return 0;
+    }
+    return cli_usage_error("internal: option %c", c);
+}
+
+/* getopt over argv[from..]: stop_at_operand for the options before the command */
+static int parse_opts(struct cli *o, const struct command *cmd, int argc, char **argv,
+                      int stop_at_operand, int *help)
+{
+    char shorts[64];
+    snprintf(shorts, sizeof shorts, "%s%s", stop_at_operand ? "+" : "", SHORT_OPTS);
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, shorts, long_opts, NULL)) != -1) {
+        const char *name = argv[optind - 1];
+        if (c == 'h') {
+            *help = 1;
+            continue;
+        }
+        if (c == '?') {
+            char shortname[3] = {'-', (char)optopt, 0};
+            return cli_usage_error("unknown option '%s' (try ddio --help)",
+                                   optopt > 0 && optopt < 256 ? shortname : name);
+        }
+        if (c == ':')
+            return cli_usage_error("option '%s' needs a value (try ddio --help)", name);
+        if (take_opt(o, cmd, c, optarg, name))
+            return 2;
+    }
+    return 0;
+}
+
+/* defaults from the environment and DDIO_CONFIG, as the driver takes them */
+static int apply_defaults(struct cli *o)
+{
+    static char cfg_servers[8192];
+    char v[64];
+    if (!o->servers && getenv("DDIO_SERVERS") && *getenv("DDIO_SERVERS"))
+        o->servers = getenv("DDIO_SERVERS");
+    if (!o->servers && ddio_config_value("servers", cfg_servers, sizeof cfg_servers))
+        o->servers = cfg_servers;
+    if (o->timeout_s == 0) {
+        const char *t = getenv("DDIO_TIMEOUT");
+        if (!(t && *t) && ddio_config_value("timeout", v, sizeof v))
+            t = v;
+        if (t && *t && parse_seconds(t, 0.001, 86400 * 365, &o->timeout_s))
+            return cli_usage_error("DDIO_TIMEOUT: '%s' is not a number of seconds > 0", t);
+        if (o->timeout_s == 0)
+            o->timeout_s = 30;
+    }
+    if (!o->servers || !*o->servers)
+        return cli_usage_error("no servers: pass -s HOST:PORT,... or set DDIO_SERVERS "
+                               "(or DDIO_CONFIG)");
+    if (check_servers(o->servers))
+        return cli_usage_error("--servers: '%s' is not a list HOST:PORT,... (ports 1..65535)",
+                               o->servers);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "stats") != 0) {
-        usage();
+    struct cli o = {.progress = -1, .interval_s = 1};
+    int help = 0;
+
+    optind = 0;               /* 0: glibc re-reads the ordering flag ("+") of the option string */
+    if (parse_opts(&o, NULL, argc, argv, 1, &help))
         return 2;
-    }
-    const char *servers = getenv("DDIO_SERVERS");
-    double timeout = 10;
-    int c;
-    optind = 2;
-    while ((c = getopt(argc, argv, "s:t:h")) != -1) {
-        switch (c) {
-        case 's': servers = optarg; break;
-        case 't': timeout = atof(optarg); break;
-        default: usage(); return 2;
+    if (optind >= argc) {
+        if (help) {
+            usage(stdout);
+            return 0;
         }
+        return cli_usage_error("no command given (try ddio --help)");
     }
-    if (!servers || !*servers || timeout <= 0) {
-        fprintf(stderr, "ddio: no servers: set DDIO_SERVERS or pass -s\n");
+    const char *name = argv[optind];
+    const struct command *cmd = NULL;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            cmd = &commands[i];
+    if (!cmd && !help)
+        return cli_usage_error("unknown command '%s' (try ddio --help)", name);
+    /* the rest: options anywhere, operands in order (getopt permutes them to
+     * the end); "--" ends the options */
+    int rest = argc - optind;
+    char **rv = argv + optind;        /* rv[0] is the command, getopt's "program" */
+    optind = 0;               /* 0: glibc re-reads the ordering flag ("+") of the option string */
+    if (parse_opts(&o, cmd, rest, rv, 0, &help))
         return 2;
+    if (help) {
+        usage(stdout);
+        return 0;
     }
-    static struct ddio_secret secret;
-    char path[4096], msg[1024];
-    int have = ddio_secret_path(NULL, path, sizeof path);
-    if (have && ddio_secret_load(path, &secret, msg, sizeof msg) != 0) {
-        fprintf(stderr, "ddio: %s\n", msg);
-        return 1;
-    }
-    int64_t dl = ddio_now_ms() + (int64_t) (timeout * 1000);
-    char *list = strdup(servers), *save = NULL;
-    int rc = 0;
-    for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save))
-        rc |= stats_one(s, have ? &secret : NULL, dl, argc - optind, argv + optind);
-    free(list);
-    ddio_secret_clear(&secret);
-    return rc;
+    for (size_t i = 0; early_opts[i]; i++)
+        if (!strchr(cmd->opts, early_opts[i]))
+            return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
+                                   cmd->name, early_names[i], cmd->name);
+    o.argc = rest - optind;
+    o.argv = rv + optind;
+    if (o.argc < cmd->min_args || (cmd->max_args >= 0 && o.argc > cmd->max_args))
+        return cli_usage_error("%s: expected %s (try ddio --help)", cmd->name,
+                               cmd->min_args == cmd->max_args
+                                   ? (cmd->min_args == 1 ? "one operand" : "two operands")
+                                   : cmd->max_args == 0 ? "no operands" : "at most one operand");
+    if (apply_defaults(&o))
+        return 2;
+    return cmd->fn(&o);
 }

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# The ddio command-line tool (tools/ddio) and the servers' observability,
+# against servers started by tools/ddio-run with authentication on:
+# mkdir/ls/stat/rm, layout numbers that add up to the file size, cp round
+# trips local -> ddio -> local compared with cmp (0 and 1 bytes, not a
+# multiple of the stripe unit, 64 MiB), status and --json parsed with sane
+# values (test/cli/cli-cases.sh); then exit status 2 and one line on stderr
+# for bad options of ddio, ddio-server and ddio-run, and the debug-level
+# log line per call. Closes with "cli: N passed, N failed".
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
+DDIO="$top/tools/ddio"; SERVER="$top/ioserver/ddio-server"; RUN="$top/tools/ddio-run"
+unusable() { echo "FAIL: cli/$1: $2"; echo; echo "failed: cli/$1"; echo "cli: 0 passed, 1 failed"; exit 1; }
+for p in "$DDIO" "$SERVER"; do [ -x "$p" ] || unusable build "$p missing: run make"; done
+command -v python3 >/dev/null || unusable python3 "python3 missing (JSON checks)"
+limit=${DDIO_TEST_LIMIT:-300}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-cli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+unset DDIO_SERVERS DDIO_SECRET_FILE DDIO_CONFIG DDIO_TIMEOUT
+pass=0; fail=0; failed=()
+ok() { pass=$((pass + 1)); echo "PASS: $1"; }
+ko() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL: $1${2:+: $2}"; }
+start=$(date +%s)
+
+# ---- the cases against live servers -------------------------------------------------------
+mkdir -p "$tmp/srv" "$tmp/t"
+timeout -k 10 "$limit" "$RUN" -s 2 --root "$tmp/srv" -- \
+  env DDIO="$DDIO" T="$tmp/t" bash "$here/cli-cases.sh" >"$tmp/cases.log" 2>&1
+rc=$?
+while IFS= read -r line; do
+  case "$line" in
+    PASS:\ *) ok "${line#PASS: }" ;;
+    FAIL:\ *) r=${line#FAIL: }; ko "${r%%: *}" "${r#*: }" ;;
+  esac
+done < "$tmp/cases.log"
+if [ $rc -ne 0 ] || ! grep -q '^PASS: ' "$tmp/cases.log"; then
+  ko cli/session "exit $rc"; tail -n 20 "$tmp/cases.log" | sed 's/^/    /'
+fi
+
+# ---- status of a server with three disks: a line and a JSON entry per disk and root ----
+mkdir -p "$tmp/srv3"
+timeout -k 10 120 "$RUN" -s 1 -d 3 --root "$tmp/srv3" -- bash -c \
+  '"$0" status -i 0 >"$1/st3.txt" && "$0" status --json -i 0.1 >"$1/st3.json"' "$DDIO" "$tmp" 2>"$tmp/st3.err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(grep -cE '^  disk [0-2]  read ' "$tmp/st3.txt")" = 3 ] \
+   && [ "$(grep -cE '^  root [0-2]  free ' "$tmp/st3.txt")" = 3 ] && python3 -c '
+import json,sys
+s=json.load(open(sys.argv[1]))["servers"]
+assert len(s)==1 and [d["index"] for d in s[0]["disks"]]==[0,1,2], s
+assert [r["index"] for r in s[0]["roots"]]==[0,1,2], s
+' "$tmp/st3.json"; then ok cli/status/three-disks
+else ko cli/status/three-disks "exit $rc: $(cat "$tmp/st3.txt" "$tmp/st3.err" 2>/dev/null | head -c 400)"; fi
+
+# ---- ddio-run --secret-file and --timeout: used by the servers, exported to the command --
+(umask 077; head -c 32 /dev/urandom | base64 >"$tmp/runkey")
+mkdir -p "$tmp/srv4"
+timeout -k 10 120 "$RUN" -s 1 --root "$tmp/srv4" --secret-file "$tmp/runkey" -t 7 -- bash -c \
+  '[ "$DDIO_SECRET_FILE" = "$(realpath "$1")" ] && [ "$DDIO_TIMEOUT" = 7 ] && "$0" ls / >/dev/null' \
+  "$DDIO" "$tmp/runkey" >"$tmp/run4.log" 2>&1 \
+  && ok cli/ddio-run/secret-file-and-timeout || ko cli/ddio-run/secret-file-and-timeout "$(head -c 300 "$tmp/run4.log")"
+
+# ---- bad command lines: exit 2, exactly one line on stderr, nothing on stdout ----------
+# badopt NAME CMD...
+badopt() {
+  local n=$1 rc=0; shift
+  "$@" >"$tmp/o" 2>"$tmp/e" </dev/null || rc=$?
+  local lines; lines=$(wc -l <"$tmp/e")
+  if [ $rc -eq 2 ] && [ "$lines" = 1 ] && [ ! -s "$tmp/o" ]; then ok "cli/badopt/$n"
+  else ko "cli/badopt/$n" "exit $rc, $lines stderr lines: $(head -c 300 "$tmp/e")"; fi
+}
+S=127.0.0.1:1
+badopt ddio-unknown "$DDIO" --bogus ls
+badopt ddio-unknown-after-command "$DDIO" -s $S ls --bogus
+badopt ddio-unknown-short "$DDIO" -s $S ls -x
+badopt ddio-timeout-abc "$DDIO" -s $S --timeout abc status
+badopt ddio-timeout-zero "$DDIO" -s $S -t 0 status
+badopt ddio-port-70000 "$DDIO" -s 127.0.0.1:70000 ls
+badopt ddio-no-servers "$DDIO" ls
+badopt ddio-missing-value "$DDIO" ls -s
+badopt ddio-unknown-command "$DDIO" -s $S frobnicate
+badopt ddio-no-command "$DDIO"
+badopt ddio-operands "$DDIO" -s $S stat
+badopt ddio-option-of-another-command "$DDIO" -s $S stat -l /x
+badopt ddio-option-of-another-command-before "$DDIO" --json -s $S cp /a ddio:/b
+badopt ddio-cp-two-local "$DDIO" -s $S cp /a /b
+badopt ddio-stripe-unit "$DDIO" -s $S cp -u 0 /a ddio:/b
+badopt ddio-interval "$DDIO" -s $S status -i -1
+badopt ddio-server-unknown "$SERVER" --bogus
+badopt ddio-server-port-70000 "$SERVER" --listen 127.0.0.1:70000 --root "$tmp" --insecure
+badopt ddio-server-log-level "$SERVER" --listen 127.0.0.1:0 --root "$tmp" --insecure --log-level loud
+badopt ddio-server-missing-value "$SERVER" --listen
+badopt ddio-server-buffers-abc "$SERVER" --listen 127.0.0.1:0 --root "$tmp" --insecure --buffers abc
+badopt ddio-run-unknown "$RUN" --bogus -- true
+badopt ddio-run-timeout-abc "$RUN" --timeout abc -- true
+badopt ddio-run-servers-abc "$RUN" -s abc -- true
+badopt ddio-run-log-level "$RUN" --log-level loud -- true
+badopt ddio-run-no-command "$RUN" -s 1
+# --help: exit 0, on stdout, and the shared options worded alike
+for p in "$DDIO" "$SERVER" "$RUN"; do
+  n=$(basename "$p")
+  if "$p" --help >"$tmp/h" 2>"$tmp/e" && [ ! -s "$tmp/e" ] && grep -q '^usage: ' "$tmp/h" \
+     && grep -q -- '--secret-file F .*the shared secret: a file owned by you, mode 0600' "$tmp/h"; then
+    ok "cli/help/$n"
+  else ko "cli/help/$n" "$(head -c 300 "$tmp/h" "$tmp/e")"; fi
+done
+grep -q -- '-t, --timeout S .*seconds any wait may take before' <("$DDIO" --help) \
+  && grep -q -- '-t, --timeout S .*seconds any wait may take before' <("$RUN" --help) \
+  && ok cli/help/timeout-wording || ko cli/help/timeout-wording
+"$DDIO" ls --help >"$tmp/h" 2>&1 && grep -q '^usage: ddio' "$tmp/h" && ok cli/help/after-command \
+  || ko cli/help/after-command "$(head -c 300 "$tmp/h")"
+
+# ---- observability: debug level logs one line per call with its counters -----------------
+mkdir -p "$tmp/srv2"
+head -c 3000017 /dev/urandom >"$tmp/f"
+timeout -k 10 120 "$RUN" -s 2 --root "$tmp/srv2" --log-level debug --keep-logs -- \
+  bash -c '"$0" cp "$1" ddio:/logged && "$0" cp ddio:/logged "$1.back"' "$DDIO" "$tmp/f" \
+  >"$tmp/dbg.out" 2>"$tmp/dbg.err"
+rc=$?
+# "xfer write logged ... blocks B read R written W ... sent S recv N ... wait Tus io Tus
+#  disk Tus net Tus": a write's disk and network time are never 0
+if [ $rc -eq 0 ] && grep -qE 'DEBUG: xfer write logged .* blocks [0-9]+ read [0-9]+ written [1-9][0-9]* .* recv [1-9][0-9]* .* wait [0-9]+us io [0-9]+us disk [1-9][0-9]*us net [1-9][0-9]*us' "$tmp/dbg.err" \
+   && grep -qE 'DEBUG: xfer read logged .* read [1-9][0-9]* .* sent [1-9][0-9]* .* disk [1-9][0-9]*us net [0-9]+us' "$tmp/dbg.err"; then
+  ok cli/log/debug-line-per-call
+else ko cli/log/debug-line-per-call "exit $rc: $(grep -m3 -E 'DEBUG|ERROR' "$tmp/dbg.err")"; fi
+# the info level has no such lines
+timeout -k 10 120 "$RUN" -s 1 --root "$tmp/srv2" --log-level info --keep-logs -- \
+  "$DDIO" cp "$tmp/f" ddio:/logged2 >/dev/null 2>"$tmp/info.err"
+grep -q 'INFO: listening on' "$tmp/info.err" && ! grep -q 'DEBUG:' "$tmp/info.err" \
+  && ok cli/log/info-level || ko cli/log/info-level "$(head -c 300 "$tmp/info.err")"
+# --syslog: nothing on stderr (the lines go to syslog, or nowhere without one)
+(umask 077; head -c 32 /dev/urandom | base64 >"$tmp/key")
+"$SERVER" --listen 127.0.0.1:0 --root "$tmp/srv2" --secret-file "$tmp/key" --syslog \
+  --log-level debug --port-file "$tmp/port" 2>"$tmp/sys.err" &
+spid=$!
+for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+DDIO_SECRET_FILE="$tmp/key" "$DDIO" -s "127.0.0.1:$(cat "$tmp/port" 2>/dev/null)" stats xfers >/dev/null 2>&1
+src=$?
+kill -TERM $spid 2>/dev/null; wait $spid
+[ $src -eq 0 ] && [ ! -s "$tmp/sys.err" ] && ok cli/log/syslog || ko cli/log/syslog "stats exit $src: $(head -c 300 "$tmp/sys.err")"
+
+echo
+echo "cli: wall time $(( $(date +%s) - start ))s"
+[ $fail -gt 0 ] && echo "failed: ${failed[*]}"
+echo "cli: $pass passed, $fail failed"
+[ $fail -eq 0 ] && [ $pass -gt 0 ]

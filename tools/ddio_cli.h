@@ -1,0 +1,50 @@
+/* tools/ddio: the administration command line (ddio.c parses options and
+ * dispatches; one file per family of commands). Every command talks to the
+ * servers through common/ddio_client (the protocol and authentication live
+ * there, not here). Commands return the process exit status: 0 ok, 1 a
+ * failure reported on stderr, 2 a usage error. */
+#ifndef DDIO_CLI_H
+#define DDIO_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ddio_client.h"
+
+struct cli {
+    const char *servers;      /* -s/--servers, $DDIO_SERVERS, DDIO_CONFIG servers */
+    const char *secret_file;  /* --secret-file (NULL: $DDIO_SECRET_FILE, DDIO_CONFIG) */
+    double timeout_s;         /* -t/--timeout, $DDIO_TIMEOUT, DDIO_CONFIG, 30 */
+    int json;                 /* --json: ls, stat, layout, status */
+    int longfmt;              /* ls -l */
+    uint64_t unit;            /* cp --stripe-unit (new files; 0: 1 MiB) */
+    int progress;             /* cp: -1 when stderr is a terminal, 0 never, 1 always */
+    double interval_s;        /* status --interval */
+    int argc;                 /* the command's operands */
+    char **argv;
+};
+
+/* "ddio: <message>" on stderr; returns 1 (the exit status of a failure) */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* a usage mistake: one line, exit status 2 */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* a client for o->servers; NULL after printing why */
+struct ddio_client *cli_client(const struct cli *o);
+/* the namespace path of an operand: "ddio:/a/b" and "/a/b" -> "/a/b" */
+const char *cli_ns_path(const char *arg);
+/* JSON string literal (quotes and escapes) */
+void cli_json_str(FILE *f, const char *s);
+/* "1.50 GiB" (binary units) into buf */
+const char *cli_human(uint64_t bytes, char *buf, size_t n);
+double cli_now(void);         /* monotonic seconds */
+
+int cmd_ls(struct cli *o);
+int cmd_stat(struct cli *o);
+int cmd_rm(struct cli *o);
+int cmd_mkdir(struct cli *o);
+int cmd_layout(struct cli *o);
+int cmd_cp(struct cli *o);
+int cmd_status(struct cli *o);
+int cmd_stats(struct cli *o);
+
+#endif
