@@ -381,11 +381,16 @@ static struct slot *wait_event(struct xfer *x, int drain)
     return s;
 }
 
+/* I/O of at most this many bytes of a block goes through the page cache */
+#define SMALL_IO 65536
+
 static void submit_io(struct xfer *x, struct slot *s, int write, size_t len)
 {
     uint64_t doff;
     int d = store_disk_of(x->of, s->a, &doff);
-    s->dr = (struct disk_req){.fd = x->of->fds[d], .write = write,
+    /* a few sectors of a block: through the page cache (store.c buffered_twin) */
+    int small = len <= SMALL_IO && len < x->B && x->of->bfds[d] >= 0;
+    s->dr = (struct disk_req){.fd = small ? x->of->bfds[d] : x->of->fds[d], .write = write,
                               .buf = (uint8_t *)s->buf + s->io_lo, .off = doff + s->io_lo,
                               .len = len, .cb = disk_done_cb, .arg = s};
     s->io_busy = 1;

@@ -316,9 +316,14 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
 static void ofile_free(struct ofile *of)
 {
     for (int d = 0; d < of->ndisks; d++)
+    {
         if (of->fds && of->fds[d] >= 0)
             close(of->fds[d]);
+        if (of->bfds && of->bfds[d] >= 0)
+            close(of->bfds[d]);
+    }
     free(of->fds);
+    free(of->bfds);
     free(of->blk);
     free(of->path);
     lk_destroy(&of->locks);
@@ -421,15 +426,17 @@ static struct ofile *ofile_new(struct store *st, const char *path)
         return NULL;
     of->path = strdup(path);
     of->fds = malloc(sizeof(int) * (size_t)st->ndisks);
-    if (!of->path || !of->fds) {
+    of->bfds = malloc(sizeof(int) * (size_t)st->ndisks);
+    if (!of->path || !of->fds || !of->bfds) {
         free(of->path);
         free(of->fds);
+        free(of->bfds);
         free(of);
         return NULL;
     }
     of->ndisks = st->ndisks;
     for (int d = 0; d < st->ndisks; d++)
-        of->fds[d] = -1;
+        of->fds[d] = of->bfds[d] = -1;
     of->block_size = st->block_size;
     of->disks.unit = st->block_size;
     of->disks.count = (uint32_t)st->ndisks;
@@ -441,6 +448,20 @@ static struct ofile *ofile_new(struct store *st, const char *path)
     pthread_condattr_destroy(&ca);
     lk_init(&of->locks);
     return of;
+}
+
+/* A second descriptor of the same file without O_DIRECT, for I/O of a few
+ * sectors: small independent calls (HDF5 and PnetCDF metadata) then hit
+ * the page cache instead of the disk each time. Linux keeps the two
+ * coherent: a direct read writes back dirty cached pages of its range first,
+ * a direct write invalidates them; fdatasync on either syncs the inode.
+ * Through /proc so it is the same inode even if the path was renamed. */
+static int buffered_twin(int fd)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    int b = open(p, O_RDWR | O_CLOEXEC);
+    return b >= 0 ? b : -1;
 }
 
 static int open_datafiles(struct store *st, struct ofile *of, int create, char *msg, size_t msglen)
@@ -465,6 +486,7 @@ static int open_datafiles(struct store *st, struct ofile *of, int create, char *
             return fd;
         }
         of->fds[d] = fd;
+        of->bfds[d] = st->direct[d] ? buffered_twin(fd) : -1;
     }
     return 0;
 }

@@ -26,6 +26,7 @@ struct ofile {
     int deleted;                 /* unlinked while open: not found by path */
     int ndisks;
     int *fds;                    /* one datafile per disk */
+    int *bfds;                   /* the same files without O_DIRECT (-1: none) */
     uint64_t block_size;
     struct ddio_stripe disks;    /* {block_size, ndisks}: local -> disk math */
     struct ddio_layout_rec layout;

@@ -123,8 +123,14 @@ static void coll_transfer(coll_call * c, uint64_t seq)
         .nparticipants = (uint32_t) c->nprocs,.rank = (uint32_t) c->rank,
         .fdesc = &c->d,.mem = &c->mem
     };
-    /* NULL: every server of the file, whether it holds our bytes or not */
-    ADIOI_DDIO_Xfer_run(&x, NULL, &c->e);
+    /* NULL: every server of the file, whether it holds our bytes or not
+     * (each waits for all participants). A communicator of one has no
+     * other participant: only the servers holding its bytes take part, as
+     * in independent I/O (a 1-process program's small collective calls
+     * would otherwise cost a round trip to every server). */
+    char *inv = c->nprocs == 1 ? ADIOI_DDIO_Involved(c->f, &c->d) : NULL;
+    ADIOI_DDIO_Xfer_run(&x, inv, &c->e);
+    free(inv);
     c->bytes = x.bytes;
 }
 
