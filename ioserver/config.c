@@ -299,6 +299,10 @@ static int file_line(struct srv_config *c, const char *path, int lno, char *line
             c->rotate = b;
         else if (o->val == 'I')
             c->insecure = b;
+        else if (b && handle_opt(c, o->val, NULL, msg, sizeof(msg))) {
+            snprintf(err, errlen, "%s:%d: %s", path, lno, msg);
+            return -1;
+        }                         /* other flags are off unless given */
         return 0;
     }
     char *copy = strdup(val);     /* lives as long as the configuration */
