@@ -45,6 +45,12 @@ src=$(cd "$src" && pwd -P)
 [ -x "$src/bin/mpicc" ] && [ -e "$src/lib/libmpich.so.12" ] \
   || die "$src is not an MPICH install tree (build it first: make)"
 command -v patchelf >/dev/null || die "patchelf not found: run scripts/install-deps.sh"
+# build-mpich.sh installs into the cached tree under this lock: copy a
+# consistent tree, not one half rewritten by another checkout's build
+if [ -e "$src/../.lock" ]; then
+  exec 9>"$src/../.lock"
+  flock 9
+fi
 
 # where each top-level part of the MPICH tree goes
 dest_of() {
