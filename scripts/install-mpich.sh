@@ -52,17 +52,8 @@ if [ -e "$src/../.lock" ]; then
   flock 9
 fi
 
-# where each top-level part of the MPICH tree goes
-dest_of() {
-  case $1 in
-    bin/*) echo "$bindir/${1#bin/}" ;;
-    lib/*) echo "$libdir/${1#lib/}" ;;
-    include/*) echo "$includedir/${1#include/}" ;;
-    share/man/*) echo "$mandir/${1#share/man/}" ;;
-    share/*) echo "$datarootdir/${1#share/}" ;;
-    *) return 1 ;;
-  esac
-}
+# where each top-level part of the MPICH tree goes (share/man before share)
+parts=("bin:$bindir" "lib:$libdir" "include:$includedir" "share/man:$mandir")
 relocate_sed="s|$src/bin|$bindir|g; s|$src/lib|$libdir|g; s|$src/include|$includedir|g;
   s|$src/etc|$prefix/etc|g; s|$src/share/man|$mandir|g; s|$src/share|$datarootdir|g; s|$src|$prefix|g"
 
@@ -70,22 +61,36 @@ mkdir -p "$D$libdir/ddio"
 tmpm=$(mktemp)
 trap 'rm -f "$tmpm"' EXIT
 cd "$src"
+# copy each part whole (symlinks kept), then the manifest of what went where
+copy_part() {   # copy_part SRC_SUBDIR DEST_DIR [EXCLUDE_SUBDIR]
+  [ -d "$1" ] || return 0
+  mkdir -p "$D$2"
+  tar -C "$1" ${3:+--exclude=./$3} -cf - . | tar -C "$D$2" --no-same-owner -xpf -
+  (cd "$1" && find . \( -type f -o -type l \) ${3:+-not -path "./$3/*"}) \
+    | sed "s|^\./|$2/|" >> "$tmpm"
+}
+for p in "${parts[@]}"; do copy_part "${p%%:*}" "${p#*:}"; done
+copy_part share "$datarootdir" man
+# relocate: text files naming the cache, ELF RUNPATHs naming it
 while IFS= read -r -d '' f; do
   rel=${f#./}
-  to=$(dest_of "$rel") || continue
-  mkdir -p "$(dirname "$D$to")"
-  if [ -L "$f" ]; then
-    ln -sfn "$(readlink "$f")" "$D$to"
-  elif grep -qI "$src" "$f" 2>/dev/null; then       # a text file naming the cache
-    sed "$relocate_sed" "$f" > "$D$to"
-    chmod --reference="$f" "$D$to"
-  else
-    cp -p "$f" "$D$to"
-    if head -c 4 "$f" | grep -q 'ELF' && patchelf --print-rpath "$D$to" 2>/dev/null | grep -q "$src"; then
-      patchelf --set-rpath "$libdir" "$D$to"
-    fi
+  case $rel in
+    bin/*) to=$bindir/${rel#bin/} ;;
+    lib/*) to=$libdir/${rel#lib/} ;;
+    include/*) to=$includedir/${rel#include/} ;;
+    share/man/*) to=$mandir/${rel#share/man/} ;;
+    share/*) to=$datarootdir/${rel#share/} ;;
+    *) continue ;;
+  esac
+  sed "$relocate_sed" "$f" > "$D$to"
+done < <(grep -rlIZ "$src" .)
+for f in bin/* lib/*.so*; do
+  [ -f "$f" ] && [ ! -L "$f" ] || continue
+  head -c 4 "$f" | grep -q ELF || continue
+  if patchelf --print-rpath "$f" 2>/dev/null | grep -q "$src"; then
+    case $f in bin/*) to=$bindir/${f#bin/} ;; *) to=$libdir/${f#lib/} ;; esac
+    patchelf --set-rpath "$libdir" "$D$to"
   fi
-  echo "$to" >> "$tmpm"
-done < <(find . \( -type f -o -type l \) -print0 | sort -z)
+done
 cp "$tmpm" "$D$manifest"
 echo "install-mpich: $(wc -l < "$tmpm") files of the ddio-enabled MPICH in $D$prefix"
