@@ -52,6 +52,11 @@ for m in man8/ddio-server.8 man1/ddio-run.1 man1/ddio.1 man7/ddio.7; do
 done
 MANPATH=$P/share/man man -w ddio-server >/dev/null || fail "man -w ddio-server with MANPATH"
 ok "man pages render without warnings"
+if command -v systemd-analyze >/dev/null; then
+  MANPATH=$P/share/man systemd-analyze verify "$P/lib/systemd/system/ddio-server.service" \
+    || fail "systemd-analyze verify ddio-server.service"
+  ok "systemd-analyze verify: the installed unit is valid (ExecStart, Documentation= pages)"
+fi
 
 # From here on only the install (and the system's own directories).
 export PATH="$P/bin:/usr/local/bin:/usr/bin:/bin" LD_LIBRARY_PATH="$P/lib"
