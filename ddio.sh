@@ -51,6 +51,12 @@ tests() {
   if [ -x test/fuzz/run-fuzz.sh ]; then test/fuzz/run-fuzz.sh "${DDIO_FUZZ_SECONDS:-60}" || rc=$?; fi
   # PnetCDF (Debian source, built once into the cache): its own suite on ufs: and ddio.
   test/pnetcdf/run-pnetcdf-tests.sh || rc=$?
+  # Operations: the tarball builds, passes its quick tests, installs and
+  # uninstalls in a VPATH tree (make distcheck); and `make install` into a
+  # temporary prefix runs a real MPI program from the install alone.
+  # Measured on the 2-core VM with MPICH cached: 2 min 19 s and 32 s.
+  make distcheck || rc=$?
+  test/install/run-install-tests.sh || rc=$?
   scripts/test-summary.sh || rc=$?
   return $rc
 }

@@ -72,7 +72,16 @@ int ddio_secret_path(const char *given, char *out, size_t n)
         snprintf(out, n, "%s", env);
         return 1;
     }
-    return ddio_config_value("secret_file", out, n);
+    if (!ddio_config_value("secret_file", out, n))
+        return 0;
+    /* "~/..." in the file is the user's home, as a shell would have it */
+    const char *home = getenv("HOME");
+    if (out[0] == '~' && out[1] == '/' && home && *home) {
+        char rest[4096];
+        snprintf(rest, sizeof(rest), "%s", out + 1);
+        snprintf(out, n, "%s%s", home, rest);
+    }
+    return 1;
 }
 
 /* ---- the secret file ------------------------------------------------------------ */

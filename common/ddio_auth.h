@@ -38,8 +38,8 @@ char *ddio_trim(char *s);
 int ddio_config_value(const char *key, char *out, size_t n);
 
 /* Which secret file to use: `given` (a hint or a flag) when non-empty, else
- * $DDIO_SECRET_FILE, else DDIO_CONFIG's `secret_file =`. 1 and the path in
- * out, or 0 when none is named. */
+ * $DDIO_SECRET_FILE, else DDIO_CONFIG's `secret_file =` (a leading "~/"
+ * there is $HOME). 1 and the path in out, or 0 when none is named. */
 int ddio_secret_path(const char *given, char *out, size_t n);
 
 /* Read a secret file. It must be a regular file owned by the effective user

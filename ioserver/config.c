@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ddio_desc.h"
 #include "ddio_log.h"
@@ -26,12 +27,18 @@ void config_defaults(struct srv_config *c)
     c->max_depth = DDIO_DESC_MAX_DEPTH;
     c->max_call_mem = 1u << 30;
     c->max_inflight = 64;
+    c->stop_timeout_s = 30;
 }
 
 void config_usage(FILE *f)
 {
     fprintf(f,
         "usage: ddio-server --listen HOST:PORT --root DIR [--root DIR2 ...] [options]\n"
+        "       ddio-server --config FILE [options]\n"
+        "  --config FILE        read settings from FILE first: one 'option = value' per\n"
+        "                       line, any long option below without its dashes ('#'\n"
+        "                       starts a comment); flags on the command line override\n"
+        "                       it (--root flags replace the file's roots)\n"
         "  --listen HOST:PORT   address to listen on (port 0 = any free port); clients\n"
         "                       list it in their servers (-s/--servers, DDIO_SERVERS)\n"
         "  --port-file F        write the bound port to F (atomically) after listen\n"
@@ -44,6 +51,9 @@ void config_usage(FILE *f)
         "  --log-level L        error|warn|info|debug (default info); debug logs one line\n"
         "                       per XFER with its counters (blocks, bytes, time)\n"
         "  --syslog             log to syslog (facility daemon) instead of stderr\n"
+        "  --stop-timeout S     on SIGTERM/SIGINT stop accepting, let calls in flight\n"
+        "                       finish for at most S seconds, then exit 0 (default 30;\n"
+        "                       a second signal stops at once)\n"
         "  --secret-file F      the shared secret: a file owned by you, mode 0600;\n"
         "                       clients must prove they hold it (HMAC-SHA-256\n"
         "                       challenge-response). Required unless --insecure\n"
@@ -183,6 +193,7 @@ static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, 
         {'A', "--auth-timeout", 1, 3600}, {'M', "--max-message", 4096, DDIO_MAX_PAYLOAD},
         {'D', "--max-desc", 64, DDIO_MAX_PAYLOAD}, {'E', "--max-desc-depth", 1, DDIO_DESC_MAX_DEPTH},
         {'Y', "--max-call-memory", 1u << 20, UINT64_C(1) << 40}, {'F', "--max-inflight", 1, 4096},
+        {'W', "--stop-timeout", 0, 86400},
     };
     for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
         if (lim[i].opt != opt)
@@ -201,6 +212,7 @@ static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, 
         case 'D': c->max_desc = v; break;
         case 'E': c->max_depth = (unsigned)v; break;
         case 'Y': c->max_call_mem = v; break;
+        case 'W': c->stop_timeout_s = (unsigned)v; break;
         default: c->max_inflight = (unsigned)v; break;
         }
         return 0;
@@ -209,36 +221,149 @@ static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, 
     return -1;
 }
 
-int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t errlen)
+static const struct option opts[] = {
+    {"config", required_argument, NULL, 'c'},
+    {"listen", required_argument, NULL, 'l'},
+    {"port-file", required_argument, NULL, 'p'},
+    {"root", required_argument, NULL, 'r'},
+    {"block-size", required_argument, NULL, 'b'},
+    {"buffers", required_argument, NULL, 'n'},
+    {"rotate", no_argument, NULL, 'R'},
+    {"throttle-mbps", required_argument, NULL, 'T'},
+    {"log-level", required_argument, NULL, 'L'},
+    {"insecure", no_argument, NULL, 'I'},
+    {"syslog", no_argument, NULL, 'G'},
+    {"fault", required_argument, NULL, 'X'},
+    {"secret-file", required_argument, NULL, 'S'},
+    {"max-connections", required_argument, NULL, 'C'},
+    {"max-unauth", required_argument, NULL, 'U'},
+    {"auth-timeout", required_argument, NULL, 'A'},
+    {"max-message", required_argument, NULL, 'M'},
+    {"max-desc", required_argument, NULL, 'D'},
+    {"max-desc-depth", required_argument, NULL, 'E'},
+    {"max-call-memory", required_argument, NULL, 'Y'},
+    {"max-inflight", required_argument, NULL, 'F'},
+    {"stop-timeout", required_argument, NULL, 'W'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* ---- the configuration file (--config) ------------------------------------------- */
+
+static char *trim(char *s)
 {
-    static const struct option opts[] = {
-        {"listen", required_argument, NULL, 'l'},
-        {"port-file", required_argument, NULL, 'p'},
-        {"root", required_argument, NULL, 'r'},
-        {"block-size", required_argument, NULL, 'b'},
-        {"buffers", required_argument, NULL, 'n'},
-        {"rotate", no_argument, NULL, 'R'},
-        {"throttle-mbps", required_argument, NULL, 'T'},
-        {"log-level", required_argument, NULL, 'L'},
-        {"insecure", no_argument, NULL, 'I'},
-        {"syslog", no_argument, NULL, 'G'},
-        {"fault", required_argument, NULL, 'X'},
-        {"secret-file", required_argument, NULL, 'S'},
-        {"max-connections", required_argument, NULL, 'C'},
-        {"max-unauth", required_argument, NULL, 'U'},
-        {"auth-timeout", required_argument, NULL, 'A'},
-        {"max-message", required_argument, NULL, 'M'},
-        {"max-desc", required_argument, NULL, 'D'},
-        {"max-desc-depth", required_argument, NULL, 'E'},
-        {"max-call-memory", required_argument, NULL, 'Y'},
-        {"max-inflight", required_argument, NULL, 'F'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    config_defaults(c);
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && strchr(" \t\r\n", s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* yes/no values of the flag options (rotate, insecure) */
+static int parse_bool(const char *v)
+{
+    static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no", "false", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcasecmp(v, yes[i]))
+            return 1;
+        if (!strcasecmp(v, no[i]))
+            return 0;
+    }
+    return -1;
+}
+
+/* One 'option = value' line: any long option but config and help; '_' may
+ * stand for '-' in the name. */
+static int file_line(struct srv_config *c, const char *path, int lno, char *line,
+                     char *err, size_t errlen)
+{
+    char msg[512];
+    char *eq = strchr(line, '=');
+    if (!eq) {
+        snprintf(err, errlen, "%s:%d: expected 'option = value'", path, lno);
+        return -1;
+    }
+    *eq = '\0';
+    char *key = trim(line), *val = trim(eq + 1);
+    for (char *k = key; *k; k++)
+        if (*k == '_')
+            *k = '-';
+    const struct option *o = opts;
+    while (o->name && strcmp(o->name, key))
+        o++;
+    if (!o->name || o->val == 'c' || o->val == 'h') {
+        snprintf(err, errlen, "%s:%d: unknown option '%s'", path, lno, key);
+        return -1;
+    }
+    if (o->has_arg == no_argument) {
+        int b = parse_bool(val);
+        if (b < 0) {
+            snprintf(err, errlen, "%s:%d: %s: '%s' is not yes or no", path, lno, key, val);
+            return -1;
+        }
+        if (o->val == 'R')
+            c->rotate = b;
+        else if (o->val == 'I')
+            c->insecure = b;
+        else if (b && handle_opt(c, o->val, NULL, msg, sizeof(msg))) {
+            snprintf(err, errlen, "%s:%d: %s", path, lno, msg);
+            return -1;
+        }                         /* other flags are off unless given */
+        return 0;
+    }
+    char *copy = strdup(val);     /* lives as long as the configuration */
+    if (!copy) {
+        snprintf(err, errlen, "%s:%d: out of memory", path, lno);
+        return -1;
+    }
+    if (handle_opt(c, o->val, copy, msg, sizeof(msg))) {
+        free(copy);
+        snprintf(err, errlen, "%s:%d: %s", path, lno, msg);
+        return -1;
+    }
+    return 0;
+}
+
+int config_read_file(struct srv_config *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    int lno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        lno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%d: line too long", path, lno);
+            rc = -1;
+            break;
+        }
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *t = trim(line);
+        if (*t)
+            rc = file_line(c, path, lno, t, err, errlen);
+    }
+    if (rc == 0 && ferror(f)) {
+        snprintf(err, errlen, "--config %s: read error", path);
+        rc = -1;
+    }
+    fclose(f);
+    return rc;
+}
+
+/* getopt over argv. Pass 0 reads the --config file(s); pass 1 applies the
+ * other flags over it. 0, 1 on --help, -1 on error. */
+static int scan_argv(struct srv_config *c, int argc, char **argv, int pass, char *err,
+                     size_t errlen)
+{
+    int opt, roots_given = 0, secret_given = 0, insecure_given = 0;
     optind = 1;
     opterr = 0;                   /* we print our own single line */
-    int opt;
     while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (opt == 'h') {
             config_usage(stdout);
@@ -250,6 +375,21 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
                      opt == ':' ? "missing argument for" : "unknown or malformed", bad);
             return -1;
         }
+        if (pass == 0) {          /* only --config now: the file comes first */
+            if (opt == 'c' && config_read_file(c, optarg, err, errlen))
+                return -1;
+            continue;
+        }
+        if (opt == 'c')
+            continue;
+        /* a flag beats the file: --root flags replace the file's roots, and
+         * --secret-file / --insecure the file's choice of the other */
+        if (opt == 'r' && !roots_given++)
+            c->nroots = 0;
+        if (opt == 'S' && !secret_given++ && !insecure_given)
+            c->insecure = 0;
+        if (opt == 'I' && !insecure_given++ && !secret_given)
+            c->secret_file = NULL;
         if (handle_opt(c, opt, optarg, err, errlen))
             return -1;
     }
@@ -257,6 +397,16 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
         snprintf(err, errlen, "unexpected argument '%s' (try ddio-server --help)", argv[optind]);
         return -1;
     }
+    return 0;
+}
+int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t errlen)
+{
+    config_defaults(c);
+    int rc = scan_argv(c, argc, argv, 0, err, errlen);
+    if (rc == 0)
+        rc = scan_argv(c, argc, argv, 1, err, errlen);
+    if (rc)
+        return rc;
     if (c->listen_port < 0) {
         snprintf(err, errlen, "--listen HOST:PORT is required");
         return -1;

@@ -31,14 +31,19 @@ struct srv_config {
     unsigned max_depth;           /* descriptor nesting */
     uint64_t max_call_mem;        /* memory one XFER's descriptors and plan may take */
     unsigned max_inflight;        /* waiting requests per connection */
+    unsigned stop_timeout_s;      /* SIGTERM: how long calls in flight may finish */
 };
 
 /* Defaults (no roots, no listen address). */
 void config_defaults(struct srv_config *c);
-/* Parse argv. Returns 0 on success, 1 if --help was given (usage printed to
- * stdout), -1 on error with one line of explanation in err. Strings in c
- * point into argv. */
+/* Parse argv: first the file of --config FILE (if given), then the other
+ * flags, which override it (docs: ddio-server(8), etc/ddio-server.conf.example).
+ * Returns 0 on success, 1 if --help was given (usage printed to stdout), -1
+ * on error with one line of explanation in err ("FILE:LINE: ..." for the
+ * file). Strings in c point into argv or into copies of the file's values. */
 int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t errlen);
 void config_usage(FILE *f);
+/* Apply the 'option = value' lines of a configuration file to c. */
+int config_read_file(struct srv_config *c, const char *path, char *err, size_t errlen);
 
 #endif

@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "fault.h"
 #include "net.h"
+#include "notify.h"
 #include "server.h"
 
 #define SHUTDOWN_WAIT_MS 10000
@@ -24,7 +25,8 @@ static struct server g_srv;
 static void on_signal(int sig)
 {
     (void)sig;
-    atomic_store(&g_srv.stopping, 1);   /* lock-free atomic: signal safe */
+    atomic_fetch_add(&g_srv.signals, 1);
+    atomic_store(&g_srv.stopping, 1);   /* lock-free atomics: signal safe */
 }
 
 static int install_signals(void)
@@ -155,7 +157,18 @@ int main(int argc, char **argv)
     if (srv->cfg.throttle_mibps)
         DDIO_WARN("disks throttled to %u MiB/s each (--throttle-mbps: testing only)",
                   srv->cfg.throttle_mibps);
+    int nrc = srv_notify("READY=1");
+    if (nrc)
+        DDIO_WARN("NOTIFY_SOCKET %s: %s", getenv("NOTIFY_SOCKET"), strerror(-nrc));
     net_serve(srv);
+    /* SIGTERM/SIGINT: no new connections, calls in flight finish (bounded) */
+    srv_notify("STOPPING=1");
+    DDIO_INFO("stopping: no new connections; calls in flight may finish within %u s "
+              "(--stop-timeout)", srv->cfg.stop_timeout_s);
+    int busy = net_drain(srv, (int)srv->cfg.stop_timeout_s * 1000);
+    if (busy)
+        DDIO_WARN("%d connection(s) still busy %s: their calls fail", busy,
+                  atomic_load(&srv->signals) > 1 ? "at a second signal" : "at --stop-timeout");
     DDIO_INFO("shutting down");
     net_stop(srv, SHUTDOWN_WAIT_MS);
     int clean = srv->nconns == 0;

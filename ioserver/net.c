@@ -858,7 +858,7 @@ static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
 static int wait_readable(struct conn *c)
 {
     for (;;) {
-        if (atomic_load(&c->srv->stopping))
+        if (atomic_load(&c->srv->closing))
             return -1;
         int wait = 500;
         if (!atomic_load(&c->authed)) {
@@ -1176,8 +1176,40 @@ void net_serve(struct server *srv)
     }
 }
 
+static int busy_conns(struct server *srv)
+{
+    int busy = 0;
+    pthread_mutex_lock(&srv->mu);
+    for (struct conn *c = srv->conns; c; c = c->next) {
+        pthread_mutex_lock(&c->mu);
+        busy += !c->dead && (c->workers > 0 || c->qhead || c->writing);
+        pthread_mutex_unlock(&c->mu);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return busy;
+}
+
+int net_drain(struct server *srv, int wait_ms)
+{
+    if (srv->lfd >= 0) {
+        close(srv->lfd);
+        srv->lfd = -1;
+    }
+    int64_t dl = ddio_now_ms() + wait_ms;
+    int busy, idle = 0;
+    while ((busy = busy_conns(srv)) > 0 || ++idle < 2) {
+        if (busy)
+            idle = 0;
+        if (ddio_now_ms() >= dl || atomic_load(&srv->signals) > 1)
+            break;
+        usleep(50000);
+    }
+    return busy;
+}
+
 void net_stop(struct server *srv, int wait_ms)
 {
+    atomic_store(&srv->closing, 1);
     if (srv->lfd >= 0) {
         close(srv->lfd);
         srv->lfd = -1;

@@ -10,6 +10,11 @@
 int net_listen(struct server *srv, char *err, size_t errlen);
 /* Accept connections until srv->stopping is set. */
 void net_serve(struct server *srv);
+/* Graceful stop, step 1: close the listener (no new connections) and keep
+ * serving the open ones until none has a call in flight or queued output
+ * (idle twice, 50 ms apart), wait_ms passed, or a second signal arrived.
+ * Returns how many connections were still busy (0: drained). */
+int net_drain(struct server *srv, int wait_ms);
 /* Stop: close the listener, drop every connection (failing their XFERs and
  * lock waits), wait up to wait_ms for their threads to finish. */
 void net_stop(struct server *srv, int wait_ms);

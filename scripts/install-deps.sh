@@ -11,7 +11,8 @@ PKGS=(build-essential autoconf automake libtool pkg-config m4 dpkg-dev
       mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
       python3 python3-matplotlib
       clang libclang-rt-14-dev iproute2 procps util-linux
-      libfuse3-dev fuse3 attr)
+      libfuse3-dev fuse3 attr
+      patchelf man-db groff-base strace)   # make install (MPICH relocation), man pages, install test
 
 missing=()
 for p in "${PKGS[@]}"; do

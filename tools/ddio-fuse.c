@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ddio_auth.h"
 #include "ddio_client.h"
 #include "ddio_proto.h"
 
@@ -327,27 +328,11 @@ static const struct fuse_operations ops = {
     .listxattr = op_listxattr,
 };
 
-/* "servers = h:p,..." from $DDIO_CONFIG, malloc'd, or NULL */
-static char *config_servers(void)
+/* the value of "key = value" in $DDIO_CONFIG, malloc'd, or NULL */
+static char *config_str(const char *key)
 {
-    const char *path = getenv("DDIO_CONFIG");
-    char line[4096], *val = NULL;
-    FILE *fp = path && *path ? fopen(path, "r") : NULL;
-    while (fp && fgets(line, sizeof(line), fp)) {
-        char *k = line + strspn(line, " \t");
-        if (strncmp(k, "servers", 7))
-            continue;
-        k += 7 + strspn(k + 7, " \t");
-        if (*k != '=')
-            continue;
-        k += 1 + strspn(k + 1, " \t");
-        k[strcspn(k, " \t\r\n#")] = '\0';
-        free(val);
-        val = strdup(k);
-    }
-    if (fp)
-        fclose(fp);
-    return val;
+    char val[4096];
+    return ddio_config_value(key, val, sizeof(val)) ? strdup(val) : NULL;
 }
 
 static void usage(const char *prog)
@@ -355,9 +340,10 @@ static void usage(const char *prog)
     printf("usage: %s [--servers=H:P,...] [--timeout=S] [--stripe-unit=B] [--secret-file=F]\n"
            "       [FUSE options] MOUNTPOINT\n"
            "  mounts the ddio namespace; servers default to $DDIO_SERVERS, then the\n"
-           "  'servers =' line of $DDIO_CONFIG; timeout (s) to $DDIO_TIMEOUT, then 30;\n"
-           "  stripe unit of new files 1 MiB; the shared secret to $DDIO_SECRET_FILE,\n"
-           "  then the 'secret_file =' line of $DDIO_CONFIG.\n"
+           "  'servers =' line of $DDIO_CONFIG; timeout (s) to $DDIO_TIMEOUT, then\n"
+           "  DDIO_CONFIG's 'timeout =', then 30; stripe unit of new files to\n"
+           "  DDIO_CONFIG's 'striping_unit =' (bytes), then 1 MiB; the shared secret to\n"
+           "  $DDIO_SECRET_FILE, then the 'secret_file =' line of $DDIO_CONFIG.\n"
            "  Unmount with fusermount3 -u MOUNTPOINT.\n\n",
            prog);
 }
@@ -402,13 +388,25 @@ int main(int argc, char **argv)
     if (!o.servers && getenv("DDIO_SERVERS") && *getenv("DDIO_SERVERS"))
         o.servers = strdup(getenv("DDIO_SERVERS"));
     if (!o.servers)
-        o.servers = config_servers();
+        o.servers = config_str("servers");
     if (!o.timeout_s && getenv("DDIO_TIMEOUT"))
         o.timeout_s = atoi(getenv("DDIO_TIMEOUT"));
+    if (!o.timeout_s) {
+        char *t = config_str("timeout");
+        o.timeout_s = t ? atoi(t) : 0;
+        free(t);
+    }
+    if (!o.unit)
+        o.unit = config_str("striping_unit");
     if (o.unit) {
         unit = strtoull(o.unit, &end, 10);
-        if (!unit || *end) {
-            fprintf(stderr, "ddio-fuse: bad --stripe-unit '%s' (bytes, > 0)\n", o.unit);
+        if (*end == 'k' || *end == 'K')
+            unit <<= 10, end++;
+        else if (*end == 'm' || *end == 'M')
+            unit <<= 20, end++;
+        if (!unit || *end || unit > (1u << 30)) {
+            fprintf(stderr, "ddio-fuse: bad --stripe-unit '%s' (bytes, K or M suffix, "
+                    "1..1G)\n", o.unit);
             return 2;
         }
     }

@@ -195,6 +195,10 @@ void ADIOI_DDIO_Free_list(char **list, int n);
  * remembered for opens without it, as the server list), else
  * $DDIO_SECRET_FILE, else "secret_file" in $DDIO_CONFIG. */
 void ADIOI_DDIO_Secret_hint(const char *hint);
+/* Default striping of new files from $DDIO_CONFIG ("striping_unit = BYTES"
+ * with an optional K/M suffix, "striping_factor = N"): 0 where not given,
+ * the hints beat them. */
+void ADIOI_DDIO_Config_striping(long long *unit, int *factor);
 /* timeout: hint (seconds, > 0), else $DDIO_TIMEOUT, else config, else 30 s */
 int ADIOI_DDIO_Timeout_ms(int hint_s);
 int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,

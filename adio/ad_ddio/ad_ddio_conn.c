@@ -70,6 +70,8 @@ static struct {
     int loaded;
     char *servers;              /* "servers = " line of $DDIO_CONFIG */
     int timeout_s;              /* "timeout = " line, 0 if none */
+    long long striping_unit;    /* "striping_unit = " line, 0 if none */
+    int striping_factor;        /* "striping_factor = " line, 0 if none */
     char *last_hint;            /* last romio_ddio_servers seen by this process */
     char *secret_hint;          /* last romio_ddio_secret_file seen by this process */
 } cfg;
@@ -86,6 +88,25 @@ static void config_load(void)
         cfg.servers = strdup(val);
     if (ddio_config_value("timeout", val, sizeof(val)))
         cfg.timeout_s = atoi(val);
+    if (ddio_config_value("striping_unit", val, sizeof(val))) {
+        char *end;
+        long long v = strtoll(val, &end, 10);
+        if (*end == 'k' || *end == 'K')
+            v <<= 10, end++;
+        else if (*end == 'm' || *end == 'M')
+            v <<= 20, end++;
+        /* the layout's unit is a 32-bit hint in ROMIO: at most 1 GiB */
+        cfg.striping_unit = !*end && v > 0 && v <= (1LL << 30) ? v : 0;
+    }
+    if (ddio_config_value("striping_factor", val, sizeof(val)))
+        cfg.striping_factor = atoi(val) > 0 ? atoi(val) : 0;
+}
+
+void ADIOI_DDIO_Config_striping(long long *unit, int *factor)
+{
+    config_load();
+    *unit = cfg.striping_unit;
+    *factor = cfg.striping_factor;
 }
 
 void ADIOI_DDIO_Secret_hint(const char *hint)

@@ -283,9 +283,14 @@ static int open_existing(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
 static void layout_proto(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns,
                          int count, struct ddio_layout_rec *L)
 {
+    long long cunit;
+    int cfactor;
+
+    ADIOI_DDIO_Config_striping(&cunit, &cfactor);
     memset(L, 0, sizeof(*L));
+    /* the striping_unit hint, else DDIO_CONFIG's striping_unit, else 1 MiB */
     L->stripe_unit = fd->hints->striping_unit > 0 ? (uint64_t) fd->hints->striping_unit
-        : ADIOI_DDIO_DFLT_UNIT;
+        : cunit > 0 ? (uint64_t) cunit : ADIOI_DDIO_DFLT_UNIT;
     L->stripe_count = (uint32_t) count;
     for (int i = 0; i < count; i++)
         memcpy(L->ids[i], conns[i]->id, DDIO_ID_LEN);
@@ -296,7 +301,14 @@ static void layout_proto(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** c
 static int create_new(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
                       const char *path, uint32_t amode, ADIOI_DDIO_Err * e)
 {
-    int count = f->striping_factor > 0 && f->striping_factor < n ? f->striping_factor : n;
+    long long cunit;
+    int cfactor, want;
+
+    /* the striping_factor hint, else DDIO_CONFIG's striping_factor, else all */
+    ADIOI_DDIO_Config_striping(&cunit, &cfactor);
+    want = f->striping_factor > 0 ? f->striping_factor
+        : f->striping_factor_given ? 0 : cfactor;
+    int count = want > 0 && want < n ? want : n;
     open_set s = {.n = count,.conns = conns };
     struct ddio_layout_rec *L = malloc(sizeof(*L));
     int rc = 0;

@@ -9,7 +9,7 @@
 # log line per call. Closes with "cli: N passed, N failed".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
+top=${DDIO_BUILD_DIR:-${BUILD:-$(cd "$here/../.." && pwd)}}
 DDIO="$top/tools/ddio"; SERVER="$top/ioserver/ddio-server"; RUN="$top/tools/ddio-run"
 unusable() { echo "FAIL: cli/$1: $2"; echo; echo "failed: cli/$1"; echo "cli: 0 passed, 1 failed"; exit 1; }
 for p in "$DDIO" "$SERVER"; do [ -x "$p" ] || unusable build "$p missing: run make"; done

@@ -3,7 +3,14 @@
  * shared-pointer file and MPI_File_delete must find the servers too), the
  * values reported by MPI_File_get_info, striping_factor=1, an unknown
  * romio_ddio_* key (ignored), shared-pointer writes, and delete.
- * usage: DDIO_SERVERS=... mpiexec -n N driver_hints ddio:/name  (prints PASS) */
+ * usage: DDIO_SERVERS=... mpiexec -n N driver_hints ddio:/name  (prints PASS)
+ *
+ * With "config" after the name: the client configuration file instead. Each
+ * rank writes a DDIO_CONFIG file (servers = the DDIO_SERVERS list, which is
+ * then unset, as is DDIO_TIMEOUT; timeout = 23; striping_unit = 64K; striping_factor = 1) and
+ * opens without hints: the file gets the file's striping and timeout; a
+ * second file with striping_unit/striping_factor hints gets the hints'. */
+#include <unistd.h>
 #include "tutil.h"
 
 static void expect(MPI_Info info, const char *key, const char *want)
@@ -13,6 +20,53 @@ static void expect(MPI_Info info, const char *key, const char *want)
     MPI_Info_get(info, key, MPI_MAX_INFO_VAL, v, &flag);
     T_ASSERT(flag, "hint %s missing", key);
     T_ASSERT(!want || !strcmp(v, want), "hint %s = '%s', want '%s'", key, v, want);
+}
+
+static int config_mode(const char *name, const char *servers)
+{
+    MPI_File fh;
+    MPI_Info info, used;
+    char path[256], name2[1024];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/tmp/ddio-hints-conf.%d", (int) getpid());
+    f = fopen(path, "w");
+    T_ASSERT(f, "cannot write %s", path);
+    fprintf(f, "# client configuration (DDIO_CONFIG)\nservers = %s\ntimeout = 23  # s\n"
+            "striping_unit = 64K\nstriping_factor = 1\n", servers);
+    fclose(f);
+    setenv("DDIO_CONFIG", path, 1);
+    unsetenv("DDIO_SERVERS");
+    unsetenv("DDIO_TIMEOUT");   /* the variable beats the file */
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                        &fh));
+    T_MPI(MPI_File_get_info(fh, &used));
+    expect(used, "striping_unit", "65536");
+    expect(used, "striping_factor", "1");
+    expect(used, "romio_ddio_timeout", "23");
+    MPI_Info_free(&used);
+    T_MPI(MPI_File_close(&fh));
+    /* hints beat the configuration file */
+    snprintf(name2, sizeof(name2), "%s.hinted", name);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "striping_unit", "8192");
+    MPI_Info_set(info, "striping_factor", "2");
+    MPI_Info_set(info, "romio_ddio_timeout", "19");
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, name2, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    T_MPI(MPI_File_get_info(fh, &used));
+    expect(used, "striping_unit", "8192");
+    expect(used, "striping_factor", "2");
+    expect(used, "romio_ddio_timeout", "19");
+    MPI_Info_free(&used);
+    T_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (t_rank == 0) {
+        T_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+        T_MPI(MPI_File_delete(name2, MPI_INFO_NULL));
+    }
+    MPI_Info_free(&info);
+    unlink(path);
+    return t_finish();
 }
 
 int main(int argc, char **argv)
@@ -28,6 +82,8 @@ int main(int argc, char **argv)
     t_init(&argc, &argv);
     T_ASSERT(argc > 1 && servers, "usage: DDIO_SERVERS=... driver_hints ddio:/name");
     servers = strdup(servers);
+    if (argc > 2 && !strcmp(argv[2], "config"))
+        return config_mode(argv[1], servers);
     unsetenv("DDIO_SERVERS");
     unsetenv("DDIO_CONFIG");
     MPI_Info_create(&info);

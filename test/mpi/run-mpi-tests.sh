@@ -247,6 +247,10 @@ if selected driver; then
   ddio_only driver-basic-s3 3 4 driver_basic
   ddio_only driver-strided-s2 2 4 driver_strided
   ddio_only driver-hints-s2 2 3 driver_hints
+  # the client configuration file (DDIO_CONFIG): servers, timeout, default
+  # striping; hints beat it
+  mkdir -p "$tmp/srv-config"
+  step driver-config-s2 "$run" -s 2 --root "$tmp/srv-config" -- mpiexec -n 3 "$bin/driver_hints" ddio:/config config
 fi
 if selected errors; then
   mkdir -p "$tmp/srv-escape"

@@ -30,8 +30,7 @@
 # Writes test/pnetcdf/pnetcdf.log; closes with "pnetcdf: N passed, N failed".
 # usage: run-pnetcdf-tests.sh [MODE...]
 #   env: PN_LIMIT     seconds per command (default 180)
-#        PN_DIRS      directories to run ("all", or a list; default: the ones
-#                     that pass on the mount, see DIRS below)
+#        PN_DIRS      directories to run ("all", the default, or a list)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
@@ -49,13 +48,8 @@ case "$wrap" in *NP*) echo "run-pnetcdf-tests: path $wrap contains 'NP', which P
 # build (test/Makefile.am C_SUBDIRS, then examples and benchmarks).
 ALL_DIRS="test/C test/fandc test/nc_test test/cdf_format test/header test/testcases
 test/nonblocking examples/C examples/tutorial benchmarks/C"
-# By default (and so in CI) the directories that pass on the ddio mount;
-# PN_DIRS=all runs every one. Not in the default, the open part of issue #8:
-# test/nc_test (its 1-process nc_test runs, thousands of small create/open/
-# put/get calls, hit the 180 s limit on the mount; they pass on ufs:), and
-# test/fandc, test/testcases, examples/tutorial, benchmarks/C (not yet run
-# to the end on the mount).
-DIRS=${PN_DIRS:-"test/C test/cdf_format test/header test/nonblocking examples/C"}
+# Every directory by default (and so in CI); PN_DIRS="test/C ..." for some.
+DIRS=${PN_DIRS:-all}
 [ "$DIRS" = all ] && DIRS=$ALL_DIRS
 # The examples the ncmpidiff step runs (PnetCDF's examples/C that write a file).
 DIFF_PROGS="collective_write nonblocking_write column_wise block_cyclic flexible_api mput

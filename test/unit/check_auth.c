@@ -113,6 +113,11 @@ START_TEST(secret_path_order)
     ck_assert_int_eq(ddio_secret_path("/from/hint", out, sizeof(out)), 1);
     ck_assert_str_eq(out, "/from/hint");
     unsetenv("DDIO_SECRET_FILE");
+    /* "~/" in the file is $HOME */
+    make_file(cfg, "secret_file = ~/.ddio-secret\n", 0600);
+    setenv("HOME", "/home/u", 1);
+    ck_assert_int_eq(ddio_secret_path(NULL, out, sizeof(out)), 1);
+    ck_assert_str_eq(out, "/home/u/.ddio-secret");
     unsetenv("DDIO_CONFIG");
     ck_assert_int_eq(ddio_secret_path(NULL, path, sizeof(path)), 0);
 }
