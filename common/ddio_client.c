@@ -333,6 +333,21 @@ static void merge_stat(struct ddio_cstat *st, const struct ddio_pstat_r *r, int 
         st->size = end;
 }
 
+/* PSTAT of the path in w on server i, decoded into r */
+static int pstat_one(struct ddio_client *cl, int i, struct ddio_wbuf *w, struct ddio_pstat_r *r,
+                     char *msg, size_t msglen)
+{
+    uint8_t *p = NULL;
+    size_t n = 0;
+    int e = call(cl, i, DDIO_T_PSTAT, w, &p, &n, msg, msglen);
+    if (e == 0 && ddio_dec_pstat_r(p, n, r)) {
+        say(msg, msglen, "server %s: malformed PSTAT reply", cl->c[i].name);
+        e = -EIO;
+    }
+    free(p);
+    return e;
+}
+
 int ddio_client_stat(struct ddio_client *cl, const char *path, struct ddio_cstat *st,
                      char *msg, size_t msglen)
 {
@@ -345,14 +360,7 @@ int ddio_client_stat(struct ddio_client *cl, const char *path, struct ddio_cstat
         return say(msg, msglen, "out of memory"), -ENOMEM;
     path_req(&w, path);
     for (int i = 0; i < cl->n && !rc; i++) {
-        uint8_t *p = NULL;
-        size_t n = 0;
-        int e = call(cl, i, DDIO_T_PSTAT, &w, &p, &n, msg, msglen);
-        if (e == 0 && ddio_dec_pstat_r(p, n, r)) {
-            say(msg, msglen, "server %s: malformed PSTAT reply", cl->c[i].name);
-            e = -EIO;
-        }
-        free(p);
+        int e = pstat_one(cl, i, &w, r, msg, msglen);
         if (e == 0)
             merge_stat(st, r, &kind);
         else if (e != -ENOENT)
@@ -560,14 +568,7 @@ int ddio_client_layout(struct ddio_client *cl, const char *path, struct ddio_cla
         return say(msg, msglen, "out of memory"), -ENOMEM;
     path_req(&w, path);
     for (int i = 0; i < cl->n && !rc; i++) {
-        uint8_t *p = NULL;
-        size_t n = 0;
-        int e = call(cl, i, DDIO_T_PSTAT, &w, &p, &n, msg, msglen);
-        if (e == 0 && ddio_dec_pstat_r(p, n, r)) {
-            say(msg, msglen, "server %s: malformed PSTAT reply", cl->c[i].name);
-            e = -EIO;
-        }
-        free(p);
+        int e = pstat_one(cl, i, &w, r, msg, msglen);
         if (e == -ENOENT)
             continue;
         if (e) {

@@ -6,25 +6,28 @@
 
 #include "ddio_cli.h"
 
-int cli_fail(const char *fmt, ...)
+static void vsay(const char *fmt, va_list ap)
 {
     char line[2048];
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "ddio: %s\n", line);
+}
+
+int cli_fail(const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsay(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ddio: %s\n", line);
     return 1;
 }
 
 int cli_usage_error(const char *fmt, ...)
 {
-    char line[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsay(fmt, ap);
     va_end(ap);
-    fprintf(stderr, "ddio: %s\n", line);
     return 2;
 }
 
