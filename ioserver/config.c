@@ -273,6 +273,36 @@ static int parse_bool(const char *v)
     return -1;
 }
 
+/* The file's values, which the configuration points into: kept in one list
+ * (reachable, so no leak) until config_release(). */
+static char **kept;
+static size_t nkept, capkept;
+
+static char *keep(const char *v)
+{
+    if (nkept == capkept) {
+        size_t cap = capkept ? 2 * capkept : 16;
+        char **k = realloc(kept, cap * sizeof(*k));
+        if (!k)
+            return NULL;
+        kept = k;
+        capkept = cap;
+    }
+    char *copy = strdup(v);
+    if (copy)
+        kept[nkept++] = copy;
+    return copy;
+}
+
+void config_release(void)
+{
+    for (size_t i = 0; i < nkept; i++)
+        free(kept[i]);
+    free(kept);
+    kept = NULL;
+    nkept = capkept = 0;
+}
+
 /* One 'option = value' line: any long option but config and help; '_' may
  * stand for '-' in the name. */
 static int file_line(struct srv_config *c, const char *path, int lno, char *line,
@@ -312,13 +342,12 @@ static int file_line(struct srv_config *c, const char *path, int lno, char *line
         }                         /* other flags are off unless given */
         return 0;
     }
-    char *copy = strdup(val);     /* lives as long as the configuration */
+    char *copy = keep(val);       /* lives as long as the configuration */
     if (!copy) {
         snprintf(err, errlen, "%s:%d: out of memory", path, lno);
         return -1;
     }
     if (handle_opt(c, o->val, copy, msg, sizeof(msg))) {
-        free(copy);
         snprintf(err, errlen, "%s:%d: %s", path, lno, msg);
         return -1;
     }

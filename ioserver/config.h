@@ -43,6 +43,9 @@ void config_defaults(struct srv_config *c);
  * file). Strings in c point into argv or into copies of the file's values. */
 int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t errlen);
 void config_usage(FILE *f);
+/* Free the copies of the file's values (every configuration parsed so far
+ * stops being valid). */
+void config_release(void);
 /* Apply the 'option = value' lines of a configuration file to c. */
 int config_read_file(struct srv_config *c, const char *path, char *err, size_t errlen);
 

@@ -132,6 +132,7 @@ int main(void)
     close(fd);
     Suite *s = suite_create("config");
     TCase *tc = tcase_create("config");
+    tcase_add_checked_fixture(tc, NULL, config_release);
     tcase_add_test(tc, file_applies);
     tcase_add_test(tc, flags_beat_file);
     tcase_add_test(tc, mistakes);
