@@ -19,6 +19,12 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-cli.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 unset DDIO_SERVERS DDIO_SECRET_FILE DDIO_CONFIG DDIO_TIMEOUT
+# In a VPATH build (make distcheck) ddio-run is a source file and finds no
+# server next to it: run it through a wrapper that names the built one.
+if [ ! -x "$RUN" ]; then
+  printf '#!/usr/bin/env bash\nexec %q --server %q "$@"\n' "$here/../../tools/ddio-run" "$SERVER" > "$tmp/ddio-run"
+  chmod +x "$tmp/ddio-run"; RUN="$tmp/ddio-run"
+fi
 pass=0; fail=0; failed=()
 ok() { pass=$((pass + 1)); echo "PASS: $1"; }
 ko() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL: $1${2:+: $2}"; }
