@@ -44,7 +44,9 @@ bad() {  # bad NAME LOG [WHY]
 in_ddio() {
   local log=$1 stats=$2 ns=$3; shift 3
   local root; root=$(mktemp -d "$tmp/srv.XXXXXX")
-  STATS_OUT="$stats" timeout -k 10 "$limit" "$run" -s "$ns" --root "$root" -- bash -c \
+  # IN_MOUNT=DIR: with the ddio namespace mounted on DIR (ddio-run --mount)
+  STATS_OUT="$stats" timeout -k 10 "$limit" "$run" -s "$ns" --root "$root" \
+    ${IN_MOUNT:+--mount "$IN_MOUNT"} -- bash -c \
     '"$@"; rc=$?; "$STATS_TOOL" stats xfers coll_xfers bytes_written bytes_read opens > "$STATS_OUT"; exit $rc' \
     bash "$@" >"$log" 2>&1
   local rc=$?
@@ -131,12 +133,11 @@ if want_group testpar; then
   # of HDF5's CMake builds; 1 = full run): t_cache and t_shapesame skip
   # most of their variations at 3
   export HDF5TestExpress=${HDF5TestExpress:-3}
-  # The steps: programs, and testphdf5:TEST. Not run, because they cannot
-  # put their files on ddio: without changes: t_pread (writes its files'
-  # user block with POSIX open()), t_bigio (fixed file name, no
-  # HDF5_PARAPREFIX), t_filters_parallel (reopens its file with the default
-  # POSIX driver: fails on a "ufs:" prefix as well); t_cache_image (HDF5's
-  # CMake does not run it either). t_cache
+  # The steps: programs, and testphdf5:TEST. t_filters_parallel reopens its
+  # file with the default POSIX driver: a MOUNT_STEP (below). Not run:
+  # t_pread and t_bigio (they ignore HDF5_PARAPREFIX and write in the
+  # working directory or a fixed name: no file reaches ddio), t_cache_image
+  # (HDF5's CMake does not run it either). t_cache
   # only when asked (DDIO_HDF5_TESTS=t_cache): its metadata-cache message
   # storm did not finish in 300 s on the 2-core machine even on ufs:.
   # t_shapesame's four sscontig tests (1 and 3 are independent I/O: tens of
@@ -147,19 +148,21 @@ if want_group testpar; then
   # ngrpw+ngrpr and cngrpw-ingrpr: ~40000 small independent metadata
   # reads and writes each (53 s and 122 s on ddio:, 1 s and 45 s on ufs:).
   # testphdf5's tests in its order; a read test runs with the write test
-  # whose file it reads (W+R). Not run: calloc, fltread, cmpdsetr and
-  # atomicity: rank 0 also opens the file serially with HDF5's POSIX driver
-  # (the name with its prefix stripped by h5_rmprefix, or as is), which a
-  # ddio: file cannot be.
+  # whose file it reads (W+R). calloc, fltread, cmpdsetr and atomicity
+  # (MOUNT_STEPS): rank 0 also opens the file serially with HDF5's POSIX
+  # driver, so their ddio run puts the files in a ddio mount (plain paths:
+  # MPI-IO goes to the ddio driver, POSIX through the mount).
   PHDF5="mpiodup split props idsetw+idsetr cdsetw+cdsetr eidsetw+eidsetr ecdsetw+ecdsetr eidsetw2
-    selnone zerodsetr ndsetw ngrpw+ngrpr cngrpw-ingrpr compact bigdset fill
+    selnone zerodsetr ndsetw ngrpw+ngrpr cngrpw-ingrpr compact bigdset fill calloc fltread
+    cmpdsetr atomicity
     cchunk1 cchunk2 cchunk3 cchunk4 cchunk5 cchunk6 cchunk7 cchunk8 cchunk9 cchunk10 ccontw+ccontr
     cschunkw+cschunkr ccchunkw+ccchunkr null I/Omodeconf rrobjflushconf alnbg1 tldsc lccio actualio
     nocolcause edpl fiodc denseattr noselcollmdread MC_coll_MD_read LC_coll_MD_read"
   STEPS="t_mpi t_mpi-atomic t_init_term t_pflush t_pshutdown t_shapesame:sscontig1 t_shapesame:sscontig2
-    t_shapesame:sscontig3 t_shapesame:sscontig4"
+    t_shapesame:sscontig3 t_shapesame:sscontig4 t_filters_parallel"
   for t in $PHDF5; do STEPS+=" testphdf5:$t"; done
   sel=(${DDIO_HDF5_TESTS:-$STEPS})
+  MOUNT_STEPS="testphdf5:calloc testphdf5:fltread testphdf5:cmpdsetr testphdf5:atomicity t_filters_parallel"
   # steps that open no file (property lists, init/term): no server counters
   NOFILE="t_init_term testphdf5:mpiodup testphdf5:edpl testphdf5:fiodc"
   # run_testpar STEP PREFIX LOG : run one step with HDF5_PARAPREFIX=PREFIX
@@ -190,7 +193,9 @@ if want_group testpar; then
     name=${step//\//_}; name=${name//:/-}
     ts=$(date +%s)
     u="$tmp/ufs-$name"; mkdir -p "$u"
-    if timeout -k 10 "$limit" bash -c 'run_testpar "$@"' bash "$step" "ufs:$u" "$tmp/$name.ufs.log"; then
+    uprefix="ufs:$u"   # MOUNT_STEPS open the file with POSIX too: a plain path (ROMIO: ufs)
+    [[ " $MOUNT_STEPS " == *" $step "* ]] && uprefix=$u
+    if timeout -k 10 "$limit" bash -c 'run_testpar "$@"' bash "$step" "$uprefix" "$tmp/$name.ufs.log"; then
       ok "$name/ufs" "$(( $(date +%s) - ts )) s"
     else
       bad "$name/ufs" "$tmp/$name.ufs.log"
@@ -198,7 +203,12 @@ if want_group testpar; then
     rm -rf "$u"
     ts=$(date +%s)
     st="$tmp/$name.stats"
-    if in_ddio "$tmp/$name.ddio.log" "$st" 2 run_testpar "$step" "ddio:/h5par" "$tmp/$name.ddio.out"; then
+    if [[ " $MOUNT_STEPS " == *" $step "* ]]; then
+      mkdir -p "$tmp/mnt"; ok_run() { IN_MOUNT="$tmp/mnt" in_ddio "$@"; }; dprefix="$tmp/mnt"
+    else
+      ok_run() { in_ddio "$@"; }; dprefix="ddio:/h5par"
+    fi
+    if ok_run "$tmp/$name.ddio.log" "$st" 2 run_testpar "$step" "$dprefix" "$tmp/$name.ddio.out"; then
       if [ "$(stat_sum "$st" opens)" -gt 0 ] || [[ " $NOFILE " == *" $step "* ]]; then
         ok "$name/ddio" "$(( $(date +%s) - ts )) s; servers: $(counters "$st")"
       else
