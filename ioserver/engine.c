@@ -402,6 +402,12 @@ static size_t round4k(uint64_t n)
     return (size_t)((n + 4095) & ~(uint64_t)4095);
 }
 
+/* end of the sector holding byte n-1 of a block, at most the block's end */
+static uint64_t sector_end(const struct xfer *x, uint64_t n)
+{
+    return round4k(n) < x->B ? round4k(n) : x->B;
+}
+
 static void release_slot(struct xfer *x, struct slot *s)
 {
     disk_buf_put(s->disk, s->buf);
@@ -712,7 +718,7 @@ static void start_write(struct xfer *x, struct slot *s)
         return;
     }
     s->io_lo = s->write_lo & ~(uint64_t)4095;
-    uint64_t hi = round4k(s->write_hi) < x->B ? round4k(s->write_hi) : x->B;
+    uint64_t hi = sector_end(x, s->write_hi);
     if (s->old_valid > s->io_lo) {
         uint64_t old_hi = round4k(s->old_valid) < hi ? round4k(s->old_valid) : hi;
         s->state = S_RMW;         /* partly covered, inside the file: read first */
@@ -727,7 +733,7 @@ static void start_write(struct xfer *x, struct slot *s)
  * (past its end) is zeros, up to the last sector the write touches */
 static void rmw_zero_tail(struct xfer *x, struct slot *s)
 {
-    uint64_t hi = round4k(s->write_hi) < x->B ? round4k(s->write_hi) : x->B;
+    uint64_t hi = sector_end(x, s->write_hi);
     uint64_t got = s->io_lo + s->dr.done;
     if (got < hi)
         memset((uint8_t *)s->buf + got, 0, hi - got);

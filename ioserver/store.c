@@ -315,8 +315,7 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
 
 static void ofile_free(struct ofile *of)
 {
-    for (int d = 0; d < of->ndisks; d++)
-    {
+    for (int d = 0; d < of->ndisks; d++) {
         if (of->fds && of->fds[d] >= 0)
             close(of->fds[d]);
         if (of->bfds && of->bfds[d] >= 0)

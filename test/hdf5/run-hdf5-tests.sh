@@ -193,8 +193,12 @@ if want_group testpar; then
     name=${step//\//_}; name=${name//:/-}
     ts=$(date +%s)
     u="$tmp/ufs-$name"; mkdir -p "$u"
-    uprefix="ufs:$u"   # MOUNT_STEPS open the file with POSIX too: a plain path (ROMIO: ufs)
-    [[ " $MOUNT_STEPS " == *" $step "* ]] && uprefix=$u
+    # MOUNT_STEPS open the file with POSIX too: plain paths, a local
+    # directory for ufs (ROMIO's default) and a ddio mount for ddio
+    uprefix="ufs:$u" dprefix="ddio:/h5par" mnt=""
+    if [[ " $MOUNT_STEPS " == *" $step "* ]]; then
+      mnt="$tmp/mnt"; mkdir -p "$mnt"; uprefix=$u dprefix=$mnt
+    fi
     if timeout -k 10 "$limit" bash -c 'run_testpar "$@"' bash "$step" "$uprefix" "$tmp/$name.ufs.log"; then
       ok "$name/ufs" "$(( $(date +%s) - ts )) s"
     else
@@ -203,12 +207,7 @@ if want_group testpar; then
     rm -rf "$u"
     ts=$(date +%s)
     st="$tmp/$name.stats"
-    if [[ " $MOUNT_STEPS " == *" $step "* ]]; then
-      mkdir -p "$tmp/mnt"; ok_run() { IN_MOUNT="$tmp/mnt" in_ddio "$@"; }; dprefix="$tmp/mnt"
-    else
-      ok_run() { in_ddio "$@"; }; dprefix="ddio:/h5par"
-    fi
-    if ok_run "$tmp/$name.ddio.log" "$st" 2 run_testpar "$step" "$dprefix" "$tmp/$name.ddio.out"; then
+    if IN_MOUNT=$mnt in_ddio "$tmp/$name.ddio.log" "$st" 2 run_testpar "$step" "$dprefix" "$tmp/$name.ddio.out"; then
       if [ "$(stat_sum "$st" opens)" -gt 0 ] || [[ " $NOFILE " == *" $step "* ]]; then
         ok "$name/ddio" "$(( $(date +%s) - ts )) s; servers: $(counters "$st")"
       else
