@@ -99,6 +99,40 @@ static int wait_space(struct conn *c, size_t plen, int64_t deadline_ms)
     return c->dead ? -ECONNRESET : 0;
 }
 
+struct work {
+    struct conn *c;
+    struct ddio_hdr h;
+    uint8_t *payload;
+    struct ofile *of;             /* referenced */
+    void (*fn)(struct work *w);
+    struct work *next_held;       /* in c->held while it counts as in flight */
+    int holding;
+    union {
+        struct ddio_xfer x;
+        struct ddio_lock lk;
+        struct ddio_prealloc pa;
+    } u;
+};
+
+/* Free the --max-inflight slot of w (or, w NULL, of a request of this type
+ * and id), c->mu held. A request stops counting when its reply is queued, not
+ * when its thread exits: a client that waits for each reply before sending the
+ * next request must never be refused because a finished thread is still
+ * unwinding. (A client reusing request ids can free slots early; the thread
+ * count keeps its own hard cap, see spawn.) */
+static void release_slot(struct conn *c, struct work *w, uint16_t type, uint64_t req)
+{
+    for (struct work **pp = &c->held; *pp; pp = &(*pp)->next_held) {
+        struct work *x = *pp;
+        if (w ? x == w : x->h.req == req && x->h.type == type) {
+            *pp = x->next_held;
+            x->holding = 0;
+            c->nheld--;
+            return;
+        }
+    }
+}
+
 int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
               uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms)
 {
@@ -127,6 +161,8 @@ int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
             c->qbytes += plen;
         pthread_cond_broadcast(&c->cv);
     }
+    if ((type & DDIO_REPLY) && c->held)
+        release_slot(c, NULL, (uint16_t)(type & ~DDIO_REPLY), req);
     pthread_mutex_unlock(&c->mu);
     if (rc) {
         free(payload);
@@ -299,18 +335,6 @@ static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last)
 
 /* ---- request threads -------------------------------------------------------------------- */
 
-struct work {
-    struct conn *c;
-    struct ddio_hdr h;
-    uint8_t *payload;
-    struct ofile *of;             /* referenced */
-    void (*fn)(struct work *w);
-    union {
-        struct ddio_xfer x;
-        struct ddio_lock lk;
-        struct ddio_prealloc pa;
-    } u;
-};
 
 static void *work_main(void *arg)
 {
@@ -320,8 +344,10 @@ static void *work_main(void *arg)
     w->fn(w);
     stats_inflight(&c->srv->stats, -1);
     free(w->payload);
-    free(w);
     pthread_mutex_lock(&c->mu);
+    if (w->holding)
+        release_slot(c, w, 0, 0);
+    free(w);
     c->workers--;
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
@@ -333,9 +359,15 @@ static void *work_main(void *arg)
 static void spawn(struct conn *c, struct work *w)
 {
     pthread_mutex_lock(&c->mu);
-    int ok = c->workers < (int)c->srv->cfg.max_inflight;
-    if (ok)
+    int ok = c->nheld < (int)c->srv->cfg.max_inflight
+             && c->workers < 2 * (int)c->srv->cfg.max_inflight;
+    if (ok) {
         c->workers++;
+        c->nheld++;
+        w->holding = 1;
+        w->next_held = c->held;
+        c->held = w;
+    }
     pthread_mutex_unlock(&c->mu);
     pthread_t t;
     pthread_attr_t at;
@@ -349,6 +381,7 @@ static void spawn(struct conn *c, struct work *w)
     pthread_attr_destroy(&at);
     if (ok) {
         pthread_mutex_lock(&c->mu);
+        release_slot(c, w, 0, 0);
         c->workers--;
         pthread_mutex_unlock(&c->mu);
     }

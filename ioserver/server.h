@@ -55,6 +55,8 @@ struct conn {
     uint64_t next_handle;
     struct pget *pgets;          /* GETs waiting for DATA (engine.c) */
     int workers;                 /* request threads running for this conn */
+    struct work *held;           /* requests counted against --max-inflight: */
+    int nheld;                   /* a slot is free once the final reply is queued */
     pthread_t writer;
     int writer_started;
     uint8_t *scratch;            /* DATA receive buffer (reader thread only) */

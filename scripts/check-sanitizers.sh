@@ -25,6 +25,8 @@ targets="ioserver/ddio-server $(awk '/^UNIT_TESTS =/{f=1} f{print} f && !/\\$/{e
 make -j"$(nproc)" $targets >make.log 2>&1 || { tail -n 30 make.log; echo "sanitizers: build failed"; echo "sanitizers: 0 passed, 1 failed" >"$san/summary.log"; exit 1; }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 pass=0; fail=0
+# the failing checks and sanitizer reports first: CI shows only part of a long log
+why() { grep -E '^FAIL|^ +FAIL|ERROR: AddressSanitizer|runtime error|SUMMARY' "$1" | head -n 20; tail -n 15 "$1"; }
 for t in $targets; do
   case "$t" in test/unit/*) ;; *) continue ;; esac
   if ./"$t" >"$t.san.log" 2>&1; then pass=$((pass + 1)); echo "PASS: asan+ubsan $t"
@@ -33,12 +35,12 @@ done
 if [ -x test/server/run-server-tests.sh ] && [ -x test/server/srv_client ]; then
   if DDIO_BUILD_DIR="$san/src" test/server/run-server-tests.sh >server.san.log 2>&1; then
     pass=$((pass + 1)); echo "PASS: asan+ubsan server tests"
-  else fail=$((fail + 1)); echo "FAIL: asan+ubsan server tests"; tail -n 40 server.san.log; fi
+  else fail=$((fail + 1)); echo "FAIL: asan+ubsan server tests"; why server.san.log; fi
 fi
 if [ -x test/server/run-security-tests.sh ] && [ -x test/server/srv_client ]; then
   if test/server/run-security-tests.sh >security.san.log 2>&1; then
     pass=$((pass + 1)); echo "PASS: asan+ubsan security tests"
-  else fail=$((fail + 1)); echo "FAIL: asan+ubsan security tests"; tail -n 40 security.san.log; fi
+  else fail=$((fail + 1)); echo "FAIL: asan+ubsan security tests"; why security.san.log; fi
 fi
 # tools/ddio and the server under the command-line tests (test/cli)
 if [ -x "$top/test/cli/run-cli-tests.sh" ] && [ -x tools/ddio ]; then
