@@ -139,7 +139,7 @@ fi
 if has "$SWEEPS" desc; then
   mkdir -p "$here/bin"
   DS=$here/bin/desc_size
-  srcs=("$here/desc_size.c" "$top/common/ddio_desc.c" "$top/common/ddio_proto.c")
+  srcs=("$here/desc_size.c" "$top"/common/ddio_desc_*.c "$top/common/ddio_proto.c")
   rebuild=0; [ -x "$DS" ] || rebuild=1
   for s in "${srcs[@]}"; do [ "$s" -nt "$DS" ] && rebuild=1; done
   if [ $rebuild = 1 ]; then

@@ -42,7 +42,7 @@ fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/ddio-fuzz.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
-srcs="$top/common/ddio_proto.c $top/common/ddio_desc.c"
+srcs="$top/common/ddio_proto.c $(echo "$top"/common/ddio_desc_*.c)"
 cflags="-std=gnu11 -g -O1 -Wall -Wextra -I$top/common -I$here"
 if ! $cc $cflags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
      -o "$here/fuzz_proto" "$here/fuzz_proto.c" $srcs 2>"$scratch/build.log"; then

@@ -1,4 +1,4 @@
-/* Unit tests for the distribution descriptor (common/ddio_desc.c).
+/* Unit tests for the distribution descriptor (common/ddio_desc_*.c).
  *
  * Everything is compared against a brute-force model: a flat (offset, length)
  * list, expanded byte by byte into "stream byte -> address". The flat lists
