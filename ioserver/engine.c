@@ -3,16 +3,18 @@
  * Threads: the request thread that completes a collective's gate (or the
  * thread of an independent XFER) runs the whole pass: it plans, issues
  * blocks to the disk threads, and reacts to events (disk completions
- * posted by disk threads, DATA completions posted by connection readers).
+ * posted by disk threads, GET answers posted by transport threads).
  * It only ever waits on its own condition variable, a disk buffer, a block
- * lock or connection queue space, each with the XFER's timeout, and it only
- * blocks on a buffer or block lock while it has nothing in flight, so two
- * XFERs cannot hold resources the other waits for.
+ * lock or an endpoint's send space, each with the XFER's timeout, and it
+ * only blocks on a buffer or block lock while it has nothing in flight, so
+ * two XFERs cannot hold resources the other waits for.
  *
- * Readers never wait for the engine: DATA is scattered into the block
- * buffer by the reader itself. Sends go through the connections' writer
- * threads, so a client that stops reading blocks nobody but the engine
- * that feeds it (up to the deadline). */
+ * Clients are endpoints of a transport (transport.h; TCP in net.c): the
+ * engine says what to send and where GET answers go, the transport moves
+ * the bytes. Its threads never wait for the engine: an answer is stored
+ * into the block buffer by the transport's thread itself (engine_get_sink).
+ * A client that stops reading blocks nobody but the engine that feeds it
+ * (up to the deadline). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -21,6 +23,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +31,7 @@
 
 #include "ddio_desc.h"
 #include "ddio_log.h"
-#include "ddio_net.h"
+#include "ddio_net.h"             /* the clock and errno names only */
 #include "planner.h"
 
 #define MAX_PARTICIPANTS (1u << 16)
@@ -42,7 +45,7 @@
 #define MIN_BEAT_MS 250u
 
 struct part {
-    struct conn *c;
+    struct xp *ep;               /* referenced */
     uint64_t req;
     uint32_t rank;
     int present, answered;
@@ -112,20 +115,21 @@ struct engine {
     struct xfer *running;
 };
 
-/* a GET waiting for its DATA, registered on the participant's connection */
-struct pseg { uint64_t s_lo, s_hi; uint8_t *bufp; int64_t L; };
+/* A GET in flight: the transport's view (g) and where its bytes go. One
+ * allocation, freed by engine_get_done / engine_get_drop or after cancel. */
+struct pseg { uint8_t *bufp; int64_t L; };   /* block address of stream byte L */
 struct pget {
-    struct pget *next;
-    uint64_t req;
-    uint32_t tag;
-    int busy;                    /* a reader is receiving into the block */
+    struct xp_get g;
     struct xfer *x;
     struct slot *s;
     struct part *p;
-    uint32_t nseg;
-    struct pseg *seg;
-    uint64_t total;
+    struct pseg *seg;            /* one per g.seg */
 };
+
+static struct pget *pget_of(struct xp_get *g)
+{
+    return (struct pget *)((char *)g - offsetof(struct pget, g));
+}
 
 /* a participant's bytes in one stripe-unit piece of a block */
 struct bseg { uint64_t s_lo, s_hi, boff; int64_t L; };
@@ -196,7 +200,7 @@ static int failed(struct xfer *x)
  * answered participant that was sent nothing for beat_ms gets a PROGRESS.
  * It is sent from the engine's own waits: a hung engine stays silent and
  * still trips the client's deadline. x->mu held; dropped while queueing
- * (conn_send_progress never waits for queue space). Returns when the next
+ * (the progress op never waits for send space). Returns when the next
  * one is due. */
 static int64_t beat_locked(struct xfer *x)
 {
@@ -211,7 +215,7 @@ static int64_t beat_locked(struct xfer *x)
         if (now - p->last_ms >= (int64_t)x->beat_ms) {
             p->last_ms = now;
             pthread_mutex_unlock(&x->mu);
-            conn_send_progress(p->c, p->req, now + x->timeout_ms);
+            p->ep->ops->progress(p->ep, p->req, now + x->timeout_ms);
             pthread_mutex_lock(&x->mu);
         }
         if (p->last_ms + x->beat_ms < next)
@@ -274,8 +278,8 @@ static void xfer_free(struct xfer *x)
         struct part *p = &x->parts[i];
         if (p->have_desc)
             ddio_desc_free(&p->d);
-        if (p->c)
-            conn_unref(p->c);
+        if (p->ep)
+            xp_unref(p->ep);
     }
     store_release(&x->srv->store, x->of);
     free(x->parts);
@@ -421,6 +425,27 @@ static void release_slot(struct xfer *x, struct slot *s)
 
 /* ---- read pipeline ------------------------------------------------------------------------- */
 
+/* where a PUT's bytes come from; filled_us: when they were gathered */
+struct put_src {
+    const struct part *p;
+    const struct slot *s;
+    const struct bseg *g;
+    size_t n;
+    int64_t filled_us;
+};
+
+static void put_fill(void *arg, uint8_t *data, uint64_t total)
+{
+    struct put_src *src = arg;
+    for (size_t i = 0; i < src->n; i++) {
+        const struct bseg *g = &src->g[i];
+        ddio_desc_gather(&src->p->d, (const uint8_t *)src->s->buf + g->boff, g->L,
+                         g->s_lo, g->s_hi, data);
+        data += g->s_hi - g->s_lo;
+    }
+    src->filled_us = ddio_now_us();
+}
+
 static int send_put(struct xfer *x, struct part *p, const struct slot *s,
                     const struct bseg *g, size_t n)
 {
@@ -430,23 +455,13 @@ static int send_put(struct xfer *x, struct part *p, const struct slot *s,
         segs[i] = (struct ddio_seg){g[i].s_lo, g[i].s_hi - g[i].s_lo};
         total += segs[i].len;
     }
-    struct ddio_segs m = {.tag = 0, .nseg = (uint32_t)n, .seg = segs, .total = total};
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_put(&w, &m);
-    uint8_t *data = ddio_put_space(&w, total);
-    if (!data || w.err) {
-        ddio_wbuf_free(&w);
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        ddio_desc_gather(&p->d, (const uint8_t *)s->buf + g[i].boff, g[i].L,
-                         g[i].s_lo, g[i].s_hi, data);
-        data += g[i].s_hi - g[i].s_lo;
-    }
-    int64_t t0 = ddio_now_us();   /* blocks while the client's queue is full */
-    int rc = conn_send(p->c, DDIO_T_PUT, p->req, 0, w.p, w.len, 1, deadline_of(x));
-    x->ctr.net_us += (uint64_t)(ddio_now_us() - t0);
+    struct put_src src = {.p = p, .s = s, .g = g, .n = n};
+    int rc = p->ep->ops->put(p->ep, p->req, segs, (uint32_t)n, total, put_fill, &src,
+                             deadline_of(x));
+    /* net time: from the gathered bytes to their hand-over (it blocks while
+     * the client's queue is full) */
+    if (src.filled_us)
+        x->ctr.net_us += (uint64_t)(ddio_now_us() - src.filled_us);
     if (rc == 0) {
         p->last_ms = ddio_now_ms();
         p->bytes += total;
@@ -479,7 +494,8 @@ static void read_done(struct xfer *x, struct slot *s)
             size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
             int rc = n ? send_put(x, p, s, g, n) : 0;
             if (rc) {
-                FAIL(x, -rc, "send to rank %u (%s): %s", r, p->c->peer, ddio_errno_name(-rc));
+                FAIL(x, -rc, "send to rank %u (%s): %s", r, xp_name(p->ep),
+                     ddio_errno_name(-rc));
                 return;
             }
         }
@@ -538,61 +554,30 @@ static void write_coverage(struct xfer *x, struct slot *s)
     s->full = added == x->B;
 }
 
-static void unregister_pget(struct conn *c, struct pget *pg)
-{
-    for (struct pget **pp = &c->pgets; *pp; pp = &(*pp)->next)
-        if (*pp == pg) {
-            *pp = pg->next;
-            break;
-        }
-}
-
-/* register and send one GET for segments g of participant p */
+/* ask participant p for its segments g of the block (one GET) */
 static int send_get(struct xfer *x, struct slot *s, struct part *p, const struct bseg *g, size_t n)
 {
-    struct pget *pg = calloc(1, sizeof(*pg));
-    struct pseg *ps = calloc(n, sizeof(*ps));
-    struct ddio_seg *segs = calloc(n, sizeof(*segs));
-    if (!pg || !ps || !segs) {
-        free(pg);
-        free(ps);
-        free(segs);
+    struct pget *pg = calloc(1, sizeof(*pg) + n * (sizeof(struct ddio_seg) + sizeof(struct pseg)));
+    if (!pg)
         return -ENOMEM;
-    }
+    struct ddio_seg *segs = (struct ddio_seg *)(pg + 1);
+    pg->seg = (struct pseg *)(segs + n);
+    uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        ps[i] = (struct pseg){g[i].s_lo, g[i].s_hi, (uint8_t *)s->buf + g[i].boff, g[i].L};
         segs[i] = (struct ddio_seg){g[i].s_lo, g[i].s_hi - g[i].s_lo};
-        pg->total += segs[i].len;
+        pg->seg[i] = (struct pseg){(uint8_t *)s->buf + g[i].boff, g[i].L};
+        total += segs[i].len;
     }
-    *pg = (struct pget){.req = p->req, .x = x, .s = s, .p = p, .nseg = (uint32_t)n,
-                        .seg = ps, .total = pg->total};
+    pg->g = (struct xp_get){.req = p->req, .nseg = (uint32_t)n, .seg = segs, .total = total,
+                            .timeout_ms = x->timeout_ms, .owner = x};
+    pg->x = x;
+    pg->s = s;
+    pg->p = p;
     pthread_mutex_lock(&x->mu);
-    pg->tag = ++x->next_tag;
+    pg->g.tag = ++x->next_tag;
     s->pending++;                 /* before the GET leaves: DATA may be quick */
     pthread_mutex_unlock(&x->mu);
-    pthread_mutex_lock(&p->c->mu);
-    int dead = p->c->dead;
-    if (!dead) {
-        pg->next = p->c->pgets;
-        p->c->pgets = pg;
-    }
-    pthread_mutex_unlock(&p->c->mu);
-    struct ddio_segs m = {.tag = pg->tag, .nseg = (uint32_t)n, .seg = segs, .total = pg->total};
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_get(&w, &m);
-    free(segs);
-    if (dead) {
-        free(ps);
-        free(pg);
-        ddio_wbuf_free(&w);
-        return -ECONNRESET;
-    }
-    if (w.err) {
-        ddio_wbuf_free(&w);
-        return -ENOMEM;           /* the pget is reclaimed by cancel_pgets */
-    }
-    int rc = conn_send(p->c, DDIO_T_GET, p->req, 0, w.p, w.len, 1, deadline_of(x));
+    int rc = p->ep->ops->get(p->ep, &pg->g, deadline_of(x));   /* pg is the transport's */
     if (rc == 0)
         p->last_ms = ddio_now_ms();
     return rc;
@@ -683,7 +668,7 @@ static void pull_next(struct xfer *x, struct slot *s)
             struct part *p = &x->parts[s->next_part++];
             int rc = pull_from(x, s, p);
             if (rc < 0) {
-                FAIL(x, -rc, "GET to rank %u (%s): %s", p->rank, p->c->peer,
+                FAIL(x, -rc, "GET to rank %u (%s): %s", p->rank, xp_name(p->ep),
                      ddio_errno_name(-rc));
                 break;
             }
@@ -896,30 +881,19 @@ static int issue_block(struct xfer *x, uint64_t k, int wait)
 
 /* ---- the pass ----------------------------------------------------------------------------- */
 
+/* take back the GETs still out (the transport waits for answers arriving) */
 static void cancel_pgets(struct xfer *x)
 {
     for (uint32_t r = 0; r < x->n; r++) {
-        struct conn *c = x->parts[r].c;
-        if (!c || (r > 0 && c == x->parts[r - 1].c))
+        struct xp *ep = x->parts[r].ep;
+        if (!ep || (r > 0 && ep == x->parts[r - 1].ep))
             continue;
-        pthread_mutex_lock(&c->mu);
-        for (int again = 1; again;) {
-            again = 0;
-            for (struct pget *pg = c->pgets; pg; pg = pg->next) {
-                if (pg->x != x)
-                    continue;
-                if (pg->busy) {     /* a reader is filling the block: let it end */
-                    timedwait_ms(&c->cv, &c->mu, ddio_now_ms() + 100);
-                } else {
-                    unregister_pget(c, pg);
-                    free(pg->seg);
-                    free(pg);
-                }
-                again = 1;
-                break;
-            }
+        struct xp_get *g = ep->ops->cancel(ep, x);
+        while (g) {
+            struct xp_get *next = g->next;
+            free(pget_of(g));
+            g = next;
         }
-        pthread_mutex_unlock(&c->mu);
     }
 }
 
@@ -1045,8 +1019,8 @@ static void send_done(struct xfer *x, struct part *p)
         ddio_wbuf_init(&e);
         ddio_enc_err(&e, x->msg);
         if (!e.err)
-            conn_send(p->c, DDIO_T_XFER | DDIO_REPLY, p->req, x->status, e.p, e.len, 0,
-                      deadline_of(x));
+            xp_reply(p->ep, DDIO_T_XFER | DDIO_REPLY, p->req, x->status, e.p, e.len,
+                     deadline_of(x));
         else
             ddio_wbuf_free(&e);
         return;
@@ -1063,10 +1037,10 @@ static void send_done(struct xfer *x, struct part *p)
     ddio_enc_xfer_r(&w, &r);
     if (w.err) {
         ddio_wbuf_free(&w);
-        conn_send_err(p->c, DDIO_T_XFER | DDIO_REPLY, p->req, ENOMEM, "DONE: out of memory");
+        xp_reply_err(p->ep, DDIO_T_XFER | DDIO_REPLY, p->req, ENOMEM, "DONE: out of memory");
         return;
     }
-    conn_send(p->c, DDIO_T_XFER | DDIO_REPLY, p->req, 0, w.p, w.len, 0, deadline_of(x));
+    xp_reply(p->ep, DDIO_T_XFER | DDIO_REPLY, p->req, 0, w.p, w.len, deadline_of(x));
 }
 
 static void finish(struct xfer *x)
@@ -1135,12 +1109,12 @@ static int load_desc(const struct srv_config *cfg, struct part *p, const struct 
     return 0;
 }
 
-static void add_part(struct xfer *x, struct conn *c, uint64_t req, const struct ddio_xfer *m,
+static void add_part(struct xfer *x, struct xp *ep, uint64_t req, const struct ddio_xfer *m,
                      int *bad, char *why, size_t whylen)
 {
     struct part *p = &x->parts[m->rank];
-    conn_ref(c);
-    p->c = c;
+    xp_ref(ep);
+    p->ep = ep;
     p->req = req;
     p->rank = m->rank;
     p->present = 1;
@@ -1196,7 +1170,7 @@ static int same_op(const struct xfer *x, const struct ddio_xfer *m)
         && (x->flags & DDIO_XF_NOSORT) == (m->flags & DDIO_XF_NOSORT);
 }
 
-static void join(struct server *srv, struct conn *c, uint64_t req, const struct ddio_xfer *m,
+static void join(struct server *srv, struct xp *ep, uint64_t req, const struct ddio_xfer *m,
                  struct ofile *of)
 {
     struct engine *e = srv->eng;
@@ -1212,12 +1186,12 @@ static void join(struct server *srv, struct conn *c, uint64_t req, const struct 
                         "or duplicate rank)", m->seq, m->rank);
             pthread_mutex_unlock(&x->mu);
             pthread_mutex_unlock(&e->mu);
-            conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, req, EINVAL,
-                          "collective seq %" PRIu64 ": participant mismatch (rank %u)",
-                          m->seq, m->rank);
+            xp_reply_err(ep, DDIO_T_XFER | DDIO_REPLY, req, EINVAL,
+                         "collective seq %" PRIu64 ": participant mismatch (rank %u)",
+                         m->seq, m->rank);
             return;
         }
-        add_part(x, c, req, m, &bad, why, sizeof(why));
+        add_part(x, ep, req, m, &bad, why, sizeof(why));
         if (bad)
             fail_locked(x, -bad, "%s", why);
         pthread_cond_broadcast(&x->cv);
@@ -1229,10 +1203,10 @@ static void join(struct server *srv, struct conn *c, uint64_t req, const struct 
     if (!x) {
         pthread_mutex_unlock(&e->mu);
         store_release(&srv->store, of);
-        conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, req, ENOMEM, "xfer: out of memory");
+        xp_reply_err(ep, DDIO_T_XFER | DDIO_REPLY, req, ENOMEM, "xfer: out of memory");
         return;
     }
-    add_part(x, c, req, m, &bad, why, sizeof(why));
+    add_part(x, ep, req, m, &bad, why, sizeof(why));
     if (bad)
         FAIL(x, -bad, "%s", why);
     x->next = e->gates;
@@ -1254,137 +1228,83 @@ static int check_header(const struct ddio_xfer *m, char *why, size_t n)
     return -EINVAL;
 }
 
-void engine_xfer(struct server *srv, struct conn *c, uint64_t req,
+void engine_xfer(struct server *srv, struct xp *ep, uint64_t req,
                  const struct ddio_xfer *m, struct ofile *of)
 {
     char why[256];
     if (check_header(m, why, sizeof(why))) {
         store_release(&srv->store, of);
-        conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, req, EINVAL, "%s", why);
+        xp_reply_err(ep, DDIO_T_XFER | DDIO_REPLY, req, EINVAL, "%s", why);
         return;
     }
     if (m->nparticipants > 1) {
-        join(srv, c, req, m, of);
+        join(srv, ep, req, m, of);
         return;
     }
     struct xfer *x = xfer_new(srv, m, of);
     if (!x) {
         store_release(&srv->store, of);
-        conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, req, ENOMEM, "xfer: out of memory");
+        xp_reply_err(ep, DDIO_T_XFER | DDIO_REPLY, req, ENOMEM, "xfer: out of memory");
         return;
     }
     int bad = 0;
-    add_part(x, c, req, m, &bad, why, sizeof(why));
+    add_part(x, ep, req, m, &bad, why, sizeof(why));
     if (bad)
         FAIL(x, -bad, "%s", why);
     execute(srv, x);
 }
 
-/* ---- DATA (reader thread) -------------------------------------------------------------------- */
+/* ---- GET answers (transport threads) -------------------------------------------------------- */
 
-static struct pget *claim_pget(struct conn *c, uint64_t req, uint32_t tag)
+void engine_get_sink(struct xp_get *g, uint32_t i, uint64_t s, const void *data, size_t n)
 {
-    pthread_mutex_lock(&c->mu);
-    struct pget *pg = c->pgets;
-    while (pg && !(pg->req == req && pg->tag == tag && !pg->busy))
-        pg = pg->next;
-    if (pg)
-        pg->busy = 1;
-    pthread_mutex_unlock(&c->mu);
-    return pg;
+    struct pget *pg = pget_of(g);
+    ddio_desc_scatter(&pg->p->d, pg->seg[i].bufp, pg->seg[i].L, s, s + n, data);
 }
 
-static void drop_pget(struct conn *c, struct pget *pg)
+void engine_get_done(struct xp_get *g, int err, const char *why)
 {
-    pthread_mutex_lock(&c->mu);
-    unregister_pget(c, pg);
-    pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-    free(pg->seg);
+    struct pget *pg = pget_of(g);
+    struct xfer *x = pg->x;
+    pthread_mutex_lock(&x->mu);
+    if (err)
+        fail_locked(x, err, "%s", why);
+    pg->p->from += g->total;
+    pg->p->bytes += g->total;
+    if (--pg->s->pending == 0 && !err)
+        post_locked(x, pg->s);
+    pthread_mutex_unlock(&x->mu);
     free(pg);
 }
 
-static int ensure_scratch(struct conn *c)
+void engine_get_drop(struct xp_get *g, int err, const char *why)
 {
-    if (c->scratch)
-        return 0;
-    c->scratch_len = 256u << 10;
-    c->scratch = malloc(c->scratch_len);
-    return c->scratch ? 0 : -ENOMEM;
-}
-
-/* receive the GET's bytes in scratch-sized chunks, scattering each */
-static int recv_into_block(struct conn *c, struct pget *pg, int64_t dl)
-{
-    int rc = ensure_scratch(c);
-    for (uint32_t i = 0; rc == 0 && i < pg->nseg; i++) {
-        const struct pseg *g = &pg->seg[i];
-        for (uint64_t s = g->s_lo; rc == 0 && s < g->s_hi;) {
-            uint64_t n = g->s_hi - s < c->scratch_len ? g->s_hi - s : c->scratch_len;
-            rc = ddio_recv_all(c->fd, c->scratch, (size_t)n, dl);
-            if (rc == 0)
-                ddio_desc_scatter(&pg->p->d, g->bufp, g->L, s, s + n, c->scratch);
-            s += n;
-        }
-    }
-    return rc;
-}
-
-int engine_data(struct conn *c, const struct ddio_hdr *h)
-{
-    uint8_t tb[4];
-    if (h->len < 4)
-        return -EPROTO;
-    int64_t dl = ddio_now_ms() + DEFAULT_TIMEOUT_MS;
-    int rc = ddio_recv_all(c->fd, tb, 4, dl);
-    if (rc)
-        return rc;
-    uint32_t tag = (uint32_t)tb[0] | (uint32_t)tb[1] << 8 | (uint32_t)tb[2] << 16
-                 | (uint32_t)tb[3] << 24;
-    struct pget *pg = claim_pget(c, h->req, tag);
-    if (!pg)                      /* late answer to a failed XFER: harmless */
-        return ddio_discard(c->fd, (size_t)(h->len - 4), dl);
-    struct xfer *x = pg->x;
-    if (h->len - 4 != pg->total) {
-        FAIL(x, EPROTO, "DATA from %s: %" PRIu64 " bytes for a GET of %" PRIu64,
-             c->peer, h->len - 4, pg->total);
-        drop_pget(c, pg);
-        return -EPROTO;
-    }
-    rc = recv_into_block(c, pg, ddio_now_ms() + x->timeout_ms);
-    pthread_mutex_lock(&x->mu);
-    if (rc)
-        fail_locked(x, -rc, "receiving DATA from %s: %s", c->peer, ddio_errno_name(-rc));
-    pg->p->from += pg->total;
-    pg->p->bytes += pg->total;
-    if (--pg->s->pending == 0 && !rc)
-        post_locked(x, pg->s);
-    pthread_mutex_unlock(&x->mu);
-    drop_pget(c, pg);
-    return rc;
+    struct pget *pg = pget_of(g);
+    FAIL(pg->x, err, "%s", why);
+    free(pg);
 }
 
 /* ---- connection drops, shutdown ---------------------------------------------------------------- */
 
-static void fail_if_member(struct xfer *x, struct conn *c)
+static void fail_if_member(struct xfer *x, struct xp *ep)
 {
     pthread_mutex_lock(&x->mu);
     for (uint32_t r = 0; r < x->n; r++)
-        if (x->parts[r].present && x->parts[r].c == c) {
-            fail_locked(x, ECONNRESET, "rank %u (%s) disconnected", r, c->peer);
+        if (x->parts[r].present && x->parts[r].ep == ep) {
+            fail_locked(x, ECONNRESET, "rank %u (%s) disconnected", r, xp_name(ep));
             break;
         }
     pthread_mutex_unlock(&x->mu);
 }
 
-void engine_conn_dropped(struct server *srv, struct conn *c)
+void engine_conn_dropped(struct server *srv, struct xp *ep)
 {
     struct engine *e = srv->eng;
     pthread_mutex_lock(&e->mu);
     for (struct xfer *x = e->gates; x; x = x->next)
-        fail_if_member(x, c);
+        fail_if_member(x, ep);
     for (struct xfer *x = e->running; x; x = x->next)
-        fail_if_member(x, c);
+        fail_if_member(x, ep);
     pthread_mutex_unlock(&e->mu);
 }
 

@@ -1,10 +1,12 @@
 /* The XFER engine: collective gate, per-block read and write pipelines,
- * PUT / GET / DATA, DONE and counters. */
+ * PUT / GET and their answers, DONE and counters. It talks to clients only
+ * through transport.h; these are the calls a transport makes into it. */
 #ifndef DDIO_SRV_ENGINE_H
 #define DDIO_SRV_ENGINE_H
 
 #include "ddio_proto.h"
 #include "server.h"
+#include "transport.h"
 
 int engine_create(struct server *srv);
 void engine_destroy(struct server *srv);
@@ -13,15 +15,21 @@ void engine_destroy(struct server *srv);
  * XFER) and, for the thread that completes the gate's wait, run the pass
  * and send DONE to every participant. `of` is a reference the engine takes
  * over; x->desc points into a payload valid for the call. */
-void engine_xfer(struct server *srv, struct conn *c, uint64_t req,
+void engine_xfer(struct server *srv, struct xp *ep, uint64_t req,
                  const struct ddio_xfer *x, struct ofile *of);
 
-/* Reader thread: a DATA header arrived on c; receive its payload straight
- * into the waiting block. 0, or -errno when the connection must close. */
-int engine_data(struct conn *c, const struct ddio_hdr *h);
+/* The answer to GET g (see transport.h), on the transport's thread.
+ * sink stores the bytes [s, s + n) of g's segment i (in any order).
+ * done: they all arrived (err 0), or their transfer broke (err a positive
+ * errno, why the cause: the XFER fails); wakes the block.
+ * drop: the answer does not fit g; nothing is counted, the XFER fails.
+ * done and drop free g: the transport must not touch it after. */
+void engine_get_sink(struct xp_get *g, uint32_t i, uint64_t s, const void *data, size_t n);
+void engine_get_done(struct xp_get *g, int err, const char *why);
+void engine_get_drop(struct xp_get *g, int err, const char *why);
 
-/* A connection dropped: fail every XFER (waiting or running) it is in. */
-void engine_conn_dropped(struct server *srv, struct conn *c);
+/* An endpoint dropped: fail every XFER (waiting or running) it is in. */
+void engine_conn_dropped(struct server *srv, struct xp *ep);
 /* Shutdown: fail everything waiting at the gate. */
 void engine_shutdown(struct server *srv);
 

@@ -1,9 +1,13 @@
-/* Connections. Each has a reader thread (this file), a writer thread that
- * owns the socket's send side, and short-lived request threads for the
- * requests that may wait (XFER, blocking LOCK, SYNC, PREALLOC). The reader
- * therefore only ever blocks on its socket and short mutexes: it handles
- * quick requests inline, queues replies, and receives DATA straight into the
- * engine's block buffers. */
+/* The TCP transport: connections. Each has a reader thread (this file), a
+ * writer thread that owns the socket's send side, and short-lived request
+ * threads for the requests that may wait (XFER, blocking LOCK, SYNC,
+ * PREALLOC). The reader therefore only ever blocks on its socket and short
+ * mutexes: it handles quick requests inline, queues replies, and receives
+ * DATA straight into the engine's block buffers (engine_get_sink).
+ *
+ * For the engine a connection is an endpoint (transport.h, tcp_ops below):
+ * replies, PUT and GET become queued messages; the GETs waiting for DATA
+ * are kept here, matched by (req, tag). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -13,6 +17,7 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +31,8 @@
 #include "fault.h"
 #include "engine.h"
 #include "locks.h"
+#include "transport.h"
 
-#define REPLY_TIMEOUT_MS 30000
 #define PAYLOAD_TIMEOUT_MS 60000
 #define DEFAULT_LOCK_TIMEOUT_MS 60000u
 /* before AUTH only HELLO and AUTH are allowed: nothing bigger is needed */
@@ -35,6 +40,62 @@
 /* how long a refusal may take to reach the client before the close */
 #define FLUSH_TIMEOUT_MS 1000
 #define REFUSE_SEND_MS 100
+
+/* ---- connections ------------------------------------------------------------------ */
+
+/* a queued outgoing message; the connection's writer thread sends it */
+struct outmsg {
+    struct outmsg *next;
+    uint8_t hdr[DDIO_HDR_SIZE];
+    uint8_t *payload;            /* malloc'd, owned */
+    size_t plen;
+    int64_t deadline_ms;
+    int bounded;                 /* counted against the queue's byte cap */
+};
+
+struct handle {
+    uint64_t id;
+    struct ofile *of;
+    struct handle *next;
+};
+
+struct conn {
+    struct xp xp;                /* what the engine holds (transport.h) */
+    struct server *srv;
+    int fd;
+    uint64_t id;                 /* also the lock owner */
+    char peer[96];
+    atomic_int refs;
+    pthread_mutex_t mu;          /* everything below */
+    pthread_cond_t cv;           /* CLOCK_MONOTONIC: queue, gets, workers */
+    int dead;
+    int hello;
+    atomic_int authed;           /* AUTH verified (or --insecure); read by the acceptor */
+    int pending;                 /* counted in srv->npending (under srv->mu) */
+    atomic_int evicted;          /* closed to make room (--max-unauth) */
+    int64_t born_ms;             /* accepted at; the authentication deadline runs from here */
+    uint8_t snonce[DDIO_NONCE_LEN];  /* this connection's challenge */
+    struct outmsg *qhead, *qtail;
+    size_t qbytes;               /* bounded messages queued */
+    int writing;                 /* the writer is sending a dequeued message */
+    struct handle *handles;
+    uint64_t next_handle;
+    struct xp_get *gets;         /* GETs waiting for their DATA */
+    const void *filling;         /* owner of the GET whose DATA the reader receives */
+    int workers;                 /* request threads running for this conn */
+    struct work *held;           /* requests counted against --max-inflight: */
+    int nheld;                   /* a slot is free once the final reply is queued */
+    pthread_t writer;
+    int writer_started;
+    uint8_t *scratch;            /* DATA receive buffer (reader thread only) */
+    size_t scratch_len;
+    struct conn *next;           /* server's list */
+};
+
+static struct conn *conn_of(const struct xp *ep)
+{
+    return (struct conn *)((char *)ep - offsetof(struct conn, xp));
+}
 
 /* ---- messages and errors ---------------------------------------------------------- */
 
@@ -45,7 +106,7 @@ void srv_errmsg(const struct server *srv, char *out, size_t n, const char *fmt, 
         vsnprintf(out + k, n - (size_t)k, fmt, ap);
 }
 
-void conn_ref(struct conn *c)
+static void conn_ref(struct conn *c)
 {
     atomic_fetch_add(&c->refs, 1);
 }
@@ -62,7 +123,7 @@ static void free_queue(struct conn *c)
     c->qbytes = 0;
 }
 
-void conn_unref(struct conn *c)
+static void conn_unref(struct conn *c)
 {
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
@@ -75,7 +136,8 @@ void conn_unref(struct conn *c)
     free(c);
 }
 
-void conn_kill(struct conn *c, const char *why)
+/* mark dead, shut the socket down (wakes the reader), drop queued output */
+static void conn_kill(struct conn *c, const char *why)
 {
     pthread_mutex_lock(&c->mu);
     if (!c->dead) {
@@ -133,8 +195,11 @@ static void release_slot(struct conn *c, struct work *w, uint16_t type, uint64_t
     }
 }
 
-int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
-              uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms)
+/* Queue a message. payload (may be NULL) is taken over and freed.
+ * bounded = 1: wait (until deadline_ms) while the connection's queue holds
+ * more than queue_cap bytes. 0, -ETIMEDOUT, -ECONNRESET (dead). */
+static int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
+                     uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms)
 {
     struct outmsg *m = calloc(1, sizeof(*m));
     if (!m) {
@@ -174,7 +239,7 @@ int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
 /* A heartbeat is only worth sending on an idle connection: anything still
  * queued reaches the client first and proves progress by itself, and
  * skipping keeps a client that stopped reading from collecting them. */
-int conn_send_progress(struct conn *c, uint64_t req, int64_t deadline_ms)
+static int conn_send_progress(struct conn *c, uint64_t req, int64_t deadline_ms)
 {
     pthread_mutex_lock(&c->mu);
     int idle = !c->dead && !c->qhead;
@@ -184,22 +249,17 @@ int conn_send_progress(struct conn *c, uint64_t req, int64_t deadline_ms)
     return conn_send(c, DDIO_T_PROGRESS, req, 0, NULL, 0, 0, deadline_ms);
 }
 
-int conn_send_err(struct conn *c, uint16_t type, uint64_t req, int err, const char *fmt, ...)
+/* error reply: "server HOST:PORT: <cause>" */
+static int conn_send_err(struct conn *c, uint16_t type, uint64_t req, int err,
+                         const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int conn_send_err(struct conn *c, uint16_t type, uint64_t req, int err,
+                         const char *fmt, ...)
 {
-    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    srv_errmsg(c->srv, msg, sizeof(msg), fmt, ap);
+    int rc = xp_vreply_err(&c->xp, type, req, err, fmt, ap);
     va_end(ap);
-    DDIO_DEBUG("reply %s to %s: %s", ddio_type_name(type & ~DDIO_REPLY), c->peer, msg);
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_err(&w, msg);
-    if (w.err) {
-        ddio_wbuf_free(&w);
-        return -ENOMEM;
-    }
-    return conn_send(c, type, req, err, w.p, w.len, 0, ddio_now_ms() + REPLY_TIMEOUT_MS);
+    return rc;
 }
 
 /* reply with an encoded payload (w is consumed) */
@@ -210,13 +270,13 @@ static int reply_w(struct conn *c, const struct ddio_hdr *h, struct ddio_wbuf *w
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "out of memory");
     }
     return conn_send(c, h->type | DDIO_REPLY, h->req, 0, w->p, w->len, 0,
-                     ddio_now_ms() + REPLY_TIMEOUT_MS);
+                     ddio_now_ms() + XP_REPLY_TIMEOUT_MS);
 }
 
 static int reply_ok(struct conn *c, const struct ddio_hdr *h)
 {
     return conn_send(c, h->type | DDIO_REPLY, h->req, 0, NULL, 0, 0,
-                     ddio_now_ms() + REPLY_TIMEOUT_MS);
+                     ddio_now_ms() + XP_REPLY_TIMEOUT_MS);
 }
 
 /* ---- writer thread -------------------------------------------------------------------- */
@@ -397,7 +457,7 @@ static void spawn(struct conn *c, struct work *w)
 
 static void do_xfer(struct work *w)
 {
-    engine_xfer(w->c->srv, w->c, w->h.req, &w->u.x, w->of);   /* takes w->of */
+    engine_xfer(w->c->srv, &w->c->xp, w->h.req, &w->u.x, w->of);   /* takes w->of */
 }
 
 static void do_sync(struct work *w)
@@ -844,6 +904,187 @@ static int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     return 0;
 }
 
+/* ---- the engine's endpoint (transport.h) ------------------------------------------------ */
+
+static void tcp_ref(struct xp *ep)
+{
+    conn_ref(conn_of(ep));
+}
+
+static void tcp_unref(struct xp *ep)
+{
+    conn_unref(conn_of(ep));
+}
+
+static const char *tcp_name(const struct xp *ep)
+{
+    return conn_of(ep)->peer;
+}
+
+static int tcp_reply(struct xp *ep, uint16_t type, uint64_t req, int32_t status,
+                     uint8_t *payload, size_t len, int64_t deadline_ms)
+{
+    return conn_send(conn_of(ep), type, req, status, payload, len, 0, deadline_ms);
+}
+
+static int tcp_progress(struct xp *ep, uint64_t req, int64_t deadline_ms)
+{
+    return conn_send_progress(conn_of(ep), req, deadline_ms);
+}
+
+/* a PUT message: the engine gathers the data straight into its payload */
+static int tcp_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
+                   uint64_t total, xp_fill_fn *fill, void *arg, int64_t deadline_ms)
+{
+    struct ddio_segs m = {.tag = 0, .nseg = nseg, .seg = (struct ddio_seg *)seg,
+                          .total = total};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_put(&w, &m);
+    uint8_t *data = ddio_put_space(&w, total);
+    if (!data || w.err) {
+        ddio_wbuf_free(&w);
+        return -ENOMEM;
+    }
+    fill(arg, data, total);
+    return conn_send(conn_of(ep), DDIO_T_PUT, req, 0, w.p, w.len, 1, deadline_ms);
+}
+
+/* Registered before the GET leaves (its DATA may come at once), also on a
+ * dead connection: the engine's cancel takes it back either way. */
+static int tcp_get(struct xp *ep, struct xp_get *g, int64_t deadline_ms)
+{
+    struct conn *c = conn_of(ep);
+    pthread_mutex_lock(&c->mu);
+    int dead = c->dead;
+    g->next = c->gets;
+    c->gets = g;
+    pthread_mutex_unlock(&c->mu);
+    if (dead)
+        return -ECONNRESET;
+    struct ddio_segs m = {.tag = g->tag, .nseg = g->nseg, .seg = (struct ddio_seg *)g->seg,
+                          .total = g->total};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_get(&w, &m);
+    if (w.err) {
+        ddio_wbuf_free(&w);
+        return -ENOMEM;
+    }
+    return conn_send(c, DDIO_T_GET, g->req, 0, w.p, w.len, 1, deadline_ms);
+}
+
+static struct xp_get *tcp_cancel(struct xp *ep, const void *owner)
+{
+    struct conn *c = conn_of(ep);
+    struct xp_get *out = NULL;
+    pthread_mutex_lock(&c->mu);
+    while (c->filling == owner)   /* the reader is storing into its block: let it end */
+        pthread_cond_wait(&c->cv, &c->mu);
+    for (struct xp_get **pp = &c->gets; *pp;) {
+        struct xp_get *g = *pp;
+        if (g->owner != owner) {
+            pp = &g->next;
+            continue;
+        }
+        *pp = g->next;
+        g->next = out;
+        out = g;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return out;
+}
+
+static const struct xport_ops tcp_ops = {
+    .ref = tcp_ref, .unref = tcp_unref, .name = tcp_name, .reply = tcp_reply,
+    .progress = tcp_progress, .put = tcp_put, .get = tcp_get, .cancel = tcp_cancel,
+};
+
+/* ---- DATA (reader thread) ------------------------------------------------------------------- */
+
+/* the GET a DATA answers, taken off the list; c->filling marks it until
+ * fill_end, so the engine's cancel waits while its block is being written */
+static struct xp_get *claim_get(struct conn *c, uint64_t req, uint32_t tag)
+{
+    pthread_mutex_lock(&c->mu);
+    struct xp_get **pp = &c->gets;
+    while (*pp && !((*pp)->req == req && (*pp)->tag == tag))
+        pp = &(*pp)->next;
+    struct xp_get *g = *pp;
+    if (g) {
+        *pp = g->next;
+        c->filling = g->owner;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return g;
+}
+
+static void fill_end(struct conn *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->filling = NULL;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static int ensure_scratch(struct conn *c)
+{
+    if (c->scratch)
+        return 0;
+    c->scratch_len = 256u << 10;
+    c->scratch = malloc(c->scratch_len);
+    return c->scratch ? 0 : -ENOMEM;
+}
+
+/* receive the GET's bytes in scratch-sized chunks, each stored by the engine */
+static int recv_get(struct conn *c, struct xp_get *g, int64_t dl)
+{
+    int rc = ensure_scratch(c);
+    for (uint32_t i = 0; rc == 0 && i < g->nseg; i++) {
+        uint64_t s = g->seg[i].off, end = s + g->seg[i].len;
+        while (rc == 0 && s < end) {
+            uint64_t n = end - s < c->scratch_len ? end - s : c->scratch_len;
+            rc = ddio_recv_all(c->fd, c->scratch, (size_t)n, dl);
+            if (rc == 0)
+                engine_get_sink(g, i, s, c->scratch, (size_t)n);
+            s += n;
+        }
+    }
+    return rc;
+}
+
+/* DATA: a 4-byte tag, then the bytes of the GET (req, tag) asked for */
+static int on_data(struct conn *c, const struct ddio_hdr *h)
+{
+    uint8_t tb[4];
+    char why[256];
+    if (h->len < 4)
+        return -EPROTO;
+    int64_t dl = ddio_now_ms() + PAYLOAD_TIMEOUT_MS;
+    int rc = ddio_recv_all(c->fd, tb, 4, dl);
+    if (rc)
+        return rc;
+    uint32_t tag = (uint32_t)tb[0] | (uint32_t)tb[1] << 8 | (uint32_t)tb[2] << 16
+                 | (uint32_t)tb[3] << 24;
+    struct xp_get *g = claim_get(c, h->req, tag);
+    if (!g)                       /* late answer to a failed XFER: harmless */
+        return ddio_discard(c->fd, (size_t)(h->len - 4), dl);
+    if (h->len - 4 != g->total) {
+        snprintf(why, sizeof(why), "DATA from %s: %" PRIu64 " bytes for a GET of %" PRIu64,
+                 c->peer, h->len - 4, g->total);
+        engine_get_drop(g, EPROTO, why);
+        fill_end(c);
+        return -EPROTO;
+    }
+    rc = recv_get(c, g, ddio_now_ms() + g->timeout_ms);
+    if (rc)
+        snprintf(why, sizeof(why), "receiving DATA from %s: %s", c->peer,
+                 ddio_errno_name(-rc));
+    engine_get_done(g, -rc, rc ? why : NULL);
+    fill_end(c);
+    return rc;
+}
+
 /* ---- reader --------------------------------------------------------------------------------- */
 
 static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
@@ -941,7 +1182,7 @@ static int serve_one(struct conn *c)
     if (h.type == DDIO_T_DATA && !authed)
         return refuse_unauth(c, &h);
     if (h.type == DDIO_T_DATA)
-        return engine_data(c, &h);
+        return on_data(c, &h);
     if (h.type & DDIO_REPLY || h.type == DDIO_T_PUT || h.type == DDIO_T_GET
         || h.type == DDIO_T_DATA) {
         conn_send_err(c, h.type | DDIO_REPLY, h.req, EPROTO, "unexpected %s from a client",
@@ -971,7 +1212,7 @@ static void teardown(struct conn *c)
 {
     struct server *srv = c->srv;
     conn_kill(c, "reader finished");
-    engine_conn_dropped(srv, c);
+    engine_conn_dropped(srv, &c->xp);
     pthread_mutex_lock(&c->mu);
     for (struct handle *h = c->handles; h; h = h->next)
         lk_release_owner(&h->of->locks, c->id);   /* also cancels its lock waits */
@@ -1091,6 +1332,7 @@ static struct conn *conn_new(struct server *srv, int fd)
     struct conn *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
+    c->xp = (struct xp){.ops = &tcp_ops, .srv = srv};
     c->srv = srv;
     c->fd = fd;
     atomic_init(&c->refs, 1);

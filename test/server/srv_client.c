@@ -1388,6 +1388,98 @@ static void lim_order_and_state(void)
            "refused; a stray DATA is dropped\n");
 }
 
+/* DATA whose length does not match its GET: the write fails with EPROTO
+ * (when its reply beats the close), the connection closes, nothing else is
+ * disturbed. The late-answer case above is harmless; this one is a lie. */
+static void lim_data_length(void)
+{
+    struct ddio_open_r r;
+    struct cl *c = connect_create("lim/datalen", &r);
+    enum { LEN = 1000 };
+    struct ddio_desc d = {.length = LEN};
+    d.root = ddio_node_leaf(LEN);
+    CHECK(d.root && ddio_node_finish(d.root) == 0, "desc");
+    struct ddio_wbuf dw, w;
+    ddio_wbuf_init(&dw);
+    ddio_desc_encode(&dw, &d);
+    struct ddio_xfer x = {r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, (uint32_t)dw.len, dw.p};
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ddio_wbuf_free(&dw);
+    uint64_t req = ++c->req;
+    send_w(c, DDIO_T_XFER, req, &w);
+    struct msg m;
+    CHECK(recv_msg(c, &m) == 0 && m.h.type == DDIO_T_GET, "data length: no GET");
+    struct ddio_segs g;
+    CHECK(ddio_dec_get(m.p, m.h.len, &g) == 0 && g.total == LEN, "data length: GET malformed");
+    free(m.p);
+    uint8_t data[LEN + 1] = {0};
+    ddio_wbuf_init(&w);
+    ddio_enc_data(&w, g.tag);
+    ddio_put_bytes(&w, data, LEN + 1);   /* one byte more than asked for */
+    ddio_segs_free(&g);
+    send_w(c, DDIO_T_DATA, req, &w);
+    int rc = recv_msg(c, &m);
+    if (rc == 0) {
+        char *e = NULL;
+        CHECK(m.h.type == (DDIO_T_XFER | DDIO_REPLY) && m.h.status == EPROTO
+              && ddio_dec_err(m.p, m.h.len, &e) == 0 && strstr(e, "bytes for a GET of"),
+              "data length: want EPROTO for the XFER, got %s status %d (%s)",
+              ddio_type_name(m.h.type), m.h.status, e ? e : "");
+        printf("    (xfer: %s)\n", e);
+        free(e);
+        free(m.p);
+        rc = recv_msg(c, &m);
+    }
+    CHECK(rc != 0, "data length: connection still open");
+    ddio_desc_free(&d);
+    cl_close(c);
+    bystander_check("after a DATA of the wrong length");
+    normal_client_works("after a DATA of the wrong length");
+    printf("ok   DATA of the wrong length for its GET: the XFER fails, the connection "
+           "closes\n");
+}
+
+/* A writer that dies halfway through a DATA, with more GETs outstanding:
+ * the XFER fails, the server takes its GETs back and serves on. */
+static void lim_data_cut(void)
+{
+    struct ddio_open_r r;
+    struct cl *c = connect_create("lim/datacut", &r);
+    uint64_t len = 4 * c->bsize;
+    struct ddio_desc d = {.length = len};
+    d.root = ddio_node_leaf(len);
+    CHECK(d.root && ddio_node_finish(d.root) == 0, "desc");
+    struct ddio_wbuf dw, w;
+    ddio_wbuf_init(&dw);
+    ddio_desc_encode(&dw, &d);
+    struct ddio_xfer x = {r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, (uint32_t)dw.len, dw.p};
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ddio_wbuf_free(&dw);
+    uint64_t req = ++c->req;
+    send_w(c, DDIO_T_XFER, req, &w);
+    struct msg m;
+    CHECK(recv_msg(c, &m) == 0 && m.h.type == DDIO_T_GET, "data cut: no GET");
+    struct ddio_segs g;
+    CHECK(ddio_dec_get(m.p, m.h.len, &g) == 0 && g.total > 1, "data cut: GET malformed");
+    free(m.p);
+    send_hdr(c->fd, DDIO_T_DATA, req, 4 + g.total, DDIO_VERSION);
+    uint8_t *half = calloc(1, 4 + g.total / 2);
+    memcpy(half, (uint8_t[4]){(uint8_t)g.tag, (uint8_t)(g.tag >> 8), (uint8_t)(g.tag >> 16),
+                              (uint8_t)(g.tag >> 24)}, 4);
+    CHECK(ddio_send_all(c->fd, half, 4 + g.total / 2, ddio_now_ms() + TMO) == 0,
+          "data cut: send");
+    usleep(100000);               /* the reader is inside the block now */
+    free(half);
+    ddio_segs_free(&g);
+    ddio_desc_free(&d);
+    cl_close(c);
+    bystander_check("after a writer died inside a DATA");
+    normal_client_works("after a writer died inside a DATA");
+    printf("ok   a writer dying inside a DATA fails its XFER, the server serves on\n");
+}
+
 /* a descriptor of `depth` levels (VEC of 1 ... around a 512-byte leaf) */
 static void deep_desc(struct ddio_desc *d, int depth, uint64_t len)
 {
@@ -1667,6 +1759,8 @@ static void test_limits(void)
     g_by_handle = r.handle;
     lim_messages();
     lim_order_and_state();
+    lim_data_length();
+    lim_data_cut();
     lim_descriptors();
     lim_inflight();
     lim_connections();

@@ -1,0 +1,34 @@
+/* What every transport shares (see transport.h): error replies. */
+#include "transport.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "ddio_log.h"
+#include "ddio_net.h"
+#include "server.h"
+
+int xp_vreply_err(struct xp *ep, uint16_t type, uint64_t req, int err, const char *fmt,
+                  va_list ap)
+{
+    char msg[1024];
+    srv_errmsg(ep->srv, msg, sizeof(msg), fmt, ap);
+    DDIO_DEBUG("reply %s to %s: %s", ddio_type_name(type & ~DDIO_REPLY), xp_name(ep), msg);
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_err(&w, msg);
+    if (w.err) {
+        ddio_wbuf_free(&w);
+        return -ENOMEM;
+    }
+    return xp_reply(ep, type, req, err, w.p, w.len, ddio_now_ms() + XP_REPLY_TIMEOUT_MS);
+}
+
+int xp_reply_err(struct xp *ep, uint16_t type, uint64_t req, int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = xp_vreply_err(ep, type, req, err, fmt, ap);
+    va_end(ap);
+    return rc;
+}

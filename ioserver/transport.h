@@ -1,0 +1,96 @@
+/* What the XFER engine needs from a client endpoint, and nothing about how
+ * bytes move: net.c implements it over TCP (messages on the connection's
+ * queue); another transport (UCX: RMA put/get into the rank's buffer) can
+ * implement the same ops beside it without touching the engine.
+ *
+ * Calls go both ways:
+ *   engine -> transport: the ops below (replies, heartbeats, PUT, GET,
+ *     cancelling a failed XFER's GETs), through the xp_* helpers.
+ *   transport -> engine (engine.h): engine_xfer for an XFER request,
+ *     engine_get_sink / engine_get_done / engine_get_drop for the answer to
+ *     a GET, engine_conn_dropped when an endpoint dies.
+ * The engine holds endpoints by reference (ref/unref) and never sees their
+ * fields beyond this header. */
+#ifndef DDIO_SRV_TRANSPORT_H
+#define DDIO_SRV_TRANSPORT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddio_proto.h"
+
+struct server;
+struct xp_get;
+
+/* how long a reply may take to reach the client */
+#define XP_REPLY_TIMEOUT_MS 30000
+
+/* One client endpoint; a transport embeds it in its own connection. */
+struct xp {
+    const struct xport_ops *ops;
+    struct server *srv;          /* its server: error messages name it */
+};
+
+/* fills the n stream bytes of a PUT, in stream order (the engine gathers
+ * straight into the transport's buffer: no extra copy) */
+typedef void xp_fill_fn(void *arg, uint8_t *dst, uint64_t n);
+
+struct xport_ops {
+    void (*ref)(struct xp *ep);
+    void (*unref)(struct xp *ep);
+    /* the peer, for messages ("host:port pid N") */
+    const char *(*name)(const struct xp *ep);
+    /* A message to the client (reply or XFER DONE); payload (may be NULL) is
+     * taken over. Never waits for queue space. 0, -ECONNRESET, -ENOMEM. */
+    int (*reply)(struct xp *ep, uint16_t type, uint64_t req, int32_t status,
+                 uint8_t *payload, size_t len, int64_t deadline_ms);
+    /* Heartbeat for req, only when the client has nothing else coming (a
+     * busy endpoint proves progress by itself). Never waits. */
+    int (*progress)(struct xp *ep, uint64_t req, int64_t deadline_ms);
+    /* Read data for request req: the bytes of stream segments seg[0..nseg)
+     * of the rank's buffer, total bytes; fill writes them. May wait (until
+     * deadline_ms) while the client is behind. 0, -ETIMEDOUT, -ECONNRESET,
+     * -ENOMEM. */
+    int (*put)(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
+               uint64_t total, xp_fill_fn *fill, void *arg, int64_t deadline_ms);
+    /* Ask the rank for the bytes of g's segments (may wait like put). From
+     * this call on, whatever it returns, g is the transport's until it hands
+     * it back with engine_get_done / engine_get_drop, or cancel returns it;
+     * a failed get leaves the XFER to fail and cancel. */
+    int (*get)(struct xp *ep, struct xp_get *g, int64_t deadline_ms);
+    /* Stop matching owner's GETs, wait until none of its answers is still
+     * arriving, and return them (linked by next) for the engine to free. */
+    struct xp_get *(*cancel)(struct xp *ep, const void *owner);
+};
+
+/* A GET: filled by the engine (which allocates it, usually inside a larger
+ * record of its own) before ops->get; the transport matches the answer. */
+struct xp_get {
+    uint64_t req;                /* the participant's XFER request */
+    uint32_t tag;                /* unique among owner's GETs on the endpoint */
+    uint32_t nseg;
+    const struct ddio_seg *seg;  /* stream ranges of the rank's buffer, in order */
+    uint64_t total;              /* their bytes */
+    uint32_t timeout_ms;         /* for the answer's bytes once they arrive */
+    const void *owner;           /* what cancel matches (the XFER) */
+    struct xp_get *next;         /* the transport's */
+};
+
+static inline void xp_ref(struct xp *ep) { ep->ops->ref(ep); }
+static inline void xp_unref(struct xp *ep) { ep->ops->unref(ep); }
+static inline const char *xp_name(const struct xp *ep) { return ep->ops->name(ep); }
+
+static inline int xp_reply(struct xp *ep, uint16_t type, uint64_t req, int32_t status,
+                           uint8_t *payload, size_t len, int64_t deadline_ms)
+{
+    return ep->ops->reply(ep, type, req, status, payload, len, deadline_ms);
+}
+
+/* Error reply "server HOST:PORT: <cause>" (transport.c). */
+int xp_vreply_err(struct xp *ep, uint16_t type, uint64_t req, int err, const char *fmt,
+                  va_list ap);
+int xp_reply_err(struct xp *ep, uint16_t type, uint64_t req, int err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#endif
