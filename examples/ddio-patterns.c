@@ -33,11 +33,21 @@ static const char *ALL_PATTERNS =
 
 static int rank, nprocs;
 
+/* Hydra drops a rank's output still in flight when an abort tears the job
+ * down (a multihost run lost the only line saying which server failed): give
+ * the launcher a moment to forward the message first. */
+static void abort_job(int code)
+{
+    fflush(stderr);
+    usleep(300000);
+    MPI_Abort(MPI_COMM_WORLD, code);
+}
+
 static void die(const char *msg)
 {
     if (rank == 0)
         fprintf(stderr, "ddio-patterns: %s\n", msg);
-    MPI_Abort(MPI_COMM_WORLD, 2);
+    abort_job(2);
 }
 
 static void check(int err, const char *what)
@@ -47,7 +57,7 @@ static void check(int err, const char *what)
         int n;
         MPI_Error_string(err, s, &n);
         fprintf(stderr, "ddio-patterns: rank %d: %s: %s\n", rank, what, s);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort_job(1);
     }
 }
 
