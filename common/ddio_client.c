@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ddio_desc.h"
@@ -959,24 +960,26 @@ struct xio {
     uint64_t got;                /* read: bytes received */
 };
 
-/* a PUT: its segments' bytes into the buffer */
-static int on_put(struct xio *x, const uint8_t *p, size_t n)
+/* a PUT of len payload bytes: its segment list first, checked against the
+ * buffer, then its data received straight into place (no staging copy) */
+static int recv_put(int sock, struct xio *x, uint64_t len, int64_t dl)
 {
-    struct ddio_segs sg;
-    size_t hl, at;
-    int rc = ddio_dec_put(p, n, &sg, &hl);
-    if (rc)
-        return rc;
-    at = hl;
+    struct ddio_segs sg = {0};
+    int rc = ddio_recv_put_list(sock, len, &sg, dl);
+    struct iovec *iov = NULL;
+    if (!rc && !(iov = calloc(sg.nseg ? sg.nseg : 1, sizeof(*iov))))
+        rc = -ENOMEM;
     for (uint32_t k = 0; k < sg.nseg && !rc; k++) {
         if (sg.seg[k].off > x->len || sg.seg[k].len > x->len - sg.seg[k].off)
             rc = -EPROTO;
-        else {
-            memcpy(x->buf + sg.seg[k].off, p + at, sg.seg[k].len);
-            at += sg.seg[k].len;
-            x->got += sg.seg[k].len;
-        }
+        else
+            iov[k] = (struct iovec){x->buf + sg.seg[k].off, (size_t)sg.seg[k].len};
     }
+    if (!rc)
+        rc = ddio_recvv_all(sock, iov, (int)sg.nseg, dl);
+    if (!rc)
+        x->got += sg.total;
+    free(iov);
     ddio_segs_free(&sg);
     return rc;
 }
@@ -987,27 +990,31 @@ static int on_get(struct xio *x, int sock, uint64_t req, const uint8_t *p, size_
 {
     struct ddio_segs sg;
     struct ddio_wbuf w;
-    char *data = NULL;
-    size_t at = 0;
     int rc = ddio_dec_get(p, n, &sg);
     if (rc)
         return rc;
-    if (sg.total > DDIO_MAX_PAYLOAD || !(data = malloc(sg.total ? sg.total : 1)))
-        rc = -ENOMEM;
+    ddio_wbuf_init(&w);
+    ddio_enc_data(&w, sg.tag);
+    /* header, tag, then the segments straight from the buffer */
+    struct iovec *iov = calloc((size_t)sg.nseg + 2, sizeof(*iov));
+    rc = w.err ? w.err : !iov ? -ENOMEM : sg.total > DDIO_MAX_PAYLOAD - w.len ? -EMSGSIZE : 0;
     for (uint32_t k = 0; k < sg.nseg && !rc; k++) {
         if (sg.seg[k].off > x->len || sg.seg[k].len > x->len - sg.seg[k].off)
             rc = -EPROTO;
-        else {
-            memcpy(data + at, x->buf + sg.seg[k].off, sg.seg[k].len);
-            at += sg.seg[k].len;
-        }
+        else
+            iov[k + 2] = (struct iovec){x->buf + sg.seg[k].off, (size_t)sg.seg[k].len};
     }
-    ddio_wbuf_init(&w);
-    ddio_enc_data(&w, sg.tag);
-    if (!rc)
-        rc = w.err ? w.err : ddio_send_msg(sock, DDIO_T_DATA, req, 0, w.p, w.len, data, at, dl);
+    if (!rc) {
+        struct ddio_hdr h;
+        uint8_t hb[DDIO_HDR_SIZE];
+        ddio_hdr_init(&h, DDIO_T_DATA, req, w.len + sg.total);
+        ddio_hdr_encode(&h, hb);
+        iov[0] = (struct iovec){hb, sizeof(hb)};
+        iov[1] = (struct iovec){w.p, w.len};
+        rc = ddio_sendv_all(sock, iov, (int)sg.nseg + 2, dl);
+    }
+    free(iov);
     ddio_wbuf_free(&w);
-    free(data);
     ddio_segs_free(&sg);
     return rc;
 }
@@ -1027,13 +1034,16 @@ static int serve_xfer(struct cconn *c, int timeout_ms, uint64_t req, struct xio 
             return rc;
         if (h.req != req)
             return -EPROTO;
+        if (h.type == DDIO_T_PUT) {
+            if ((rc = recv_put(c->sock, x, h.len, dl)))
+                return rc;
+            continue;
+        }
         if (!(p = malloc(h.len ? h.len : 1)))
             return -ENOMEM;
         rc = ddio_recv_all(c->sock, p, h.len, dl);
         if (!rc) {
-            if (h.type == DDIO_T_PUT)
-                rc = on_put(x, p, h.len);
-            else if (h.type == DDIO_T_GET)
+            if (h.type == DDIO_T_GET)
                 rc = on_get(x, c->sock, req, p, h.len, dl);
             else if (h.type == DDIO_T_PROGRESS)
                 rc = 0;

@@ -381,6 +381,32 @@ int ddio_send_msg(int fd, uint16_t type, uint64_t req, int32_t status,
     return ddio_sendv_all(fd, iov, 3, deadline_ms);
 }
 
+int ddio_recv_put_list(int fd, uint64_t len, struct ddio_segs *sg, int64_t deadline_ms)
+{
+    uint8_t nb[4];
+    memset(sg, 0, sizeof(*sg));
+    if (len < sizeof(nb))
+        return -EPROTO;
+    int rc = ddio_recv_all(fd, nb, sizeof(nb), deadline_ms);
+    if (rc)
+        return rc;
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, nb, sizeof(nb));
+    uint32_t nseg = ddio_get_u32(&r);
+    if (nseg == 0 || nseg > DDIO_MAX_SEGS || (uint64_t)nseg * DDIO_SEG_WIRE > len - sizeof(nb))
+        return -EPROTO;
+    size_t hl = sizeof(nb) + (size_t)nseg * DDIO_SEG_WIRE, got;
+    uint8_t *list = malloc(hl);
+    if (!list)
+        return -ENOMEM;
+    memcpy(list, nb, sizeof(nb));
+    rc = ddio_recv_all(fd, list + sizeof(nb), hl - sizeof(nb), deadline_ms);
+    if (!rc && ddio_dec_put(list, (size_t)len, sg, &got))   /* reads only the list */
+        rc = -EPROTO;
+    free(list);
+    return rc;
+}
+
 int ddio_recv_hdr(int fd, struct ddio_hdr *h, int64_t deadline_ms)
 {
     uint8_t hb[DDIO_HDR_SIZE];

@@ -44,6 +44,10 @@ int ddio_send_msg(int fd, uint16_t type, uint64_t req, int32_t status,
                   const void *data, size_t dlen, int64_t deadline_ms);
 /* Receive a header and validate it (max payload DDIO_MAX_PAYLOAD). */
 int ddio_recv_hdr(int fd, struct ddio_hdr *h, int64_t deadline_ms);
+/* A PUT's segment list (its payload of len bytes up to the data), leaving
+ * the data on the socket so the caller can receive it straight into place.
+ * -EPROTO for an empty, oversized or inconsistent list. */
+int ddio_recv_put_list(int fd, uint64_t len, struct ddio_segs *sg, int64_t deadline_ms);
 
 /* errno <-> short name, for messages ("ENOENT") */
 const char *ddio_errno_name(int err);

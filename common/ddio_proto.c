@@ -650,7 +650,7 @@ int ddio_dec_xfer_r(const void *p, size_t n, struct ddio_xfer_r *m)
  * receiver that streams the data straight into its destination may pass a
  * buffer holding just the list together with n = the full payload length. */
 
-#define SEG_WIRE 16u
+#define SEG_WIRE DDIO_SEG_WIRE
 
 static void enc_seglist(struct ddio_wbuf *w, const struct ddio_segs *m)
 {

@@ -23,6 +23,7 @@
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
 #define DDIO_MAX_SERVERS  256u          /* stripe count cap */
 #define DDIO_MAX_SEGS     65536u        /* segments in one PUT/GET */
+#define DDIO_SEG_WIRE     16u           /* one segment on the wire: u64 off, u64 len */
 #define DDIO_ID_LEN       16u           /* server identity (random, persistent) */
 #define DDIO_NONCE_LEN    32u
 #define DDIO_MAC_LEN      32u          /* HMAC-SHA-256 */

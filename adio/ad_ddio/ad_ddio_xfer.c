@@ -197,31 +197,6 @@ static int recv_scatter(xstate * st, int sock, const struct ddio_segs *sg, int64
     return rc;
 }
 
-/* read the segment list of a PUT without its data (ddio_dec_put accepts a
- * buffer holding only the list together with the full payload length) */
-static int recv_put_list(int sock, const struct ddio_hdr *h, struct ddio_segs *sg, int64_t dl)
-{
-    uint8_t nb[4], *list;
-    size_t hdr_len;
-    uint32_t nseg;
-    int rc;
-
-    if (h->len < 4 || (rc = ddio_recv_all(sock, nb, 4, dl)))
-        return h->len < 4 ? -EPROTO : rc;
-    nseg = (uint32_t) nb[0] | (uint32_t) nb[1] << 8 | (uint32_t) nb[2] << 16 |
-        (uint32_t) nb[3] << 24;
-    if (nseg == 0 || nseg > DDIO_MAX_SEGS || 4 + 16 * (uint64_t) nseg > h->len)
-        return -EPROTO;
-    if (!(list = malloc(4 + 16 * (size_t) nseg)))
-        return -ENOMEM;
-    memcpy(list, nb, 4);
-    rc = ddio_recv_all(sock, list + 4, 16 * (size_t) nseg, dl);
-    if (!rc && ddio_dec_put(list, h->len, sg, &hdr_len))
-        rc = -EPROTO;
-    free(list);
-    return rc;
-}
-
 static int on_put(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
 {
     int sock = st->f->srv[i].conn->sock, rc;
@@ -230,7 +205,7 @@ static int on_put(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
     memset(&sg, 0, sizeof(sg));
     if (st->x->op != DDIO_X_READ)
         return -EPROTO;
-    rc = recv_put_list(sock, h, &sg, dl);
+    rc = ddio_recv_put_list(sock, h->len, &sg, dl);
     if (!rc && !segs_valid(st, &sg))
         rc = -EPROTO;
     if (!rc)

@@ -1388,6 +1388,31 @@ static void lim_order_and_state(void)
            "refused; a stray DATA is dropped\n");
 }
 
+/* a write XFER of len contiguous bytes sent by hand, up to its first GET
+ * (decoded into *g); returns the XFER's request id */
+static uint64_t raw_write_first_get(struct cl *c, uint64_t handle, uint64_t len,
+                                    struct ddio_segs *g, const char *what)
+{
+    struct ddio_desc d = {.length = len};
+    d.root = ddio_node_leaf(len);
+    CHECK(d.root && ddio_node_finish(d.root) == 0, "%s: desc", what);
+    struct ddio_wbuf dw, w;
+    ddio_wbuf_init(&dw);
+    ddio_desc_encode(&dw, &d);
+    struct ddio_xfer x = {handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, (uint32_t)dw.len, dw.p};
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ddio_wbuf_free(&dw);
+    ddio_desc_free(&d);
+    uint64_t req = ++c->req;
+    send_w(c, DDIO_T_XFER, req, &w);
+    struct msg m;
+    CHECK(recv_msg(c, &m) == 0 && m.h.type == DDIO_T_GET, "%s: no GET", what);
+    CHECK(ddio_dec_get(m.p, m.h.len, g) == 0, "%s: GET malformed", what);
+    free(m.p);
+    return req;
+}
+
 /* DATA whose length does not match its GET: the write fails with EPROTO
  * (when its reply beats the close), the connection closes, nothing else is
  * disturbed. The late-answer case above is harmless; this one is a lie. */
@@ -1396,23 +1421,11 @@ static void lim_data_length(void)
     struct ddio_open_r r;
     struct cl *c = connect_create("lim/datalen", &r);
     enum { LEN = 1000 };
-    struct ddio_desc d = {.length = LEN};
-    d.root = ddio_node_leaf(LEN);
-    CHECK(d.root && ddio_node_finish(d.root) == 0, "desc");
-    struct ddio_wbuf dw, w;
-    ddio_wbuf_init(&dw);
-    ddio_desc_encode(&dw, &d);
-    struct ddio_xfer x = {r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, (uint32_t)dw.len, dw.p};
-    ddio_wbuf_init(&w);
-    ddio_enc_xfer(&w, &x);
-    ddio_wbuf_free(&dw);
-    uint64_t req = ++c->req;
-    send_w(c, DDIO_T_XFER, req, &w);
-    struct msg m;
-    CHECK(recv_msg(c, &m) == 0 && m.h.type == DDIO_T_GET, "data length: no GET");
     struct ddio_segs g;
-    CHECK(ddio_dec_get(m.p, m.h.len, &g) == 0 && g.total == LEN, "data length: GET malformed");
-    free(m.p);
+    uint64_t req = raw_write_first_get(c, r.handle, LEN, &g, "data length");
+    CHECK(g.total == LEN, "data length: GET of %llu bytes", (unsigned long long)g.total);
+    struct msg m;
+    struct ddio_wbuf w;
     uint8_t data[LEN + 1] = {0};
     ddio_wbuf_init(&w);
     ddio_enc_data(&w, g.tag);
@@ -1432,7 +1445,6 @@ static void lim_data_length(void)
         rc = recv_msg(c, &m);
     }
     CHECK(rc != 0, "data length: connection still open");
-    ddio_desc_free(&d);
     cl_close(c);
     bystander_check("after a DATA of the wrong length");
     normal_client_works("after a DATA of the wrong length");
@@ -1446,24 +1458,9 @@ static void lim_data_cut(void)
 {
     struct ddio_open_r r;
     struct cl *c = connect_create("lim/datacut", &r);
-    uint64_t len = 4 * c->bsize;
-    struct ddio_desc d = {.length = len};
-    d.root = ddio_node_leaf(len);
-    CHECK(d.root && ddio_node_finish(d.root) == 0, "desc");
-    struct ddio_wbuf dw, w;
-    ddio_wbuf_init(&dw);
-    ddio_desc_encode(&dw, &d);
-    struct ddio_xfer x = {r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, (uint32_t)dw.len, dw.p};
-    ddio_wbuf_init(&w);
-    ddio_enc_xfer(&w, &x);
-    ddio_wbuf_free(&dw);
-    uint64_t req = ++c->req;
-    send_w(c, DDIO_T_XFER, req, &w);
-    struct msg m;
-    CHECK(recv_msg(c, &m) == 0 && m.h.type == DDIO_T_GET, "data cut: no GET");
     struct ddio_segs g;
-    CHECK(ddio_dec_get(m.p, m.h.len, &g) == 0 && g.total > 1, "data cut: GET malformed");
-    free(m.p);
+    uint64_t req = raw_write_first_get(c, r.handle, 4 * c->bsize, &g, "data cut");
+    CHECK(g.total > 1, "data cut: GET of %llu bytes", (unsigned long long)g.total);
     send_hdr(c->fd, DDIO_T_DATA, req, 4 + g.total, DDIO_VERSION);
     uint8_t *half = calloc(1, 4 + g.total / 2);
     memcpy(half, (uint8_t[4]){(uint8_t)g.tag, (uint8_t)(g.tag >> 8), (uint8_t)(g.tag >> 16),
@@ -1473,7 +1470,6 @@ static void lim_data_cut(void)
     usleep(100000);               /* the reader is inside the block now */
     free(half);
     ddio_segs_free(&g);
-    ddio_desc_free(&d);
     cl_close(c);
     bystander_check("after a writer died inside a DATA");
     normal_client_works("after a writer died inside a DATA");
