@@ -960,6 +960,18 @@ struct xio {
     uint64_t got;                /* read: bytes received */
 };
 
+/* the buffer pieces of a PUT's or GET's segments; -EPROTO if one lies
+ * outside the buffer */
+static int segs_iov(const struct xio *x, const struct ddio_segs *sg, struct iovec *iov)
+{
+    for (uint32_t k = 0; k < sg->nseg; k++) {
+        if (sg->seg[k].off > x->len || sg->seg[k].len > x->len - sg->seg[k].off)
+            return -EPROTO;
+        iov[k] = (struct iovec){x->buf + sg->seg[k].off, (size_t)sg->seg[k].len};
+    }
+    return 0;
+}
+
 /* a PUT of len payload bytes: its segment list first, checked against the
  * buffer, then its data received straight into place (no staging copy) */
 static int recv_put(int sock, struct xio *x, uint64_t len, int64_t dl)
@@ -969,12 +981,8 @@ static int recv_put(int sock, struct xio *x, uint64_t len, int64_t dl)
     struct iovec *iov = NULL;
     if (!rc && !(iov = calloc(sg.nseg ? sg.nseg : 1, sizeof(*iov))))
         rc = -ENOMEM;
-    for (uint32_t k = 0; k < sg.nseg && !rc; k++) {
-        if (sg.seg[k].off > x->len || sg.seg[k].len > x->len - sg.seg[k].off)
-            rc = -EPROTO;
-        else
-            iov[k] = (struct iovec){x->buf + sg.seg[k].off, (size_t)sg.seg[k].len};
-    }
+    if (!rc)
+        rc = segs_iov(x, &sg, iov);
     if (!rc)
         rc = ddio_recvv_all(sock, iov, (int)sg.nseg, dl);
     if (!rc)
@@ -998,12 +1006,8 @@ static int on_get(struct xio *x, int sock, uint64_t req, const uint8_t *p, size_
     /* header, tag, then the segments straight from the buffer */
     struct iovec *iov = calloc((size_t)sg.nseg + 2, sizeof(*iov));
     rc = w.err ? w.err : !iov ? -ENOMEM : sg.total > DDIO_MAX_PAYLOAD - w.len ? -EMSGSIZE : 0;
-    for (uint32_t k = 0; k < sg.nseg && !rc; k++) {
-        if (sg.seg[k].off > x->len || sg.seg[k].len > x->len - sg.seg[k].off)
-            rc = -EPROTO;
-        else
-            iov[k + 2] = (struct iovec){x->buf + sg.seg[k].off, (size_t)sg.seg[k].len};
-    }
+    if (!rc)
+        rc = segs_iov(x, &sg, iov + 2);
     if (!rc) {
         struct ddio_hdr h;
         uint8_t hb[DDIO_HDR_SIZE];

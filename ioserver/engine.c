@@ -215,7 +215,7 @@ static int64_t beat_locked(struct xfer *x)
         if (now - p->last_ms >= (int64_t)x->beat_ms) {
             p->last_ms = now;
             pthread_mutex_unlock(&x->mu);
-            p->ep->ops->progress(p->ep, p->req, now + x->timeout_ms);
+            xp_progress(p->ep, p->req, now + x->timeout_ms);
             pthread_mutex_lock(&x->mu);
         }
         if (p->last_ms + x->beat_ms < next)
@@ -456,8 +456,7 @@ static int send_put(struct xfer *x, struct part *p, const struct slot *s,
         total += segs[i].len;
     }
     struct put_src src = {.p = p, .s = s, .g = g, .n = n};
-    int rc = p->ep->ops->put(p->ep, p->req, segs, (uint32_t)n, total, put_fill, &src,
-                             deadline_of(x));
+    int rc = xp_put(p->ep, p->req, segs, (uint32_t)n, total, put_fill, &src, deadline_of(x));
     /* net time: from the gathered bytes to their hand-over (it blocks while
      * the client's queue is full) */
     if (src.filled_us)
@@ -577,7 +576,7 @@ static int send_get(struct xfer *x, struct slot *s, struct part *p, const struct
     pg->g.tag = ++x->next_tag;
     s->pending++;                 /* before the GET leaves: DATA may be quick */
     pthread_mutex_unlock(&x->mu);
-    int rc = p->ep->ops->get(p->ep, &pg->g, deadline_of(x));   /* pg is the transport's */
+    int rc = xp_get(p->ep, &pg->g, deadline_of(x));   /* pg is the transport's */
     if (rc == 0)
         p->last_ms = ddio_now_ms();
     return rc;
@@ -888,7 +887,7 @@ static void cancel_pgets(struct xfer *x)
         struct xp *ep = x->parts[r].ep;
         if (!ep || (r > 0 && ep == x->parts[r - 1].ep))
             continue;
-        struct xp_get *g = ep->ops->cancel(ep, x);
+        struct xp_get *g = xp_cancel(ep, x);
         while (g) {
             struct xp_get *next = g->next;
             free(pget_of(g));

@@ -87,6 +87,27 @@ static inline int xp_reply(struct xp *ep, uint16_t type, uint64_t req, int32_t s
     return ep->ops->reply(ep, type, req, status, payload, len, deadline_ms);
 }
 
+static inline int xp_progress(struct xp *ep, uint64_t req, int64_t deadline_ms)
+{
+    return ep->ops->progress(ep, req, deadline_ms);
+}
+
+static inline int xp_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
+                         uint64_t total, xp_fill_fn *fill, void *arg, int64_t deadline_ms)
+{
+    return ep->ops->put(ep, req, seg, nseg, total, fill, arg, deadline_ms);
+}
+
+static inline int xp_get(struct xp *ep, struct xp_get *g, int64_t deadline_ms)
+{
+    return ep->ops->get(ep, g, deadline_ms);
+}
+
+static inline struct xp_get *xp_cancel(struct xp *ep, const void *owner)
+{
+    return ep->ops->cancel(ep, owner);
+}
+
 /* Error reply "server HOST:PORT: <cause>" (transport.c). */
 int xp_vreply_err(struct xp *ep, uint16_t type, uint64_t req, int err, const char *fmt,
                   va_list ap);

@@ -1706,6 +1706,7 @@ static void lim_connections(void)
 static void lim_flood(void)
 {
     static int fds[LIM_FLOOD];
+    wait_conns(1);                /* lim_connections' closes noticed: only the bystander */
     int64_t t0 = ddio_now_ms();
     for (int i = 0; i < LIM_FLOOD; i++) {
         fds[i] = ddio_connect(g_host, g_port, ddio_now_ms() + TMO);
