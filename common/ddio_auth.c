@@ -354,3 +354,35 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
     }
     return rc;
 }
+
+int ddio_attach_rma(int fd, const char *addr, const void *ucx_addr, size_t ucx_len,
+                    int64_t deadline_ms, struct ddio_hello_r *hr, char *err, size_t errlen)
+{
+    if (!(hr->flags & DDIO_SRV_UCX)) {
+        snprintf(err, errlen, "ddio server %s does not offer UCX", addr);
+        return -EOPNOTSUPP;
+    }
+    if (ucx_len == 0 || ucx_len > DDIO_MAX_UCXADDR) {
+        snprintf(err, errlen, "UCX worker address of %zu bytes", ucx_len);
+        return -EINVAL;
+    }
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_ucxaddr(&w, ucx_addr, (uint32_t)ucx_len);
+    int rc = w.err ? w.err : ddio_send_msg(fd, DDIO_T_UCXADDR, 3, 0, w.p, w.len, NULL, 0,
+                                           deadline_ms);
+    ddio_wbuf_free(&w);
+    if (rc)
+        return transport_err(rc, addr, "UCXADDR", err, errlen);
+    uint8_t *p = NULL;
+    size_t n = 0;
+    rc = recv_reply(fd, addr, DDIO_T_UCXADDR, 3, deadline_ms, &p, &n, err, errlen);
+    free(p);
+    if (rc == 0 && n != 0) {
+        snprintf(err, errlen, "ddio server %s: malformed UCXADDR reply", addr);
+        return -EPROTO;
+    }
+    if (rc == 0)
+        hr->rma = 1;
+    return rc;
+}

@@ -581,6 +581,12 @@ void ddio_enc_xfer(struct ddio_wbuf *w, const struct ddio_xfer *m)
     ddio_put_u32(w, m->timeout_ms);
     ddio_put_u32(w, m->desc_len);
     ddio_put_bytes(w, m->desc, m->desc_len);
+    if (m->flags & DDIO_XF_RMA) {
+        ddio_put_u64(w, m->rma_addr);
+        ddio_put_u64(w, m->rma_len);
+        ddio_put_u32(w, m->rkey_len);
+        ddio_put_bytes(w, m->rkey, m->rkey_len);
+    }
 }
 
 /* rank < nparticipants is checked here because the server indexes its
@@ -602,6 +608,15 @@ int ddio_dec_xfer(const void *p, size_t n, struct ddio_xfer *m)
     if (!r.err && (m->nparticipants == 0 || m->rank >= m->nparticipants))
         r.err = -EPROTO;
     m->desc = ddio_get_bytes(&r, m->desc_len);
+    if (!r.err && (m->flags & DDIO_XF_RMA)) {
+        m->rma_addr = ddio_get_u64(&r);
+        m->rma_len = ddio_get_u64(&r);
+        m->rkey_len = ddio_get_u32(&r);
+        if (!r.err && (m->rkey_len == 0 || m->rkey_len > DDIO_MAX_RKEY ||
+                       m->rma_addr + m->rma_len < m->rma_addr))
+            r.err = -EPROTO;
+        m->rkey = ddio_get_bytes(&r, m->rkey_len);
+    }
     int rc = rbuf_result(&r);
     if (rc)
         memset(m, 0, sizeof(*m));
@@ -1009,6 +1024,28 @@ int ddio_dec_rename(const void *p, size_t n, struct ddio_rename *m)
 
 /* ---- names ------------------------------------------------------------------------------- */
 
+void ddio_enc_ucxaddr(struct ddio_wbuf *w, const void *addr, uint32_t len)
+{
+    ddio_put_u32(w, len);
+    ddio_put_bytes(w, addr, len);
+}
+
+int ddio_dec_ucxaddr(const void *p, size_t n, const uint8_t **addr, uint32_t *len)
+{
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, p, n);
+    *len = ddio_get_u32(&r);
+    if (!r.err && (*len == 0 || *len > DDIO_MAX_UCXADDR))
+        r.err = -EPROTO;
+    *addr = ddio_get_bytes(&r, *len);
+    int rc = rbuf_result(&r);
+    if (rc) {
+        *addr = NULL;
+        *len = 0;
+    }
+    return rc;
+}
+
 const char *ddio_type_name(uint16_t type)
 {
     static const char *const req[DDIO_T_MAX] = {
@@ -1020,6 +1057,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_STATS] = "STATS", [DDIO_T_PROGRESS] = "PROGRESS",
         [DDIO_T_PSTAT] = "PSTAT", [DDIO_T_READDIR] = "READDIR", [DDIO_T_MKDIR] = "MKDIR",
         [DDIO_T_RMDIR] = "RMDIR", [DDIO_T_RENAME] = "RENAME",
+        [DDIO_T_UCXADDR] = "UCXADDR", [DDIO_T_RPUT] = "RPUT",
     };
     static const char *const rep[DDIO_T_MAX] = {
         [DDIO_T_HELLO] = "HELLO|R", [DDIO_T_AUTH] = "AUTH|R", [DDIO_T_OPEN] = "OPEN|R",
@@ -1030,6 +1068,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_STATS] = "STATS|R", [DDIO_T_PROGRESS] = "PROGRESS|R",
         [DDIO_T_PSTAT] = "PSTAT|R", [DDIO_T_READDIR] = "READDIR|R",
         [DDIO_T_MKDIR] = "MKDIR|R", [DDIO_T_RMDIR] = "RMDIR|R", [DDIO_T_RENAME] = "RENAME|R",
+        [DDIO_T_UCXADDR] = "UCXADDR|R", [DDIO_T_RPUT] = "RPUT|R",
     };
     if (!type_valid(type))
         return "UNKNOWN";

@@ -11,6 +11,7 @@
 #include "ddio_desc.h"
 #include "ddio_log.h"
 #include "ddio_net.h"
+#include "ddio_ucx.h"
 
 void config_defaults(struct srv_config *c)
 {
@@ -54,6 +55,10 @@ void config_usage(FILE *f)
         "  --stop-timeout S     on SIGTERM/SIGINT stop accepting, let calls in flight\n"
         "                       finish for at most S seconds, then exit 0 (default 30;\n"
         "                       a second signal stops at once)\n"
+        "  --transport T        auto|ucx|tcp: how XFER data moves (default auto: UCX RMA\n"
+        "                       straight into clients' buffers where UCX loads and the\n"
+        "                       client asks for it, else TCP; ucx: refuse to start\n"
+        "                       without UCX; tcp: never offer UCX)\n"
         "  --secret-file F      the shared secret: a file owned by you, mode 0600;\n"
         "                       clients must prove they hold it (HMAC-SHA-256\n"
         "                       challenge-response). Required unless --insecure\n"
@@ -173,6 +178,14 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'X':
         c->fault = arg;
         return 0;
+    case 'P':
+        c->transport = ddio_xport_parse(arg);
+        if (c->transport < 0 || !*arg) {
+            c->transport = DDIO_XPORT_AUTO;
+            snprintf(err, errlen, "--transport: '%s' is not one of auto|ucx|tcp", arg);
+            return -1;
+        }
+        return 0;
     case 'S':
         if (!*arg) {
             snprintf(err, errlen, "--secret-file: empty file name");
@@ -244,6 +257,7 @@ static const struct option opts[] = {
     {"max-call-memory", required_argument, NULL, 'Y'},
     {"max-inflight", required_argument, NULL, 'F'},
     {"stop-timeout", required_argument, NULL, 'W'},
+    {"transport", required_argument, NULL, 'P'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };

@@ -32,6 +32,7 @@ struct srv_config {
     uint64_t max_call_mem;        /* memory one XFER's descriptors and plan may take */
     unsigned max_inflight;        /* waiting requests per connection */
     unsigned stop_timeout_s;      /* SIGTERM: how long calls in flight may finish */
+    int transport;                /* --transport: enum ddio_xport (ddio_ucx.h) */
 };
 
 /* Defaults (no roots, no listen address). */

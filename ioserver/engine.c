@@ -446,6 +446,33 @@ static void put_fill(void *arg, uint8_t *data, uint64_t total)
     src->filled_us = ddio_now_us();
 }
 
+/* a block piece of a stream walk: addr is a logical file offset */
+struct piece_ctx {
+    uint8_t *base;               /* block byte of logical offset L */
+    int64_t L;
+    xp_piece_fn *fn;
+    void *cbarg;
+};
+
+static int piece_cb(void *arg, int64_t addr, uint64_t len, uint64_t s)
+{
+    struct piece_ctx *pc = arg;
+    return pc->fn(pc->cbarg, pc->base + (addr - pc->L), s, len);
+}
+
+static int put_walk(void *arg, xp_piece_fn *fn, void *cbarg)
+{
+    struct put_src *src = arg;
+    int rc = 0;
+    for (size_t i = 0; i < src->n && !rc; i++) {
+        const struct bseg *g = &src->g[i];
+        struct piece_ctx pc = {(uint8_t *)src->s->buf + g->boff, g->L, fn, cbarg};
+        rc = ddio_desc_walk_stream(&src->p->d, g->s_lo, g->s_hi, piece_cb, &pc);
+    }
+    src->filled_us = ddio_now_us();
+    return rc;
+}
+
 static int send_put(struct xfer *x, struct part *p, const struct slot *s,
                     const struct bseg *g, size_t n)
 {
@@ -456,7 +483,8 @@ static int send_put(struct xfer *x, struct part *p, const struct slot *s,
         total += segs[i].len;
     }
     struct put_src src = {.p = p, .s = s, .g = g, .n = n};
-    int rc = xp_put(p->ep, p->req, segs, (uint32_t)n, total, put_fill, &src, deadline_of(x));
+    struct xp_src xs = {.fill = put_fill, .walk = put_walk, .arg = &src};
+    int rc = xp_put(p->ep, p->req, segs, (uint32_t)n, total, &xs, deadline_of(x));
     /* net time: from the gathered bytes to their hand-over (it blocks while
      * the client's queue is full) */
     if (src.filled_us)
@@ -553,6 +581,18 @@ static void write_coverage(struct xfer *x, struct slot *s)
     s->full = added == x->B;
 }
 
+static int get_walk(void *arg, xp_piece_fn *fn, void *cbarg)
+{
+    struct pget *pg = pget_of(arg);
+    int rc = 0;
+    for (uint32_t i = 0; i < pg->g.nseg && !rc; i++) {
+        struct piece_ctx pc = {pg->seg[i].bufp, pg->seg[i].L, fn, cbarg};
+        rc = ddio_desc_walk_stream(&pg->p->d, pg->g.seg[i].off,
+                                   pg->g.seg[i].off + pg->g.seg[i].len, piece_cb, &pc);
+    }
+    return rc;
+}
+
 /* ask participant p for its segments g of the block (one GET) */
 static int send_get(struct xfer *x, struct slot *s, struct part *p, const struct bseg *g, size_t n)
 {
@@ -568,7 +608,7 @@ static int send_get(struct xfer *x, struct slot *s, struct part *p, const struct
         total += segs[i].len;
     }
     pg->g = (struct xp_get){.req = p->req, .nseg = (uint32_t)n, .seg = segs, .total = total,
-                            .timeout_ms = x->timeout_ms, .owner = x};
+                            .timeout_ms = x->timeout_ms, .owner = x, .walk = get_walk};
     pg->x = x;
     pg->s = s;
     pg->p = p;

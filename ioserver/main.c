@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "fault.h"
 #include "net.h"
+#include "ucx.h"
 #include "notify.h"
 #include "server.h"
 
@@ -108,6 +109,8 @@ static int startup(struct server *srv, char *err, size_t errlen)
     if (rc == 0 && (rc = engine_create(srv)) != 0)
         snprintf(err, errlen, "out of memory");
     if (rc == 0)
+        rc = ucx_start(srv, err, errlen);
+    if (rc == 0)
         rc = net_listen(srv, err, errlen);
     if (rc == 0 && srv->cfg.port_file && (rc = write_port_file(srv->cfg.port_file, srv->port)))
         snprintf(err, errlen, "--port-file %s: %s", srv->cfg.port_file, strerror(-rc));
@@ -171,6 +174,7 @@ int main(int argc, char **argv)
                   atomic_load(&srv->signals) > 1 ? "at a second signal" : "at --stop-timeout");
     DDIO_INFO("shutting down");
     net_stop(srv, SHUTDOWN_WAIT_MS);
+    ucx_stop(srv);
     int clean = srv->nconns == 0;
     if (clean) {                      /* threads may still use them otherwise */
         stop_disks(srv);

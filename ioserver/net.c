@@ -32,6 +32,7 @@
 #include "engine.h"
 #include "locks.h"
 #include "transport.h"
+#include "ucx.h"
 
 #define PAYLOAD_TIMEOUT_MS 60000
 #define DEFAULT_LOCK_TIMEOUT_MS 60000u
@@ -87,6 +88,7 @@ struct conn {
     int nheld;                   /* a slot is free once the final reply is queued */
     pthread_t writer;
     int writer_started;
+    struct uep *uep;             /* UCX endpoint after UCXADDR (ucx.c), else NULL */
     uint8_t *scratch;            /* DATA receive buffer (reader thread only) */
     size_t scratch_len;
     struct conn *next;           /* server's list */
@@ -455,9 +457,26 @@ static void spawn(struct conn *c, struct work *w)
     free(w);
 }
 
+/* An XFER naming an RMA buffer runs on the connection's UCX endpoint,
+ * which keeps the buffer's key until the XFER's DONE. */
 static void do_xfer(struct work *w)
 {
-    engine_xfer(w->c->srv, &w->c->xp, w->h.req, &w->u.x, w->of);   /* takes w->of */
+    struct conn *c = w->c;
+    struct xp *ep = &c->xp;
+    if (w->u.x.flags & DDIO_XF_RMA) {
+        char why[256] = "this connection has no UCX endpoint (UCXADDR first)";
+        pthread_mutex_lock(&c->mu);
+        struct uep *u = c->uep;
+        pthread_mutex_unlock(&c->mu);
+        int rc = u ? ucx_bind(u, w->h.req, &w->u.x, why, sizeof(why)) : -EPROTO;
+        if (rc) {
+            conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, w->h.req, -rc, "XFER: %s", why);
+            store_release(&c->srv->store, w->of);
+            return;
+        }
+        ep = ucx_xp(u);
+    }
+    engine_xfer(c->srv, ep, w->h.req, &w->u.x, w->of);   /* takes w->of */
 }
 
 static void do_sync(struct work *w)
@@ -566,7 +585,8 @@ static int on_hello(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     free(m.client);
     struct server *srv = c->srv;
     struct ddio_hello_r r = {.ndisks = (uint32_t)srv->ndisks,
-                             .flags = srv->cfg.insecure ? 0 : DDIO_SRV_AUTH_REQUIRED,
+                             .flags = (srv->cfg.insecure ? 0 : DDIO_SRV_AUTH_REQUIRED)
+                                      | (ucx_offered(srv) ? DDIO_SRV_UCX : 0),
                              .block_size = srv->cfg.block_size, .name = srv->name};
     memcpy(r.server_id, srv->store.id, DDIO_ID_LEN);
     if (ddio_auth_nonce(c->snonce)) {
@@ -617,6 +637,32 @@ static int on_auth(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     ddio_wbuf_init(&w);
     ddio_enc_auth_r(&w, &r);
     return reply_w(c, h, &w);
+}
+
+/* UCXADDR (only after AUTH, see dispatch): the client's worker address; a
+ * refusal leaves the connection on TCP */
+static int on_ucxaddr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    const uint8_t *addr;
+    uint32_t len;
+    if (ddio_dec_ucxaddr(p, h->len, &addr, &len))
+        return bad_payload(c, h);
+    pthread_mutex_lock(&c->mu);
+    int have = c->uep != NULL;
+    pthread_mutex_unlock(&c->mu);
+    if (have)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EEXIST, "UCXADDR: this "
+                             "connection already has a UCX endpoint"), 0;
+    char why[256];
+    struct uep *u = ucx_ep_new(c->srv, &c->xp, addr, len, why, sizeof(why));
+    if (!u)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EOPNOTSUPP, "UCXADDR: %s",
+                             why), 0;
+    pthread_mutex_lock(&c->mu);
+    c->uep = u;
+    pthread_mutex_unlock(&c->mu);
+    DDIO_INFO("connection %" PRIu64 " from %s: UCX endpoint attached", c->id, c->peer);
+    return reply_ok(c, h);
 }
 
 /* anything but HELLO/AUTH before authentication: refused, logged, closed */
@@ -934,7 +980,7 @@ static int tcp_progress(struct xp *ep, uint64_t req, int64_t deadline_ms)
 
 /* a PUT message: the engine gathers the data straight into its payload */
 static int tcp_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
-                   uint64_t total, xp_fill_fn *fill, void *arg, int64_t deadline_ms)
+                   uint64_t total, const struct xp_src *src, int64_t deadline_ms)
 {
     struct ddio_segs m = {.tag = 0, .nseg = nseg, .seg = (struct ddio_seg *)seg,
                           .total = total};
@@ -946,7 +992,7 @@ static int tcp_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint
         ddio_wbuf_free(&w);
         return -ENOMEM;
     }
-    fill(arg, data, total);
+    src->fill(src->arg, data, total);
     return conn_send(conn_of(ep), DDIO_T_PUT, req, 0, w.p, w.len, 1, deadline_ms);
 }
 
@@ -1116,6 +1162,7 @@ static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     case DDIO_T_MKDIR:   return on_mkdir(c, h, p);
     case DDIO_T_RMDIR:   return on_rmdir(c, h, p);
     case DDIO_T_RENAME:  return on_rename(c, h, p);
+    case DDIO_T_UCXADDR: return on_ucxaddr(c, h, p);
     case DDIO_T_XFER:
     case DDIO_T_SYNC:
     case DDIO_T_PREALLOC:
@@ -1213,6 +1260,14 @@ static void teardown(struct conn *c)
     struct server *srv = c->srv;
     conn_kill(c, "reader finished");
     engine_conn_dropped(srv, &c->xp);
+    pthread_mutex_lock(&c->mu);
+    struct uep *u = c->uep;
+    c->uep = NULL;
+    pthread_mutex_unlock(&c->mu);
+    if (u) {
+        engine_conn_dropped(srv, ucx_xp(u));
+        ucx_ep_close(u);
+    }
     pthread_mutex_lock(&c->mu);
     for (struct handle *h = c->handles; h; h = h->next)
         lk_release_owner(&h->of->locks, c->id);   /* also cancels its lock waits */

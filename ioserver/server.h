@@ -40,6 +40,7 @@ struct server {
     struct engine *eng;
     struct srv_stats stats;
     size_t queue_cap;            /* bytes of PUT/GET queued per connection */
+    struct srv_ucx *ucx;         /* the UCX transport (ucx.c), NULL when not offered */
 };
 
 /* "server HOST:PORT: <cause>" (net.c) */

@@ -35,6 +35,19 @@ struct xp {
 /* fills the n stream bytes of a PUT, in stream order (the engine gathers
  * straight into the transport's buffer: no extra copy) */
 typedef void xp_fill_fn(void *arg, uint8_t *dst, uint64_t n);
+/* one contiguous piece of a block: stream bytes [s, s + n) of the rank's
+ * buffer are at p in the block (RMA moves them without a staging copy) */
+typedef int xp_piece_fn(void *cbarg, uint8_t *p, uint64_t s, uint64_t n);
+/* calls fn for every piece of a PUT's or GET's bytes, in stream order;
+ * returns fn's first non-zero result */
+typedef int xp_walk_fn(void *arg, xp_piece_fn *fn, void *cbarg);
+/* where a PUT's bytes are: fill packs them (TCP), walk names them in place
+ * (RMA); both describe the same bytes */
+struct xp_src {
+    xp_fill_fn *fill;
+    xp_walk_fn *walk;
+    void *arg;
+};
 
 struct xport_ops {
     void (*ref)(struct xp *ep);
@@ -49,11 +62,11 @@ struct xport_ops {
      * busy endpoint proves progress by itself). Never waits. */
     int (*progress)(struct xp *ep, uint64_t req, int64_t deadline_ms);
     /* Read data for request req: the bytes of stream segments seg[0..nseg)
-     * of the rank's buffer, total bytes; fill writes them. May wait (until
-     * deadline_ms) while the client is behind. 0, -ETIMEDOUT, -ECONNRESET,
-     * -ENOMEM. */
+     * of the rank's buffer, total bytes, from src. May wait (until
+     * deadline_ms) while the client is behind; the block may be reused once
+     * it returns. 0, -ETIMEDOUT, -ECONNRESET, -ENOMEM, -EFAULT. */
     int (*put)(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
-               uint64_t total, xp_fill_fn *fill, void *arg, int64_t deadline_ms);
+               uint64_t total, const struct xp_src *src, int64_t deadline_ms);
     /* Ask the rank for the bytes of g's segments (may wait like put). From
      * this call on, whatever it returns, g is the transport's until it hands
      * it back with engine_get_done / engine_get_drop, or cancel returns it;
@@ -74,6 +87,7 @@ struct xp_get {
     uint64_t total;              /* their bytes */
     uint32_t timeout_ms;         /* for the answer's bytes once they arrive */
     const void *owner;           /* what cancel matches (the XFER) */
+    xp_walk_fn *walk;            /* the block pieces the answer goes to (arg: this) */
     struct xp_get *next;         /* the transport's */
 };
 
@@ -93,9 +107,9 @@ static inline int xp_progress(struct xp *ep, uint64_t req, int64_t deadline_ms)
 }
 
 static inline int xp_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
-                         uint64_t total, xp_fill_fn *fill, void *arg, int64_t deadline_ms)
+                         uint64_t total, const struct xp_src *src, int64_t deadline_ms)
 {
-    return ep->ops->put(ep, req, seg, nseg, total, fill, arg, deadline_ms);
+    return ep->ops->put(ep, req, seg, nseg, total, src, deadline_ms);
 }
 
 static inline int xp_get(struct xp *ep, struct xp_get *g, int64_t deadline_ms)

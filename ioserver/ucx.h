@@ -1,0 +1,38 @@
+/* The UCX transport (transport.h): XFER data moves by RMA straight between
+ * the server's block buffers and the ranks' own buffers; everything else
+ * (the XFER request, DONE, errors, heartbeats, RPUT notices) goes through
+ * the TCP connection the endpoint was attached on, so authentication, the
+ * limits and the deadlines are TCP's. docs/TRANSPORT.md. */
+#ifndef DDIO_SRV_UCX_H
+#define DDIO_SRV_UCX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddio_proto.h"
+#include "transport.h"
+
+struct server;
+struct uep;
+
+/* Per cfg.transport: auto = offer UCX when it loads (else a warning and
+ * TCP only), ucx = fail to start without it, tcp = never. 0 or -errno. */
+int ucx_start(struct server *srv, char *err, size_t n);
+void ucx_stop(struct server *srv);
+/* whether HELLO offers UCX */
+int ucx_offered(const struct server *srv);
+
+/* A connection's UCX endpoint, made from the worker address its client
+ * sent on the authenticated connection ctl (referenced while it lives).
+ * NULL with the reason in err. */
+struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, size_t len,
+                       char *err, size_t n);
+/* The endpoint an RMA XFER runs on: remembers req's buffer and key until
+ * its DONE; -errno with the reason (the caller replies with it). */
+int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, size_t n);
+struct xp *ucx_xp(struct uep *u);
+/* The connection is gone: no more RMA on it (requests in flight fail), and
+ * the connection's reference is dropped. */
+void ucx_ep_close(struct uep *u);
+
+#endif
