@@ -20,6 +20,7 @@
 #include "ddio_layout.h"
 #include "ddio_net.h"
 #include "ddio_auth.h"
+#include "ddio_ucx.h"
 
 #define ADIOI_DDIO_DFLT_UNIT      (1u << 20)    /* striping_unit default */
 #define ADIOI_DDIO_DFLT_TIMEOUT_S 30            /* romio_ddio_timeout default */
@@ -52,6 +53,9 @@ typedef struct ADIOI_DDIO_Conn {
     uint8_t id[DDIO_ID_LEN];
     uint32_t ndisks;
     uint64_t block_size;
+    int rma;                    /* the server took our UCX worker address: XFER data
+                                 * may move by RMA (ad_ddio_xfer.c) */
+    char rma_why[200];          /* else why not, for romio_ddio_transport=ucx */
 } ADIOI_DDIO_Conn;
 
 /* One stripe server of an open file. */
@@ -90,6 +94,8 @@ typedef struct ADIOI_DDIO_File {
                                  * 1 + from_type (Info_set only on a change) */
     int striping_factor;        /* <= 0: all servers */
     int striping_factor_given;  /* the hint was present */
+    int transport;              /* romio_ddio_transport: enum ddio_xport, -1 = not given
+                                 * (DDIO_TRANSPORT, else auto) */
     /* open state */
     int timeout_ms;
     int nsrv;                   /* stripe count */
@@ -101,6 +107,7 @@ typedef struct ADIOI_DDIO_File {
     unsigned view_gen;          /* bumped by SetInfo: every set_view passes there */
     ADIOI_DDIO_View view;
     struct ADIOI_DDIO_Afile *async;     /* nonblocking I/O state (ad_ddio_async.c) */
+    int xport;                  /* the transport in force since open (enum ddio_xport) */
 } ADIOI_DDIO_File;
 
 /* Memory side of a transfer: contiguous at buf, or laid out by desc. */

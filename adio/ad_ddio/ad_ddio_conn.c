@@ -265,6 +265,43 @@ static ADIOI_DDIO_Conn *pool_find(conn_pool * pool, const char *addr)
     return c;
 }
 
+/* After the handshake: offer the server this process's UCX worker, unless
+ * DDIO_TRANSPORT=tcp. A server that declines leaves the connection on TCP
+ * (c->rma_why says why); a broken connection fails. */
+static int attach_rma(ADIOI_DDIO_Conn * c, struct ddio_hello_r *r, int64_t deadline,
+                      ADIOI_DDIO_Err * e)
+{
+    struct ddio_ucx *u;
+    const void *addr;
+    size_t alen;
+    int rc;
+
+    c->rma = 0;
+    c->rma_why[0] = '\0';
+    if (ddio_xport_env(c->rma_why, sizeof(c->rma_why)) == DDIO_XPORT_TCP) {
+        snprintf(c->rma_why, sizeof(c->rma_why), "DDIO_TRANSPORT=tcp");
+        return 0;
+    }
+    if (!(r->flags & DDIO_SRV_UCX)) {
+        snprintf(c->rma_why, sizeof(c->rma_why), "the server does not offer UCX "
+                 "(ddio-server --transport, or no UCX there)");
+        return 0;
+    }
+    if (!(u = ddio_ucx_client(c->rma_why, sizeof(c->rma_why))))
+        return 0;
+    addr = ddio_ucx_address(u, &alen);
+    rc = ddio_attach_rma(c->sock, c->addr, addr, alen, deadline, r, c->rma_why,
+                         sizeof(c->rma_why));
+    if (rc == -EOPNOTSUPP || rc == -EEXIST)
+        return 0;       /* declined */
+    if (rc) {
+        ADIOI_DDIO_Err_set(e, -rc, "%s", c->rma_why);
+        return -1;
+    }
+    c->rma = r->rma;
+    return 0;
+}
+
 /* HELLO and AUTH (common/ddio_auth.c, the handshake every client shares) */
 static int hello(ADIOI_DDIO_Conn * c, int64_t deadline, ADIOI_DDIO_Err * e)
 {
@@ -287,6 +324,8 @@ static int hello(ADIOI_DDIO_Conn * c, int64_t deadline, ADIOI_DDIO_Err * e)
     }
     ddio_secret_clear(s);
     free(s);
+    if (!e->errnum && attach_rma(c, &r, deadline, e))
+        free(r.name);
     if (e->errnum)
         return -1;
     c->next_req = DDIO_HANDSHAKE_REQS + 1;

@@ -16,6 +16,11 @@
  *   romio_ddio_type_desc  enable|disable  build trees from the datatype's
  *                                         constructors (ad_ddio_type.c; default)
  *                                         or always from ROMIO's flattened list
+ *   romio_ddio_transport  auto|ucx|tcp     how XFER data moves (open time only):
+ *                                         auto (default, or DDIO_TRANSPORT) RMA
+ *                                         by UCX where every server offers it,
+ *                                         ucx: that or an error at open, tcp:
+ *                                         the servers' TCP messages
  *   striping_unit, striping_factor        layout of files this open creates
  *
  * Unknown romio_ddio_* keys and unrecognised values are ignored, as ROMIO
@@ -23,7 +28,8 @@
  * understand), and are not returned by MPI_File_get_info. Values must be the
  * same on every rank (checked with a broadcast, like ROMIO's helpers).
  *
- * MPI_File_get_info also reports, read-only, ddio_desc_builder: how the tree
+ * MPI_File_get_info also reports, read-only, ddio_transport_in_use ("ucx"
+ * when every server moves this file's data by RMA, else "tcp"), and ddio_desc_builder: how the tree
  * of the current view was built, "type" (from its constructors) or "flat"
  * (from ROMIO's flattened list), or "none" before the view's first
  * non-contiguous access (and for contiguous views, which need no tree); and
@@ -91,6 +97,27 @@ static void install_collective(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
     }
 }
 
+static void install_transport(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
+                              char *myname, int *error_code)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag, v, in[2], out[2];
+
+    ADIOI_Info_get(info, "romio_ddio_transport", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return;
+    v = ddio_xport_parse(value);        /* unrecognised (-1): ignored, checked for sameness */
+    in[0] = v;
+    in[1] = -v;
+    MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, fd->comm);
+    if (out[0] != -out[1]) {
+        MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, "romio_ddio_transport", error_code);
+        return;
+    }
+    if (v >= 0)
+        f->transport = v;
+}
+
 static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
 {
     char value[32];
@@ -102,6 +129,9 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                    f->check_desc == ADIOI_HINT_ENABLE ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "romio_ddio_type_desc",
                    f->type_desc == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    if (f->transport >= 0)
+        ADIOI_Info_set(fd->info, "romio_ddio_transport", f->transport == DDIO_XPORT_UCX ? "ucx"
+                       : f->transport == DDIO_XPORT_TCP ? "tcp" : "auto");
     /* the view may change here: view_get says how its tree was built */
     ADIOI_Info_set(fd->info, "ddio_desc_builder", "none");
     snprintf(value, sizeof(value), "%d", ADIOI_DDIO_Timeout_ms(f->timeout_s) / 1000);
@@ -123,6 +153,7 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         ADIOI_Info_check_and_install_int(fd, users_info, "romio_ddio_timeout",
                                          &f->timeout_s, myname, error_code);
         install_collective(fd, f, users_info, myname, error_code);
+        install_transport(fd, f, users_info, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_presort",
                                              &f->presort, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_check_desc",

@@ -29,6 +29,7 @@ ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd)
         f->presort = ADIOI_HINT_ENABLE;
         f->check_desc = ADIOI_HINT_DISABLE;
         f->type_desc = ADIOI_HINT_ENABLE;
+        f->transport = -1;
         fd->fs_ptr = f;
     }
     return f;
@@ -469,6 +470,31 @@ static void publish_layout(ADIO_File fd, ADIOI_DDIO_File * f)
     }
 }
 
+/* The transport in force: the hint, else DDIO_TRANSPORT, else auto. With
+ * ucx, every server must have taken our UCX address. */
+static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
+                            ADIOI_DDIO_Err * e)
+{
+    int t = f->transport, rma = n > 0;
+    if (t < 0 && (t = ddio_xport_env(e->msg, sizeof(e->msg))) < 0) {
+        e->errnum = EINVAL;
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (t == DDIO_XPORT_UCX && !conns[i]->rma) {
+            ADIOI_DDIO_Err_set(e, EPROTONOSUPPORT, "ddio: romio_ddio_transport / "
+                               "DDIO_TRANSPORT = ucx, but server %s: %s", conns[i]->name,
+                               conns[i]->rma_why[0] ? conns[i]->rma_why : "no UCX endpoint");
+            return -1;
+        }
+        rma &= conns[i]->rma;
+    }
+    f->xport = t == DDIO_XPORT_TCP ? DDIO_XPORT_TCP : t;
+    ADIOI_Info_set(fd->info, "ddio_transport_in_use",
+                   t != DDIO_XPORT_TCP && rma ? "ucx" : "tcp");
+    return 0;
+}
+
 static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
 {
     ADIOI_DDIO_File *f = ADIOI_DDIO_File_get(fd);
@@ -484,6 +510,8 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
     free(f->mount_servers);
     f->mount_servers = *servers ? strdup(servers) : NULL;
     rc = connect_all(f, &conns, &n, e);
+    if (!rc)
+        rc = settle_transport(fd, f, conns, n, e);
     if (!rc && (fd->access_mode & ADIO_CREATE))
         rc = create_file(fd, f, conns, n, path, amode, e);
     else if (!rc)

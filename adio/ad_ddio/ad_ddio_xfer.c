@@ -12,7 +12,14 @@
  * yet sends PROGRESS heartbeats, so the deadline is per server and reset by
  * anything it sends. Any malformed message fails the call too (the
  * connection is then closed, since its byte stream can no longer be
- * trusted). */
+ * trusted).
+ *
+ * With UCX (ddio_ucx.h; a contiguous memory type and a stream of at least
+ * DDIO_RMA_MIN_STREAM bytes on a connection that attached UCX), the XFER
+ * names the registered user buffer instead: the server puts read data
+ * straight into it and gets write data straight out of it, and sends only
+ * RPUT notices (which stream ranges arrived) and DONE. The loop then also
+ * progresses the UCX worker, waking on its fd. */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <poll.h>
@@ -20,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <sched.h>
 
 #define XFER_BOUNCE_MAX (4u << 20)
 /* the server gives up waiting for collective peers after timeout_ms and says
@@ -36,6 +44,8 @@ typedef struct xsrv {
 
 typedef struct xstate {
     ADIOI_DDIO_Xfer *x;
+    struct ddio_ucx *ucx;       /* RMA in use for some server: progress it */
+    struct ddio_ucx_key key;    /* the user buffer's registration */
     ADIOI_DDIO_File *f;
     xsrv *s;
     int npending;
@@ -79,6 +89,26 @@ static void srv_broken(xstate * st, int i, int errnum, const char *what)
 
 /* ---- sending the XFERs ------------------------------------------------------ */
 
+/* register the user buffer once per call, when some XFER can use RMA */
+static int want_rma(xstate * st, const ADIOI_DDIO_Conn * c)
+{
+    ADIOI_DDIO_Xfer *x = st->x;
+    char why[200];
+
+    if (!c->rma || st->f->xport == DDIO_XPORT_TCP || !x->mem->contig ||
+        x->fdesc->length < DDIO_RMA_MIN_STREAM)
+        return 0;
+    if (st->key.entry)
+        return 1;
+    if (!st->ucx && !(st->ucx = ddio_ucx_client(why, sizeof(why))))
+        return 0;
+    if (ddio_ucx_reg(st->ucx, x->mem->buf, x->fdesc->length, &st->key, why, sizeof(why))) {
+        st->ucx = NULL;         /* the packed-message path still works */
+        return 0;
+    }
+    return 1;
+}
+
 static void send_xfers(xstate * st, const char *involved)
 {
     ADIOI_DDIO_Xfer *x = st->x;
@@ -107,6 +137,13 @@ static void send_xfers(xstate * st, const char *involved)
             .rank = x->rank,.timeout_ms = (uint32_t) f->timeout_ms,
             .desc_len = (uint32_t) dw.len,.desc = dw.p
         };
+        if (want_rma(st, f->srv[i].conn)) {
+            m.flags |= DDIO_XF_RMA;
+            m.rma_addr = (uint64_t) (uintptr_t) x->mem->buf;
+            m.rma_len = x->fdesc->length;
+            m.rkey_len = (uint32_t) st->key.rkey_len;
+            m.rkey = st->key.rkey;
+        }
         ddio_wbuf_init(&w);
         ddio_enc_xfer(&w, &m);
         if (!w.err && !ADIOI_DDIO_Send(f->srv[i].conn, DDIO_T_XFER, w.p, w.len,
@@ -211,6 +248,31 @@ static int on_put(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
     if (!rc)
         rc = st->x->mem->contig ? recv_contig(st, sock, &sg, dl) : recv_scatter(st, sock, &sg,
                                                                                   dl);
+    for (uint32_t k = 0; k < sg.nseg && !rc; k++)
+        rc = note_got(st, &sg.seg[k]);
+    ddio_segs_free(&sg);
+    return rc;
+}
+
+/* RPUT: read data the server already put into the user buffer by RMA */
+static int on_rput(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
+{
+    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    struct ddio_segs sg;
+    uint8_t *p = NULL;
+    ADIOI_DDIO_Err err;
+    int rc = 0;
+
+    memset(&sg, 0, sizeof(sg));
+    if (st->x->op != DDIO_X_READ || !st->key.entry)
+        return -EPROTO;
+    if (ADIOI_DDIO_Recv_payload(c, h, dl, &p, &err)) {
+        note_error(st, &err);
+        return -EPIPE;
+    }
+    if (ddio_dec_get(p, h->len, &sg) || sg.tag != 0 || !segs_valid(st, &sg))
+        rc = -EPROTO;
+    free(p);
     for (uint32_t k = 0; k < sg.nseg && !rc; k++)
         rc = note_got(st, &sg.seg[k]);
     ddio_segs_free(&sg);
@@ -340,6 +402,8 @@ static void handle_msg(xstate * st, int i)
         rc = on_put(st, i, &h, dl);
     else if (h.type == DDIO_T_GET)
         rc = on_get(st, i, &h, dl);
+    else if (h.type == DDIO_T_RPUT)
+        rc = on_rput(st, i, &h, dl);
     else if (h.type == (DDIO_T_XFER | DDIO_REPLY))
         rc = on_done(st, i, &h, dl);
     else if (h.type == DDIO_T_PROGRESS)
@@ -378,10 +442,39 @@ static int poll_set(xstate * st, struct pollfd *pf, int *which, int64_t * first)
     return k;
 }
 
+/* with RMA in flight the worker must progress (software RMA needs the
+ * target's help): its fd joins the poll set, and a poll does not sleep
+ * while it has more to do */
+static int ucx_wait_slot(xstate * st, struct pollfd *pf, int k, int64_t * left)
+{
+    if (!st->ucx || !st->key.entry)
+        return k;
+    {
+        static int spin_us = -1;
+        if (spin_us < 0) spin_us = getenv("DDIO_UCX_SPIN") ? atoi(getenv("DDIO_UCX_SPIN")) : 0;
+        int64_t t0 = ddio_now_us();
+        int busy = 0;
+        while (ddio_now_us() - t0 < spin_us) {
+            if (ddio_ucx_progress(st->ucx)) { busy = 1; t0 = ddio_now_us(); }
+            else sched_yield();
+            struct pollfd q[64]; int nq = k < 64 ? k : 64;
+            memcpy(q, pf, nq * sizeof(*q));
+            if (poll(q, nq, 0) > 0) break;
+        }
+        (void)busy;
+    }
+    if (ddio_ucx_prepare_wait(st->ucx))
+        *left = 0;
+    pf[k].fd = ddio_ucx_efd(st->ucx);
+    pf[k].events = POLLIN;
+    pf[k].revents = 0;
+    return k + 1;
+}
+
 static void poll_loop(xstate * st)
 {
     ADIOI_DDIO_File *f = st->f;
-    struct pollfd *pf = malloc(f->nsrv * sizeof(*pf));
+    struct pollfd *pf = malloc((f->nsrv + 1) * sizeof(*pf));
     int *which = malloc(f->nsrv * sizeof(*which));
     int64_t first;
 
@@ -392,7 +485,8 @@ static void poll_loop(xstate * st)
         int64_t left = first - ddio_now_ms();
         if (left < 0)
             left = 0;
-        if (poll(pf, k, (int) (left > 60000 ? 60000 : left)) < 0)
+        int np = ucx_wait_slot(st, pf, k, &left);
+        if (poll(pf, np, (int) (left > 60000 ? 60000 : left)) < 0)
             continue;   /* EINTR */
         int64_t now = ddio_now_ms();
         for (int j = 0; j < k; j++) {
@@ -490,6 +584,8 @@ int ADIOI_DDIO_Xfer_run(ADIOI_DDIO_Xfer * x, const char *involved, ADIOI_DDIO_Er
     }
     send_xfers(&st, involved);
     poll_loop(&st);
+    if (st.key.entry)
+        ddio_ucx_unreg(st.ucx, &st.key);
     if (!e->errnum && x->op == DDIO_X_WRITE)
         x->bytes = x->fdesc->length;
     else if (!e->errnum && st.got_bytes == x->fdesc->length)
