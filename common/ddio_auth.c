@@ -22,7 +22,7 @@
 
 #define AUTH_LABEL "ddio-auth-v1"
 /* handshake replies are small; a bigger one is not from a ddio server */
-#define HANDSHAKE_MAX_REPLY (DDIO_MAX_STR + 256u)
+#define HANDSHAKE_MAX_REPLY (DDIO_MAX_UCXADDR + 256u)   /* also UCXADDR|R */
 
 /* ---- configuration ----------------------------------------------------------- */
 
@@ -355,16 +355,20 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
     return rc;
 }
 
-int ddio_attach_rma(int fd, const char *addr, const void *ucx_addr, size_t ucx_len,
-                    int64_t deadline_ms, struct ddio_hello_r *hr, char *err, size_t errlen)
+int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
+                    const void *ucx_addr, size_t ucx_len, int64_t deadline_ms,
+                    uint64_t *cookie, uint8_t **srv_addr, size_t *srv_len, char *err,
+                    size_t errlen)
 {
+    *srv_addr = NULL;
+    *srv_len = 0;
     if (!(hr->flags & DDIO_SRV_UCX)) {
         snprintf(err, errlen, "ddio server %s does not offer UCX", addr);
         return -EOPNOTSUPP;
     }
     if (ucx_len == 0 || ucx_len > DDIO_MAX_UCXADDR) {
         snprintf(err, errlen, "UCX worker address of %zu bytes", ucx_len);
-        return -EINVAL;
+        return -EOPNOTSUPP;
     }
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
@@ -377,12 +381,20 @@ int ddio_attach_rma(int fd, const char *addr, const void *ucx_addr, size_t ucx_l
     uint8_t *p = NULL;
     size_t n = 0;
     rc = recv_reply(fd, addr, DDIO_T_UCXADDR, 3, deadline_ms, &p, &n, err, errlen);
-    free(p);
-    if (rc == 0 && n != 0) {
+    const uint8_t *a;
+    uint32_t alen;
+    if (rc == 0 && ddio_dec_ucxaddr_r(p, n, cookie, &a, &alen)) {
         snprintf(err, errlen, "ddio server %s: malformed UCXADDR reply", addr);
-        return -EPROTO;
+        rc = -EPROTO;
     }
-    if (rc == 0)
-        hr->rma = 1;
+    if (rc == 0 && !(*srv_addr = malloc(alen))) {
+        snprintf(err, errlen, "ddio: out of memory");
+        rc = -ENOMEM;
+    }
+    if (rc == 0) {
+        memcpy(*srv_addr, a, alen);
+        *srv_len = alen;
+    }
+    free(p);
     return rc;
 }

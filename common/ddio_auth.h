@@ -71,16 +71,20 @@ int ddio_auth_verify(const struct ddio_secret *s, enum ddio_auth_role role,
  * in *hr (free hr->name); the caller's next request id is
  * DDIO_HANDSHAKE_REQS + 1. Else -errno (-EACCES: authentication refused
  * either way) and one line in err naming the server and the cause. */
-#define DDIO_HANDSHAKE_REQS 3u   /* HELLO, AUTH, UCXADDR (ddio_attach_rma) */
+#define DDIO_HANDSHAKE_REQS 3u   /* HELLO, AUTH, UCXADDR (ddio_attach_ucx) */
 int ddio_handshake(int fd, const char *addr, const char *client_name,
                    const struct ddio_secret *secret, int64_t deadline_ms,
                    struct ddio_hello_r *hr, char *err, size_t errlen);
 
 /* After ddio_handshake, when hr says the server offers UCX: send this
- * process's worker address (UCXADDR, req 3) so the server can move XFER data
- * by RMA; sets hr->rma on success. A refusal is no failure of the
- * connection: -errno and the reason in err, and the connection keeps TCP. */
-int ddio_attach_rma(int fd, const char *addr, const void *ucx_addr, size_t ucx_len,
-                    int64_t deadline_ms, struct ddio_hello_r *hr, char *err, size_t errlen);
+ * process's worker address (UCXADDR, req 3) so XFER data can move by UCX;
+ * on success the server's cookie for this connection and its worker
+ * address (malloc'd: *srv_addr) come back. A refusal (-EOPNOTSUPP, -EEXIST)
+ * is no failure of the connection, which keeps TCP; other errors are
+ * failures of the connection. The reason is in err. */
+int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
+                    const void *ucx_addr, size_t ucx_len, int64_t deadline_ms,
+                    uint64_t *cookie, uint8_t **srv_addr, size_t *srv_len, char *err,
+                    size_t errlen);
 
 #endif

@@ -581,11 +581,9 @@ void ddio_enc_xfer(struct ddio_wbuf *w, const struct ddio_xfer *m)
     ddio_put_u32(w, m->timeout_ms);
     ddio_put_u32(w, m->desc_len);
     ddio_put_bytes(w, m->desc, m->desc_len);
-    if (m->flags & DDIO_XF_RMA) {
-        ddio_put_u64(w, m->rma_addr);
-        ddio_put_u64(w, m->rma_len);
-        ddio_put_u32(w, m->rkey_len);
-        ddio_put_bytes(w, m->rkey, m->rkey_len);
+    if (m->flags & DDIO_XF_UCX) {
+        ddio_put_u64(w, m->ucx_token);
+        ddio_put_u64(w, m->ucx_len);
     }
 }
 
@@ -608,14 +606,9 @@ int ddio_dec_xfer(const void *p, size_t n, struct ddio_xfer *m)
     if (!r.err && (m->nparticipants == 0 || m->rank >= m->nparticipants))
         r.err = -EPROTO;
     m->desc = ddio_get_bytes(&r, m->desc_len);
-    if (!r.err && (m->flags & DDIO_XF_RMA)) {
-        m->rma_addr = ddio_get_u64(&r);
-        m->rma_len = ddio_get_u64(&r);
-        m->rkey_len = ddio_get_u32(&r);
-        if (!r.err && (m->rkey_len == 0 || m->rkey_len > DDIO_MAX_RKEY ||
-                       m->rma_addr + m->rma_len < m->rma_addr))
-            r.err = -EPROTO;
-        m->rkey = ddio_get_bytes(&r, m->rkey_len);
+    if (!r.err && (m->flags & DDIO_XF_UCX)) {
+        m->ucx_token = ddio_get_u64(&r);
+        m->ucx_len = ddio_get_u64(&r);
     }
     int rc = rbuf_result(&r);
     if (rc)
@@ -1046,6 +1039,67 @@ int ddio_dec_ucxaddr(const void *p, size_t n, const uint8_t **addr, uint32_t *le
     return rc;
 }
 
+void ddio_enc_ucxaddr_r(struct ddio_wbuf *w, uint64_t cookie, const void *addr, uint32_t len)
+{
+    ddio_put_u64(w, cookie);
+    ddio_enc_ucxaddr(w, addr, len);
+}
+
+int ddio_dec_ucxaddr_r(const void *p, size_t n, uint64_t *cookie, const uint8_t **addr,
+                       uint32_t *len)
+{
+    *addr = NULL;
+    *len = 0;
+    if (n < 8)
+        return -EPROTO;
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, p, 8);
+    *cookie = ddio_get_u64(&r);
+    return ddio_dec_ucxaddr((const uint8_t *)p + 8, n - 8, addr, len);
+}
+
+void ddio_enc_am_put(struct ddio_wbuf *w, uint64_t token, const struct ddio_segs *m)
+{
+    ddio_put_u64(w, token);
+    ddio_enc_get(w, m);
+}
+
+int ddio_dec_am_put(const void *p, size_t n, uint64_t *token, struct ddio_segs *m)
+{
+    memset(m, 0, sizeof(*m));
+    if (n < 8)
+        return -EPROTO;
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, p, 8);
+    *token = ddio_get_u64(&r);
+    int rc = ddio_dec_get((const uint8_t *)p + 8, n - 8, m);
+    if (rc == 0 && m->tag != 0) {
+        ddio_segs_free(m);
+        rc = -EPROTO;
+    }
+    return rc;
+}
+
+void ddio_enc_am_data(uint8_t out[DDIO_AM_DATA_HDR], uint64_t cookie, uint64_t req, uint32_t tag)
+{
+    for (int i = 0; i < 8; i++) {
+        out[i] = (uint8_t)(cookie >> (8 * i));
+        out[8 + i] = (uint8_t)(req >> (8 * i));
+    }
+    for (int i = 0; i < 4; i++)
+        out[16 + i] = (uint8_t)(tag >> (8 * i));
+}
+
+int ddio_dec_am_data(const void *p, size_t n, uint64_t *cookie, uint64_t *req, uint32_t *tag)
+{
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, p, n);
+    *cookie = ddio_get_u64(&r);
+    *req = ddio_get_u64(&r);
+    *tag = ddio_get_u32(&r);
+    return rbuf_result(&r);
+}
+
 const char *ddio_type_name(uint16_t type)
 {
     static const char *const req[DDIO_T_MAX] = {
@@ -1057,7 +1111,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_STATS] = "STATS", [DDIO_T_PROGRESS] = "PROGRESS",
         [DDIO_T_PSTAT] = "PSTAT", [DDIO_T_READDIR] = "READDIR", [DDIO_T_MKDIR] = "MKDIR",
         [DDIO_T_RMDIR] = "RMDIR", [DDIO_T_RENAME] = "RENAME",
-        [DDIO_T_UCXADDR] = "UCXADDR", [DDIO_T_RPUT] = "RPUT",
+        [DDIO_T_UCXADDR] = "UCXADDR",
     };
     static const char *const rep[DDIO_T_MAX] = {
         [DDIO_T_HELLO] = "HELLO|R", [DDIO_T_AUTH] = "AUTH|R", [DDIO_T_OPEN] = "OPEN|R",
@@ -1068,7 +1122,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_STATS] = "STATS|R", [DDIO_T_PROGRESS] = "PROGRESS|R",
         [DDIO_T_PSTAT] = "PSTAT|R", [DDIO_T_READDIR] = "READDIR|R",
         [DDIO_T_MKDIR] = "MKDIR|R", [DDIO_T_RMDIR] = "RMDIR|R", [DDIO_T_RENAME] = "RENAME|R",
-        [DDIO_T_UCXADDR] = "UCXADDR|R", [DDIO_T_RPUT] = "RPUT|R",
+        [DDIO_T_UCXADDR] = "UCXADDR|R",
     };
     if (!type_valid(type))
         return "UNKNOWN";

@@ -52,8 +52,7 @@ enum ddio_type {
     DDIO_T_RMDIR    = 20,
     DDIO_T_RENAME   = 21,  /* file or directory */
     DDIO_T_UCXADDR  = 22,  /* client -> server, after AUTH: its UCX worker address */
-    DDIO_T_RPUT     = 23,  /* server -> client: read data already placed by RMA */
-    DDIO_T_MAX      = 24
+    DDIO_T_MAX      = 23
 };
 #define DDIO_REPLY 0x8000u
 
@@ -125,7 +124,7 @@ struct ddio_hello {
 };
 /* HELLO reply */
 #define DDIO_SRV_AUTH_REQUIRED 1u
-#define DDIO_SRV_UCX           2u   /* accepts UCXADDR: RMA into ranks' buffers */
+#define DDIO_SRV_UCX           2u   /* accepts UCXADDR: XFER data by UCX (ddio_ucx.h) */
 struct ddio_hello_r {
     uint8_t  server_id[DDIO_ID_LEN];
     uint32_t ndisks;
@@ -133,9 +132,6 @@ struct ddio_hello_r {
     uint64_t block_size;     /* server transfer block size (bytes) */
     uint8_t  nonce[DDIO_NONCE_LEN];  /* server's challenge for AUTH, fresh per connection */
     char *name;              /* server's "host:port", for error messages */
-    /* not on the wire: set by ddio_handshake when the connection moves XFER
-     * data by UCX RMA (the server took this process's worker address) */
-    uint32_t rma;
 };
 
 /* AUTH (client -> server): the client's own nonce and its proof
@@ -204,8 +200,8 @@ struct ddio_prealloc {       /* PREALLOC: local byte range */
 #define DDIO_X_WRITE  2u
 #define DDIO_XF_COLLECTIVE 0x1u
 #define DDIO_XF_NOSORT     0x2u   /* do not sort blocks by physical address */
-#define DDIO_XF_RMA        0x4u   /* data by RMA: the rank's stream buffer follows */
-#define DDIO_MAX_RKEY      4096u  /* packed UCX remote key */
+#define DDIO_XF_UCX        0x4u   /* data by UCX active messages: token and stream
+                                   * length follow (docs/TRANSPORT.md) */
 #define DDIO_MAX_UCXADDR   16384u /* UCX worker address */
 struct ddio_xfer {
     uint64_t handle;
@@ -218,11 +214,9 @@ struct ddio_xfer {
     uint32_t timeout_ms;     /* how long the server may wait for the others */
     uint32_t desc_len;
     const uint8_t *desc;     /* encoded ddio_desc (points into the payload) */
-    /* with DDIO_XF_RMA: the rank's stream buffer (stream offset s is at
-     * rma_addr + s, rma_len >= the descriptor's length) and its packed key */
-    uint64_t rma_addr, rma_len;
-    uint32_t rkey_len;
-    const uint8_t *rkey;     /* points into the payload */
+    /* with DDIO_XF_UCX: what the client's PUT messages name (its own
+     * handle for this call on this server) and the stream's length */
+    uint64_t ucx_token, ucx_len;
 };
 /* XFER reply (DONE) */
 struct ddio_xfer_r {
@@ -241,8 +235,6 @@ struct ddio_xfer_r {
 };
 
 /* PUT / GET / DATA carry a list of stream segments.
- * RPUT (RMA transport): the stream segments the server has put into the
- * rank's buffer (GET's wire form, tag 0); DONE follows only once they landed.
  * PUT:  segs, then the segments' data concatenated (in segment order).
  * GET:  tag, segs; no data.
  * DATA: tag, then the data of the GET's segments concatenated. */
@@ -374,10 +366,28 @@ void ddio_enc_data(struct ddio_wbuf *w, uint32_t tag);  /* data follows */
 int  ddio_dec_data(const void *p, size_t n, uint32_t *tag, size_t *hdr_len);
 void ddio_segs_free(struct ddio_segs *m);
 
-/* UCXADDR: the client's UCX worker address (1..DDIO_MAX_UCXADDR bytes); the
- * reply is empty (or an error: the client keeps TCP for data). */
+/* UCXADDR: the client's UCX worker address (1..DDIO_MAX_UCXADDR bytes). The
+ * reply: the server's cookie for this connection (DATA active messages
+ * name it) and the server's worker address; an error reply leaves the
+ * connection on TCP. Addresses point into the payload. */
 void ddio_enc_ucxaddr(struct ddio_wbuf *w, const void *addr, uint32_t len);
 int  ddio_dec_ucxaddr(const void *p, size_t n, const uint8_t **addr, uint32_t *len);
+void ddio_enc_ucxaddr_r(struct ddio_wbuf *w, uint64_t cookie, const void *addr, uint32_t len);
+int  ddio_dec_ucxaddr_r(const void *p, size_t n, uint64_t *cookie, const uint8_t **addr,
+                        uint32_t *len);
+
+/* UCX active message headers (the data is the message's body):
+ * PUT  (server -> client): the XFER's token, then the stream segments the
+ *      body fills, in order (GET's wire form, tag 0);
+ * DATA (client -> server): the connection's cookie, the XFER's request id
+ *      and the GET's tag; the body is the GET's bytes. */
+#define DDIO_AM_PUT  1u
+#define DDIO_AM_DATA 2u
+#define DDIO_AM_DATA_HDR 20u
+void ddio_enc_am_put(struct ddio_wbuf *w, uint64_t token, const struct ddio_segs *m);
+int  ddio_dec_am_put(const void *p, size_t n, uint64_t *token, struct ddio_segs *m);
+void ddio_enc_am_data(uint8_t out[DDIO_AM_DATA_HDR], uint64_t cookie, uint64_t req, uint32_t tag);
+int  ddio_dec_am_data(const void *p, size_t n, uint64_t *cookie, uint64_t *req, uint32_t *tag);
 
 void ddio_enc_lock(struct ddio_wbuf *w, const struct ddio_lock *m);
 int  ddio_dec_lock(const void *p, size_t n, struct ddio_lock *m);

@@ -1,16 +1,18 @@
-/* UCX loaded at run time, contexts, and the client's registration cache
- * (see ddio_ucx.h). */
+/* UCX loaded at run time, contexts, and the client's side of the active
+ * message data path (see ddio_ucx.h). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "ddio_ucx.h"
-#include "ddio_proto.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "ddio_net.h"
 
 int ddio_xport_parse(const char *s)
 {
@@ -50,25 +52,46 @@ const void *ddio_ucx_address(const struct ddio_ucx *u, size_t *len)
 int ddio_ucx_efd(const struct ddio_ucx *u) { (void)u; return -1; }
 int ddio_ucx_prepare_wait(struct ddio_ucx *u) { (void)u; return 0; }
 unsigned ddio_ucx_progress(struct ddio_ucx *u) { (void)u; return 0; }
-int ddio_ucx_reg(struct ddio_ucx *u, void *buf, uint64_t len, struct ddio_ucx_key *k,
-                 char *err, size_t n)
+struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
+                                     char *err, size_t n)
 {
-    (void)u; (void)buf; (void)len; (void)k;
+    (void)u; (void)addr; (void)len;
     snprintf(err, n, "no UCX");
-    return -ENOSYS;
+    return NULL;
 }
-void ddio_ucx_unreg(struct ddio_ucx *u, struct ddio_ucx_key *k) { (void)u; (void)k; }
-void ddio_ucx_reg_counts(const struct ddio_ucx *u, uint64_t *made, uint64_t *hits)
+void ddio_ucx_disconnect(struct ddio_ucx_ep *ep) { (void)ep; }
+void ddio_ucx_sink_add(struct ddio_ucx *u, struct ddio_ucx_sink *s) { (void)u; (void)s; }
+int ddio_ucx_sink_remove(struct ddio_ucx *u, struct ddio_ucx_sink *s, int64_t dl)
+{
+    (void)u; (void)s; (void)dl;
+    return 0;
+}
+void ddio_ucx_sink_peek(struct ddio_ucx *u, const struct ddio_ucx_sink *s, uint64_t *got,
+                        int *err)
 {
     (void)u;
-    *made = *hits = 0;
+    *got = s->got;
+    *err = s->err;
+}
+void ddio_ucx_lock(struct ddio_ucx *u) { (void)u; }
+void ddio_ucx_unlock(struct ddio_ucx *u) { (void)u; }
+int ddio_ucx_send_data(struct ddio_ucx *u, struct ddio_ucx_ep *ep, uint64_t cookie,
+                       uint64_t req, uint32_t tag, const struct iovec *iov, int n,
+                       struct ddio_ucx_sends *s)
+{
+    (void)u; (void)ep; (void)cookie; (void)req; (void)tag; (void)iov; (void)n; (void)s;
+    return -ENOSYS;
+}
+int ddio_ucx_sends_wait(struct ddio_ucx *u, struct ddio_ucx_sends *s, int64_t dl)
+{
+    (void)u; (void)s; (void)dl;
+    return 0;
 }
 
 #else
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <ucm/api/ucm.h>
 
 /* what only this file calls, beside the public table */
 struct ucx_priv_api {
@@ -84,12 +107,6 @@ struct ucx_priv_api {
     unsigned (*worker_progress)(ucp_worker_h);
     ucs_status_t (*worker_get_efd)(ucp_worker_h, int *);
     ucs_status_t (*worker_arm)(ucp_worker_h);
-    ucs_status_t (*mem_map)(ucp_context_h, const ucp_mem_map_params_t *, ucp_mem_h *);
-    ucs_status_t (*mem_unmap)(ucp_context_h, ucp_mem_h);
-    ucs_status_t (*rkey_pack)(ucp_context_h, ucp_mem_h, void **, size_t *);
-    void (*rkey_buffer_release)(void *);
-    ucs_status_t (*ucm_set_event_handler)(int, int, ucm_event_callback_t, void *);
-    void (*ucm_unset_event_handler)(int, ucm_event_callback_t, void *);
 };
 
 static struct ddio_ucx_api api;
@@ -112,8 +129,7 @@ static void load(void)
 {
     void *ucp = dlopen("libucp.so.0", RTLD_NOW | RTLD_GLOBAL);
     void *ucs = dlopen("libucs.so.0", RTLD_NOW | RTLD_GLOBAL);
-    void *ucm = dlopen("libucm.so.0", RTLD_NOW | RTLD_GLOBAL);
-    if (!ucp || !ucs || !ucm) {
+    if (!ucp || !ucs) {
         snprintf(load_err, sizeof(load_err), "UCX libraries not loadable: %s", dlerror());
         return;
     }
@@ -128,19 +144,12 @@ static void load(void)
     SYM(ucp, priv, worker_progress, "ucp_worker_progress");
     SYM(ucp, priv, worker_get_efd, "ucp_worker_get_efd");
     SYM(ucp, priv, worker_arm, "ucp_worker_arm");
-    SYM(ucp, priv, mem_map, "ucp_mem_map");
-    SYM(ucp, priv, mem_unmap, "ucp_mem_unmap");
-    SYM(ucp, priv, rkey_pack, "ucp_rkey_pack");
-    SYM(ucp, priv, rkey_buffer_release, "ucp_rkey_buffer_release");
-    SYM(ucm, priv, ucm_set_event_handler, "ucm_set_event_handler");
-    SYM(ucm, priv, ucm_unset_event_handler, "ucm_unset_event_handler");
     SYM(ucp, api, ep_create, "ucp_ep_create");
     SYM(ucp, api, ep_close_nbx, "ucp_ep_close_nbx");
-    SYM(ucp, api, ep_flush_nbx, "ucp_ep_flush_nbx");
-    SYM(ucp, api, ep_rkey_unpack, "ucp_ep_rkey_unpack");
-    SYM(ucp, api, rkey_destroy, "ucp_rkey_destroy");
-    SYM(ucp, api, put_nbx, "ucp_put_nbx");
-    SYM(ucp, api, get_nbx, "ucp_get_nbx");
+    SYM(ucp, api, am_send_nbx, "ucp_am_send_nbx");
+    SYM(ucp, api, am_recv_data_nbx, "ucp_am_recv_data_nbx");
+    SYM(ucp, api, am_data_release, "ucp_am_data_release");
+    SYM(ucp, api, worker_set_am_recv_handler, "ucp_worker_set_am_recv_handler");
     SYM(ucp, api, request_check_status, "ucp_request_check_status");
     SYM(ucp, api, request_free, "ucp_request_free");
     SYM(ucp, api, worker_signal, "ucp_worker_signal");
@@ -153,32 +162,22 @@ const struct ddio_ucx_api *ddio_ucx_api(void)
     return loaded ? &api : NULL;
 }
 
-/* one cached registration */
-struct reg {
-    uintptr_t addr;
-    uint64_t len;
-    ucp_mem_h memh;
-    void *rkey;
-    size_t rkey_len;
-    int refs;
-    int stale;                   /* the range was unmapped: never handed out again */
-    struct reg *next;
-};
-#define REG_CACHE_MAX 32
-
 struct ddio_ucx {
     ucp_context_h ctx;
     ucp_worker_h w;
     int efd;
     ucp_address_t *addr;
     size_t alen;
-    pthread_mutex_t mu;          /* recursive: the unmap hook may run inside our calls */
-    struct reg *regs;
-    int nregs, hooked;
-    uint64_t made, hits;
+    pthread_mutex_t mu;          /* the sinks, sends and landed() */
+    struct ddio_ucx_sink *sinks;
+    uint64_t next_token;
 };
 
-ucp_context_h ddio_ucx_context(const struct ddio_ucx *u) { return u->ctx; }
+struct ddio_ucx_ep {
+    struct ddio_ucx *u;
+    ucp_ep_h ep;
+};
+
 ucp_worker_h ddio_ucx_worker(const struct ddio_ucx *u) { return u->w; }
 
 static int ucx_fail(char *err, size_t n, const char *what, ucs_status_t st)
@@ -194,7 +193,7 @@ static int make_worker(struct ddio_ucx *u, char *err, size_t n)
     if (st != UCS_OK)
         return ucx_fail(err, n, "reading the configuration", st);
     ucp_params_t pp = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
-                       .features = UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP,
+                       .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
                        .mt_workers_shared = 1};
     st = priv.init_version(UCP_API_MAJOR, UCP_API_MINOR, &pp, cfg, &u->ctx);
     priv.config_release(cfg);
@@ -227,11 +226,7 @@ struct ddio_ucx *ddio_ucx_open(char *err, size_t n)
         snprintf(err, n, "out of memory");
         return NULL;
     }
-    pthread_mutexattr_t ma;
-    pthread_mutexattr_init(&ma);
-    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
-    pthread_mutex_init(&u->mu, &ma);
-    pthread_mutexattr_destroy(&ma);
+    pthread_mutex_init(&u->mu, NULL);
     if (make_worker(u, err, n)) {
         pthread_mutex_destroy(&u->mu);
         free(u);
@@ -240,47 +235,15 @@ struct ddio_ucx *ddio_ucx_open(char *err, size_t n)
     return u;
 }
 
-static void unhook(struct ddio_ucx *u);
-
-static void reg_free(struct ddio_ucx *u, struct reg *r)
-{
-    priv.rkey_buffer_release(r->rkey);
-    priv.mem_unmap(u->ctx, r->memh);
-    free(r);
-}
-
 void ddio_ucx_close(struct ddio_ucx *u)
 {
     if (!u)
         return;
-    unhook(u);
-    while (u->regs) {
-        struct reg *r = u->regs;
-        u->regs = r->next;
-        reg_free(u, r);
-    }
     priv.worker_release_address(u->w, u->addr);
     priv.worker_destroy(u->w);
     priv.cleanup(u->ctx);
     pthread_mutex_destroy(&u->mu);
     free(u);
-}
-
-static pthread_once_t client_once = PTHREAD_ONCE_INIT;
-static struct ddio_ucx *client_ctx;
-static char client_err[256];
-
-static void client_init(void)
-{
-    client_ctx = ddio_ucx_open(client_err, sizeof(client_err));
-}
-
-struct ddio_ucx *ddio_ucx_client(char *err, size_t n)
-{
-    pthread_once(&client_once, client_init);
-    if (!client_ctx)
-        snprintf(err, n, "%s", client_err);
-    return client_ctx;
 }
 
 const void *ddio_ucx_address(const struct ddio_ucx *u, size_t *len)
@@ -306,142 +269,306 @@ int ddio_ucx_prepare_wait(struct ddio_ucx *u)
     return priv.worker_arm(u->w) == UCS_ERR_BUSY;
 }
 
-/* ---- registration cache ---------------------------------------------------------- */
+void ddio_ucx_lock(struct ddio_ucx *u) { pthread_mutex_lock(&u->mu); }
+void ddio_ucx_unlock(struct ddio_ucx *u) { pthread_mutex_unlock(&u->mu); }
 
-/* UCX's memory hooks: a registration whose range is (partly) unmapped must
- * never name that memory again (on RDMA hardware it still pins the old
- * pages). Called inside munmap: only marks. */
-static void on_unmap(ucm_event_type_t type, ucm_event_t *ev, void *arg)
+/* ---- PUT messages into sinks ---------------------------------------------------------- */
+
+/* one receive in flight into a sink */
+struct precv {
+    struct ddio_ucx *u;
+    struct ddio_ucx_sink *s;
+    struct ddio_segs sg;
+    ucp_dt_iov_t *iov;
+};
+
+static void precv_end(struct precv *r, ucs_status_t st)
+{
+    struct ddio_ucx *u = r->u;
+    pthread_mutex_lock(&u->mu);
+    struct ddio_ucx_sink *s = r->s;
+    if (st == UCS_OK) {
+        s->got += r->sg.total;
+        for (uint32_t i = 0; i < r->sg.nseg; i++)
+            if (s->landed)
+                s->landed(s->arg, &r->sg.seg[i]);
+    } else if (!s->err) {
+        s->err = EIO;
+    }
+    s->busy--;
+    pthread_mutex_unlock(&u->mu);
+    ddio_segs_free(&r->sg);
+    free(r->iov);
+    free(r);
+}
+
+static void precv_cb(void *req, ucs_status_t st, size_t len, void *arg)
+{
+    (void)len;
+    api.request_free(req);
+    precv_end(arg, st);
+}
+
+static struct ddio_ucx_sink *sink_find(struct ddio_ucx *u, uint64_t token)
+{
+    struct ddio_ucx_sink *s = u->sinks;
+    while (s && s->token != token)
+        s = s->next;
+    return s;
+}
+
+/* segments inside the sink and adding up to the body */
+static int segs_fit(const struct ddio_ucx_sink *s, const struct ddio_segs *sg, size_t len)
+{
+    if (sg->total != len)
+        return 0;
+    for (uint32_t i = 0; i < sg->nseg; i++)
+        if (sg->seg[i].off > s->len || sg->seg[i].len > s->len - sg->seg[i].off)
+            return 0;
+    return 1;
+}
+
+static void eager_copy(struct ddio_ucx_sink *s, const struct ddio_segs *sg, const uint8_t *data)
+{
+    for (uint32_t i = 0; i < sg->nseg; i++) {
+        memcpy(s->buf + sg->seg[i].off, data, sg->seg[i].len);
+        data += sg->seg[i].len;
+        if (s->landed)
+            s->landed(s->arg, &sg->seg[i]);
+    }
+    s->got += sg->total;
+}
+
+/* the body of a rendezvous PUT: fetched straight into the buffer */
+static void rndv_recv(struct ddio_ucx *u, struct ddio_ucx_sink *s, struct precv *r, void *data)
+{
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                              UCP_OP_ATTR_FIELD_USER_DATA,
+                              .cb.recv_am = precv_cb, .user_data = r};
+    void *dst = s->buf + r->sg.seg[0].off;
+    size_t count = r->sg.total;
+    if (r->sg.nseg > 1) {
+        for (uint32_t i = 0; i < r->sg.nseg; i++)
+            r->iov[i] = (ucp_dt_iov_t){s->buf + r->sg.seg[i].off, r->sg.seg[i].len};
+        dst = r->iov;
+        count = r->sg.nseg;
+        rp.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+        rp.datatype = ucp_dt_make_iov();
+    }
+    ucs_status_ptr_t q = api.am_recv_data_nbx(u->w, data, dst, count, &rp);
+    if (q == NULL || UCS_PTR_IS_ERR(q))
+        precv_end(r, q ? UCS_PTR_STATUS(q) : UCS_OK);
+}
+
+static ucs_status_t put_cb(void *arg, const void *hdr, size_t hlen, void *data, size_t len,
+                           const ucp_am_recv_param_t *p)
 {
     struct ddio_ucx *u = arg;
-    (void)type;
-    uintptr_t lo = (uintptr_t)ev->vm_unmapped.address, hi = lo + ev->vm_unmapped.size;
+    struct precv *r = calloc(1, sizeof(*r));
+    uint64_t token;
+    if (!r)
+        return UCS_OK;            /* dropped: the call ends short, with a clear error */
+    r->u = u;
+    int bad = ddio_dec_am_put(hdr, hlen, &token, &r->sg);
     pthread_mutex_lock(&u->mu);
-    for (struct reg *r = u->regs; r; r = r->next)
-        if (r->addr < hi && lo < r->addr + r->len)
-            r->stale = 1;
+    struct ddio_ucx_sink *s = bad ? NULL : sink_find(u, token);
+    if (s && !segs_fit(s, &r->sg, len))
+        s->err = EPROTO, s = NULL;
+    if (s && !(p->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
+        eager_copy(s, &r->sg, data), s = NULL;
+    else if (s && r->sg.nseg > 1 && !(r->iov = calloc(r->sg.nseg, sizeof(*r->iov))))
+        s->err = ENOMEM, s = NULL;
+    if (s) {
+        r->s = s;
+        s->busy++;
+    }
+    pthread_mutex_unlock(&u->mu);
+    if (!s) {                     /* done with it (copied, or refused) */
+        ddio_segs_free(&r->sg);
+        free(r->iov);
+        free(r);
+        return UCS_OK;
+    }
+    rndv_recv(u, s, r, data);
+    return UCS_INPROGRESS;
+}
+
+void ddio_ucx_sink_add(struct ddio_ucx *u, struct ddio_ucx_sink *s)
+{
+    pthread_mutex_lock(&u->mu);
+    s->token = ++u->next_token;
+    s->got = 0;
+    s->err = 0;
+    s->busy = 0;
+    s->next = u->sinks;
+    u->sinks = s;
     pthread_mutex_unlock(&u->mu);
 }
 
-static void hook(struct ddio_ucx *u)
+int ddio_ucx_sink_remove(struct ddio_ucx *u, struct ddio_ucx_sink *s, int64_t dl)
 {
-    if (!u->hooked && priv.ucm_set_event_handler(UCM_EVENT_VM_UNMAPPED, 1000, on_unmap, u) ==
-        UCS_OK)
-        u->hooked = 1;
-}
-
-static void unhook(struct ddio_ucx *u)
-{
-    if (u->hooked)
-        priv.ucm_unset_event_handler(UCM_EVENT_VM_UNMAPPED, on_unmap, u);
-    u->hooked = 0;
-}
-
-/* drop unused stale entries, and the oldest unused ones past the cap
- * (called with u->mu held; the list is newest first) */
-static void reg_trim(struct ddio_ucx *u)
-{
-    int kept = 0;
-    for (struct reg **pp = &u->regs; *pp;) {
-        struct reg *r = *pp;
-        if (r->refs == 0 && (r->stale || kept >= REG_CACHE_MAX)) {
-            *pp = r->next;
-            u->nregs--;
-            reg_free(u, r);
-            continue;
+    pthread_mutex_lock(&u->mu);
+    for (struct ddio_ucx_sink **pp = &u->sinks; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
         }
-        kept++;
-        pp = &r->next;
+    while (s->busy > 0 && ddio_now_ms() < dl) {
+        pthread_mutex_unlock(&u->mu);
+        if (!priv.worker_progress(u->w))
+            sched_yield();
+        pthread_mutex_lock(&u->mu);
     }
+    int busy = s->busy;
+    pthread_mutex_unlock(&u->mu);
+    return busy ? -ETIMEDOUT : 0;
 }
 
-static struct reg *reg_find(struct ddio_ucx *u, uintptr_t a, uint64_t len)
+void ddio_ucx_sink_peek(struct ddio_ucx *u, const struct ddio_ucx_sink *s, uint64_t *got,
+                        int *err)
 {
-    for (struct reg **pp = &u->regs; *pp; pp = &(*pp)->next) {
-        struct reg *r = *pp;
-        if (!r->stale && r->addr <= a && a + len <= r->addr + r->len) {
-            *pp = r->next;        /* most recently used first */
-            r->next = u->regs;
-            u->regs = r;
-            return r;
-        }
-    }
-    return NULL;
+    pthread_mutex_lock(&u->mu);
+    *got = s->got;
+    *err = s->err;
+    pthread_mutex_unlock(&u->mu);
 }
 
-static struct reg *reg_new(struct ddio_ucx *u, void *buf, uint64_t len, char *err, size_t n)
+/* ---- the client context ----------------------------------------------------------------- */
+
+static pthread_once_t client_once = PTHREAD_ONCE_INIT;
+static struct ddio_ucx *client_ctx;
+static char client_err[256];
+
+static void client_init(void)
 {
-    struct reg *r = calloc(1, sizeof(*r));
-    if (!r) {
+    struct ddio_ucx *u = ddio_ucx_open(client_err, sizeof(client_err));
+    if (!u)
+        return;
+    ucp_am_handler_param_t hp = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                                               UCP_AM_HANDLER_PARAM_FIELD_CB |
+                                               UCP_AM_HANDLER_PARAM_FIELD_ARG,
+                                 .id = DDIO_AM_PUT, .cb = put_cb, .arg = u};
+    ucs_status_t st = api.worker_set_am_recv_handler(u->w, &hp);
+    if (st != UCS_OK) {
+        ucx_fail(client_err, sizeof(client_err), "active message handler", st);
+        ddio_ucx_close(u);
+        return;
+    }
+    client_ctx = u;
+}
+
+struct ddio_ucx *ddio_ucx_client(char *err, size_t n)
+{
+    pthread_once(&client_once, client_init);
+    if (!client_ctx)
+        snprintf(err, n, "%s", client_err);
+    return client_ctx;
+}
+
+struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
+                                     char *err, size_t n)
+{
+    (void)len;
+    struct ddio_ucx_ep *e = calloc(1, sizeof(*e));
+    if (!e) {
         snprintf(err, n, "out of memory");
         return NULL;
     }
-    ucp_mem_map_params_t mp = {.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS |
-                                             UCP_MEM_MAP_PARAM_FIELD_LENGTH,
-                               .address = buf, .length = len};
-    ucs_status_t st = priv.mem_map(u->ctx, &mp, &r->memh);
+    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
+                          .address = (const ucp_address_t *)addr};
+    ucs_status_t st = api.ep_create(u->w, &ep, &e->ep);
     if (st != UCS_OK) {
-        ucx_fail(err, n, "registering the buffer", st);
-        free(r);
+        ucx_fail(err, n, "endpoint to the server's worker", st);
+        free(e);
         return NULL;
     }
-    if ((st = priv.rkey_pack(u->ctx, r->memh, &r->rkey, &r->rkey_len)) != UCS_OK ||
-        r->rkey_len > DDIO_MAX_RKEY) {
-        if (st == UCS_OK) {
-            priv.rkey_buffer_release(r->rkey);
-            snprintf(err, n, "UCX: packed key of %zu bytes is too long", r->rkey_len);
-        } else {
-            ucx_fail(err, n, "packing the key", st);
-        }
-        priv.mem_unmap(u->ctx, r->memh);
-        free(r);
-        return NULL;
-    }
-    r->addr = (uintptr_t)buf;
-    r->len = len;
-    return r;
+    e->u = u;
+    return e;
 }
 
-int ddio_ucx_reg(struct ddio_ucx *u, void *buf, uint64_t len, struct ddio_ucx_key *k,
-                 char *err, size_t n)
+void ddio_ucx_disconnect(struct ddio_ucx_ep *e)
 {
-    pthread_mutex_lock(&u->mu);
-    hook(u);
-    struct reg *r = reg_find(u, (uintptr_t)buf, len);
-    if (r) {
-        u->hits++;
-    } else if ((r = reg_new(u, buf, len, err, n))) {
-        u->made++;
-        r->next = u->regs;
-        u->regs = r;
-        u->nregs++;
+    if (!e)
+        return;
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                              .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucs_status_ptr_t r = api.ep_close_nbx(e->ep, &rp);
+    if (r && !UCS_PTR_IS_ERR(r)) {
+        int64_t dl = ddio_now_ms() + 1000;
+        while (api.request_check_status(r) == UCS_INPROGRESS && ddio_now_ms() < dl)
+            priv.worker_progress(e->u->w);
+        if (api.request_check_status(r) != UCS_INPROGRESS)
+            api.request_free(r);
     }
-    if (r)
-        r->refs++;
-    reg_trim(u);
+    free(e);
+}
+
+/* ---- DATA sends ----------------------------------------------------------------------------- */
+
+struct dsend {
+    struct ddio_ucx *u;
+    struct ddio_ucx_sends *s;
+    uint8_t hdr[DDIO_AM_DATA_HDR];
+    ucp_dt_iov_t iov[];
+};
+
+static void dsend_end(struct dsend *d, ucs_status_t st)
+{
+    pthread_mutex_lock(&d->u->mu);
+    if (st != UCS_OK && !d->s->err)
+        d->s->err = EIO;
+    d->s->busy--;
+    pthread_mutex_unlock(&d->u->mu);
+    free(d);
+}
+
+static void dsend_cb(void *req, ucs_status_t st, void *arg)
+{
+    api.request_free(req);
+    dsend_end(arg, st);
+}
+
+int ddio_ucx_send_data(struct ddio_ucx *u, struct ddio_ucx_ep *ep, uint64_t cookie,
+                       uint64_t req, uint32_t tag, const struct iovec *iov, int n,
+                       struct ddio_ucx_sends *s)
+{
+    struct dsend *d = malloc(sizeof(*d) + (size_t)n * sizeof(ucp_dt_iov_t));
+    if (!d)
+        return -ENOMEM;
+    d->u = u;
+    d->s = s;
+    ddio_enc_am_data(d->hdr, cookie, req, tag);
+    for (int i = 0; i < n; i++)
+        d->iov[i] = (ucp_dt_iov_t){iov[i].iov_base, iov[i].iov_len};
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                              UCP_OP_ATTR_FIELD_USER_DATA |
+                                              UCP_OP_ATTR_FIELD_DATATYPE,
+                              .cb.send = dsend_cb, .user_data = d,
+                              .datatype = ucp_dt_make_iov()};
+    pthread_mutex_lock(&u->mu);
+    s->busy++;
     pthread_mutex_unlock(&u->mu);
-    if (!r)
-        return -EIO;
-    *k = (struct ddio_ucx_key){.rkey = r->rkey, .rkey_len = r->rkey_len, .entry = r};
+    ucs_status_ptr_t r = api.am_send_nbx(ep->ep, DDIO_AM_DATA, d->hdr, sizeof(d->hdr), d->iov,
+                                         (size_t)n, &rp);
+    if (r == NULL || UCS_PTR_IS_ERR(r)) {
+        dsend_end(d, r ? UCS_PTR_STATUS(r) : UCS_OK);
+        return r ? -EIO : 0;
+    }
     return 0;
 }
 
-void ddio_ucx_unreg(struct ddio_ucx *u, struct ddio_ucx_key *k)
+int ddio_ucx_sends_wait(struct ddio_ucx *u, struct ddio_ucx_sends *s, int64_t dl)
 {
-    struct reg *r = k->entry;
-    if (!r)
-        return;
     pthread_mutex_lock(&u->mu);
-    r->refs--;
-    reg_trim(u);
+    while (s->busy > 0 && ddio_now_ms() < dl) {
+        pthread_mutex_unlock(&u->mu);
+        if (!priv.worker_progress(u->w))
+            sched_yield();
+        pthread_mutex_lock(&u->mu);
+    }
+    int rc = s->busy > 0 ? -ETIMEDOUT : s->err ? -s->err : 0;
     pthread_mutex_unlock(&u->mu);
-    k->entry = NULL;
-}
-
-void ddio_ucx_reg_counts(const struct ddio_ucx *u, uint64_t *made, uint64_t *hits)
-{
-    *made = u->made;
-    *hits = u->hits;
+    return rc;
 }
 
 #endif

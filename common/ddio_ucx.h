@@ -1,24 +1,34 @@
-/* UCX for the RMA data path (docs/TRANSPORT.md), shared by the server, the
+/* UCX for the XFER data path (docs/TRANSPORT.md), shared by the server, the
  * driver and the tools. No MPI dependency.
  *
- * libucp is loaded at run time (dlopen), so nothing links against it: the
- * ddio MPICH and the tools run where UCX is missing (they keep TCP), and
- * MPICH's build does not change. Only the control messages (HELLO, AUTH,
- * XFER, DONE, errors, heartbeats) travel on the TCP connection; a server
- * learns a client's worker address from a UCXADDR request on a connection
- * that already passed AUTH, so RMA inherits TCP's authentication.
+ * Data moves as UCX active messages: PUT (server -> client, read data) and
+ * DATA (client -> server, write data, answering a GET). Large bodies go by
+ * UCX's rendezvous: the receiver fetches them straight from the sender's
+ * memory into their place (CMA on one host, RDMA get on InfiniBand/RoCE),
+ * so a byte is copied once, with no staging on either side. Everything
+ * else (HELLO, AUTH, XFER, GET, DONE, errors, heartbeats) stays on the TCP
+ * connection, and the UCX endpoints are made only from addresses exchanged
+ * on a connection that passed AUTH (UCXADDR), so UCX inherits TCP's
+ * authentication, limits and deadlines.
  *
- * Which transport a client uses: DDIO_TRANSPORT (or the romio hint
- * ddio_transport) = auto (UCX where the library loads and the server
- * offers it, else TCP), ucx (UCX or a clear error), tcp (never UCX). */
+ * libucp is loaded at run time (dlopen): nothing links against it, the
+ * ddio MPICH and the tools run where UCX is missing (on TCP), and MPICH's
+ * build does not change.
+ *
+ * Which transport a client uses: DDIO_TRANSPORT (or the hint
+ * romio_ddio_transport) = auto (UCX where it loads and the server offers
+ * it, else TCP), ucx (UCX or a clear error), tcp (never UCX). */
 #ifndef DDIO_UCX_H
 #define DDIO_UCX_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
+
+#include "ddio_proto.h"
 
 #if defined(__has_include)
-#if __has_include(<ucp/api/ucp.h>) && __has_include(<ucm/api/ucm.h>)
+#if __has_include(<ucp/api/ucp.h>)
 #define DDIO_HAVE_UCX 1
 #endif
 #endif
@@ -30,61 +40,91 @@ int ddio_xport_parse(const char *s);
 /* DDIO_TRANSPORT, parsed; a bad value is reported in err and gives -1 */
 int ddio_xport_env(char *err, size_t n);
 
-/* Streams smaller than this keep TCP's packed messages even with UCX: a
- * registration and an RPUT per piece would cost more than the copy. */
-#define DDIO_RMA_MIN_STREAM (64u << 10)
+/* Streams smaller than this keep TCP's PUT/DATA messages even with UCX: a
+ * few bytes cost less in the message that is sent anyway. */
+#define DDIO_UCX_MIN_STREAM (64u << 10)
 
 struct ddio_ucx;                 /* a UCX context and one worker (thread-safe) */
 
-/* A new context + worker for RMA (and wake-up by fd); NULL with a reason in
- * err when UCX cannot be had (no library, no transport). */
+/* A new context + worker (active messages, wake-up by fd); NULL with the
+ * reason in err when UCX cannot be had (no library, no transport). */
 struct ddio_ucx *ddio_ucx_open(char *err, size_t n);
 void ddio_ucx_close(struct ddio_ucx *u);
-/* this process's client context: made on first use, kept until exit; the
- * failure is remembered (one dlopen/ucp_init attempt per process) */
+/* this process's client context: made on first use (with the PUT handler
+ * below), kept until exit; a failure is remembered */
 struct ddio_ucx *ddio_ucx_client(char *err, size_t n);
 
-/* the worker's address, for UCXADDR */
 const void *ddio_ucx_address(const struct ddio_ucx *u, size_t *len);
-/* the fd that becomes readable when the worker has something to progress */
+/* readable when the worker has something to progress */
 int ddio_ucx_efd(const struct ddio_ucx *u);
 /* progress until nothing is left, then arm the fd: 0 = armed (a poll may
  * sleep on it), 1 = more came meanwhile (poll without sleeping) */
 int ddio_ucx_prepare_wait(struct ddio_ucx *u);
-/* one round of progress; returns events progressed */
 unsigned ddio_ucx_progress(struct ddio_ucx *u);
 
-/* A registration of [buf, buf + len) and its packed key, from a cache
- * (a buffer used call after call is registered once; entries are dropped
- * when UCX's memory hooks see the range unmapped). */
-struct ddio_ucx_key {
-    const void *rkey;
-    size_t rkey_len;
-    void *entry;                 /* the cache's; hold until the call ends */
+/* ---- client side ---- */
+
+/* An endpoint to a server's worker (address from the UCXADDR reply). */
+struct ddio_ucx_ep;
+struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
+                                     char *err, size_t n);
+void ddio_ucx_disconnect(struct ddio_ucx_ep *ep);
+
+/* Where one XFER's PUT messages from one server land: a contiguous stream
+ * buffer. The PUT handler (run inside progress, any thread) checks every
+ * segment against len, receives the body straight into buf, and calls
+ * landed (under the sinks' lock) for the segments that arrived. */
+struct ddio_ucx_sink {
+    uint64_t token;              /* set by sink_add: what the XFER names */
+    uint8_t *buf;
+    uint64_t len;
+    void (*landed)(void *arg, const struct ddio_seg *seg);
+    void *arg;
+    /* under the sinks' lock: */
+    uint64_t got;                /* bytes landed */
+    int err;                     /* first error (EPROTO: a malformed PUT) */
+    int busy;                    /* receives in flight into buf */
+    struct ddio_ucx_sink *next;
 };
-int  ddio_ucx_reg(struct ddio_ucx *u, void *buf, uint64_t len, struct ddio_ucx_key *k,
-                  char *err, size_t n);
-void ddio_ucx_unreg(struct ddio_ucx *u, struct ddio_ucx_key *k);
-/* registrations made / found in the cache (tests, DDIO_TIMING) */
-void ddio_ucx_reg_counts(const struct ddio_ucx *u, uint64_t *made, uint64_t *hits);
+void ddio_ucx_sink_add(struct ddio_ucx *u, struct ddio_ucx_sink *s);
+/* Stop routing PUTs to s. Waits (progressing, until deadline_ms) for its
+ * receives in flight; -ETIMEDOUT if some are still running then (s must
+ * then stay allocated: it is left to them). */
+int ddio_ucx_sink_remove(struct ddio_ucx *u, struct ddio_ucx_sink *s, int64_t deadline_ms);
+/* a consistent look at s->got / s->err */
+void ddio_ucx_sink_peek(struct ddio_ucx *u, const struct ddio_ucx_sink *s, uint64_t *got,
+                        int *err);
+/* the lock landed() runs under, for code sharing what it writes */
+void ddio_ucx_lock(struct ddio_ucx *u);
+void ddio_ucx_unlock(struct ddio_ucx *u);
+
+/* Outstanding DATA sends of one call. */
+struct ddio_ucx_sends {
+    int busy;                    /* under the sinks' lock */
+    int err;
+};
+/* DATA for the server's GET (cookie, req, tag): the bytes of iov[0..n),
+ * sent straight from them (they must stay until sends_wait). 0 or -errno. */
+int ddio_ucx_send_data(struct ddio_ucx *u, struct ddio_ucx_ep *ep, uint64_t cookie,
+                       uint64_t req, uint32_t tag, const struct iovec *iov, int n,
+                       struct ddio_ucx_sends *s);
+/* wait (progressing) until every send of s completed; 0, -ETIMEDOUT, -EIO */
+int ddio_ucx_sends_wait(struct ddio_ucx *u, struct ddio_ucx_sends *s, int64_t deadline_ms);
 
 #ifdef DDIO_HAVE_UCX
 #include <ucp/api/ucp.h>
-/* the handles, for the server's transport (ioserver/ucx.c) */
-ucp_context_h ddio_ucx_context(const struct ddio_ucx *u);
 ucp_worker_h ddio_ucx_worker(const struct ddio_ucx *u);
 
-/* The UCP calls ddio uses, resolved from libucp.so.0 by ddio_ucx_open. */
+/* The UCP calls the server's transport uses, resolved by ddio_ucx_open. */
 struct ddio_ucx_api {
     ucs_status_t (*ep_create)(ucp_worker_h, const ucp_ep_params_t *, ucp_ep_h *);
     ucs_status_ptr_t (*ep_close_nbx)(ucp_ep_h, const ucp_request_param_t *);
-    ucs_status_ptr_t (*ep_flush_nbx)(ucp_ep_h, const ucp_request_param_t *);
-    ucs_status_t (*ep_rkey_unpack)(ucp_ep_h, const void *, ucp_rkey_h *);
-    void (*rkey_destroy)(ucp_rkey_h);
-    ucs_status_ptr_t (*put_nbx)(ucp_ep_h, const void *, size_t, uint64_t, ucp_rkey_h,
-                                const ucp_request_param_t *);
-    ucs_status_ptr_t (*get_nbx)(ucp_ep_h, void *, size_t, uint64_t, ucp_rkey_h,
-                                const ucp_request_param_t *);
+    ucs_status_ptr_t (*am_send_nbx)(ucp_ep_h, unsigned, const void *, size_t, const void *,
+                                    size_t, const ucp_request_param_t *);
+    ucs_status_ptr_t (*am_recv_data_nbx)(ucp_worker_h, void *, void *, size_t,
+                                         const ucp_request_param_t *);
+    void (*am_data_release)(ucp_worker_h, void *);
+    ucs_status_t (*worker_set_am_recv_handler)(ucp_worker_h, const ucp_am_handler_param_t *);
     ucs_status_t (*request_check_status)(void *);
     void (*request_free)(void *);
     ucs_status_t (*worker_signal)(ucp_worker_h);

@@ -514,19 +514,29 @@ static void read_done(struct xfer *x, struct slot *s)
     if (got < want)               /* datafile shorter than the size: a hole */
         memset((uint8_t *)s->buf + got, 0, want - got);
     struct bseg g[SEGS_PER_MSG];
-    for (uint32_t r = 0; r < x->n; r++) {
+    int rc = 0;
+    for (uint32_t r = 0; r < x->n && !rc; r++) {
         struct part *p = &x->parts[r];
         uint64_t o = s->a, end = s->a + s->old_valid;
-        while (o < end) {
+        while (o < end && !rc) {
             size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
-            int rc = n ? send_put(x, p, s, g, n) : 0;
-            if (rc) {
+            rc = n ? send_put(x, p, s, g, n) : 0;
+            if (rc)
                 FAIL(x, -rc, "send to rank %u (%s): %s", r, xp_name(p->ep),
                      ddio_errno_name(-rc));
-                return;
-            }
         }
     }
+    /* puts still reading the block (UCX) end before it is reused, also
+     * after a failure */
+    int64_t t0 = ddio_now_us();
+    for (uint32_t r = 0; r < x->n; r++) {
+        int src = x->parts[r].present ? xp_sync(x->parts[r].ep, deadline_of(x)) : 0;
+        if (src && !rc)
+            FAIL(x, -src, "send to rank %u (%s): %s", r, xp_name(x->parts[r].ep),
+                 ddio_errno_name(-src));
+        rc |= src;
+    }
+    x->ctr.net_us += (uint64_t)(ddio_now_us() - t0);
 }
 
 /* ---- write pipeline ------------------------------------------------------------------------- */

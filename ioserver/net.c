@@ -457,13 +457,13 @@ static void spawn(struct conn *c, struct work *w)
     free(w);
 }
 
-/* An XFER naming an RMA buffer runs on the connection's UCX endpoint,
- * which keeps the buffer's key until the XFER's DONE. */
+/* An XFER asking for UCX runs on the connection's UCX endpoint, which keeps
+ * its token until the XFER's DONE. */
 static void do_xfer(struct work *w)
 {
     struct conn *c = w->c;
     struct xp *ep = &c->xp;
-    if (w->u.x.flags & DDIO_XF_RMA) {
+    if (w->u.x.flags & DDIO_XF_UCX) {
         char why[256] = "this connection has no UCX endpoint (UCXADDR first)";
         pthread_mutex_lock(&c->mu);
         struct uep *u = c->uep;
@@ -658,11 +658,18 @@ static int on_ucxaddr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p
     if (!u)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, EOPNOTSUPP, "UCXADDR: %s",
                              why), 0;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    if (ucx_ep_reply(u, &w)) {
+        ddio_wbuf_free(&w);
+        ucx_ep_close(u);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "out of memory"), 0;
+    }
     pthread_mutex_lock(&c->mu);
     c->uep = u;
     pthread_mutex_unlock(&c->mu);
     DDIO_INFO("connection %" PRIu64 " from %s: UCX endpoint attached", c->id, c->peer);
-    return reply_ok(c, h);
+    return reply_w(c, h, &w);
 }
 
 /* anything but HELLO/AUTH before authentication: refused, logged, closed */

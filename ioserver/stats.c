@@ -69,12 +69,12 @@ void stats_inflight(struct srv_stats *s, int delta)
     pthread_mutex_unlock(&s->mu);
 }
 
-void stats_rma(struct srv_stats *s, uint64_t put, uint64_t get, uint64_t staged)
+void stats_ucx(struct srv_stats *s, uint64_t put, uint64_t get, uint64_t staged)
 {
     pthread_mutex_lock(&s->mu);
-    s->rma_put_bytes += put;
-    s->rma_get_bytes += get;
-    s->rma_staged_bytes += staged;
+    s->ucx_put_bytes += put;
+    s->ucx_get_bytes += get;
+    s->ucx_staged_bytes += staged;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -155,9 +155,9 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "opens", s->opens) | add(r, "locks", s->locks)
         | add(r, "heap_in_use", heap_in_use())
         | add(r, "inflight", s->inflight)
-        | add(r, "rma_eps", s->rma_eps) | add(r, "rma_put_bytes", s->rma_put_bytes)
-        | add(r, "rma_get_bytes", s->rma_get_bytes)
-        | add(r, "rma_staged_bytes", s->rma_staged_bytes)
+        | add(r, "ucx_eps", s->ucx_eps) | add(r, "ucx_put_bytes", s->ucx_put_bytes)
+        | add(r, "ucx_get_bytes", s->ucx_get_bytes)
+        | add(r, "ucx_staged_bytes", s->ucx_staged_bytes)
         | add(r, "uptime_ms", (uint64_t)(ddio_now_ms() - s->start_ms));
     if (s->have_last)
         rc |= add(r, "last.nparticipants", l->nparticipants)

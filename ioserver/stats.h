@@ -39,10 +39,10 @@ struct srv_stats {
     uint64_t opens, locks;
     uint64_t inflight;           /* requests running on their own thread now
                                   * (XFER, SETLKW, SYNC, PREALLOC) */
-    /* UCX transport: endpoints attached; bytes moved by RMA (put: reads,
-     * get: writes); of those, bytes packed through a staging buffer because
-     * their pieces were too small to move one by one */
-    uint64_t rma_eps, rma_put_bytes, rma_get_bytes, rma_staged_bytes;
+    /* UCX transport: endpoints attached; bytes moved as active messages
+     * (put: read data, get: write data); of those, bytes packed through a
+     * staging buffer because their pieces were too small to move in place */
+    uint64_t ucx_eps, ucx_put_bytes, ucx_get_bytes, ucx_staged_bytes;
     int64_t start_ms;            /* ddio_now_ms() at stats_init: uptime */
     int have_last;
     struct xfer_counters last;   /* last collective */
@@ -54,7 +54,7 @@ void stats_xfer(struct srv_stats *s, const struct xfer_counters *c, int collecti
 void stats_conn(struct srv_stats *s, int delta);
 void stats_bump(struct srv_stats *s, uint64_t *field);
 void stats_inflight(struct srv_stats *s, int delta);
-void stats_rma(struct srv_stats *s, uint64_t put, uint64_t get, uint64_t staged);
+void stats_ucx(struct srv_stats *s, uint64_t put, uint64_t get, uint64_t staged);
 
 /* what the server adds to its counters for `tools/ddio status` */
 struct stats_disk {

@@ -75,6 +75,11 @@ struct xport_ops {
     /* Stop matching owner's GETs, wait until none of its answers is still
      * arriving, and return them (linked by next) for the engine to free. */
     struct xp_get *(*cancel)(struct xp *ep, const void *owner);
+    /* Optional (NULL: puts never outlive their call): wait until every put
+     * this thread made, on any endpoint of the transport, no longer needs its
+     * block. The engine calls it after a block's puts, before reusing the
+     * block. 0, -ETIMEDOUT, -ECONNRESET, -EIO. */
+    int (*sync)(struct xp *ep, int64_t deadline_ms);
 };
 
 /* A GET: filled by the engine (which allocates it, usually inside a larger
@@ -115,6 +120,11 @@ static inline int xp_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg
 static inline int xp_get(struct xp *ep, struct xp_get *g, int64_t deadline_ms)
 {
     return ep->ops->get(ep, g, deadline_ms);
+}
+
+static inline int xp_sync(struct xp *ep, int64_t deadline_ms)
+{
+    return ep->ops->sync ? ep->ops->sync(ep, deadline_ms) : 0;
 }
 
 static inline struct xp_get *xp_cancel(struct xp *ep, const void *owner)

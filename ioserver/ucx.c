@@ -1,22 +1,21 @@
-/* The UCX transport (ucx.h, docs/TRANSPORT.md).
+/* The UCX transport (ucx.h, ddio_ucx.h, docs/TRANSPORT.md).
  *
- * One worker per server (thread mode MULTI). Engine threads issue their
- * operations (ucp_*_nbx) and progress the worker themselves until their own
- * completion counter reaches zero; a progress thread sleeping on the
- * worker's fd serves what arrives between calls (wire-up, peers closing). Nothing here holds a mutex of its
- * own while calling into UCX: completion callbacks run inside the progress
- * thread's ucp_worker_progress (under UCX's worker lock) and take our
- * mutexes, so the other order would deadlock.
+ * PUT (read data): one active message per put, its header naming the
+ * client's token and the stream segments, its body the block's bytes: in
+ * place (an iovec of block pieces) when the pieces are large, else packed
+ * into the engine thread's staging area. Sends are left in flight; the
+ * engine calls sync after a block's puts, before it reuses the block, and
+ * the thread waits there, progressing the worker itself.
+ * GET (write data): the GET message goes on the TCP connection; the client
+ * answers with a DATA active message whose body the server receives straight
+ * into the block pieces (or into a staging buffer, then scattered). That
+ * happens in whichever thread progresses the worker: the progress thread,
+ * which sleeps on the worker's fd between events, or an engine thread in sync.
  *
- * PUT (read data): pieces of the block at least RMA_DIRECT_AVG bytes long on
- * average are put one by one straight from the block into the rank's
- * buffer (one copy); smaller ones (8-byte records) are packed into a staging
- * buffer first and put per stream segment. The put waits for local
- * completion (the block may then be reused), sends an RPUT notice listing
- * the segments on the control connection, and DONE waits for a flush of
- * the endpoint, so the rank sees every byte before its call returns.
- * GET (write data): the same choice, with the answer delivered from the
- * completion callback like TCP's reader delivers DATA. */
+ * Large bodies travel by UCX's rendezvous: the receiver fetches them from
+ * the sender's memory (CMA on one host, RDMA on a fabric), so each byte is
+ * copied once. Nothing here holds one of its own mutexes while calling
+ * into UCX: callbacks run under UCX's worker lock and take ours. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -56,6 +55,7 @@ struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, 
     snprintf(err, n, "this server has no UCX");
     return NULL;
 }
+int ucx_ep_reply(struct uep *u, struct ddio_wbuf *w) { (void)u; (void)w; return -ENOSYS; }
 int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, size_t n)
 {
     (void)u; (void)req; (void)m;
@@ -68,7 +68,10 @@ void ucx_ep_close(struct uep *u) { (void)u; }
 #else
 
 /* below this average piece size, pack through a staging buffer */
-#define RMA_DIRECT_AVG 4096u
+#define DIRECT_AVG 4096u
+/* UCX 1.13's wake-up fd can miss a shared-memory event: the progress
+ * thread's sleep is sliced so a missed one costs at most this */
+#define PROGRESS_SLICE_MS 1
 /* how long a closing endpoint may take to hand back its operations */
 #define CLOSE_WAIT_MS 10000
 
@@ -78,15 +81,15 @@ struct srv_ucx {
     ucp_worker_h w;
     pthread_t thr;
     atomic_int stop;
-    atomic_int busy;             /* operations in flight (for the closing wait) */
-    pthread_key_t stage_key;     /* per engine thread staging buffer */
+    pthread_key_t tkey;          /* per engine thread: struct tput */
+    pthread_mutex_t mu;          /* ueps */
+    struct uep *ueps;            /* attached endpoints, found by cookie */
+    uint64_t next_cookie;
 };
 
-/* a request's buffer and key, from its XFER until its DONE */
+/* a request's token and stream length, from its XFER until its DONE */
 struct bind {
-    uint64_t req;
-    ucp_rkey_h rkey;
-    uint64_t base, len;
+    uint64_t req, token, len;
     struct bind *next;
 };
 
@@ -95,23 +98,64 @@ struct uep {
     struct xp *ctl;              /* the TCP connection (referenced) */
     struct srv_ucx *su;
     ucp_ep_h ep;
+    uint64_t cookie;
     atomic_int refs;
     pthread_mutex_t mu;          /* below */
     pthread_cond_t cv;           /* CLOCK_MONOTONIC */
-    int dead;                    /* closed or failed: no new operations */
+    int dead;                    /* closed: no new operations */
     int users;                   /* threads issuing operations on ep now */
     int closed;                  /* ep released */
     struct bind *binds;
+    struct xp_get *gets;         /* GETs waiting for their DATA */
+    struct fill *fills;          /* DATA being received (cancel waits for them) */
+    struct uep *next;            /* su->ueps */
+};
+
+/* a DATA being received for a GET of owner */
+struct fill {
+    const void *owner;
+    struct fill *next;
 };
 
 /* completion counter of a batch of operations */
 struct opset {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
     int left;
     ucs_status_t st;
-    struct srv_ucx *su;
 };
+
+/* an engine thread's puts in flight since its last sync, and their staging */
+struct tput {
+    struct opset o;
+    uint8_t *stage;
+    size_t cap, used;
+};
+
+/* one send in flight */
+struct psend {
+    struct opset *o;
+    struct srv_ucx *su;
+    struct ddio_wbuf hdr;
+    size_t niov;
+    ucp_dt_iov_t iov[];
+};
+
+static void opset_done(struct opset *o, ucs_status_t st)
+{
+    pthread_mutex_lock(&o->mu);
+    if (st != UCS_OK && o->st == UCS_OK)
+        o->st = st;
+    o->left--;
+    pthread_mutex_unlock(&o->mu);
+}
+
+static int opset_left(struct opset *o)
+{
+    pthread_mutex_lock(&o->mu);
+    int left = o->left;
+    pthread_mutex_unlock(&o->mu);
+    return left;
+}
 
 /* ---- the progress thread ------------------------------------------------------------ */
 
@@ -123,24 +167,74 @@ static void *progress_main(void *arg)
         if (ddio_ucx_prepare_wait(su->u))
             continue;
         struct pollfd pf = {.fd = efd, .events = POLLIN};
-        poll(&pf, 1, 100);
+        poll(&pf, 1, PROGRESS_SLICE_MS);
     }
     return NULL;
 }
 
-static void busy_add(struct srv_ucx *su, int n)
+/* progress until o has nothing left, or the deadline: 0 / -ETIMEDOUT */
+static int progress_until(struct srv_ucx *su, struct opset *o, int64_t dl)
 {
-    atomic_fetch_add(&su->busy, n);
+    for (unsigned spins = 0; opset_left(o) > 0; spins++) {
+        if ((spins & 255) == 0 && ddio_now_ms() >= dl)
+            return -ETIMEDOUT;
+        if (!ddio_ucx_progress(su->u))
+            sched_yield();
+    }
+    return 0;
 }
 
-static void stage_free(void *p)
+static void tput_free(void *p)
 {
-    free(p);
+    struct tput *t = p;
+    pthread_mutex_destroy(&t->o.mu);
+    free(t->stage);
+    free(t);
+}
+
+static struct tput *tput_get(struct srv_ucx *su)
+{
+    struct tput *t = pthread_getspecific(su->tkey);
+    if (!t && (t = calloc(1, sizeof(*t)))) {
+        pthread_mutex_init(&t->o.mu, NULL);
+        pthread_setspecific(su->tkey, t);
+    }
+    return t;
 }
 
 int ucx_offered(const struct server *srv)
 {
     return srv->ucx != NULL;
+}
+
+static ucs_status_t data_cb(void *arg, const void *hdr, size_t hlen, void *data, size_t len,
+                            const ucp_am_recv_param_t *p);
+
+static int su_init(struct srv_ucx *su, struct ddio_ucx *u, char *err, size_t n)
+{
+    su->u = u;
+    su->api = ddio_ucx_api();
+    su->w = ddio_ucx_worker(u);
+    pthread_mutex_init(&su->mu, NULL);
+    ucp_am_handler_param_t hp = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                                               UCP_AM_HANDLER_PARAM_FIELD_CB |
+                                               UCP_AM_HANDLER_PARAM_FIELD_ARG,
+                                 .id = DDIO_AM_DATA, .cb = data_cb, .arg = su};
+    ucs_status_t st = su->api->worker_set_am_recv_handler(su->w, &hp);
+    if (st != UCS_OK) {
+        snprintf(err, n, "UCX: active message handler: %s", su->api->status_string(st));
+        return -EIO;
+    }
+    if (pthread_key_create(&su->tkey, tput_free)) {
+        snprintf(err, n, "out of thread keys");
+        return -EAGAIN;
+    }
+    if (pthread_create(&su->thr, NULL, progress_main, su)) {
+        pthread_key_delete(su->tkey);
+        snprintf(err, n, "cannot start the UCX progress thread");
+        return -EAGAIN;
+    }
+    return 0;
 }
 
 int ucx_start(struct server *srv, char *err, size_t n)
@@ -158,24 +252,16 @@ int ucx_start(struct server *srv, char *err, size_t n)
         return 0;
     }
     struct srv_ucx *su = calloc(1, sizeof(*su));
-    if (!su || pthread_key_create(&su->stage_key, stage_free)) {
+    int rc = su ? su_init(su, u, err, n) : -ENOMEM;
+    if (rc) {
+        if (!su)
+            snprintf(err, n, "out of memory");
         free(su);
         ddio_ucx_close(u);
-        snprintf(err, n, "out of memory");
-        return -ENOMEM;
-    }
-    su->u = u;
-    su->api = ddio_ucx_api();
-    su->w = ddio_ucx_worker(u);
-    if (pthread_create(&su->thr, NULL, progress_main, su)) {
-        pthread_key_delete(su->stage_key);
-        free(su);
-        ddio_ucx_close(u);
-        snprintf(err, n, "cannot start the UCX progress thread");
-        return -EAGAIN;
+        return rc;
     }
     srv->ucx = su;
-    DDIO_INFO("UCX: RMA data path offered to clients");
+    DDIO_INFO("UCX: data by active messages offered to clients");
     return 0;
 }
 
@@ -191,85 +277,6 @@ void ucx_stop(struct server *srv)
      * process is exiting, so it is not released under them */
 }
 
-/* ---- completion counters ---------------------------------------------------------------- */
-
-static void opset_init(struct opset *o, struct srv_ucx *su)
-{
-    pthread_mutex_init(&o->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&o->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    o->left = 0;
-    o->st = UCS_OK;
-    o->su = su;
-}
-
-static void opset_destroy(struct opset *o)
-{
-    pthread_mutex_destroy(&o->mu);
-    pthread_cond_destroy(&o->cv);
-}
-
-static void opset_done(struct opset *o, ucs_status_t st)
-{
-    pthread_mutex_lock(&o->mu);
-    if (st != UCS_OK && o->st == UCS_OK)
-        o->st = st;
-    if (--o->left == 0)
-        pthread_cond_broadcast(&o->cv);
-    pthread_mutex_unlock(&o->mu);
-}
-
-static void opset_cb(void *request, ucs_status_t st, void *user)
-{
-    struct opset *o = user;
-    struct srv_ucx *su = o->su;
-    su->api->request_free(request);
-    opset_done(o, st);
-    busy_add(su, -1);
-}
-
-/* an operation was issued with o counted beforehand: settle what it returned */
-static void opset_issued(struct opset *o, ucs_status_ptr_t r)
-{
-    if (r == NULL) {              /* completed at once: no callback */
-        opset_done(o, UCS_OK);
-        busy_add(o->su, -1);
-    } else if (UCS_PTR_IS_ERR(r)) {
-        opset_done(o, UCS_PTR_STATUS(r));
-        busy_add(o->su, -1);
-    }
-}
-
-static void opset_count(struct opset *o)
-{
-    pthread_mutex_lock(&o->mu);
-    o->left++;
-    pthread_mutex_unlock(&o->mu);
-    busy_add(o->su, 1);
-}
-
-/* 0, or -ETIMEDOUT when the deadline passed with operations in flight.
- * The waiting thread progresses the worker itself: handing completions
- * over from the progress thread cost a wake-up per operation (measured:
- * 1.7 ms per 1 MiB block, ~600 MiB/s per engine thread, on 2 cores). */
-static int opset_wait(struct opset *o, int64_t dl)
-{
-    for (unsigned spins = 0;; spins++) {
-        pthread_mutex_lock(&o->mu);
-        int left = o->left;
-        pthread_mutex_unlock(&o->mu);
-        if (left == 0)
-            return 0;
-        if ((spins & 255) == 0 && ddio_now_ms() >= dl)
-            return -ETIMEDOUT;
-        if (!ddio_ucx_progress(o->su->u))
-            sched_yield();
-    }
-}
-
 /* ---- endpoints ---------------------------------------------------------------------------- */
 
 static struct uep *uep_of(const struct xp *ep)
@@ -282,8 +289,24 @@ static void uep_ref(struct xp *ep)
     atomic_fetch_add(&uep_of(ep)->refs, 1);
 }
 
+static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t dl)
+{
+    int64_t left = dl - ddio_now_ms();
+    if (left <= 0)
+        return ETIMEDOUT;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += left / 1000;
+    ts.tv_nsec += (left % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return pthread_cond_timedwait(cv, mu, &ts);
+}
+
 /* Release the UCX endpoint (once): force-close completes every operation
- * still in flight with an error, so nothing waits on a dead rank forever. */
+ * still in flight on it with an error, so nothing waits on a dead client. */
 static void uep_release_ep(struct uep *u)
 {
     const struct ddio_ucx_api *api = u->su->api;
@@ -296,18 +319,24 @@ static void uep_release_ep(struct uep *u)
     pthread_mutex_unlock(&u->mu);
     if (!first)
         return;
+    pthread_mutex_lock(&u->su->mu);           /* no DATA finds it any more */
+    for (struct uep **pp = &u->su->ueps; *pp; pp = &(*pp)->next)
+        if (*pp == u) {
+            *pp = u->next;
+            break;
+        }
+    pthread_mutex_unlock(&u->su->mu);
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                               .flags = UCP_EP_CLOSE_FLAG_FORCE};
-    busy_add(u->su, 1);
     ucs_status_ptr_t r = api->ep_close_nbx(u->ep, &rp);
     if (r && !UCS_PTR_IS_ERR(r)) {
         int64_t dl = ddio_now_ms() + CLOSE_WAIT_MS;
         while (api->request_check_status(r) == UCS_INPROGRESS && ddio_now_ms() < dl)
-            sched_yield();
+            if (!ddio_ucx_progress(u->su->u))
+                sched_yield();
         if (api->request_check_status(r) != UCS_INPROGRESS)
             api->request_free(r);
     }
-    busy_add(u->su, -1);
 }
 
 static void uep_unref(struct xp *ep)
@@ -319,7 +348,6 @@ static void uep_unref(struct xp *ep)
     while (u->binds) {
         struct bind *b = u->binds;
         u->binds = b->next;
-        u->su->api->rkey_destroy(b->rkey);
         free(b);
     }
     xp_unref(u->ctl);
@@ -352,23 +380,16 @@ static void uep_leave(struct uep *u)
     pthread_mutex_unlock(&u->mu);
 }
 
-/* the operations of a batch did not finish in time: close the endpoint so
- * they are handed back, and wait for that (their buffers are ours) */
-static void abandon(struct uep *u, struct opset *o)
-{
-    DDIO_WARN("UCX: RMA to %s did not complete in time: endpoint closed", xp_name(u->ctl));
-    uep_release_ep(u);
-    opset_wait(o, ddio_now_ms() + CLOSE_WAIT_MS);
-}
-
-static struct bind *bind_find(struct uep *u, uint64_t req)
+static int bind_find(struct uep *u, uint64_t req, struct bind *out)
 {
     pthread_mutex_lock(&u->mu);
     struct bind *b = u->binds;
     while (b && b->req != req)
         b = b->next;
+    if (b)
+        *out = *b;
     pthread_mutex_unlock(&u->mu);
-    return b;
+    return b ? 0 : -1;
 }
 
 static void bind_drop(struct uep *u, uint64_t req)
@@ -382,79 +403,196 @@ static void bind_drop(struct uep *u, uint64_t req)
             break;
         }
     pthread_mutex_unlock(&u->mu);
-    if (found) {
-        u->su->api->rkey_destroy(found->rkey);
-        free(found);
-    }
+    free(found);
 }
 
-/* the segments lie inside the rank's declared buffer */
-static int segs_inside(const struct bind *b, const struct ddio_seg *seg, uint32_t nseg)
+/* the segments lie inside the rank's stream */
+static int segs_inside(uint64_t len, const struct ddio_seg *seg, uint32_t nseg)
 {
     for (uint32_t i = 0; i < nseg; i++)
-        if (seg[i].off > b->len || seg[i].len > b->len - seg[i].off)
+        if (seg[i].off > len || seg[i].len > len - seg[i].off)
             return 0;
     return 1;
 }
 
-/* ---- choosing direct or staged ------------------------------------------------------------ */
+/* ---- block pieces as an iovec ---------------------------------------------------------- */
+
+struct iov_build {
+    ucp_dt_iov_t *iov;
+    size_t n, cap;
+};
 
 static int count_piece(void *arg, uint8_t *p, uint64_t s, uint64_t n)
 {
     (void)p; (void)s; (void)n;
-    (*(uint64_t *)arg)++;
+    (*(size_t *)arg)++;
     return 0;
 }
 
-static int direct_worth_it(xp_walk_fn *walk, void *arg, uint64_t total)
+static int add_piece(void *arg, uint8_t *p, uint64_t s, uint64_t n)
 {
-    uint64_t pieces = 0;
-    if (!walk || walk(arg, count_piece, &pieces) || pieces == 0)
-        return 0;
-    return total / pieces >= RMA_DIRECT_AVG;
+    struct iov_build *b = arg;
+    (void)s;
+    if (b->n == b->cap)
+        return -1;
+    b->iov[b->n++] = (ucp_dt_iov_t){p, n};
+    return 0;
 }
 
-static uint8_t *stage_get(struct srv_ucx *su, uint64_t n)
+/* how many pieces, if they are large enough to move in place; else 0 */
+static size_t direct_pieces(xp_walk_fn *walk, void *arg, uint64_t total)
 {
-    struct { size_t cap; uint8_t b[]; } *s = pthread_getspecific(su->stage_key);
-    if (s && s->cap >= n)
-        return s->b;
-    free(s);
-    pthread_setspecific(su->stage_key, NULL);
-    s = malloc(sizeof(*s) + n);
-    if (!s)
-        return NULL;
-    s->cap = n;
-    pthread_setspecific(su->stage_key, s);
-    return s->b;
+    size_t pieces = 0;
+    if (!walk || walk(arg, count_piece, &pieces) || pieces == 0)
+        return 0;
+    return total / pieces >= DIRECT_AVG ? pieces : 0;
 }
 
 /* ---- PUT ------------------------------------------------------------------------------------ */
 
-struct put_ctx {
-    struct uep *u;
-    struct bind *b;
-    struct opset *o;
-    ucp_request_param_t rp;
-};
-
-static void put_one(struct put_ctx *pc, const void *p, uint64_t s, uint64_t n)
+static void psend_cb(void *request, ucs_status_t st, void *user)
 {
-    opset_count(pc->o);
-    opset_issued(pc->o, pc->u->su->api->put_nbx(pc->u->ep, p, n, pc->b->base + s, pc->b->rkey,
-                                                &pc->rp));
+    struct psend *ps = user;
+    ps->su->api->request_free(request);
+    opset_done(ps->o, st);
+    ddio_wbuf_free(&ps->hdr);
+    free(ps);
 }
 
-static int put_piece(void *arg, uint8_t *p, uint64_t s, uint64_t n)
+static int ucs_errno(ucs_status_t st)
 {
-    put_one(arg, p, s, n);
+    return st == UCS_OK ? 0 : st == UCS_ERR_CANCELED ? -ECONNRESET : -EIO;
+}
+
+/* Wait for the calling thread's sends (all endpoints): the blocks and the
+ * staging area they read from are free again. */
+static int ux_sync(struct xp *ep, int64_t dl)
+{
+    struct uep *u = uep_of(ep);
+    struct tput *t = tput_get(u->su);
+    if (!t)
+        return -ENOMEM;
+    int rc = progress_until(u->su, &t->o, dl);
+    if (rc) {
+        DDIO_WARN("UCX: sends to %s did not complete in time: endpoint closed", xp_name(u->ctl));
+        uep_release_ep(u);        /* its sends complete with errors */
+        progress_until(u->su, &t->o, ddio_now_ms() + CLOSE_WAIT_MS);
+    }
+    pthread_mutex_lock(&t->o.mu);
+    if (!rc)
+        rc = ucs_errno(t->o.st);
+    t->o.st = UCS_OK;
+    pthread_mutex_unlock(&t->o.mu);
+    t->used = 0;
+    return rc;
+}
+
+/* room for n staged bytes in the thread's area (syncing first when full) */
+static uint8_t *stage_room(struct xp *ep, struct tput *t, uint64_t n, int64_t dl, int *rc)
+{
+    if (t->used + n > t->cap && t->o.left > 0 && (*rc = ux_sync(ep, dl)))
+        return NULL;
+    if (t->used + n > t->cap) {
+        size_t cap = n > (4u << 20) ? n : (4u << 20);
+        uint8_t *p = t->used == 0 ? realloc(t->stage, cap) : NULL;
+        if (!p) {
+            *rc = -ENOMEM;
+            return NULL;
+        }
+        t->stage = p;
+        t->cap = cap;
+    }
+    uint8_t *p = t->stage + t->used;
+    t->used += n;
+    return p;
+}
+
+static struct psend *psend_new(struct srv_ucx *su, struct tput *t, size_t niov)
+{
+    struct psend *ps = calloc(1, sizeof(*ps) + niov * sizeof(ucp_dt_iov_t));
+    if (ps) {
+        ps->o = &t->o;
+        ps->su = su;
+        ps->niov = niov;
+        ddio_wbuf_init(&ps->hdr);
+    }
+    return ps;
+}
+
+static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
+                  uint64_t total, const struct xp_src *src, int64_t dl)
+{
+    struct uep *u = uep_of(ep);
+    struct tput *t = tput_get(u->su);
+    struct bind b;
+    if (bind_find(u, req, &b) || !segs_inside(b.len, seg, nseg))
+        return -EFAULT;           /* the rank's buffer is shorter than its stream */
+    size_t pieces = direct_pieces(src->walk, src->arg, total);
+    struct psend *ps = t ? psend_new(u->su, t, pieces ? pieces : 1) : NULL;
+    if (!ps)
+        return -ENOMEM;
+    int rc = 0;
+    if (pieces) {
+        struct iov_build ib = {ps->iov, 0, pieces};
+        src->walk(src->arg, add_piece, &ib);
+    } else {
+        uint8_t *p = stage_room(ep, t, total, dl, &rc);
+        if (p)
+            src->fill(src->arg, p, total);
+        ps->iov[0] = (ucp_dt_iov_t){p, total};
+    }
+    struct ddio_segs m = {.tag = 0, .nseg = nseg, .seg = (struct ddio_seg *)seg, .total = total};
+    ddio_enc_am_put(&ps->hdr, b.token, &m);
+    if (!rc && ps->hdr.err)
+        rc = -ENOMEM;
+    if (!rc)
+        rc = uep_enter(u);
+    if (rc) {
+        ddio_wbuf_free(&ps->hdr);
+        free(ps);
+        return rc;
+    }
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                              UCP_OP_ATTR_FIELD_USER_DATA |
+                                              UCP_OP_ATTR_FIELD_DATATYPE,
+                              .cb.send = psend_cb, .user_data = ps,
+                              .datatype = ucp_dt_make_iov()};
+    pthread_mutex_lock(&t->o.mu);
+    t->o.left++;
+    pthread_mutex_unlock(&t->o.mu);
+    ucs_status_ptr_t r = u->su->api->am_send_nbx(u->ep, DDIO_AM_PUT, ps->hdr.p, ps->hdr.len,
+                                                 ps->iov, ps->niov, &rp);
+    uep_leave(u);
+    if (r == NULL || UCS_PTR_IS_ERR(r)) {          /* done at once: no callback */
+        opset_done(&t->o, r ? UCS_PTR_STATUS(r) : UCS_OK);
+        ddio_wbuf_free(&ps->hdr);
+        free(ps);
+        if (r)
+            return -EIO;
+    }
+    stats_ucx(&ep->srv->stats, total, 0, pieces ? 0 : total);
     return 0;
 }
 
-static int notice(struct uep *u, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
-                  uint64_t total, int64_t dl)
+/* ---- GET ------------------------------------------------------------------------------------ */
+
+/* The GET message goes on the control connection; the answer is a DATA
+ * active message (data_cb). Registered before the GET leaves. */
+static int ux_get(struct xp *ep, struct xp_get *g, int64_t dl)
 {
-    struct ddio_segs m = {.tag = 0, .nseg = nseg, .seg = (struct ddio_seg *)seg, .total = total};
+    struct uep *u = uep_of(ep);
+    struct bind b;
+    pthread_mutex_lock(&u->mu);
+    int dead = u->dead;
+    g->next = u->gets;
+    u->gets = g;
+    pthread_mutex_unlock(&u->mu);
+    if (dead)
+        return -ECONNRESET;
+    if (bind_find(u, g->req, &b) || !segs_inside(b.len, g->seg, g->nseg))
+        return -EFAULT;
+    struct ddio_segs m = {.tag = g->tag, .nseg = g->nseg, .seg = (struct ddio_seg *)g->seg,
+                          .total = g->total};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_get(&w, &m);
@@ -462,196 +600,211 @@ static int notice(struct uep *u, uint64_t req, const struct ddio_seg *seg, uint3
         ddio_wbuf_free(&w);
         return -ENOMEM;
     }
-    return xp_reply(u->ctl, DDIO_T_RPUT, req, 0, w.p, w.len, dl);
+    return xp_reply(u->ctl, DDIO_T_GET, g->req, 0, w.p, w.len, dl);
 }
 
-static int rma_status(ucs_status_t st)
-{
-    return st == UCS_OK ? 0 : st == UCS_ERR_CANCELED ? -ECONNRESET : -EIO;
-}
-
-static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
-                  uint64_t total, const struct xp_src *src, int64_t dl)
-{
-    struct uep *u = uep_of(ep);
-    struct bind *b = bind_find(u, req);
-    if (!b || !segs_inside(b, seg, nseg))
-        return -EFAULT;           /* the rank's buffer is shorter than its stream */
-    int direct = direct_worth_it(src->walk, src->arg, total);
-    uint8_t *stage = direct ? NULL : stage_get(u->su, total);
-    if (!direct && !stage)
-        return -ENOMEM;
-    struct opset o;
-    opset_init(&o, u->su);
-    struct put_ctx pc = {.u = u, .b = b, .o = &o,
-                         .rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                                UCP_OP_ATTR_FIELD_USER_DATA,
-                                .cb.send = opset_cb, .user_data = &o}};
-    int rc = uep_enter(u);
-    if (!rc) {
-        if (direct) {
-            src->walk(src->arg, put_piece, &pc);
-        } else {
-            src->fill(src->arg, stage, total);
-            uint64_t off = 0;
-            for (uint32_t i = 0; i < nseg; off += seg[i].len, i++)
-                put_one(&pc, stage + off, seg[i].off, seg[i].len);
-        }
-        uep_leave(u);
-        if (opset_wait(&o, dl)) {
-            abandon(u, &o);
-            rc = -ETIMEDOUT;
-        } else {
-            rc = rma_status(o.st);
-        }
-    }
-    opset_destroy(&o);
-    if (!rc) {
-        stats_rma(&ep->srv->stats, total, 0, direct ? 0 : total);
-        rc = notice(u, req, seg, nseg, total, dl);
-    }
-    return rc;
-}
-
-/* ---- GET ------------------------------------------------------------------------------------ */
-
-/* Synchronous, like PUT: the engine thread issues the reads and progresses
- * them itself, then stores the answer (staged: scattered into the block)
- * and hands the GET back with engine_get_done before returning, so no
- * answer is ever left arriving for cancel to wait on. */
-struct get_ctx {
+/* one DATA body being received */
+struct drecv {
+    struct fill fill;
     struct uep *u;
-    struct bind *b;
-    struct opset *o;
-    ucp_request_param_t rp;
+    struct xp_get *g;
+    uint8_t *stage;              /* staged: the GET's bytes in stream order */
+    size_t niov;
+    ucp_dt_iov_t iov[];
 };
 
-static void get_one(struct get_ctx *gc, void *p, uint64_t s, uint64_t n)
+/* the GET whose DATA this is, taken off the list; f marks the receive until
+ * unfill, so cancel waits for it */
+static struct xp_get *claim(struct uep *u, uint64_t req, uint32_t tag, struct fill *f)
 {
-    opset_count(gc->o);
-    opset_issued(gc->o, gc->u->su->api->get_nbx(gc->u->ep, p, n, gc->b->base + s, gc->b->rkey,
-                                                &gc->rp));
-}
-
-static int get_piece(void *arg, uint8_t *p, uint64_t s, uint64_t n)
-{
-    get_one(arg, p, s, n);
-    return 0;
-}
-
-static int get_run(struct uep *u, struct bind *b, struct xp_get *g, uint8_t *stage, int64_t dl)
-{
-    struct opset o;
-    opset_init(&o, u->su);
-    struct get_ctx gc = {.u = u, .b = b, .o = &o,
-                         .rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                                UCP_OP_ATTR_FIELD_USER_DATA,
-                                .cb.send = opset_cb, .user_data = &o}};
-    int rc = uep_enter(u);
-    if (!rc) {
-        if (!stage) {
-            g->walk(g, get_piece, &gc);
-        } else {
-            uint64_t off = 0;
-            for (uint32_t i = 0; i < g->nseg; off += g->seg[i].len, i++)
-                get_one(&gc, stage + off, g->seg[i].off, g->seg[i].len);
+    pthread_mutex_lock(&u->mu);
+    struct xp_get *g = NULL;
+    for (struct xp_get **pp = &u->gets; *pp; pp = &(*pp)->next)
+        if ((*pp)->req == req && (*pp)->tag == tag) {
+            g = *pp;
+            *pp = g->next;
+            f->owner = g->owner;
+            f->next = u->fills;
+            u->fills = f;
+            break;
         }
-        uep_leave(u);
-        if (opset_wait(&o, dl)) {
-            abandon(u, &o);
-            rc = -ETIMEDOUT;
-        } else {
-            rc = rma_status(o.st);
-        }
-    }
-    opset_destroy(&o);
-    return rc;
+    pthread_mutex_unlock(&u->mu);
+    return g;
 }
 
-/* Errors are answers too (engine_get_done with the cause): g always goes
- * back through the engine. */
-static int ux_get(struct xp *ep, struct xp_get *g, int64_t dl)
+/* f stops marking a receive (replaced by by, when given) */
+static void unfill(struct uep *u, struct fill *f, struct fill *by)
 {
-    struct uep *u = uep_of(ep);
-    struct bind *b = bind_find(u, g->req);
-    if (!b || !segs_inside(b, g->seg, g->nseg)) {
-        engine_get_done(g, EFAULT, "the rank's RMA buffer does not hold its stream");
-        return 0;
+    pthread_mutex_lock(&u->mu);
+    for (struct fill **pp = &u->fills; *pp; pp = &(*pp)->next)
+        if (*pp == f) {
+            *pp = f->next;
+            break;
+        }
+    if (by) {
+        by->next = u->fills;
+        u->fills = by;
     }
-    int64_t gdl = ddio_now_ms() + g->timeout_ms;
-    if (gdl > dl)
-        dl = gdl;
-    int direct = direct_worth_it(g->walk, g, g->total);
-    uint8_t *stage = direct ? NULL : stage_get(u->su, g->total);
-    if (!direct && !stage) {
-        engine_get_done(g, ENOMEM, "out of memory for an RMA read");
-        return 0;
-    }
-    int rc = get_run(u, b, g, stage, dl);
-    if (rc) {
-        char why[256];
-        snprintf(why, sizeof(why), "RMA read of rank data from %s failed: %s", xp_name(u->ctl),
-                 ddio_errno_name(-rc));
-        engine_get_done(g, -rc, why);
-        return 0;
-    }
-    if (stage) {
+    pthread_cond_broadcast(&u->cv);
+    pthread_mutex_unlock(&u->mu);
+}
+
+/* the bytes are in place (or failed): hand the GET back to the engine */
+static void drecv_end(struct drecv *d, ucs_status_t st)
+{
+    struct xp_get *g = d->g;
+    struct uep *u = d->u;
+    if (st == UCS_OK && d->stage) {
         uint64_t off = 0;
         for (uint32_t i = 0; i < g->nseg; off += g->seg[i].len, i++)
-            engine_get_sink(g, i, g->seg[i].off, stage + off, g->seg[i].len);
+            engine_get_sink(g, i, g->seg[i].off, d->stage + off, g->seg[i].len);
     }
-    stats_rma(&ep->srv->stats, 0, g->total, stage ? g->total : 0);
-    engine_get_done(g, 0, NULL);
-    return 0;
+    if (st == UCS_OK)
+        stats_ucx(&u->xp.srv->stats, 0, g->total, d->stage ? g->total : 0);
+    char why[256] = "";
+    if (st != UCS_OK)
+        snprintf(why, sizeof(why), "receiving DATA from %s: %s", xp_name(u->ctl),
+                 u->su->api->status_string(st));
+    engine_get_done(g, -ucs_errno(st), st == UCS_OK ? NULL : why);
+    unfill(u, &d->fill, NULL);
+    free(d->stage);
+    free(d);
+    xp_unref(&u->xp);
 }
 
-/* nothing to take back: every GET was answered before ux_get returned */
+static void drecv_cb(void *req, ucs_status_t st, size_t len, void *arg)
+{
+    struct drecv *d = arg;
+    (void)len;
+    d->u->su->api->request_free(req);
+    drecv_end(d, st);
+}
+
+static struct drecv *drecv_new(struct uep *u, struct xp_get *g)
+{
+    size_t pieces = direct_pieces(g->walk, g, g->total);
+    struct drecv *d = calloc(1, sizeof(*d) + (pieces ? pieces : 1) * sizeof(ucp_dt_iov_t));
+    if (!d)
+        return NULL;
+    d->u = u;
+    d->g = g;
+    d->fill.owner = g->owner;
+    if (pieces) {
+        struct iov_build ib = {d->iov, 0, pieces};
+        g->walk(g, add_piece, &ib);
+        d->niov = pieces;
+    } else if ((d->stage = malloc(g->total))) {
+        d->iov[0] = (ucp_dt_iov_t){d->stage, g->total};
+        d->niov = 1;
+    } else {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+static struct uep *uep_by_cookie(struct srv_ucx *su, uint64_t cookie)
+{
+    pthread_mutex_lock(&su->mu);
+    struct uep *u = su->ueps;
+    while (u && u->cookie != cookie)
+        u = u->next;
+    if (u)
+        atomic_fetch_add(&u->refs, 1);
+    pthread_mutex_unlock(&su->mu);
+    return u;
+}
+
+/* the GET is not answered by this DATA: the XFER fails */
+static void refuse(struct uep *u, struct xp_get *g, struct fill *f, int err, const char *why)
+{
+    char msg[256];
+    snprintf(msg, sizeof(msg), "DATA from %s: %s", xp_name(u->ctl), why);
+    engine_get_drop(g, err, msg);
+    unfill(u, f, NULL);
+}
+
+static ucs_status_t data_cb(void *arg, const void *hdr, size_t hlen, void *data, size_t len,
+                            const ucp_am_recv_param_t *p)
+{
+    struct srv_ucx *su = arg;
+    uint64_t cookie, req;
+    uint32_t tag;
+    struct fill tmp;
+    struct uep *u = ddio_dec_am_data(hdr, hlen, &cookie, &req, &tag) ? NULL
+                  : uep_by_cookie(su, cookie);
+    struct xp_get *g = u ? claim(u, req, tag, &tmp) : NULL;
+    struct drecv *d = NULL;
+    if (g && len != g->total)
+        refuse(u, g, &tmp, EPROTO, "its length does not match its GET's");
+    else if (g && !(d = drecv_new(u, g)))
+        refuse(u, g, &tmp, ENOMEM, "out of memory");
+    if (!d) {                     /* unknown, late (cancelled) or refused: dropped */
+        if (u)
+            xp_unref(&u->xp);
+        return UCS_OK;
+    }
+    unfill(u, &tmp, &d->fill);
+    if (!(p->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {   /* eager: the bytes are here */
+        for (size_t i = 0, off = 0; i < d->niov; off += d->iov[i].length, i++)
+            memcpy(d->iov[i].buffer, (const uint8_t *)data + off, d->iov[i].length);
+        drecv_end(d, UCS_OK);
+        return UCS_OK;
+    }
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
+                                              UCP_OP_ATTR_FIELD_USER_DATA |
+                                              UCP_OP_ATTR_FIELD_DATATYPE,
+                              .cb.recv_am = drecv_cb, .user_data = d,
+                              .datatype = ucp_dt_make_iov()};
+    ucs_status_ptr_t r = su->api->am_recv_data_nbx(su->w, data, d->iov, d->niov, &rp);
+    if (r == NULL || UCS_PTR_IS_ERR(r))
+        drecv_end(d, r ? UCS_PTR_STATUS(r) : UCS_OK);
+    return UCS_INPROGRESS;
+}
+
+/* Stop matching owner's GETs, wait until none of their DATA is still being
+ * received (closing the endpoint if that takes too long), return them. */
 static struct xp_get *ux_cancel(struct xp *ep, const void *owner)
 {
-    (void)ep;
-    (void)owner;
-    return NULL;
+    struct uep *u = uep_of(ep);
+    struct xp_get *out = NULL;
+    int64_t dl = ddio_now_ms() + CLOSE_WAIT_MS;
+    pthread_mutex_lock(&u->mu);
+    for (;;) {
+        int busy = 0;
+        for (struct fill *f = u->fills; f; f = f->next)
+            busy |= f->owner == owner;
+        if (!busy)
+            break;
+        if (cond_wait_until(&u->cv, &u->mu, dl) == ETIMEDOUT) {
+            pthread_mutex_unlock(&u->mu);
+            uep_release_ep(u);    /* its receives complete with errors */
+            dl = ddio_now_ms() + CLOSE_WAIT_MS;
+            pthread_mutex_lock(&u->mu);
+        }
+    }
+    for (struct xp_get **pp = &u->gets; *pp;) {
+        struct xp_get *g = *pp;
+        if (g->owner != owner) {
+            pp = &g->next;
+            continue;
+        }
+        *pp = g->next;
+        g->next = out;
+        out = g;
+    }
+    pthread_mutex_unlock(&u->mu);
+    return out;
 }
 
 /* ---- replies: through the control connection -------------------------------------------- */
-
-static int flush(struct uep *u, int64_t dl)
-{
-    struct opset o;
-    opset_init(&o, u->su);
-    int rc = uep_enter(u);
-    if (!rc) {
-        ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                                  UCP_OP_ATTR_FIELD_USER_DATA,
-                                  .cb.send = opset_cb, .user_data = &o};
-        opset_count(&o);
-        opset_issued(&o, u->su->api->ep_flush_nbx(u->ep, &rp));
-        uep_leave(u);
-        if (opset_wait(&o, dl)) {
-            abandon(u, &o);
-            rc = -ETIMEDOUT;
-        } else {
-            rc = rma_status(o.st);
-        }
-    }
-    opset_destroy(&o);
-    return rc;
-}
 
 static int uep_reply(struct xp *ep, uint16_t type, uint64_t req, int32_t status,
                      uint8_t *payload, size_t len, int64_t dl)
 {
     struct uep *u = uep_of(ep);
-    if (type == (DDIO_T_XFER | DDIO_REPLY)) {
-        /* DONE: every byte put must have landed before the rank hears it */
-        int rc = status == 0 ? flush(u, dl) : 0;
-        bind_drop(u, req);
-        if (rc) {
-            free(payload);
-            return xp_reply_err(u->ctl, type, req, -rc, "RMA to %s did not complete: %s",
-                                xp_name(u->ctl), ddio_errno_name(-rc));
-        }
-    }
+    if (type == (DDIO_T_XFER | DDIO_REPLY))
+        bind_drop(u, req);        /* its sends were synced with their blocks */
     return xp_reply(u->ctl, type, req, status, payload, len, dl);
 }
 
@@ -663,6 +816,7 @@ static int uep_progress(struct xp *ep, uint64_t req, int64_t dl)
 static const struct xport_ops ucx_ops = {
     .ref = uep_ref, .unref = uep_unref, .name = uep_name, .reply = uep_reply,
     .progress = uep_progress, .put = ux_put, .get = ux_get, .cancel = ux_cancel,
+    .sync = ux_sync,
 };
 
 struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, size_t len,
@@ -698,8 +852,23 @@ struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, 
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&u->cv, &ca);
     pthread_condattr_destroy(&ca);
-    stats_bump(&srv->stats, &srv->stats.rma_eps);
+    pthread_mutex_lock(&su->mu);
+    uint64_t salt = (uint64_t)ddio_now_us() * 0x9E3779B97F4A7C15ull;
+    u->cookie = ++su->next_cookie ^ (salt & ~0xffffffffull);
+    u->next = su->ueps;
+    su->ueps = u;
+    pthread_mutex_unlock(&su->mu);
+    stats_bump(&srv->stats, &srv->stats.ucx_eps);
     return u;
+}
+
+/* the UCXADDR reply: this connection's cookie and the server's address */
+int ucx_ep_reply(struct uep *u, struct ddio_wbuf *w)
+{
+    size_t alen;
+    const void *addr = ddio_ucx_address(u->su->u, &alen);
+    ddio_enc_ucxaddr_r(w, u->cookie, addr, (uint32_t)alen);
+    return w->err;
 }
 
 int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, size_t n)
@@ -709,37 +878,22 @@ int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, 
         snprintf(err, n, "out of memory");
         return -ENOMEM;
     }
-    int rc = uep_enter(u);
-    if (rc) {
-        free(b);
-        snprintf(err, n, "the connection's UCX endpoint is closed");
-        return rc;
-    }
-    ucs_status_t st = u->su->api->ep_rkey_unpack(u->ep, m->rkey, &b->rkey);
-    uep_leave(u);
-    if (st != UCS_OK) {
-        free(b);
-        snprintf(err, n, "XFER's remote key rejected by UCX: %s", u->su->api->status_string(st));
-        return -EPROTO;
-    }
-    b->req = req;
-    b->base = m->rma_addr;
-    b->len = m->rma_len;
+    *b = (struct bind){.req = req, .token = m->ucx_token, .len = m->ucx_len};
     pthread_mutex_lock(&u->mu);
-    int dup = 0;
+    int dup = 0, dead = u->dead;
     for (struct bind *o = u->binds; o; o = o->next)
         dup |= o->req == req;
-    if (!dup) {
+    if (!dup && !dead) {
         b->next = u->binds;
         u->binds = b;
     }
     pthread_mutex_unlock(&u->mu);
-    if (dup) {
-        u->su->api->rkey_destroy(b->rkey);
+    if (dup || dead) {
         free(b);
-        snprintf(err, n, "XFER request id %llu is already in progress",
+        snprintf(err, n, dead ? "the connection's UCX endpoint is closed"
+                              : "XFER request id %llu is already in progress",
                  (unsigned long long)req);
-        return -EPROTO;
+        return dead ? -ECONNRESET : -EPROTO;
     }
     return 0;
 }

@@ -1,8 +1,9 @@
-/* The UCX transport (transport.h): XFER data moves by RMA straight between
- * the server's block buffers and the ranks' own buffers; everything else
- * (the XFER request, DONE, errors, heartbeats, RPUT notices) goes through
- * the TCP connection the endpoint was attached on, so authentication, the
- * limits and the deadlines are TCP's. docs/TRANSPORT.md. */
+/* The UCX transport (transport.h): XFER data moves as UCX active messages
+ * between the server's block buffers and the ranks' own buffers (rendezvous:
+ * one copy); everything else (the XFER request, GET, DONE, errors,
+ * heartbeats) goes through the TCP connection the endpoint was attached on,
+ * so authentication, the limits and the deadlines are TCP's.
+ * docs/TRANSPORT.md. */
 #ifndef DDIO_SRV_UCX_H
 #define DDIO_SRV_UCX_H
 
@@ -27,8 +28,10 @@ int ucx_offered(const struct server *srv);
  * NULL with the reason in err. */
 struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, size_t len,
                        char *err, size_t n);
-/* The endpoint an RMA XFER runs on: remembers req's buffer and key until
- * its DONE; -errno with the reason (the caller replies with it). */
+/* the UCXADDR reply's payload: the connection's cookie, the server's address */
+int ucx_ep_reply(struct uep *u, struct ddio_wbuf *w);
+/* The endpoint a UCX XFER runs on: remembers req's token and stream length
+ * until its DONE; -errno with the reason (the caller replies with it). */
 int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, size_t n);
 struct xp *ucx_xp(struct uep *u);
 /* The connection is gone: no more RMA on it (requests in flight fail), and

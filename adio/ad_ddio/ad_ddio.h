@@ -53,9 +53,10 @@ typedef struct ADIOI_DDIO_Conn {
     uint8_t id[DDIO_ID_LEN];
     uint32_t ndisks;
     uint64_t block_size;
-    int rma;                    /* the server took our UCX worker address: XFER data
-                                 * may move by RMA (ad_ddio_xfer.c) */
-    char rma_why[200];          /* else why not, for romio_ddio_transport=ucx */
+    struct ddio_ucx_ep *ucx;    /* UCX endpoint to the server (UCXADDR): XFER data may
+                                 * move by UCX (ad_ddio_xfer.c); NULL: TCP only */
+    uint64_t ucx_cookie;        /* the server's name for this connection */
+    char ucx_why[200];          /* why not UCX, for romio_ddio_transport=ucx */
 } ADIOI_DDIO_Conn;
 
 /* One stripe server of an open file. */

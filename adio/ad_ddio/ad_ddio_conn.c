@@ -239,6 +239,8 @@ void ADIOI_DDIO_Conn_fail(ADIOI_DDIO_Conn * c)
     if (c->sock >= 0)
         close(c->sock);
     c->sock = -1;
+    ddio_ucx_disconnect(c->ucx);        /* the server drops its side with the socket */
+    c->ucx = NULL;
 }
 
 static ADIOI_DDIO_Conn *pool_find(conn_pool * pool, const char *addr)
@@ -266,39 +268,42 @@ static ADIOI_DDIO_Conn *pool_find(conn_pool * pool, const char *addr)
 }
 
 /* After the handshake: offer the server this process's UCX worker, unless
- * DDIO_TRANSPORT=tcp. A server that declines leaves the connection on TCP
- * (c->rma_why says why); a broken connection fails. */
-static int attach_rma(ADIOI_DDIO_Conn * c, struct ddio_hello_r *r, int64_t deadline,
+ * DDIO_TRANSPORT=tcp, and connect to the server's. A server that declines
+ * leaves the connection on TCP (c->ucx_why says why); a broken connection
+ * fails. */
+static int attach_ucx(ADIOI_DDIO_Conn * c, const struct ddio_hello_r *r, int64_t deadline,
                       ADIOI_DDIO_Err * e)
 {
     struct ddio_ucx *u;
     const void *addr;
-    size_t alen;
+    uint8_t *saddr = NULL;
+    size_t alen, slen;
     int rc;
 
-    c->rma = 0;
-    c->rma_why[0] = '\0';
-    if (ddio_xport_env(c->rma_why, sizeof(c->rma_why)) == DDIO_XPORT_TCP) {
-        snprintf(c->rma_why, sizeof(c->rma_why), "DDIO_TRANSPORT=tcp");
+    c->ucx = NULL;
+    c->ucx_why[0] = '\0';
+    if (ddio_xport_env(c->ucx_why, sizeof(c->ucx_why)) == DDIO_XPORT_TCP) {
+        snprintf(c->ucx_why, sizeof(c->ucx_why), "DDIO_TRANSPORT=tcp");
         return 0;
     }
     if (!(r->flags & DDIO_SRV_UCX)) {
-        snprintf(c->rma_why, sizeof(c->rma_why), "the server does not offer UCX "
+        snprintf(c->ucx_why, sizeof(c->ucx_why), "the server does not offer UCX "
                  "(ddio-server --transport, or no UCX there)");
         return 0;
     }
-    if (!(u = ddio_ucx_client(c->rma_why, sizeof(c->rma_why))))
+    if (!(u = ddio_ucx_client(c->ucx_why, sizeof(c->ucx_why))))
         return 0;
     addr = ddio_ucx_address(u, &alen);
-    rc = ddio_attach_rma(c->sock, c->addr, addr, alen, deadline, r, c->rma_why,
-                         sizeof(c->rma_why));
+    rc = ddio_attach_ucx(c->sock, c->addr, r, addr, alen, deadline, &c->ucx_cookie, &saddr,
+                         &slen, c->ucx_why, sizeof(c->ucx_why));
     if (rc == -EOPNOTSUPP || rc == -EEXIST)
         return 0;       /* declined */
     if (rc) {
-        ADIOI_DDIO_Err_set(e, -rc, "%s", c->rma_why);
+        ADIOI_DDIO_Err_set(e, -rc, "%s", c->ucx_why);
         return -1;
     }
-    c->rma = r->rma;
+    c->ucx = ddio_ucx_connect(u, saddr, slen, c->ucx_why, sizeof(c->ucx_why));
+    free(saddr);
     return 0;
 }
 
@@ -324,7 +329,7 @@ static int hello(ADIOI_DDIO_Conn * c, int64_t deadline, ADIOI_DDIO_Err * e)
     }
     ddio_secret_clear(s);
     free(s);
-    if (!e->errnum && attach_rma(c, &r, deadline, e))
+    if (!e->errnum && attach_ucx(c, &r, deadline, e))
         free(r.name);
     if (e->errnum)
         return -1;

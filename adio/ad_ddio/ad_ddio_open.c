@@ -475,23 +475,23 @@ static void publish_layout(ADIO_File fd, ADIOI_DDIO_File * f)
 static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
                             ADIOI_DDIO_Err * e)
 {
-    int t = f->transport, rma = n > 0;
+    int t = f->transport, all = n > 0;    /* all: every server by UCX */
     if (t < 0 && (t = ddio_xport_env(e->msg, sizeof(e->msg))) < 0) {
         e->errnum = EINVAL;
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        if (t == DDIO_XPORT_UCX && !conns[i]->rma) {
+        if (t == DDIO_XPORT_UCX && !conns[i]->ucx) {
             ADIOI_DDIO_Err_set(e, EPROTONOSUPPORT, "ddio: romio_ddio_transport / "
                                "DDIO_TRANSPORT = ucx, but server %s: %s", conns[i]->name,
-                               conns[i]->rma_why[0] ? conns[i]->rma_why : "no UCX endpoint");
+                               conns[i]->ucx_why[0] ? conns[i]->ucx_why : "no UCX endpoint");
             return -1;
         }
-        rma &= conns[i]->rma;
+        all &= conns[i]->ucx != NULL;
     }
     f->xport = t == DDIO_XPORT_TCP ? DDIO_XPORT_TCP : t;
     ADIOI_Info_set(fd->info, "ddio_transport_in_use",
-                   t != DDIO_XPORT_TCP && rma ? "ucx" : "tcp");
+                   t != DDIO_XPORT_TCP && all ? "ucx" : "tcp");
     return 0;
 }
 

@@ -14,12 +14,14 @@
  * connection is then closed, since its byte stream can no longer be
  * trusted).
  *
- * With UCX (ddio_ucx.h; a contiguous memory type and a stream of at least
- * DDIO_RMA_MIN_STREAM bytes on a connection that attached UCX), the XFER
- * names the registered user buffer instead: the server puts read data
- * straight into it and gets write data straight out of it, and sends only
- * RPUT notices (which stream ranges arrived) and DONE. The loop then also
- * progresses the UCX worker, waking on its fd. */
+ * With UCX (ddio_ucx.h: a contiguous memory type and a stream of at least
+ * DDIO_UCX_MIN_STREAM bytes, on a connection that attached UCX), read data
+ * arrives as PUT active messages received straight into the user buffer
+ * (ddio_ucx's sink, by rendezvous: one copy), and GETs are answered with
+ * DATA active messages sent straight from it. GET and DONE still come on
+ * the socket; DONE says how many bytes the server sent, and the server
+ * counts as finished once that many landed. The loop also progresses the
+ * UCX worker, waking on its fd. */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <poll.h>
@@ -27,16 +29,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-#include <sched.h>
 
 #define XFER_BOUNCE_MAX (4u << 20)
 /* the server gives up waiting for collective peers after timeout_ms and says
  * so; the client waits a little longer to receive that clear error */
 #define XFER_GRACE_MS 5000
+/* UCX 1.13's wake-up fd can miss a shared-memory event (seen: a read
+ * waiting for its last PUT until the deadline), so waits with UCX in use
+ * are sliced: a missed wake-up costs at most this */
+#define XFER_UCX_SLICE_MS 1
 
 typedef struct xsrv {
     uint64_t req;
     int pending;
+    struct ddio_ucx_sink *sink; /* data by UCX (heap: outlives a stuck call) */
+    int done;                   /* DONE came; (UCX) waiting for its bytes */
+    uint64_t expect;            /* the bytes DONE says were sent */
     int have_size;
     uint64_t local_size;
     int64_t deadline;           /* fail if it sends nothing until then */
@@ -44,8 +52,9 @@ typedef struct xsrv {
 
 typedef struct xstate {
     ADIOI_DDIO_Xfer *x;
-    struct ddio_ucx *ucx;       /* RMA in use for some server: progress it */
-    struct ddio_ucx_key key;    /* the user buffer's registration */
+    struct ddio_ucx *ucx;       /* some server moves data by UCX */
+    struct ddio_ucx_sends *sends;       /* DATA in flight (heap, like sinks) */
+    int got_err;                /* out of memory noting received ranges */
     ADIOI_DDIO_File *f;
     xsrv *s;
     int npending;
@@ -89,23 +98,39 @@ static void srv_broken(xstate * st, int i, int errnum, const char *what)
 
 /* ---- sending the XFERs ------------------------------------------------------ */
 
-/* register the user buffer once per call, when some XFER can use RMA */
-static int want_rma(xstate * st, const ADIOI_DDIO_Conn * c)
+static int note_got(xstate * st, const struct ddio_seg *g);
+
+/* a PUT's segment landed in the user buffer (under the UCX lock) */
+static void landed(void *arg, const struct ddio_seg *g)
+{
+    xstate *st = arg;
+    if (note_got(st, g))
+        st->got_err = 1;
+}
+
+/* data of the XFER to server i by UCX: a sink for its PUTs */
+static int want_ucx(xstate * st, int i)
 {
     ADIOI_DDIO_Xfer *x = st->x;
+    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
     char why[200];
+    struct ddio_ucx_sink *sk;
 
-    if (!c->rma || st->f->xport == DDIO_XPORT_TCP || !x->mem->contig ||
-        x->fdesc->length < DDIO_RMA_MIN_STREAM)
+    if (!c->ucx || st->f->xport == DDIO_XPORT_TCP || !x->mem->contig ||
+        x->fdesc->length < DDIO_UCX_MIN_STREAM)
         return 0;
-    if (st->key.entry)
-        return 1;
     if (!st->ucx && !(st->ucx = ddio_ucx_client(why, sizeof(why))))
         return 0;
-    if (ddio_ucx_reg(st->ucx, x->mem->buf, x->fdesc->length, &st->key, why, sizeof(why))) {
-        st->ucx = NULL;         /* the packed-message path still works */
+    if (!st->sends && !(st->sends = calloc(1, sizeof(*st->sends))))
         return 0;
-    }
+    if (!(sk = calloc(1, sizeof(*sk))))
+        return 0;
+    sk->buf = (uint8_t *) x->mem->buf;
+    sk->len = x->fdesc->length;
+    sk->landed = landed;
+    sk->arg = st;
+    ddio_ucx_sink_add(st->ucx, sk);
+    st->s[i].sink = sk;
     return 1;
 }
 
@@ -137,12 +162,10 @@ static void send_xfers(xstate * st, const char *involved)
             .rank = x->rank,.timeout_ms = (uint32_t) f->timeout_ms,
             .desc_len = (uint32_t) dw.len,.desc = dw.p
         };
-        if (want_rma(st, f->srv[i].conn)) {
-            m.flags |= DDIO_XF_RMA;
-            m.rma_addr = (uint64_t) (uintptr_t) x->mem->buf;
-            m.rma_len = x->fdesc->length;
-            m.rkey_len = (uint32_t) st->key.rkey_len;
-            m.rkey = st->key.rkey;
+        if (want_ucx(st, i)) {
+            m.flags |= DDIO_XF_UCX;
+            m.ucx_token = st->s[i].sink->token;
+            m.ucx_len = x->fdesc->length;
         }
         ddio_wbuf_init(&w);
         ddio_enc_xfer(&w, &m);
@@ -248,38 +271,36 @@ static int on_put(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
     if (!rc)
         rc = st->x->mem->contig ? recv_contig(st, sock, &sg, dl) : recv_scatter(st, sock, &sg,
                                                                                   dl);
+    if (st->ucx)        /* PUT handlers may note ranges from another thread */
+        ddio_ucx_lock(st->ucx);
     for (uint32_t k = 0; k < sg.nseg && !rc; k++)
         rc = note_got(st, &sg.seg[k]);
-    ddio_segs_free(&sg);
-    return rc;
-}
-
-/* RPUT: read data the server already put into the user buffer by RMA */
-static int on_rput(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
-{
-    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
-    struct ddio_segs sg;
-    uint8_t *p = NULL;
-    ADIOI_DDIO_Err err;
-    int rc = 0;
-
-    memset(&sg, 0, sizeof(sg));
-    if (st->x->op != DDIO_X_READ || !st->key.entry)
-        return -EPROTO;
-    if (ADIOI_DDIO_Recv_payload(c, h, dl, &p, &err)) {
-        note_error(st, &err);
-        return -EPIPE;
-    }
-    if (ddio_dec_get(p, h->len, &sg) || sg.tag != 0 || !segs_valid(st, &sg))
-        rc = -EPROTO;
-    free(p);
-    for (uint32_t k = 0; k < sg.nseg && !rc; k++)
-        rc = note_got(st, &sg.seg[k]);
+    if (st->ucx)
+        ddio_ucx_unlock(st->ucx);
     ddio_segs_free(&sg);
     return rc;
 }
 
 /* ---- GET: answer with DATA from the user buffer -------------------------- */
+
+/* by UCX: one DATA active message sent straight from the user buffer */
+static int send_ucx(xstate * st, int i, uint64_t req, const struct ddio_segs *sg)
+{
+    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    struct iovec *iov = malloc(sg->nseg * sizeof(*iov));
+    int rc;
+
+    if (!iov)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < sg->nseg; k++) {
+        iov[k].iov_base = st->x->mem->buf + sg->seg[k].off;
+        iov[k].iov_len = sg->seg[k].len;
+    }
+    rc = ddio_ucx_send_data(st->ucx, c->ucx, c->ucx_cookie, req, sg->tag, iov, (int) sg->nseg,
+                            st->sends);
+    free(iov);
+    return rc;
+}
 
 static int send_contig(xstate * st, int sock, struct iovec *head, const struct ddio_segs *sg,
                        int64_t dl)
@@ -339,6 +360,11 @@ static int on_get(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
         sg.total > DDIO_MAX_PAYLOAD - 4)
         rc = -EPROTO;
     free(p);
+    if (!rc && st->s[i].sink) {
+        rc = send_ucx(st, i, h->req, &sg);
+        ddio_segs_free(&sg);
+        return rc;
+    }
     ddio_wbuf_init(&tw);
     ddio_enc_data(&tw, sg.tag);
     if (!rc && tw.err)
@@ -377,10 +403,35 @@ static int on_done(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
     } else {
         st->s[i].have_size = 1;
         st->s[i].local_size = r.local_size;
+        if (st->s[i].sink && st->x->op == DDIO_X_READ) {
+            st->s[i].done = 1;  /* finished once its PUT bytes landed */
+            st->s[i].expect = r.bytes;
+            free(p);
+            return 0;
+        }
     }
     free(p);
     srv_finish(st, i);
     return 0;
+}
+
+/* servers that sent DONE and whose UCX PUT bytes have all landed */
+static void ucx_check_done(xstate * st)
+{
+    uint64_t got;
+    int e;
+
+    for (int i = 0; i < st->f->nsrv; i++) {
+        if (!st->s[i].pending || !st->s[i].sink)
+            continue;
+        ddio_ucx_sink_peek(st->ucx, st->s[i].sink, &got, &e);
+        if (e) {
+            srv_broken(st, i, e, e == EPROTO ? "malformed PUT message (UCX)"
+                       : "receiving read data by UCX");
+        } else if (st->s[i].done && got >= st->s[i].expect) {
+            srv_finish(st, i);
+        }
+    }
 }
 
 /* ---- the loop -------------------------------------------------------------------- */
@@ -402,8 +453,6 @@ static void handle_msg(xstate * st, int i)
         rc = on_put(st, i, &h, dl);
     else if (h.type == DDIO_T_GET)
         rc = on_get(st, i, &h, dl);
-    else if (h.type == DDIO_T_RPUT)
-        rc = on_rput(st, i, &h, dl);
     else if (h.type == (DDIO_T_XFER | DDIO_REPLY))
         rc = on_done(st, i, &h, dl);
     else if (h.type == DDIO_T_PROGRESS)
@@ -432,7 +481,8 @@ static int poll_set(xstate * st, struct pollfd *pf, int *which, int64_t * first)
     for (int i = 0; i < st->f->nsrv; i++) {
         if (!st->s[i].pending)
             continue;
-        pf[k].fd = st->f->srv[i].conn->sock;
+        /* after DONE (UCX: waiting for its bytes) nothing may come on it */
+        pf[k].fd = st->s[i].done ? -1 : st->f->srv[i].conn->sock;
         pf[k].events = POLLIN;
         pf[k].revents = 0;
         which[k++] = i;
@@ -442,29 +492,16 @@ static int poll_set(xstate * st, struct pollfd *pf, int *which, int64_t * first)
     return k;
 }
 
-/* with RMA in flight the worker must progress (software RMA needs the
- * target's help): its fd joins the poll set, and a poll does not sleep
- * while it has more to do */
+/* UCX in use: the worker's fd joins the poll set, and a poll does not sleep
+ * while the worker has more to do */
 static int ucx_wait_slot(xstate * st, struct pollfd *pf, int k, int64_t * left)
 {
-    if (!st->ucx || !st->key.entry)
+    if (!st->ucx)
         return k;
-    {
-        static int spin_us = -1;
-        if (spin_us < 0) spin_us = getenv("DDIO_UCX_SPIN") ? atoi(getenv("DDIO_UCX_SPIN")) : 0;
-        int64_t t0 = ddio_now_us();
-        int busy = 0;
-        while (ddio_now_us() - t0 < spin_us) {
-            if (ddio_ucx_progress(st->ucx)) { busy = 1; t0 = ddio_now_us(); }
-            else sched_yield();
-            struct pollfd q[64]; int nq = k < 64 ? k : 64;
-            memcpy(q, pf, nq * sizeof(*q));
-            if (poll(q, nq, 0) > 0) break;
-        }
-        (void)busy;
-    }
     if (ddio_ucx_prepare_wait(st->ucx))
         *left = 0;
+    else if (*left > XFER_UCX_SLICE_MS)
+        *left = XFER_UCX_SLICE_MS;
     pf[k].fd = ddio_ucx_efd(st->ucx);
     pf[k].events = POLLIN;
     pf[k].revents = 0;
@@ -488,12 +525,16 @@ static void poll_loop(xstate * st)
         int np = ucx_wait_slot(st, pf, k, &left);
         if (poll(pf, np, (int) (left > 60000 ? 60000 : left)) < 0)
             continue;   /* EINTR */
+        if (st->ucx) {
+            ddio_ucx_progress(st->ucx);
+            ucx_check_done(st);
+        }
         int64_t now = ddio_now_ms();
         for (int j = 0; j < k; j++) {
             int i = which[j];
             if (!st->s[i].pending)
                 continue;
-            if (pf[j].revents) {
+            if (pf[j].revents && !st->s[i].done) {
                 handle_msg(st, i);
                 st->s[i].deadline = silence_deadline(f);
             } else if (now >= st->s[i].deadline) {
@@ -568,6 +609,38 @@ static void finish_read(xstate * st)
     free(known);
 }
 
+/* Stop receiving PUTs and wait for DATA sends: what is still running after
+ * a short wait (a failed call) keeps its sink or counter, never freed. */
+static void ucx_end(xstate * st)
+{
+    int64_t dl = ddio_now_ms() + 5000;
+    ADIOI_DDIO_Err err;
+    int rc;
+
+    for (int i = 0; st->ucx && i < st->f->nsrv; i++) {
+        if (!st->s[i].sink)
+            continue;
+        if (ddio_ucx_sink_remove(st->ucx, st->s[i].sink, dl) == 0)
+            free(st->s[i].sink);
+        st->s[i].sink = NULL;
+    }
+    if (st->sends && (rc = ddio_ucx_sends_wait(st->ucx, st->sends, dl)) != -ETIMEDOUT)
+        free(st->sends);
+    else if (st->sends)
+        rc = -ETIMEDOUT;
+    else
+        rc = 0;
+    if (rc) {
+        ADIOI_DDIO_Err_set(&err, -rc, "ddio: sending write data by UCX failed (%s)",
+                           ddio_errno_name(-rc));
+        note_error(st, &err);
+    }
+    if (st->got_err) {
+        ADIOI_DDIO_Err_set(&err, ENOMEM, "ddio: out of memory noting received data");
+        note_error(st, &err);
+    }
+}
+
 int ADIOI_DDIO_Xfer_run(ADIOI_DDIO_Xfer * x, const char *involved, ADIOI_DDIO_Err * e)
 {
     xstate st;
@@ -584,8 +657,7 @@ int ADIOI_DDIO_Xfer_run(ADIOI_DDIO_Xfer * x, const char *involved, ADIOI_DDIO_Er
     }
     send_xfers(&st, involved);
     poll_loop(&st);
-    if (st.key.entry)
-        ddio_ucx_unreg(st.ucx, &st.key);
+    ucx_end(&st);
     if (!e->errnum && x->op == DDIO_X_WRITE)
         x->bytes = x->fdesc->length;
     else if (!e->errnum && st.got_bytes == x->fdesc->length)
