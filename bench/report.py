@@ -23,17 +23,19 @@ import statistics
 import sys
 from collections import defaultdict
 
-METHODS = ["ddio", "ddio-nosort", "ddio-2ph", "ufs-2ph", "ufs-indep"]
+METHODS = ["ddio", "ddio-tcp", "ddio-ucx", "ddio-nosort", "ddio-2ph", "ufs-2ph", "ufs-indep"]
 LABELS = {
     "ddio": "(1) ddio disk-directed",
+    "ddio-tcp": "(1t) ddio, TCP transport",
+    "ddio-ucx": "(1u) ddio, UCX transport (active messages)",
     "ddio-nosort": "(2) ddio, presort off",
     "ddio-2ph": "(3) ddio servers, ROMIO two-phase",
     "ufs-2ph": "(4) ufs: two-phase (ROMIO default)",
     "ufs-indep": "(5) ufs: independent + data sieving",
 }
-SHORT = {"ddio": "ddio", "ddio-nosort": "ddio nosort", "ddio-2ph": "ddio 2ph",
+SHORT = {"ddio": "ddio", "ddio-tcp": "ddio tcp", "ddio-ucx": "ddio ucx", "ddio-nosort": "ddio nosort", "ddio-2ph": "ddio 2ph",
          "ufs-2ph": "ufs 2ph", "ufs-indep": "ufs indep"}
-COLORS = {"ddio": "#1b5e20", "ddio-nosort": "#66bb6a", "ddio-2ph": "#a5d6a7",
+COLORS = {"ddio": "#1b5e20", "ddio-tcp": "#2e7d32", "ddio-ucx": "#ef6c00", "ddio-nosort": "#66bb6a", "ddio-2ph": "#a5d6a7",
           "ufs-2ph": "#1565c0", "ufs-indep": "#90caf9"}
 ROMIO = ["ufs-2ph", "ufs-indep"]
 PATTERN_ORDER = ["wn", "wb", "wc", "wnb", "wbb", "wcb", "wbc", "wcc", "wcn",
@@ -189,6 +191,27 @@ def profile_table(outdir, rec, pats, runs):
             "blocks | nonconsec |", "|---|---|---|---|---|---|---|---|---|"] + rows
 
 
+def cpu_table(rec, pats, runs, methods):
+    """CPU seconds per GiB moved (median over repetitions): the ranks and
+    mpiexec (client) and the ddio servers, for every ddio method run"""
+    ms = [m for m in methods if m.startswith("ddio")]
+    out = ["\n### CPU time per GiB moved (client = ranks + mpiexec; server = ddio servers)\n",
+           "| pattern | " + " | ".join("%s client | %s server" % (SHORT[m], SHORT[m]) for m in ms)
+           + " |", "|---|" + "---|---|" * len(ms)]
+    any_row = False
+    for p in pats:
+        cells = []
+        for m in ms:
+            rows = [r for r in runs.get((rec, m, p), []) if r["status"] == "ok"]
+            for key in ("client_cpu_s", "server_cpu_s"):
+                v = [fnum(r.get(key)) / (fnum(r["MiB"]) / 1024.0) for r in rows
+                     if fnum(r.get(key)) is not None and fnum(r.get("MiB"))]
+                cells.append(fmt(statistics.median(v), 2) if v else "—")
+                any_row |= bool(v)
+        out.append("| %s | %s |" % (p, " | ".join(cells)))
+    return out if any_row else []
+
+
 def ceiling_value(ceil, op):
     """median per location, then the best location (the device's ceiling)"""
     byw = defaultdict(list)
@@ -323,6 +346,7 @@ def main():
         md.append("\n### Ratio to the best ROMIO method (4 or 5)\n")
         md += tab_rom
         md += profile_table(outdir, rec, pats, runs)
+        md += cpu_table(rec, pats, runs, methods)
         md.append("")
         for op in ("write", "read"):
             png = "chart-r%d-%s.png" % (rec, op)

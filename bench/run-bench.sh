@@ -13,7 +13,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CMDLINE="$0 $*"
 top=$(cd "$here/.." && pwd)
 
-ALL_METHODS="ddio,ddio-nosort,ddio-2ph,ufs-2ph,ufs-indep"
+ALL_METHODS="ddio,ddio-tcp,ddio-ucx,ddio-nosort,ddio-2ph,ufs-2ph,ufs-indep"
 ALL_WRITES="wn,wb,wc,wnb,wbb,wcb,wbc,wcc,wcn"
 ALL_READS="ra,rn,rb,rc,rnb,rnc,rbn,rbb,rbc,rcn,rcb,rcc"
 
@@ -46,7 +46,9 @@ usage: bench/run-bench.sh [options]
   -h, --help
 
 methods:
-  ddio         ddio: disk-directed I/O, default hints
+  ddio         ddio: disk-directed I/O, default hints (transport: auto)
+  ddio-tcp     ddio: with the TCP transport (ddio-run --transport tcp)
+  ddio-ucx     ddio: with the UCX transport (ddio-run --transport ucx)
   ddio-nosort  ddio: with romio_ddio_presort=disable
   ddio-2ph     ddio: servers under ROMIO two-phase (romio_ddio_collective=twophase)
   ufs-2ph      ufs: ROMIO defaults (two-phase collective buffering)
@@ -193,7 +195,7 @@ dev_of() { findmnt -no SOURCE -T "$1" 2>/dev/null || echo "?"; }
 log "results in $OUT; scratch $TMPD ($(fs_of "$TMPD") on $(dev_of "$TMPD"))"
 
 RES=$OUT/results.csv
-[ -s "$RES" ] || echo "method,pattern,op,recsize,P,servers,file_MiB,MiB,seconds,MiB_s,status,rep,cold,wall_s" > "$RES"
+[ -s "$RES" ] || echo "method,pattern,op,recsize,P,servers,file_MiB,MiB,seconds,MiB_s,status,rep,cold,wall_s,client_cpu_s,server_cpu_s" > "$RES"
 CEILCSV=$OUT/ceiling.csv
 [ -s "$CEILCSV" ] || echo "where,op,file_MiB,block_KiB,qd,seconds,MiB_s,status,rep,cold,path" > "$CEILCSV"
 
@@ -252,10 +254,12 @@ run_one() {
     local extra=(); read -r -a extra <<<"$DDIO_RUN_ARGS"
     # the profile: per-call phase times from every rank (DDIO_TIMING) and
     # the servers' per-XFER counters (debug log, printed after the run)
-    cmd=(env DDIO_TIMING=1 "$DDIO_RUN" -s "$NSERV" --root "$ROOT" -l debug --keep-logs \
-         "${extra[@]}" -- mpiexec -n "$P" "$PATBIN" "${args[@]}" "ddio:/bench-r$rec.dat")
+    case "$m" in ddio-tcp) extra+=(--transport tcp);; ddio-ucx) extra+=(--transport ucx);; esac
+    cmd=(env DDIO_TIMING=1 DDIO_RUN_CPU=1 "$DDIO_RUN" -s "$NSERV" --root "$ROOT" -l debug \
+         --keep-logs "${extra[@]}" -- "$here/cpu-wrap.sh" mpiexec -n "$P" "$PATBIN" "${args[@]}" \
+         "ddio:/bench-r$rec.dat")
   else
-    cmd=(mpiexec -n "$P" "$PATBIN" "${args[@]}" "ufs:$TMPD/ufs/$m-r$rec.dat")
+    cmd=("$here/cpu-wrap.sh" mpiexec -n "$P" "$PATBIN" "${args[@]}" "ufs:$TMPD/ufs/$m-r$rec.dat")
   fi
   lg=$OUT/logs/r$rec/$m/$pat${prep:+-prep}.rep$rep.log
   mkdir -p "$(dirname "$lg")"
@@ -291,8 +295,12 @@ run_one() {
       *) status="FAIL(rc=$st)" ;;
     esac
   fi
+  # CPU seconds: the ranks (and mpiexec), and the ddio servers
+  local ccpu scpu
+  ccpu=$(awk '/^cpu-wrap: children/ {printf "%.3f", $3 + $4}' "$lg")
+  scpu=$(awk '/^ddio-run: server [0-9]+ cpu/ {s += $5 + $6; n++} END {if (n) printf "%.3f", s}' "$lg")
   if [ -z "$prep" ]; then
-    echo "$m,$pat,$op,$rec,$P,$srv,$MIB,$mib,$secs,$rate,$status,$rep,$cold,$wall" >> "$RES"
+    echo "$m,$pat,$op,$rec,$P,$srv,$MIB,$mib,$secs,$rate,$status,$rep,$cold,$wall,$ccpu,$scpu" >> "$RES"
     log "$(printf '%-11s %-4s r=%-5s rep %d: %10s MiB/s  %s%s' "$m" "$pat" "$rec" "$rep" "${rate:--}" "$status" "$( [ $op = read ] && echo " cold=$cold")")"
   else
     log "$m r=$rec: prepared the file with $pat ($status)"

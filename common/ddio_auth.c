@@ -356,9 +356,8 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
 }
 
 int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
-                    const void *ucx_addr, size_t ucx_len, int64_t deadline_ms,
-                    uint64_t *cookie, uint8_t **srv_addr, size_t *srv_len, char *err,
-                    size_t errlen)
+                    int64_t deadline_ms, uint64_t *cookie, uint8_t **srv_addr,
+                    size_t *srv_len, char *err, size_t errlen)
 {
     *srv_addr = NULL;
     *srv_len = 0;
@@ -366,16 +365,7 @@ int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
         snprintf(err, errlen, "ddio server %s does not offer UCX", addr);
         return -EOPNOTSUPP;
     }
-    if (ucx_len == 0 || ucx_len > DDIO_MAX_UCXADDR) {
-        snprintf(err, errlen, "UCX worker address of %zu bytes", ucx_len);
-        return -EOPNOTSUPP;
-    }
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_ucxaddr(&w, ucx_addr, (uint32_t)ucx_len);
-    int rc = w.err ? w.err : ddio_send_msg(fd, DDIO_T_UCXADDR, 3, 0, w.p, w.len, NULL, 0,
-                                           deadline_ms);
-    ddio_wbuf_free(&w);
+    int rc = ddio_send_msg(fd, DDIO_T_UCXADDR, 3, 0, NULL, 0, NULL, 0, deadline_ms);
     if (rc)
         return transport_err(rc, addr, "UCXADDR", err, errlen);
     uint8_t *p = NULL;

@@ -76,15 +76,14 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
                    const struct ddio_secret *secret, int64_t deadline_ms,
                    struct ddio_hello_r *hr, char *err, size_t errlen);
 
-/* After ddio_handshake, when hr says the server offers UCX: send this
- * process's worker address (UCXADDR, req 3) so XFER data can move by UCX;
- * on success the server's cookie for this connection and its worker
- * address (malloc'd: *srv_addr) come back. A refusal (-EOPNOTSUPP, -EEXIST)
- * is no failure of the connection, which keeps TCP; other errors are
- * failures of the connection. The reason is in err. */
+/* After ddio_handshake, when hr says the server offers UCX: ask for it
+ * (UCXADDR, req 3); on success the server's cookie for this connection and
+ * its worker address (malloc'd: *srv_addr) come back, for
+ * ddio_ucx_connect/ddio_ucx_attach. A refusal (-EOPNOTSUPP, -EEXIST) is no
+ * failure of the connection, which keeps TCP; other errors are failures of
+ * the connection. The reason is in err. */
 int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
-                    const void *ucx_addr, size_t ucx_len, int64_t deadline_ms,
-                    uint64_t *cookie, uint8_t **srv_addr, size_t *srv_len, char *err,
-                    size_t errlen);
+                    int64_t deadline_ms, uint64_t *cookie, uint8_t **srv_addr,
+                    size_t *srv_len, char *err, size_t errlen);
 
 #endif

@@ -1017,16 +1017,19 @@ int ddio_dec_rename(const void *p, size_t n, struct ddio_rename *m)
 
 /* ---- names ------------------------------------------------------------------------------- */
 
-void ddio_enc_ucxaddr(struct ddio_wbuf *w, const void *addr, uint32_t len)
+void ddio_enc_ucxaddr_r(struct ddio_wbuf *w, uint64_t cookie, const void *addr, uint32_t len)
 {
+    ddio_put_u64(w, cookie);
     ddio_put_u32(w, len);
     ddio_put_bytes(w, addr, len);
 }
 
-int ddio_dec_ucxaddr(const void *p, size_t n, const uint8_t **addr, uint32_t *len)
+int ddio_dec_ucxaddr_r(const void *p, size_t n, uint64_t *cookie, const uint8_t **addr,
+                       uint32_t *len)
 {
     struct ddio_rbuf r;
     ddio_rbuf_init(&r, p, n);
+    *cookie = ddio_get_u64(&r);
     *len = ddio_get_u32(&r);
     if (!r.err && (*len == 0 || *len > DDIO_MAX_UCXADDR))
         r.err = -EPROTO;
@@ -1037,25 +1040,6 @@ int ddio_dec_ucxaddr(const void *p, size_t n, const uint8_t **addr, uint32_t *le
         *len = 0;
     }
     return rc;
-}
-
-void ddio_enc_ucxaddr_r(struct ddio_wbuf *w, uint64_t cookie, const void *addr, uint32_t len)
-{
-    ddio_put_u64(w, cookie);
-    ddio_enc_ucxaddr(w, addr, len);
-}
-
-int ddio_dec_ucxaddr_r(const void *p, size_t n, uint64_t *cookie, const uint8_t **addr,
-                       uint32_t *len)
-{
-    *addr = NULL;
-    *len = 0;
-    if (n < 8)
-        return -EPROTO;
-    struct ddio_rbuf r;
-    ddio_rbuf_init(&r, p, 8);
-    *cookie = ddio_get_u64(&r);
-    return ddio_dec_ucxaddr((const uint8_t *)p + 8, n - 8, addr, len);
 }
 
 void ddio_enc_am_put(struct ddio_wbuf *w, uint64_t token, const struct ddio_segs *m)
@@ -1073,7 +1057,7 @@ int ddio_dec_am_put(const void *p, size_t n, uint64_t *token, struct ddio_segs *
     ddio_rbuf_init(&r, p, 8);
     *token = ddio_get_u64(&r);
     int rc = ddio_dec_get((const uint8_t *)p + 8, n - 8, m);
-    if (rc == 0 && m->tag != 0) {
+    if (rc == 0 && (m->tag != 0 || m->nseg == 0)) {
         ddio_segs_free(m);
         rc = -EPROTO;
     }

@@ -51,7 +51,7 @@ enum ddio_type {
     DDIO_T_MKDIR    = 19,
     DDIO_T_RMDIR    = 20,
     DDIO_T_RENAME   = 21,  /* file or directory */
-    DDIO_T_UCXADDR  = 22,  /* client -> server, after AUTH: its UCX worker address */
+    DDIO_T_UCXADDR  = 22,  /* client -> server, after AUTH: UCX wanted (reply: address) */
     DDIO_T_MAX      = 23
 };
 #define DDIO_REPLY 0x8000u
@@ -366,23 +366,25 @@ void ddio_enc_data(struct ddio_wbuf *w, uint32_t tag);  /* data follows */
 int  ddio_dec_data(const void *p, size_t n, uint32_t *tag, size_t *hdr_len);
 void ddio_segs_free(struct ddio_segs *m);
 
-/* UCXADDR: the client's UCX worker address (1..DDIO_MAX_UCXADDR bytes). The
- * reply: the server's cookie for this connection (DATA active messages
- * name it) and the server's worker address; an error reply leaves the
- * connection on TCP. Addresses point into the payload. */
-void ddio_enc_ucxaddr(struct ddio_wbuf *w, const void *addr, uint32_t len);
-int  ddio_dec_ucxaddr(const void *p, size_t n, const uint8_t **addr, uint32_t *len);
+/* UCXADDR: no payload. The reply: the server's random cookie for this
+ * connection and its UCX worker address (1..DDIO_MAX_UCXADDR bytes; points
+ * into the payload). The client connects to that address and sends an
+ * ATTACH active message naming the cookie, whose reply endpoint the server
+ * keeps: the server never parses an address a client sent. An error reply
+ * leaves the connection on TCP. */
 void ddio_enc_ucxaddr_r(struct ddio_wbuf *w, uint64_t cookie, const void *addr, uint32_t len);
 int  ddio_dec_ucxaddr_r(const void *p, size_t n, uint64_t *cookie, const uint8_t **addr,
                         uint32_t *len);
 
 /* UCX active message headers (the data is the message's body):
- * PUT  (server -> client): the XFER's token, then the stream segments the
- *      body fills, in order (GET's wire form, tag 0);
- * DATA (client -> server): the connection's cookie, the XFER's request id
- *      and the GET's tag; the body is the GET's bytes. */
-#define DDIO_AM_PUT  1u
-#define DDIO_AM_DATA 2u
+ * PUT    (server -> client): the XFER's token, then the stream segments the
+ *        body fills, in order (GET's wire form, tag 0);
+ * DATA   (client -> server): the connection's cookie, the XFER's request id
+ *        and the GET's tag; the body is the GET's bytes;
+ * ATTACH (client -> server, with UCX's reply endpoint): the cookie (8 bytes). */
+#define DDIO_AM_PUT    1u
+#define DDIO_AM_DATA   2u
+#define DDIO_AM_ATTACH 3u
 #define DDIO_AM_DATA_HDR 20u
 void ddio_enc_am_put(struct ddio_wbuf *w, uint64_t token, const struct ddio_segs *m);
 int  ddio_dec_am_put(const void *p, size_t n, uint64_t *token, struct ddio_segs *m);

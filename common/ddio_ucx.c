@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
 
 #include "ddio_net.h"
 
@@ -34,6 +35,26 @@ int ddio_xport_env(char *err, size_t n)
     return t;
 }
 
+/* an RDMA device (InfiniBand, RoCE, iWARP) the verbs stack shows */
+static int rdma_present(void)
+{
+    DIR *d = opendir("/sys/class/infiniband");
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d)))
+        found = e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return found;
+}
+
+int ddio_xport_resolve(int t)
+{
+    if (t != DDIO_XPORT_AUTO)
+        return t;
+    return rdma_present() ? DDIO_XPORT_UCX : DDIO_XPORT_TCP;
+}
+
 #ifndef DDIO_HAVE_UCX
 
 struct ddio_ucx *ddio_ucx_open(char *err, size_t n)
@@ -53,9 +74,9 @@ int ddio_ucx_efd(const struct ddio_ucx *u) { (void)u; return -1; }
 int ddio_ucx_prepare_wait(struct ddio_ucx *u) { (void)u; return 0; }
 unsigned ddio_ucx_progress(struct ddio_ucx *u) { (void)u; return 0; }
 struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
-                                     char *err, size_t n)
+                                     uint64_t cookie, int64_t dl, char *err, size_t n)
 {
-    (void)u; (void)addr; (void)len;
+    (void)u; (void)addr; (void)len; (void)cookie; (void)dl;
     snprintf(err, n, "no UCX");
     return NULL;
 }
@@ -465,8 +486,31 @@ struct ddio_ucx *ddio_ucx_client(char *err, size_t n)
     return client_ctx;
 }
 
+/* ATTACH: the cookie, with UCX's reply endpoint, so the server can send PUTs
+ * back; waits (progressing) until it left */
+static int attach(struct ddio_ucx_ep *e, uint64_t cookie, int64_t dl, char *err, size_t n)
+{
+    uint8_t hdr[8];
+    for (int i = 0; i < 8; i++)
+        hdr[i] = (uint8_t)(cookie >> (8 * i));
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                              .flags = UCP_AM_SEND_FLAG_REPLY};
+    ucs_status_ptr_t r = api.am_send_nbx(e->ep, DDIO_AM_ATTACH, hdr, sizeof(hdr), NULL, 0, &rp);
+    ucs_status_t st = UCS_PTR_STATUS(r);
+    if (r && !UCS_PTR_IS_ERR(r)) {
+        while ((st = api.request_check_status(r)) == UCS_INPROGRESS && ddio_now_ms() < dl)
+            if (!priv.worker_progress(e->u->w))
+                sched_yield();
+        if (st == UCS_INPROGRESS)
+            st = UCS_ERR_TIMED_OUT;   /* the request stays UCX's: not freed under it */
+        else
+            api.request_free(r);
+    }
+    return st == UCS_OK ? 0 : ucx_fail(err, n, "attaching to the server", st);
+}
+
 struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
-                                     char *err, size_t n)
+                                     uint64_t cookie, int64_t dl, char *err, size_t n)
 {
     (void)len;
     struct ddio_ucx_ep *e = calloc(1, sizeof(*e));
@@ -483,6 +527,10 @@ struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_
         return NULL;
     }
     e->u = u;
+    if (attach(e, cookie, dl, err, n)) {
+        ddio_ucx_disconnect(e);
+        return NULL;
+    }
     return e;
 }
 

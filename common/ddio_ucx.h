@@ -39,6 +39,11 @@ enum ddio_xport { DDIO_XPORT_AUTO = 0, DDIO_XPORT_TCP = 1, DDIO_XPORT_UCX = 2 };
 int ddio_xport_parse(const char *s);
 /* DDIO_TRANSPORT, parsed; a bad value is reported in err and gives -1 */
 int ddio_xport_env(char *err, size_t n);
+/* What auto means here: UCX where an RDMA device is present (a fabric
+ * UCX can use one-sidedly), TCP otherwise. Measured on one host with
+ * shared memory only (docs/TRANSPORT.md), kernel TCP loopback beat UCX's
+ * active messages on every pattern; DDIO_TRANSPORT=ucx still forces it. */
+int ddio_xport_resolve(int t);
 
 /* Streams smaller than this keep TCP's PUT/DATA messages even with UCX: a
  * few bytes cost less in the message that is sent anyway. */
@@ -64,10 +69,12 @@ unsigned ddio_ucx_progress(struct ddio_ucx *u);
 
 /* ---- client side ---- */
 
-/* An endpoint to a server's worker (address from the UCXADDR reply). */
+/* An endpoint to a server's worker (address and cookie from the UCXADDR
+ * reply), announced to the server by an ATTACH active message that carries
+ * UCX's reply endpoint (the server's way back to this worker). */
 struct ddio_ucx_ep;
 struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
-                                     char *err, size_t n);
+                                     uint64_t cookie, int64_t deadline_ms, char *err, size_t n);
 void ddio_ucx_disconnect(struct ddio_ucx_ep *ep);
 
 /* Where one XFER's PUT messages from one server land: a contiguous stream

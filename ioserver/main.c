@@ -180,6 +180,7 @@ int main(int argc, char **argv)
         stop_disks(srv);
         store_fini(&srv->store);
         engine_destroy(srv);
+        ucx_destroy(srv);
     }
     ddio_secret_clear(&srv->secret);
     DDIO_INFO("stopped");

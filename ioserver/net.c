@@ -639,13 +639,12 @@ static int on_auth(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     return reply_w(c, h, &w);
 }
 
-/* UCXADDR (only after AUTH, see dispatch): the client's worker address; a
- * refusal leaves the connection on TCP */
-static int on_ucxaddr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+/* UCXADDR (only after AUTH, see dispatch; no payload): the reply names this
+ * connection's cookie and the server's worker address; a refusal leaves the
+ * connection on TCP */
+static int on_ucxaddr(struct conn *c, const struct ddio_hdr *h)
 {
-    const uint8_t *addr;
-    uint32_t len;
-    if (ddio_dec_ucxaddr(p, h->len, &addr, &len))
+    if (h->len != 0)
         return bad_payload(c, h);
     pthread_mutex_lock(&c->mu);
     int have = c->uep != NULL;
@@ -654,7 +653,7 @@ static int on_ucxaddr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, EEXIST, "UCXADDR: this "
                              "connection already has a UCX endpoint"), 0;
     char why[256];
-    struct uep *u = ucx_ep_new(c->srv, &c->xp, addr, len, why, sizeof(why));
+    struct uep *u = ucx_ep_new(c->srv, &c->xp, why, sizeof(why));
     if (!u)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, EOPNOTSUPP, "UCXADDR: %s",
                              why), 0;
@@ -1169,7 +1168,7 @@ static int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     case DDIO_T_MKDIR:   return on_mkdir(c, h, p);
     case DDIO_T_RMDIR:   return on_rmdir(c, h, p);
     case DDIO_T_RENAME:  return on_rename(c, h, p);
-    case DDIO_T_UCXADDR: return on_ucxaddr(c, h, p);
+    case DDIO_T_UCXADDR: return on_ucxaddr(c, h);
     case DDIO_T_XFER:
     case DDIO_T_SYNC:
     case DDIO_T_PREALLOC:

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "ddio_log.h"
 #include "ddio_net.h"
@@ -47,11 +48,11 @@ int ucx_start(struct server *srv, char *err, size_t n)
     return 0;
 }
 void ucx_stop(struct server *srv) { (void)srv; }
+void ucx_destroy(struct server *srv) { (void)srv; }
 int ucx_offered(const struct server *srv) { (void)srv; return 0; }
-struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, size_t len,
-                       char *err, size_t n)
+struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, char *err, size_t n)
 {
-    (void)srv; (void)ctl; (void)addr; (void)len;
+    (void)srv; (void)ctl;
     snprintf(err, n, "this server has no UCX");
     return NULL;
 }
@@ -72,6 +73,8 @@ void ucx_ep_close(struct uep *u) { (void)u; }
 /* UCX 1.13's wake-up fd can miss a shared-memory event: the progress
  * thread's sleep is sliced so a missed one costs at most this */
 #define PROGRESS_SLICE_MS 1
+/* how long an XFER waits for its connection's ATTACH message */
+#define ATTACH_WAIT_MS 5000
 /* how long a closing endpoint may take to hand back its operations */
 #define CLOSE_WAIT_MS 10000
 
@@ -209,6 +212,21 @@ int ucx_offered(const struct server *srv)
 
 static ucs_status_t data_cb(void *arg, const void *hdr, size_t hlen, void *data, size_t len,
                             const ucp_am_recv_param_t *p);
+static ucs_status_t attach_cb(void *arg, const void *hdr, size_t hlen, void *data, size_t len,
+                              const ucp_am_recv_param_t *p);
+
+static int set_handler(struct srv_ucx *su, unsigned id, ucp_am_recv_callback_t cb, char *err,
+                       size_t n)
+{
+    ucp_am_handler_param_t hp = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
+                                               UCP_AM_HANDLER_PARAM_FIELD_CB |
+                                               UCP_AM_HANDLER_PARAM_FIELD_ARG,
+                                 .id = id, .cb = cb, .arg = su};
+    ucs_status_t st = su->api->worker_set_am_recv_handler(su->w, &hp);
+    if (st != UCS_OK)
+        snprintf(err, n, "UCX: active message handler: %s", su->api->status_string(st));
+    return st == UCS_OK ? 0 : -EIO;
+}
 
 static int su_init(struct srv_ucx *su, struct ddio_ucx *u, char *err, size_t n)
 {
@@ -216,15 +234,9 @@ static int su_init(struct srv_ucx *su, struct ddio_ucx *u, char *err, size_t n)
     su->api = ddio_ucx_api();
     su->w = ddio_ucx_worker(u);
     pthread_mutex_init(&su->mu, NULL);
-    ucp_am_handler_param_t hp = {.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID |
-                                               UCP_AM_HANDLER_PARAM_FIELD_CB |
-                                               UCP_AM_HANDLER_PARAM_FIELD_ARG,
-                                 .id = DDIO_AM_DATA, .cb = data_cb, .arg = su};
-    ucs_status_t st = su->api->worker_set_am_recv_handler(su->w, &hp);
-    if (st != UCS_OK) {
-        snprintf(err, n, "UCX: active message handler: %s", su->api->status_string(st));
+    if (set_handler(su, DDIO_AM_DATA, data_cb, err, n) ||
+        set_handler(su, DDIO_AM_ATTACH, attach_cb, err, n))
         return -EIO;
-    }
     if (pthread_key_create(&su->tkey, tput_free)) {
         snprintf(err, n, "out of thread keys");
         return -EAGAIN;
@@ -239,7 +251,7 @@ static int su_init(struct srv_ucx *su, struct ddio_ucx *u, char *err, size_t n)
 
 int ucx_start(struct server *srv, char *err, size_t n)
 {
-    if (srv->cfg.transport == DDIO_XPORT_TCP)
+    if (ddio_xport_resolve(srv->cfg.transport) == DDIO_XPORT_TCP)
         return 0;
     char why[256];
     struct ddio_ucx *u = ddio_ucx_open(why, sizeof(why));
@@ -273,8 +285,18 @@ void ucx_stop(struct server *srv)
     atomic_store(&su->stop, 1);
     su->api->worker_signal(su->w);
     pthread_join(su->thr, NULL);
-    /* endpoints still referenced by stuck threads keep the worker: the
-     * process is exiting, so it is not released under them */
+}
+
+void ucx_destroy(struct server *srv)
+{
+    struct srv_ucx *su = srv->ucx;
+    if (!su)
+        return;
+    srv->ucx = NULL;
+    pthread_key_delete(su->tkey);
+    pthread_mutex_destroy(&su->mu);
+    ddio_ucx_close(su->u);
+    free(su);
 }
 
 /* ---- endpoints ---------------------------------------------------------------------------- */
@@ -316,6 +338,8 @@ static void uep_release_ep(struct uep *u)
         pthread_cond_wait(&u->cv, &u->mu);
     int first = !u->closed;
     u->closed = 1;
+    ucp_ep_h ep = u->ep;
+    pthread_cond_broadcast(&u->cv);
     pthread_mutex_unlock(&u->mu);
     if (!first)
         return;
@@ -326,9 +350,11 @@ static void uep_release_ep(struct uep *u)
             break;
         }
     pthread_mutex_unlock(&u->su->mu);
+    if (!ep)
+        return;                   /* never attached */
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                               .flags = UCP_EP_CLOSE_FLAG_FORCE};
-    ucs_status_ptr_t r = api->ep_close_nbx(u->ep, &rp);
+    ucs_status_ptr_t r = api->ep_close_nbx(ep, &rp);
     if (r && !UCS_PTR_IS_ERR(r)) {
         int64_t dl = ddio_now_ms() + CLOSE_WAIT_MS;
         while (api->request_check_status(r) == UCS_INPROGRESS && ddio_now_ms() < dl)
@@ -762,6 +788,31 @@ static ucs_status_t data_cb(void *arg, const void *hdr, size_t hlen, void *data,
     return UCS_INPROGRESS;
 }
 
+/* ATTACH: the client's reply endpoint becomes the connection's (the first
+ * one only; an unknown cookie is dropped) */
+static ucs_status_t attach_cb(void *arg, const void *hdr, size_t hlen, void *data, size_t len,
+                              const ucp_am_recv_param_t *p)
+{
+    struct srv_ucx *su = arg;
+    (void)data;
+    uint64_t cookie = 0;
+    if (hlen != 8 || len != 0 || !(p->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ||
+        !p->reply_ep)
+        return UCS_OK;
+    for (int i = 0; i < 8; i++)
+        cookie |= (uint64_t)((const uint8_t *)hdr)[i] << (8 * i);
+    struct uep *u = uep_by_cookie(su, cookie);
+    if (!u)
+        return UCS_OK;
+    pthread_mutex_lock(&u->mu);
+    if (!u->ep && !u->dead)
+        u->ep = p->reply_ep;
+    pthread_cond_broadcast(&u->cv);
+    pthread_mutex_unlock(&u->mu);
+    xp_unref(&u->xp);
+    return UCS_OK;
+}
+
 /* Stop matching owner's GETs, wait until none of their DATA is still being
  * received (closing the endpoint if that takes too long), return them. */
 static struct xp_get *ux_cancel(struct xp *ep, const void *owner)
@@ -819,8 +870,17 @@ static const struct xport_ops ucx_ops = {
     .sync = ux_sync,
 };
 
-struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, size_t len,
-                       char *err, size_t n)
+/* a cookie nobody can guess: DATA and ATTACH messages name their
+ * connection by it */
+static uint64_t new_cookie(void)
+{
+    uint64_t c = 0;
+    while (c == 0 && getrandom(&c, sizeof(c), 0) != (ssize_t)sizeof(c))
+        ;
+    return c;
+}
+
+struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, char *err, size_t n)
 {
     struct srv_ucx *su = srv->ucx;
     if (!su) {
@@ -832,19 +892,11 @@ struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, 
         snprintf(err, n, "out of memory");
         return NULL;
     }
-    (void)len;
-    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
-                          .address = (const ucp_address_t *)addr};
-    ucs_status_t st = su->api->ep_create(su->w, &ep, &u->ep);
-    if (st != UCS_OK) {
-        snprintf(err, n, "UCX endpoint to the client's worker: %s", su->api->status_string(st));
-        free(u);
-        return NULL;
-    }
     u->xp = (struct xp){.ops = &ucx_ops, .srv = srv};
     u->ctl = ctl;
     xp_ref(ctl);
     u->su = su;
+    u->cookie = new_cookie();
     atomic_init(&u->refs, 1);     /* the connection's */
     pthread_mutex_init(&u->mu, NULL);
     pthread_condattr_t ca;
@@ -853,8 +905,6 @@ struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, 
     pthread_cond_init(&u->cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_lock(&su->mu);
-    uint64_t salt = (uint64_t)ddio_now_us() * 0x9E3779B97F4A7C15ull;
-    u->cookie = ++su->next_cookie ^ (salt & ~0xffffffffull);
     u->next = su->ueps;
     su->ueps = u;
     pthread_mutex_unlock(&su->mu);
@@ -880,7 +930,10 @@ int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, 
     }
     *b = (struct bind){.req = req, .token = m->ucx_token, .len = m->ucx_len};
     pthread_mutex_lock(&u->mu);
-    int dup = 0, dead = u->dead;
+    int64_t dl = ddio_now_ms() + ATTACH_WAIT_MS;   /* the ATTACH may still be on its way */
+    while (!u->ep && !u->dead && cond_wait_until(&u->cv, &u->mu, dl) != ETIMEDOUT)
+        ;
+    int dup = 0, dead = u->dead || !u->ep;
     for (struct bind *o = u->binds; o; o = o->next)
         dup |= o->req == req;
     if (!dup && !dead) {
@@ -890,7 +943,7 @@ int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, 
     pthread_mutex_unlock(&u->mu);
     if (dup || dead) {
         free(b);
-        snprintf(err, n, dead ? "the connection's UCX endpoint is closed"
+        snprintf(err, n, dead ? "the connection's UCX endpoint is closed or was never attached"
                               : "XFER request id %llu is already in progress",
                  (unsigned long long)req);
         return dead ? -ECONNRESET : -EPROTO;

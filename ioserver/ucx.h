@@ -19,15 +19,18 @@ struct uep;
 /* Per cfg.transport: auto = offer UCX when it loads (else a warning and
  * TCP only), ucx = fail to start without it, tcp = never. 0 or -errno. */
 int ucx_start(struct server *srv, char *err, size_t n);
+/* stop the progress thread (at shutdown) */
 void ucx_stop(struct server *srv);
+/* release the worker: only once no connection or engine thread is left */
+void ucx_destroy(struct server *srv);
 /* whether HELLO offers UCX */
 int ucx_offered(const struct server *srv);
 
-/* A connection's UCX endpoint, made from the worker address its client
- * sent on the authenticated connection ctl (referenced while it lives).
- * NULL with the reason in err. */
-struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, const uint8_t *addr, size_t len,
-                       char *err, size_t n);
+/* A connection's UCX endpoint for the authenticated connection ctl
+ * (referenced while it lives), with a fresh random cookie; it is usable
+ * once the client's ATTACH message (naming the cookie) brought UCX's reply
+ * endpoint. NULL with the reason in err. */
+struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, char *err, size_t n);
 /* the UCXADDR reply's payload: the connection's cookie, the server's address */
 int ucx_ep_reply(struct uep *u, struct ddio_wbuf *w);
 /* The endpoint a UCX XFER runs on: remembers req's token and stream length

@@ -267,23 +267,23 @@ static ADIOI_DDIO_Conn *pool_find(conn_pool * pool, const char *addr)
     return c;
 }
 
-/* After the handshake: offer the server this process's UCX worker, unless
- * DDIO_TRANSPORT=tcp, and connect to the server's. A server that declines
+/* After the handshake: ask the server for UCX when DDIO_TRANSPORT resolves
+ * to ucx (ddio_xport_resolve), connect to its worker and attach. A server that declines
  * leaves the connection on TCP (c->ucx_why says why); a broken connection
  * fails. */
 static int attach_ucx(ADIOI_DDIO_Conn * c, const struct ddio_hello_r *r, int64_t deadline,
                       ADIOI_DDIO_Err * e)
 {
     struct ddio_ucx *u;
-    const void *addr;
     uint8_t *saddr = NULL;
-    size_t alen, slen;
+    size_t slen;
     int rc;
 
     c->ucx = NULL;
     c->ucx_why[0] = '\0';
-    if (ddio_xport_env(c->ucx_why, sizeof(c->ucx_why)) == DDIO_XPORT_TCP) {
-        snprintf(c->ucx_why, sizeof(c->ucx_why), "DDIO_TRANSPORT=tcp");
+    if (ddio_xport_resolve(ddio_xport_env(c->ucx_why, sizeof(c->ucx_why))) != DDIO_XPORT_UCX) {
+        snprintf(c->ucx_why, sizeof(c->ucx_why), "not attached: DDIO_TRANSPORT is tcp, or auto "
+                 "without an RDMA device (set DDIO_TRANSPORT=ucx)");
         return 0;
     }
     if (!(r->flags & DDIO_SRV_UCX)) {
@@ -293,16 +293,16 @@ static int attach_ucx(ADIOI_DDIO_Conn * c, const struct ddio_hello_r *r, int64_t
     }
     if (!(u = ddio_ucx_client(c->ucx_why, sizeof(c->ucx_why))))
         return 0;
-    addr = ddio_ucx_address(u, &alen);
-    rc = ddio_attach_ucx(c->sock, c->addr, r, addr, alen, deadline, &c->ucx_cookie, &saddr,
-                         &slen, c->ucx_why, sizeof(c->ucx_why));
+    rc = ddio_attach_ucx(c->sock, c->addr, r, deadline, &c->ucx_cookie, &saddr, &slen,
+                         c->ucx_why, sizeof(c->ucx_why));
     if (rc == -EOPNOTSUPP || rc == -EEXIST)
         return 0;       /* declined */
     if (rc) {
         ADIOI_DDIO_Err_set(e, -rc, "%s", c->ucx_why);
         return -1;
     }
-    c->ucx = ddio_ucx_connect(u, saddr, slen, c->ucx_why, sizeof(c->ucx_why));
+    c->ucx = ddio_ucx_connect(u, saddr, slen, c->ucx_cookie, deadline, c->ucx_why,
+                              sizeof(c->ucx_why));
     free(saddr);
     return 0;
 }

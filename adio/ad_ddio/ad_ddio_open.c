@@ -470,8 +470,9 @@ static void publish_layout(ADIO_File fd, ADIOI_DDIO_File * f)
     }
 }
 
-/* The transport in force: the hint, else DDIO_TRANSPORT, else auto. With
- * ucx, every server must have taken our UCX address. */
+/* The transport in force: the hint, else DDIO_TRANSPORT, else auto (which
+ * ddio_xport_resolve settles). With ucx, every server must have taken our
+ * UCX address. */
 static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
                             ADIOI_DDIO_Err * e)
 {
@@ -489,9 +490,9 @@ static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *
         }
         all &= conns[i]->ucx != NULL;
     }
-    f->xport = t == DDIO_XPORT_TCP ? DDIO_XPORT_TCP : t;
+    f->xport = ddio_xport_resolve(t);
     ADIOI_Info_set(fd->info, "ddio_transport_in_use",
-                   t != DDIO_XPORT_TCP && all ? "ucx" : "tcp");
+                   f->xport == DDIO_XPORT_UCX && all ? "ucx" : "tcp");
     return 0;
 }
 

@@ -609,11 +609,13 @@ static void finish_read(xstate * st)
     free(known);
 }
 
-/* Stop receiving PUTs and wait for DATA sends: what is still running after
- * a short wait (a failed call) keeps its sink or counter, never freed. */
+/* Stop receiving PUTs and wait for DATA sends. After a failure (a server
+ * gone: its sends and receives may never complete) only briefly, so the
+ * error is not delayed; what is still running then keeps its sink or
+ * counter, never freed. */
 static void ucx_end(xstate * st)
 {
-    int64_t dl = ddio_now_ms() + 5000;
+    int64_t dl = ddio_now_ms() + (st->e->errnum ? 200 : 5000);
     ADIOI_DDIO_Err err;
     int rc;
 

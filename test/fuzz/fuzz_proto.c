@@ -242,6 +242,47 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
         free(msg);
         break;
     }
+    case FZ_UCXADDR_R: {
+        const uint8_t *a;
+        uint32_t len;
+        uint64_t cookie;
+        int rc = ddio_dec_ucxaddr_r(p, n, &cookie, &a, &len);
+        check_rc("dec_ucxaddr_r", rc);
+        if (rc == 0) {
+            if (a < p || a + len > p + n)
+                FAIL("dec_ucxaddr_r: address outside the payload");
+            ddio_wbuf_init(&w);
+            ddio_enc_ucxaddr_r(&w, cookie, a, len);
+            check_same("dec_ucxaddr_r", &w, p, n);
+        }
+        break;
+    }
+    case FZ_AM_PUT: {
+        struct ddio_segs m;
+        uint64_t token;
+        int rc = ddio_dec_am_put(p, n, &token, &m);
+        check_rc("dec_am_put", rc);
+        if (rc == 0) {
+            ddio_wbuf_init(&w);
+            ddio_enc_am_put(&w, token, &m);
+            check_same("dec_am_put", &w, p, n);
+        }
+        ddio_segs_free(&m);
+        break;
+    }
+    case FZ_AM_DATA: {
+        uint64_t cookie, req;
+        uint32_t tag;
+        uint8_t b[DDIO_AM_DATA_HDR];
+        int rc = ddio_dec_am_data(p, n, &cookie, &req, &tag);
+        check_rc("dec_am_data", rc);
+        if (rc == 0) {
+            ddio_enc_am_data(b, cookie, req, tag);
+            if (n != sizeof(b) || memcmp(b, p, n))
+                FAIL("dec_am_data: re-encoding differs");
+        }
+        break;
+    }
     case FZ_DESC:
 #ifndef DDIO_FUZZ_NO_DESC
         fuzz_desc(p, n);

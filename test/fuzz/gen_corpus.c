@@ -89,6 +89,19 @@ static void gen_messages(void)
     ddio_enc_auth_r(&w, &aur);
     emit("auth_r", FZ_AUTH_R, &w);
 
+    static const uint8_t uaddr[] = "ucx-worker-address-bytes";
+    ddio_wbuf_init(&w);
+    ddio_enc_ucxaddr_r(&w, 0x1122334455667788ull, uaddr, sizeof(uaddr));
+    emit("ucxaddr_r", FZ_UCXADDR_R, &w);
+    static struct ddio_seg amseg[2] = {{0, 4096}, {1u << 20, 8192}};
+    struct ddio_segs ams = {.tag = 0, .nseg = 2, .seg = amseg, .total = 12288};
+    ddio_wbuf_init(&w);
+    ddio_enc_am_put(&w, 42, &ams);
+    emit("am_put", FZ_AM_PUT, &w);
+    ddio_wbuf_init(&w);
+    ddio_enc_am_data(ddio_put_space(&w, DDIO_AM_DATA_HDR), 0xabcdefull, 9, 3);
+    emit("am_data", FZ_AM_DATA, &w);
+
     static struct ddio_open op;
     op.path = "data/file.bin";
     op.amode = DDIO_O_RDWR | DDIO_O_CREAT;
@@ -217,6 +230,13 @@ static void emit_desc(const char *name, struct ddio_node *root, int64_t disp, in
     ddio_wbuf_init(&x);
     ddio_enc_xfer(&x, &xf);
     snprintf(xname, sizeof(xname), "xfer-%s", name);
+    emit(xname, FZ_XFER, &x);
+    xf.flags |= DDIO_XF_UCX;      /* the UCX tail: token, stream length */
+    xf.ucx_token = 5;
+    xf.ucx_len = length;
+    ddio_wbuf_init(&x);
+    ddio_enc_xfer(&x, &xf);
+    snprintf(xname, sizeof(xname), "xfer-ucx-%s", name);
     emit(xname, FZ_XFER, &x);
     emit(name, FZ_DESC, &w);
     ddio_desc_free(&d);

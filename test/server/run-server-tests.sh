@@ -73,4 +73,15 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
     echo "== two disks on tmpfs ($D2), 64 KiB blocks, 2 buffers, --rotate"
     run "$D2" "" --root "$D2/a" --root "$D2/b" --block-size 65536 --buffers 2 --rotate
 fi
+# the UCX transport's handshake and refusals: offered with --transport ucx,
+# not with --transport tcp (the data path itself: test/mpi with DDIO_TRANSPORT=ucx)
+for mode in ucx tcp; do
+    rm -f "$D1/port"
+    start_server "$D1" --root "$D1/root" --transport "$mode"
+    flag=--ucx; [ "$mode" = tcp ] && flag=--no-ucx
+    if ! "$CLIENT" "$flag" "127.0.0.1:$PORT" "$D1/root"; then
+        echo "---- server log"; tail -50 "$D1/server.log"; exit 1
+    fi
+    stop_server
+done
 echo "server tests: PASS"

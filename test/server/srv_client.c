@@ -29,6 +29,7 @@
 #include "ddio_layout.h"
 #include "ddio_net.h"
 #include "ddio_proto.h"
+#include "ddio_ucx.h"
 
 #define TMO 20000
 #define SENTINEL 0xA5
@@ -62,6 +63,7 @@ struct cl {
     uint8_t id[DDIO_ID_LEN];
     uint32_t ndisks;
     uint64_t bsize;
+    uint32_t flags;              /* HELLO reply's DDIO_SRV_* */
 };
 
 struct msg {
@@ -130,6 +132,7 @@ static struct cl *cl_connect(void)
     memcpy(c->id, r.server_id, DDIO_ID_LEN);
     c->ndisks = r.ndisks;
     c->bsize = r.block_size;
+    c->flags = r.flags;
     free(r.name);
     return c;
 }
@@ -1766,6 +1769,115 @@ static void test_limits(void)
     cl_close(g_bystander);
 }
 
+/* ---- the UCX transport's handshake and refusals (server with --transport ucx|tcp) ---- */
+
+static int ucxaddr(struct cl *c, struct ddio_wbuf *payload, struct msg *m)
+{
+    return call(c, DDIO_T_UCXADDR, payload, m);
+}
+
+/* an XFER asking for UCX: the status, and the error's text in msg */
+static int ucx_xfer(struct cl *c, uint64_t handle, char *msg, size_t n)
+{
+    struct ddio_desc d = {.length = 4096};
+    d.root = ddio_node_leaf(4096);
+    CHECK(d.root && ddio_node_finish(d.root) == 0, "ucx: desc");
+    struct ddio_wbuf dw, w;
+    ddio_wbuf_init(&dw);
+    ddio_desc_encode(&dw, &d);
+    struct ddio_xfer x = {handle, DDIO_X_READ, DDIO_XF_UCX, 0, 0, 1, 0, 5000,
+                          (uint32_t)dw.len, dw.p, 1, 4096};
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    struct msg m;
+    int st = call(c, DDIO_T_XFER, &w, &m);
+    char *s = NULL;
+    snprintf(msg, n, "%s", st && ddio_dec_err(m.p, m.h.len, &s) == 0 ? s : "");
+    free(s);
+    free(m.p);
+    ddio_wbuf_free(&dw);
+    ddio_desc_free(&d);
+    return st;
+}
+
+static uint64_t stat_of(struct cl *c, const char *key)
+{
+    struct msg m;
+    struct ddio_stats_r s;
+    uint64_t v = UINT64_MAX;
+    CHECK(call(c, DDIO_T_STATS, NULL, &m) == 0, "STATS failed");
+    CHECK(ddio_dec_stats_r(m.p, m.h.len, &s) == 0, "STATS malformed");
+    for (uint32_t i = 0; i < s.n; i++)
+        if (strcmp(s.kv[i].key, key) == 0)
+            v = s.kv[i].val;
+    ddio_stats_r_free(&s);
+    free(m.p);
+    return v;
+}
+
+static void test_ucx(int offered)
+{
+    struct msg m;
+    struct ddio_open_r r;
+    char msg[1024];
+    struct cl *c = connect_create("ucx/file", &r);
+    CHECK(!!(c->flags & DDIO_SRV_UCX) == offered, "HELLO: UCX offered %d, expected %d",
+          !!(c->flags & DDIO_SRV_UCX), offered);
+    if (!offered) {
+        CHECK(ucxaddr(c, NULL, &m) == EOPNOTSUPP, "UCXADDR not refused");
+        free(m.p);
+        CHECK(call_simple(c, DDIO_T_STATS, NULL) == 0, "connection unusable after UCXADDR");
+        cl_close(c);
+        printf("ok   --transport tcp: UCX not offered, UCXADDR refused, connection kept\n");
+        return;
+    }
+    /* an XFER asking for UCX on a connection that never asked for it */
+    int st = ucx_xfer(c, r.handle, msg, sizeof(msg));
+    CHECK(st == EPROTO && strstr(msg, "UCXADDR"), "UCX XFER without UCXADDR: %d (%s)", st, msg);
+    /* UCXADDR carries no payload: one with bytes is malformed (and closes) */
+    struct cl *b = cl_connect();
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_put_u32(&w, 7);
+    CHECK(ucxaddr(b, &w, &m) == EPROTO, "UCXADDR with a payload accepted");
+    free(m.p);
+    cl_close(b);
+    /* the reply: a cookie and the server's address; a second UCXADDR is refused */
+    CHECK(ucxaddr(c, NULL, &m) == 0, "UCXADDR refused");
+    uint64_t cookie;
+    const uint8_t *sa;
+    uint32_t salen;
+    CHECK(ddio_dec_ucxaddr_r(m.p, m.h.len, &cookie, &sa, &salen) == 0 && salen > 0,
+          "UCXADDR reply malformed");
+    uint8_t *saddr = malloc(salen);
+    memcpy(saddr, sa, salen);
+    free(m.p);
+    CHECK(ucxaddr(c, NULL, &m) == EEXIST, "second UCXADDR accepted");
+    free(m.p);
+    /* an XFER before the ATTACH: refused once the wait for it runs out */
+    st = ucx_xfer(c, r.handle, msg, sizeof(msg));
+    CHECK(st == ECONNRESET && strstr(msg, "never attached"), "UCX XFER before ATTACH: %d (%s)",
+          st, msg);
+    /* ATTACH naming a wrong cookie is dropped (the server lives on); the
+     * right one attaches */
+    char why[256];
+    struct ddio_ucx *u = ddio_ucx_client(why, sizeof(why));
+    CHECK(u, "UCX client: %s", why);
+    struct ddio_ucx_ep *bad = ddio_ucx_connect(u, saddr, salen, cookie ^ 1,
+                                               ddio_now_ms() + TMO, why, sizeof(why));
+    CHECK(bad, "ATTACH with a wrong cookie not sent: %s", why);
+    struct ddio_ucx_ep *e = ddio_ucx_connect(u, saddr, salen, cookie, ddio_now_ms() + TMO, why,
+                                             sizeof(why));
+    CHECK(e, "ATTACH: %s", why);
+    CHECK(stat_of(c, "ucx_eps") >= 1, "STATS ucx_eps not counted");
+    ddio_ucx_disconnect(bad);
+    ddio_ucx_disconnect(e);
+    free(saddr);
+    cl_close(c);
+    printf("ok   UCX: offered; XFER without UCXADDR or before ATTACH refused, UCXADDR with "
+           "a payload malformed, a second one refused, a wrong cookie ignored\n");
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = "";
@@ -1775,7 +1887,8 @@ int main(int argc, char **argv)
         argc--;
     }
     if (argc < 2 || ddio_parse_hostport(argv[1], g_host, sizeof(g_host), &g_port)) {
-        fprintf(stderr, "usage: srv_client [--security|--limits] HOST:PORT [ROOT [LOG]]\n");
+        fprintf(stderr, "usage: srv_client [--security|--limits|--ucx|--no-ucx] HOST:PORT "
+                "[ROOT [LOG]]\n");
         return 2;
     }
     snprintf(g_addr, sizeof(g_addr), "%s", argv[1]);
@@ -1794,6 +1907,11 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "--limits") == 0) {
         test_limits();
+        printf("PASS\n");
+        return 0;
+    }
+    if (strcmp(mode, "--ucx") == 0 || strcmp(mode, "--no-ucx") == 0) {
+        test_ucx(strcmp(mode, "--ucx") == 0);
         printf("PASS\n");
         return 0;
     }

@@ -1328,6 +1328,114 @@ START_TEST(bad_strings)
 }
 END_TEST
 
+/* ---- the UCX transport's messages ---------------------------------------------------------- */
+
+START_TEST(rt_ucx)
+{
+    struct ddio_wbuf w;
+    static const uint8_t addr[] = {1, 2, 3, 4, 5, 6, 7};
+    const uint8_t *a;
+    uint32_t len;
+    uint64_t cookie, req, token;
+    uint32_t tag;
+
+    ddio_wbuf_init(&w);
+    ddio_enc_ucxaddr_r(&w, 0x8877665544332211ull, addr, sizeof(addr));
+    ck_assert_int_eq(ddio_dec_ucxaddr_r(w.p, w.len, &cookie, &a, &len), 0);
+    ck_assert_uint_eq(cookie, 0x8877665544332211ull);
+    ck_assert_uint_eq(len, sizeof(addr));
+    ck_assert_mem_eq(a, addr, sizeof(addr));
+    ck_assert_int_eq(ddio_dec_ucxaddr_r(w.p, 7, &cookie, &a, &len), -EPROTO);
+    ck_assert_int_eq(ddio_dec_ucxaddr_r(w.p, w.len - 1, &cookie, &a, &len), -EPROTO);
+    ddio_wbuf_free(&w);
+
+    struct ddio_seg seg[2] = {{4096, 100}, {1u << 20, 8192}};
+    struct ddio_segs m = {.tag = 0, .nseg = 2, .seg = seg, .total = 8292}, got;
+    ddio_wbuf_init(&w);
+    ddio_enc_am_put(&w, 77, &m);
+    ck_assert_int_eq(ddio_dec_am_put(w.p, w.len, &token, &got), 0);
+    ck_assert_uint_eq(token, 77);
+    ck_assert_uint_eq(got.nseg, 2);
+    ck_assert_uint_eq(got.total, 8292);
+    ck_assert_uint_eq(got.seg[1].off, 1u << 20);
+    ddio_segs_free(&got);
+    ddio_wbuf_free(&w);
+
+    uint8_t h[DDIO_AM_DATA_HDR];
+    ddio_enc_am_data(h, 0xfeedull, 12, 34);
+    ck_assert_int_eq(ddio_dec_am_data(h, sizeof(h), &cookie, &req, &tag), 0);
+    ck_assert_uint_eq(cookie, 0xfeedull);
+    ck_assert_uint_eq(req, 12);
+    ck_assert_uint_eq(tag, 34);
+    ck_assert_int_eq(ddio_dec_am_data(h, sizeof(h) - 1, &cookie, &req, &tag), -EPROTO);
+
+    struct ddio_xfer x = {.handle = 1, .op = DDIO_X_READ, .flags = DDIO_XF_UCX,
+                          .nparticipants = 1, .desc_len = 3, .desc = addr,
+                          .ucx_token = 99, .ucx_len = 1u << 30}, y;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), 0);
+    ck_assert_uint_eq(y.ucx_token, 99);
+    ck_assert_uint_eq(y.ucx_len, 1u << 30);
+    /* the flag without its tail, and a tail without the flag */
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len - 16, &y), -EPROTO);
+    w.p[12] &= (uint8_t)~DDIO_XF_UCX;
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), -EPROTO);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
+START_TEST(bad_ucx)
+{
+    struct ddio_wbuf w;
+    const uint8_t *a;
+    uint32_t len;
+    uint64_t token;
+    struct ddio_segs got;
+
+    uint64_t cookie;
+    /* empty and oversized addresses */
+    ddio_wbuf_init(&w);
+    ddio_put_u64(&w, 1);
+    ddio_put_u32(&w, 0);
+    ck_assert_int_eq(ddio_dec_ucxaddr_r(w.p, w.len, &cookie, &a, &len), -EPROTO);
+    ddio_wbuf_free(&w);
+    uint8_t *big = calloc(1, DDIO_MAX_UCXADDR + 1);
+    ddio_wbuf_init(&w);
+    ddio_enc_ucxaddr_r(&w, 1, big, DDIO_MAX_UCXADDR + 1);
+    ck_assert_int_eq(ddio_dec_ucxaddr_r(w.p, w.len, &cookie, &a, &len), -EPROTO);
+    ddio_wbuf_free(&w);
+    free(big);
+    /* a length claiming more than the payload */
+    ddio_wbuf_init(&w);
+    ddio_put_u64(&w, 1);
+    ddio_put_u32(&w, 100);
+    ddio_put_u32(&w, 1);
+    ck_assert_int_eq(ddio_dec_ucxaddr_r(w.p, w.len, &cookie, &a, &len), -EPROTO);
+    ddio_wbuf_free(&w);
+    /* a PUT header with a tag, with no segments, with a zero-length one */
+    struct ddio_seg seg[1] = {{0, 10}};
+    struct ddio_segs m = {.tag = 5, .nseg = 1, .seg = seg, .total = 10};
+    ddio_wbuf_init(&w);
+    ddio_enc_am_put(&w, 1, &m);
+    ck_assert_int_eq(ddio_dec_am_put(w.p, w.len, &token, &got), -EPROTO);
+    ddio_wbuf_free(&w);
+    m.tag = 0;
+    m.nseg = 0;
+    ddio_wbuf_init(&w);
+    ddio_enc_am_put(&w, 1, &m);
+    ck_assert_int_eq(ddio_dec_am_put(w.p, w.len, &token, &got), -EPROTO);
+    ddio_wbuf_free(&w);
+    seg[0].len = 0;
+    m.nseg = 1;
+    ddio_wbuf_init(&w);
+    ddio_enc_am_put(&w, 1, &m);
+    ck_assert_int_eq(ddio_dec_am_put(w.p, w.len, &token, &got), -EPROTO);
+    ddio_wbuf_free(&w);
+    ck_assert_int_eq(ddio_dec_am_put(w.p, 3, &token, &got), -EPROTO);
+}
+END_TEST
+
 /* ---- random garbage and mutations (fixed seed) ------------------------------------------ */
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
@@ -1689,6 +1797,8 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, bad_ranges);
     tcase_add_test(tc, bad_stats);
     tcase_add_test(tc, bad_strings);
+    tcase_add_test(tc, rt_ucx);
+    tcase_add_test(tc, bad_ucx);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
 
