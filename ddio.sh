@@ -44,6 +44,10 @@ tests() {
   build
   local rc=0
   make -j"$jobs" check || rc=$?
+  # The MPI suite again on the UCX transport (servers --transport ucx, ranks
+  # DDIO_TRANSPORT=ucx): every byte comparison, fault and soak case (~9 min)
+  DDIO_TRANSPORT=ucx test/mpi/run-mpi-tests.sh > test/mpi/run-mpi-tests-ucx.log 2>&1 || rc=$?
+  grep -E '^(FAIL|mpi:)' test/mpi/run-mpi-tests-ucx.log | sed 's/^/ucx /' || true
   # > 2 GiB on one rank in one collective (not in make check: ~9 GiB of I/O)
   test/mpi/run-large-tests.sh "${DDIO_LARGE_MIB:-2100}" || rc=$?
   # The sanitizer build of the server and the unit tests, and a bounded fuzz run.
