@@ -1033,16 +1033,7 @@ static struct xp_get *tcp_cancel(struct xp *ep, const void *owner)
     pthread_mutex_lock(&c->mu);
     while (c->filling == owner)   /* the reader is storing into its block: let it end */
         pthread_cond_wait(&c->cv, &c->mu);
-    for (struct xp_get **pp = &c->gets; *pp;) {
-        struct xp_get *g = *pp;
-        if (g->owner != owner) {
-            pp = &g->next;
-            continue;
-        }
-        *pp = g->next;
-        g->next = out;
-        out = g;
-    }
+    out = xp_take_owner(&c->gets, owner);
     pthread_mutex_unlock(&c->mu);
     return out;
 }

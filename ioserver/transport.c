@@ -32,3 +32,19 @@ int xp_reply_err(struct xp *ep, uint16_t type, uint64_t req, int err, const char
     va_end(ap);
     return rc;
 }
+
+struct xp_get *xp_take_owner(struct xp_get **list, const void *owner)
+{
+    struct xp_get *out = NULL;
+    for (struct xp_get **pp = list; *pp;) {
+        struct xp_get *g = *pp;
+        if (g->owner != owner) {
+            pp = &g->next;
+            continue;
+        }
+        *pp = g->next;
+        g->next = out;
+        out = g;
+    }
+    return out;
+}

@@ -132,6 +132,10 @@ static inline struct xp_get *xp_cancel(struct xp *ep, const void *owner)
     return ep->ops->cancel(ep, owner);
 }
 
+/* Take owner's GETs off *list (linked by next) and return them, linked
+ * the same way: what a transport's cancel hands back (transport.c). */
+struct xp_get *xp_take_owner(struct xp_get **list, const void *owner);
+
 /* Error reply "server HOST:PORT: <cause>" (transport.c). */
 int xp_vreply_err(struct xp *ep, uint16_t type, uint64_t req, int err, const char *fmt,
                   va_list ap);

@@ -834,16 +834,7 @@ static struct xp_get *ux_cancel(struct xp *ep, const void *owner)
             pthread_mutex_lock(&u->mu);
         }
     }
-    for (struct xp_get **pp = &u->gets; *pp;) {
-        struct xp_get *g = *pp;
-        if (g->owner != owner) {
-            pp = &g->next;
-            continue;
-        }
-        *pp = g->next;
-        g->next = out;
-        out = g;
-    }
+    out = xp_take_owner(&u->gets, owner);
     pthread_mutex_unlock(&u->mu);
     return out;
 }

@@ -225,16 +225,23 @@ static int note_got(xstate * st, const struct ddio_seg *g)
 
 /* ---- PUT: read data into the user buffer ----------------------------------- */
 
-static int recv_contig(xstate * st, int sock, const struct ddio_segs *sg, int64_t dl)
+/* the segments' places in a contiguous user buffer (malloc'd; NULL: ENOMEM) */
+static struct iovec *user_iov(const xstate * st, const struct ddio_segs *sg)
 {
-    struct iovec *iov = malloc(sg->nseg * sizeof(*iov));
-    int rc;
-    if (!iov)
-        return -ENOMEM;
-    for (uint32_t k = 0; k < sg->nseg; k++) {
+    struct iovec *iov = malloc((sg->nseg ? sg->nseg : 1) * sizeof(*iov));
+    for (uint32_t k = 0; iov && k < sg->nseg; k++) {
         iov[k].iov_base = st->x->mem->buf + sg->seg[k].off;
         iov[k].iov_len = sg->seg[k].len;
     }
+    return iov;
+}
+
+static int recv_contig(xstate * st, int sock, const struct ddio_segs *sg, int64_t dl)
+{
+    struct iovec *iov = user_iov(st, sg);
+    int rc;
+    if (!iov)
+        return -ENOMEM;
     rc = ddio_recvv_all(sock, iov, (int) sg->nseg, dl);
     free(iov);
     return rc;
@@ -287,15 +294,11 @@ static int on_put(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
 static int send_ucx(xstate * st, int i, uint64_t req, const struct ddio_segs *sg)
 {
     ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
-    struct iovec *iov = malloc(sg->nseg * sizeof(*iov));
+    struct iovec *iov = user_iov(st, sg);
     int rc;
 
     if (!iov)
         return -ENOMEM;
-    for (uint32_t k = 0; k < sg->nseg; k++) {
-        iov[k].iov_base = st->x->mem->buf + sg->seg[k].off;
-        iov[k].iov_len = sg->seg[k].len;
-    }
     rc = ddio_ucx_send_data(st->ucx, c->ucx, c->ucx_cookie, req, sg->tag, iov, (int) sg->nseg,
                             st->sends);
     free(iov);
