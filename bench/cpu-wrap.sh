@@ -5,8 +5,10 @@
 # Exits with COMMAND's status. Used by run-bench.sh for CPU time per GiB.
 "$@"
 rc=$?
-t=$(times | tail -1)          # the children's user and system time
-read -r u s <<<"$t"
+f=$(mktemp)
+times > "$f"                  # in this shell: a subshell would see no children
+read -r u s < <(tail -n 1 "$f")
+rm -f "$f"
 sec() { awk -v t="$1" 'BEGIN { split(t, a, "m"); sub("s", "", a[2]); printf "%.3f", a[1] * 60 + a[2] }'; }
 echo "cpu-wrap: children $(sec "$u") $(sec "$s")" >&2
 exit $rc

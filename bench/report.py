@@ -131,7 +131,7 @@ def profile_of_log(path):
     counters (io: max over servers; blocks, nonconsec: sums) from their
     debug log. None when the log has no timing line."""
     ph = defaultdict(float)
-    srv = {"io": 0.0, "blocks": 0, "nonconsec": 0, "n": 0}
+    srv = {"io": 0.0, "net": 0.0, "disk": 0.0, "blocks": 0, "nonconsec": 0, "n": 0}
     have = False
     for line in open(path, errors="replace"):
         if line.startswith("ddio-timing "):
@@ -152,43 +152,54 @@ def profile_of_log(path):
                 srv["nonconsec"] += int(m.group(2))
                 srv["io"] = max(srv["io"], int(m.group(3)) / 1000.0)
                 srv["n"] += 1
+            m = re.search(r"disk (\d+)us net (\d+)us", line)
+            if m:
+                srv["disk"] = max(srv["disk"], int(m.group(1)) / 1000.0)
+                srv["net"] = max(srv["net"], int(m.group(2)) / 1000.0)
     if not have:
         return None
-    ph.update({"server_io_ms": srv["io"], "blocks": srv["blocks"],
+    ph.update({"server_io_ms": srv["io"], "server_disk_ms": srv["disk"],
+               "server_net_ms": srv["net"], "blocks": srv["blocks"],
                "nonconsec": srv["nonconsec"]})
     return ph
 
 
-def profile_table(outdir, rec, pats, runs):
-    """markdown rows: where method (1)'s time goes, medians over repetitions"""
-    keys = ["describe_ms", "agree_ms", "xfer_ms", "sync_ms", "server_io_ms", "blocks",
-            "nonconsec"]
+def profile_table(outdir, rec, pats, runs, method="ddio"):
+    """markdown rows: where a ddio method's time goes, medians over repetitions"""
+    keys = ["describe_ms", "agree_ms", "xfer_ms", "sync_ms", "server_io_ms", "server_disk_ms",
+            "server_net_ms", "blocks", "nonconsec"]
     rows = []
     for p in pats:
-        logs = sorted(glob.glob(os.path.join(outdir, "logs", "r%d" % rec, "ddio",
+        logs = sorted(glob.glob(os.path.join(outdir, "logs", "r%d" % rec, method,
                                              "%s.rep*.log" % p)))
         profs = [x for x in (profile_of_log(f) for f in logs) if x]
-        secs = [fnum(r["seconds"]) for r in runs.get((rec, "ddio", p), [])
+        secs = [fnum(r["seconds"]) for r in runs.get((rec, method, p), [])
                 if r["status"] == "ok" and fnum(r["seconds"])]
         if not profs:
             continue
         med = {k: statistics.median([x.get(k, 0) for x in profs]) for k in keys}
         call = statistics.median(secs) * 1000 if secs else None
-        rows.append("| %s | %s | %s | %s | %s | %s | %s | %d | %d |" % (
+        rows.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %d |" % (
             p, fmt(call), fmt(med["describe_ms"]), fmt(med["agree_ms"]), fmt(med["xfer_ms"]),
             fmt(med["sync_ms"]) if p.startswith("w") else "—", fmt(med["server_io_ms"]),
-            med["blocks"], med["nonconsec"]))
+            fmt(med["server_disk_ms"]), fmt(med["server_net_ms"]), med["blocks"],
+            med["nonconsec"]))
     if not rows:
         return []
-    return ["\n### Where ddio's time goes (method 1, medians)\n",
+    return ["\n### Where ddio's time goes (%s, medians)\n" % SHORT[method],
             "Timed region = the collective call (+ `MPI_File_sync` for writes) between two "
             "barriers. Per call, max over ranks (`DDIO_TIMING`): *describe* builds the "
             "descriptor, *agree* the two small agreement collectives, *transfer* the "
             "servers' pass as the rank sees it, *sync* `MPI_File_sync`; *server io*: the "
             "longest server pass; *blocks*/*nonconsec*: summed over servers (nonconsec: "
-            "disk requests not starting where the previous one on that disk ended).\n",
+            "disk requests not starting where the previous one on that disk ended); "
+            "*disk* / *net*: the server's disk time and network time summed over its "
+            "blocks (they overlap, so each may exceed *server io*; *net* is, for reads, "
+            "from a block's data being ready to its hand-over, for writes from a "
+            "block's first GET to its last answer), max over servers.\n",
             "| pattern | timed ms | describe | agree | transfer | sync | server io | "
-            "blocks | nonconsec |", "|---|---|---|---|---|---|---|---|---|"] + rows
+            "disk | net | blocks | nonconsec |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"] + rows
 
 
 def cpu_table(rec, pats, runs, methods):
@@ -345,7 +356,9 @@ def main():
         md += tab_ceil
         md.append("\n### Ratio to the best ROMIO method (4 or 5)\n")
         md += tab_rom
-        md += profile_table(outdir, rec, pats, runs)
+        for m in methods:
+            if m in ("ddio", "ddio-tcp", "ddio-ucx"):
+                md += profile_table(outdir, rec, pats, runs, m)
         md += cpu_table(rec, pats, runs, methods)
         md.append("")
         for op in ("write", "read"):
