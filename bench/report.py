@@ -215,8 +215,9 @@ def cpu_table(rec, pats, runs, methods):
         for m in ms:
             rows = [r for r in runs.get((rec, m, p), []) if r["status"] == "ok"]
             for key in ("client_cpu_s", "server_cpu_s"):
+                # 0 is no measurement (a run whose wrapper saw no children)
                 v = [fnum(r.get(key)) / (fnum(r["MiB"]) / 1024.0) for r in rows
-                     if fnum(r.get(key)) is not None and fnum(r.get("MiB"))]
+                     if fnum(r.get(key)) and fnum(r.get("MiB"))]
                 cells.append(fmt(statistics.median(v), 2) if v else "—")
                 any_row |= bool(v)
         out.append("| %s | %s |" % (p, " | ".join(cells)))

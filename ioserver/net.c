@@ -1014,15 +1014,9 @@ static int tcp_get(struct xp *ep, struct xp_get *g, int64_t deadline_ms)
     pthread_mutex_unlock(&c->mu);
     if (dead)
         return -ECONNRESET;
-    struct ddio_segs m = {.tag = g->tag, .nseg = g->nseg, .seg = (struct ddio_seg *)g->seg,
-                          .total = g->total};
     struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_get(&w, &m);
-    if (w.err) {
-        ddio_wbuf_free(&w);
+    if (xp_enc_get(g, &w))
         return -ENOMEM;
-    }
     return conn_send(c, DDIO_T_GET, g->req, 0, w.p, w.len, 1, deadline_ms);
 }
 

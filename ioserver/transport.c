@@ -48,3 +48,16 @@ struct xp_get *xp_take_owner(struct xp_get **list, const void *owner)
     }
     return out;
 }
+
+int xp_enc_get(const struct xp_get *g, struct ddio_wbuf *w)
+{
+    struct ddio_segs m = {.tag = g->tag, .nseg = g->nseg, .seg = (struct ddio_seg *)g->seg,
+                          .total = g->total};
+    ddio_wbuf_init(w);
+    ddio_enc_get(w, &m);
+    if (w->err) {
+        ddio_wbuf_free(w);
+        return -ENOMEM;
+    }
+    return 0;
+}

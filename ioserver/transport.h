@@ -132,6 +132,10 @@ static inline struct xp_get *xp_cancel(struct xp *ep, const void *owner)
     return ep->ops->cancel(ep, owner);
 }
 
+/* A GET's message payload (its tag and segments) into w: 0 or -ENOMEM
+ * (w is then freed). */
+int xp_enc_get(const struct xp_get *g, struct ddio_wbuf *w);
+
 /* Take owner's GETs off *list (linked by next) and return them, linked
  * the same way: what a transport's cancel hands back (transport.c). */
 struct xp_get *xp_take_owner(struct xp_get **list, const void *owner);

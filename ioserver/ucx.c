@@ -617,15 +617,9 @@ static int ux_get(struct xp *ep, struct xp_get *g, int64_t dl)
         return -ECONNRESET;
     if (bind_find(u, g->req, &b) || !segs_inside(b.len, g->seg, g->nseg))
         return -EFAULT;
-    struct ddio_segs m = {.tag = g->tag, .nseg = g->nseg, .seg = (struct ddio_seg *)g->seg,
-                          .total = g->total};
     struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_get(&w, &m);
-    if (w.err) {
-        ddio_wbuf_free(&w);
+    if (xp_enc_get(g, &w))
         return -ENOMEM;
-    }
     return xp_reply(u->ctl, DDIO_T_GET, g->req, 0, w.p, w.len, dl);
 }
 

@@ -67,11 +67,26 @@ static void install_string(ADIO_File fd, MPI_Info info, const char *key, char **
     *dst = strdup(value);
 }
 
+/* Max and min at once: a difference fails the call on EVERY rank (comparing
+ * with rank 0's value would let rank 0 succeed alone). 1 when v is the same
+ * everywhere. */
+static int same_everywhere(ADIO_File fd, int v, const char *key, char *myname, int *error_code)
+{
+    int in[2] = { v, -v }, out[2];
+
+    MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, fd->comm);
+    if (out[0] != -out[1]) {
+        MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, key, error_code);
+        return 0;
+    }
+    return 1;
+}
+
 static void install_collective(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
                                char *myname, int *error_code)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag, v, in[2], out[2];
+    int flag, v;
 
     ADIOI_Info_get(info, "romio_ddio_collective", MPI_MAX_INFO_VAL, value, &flag);
     if (!flag)
@@ -82,15 +97,8 @@ static void install_collective(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
         v = ADIOI_DDIO_COLL_TWOPHASE;
     else
         v = -1; /* unrecognised: ignored, but still checked for sameness */
-    /* max and min at once: a difference fails the call on EVERY rank
-     * (comparing with rank 0's value would let rank 0 succeed alone) */
-    in[0] = v;
-    in[1] = -v;
-    MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, fd->comm);
-    if (out[0] != -out[1]) {
-        MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, "romio_ddio_collective", error_code);
+    if (!same_everywhere(fd, v, "romio_ddio_collective", myname, error_code))
         return;
-    }
     if (v >= 0) {
         f->collective = v;
         ADIOI_Info_set(fd->info, "romio_ddio_collective", value);
@@ -101,19 +109,14 @@ static void install_transport(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
                               char *myname, int *error_code)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag, v, in[2], out[2];
+    int flag, v;
 
     ADIOI_Info_get(info, "romio_ddio_transport", MPI_MAX_INFO_VAL, value, &flag);
     if (!flag)
         return;
     v = ddio_xport_parse(value);        /* unrecognised (-1): ignored, checked for sameness */
-    in[0] = v;
-    in[1] = -v;
-    MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, fd->comm);
-    if (out[0] != -out[1]) {
-        MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, "romio_ddio_transport", error_code);
+    if (!same_everywhere(fd, v, "romio_ddio_transport", myname, error_code))
         return;
-    }
     if (v >= 0)
         f->transport = v;
 }
