@@ -169,7 +169,6 @@ static void load(void)
     SYM(ucp, api, ep_close_nbx, "ucp_ep_close_nbx");
     SYM(ucp, api, am_send_nbx, "ucp_am_send_nbx");
     SYM(ucp, api, am_recv_data_nbx, "ucp_am_recv_data_nbx");
-    SYM(ucp, api, am_data_release, "ucp_am_data_release");
     SYM(ucp, api, worker_set_am_recv_handler, "ucp_worker_set_am_recv_handler");
     SYM(ucp, api, request_check_status, "ucp_request_check_status");
     SYM(ucp, api, request_free, "ucp_request_free");
@@ -486,6 +485,26 @@ struct ddio_ucx *ddio_ucx_client(char *err, size_t n)
     return client_ctx;
 }
 
+ucs_status_t ddio_ucx_wait(struct ddio_ucx *u, ucs_status_ptr_t r, int64_t dl)
+{
+    if (r == NULL || UCS_PTR_IS_ERR(r))
+        return UCS_PTR_STATUS(r);
+    ucs_status_t st;
+    while ((st = api.request_check_status(r)) == UCS_INPROGRESS && ddio_now_ms() < dl)
+        if (!priv.worker_progress(u->w))
+            sched_yield();
+    if (st != UCS_INPROGRESS)
+        api.request_free(r);
+    return st;
+}
+
+void ddio_ucx_close_ep(struct ddio_ucx *u, ucp_ep_h ep, int64_t dl)
+{
+    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+                              .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ddio_ucx_wait(u, api.ep_close_nbx(ep, &rp), dl);
+}
+
 /* ATTACH: the cookie, with UCX's reply endpoint, so the server can send PUTs
  * back; waits (progressing) until it left */
 static int attach(struct ddio_ucx_ep *e, uint64_t cookie, int64_t dl, char *err, size_t n)
@@ -495,17 +514,10 @@ static int attach(struct ddio_ucx_ep *e, uint64_t cookie, int64_t dl, char *err,
         hdr[i] = (uint8_t)(cookie >> (8 * i));
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                               .flags = UCP_AM_SEND_FLAG_REPLY};
-    ucs_status_ptr_t r = api.am_send_nbx(e->ep, DDIO_AM_ATTACH, hdr, sizeof(hdr), NULL, 0, &rp);
-    ucs_status_t st = UCS_PTR_STATUS(r);
-    if (r && !UCS_PTR_IS_ERR(r)) {
-        while ((st = api.request_check_status(r)) == UCS_INPROGRESS && ddio_now_ms() < dl)
-            if (!priv.worker_progress(e->u->w))
-                sched_yield();
-        if (st == UCS_INPROGRESS)
-            st = UCS_ERR_TIMED_OUT;   /* the request stays UCX's: not freed under it */
-        else
-            api.request_free(r);
-    }
+    ucs_status_t st = ddio_ucx_wait(e->u, api.am_send_nbx(e->ep, DDIO_AM_ATTACH, hdr,
+                                                          sizeof(hdr), NULL, 0, &rp), dl);
+    if (st == UCS_INPROGRESS)
+        st = UCS_ERR_TIMED_OUT;
     return st == UCS_OK ? 0 : ucx_fail(err, n, "attaching to the server", st);
 }
 
@@ -538,16 +550,7 @@ void ddio_ucx_disconnect(struct ddio_ucx_ep *e)
 {
     if (!e)
         return;
-    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                              .flags = UCP_EP_CLOSE_FLAG_FORCE};
-    ucs_status_ptr_t r = api.ep_close_nbx(e->ep, &rp);
-    if (r && !UCS_PTR_IS_ERR(r)) {
-        int64_t dl = ddio_now_ms() + 1000;
-        while (api.request_check_status(r) == UCS_INPROGRESS && ddio_now_ms() < dl)
-            priv.worker_progress(e->u->w);
-        if (api.request_check_status(r) != UCS_INPROGRESS)
-            api.request_free(r);
-    }
+    ddio_ucx_close_ep(e->u, e->ep, ddio_now_ms() + 1000);
     free(e);
 }
 

@@ -121,6 +121,13 @@ int ddio_ucx_sends_wait(struct ddio_ucx *u, struct ddio_ucx_sends *s, int64_t de
 #ifdef DDIO_HAVE_UCX
 #include <ucp/api/ucp.h>
 ucp_worker_h ddio_ucx_worker(const struct ddio_ucx *u);
+/* Wait for request r (progressing u) until deadline_ms: its status, or
+ * UCS_INPROGRESS when still running then (it stays UCX's, not freed).
+ * r may be NULL or an error pointer (returned as such). */
+ucs_status_t ddio_ucx_wait(struct ddio_ucx *u, ucs_status_ptr_t r, int64_t deadline_ms);
+/* Force-close ep: operations in flight on it complete with errors. Waits
+ * for the close until deadline_ms. */
+void ddio_ucx_close_ep(struct ddio_ucx *u, ucp_ep_h ep, int64_t deadline_ms);
 
 /* The UCP calls the server's transport uses, resolved by ddio_ucx_open. */
 struct ddio_ucx_api {
@@ -130,7 +137,6 @@ struct ddio_ucx_api {
                                     size_t, const ucp_request_param_t *);
     ucs_status_ptr_t (*am_recv_data_nbx)(ucp_worker_h, void *, void *, size_t,
                                          const ucp_request_param_t *);
-    void (*am_data_release)(ucp_worker_h, void *);
     ucs_status_t (*worker_set_am_recv_handler)(ucp_worker_h, const ucp_am_handler_param_t *);
     ucs_status_t (*request_check_status)(void *);
     void (*request_free)(void *);

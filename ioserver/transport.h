@@ -1,7 +1,7 @@
 /* What the XFER engine needs from a client endpoint, and nothing about how
  * bytes move: net.c implements it over TCP (messages on the connection's
- * queue); another transport (UCX: RMA put/get into the rank's buffer) can
- * implement the same ops beside it without touching the engine.
+ * queue); ucx.c implements the same ops with UCX active messages beside it,
+ * without touching the engine.
  *
  * Calls go both ways:
  *   engine -> transport: the ops below (replies, heartbeats, PUT, GET,
@@ -36,13 +36,13 @@ struct xp {
  * straight into the transport's buffer: no extra copy) */
 typedef void xp_fill_fn(void *arg, uint8_t *dst, uint64_t n);
 /* one contiguous piece of a block: stream bytes [s, s + n) of the rank's
- * buffer are at p in the block (RMA moves them without a staging copy) */
+ * buffer are at p in the block (UCX moves them from there, no staging) */
 typedef int xp_piece_fn(void *cbarg, uint8_t *p, uint64_t s, uint64_t n);
 /* calls fn for every piece of a PUT's or GET's bytes, in stream order;
  * returns fn's first non-zero result */
 typedef int xp_walk_fn(void *arg, xp_piece_fn *fn, void *cbarg);
 /* where a PUT's bytes are: fill packs them (TCP), walk names them in place
- * (RMA); both describe the same bytes */
+ * (UCX); both describe the same bytes */
 struct xp_src {
     xp_fill_fn *fill;
     xp_walk_fn *walk;
@@ -64,7 +64,8 @@ struct xport_ops {
     /* Read data for request req: the bytes of stream segments seg[0..nseg)
      * of the rank's buffer, total bytes, from src. May wait (until
      * deadline_ms) while the client is behind; the block may be reused once
-     * it returns. 0, -ETIMEDOUT, -ECONNRESET, -ENOMEM, -EFAULT. */
+     * it returns, or, with a transport that has sync, once sync returned.
+     * 0, -ETIMEDOUT, -ECONNRESET, -ENOMEM, -EFAULT. */
     int (*put)(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint32_t nseg,
                uint64_t total, const struct xp_src *src, int64_t deadline_ms);
     /* Ask the rank for the bytes of g's segments (may wait like put). From

@@ -87,7 +87,6 @@ struct srv_ucx {
     pthread_key_t tkey;          /* per engine thread: struct tput */
     pthread_mutex_t mu;          /* ueps */
     struct uep *ueps;            /* attached endpoints, found by cookie */
-    uint64_t next_cookie;
 };
 
 /* a request's token and stream length, from its XFER until its DONE */
@@ -331,7 +330,6 @@ static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t dl)
  * still in flight on it with an error, so nothing waits on a dead client. */
 static void uep_release_ep(struct uep *u)
 {
-    const struct ddio_ucx_api *api = u->su->api;
     pthread_mutex_lock(&u->mu);
     u->dead = 1;
     while (u->users > 0)
@@ -350,19 +348,8 @@ static void uep_release_ep(struct uep *u)
             break;
         }
     pthread_mutex_unlock(&u->su->mu);
-    if (!ep)
-        return;                   /* never attached */
-    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                              .flags = UCP_EP_CLOSE_FLAG_FORCE};
-    ucs_status_ptr_t r = api->ep_close_nbx(ep, &rp);
-    if (r && !UCS_PTR_IS_ERR(r)) {
-        int64_t dl = ddio_now_ms() + CLOSE_WAIT_MS;
-        while (api->request_check_status(r) == UCS_INPROGRESS && ddio_now_ms() < dl)
-            if (!ddio_ucx_progress(u->su->u))
-                sched_yield();
-        if (api->request_check_status(r) != UCS_INPROGRESS)
-            api->request_free(r);
-    }
+    if (ep)                       /* else never attached */
+        ddio_ucx_close_ep(u->su->u, ep, ddio_now_ms() + CLOSE_WAIT_MS);
 }
 
 static void uep_unref(struct xp *ep)

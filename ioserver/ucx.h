@@ -37,7 +37,7 @@ int ucx_ep_reply(struct uep *u, struct ddio_wbuf *w);
  * until its DONE; -errno with the reason (the caller replies with it). */
 int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, size_t n);
 struct xp *ucx_xp(struct uep *u);
-/* The connection is gone: no more RMA on it (requests in flight fail), and
+/* The connection is gone: no more UCX traffic on it (operations in flight fail), and
  * the connection's reference is dropped. */
 void ucx_ep_close(struct uep *u);
 

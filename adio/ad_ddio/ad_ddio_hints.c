@@ -17,10 +17,11 @@
  *                                         constructors (ad_ddio_type.c; default)
  *                                         or always from ROMIO's flattened list
  *   romio_ddio_transport  auto|ucx|tcp     how XFER data moves (open time only):
- *                                         auto (default, or DDIO_TRANSPORT) RMA
- *                                         by UCX where every server offers it,
- *                                         ucx: that or an error at open, tcp:
- *                                         the servers' TCP messages
+ *                                         ucx: UCX active messages (an error at
+ *                                         open where a server cannot), tcp: the
+ *                                         servers' TCP messages, auto (default,
+ *                                         or DDIO_TRANSPORT): UCX only where an
+ *                                         RDMA device is present
  *   striping_unit, striping_factor        layout of files this open creates
  *
  * Unknown romio_ddio_* keys and unrecognised values are ignored, as ROMIO
@@ -29,7 +30,7 @@
  * same on every rank (checked with a broadcast, like ROMIO's helpers).
  *
  * MPI_File_get_info also reports, read-only, ddio_transport_in_use ("ucx"
- * when every server moves this file's data by RMA, else "tcp"), and ddio_desc_builder: how the tree
+ * when every server moves this file's data by UCX, else "tcp"), and ddio_desc_builder: how the tree
  * of the current view was built, "type" (from its constructors) or "flat"
  * (from ROMIO's flattened list), or "none" before the view's first
  * non-contiguous access (and for contiguous views, which need no tree); and

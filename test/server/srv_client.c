@@ -1491,13 +1491,13 @@ static void deep_desc(struct ddio_desc *d, int depth, uint64_t len)
     d->length = len;
 }
 
-static int xfer_raw_desc(struct cl *c, uint64_t handle, uint32_t op, const uint8_t *desc,
-                         uint32_t len, char *msg, size_t n)
+/* an XFER that is answered at once (refused, or nothing to move): its
+ * status, and the error's text in msg */
+static int xfer_call(struct cl *c, const struct ddio_xfer *x, char *msg, size_t n)
 {
-    struct ddio_xfer x = {handle, op, 0, 0, 0, 1, 0, 5000, len, desc, 0, 0};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
-    ddio_enc_xfer(&w, &x);
+    ddio_enc_xfer(&w, x);
     struct msg m;
     int st = call(c, DDIO_T_XFER, &w, &m);
     char *s = NULL;
@@ -1505,6 +1505,13 @@ static int xfer_raw_desc(struct cl *c, uint64_t handle, uint32_t op, const uint8
     free(s);
     free(m.p);
     return st;
+}
+
+static int xfer_raw_desc(struct cl *c, uint64_t handle, uint32_t op, const uint8_t *desc,
+                         uint32_t len, char *msg, size_t n)
+{
+    struct ddio_xfer x = {handle, op, 0, 0, 0, 1, 0, 5000, len, desc, 0, 0};
+    return xfer_call(c, &x, msg, n);
 }
 
 static void lim_descriptors(void)
@@ -1782,19 +1789,12 @@ static int ucx_xfer(struct cl *c, uint64_t handle, char *msg, size_t n)
     struct ddio_desc d = {.length = 4096};
     d.root = ddio_node_leaf(4096);
     CHECK(d.root && ddio_node_finish(d.root) == 0, "ucx: desc");
-    struct ddio_wbuf dw, w;
+    struct ddio_wbuf dw;
     ddio_wbuf_init(&dw);
     ddio_desc_encode(&dw, &d);
     struct ddio_xfer x = {handle, DDIO_X_READ, DDIO_XF_UCX, 0, 0, 1, 0, 5000,
                           (uint32_t)dw.len, dw.p, 1, 4096};
-    ddio_wbuf_init(&w);
-    ddio_enc_xfer(&w, &x);
-    struct msg m;
-    int st = call(c, DDIO_T_XFER, &w, &m);
-    char *s = NULL;
-    snprintf(msg, n, "%s", st && ddio_dec_err(m.p, m.h.len, &s) == 0 ? s : "");
-    free(s);
-    free(m.p);
+    int st = xfer_call(c, &x, msg, n);
     ddio_wbuf_free(&dw);
     ddio_desc_free(&d);
     return st;
