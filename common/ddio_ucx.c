@@ -118,6 +118,7 @@ int ddio_ucx_sends_wait(struct ddio_ucx *u, struct ddio_ucx_sends *s, int64_t dl
 struct ucx_priv_api {
     ucs_status_t (*config_read)(const char *, const char *, ucp_config_t **);
     void (*config_release)(ucp_config_t *);
+    ucs_status_t (*config_modify)(ucp_config_t *, const char *, const char *);
     ucs_status_t (*init_version)(unsigned, unsigned, const ucp_params_t *,
                                  const ucp_config_t *, ucp_context_h *);
     void (*cleanup)(ucp_context_h);
@@ -156,6 +157,7 @@ static void load(void)
     }
     SYM(ucp, priv, config_read, "ucp_config_read");
     SYM(ucp, priv, config_release, "ucp_config_release");
+    SYM(ucp, priv, config_modify, "ucp_config_modify");
     SYM(ucp, priv, init_version, "ucp_init_version");
     SYM(ucp, priv, cleanup, "ucp_cleanup");
     SYM(ucp, priv, worker_create, "ucp_worker_create");
@@ -206,12 +208,40 @@ static int ucx_fail(char *err, size_t n, const char *what, ucs_status_t st)
     return -EIO;
 }
 
+/* ddio's defaults where the user's UCX_* environment is silent (measured in
+ * docs/TRANSPORT.md): the worker is shared by several threads, and UCX's
+ * default spinlock makes a thread spin out its time slice whenever the
+ * holder is preempted (15 % of the server's cycles on a 2-core host); and
+ * UCX 1.13's shared-memory FIFOs (posix, sysv) do not always wake a worker
+ * sleeping on its fd, so a sleeping side noticed messages only at its next
+ * timer slice (a write call 6x slower). Without them messages take UCX's
+ * TCP or RDMA transports, whose wake-ups are reliable, and the bulk still
+ * moves in one copy (CMA on a host, RDMA between hosts). */
+static ucs_status_t tune(ucp_config_t *cfg)
+{
+    static const char *const dflt[][2] = {{"USE_MT_MUTEX", "y"}, {"TLS", "^posix,sysv"}};
+    for (size_t i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++) {
+        char env[64];
+        snprintf(env, sizeof(env), "UCX_%s", dflt[i][0]);
+        if (getenv(env))
+            continue;
+        ucs_status_t st = priv.config_modify(cfg, dflt[i][0], dflt[i][1]);
+        if (st != UCS_OK)
+            return st;
+    }
+    return UCS_OK;
+}
+
 static int make_worker(struct ddio_ucx *u, char *err, size_t n)
 {
     ucp_config_t *cfg;
     ucs_status_t st = priv.config_read(NULL, NULL, &cfg);
     if (st != UCS_OK)
         return ucx_fail(err, n, "reading the configuration", st);
+    if ((st = tune(cfg)) != UCS_OK) {
+        priv.config_release(cfg);
+        return ucx_fail(err, n, "setting ddio's defaults", st);
+    }
     ucp_params_t pp = {.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
                        .features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP,
                        .mt_workers_shared = 1};
@@ -275,6 +305,19 @@ const void *ddio_ucx_address(const struct ddio_ucx *u, size_t *len)
 int ddio_ucx_efd(const struct ddio_ucx *u)
 {
     return u->efd;
+}
+
+void *ddio_ucx_buf(ucp_request_param_t *rp, ucp_dt_iov_t *iov, size_t n, size_t *count)
+{
+    rp->op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    if (n == 1) {
+        rp->datatype = ucp_dt_make_contig(1);
+        *count = iov[0].length;
+        return iov[0].buffer;
+    }
+    rp->datatype = ucp_dt_make_iov();
+    *count = n;
+    return iov;
 }
 
 unsigned ddio_ucx_progress(struct ddio_ucx *u)
@@ -365,16 +408,15 @@ static void rndv_recv(struct ddio_ucx *u, struct ddio_ucx_sink *s, struct precv 
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                                               UCP_OP_ATTR_FIELD_USER_DATA,
                               .cb.recv_am = precv_cb, .user_data = r};
-    void *dst = s->buf + r->sg.seg[0].off;
-    size_t count = r->sg.total;
-    if (r->sg.nseg > 1) {
-        for (uint32_t i = 0; i < r->sg.nseg; i++)
-            r->iov[i] = (ucp_dt_iov_t){s->buf + r->sg.seg[i].off, r->sg.seg[i].len};
-        dst = r->iov;
-        count = r->sg.nseg;
-        rp.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-        rp.datatype = ucp_dt_make_iov();
+    size_t n = 0, count;
+    for (uint32_t i = 0; i < r->sg.nseg; i++) {         /* stream-adjacent pieces merged */
+        uint8_t *p = s->buf + r->sg.seg[i].off;
+        if (n > 0 && (uint8_t *)r->iov[n - 1].buffer + r->iov[n - 1].length == p)
+            r->iov[n - 1].length += r->sg.seg[i].len;
+        else
+            r->iov[n++] = (ucp_dt_iov_t){p, r->sg.seg[i].len};
     }
+    void *dst = ddio_ucx_buf(&rp, r->iov, n, &count);
     ucs_status_ptr_t q = api.am_recv_data_nbx(u->w, data, dst, count, &rp);
     if (q == NULL || UCS_PTR_IS_ERR(q))
         precv_end(r, q ? UCS_PTR_STATUS(q) : UCS_OK);
@@ -396,7 +438,7 @@ static ucs_status_t put_cb(void *arg, const void *hdr, size_t hlen, void *data, 
         s->err = EPROTO, s = NULL;
     if (s && !(p->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV))
         eager_copy(s, &r->sg, data), s = NULL;
-    else if (s && r->sg.nseg > 1 && !(r->iov = calloc(r->sg.nseg, sizeof(*r->iov))))
+    else if (s && !(r->iov = calloc(r->sg.nseg ? r->sg.nseg : 1, sizeof(*r->iov))))
         s->err = ENOMEM, s = NULL;
     if (s) {
         r->s = s;
@@ -592,15 +634,15 @@ int ddio_ucx_send_data(struct ddio_ucx *u, struct ddio_ucx_ep *ep, uint64_t cook
     for (int i = 0; i < n; i++)
         d->iov[i] = (ucp_dt_iov_t){iov[i].iov_base, iov[i].iov_len};
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                              UCP_OP_ATTR_FIELD_USER_DATA |
-                                              UCP_OP_ATTR_FIELD_DATATYPE,
-                              .cb.send = dsend_cb, .user_data = d,
-                              .datatype = ucp_dt_make_iov()};
+                                              UCP_OP_ATTR_FIELD_USER_DATA,
+                              .cb.send = dsend_cb, .user_data = d};
+    size_t count;
+    void *buf = ddio_ucx_buf(&rp, d->iov, (size_t)n, &count);
     pthread_mutex_lock(&u->mu);
     s->busy++;
     pthread_mutex_unlock(&u->mu);
-    ucs_status_ptr_t r = api.am_send_nbx(ep->ep, DDIO_AM_DATA, d->hdr, sizeof(d->hdr), d->iov,
-                                         (size_t)n, &rp);
+    ucs_status_ptr_t r = api.am_send_nbx(ep->ep, DDIO_AM_DATA, d->hdr, sizeof(d->hdr), buf,
+                                         count, &rp);
     if (r == NULL || UCS_PTR_IS_ERR(r)) {
         dsend_end(d, r ? UCS_PTR_STATUS(r) : UCS_OK);
         return r ? -EIO : 0;

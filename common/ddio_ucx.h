@@ -125,6 +125,11 @@ ucp_worker_h ddio_ucx_worker(const struct ddio_ucx *u);
  * UCS_INPROGRESS when still running then (it stays UCX's, not freed).
  * r may be NULL or an error pointer (returned as such). */
 ucs_status_t ddio_ucx_wait(struct ddio_ucx *u, ucs_status_ptr_t r, int64_t deadline_ms);
+/* The buffer and count to hand UCX for iov[0..n): one piece goes as a
+ * contiguous buffer (sets rp's datatype accordingly). UCX 1.13 offers a
+ * rendezvous zero-copy read (CMA, RDMA) only for contiguous buffers on both
+ * sides; an iov datatype falls back to fragments the sender must pack. */
+void *ddio_ucx_buf(ucp_request_param_t *rp, ucp_dt_iov_t *iov, size_t n, size_t *count);
 /* Force-close ep: operations in flight on it complete with errors. Waits
  * for the close until deadline_ms. */
 void ddio_ucx_close_ep(struct ddio_ucx *u, ucp_ep_h ep, int64_t deadline_ms);

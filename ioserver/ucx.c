@@ -68,11 +68,13 @@ void ucx_ep_close(struct uep *u) { (void)u; }
 
 #else
 
-/* below this average piece size, pack through a staging buffer */
-#define DIRECT_AVG 4096u
-/* UCX 1.13's wake-up fd can miss a shared-memory event: the progress
- * thread's sleep is sliced so a missed one costs at most this */
+/* UCX 1.13's wake-up fd can miss a shared-memory event (ddio leaves the
+ * posix/sysv transports out unless UCX_TLS names them, see ddio_ucx.c): the
+ * progress thread's sleep is sliced so a missed one costs at most this */
 #define PROGRESS_SLICE_MS 1
+/* an engine thread waiting for its sends sleeps at most this between its own
+ * rounds of progress */
+#define SYNC_SLICE_US 1000
 /* how long an XFER waits for its connection's ATTACH message */
 #define ATTACH_WAIT_MS 5000
 /* how long a closing endpoint may take to hand back its operations */
@@ -122,6 +124,7 @@ struct fill {
 /* completion counter of a batch of operations */
 struct opset {
     pthread_mutex_t mu;
+    pthread_cond_t cv;           /* CLOCK_MONOTONIC; signalled as left drops */
     int left;
     ucs_status_t st;
 };
@@ -147,7 +150,8 @@ static void opset_done(struct opset *o, ucs_status_t st)
     pthread_mutex_lock(&o->mu);
     if (st != UCS_OK && o->st == UCS_OK)
         o->st = st;
-    o->left--;
+    if (--o->left == 0)
+        pthread_cond_broadcast(&o->cv);
     pthread_mutex_unlock(&o->mu);
 }
 
@@ -174,14 +178,30 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-/* progress until o has nothing left, or the deadline: 0 / -ETIMEDOUT */
+/* progress until o has nothing left, or the deadline: 0 / -ETIMEDOUT.
+ * Between rounds the thread sleeps on o's condition (the progress thread
+ * completes the sends when their acknowledgements arrive) instead of
+ * spinning: on a host with fewer cores than processes a spinning server
+ * takes the CPU the rank needs to fetch the block. */
 static int progress_until(struct srv_ucx *su, struct opset *o, int64_t dl)
 {
-    for (unsigned spins = 0; opset_left(o) > 0; spins++) {
-        if ((spins & 255) == 0 && ddio_now_ms() >= dl)
+    while (opset_left(o) > 0) {
+        if (ddio_ucx_progress(su->u))
+            continue;
+        int64_t now = ddio_now_ms();
+        if (now >= dl)
             return -ETIMEDOUT;
-        if (!ddio_ucx_progress(su->u))
-            sched_yield();
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += SYNC_SLICE_US * 1000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_mutex_lock(&o->mu);
+        if (o->left > 0)
+            pthread_cond_timedwait(&o->cv, &o->mu, &ts);
+        pthread_mutex_unlock(&o->mu);
     }
     return 0;
 }
@@ -190,6 +210,7 @@ static void tput_free(void *p)
 {
     struct tput *t = p;
     pthread_mutex_destroy(&t->o.mu);
+    pthread_cond_destroy(&t->o.cv);
     free(t->stage);
     free(t);
 }
@@ -199,6 +220,11 @@ static struct tput *tput_get(struct srv_ucx *su)
     struct tput *t = pthread_getspecific(su->tkey);
     if (!t && (t = calloc(1, sizeof(*t)))) {
         pthread_mutex_init(&t->o.mu, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&t->o.cv, &ca);
+        pthread_condattr_destroy(&ca);
         pthread_setspecific(su->tkey, t);
     }
     return t;
@@ -452,13 +478,17 @@ static int add_piece(void *arg, uint8_t *p, uint64_t s, uint64_t n)
     return 0;
 }
 
-/* how many pieces, if they are large enough to move in place; else 0 */
-static size_t direct_pieces(xp_walk_fn *walk, void *arg, uint64_t total)
+/* 1 if the block bytes are one piece, to move in place; else 0: they are
+ * packed into (unpacked from) a staging area. UCX 1.13 reads a rendezvous
+ * body straight from the sender's memory (CMA, RDMA) only when both sides
+ * are contiguous; an iovec makes it fall back to fragments that both sides
+ * must progress, which measured 2-4x slower than packing (docs/TRANSPORT.md). */
+static size_t direct_pieces(xp_walk_fn *walk, void *arg)
 {
     size_t pieces = 0;
-    if (!walk || walk(arg, count_piece, &pieces) || pieces == 0)
+    if (!walk || walk(arg, count_piece, &pieces))
         return 0;
-    return total / pieces >= DIRECT_AVG ? pieces : 0;
+    return pieces == 1;
 }
 
 /* ---- PUT ------------------------------------------------------------------------------------ */
@@ -503,8 +533,10 @@ static int ux_sync(struct xp *ep, int64_t dl)
 /* room for n staged bytes in the thread's area (syncing first when full) */
 static uint8_t *stage_room(struct xp *ep, struct tput *t, uint64_t n, int64_t dl, int *rc)
 {
-    if (t->used + n > t->cap && t->o.left > 0 && (*rc = ux_sync(ep, dl)))
+    if (t->used + n > t->cap && opset_left(&t->o) > 0 && (*rc = ux_sync(ep, dl)))
         return NULL;
+    if (opset_left(&t->o) == 0)
+        t->used = 0;              /* no send reads the area any more */
     if (t->used + n > t->cap) {
         size_t cap = n > (4u << 20) ? n : (4u << 20);
         uint8_t *p = t->used == 0 ? realloc(t->stage, cap) : NULL;
@@ -540,7 +572,7 @@ static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint3
     struct bind b;
     if (bind_find(u, req, &b) || !segs_inside(b.len, seg, nseg))
         return -EFAULT;           /* the rank's buffer is shorter than its stream */
-    size_t pieces = direct_pieces(src->walk, src->arg, total);
+    size_t pieces = direct_pieces(src->walk, src->arg);
     struct psend *ps = t ? psend_new(u->su, t, pieces ? pieces : 1) : NULL;
     if (!ps)
         return -ENOMEM;
@@ -566,15 +598,15 @@ static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint3
         return rc;
     }
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                              UCP_OP_ATTR_FIELD_USER_DATA |
-                                              UCP_OP_ATTR_FIELD_DATATYPE,
-                              .cb.send = psend_cb, .user_data = ps,
-                              .datatype = ucp_dt_make_iov()};
+                                              UCP_OP_ATTR_FIELD_USER_DATA,
+                              .cb.send = psend_cb, .user_data = ps};
+    size_t count;
+    void *buf = ddio_ucx_buf(&rp, ps->iov, ps->niov, &count);
     pthread_mutex_lock(&t->o.mu);
     t->o.left++;
     pthread_mutex_unlock(&t->o.mu);
     ucs_status_ptr_t r = u->su->api->am_send_nbx(u->ep, DDIO_AM_PUT, ps->hdr.p, ps->hdr.len,
-                                                 ps->iov, ps->niov, &rp);
+                                                 buf, count, &rp);
     uep_leave(u);
     if (r == NULL || UCS_PTR_IS_ERR(r)) {          /* done at once: no callback */
         opset_done(&t->o, r ? UCS_PTR_STATUS(r) : UCS_OK);
@@ -689,7 +721,7 @@ static void drecv_cb(void *req, ucs_status_t st, size_t len, void *arg)
 
 static struct drecv *drecv_new(struct uep *u, struct xp_get *g)
 {
-    size_t pieces = direct_pieces(g->walk, g, g->total);
+    size_t pieces = direct_pieces(g->walk, g);
     struct drecv *d = calloc(1, sizeof(*d) + (pieces ? pieces : 1) * sizeof(ucp_dt_iov_t));
     if (!d)
         return NULL;
@@ -759,11 +791,11 @@ static ucs_status_t data_cb(void *arg, const void *hdr, size_t hlen, void *data,
         return UCS_OK;
     }
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
-                                              UCP_OP_ATTR_FIELD_USER_DATA |
-                                              UCP_OP_ATTR_FIELD_DATATYPE,
-                              .cb.recv_am = drecv_cb, .user_data = d,
-                              .datatype = ucp_dt_make_iov()};
-    ucs_status_ptr_t r = su->api->am_recv_data_nbx(su->w, data, d->iov, d->niov, &rp);
+                                              UCP_OP_ATTR_FIELD_USER_DATA,
+                              .cb.recv_am = drecv_cb, .user_data = d};
+    size_t count;
+    void *buf = ddio_ucx_buf(&rp, d->iov, d->niov, &count);
+    ucs_status_ptr_t r = su->api->am_recv_data_nbx(su->w, data, buf, count, &rp);
     if (r == NULL || UCS_PTR_IS_ERR(r))
         drecv_end(d, r ? UCS_PTR_STATUS(r) : UCS_OK);
     return UCS_INPROGRESS;

@@ -226,23 +226,30 @@ static int note_got(xstate * st, const struct ddio_seg *g)
 /* ---- PUT: read data into the user buffer ----------------------------------- */
 
 /* the segments' places in a contiguous user buffer (malloc'd; NULL: ENOMEM) */
-static struct iovec *user_iov(const xstate * st, const struct ddio_segs *sg)
+/* the user-buffer pieces of sg, stream-adjacent ones merged (a contiguous
+ * buffer is one piece: UCX moves it in one rendezvous); *n = how many */
+static struct iovec *user_iov(const xstate * st, const struct ddio_segs *sg, int *n)
 {
     struct iovec *iov = malloc((sg->nseg ? sg->nseg : 1) * sizeof(*iov));
-    for (uint32_t k = 0; iov && k < sg->nseg; k++) {
-        iov[k].iov_base = st->x->mem->buf + sg->seg[k].off;
-        iov[k].iov_len = sg->seg[k].len;
+    int k = 0;
+    for (uint32_t j = 0; iov && j < sg->nseg; j++) {
+        char *p = st->x->mem->buf + sg->seg[j].off;
+        if (k > 0 && (char *) iov[k - 1].iov_base + iov[k - 1].iov_len == p)
+            iov[k - 1].iov_len += sg->seg[j].len;
+        else
+            iov[k++] = (struct iovec) { p, sg->seg[j].len };
     }
+    *n = k;
     return iov;
 }
 
 static int recv_contig(xstate * st, int sock, const struct ddio_segs *sg, int64_t dl)
 {
-    struct iovec *iov = user_iov(st, sg);
-    int rc;
+    int n, rc;
+    struct iovec *iov = user_iov(st, sg, &n);
     if (!iov)
         return -ENOMEM;
-    rc = ddio_recvv_all(sock, iov, (int) sg->nseg, dl);
+    rc = ddio_recvv_all(sock, iov, n, dl);
     free(iov);
     return rc;
 }
@@ -294,13 +301,12 @@ static int on_put(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
 static int send_ucx(xstate * st, int i, uint64_t req, const struct ddio_segs *sg)
 {
     ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
-    struct iovec *iov = user_iov(st, sg);
-    int rc;
+    int n, rc;
+    struct iovec *iov = user_iov(st, sg, &n);
 
     if (!iov)
         return -ENOMEM;
-    rc = ddio_ucx_send_data(st->ucx, c->ucx, c->ucx_cookie, req, sg->tag, iov, (int) sg->nseg,
-                            st->sends);
+    rc = ddio_ucx_send_data(st->ucx, c->ucx, c->ucx_cookie, req, sg->tag, iov, n, st->sends);
     free(iov);
     return rc;
 }
