@@ -2,15 +2,16 @@
  *
  * PUT (read data): one active message per put, its header naming the
  * client's token and the stream segments, its body the block's bytes: in
- * place (an iovec of block pieces) when the pieces are large, else packed
- * into the engine thread's staging area. Sends are left in flight; the
- * engine calls sync after a block's puts, before it reuses the block, and
- * the thread waits there, progressing the worker itself.
+ * place when they are one range of the block, else packed into the engine
+ * thread's staging area (UCX's zero-copy rendezvous needs a contiguous
+ * buffer). Sends are left in flight; the engine calls sync after a block's
+ * puts, before it reuses the block, and the thread waits there.
  * GET (write data): the GET message goes on the TCP connection; the client
  * answers with a DATA active message whose body the server receives straight
- * into the block pieces (or into a staging buffer, then scattered). That
- * happens in whichever thread progresses the worker: the progress thread,
- * which sleeps on the worker's fd between events, or an engine thread in sync.
+ * into the block when the GET's bytes are one range of it (else into a
+ * staging buffer, then scattered). That happens in whichever thread
+ * progresses the worker: the progress thread, which sleeps on the worker's
+ * fd between events, or an engine thread in sync.
  *
  * Large bodies travel by UCX's rendezvous: the receiver fetches them from
  * the sender's memory (CMA on one host, RDMA on a fabric), so each byte is
@@ -141,8 +142,8 @@ struct psend {
     struct opset *o;
     struct srv_ucx *su;
     struct ddio_wbuf hdr;
-    size_t niov;
-    ucp_dt_iov_t iov[];
+    void *buf;                   /* the body: one contiguous range */
+    size_t len;
 };
 
 static void opset_done(struct opset *o, ucs_status_t st)
@@ -454,41 +455,36 @@ static int segs_inside(uint64_t len, const struct ddio_seg *seg, uint32_t nseg)
     return 1;
 }
 
-/* ---- block pieces as an iovec ---------------------------------------------------------- */
+/* ---- block pieces in place ----------------------------------------------------------- */
 
-struct iov_build {
-    ucp_dt_iov_t *iov;
-    size_t n, cap;
+/* the block bytes as one range, when the pieces are adjacent */
+struct range {
+    uint8_t *p;
+    uint64_t n;
 };
 
-static int count_piece(void *arg, uint8_t *p, uint64_t s, uint64_t n)
+static int extend_range(void *arg, uint8_t *p, uint64_t s, uint64_t n)
 {
-    (void)p; (void)s; (void)n;
-    (*(size_t *)arg)++;
-    return 0;
-}
-
-static int add_piece(void *arg, uint8_t *p, uint64_t s, uint64_t n)
-{
-    struct iov_build *b = arg;
+    struct range *r = arg;
     (void)s;
-    if (b->n == b->cap)
-        return -1;
-    b->iov[b->n++] = (ucp_dt_iov_t){p, n};
+    if (r->p && r->p + r->n != p)
+        return 1;                 /* a gap: not one range (the walk stops) */
+    if (!r->p)
+        r->p = p;
+    r->n += n;
     return 0;
 }
 
-/* 1 if the block bytes are one piece, to move in place; else 0: they are
- * packed into (unpacked from) a staging area. UCX 1.13 reads a rendezvous
- * body straight from the sender's memory (CMA, RDMA) only when both sides
- * are contiguous; an iovec makes it fall back to fragments that both sides
- * must progress, which measured 2-4x slower than packing (docs/TRANSPORT.md). */
-static size_t direct_pieces(xp_walk_fn *walk, void *arg)
+/* 1 and *r if the block bytes are one contiguous range, to move in place;
+ * else 0: they are packed into (unpacked from) a staging area. UCX 1.13
+ * reads a rendezvous body straight from the sender's memory (CMA, RDMA)
+ * only when both sides are contiguous; an iovec made it fall back to
+ * fragments that both sides must progress, 2-4x slower than packing
+ * (docs/TRANSPORT.md). */
+static int one_range(xp_walk_fn *walk, void *arg, struct range *r)
 {
-    size_t pieces = 0;
-    if (!walk || walk(arg, count_piece, &pieces))
-        return 0;
-    return pieces == 1;
+    *r = (struct range){NULL, 0};
+    return walk && walk(arg, extend_range, r) == 0 && r->p;
 }
 
 /* ---- PUT ------------------------------------------------------------------------------------ */
@@ -552,13 +548,12 @@ static uint8_t *stage_room(struct xp *ep, struct tput *t, uint64_t n, int64_t dl
     return p;
 }
 
-static struct psend *psend_new(struct srv_ucx *su, struct tput *t, size_t niov)
+static struct psend *psend_new(struct srv_ucx *su, struct tput *t)
 {
-    struct psend *ps = calloc(1, sizeof(*ps) + niov * sizeof(ucp_dt_iov_t));
+    struct psend *ps = calloc(1, sizeof(*ps));
     if (ps) {
         ps->o = &t->o;
         ps->su = su;
-        ps->niov = niov;
         ddio_wbuf_init(&ps->hdr);
     }
     return ps;
@@ -572,19 +567,21 @@ static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint3
     struct bind b;
     if (bind_find(u, req, &b) || !segs_inside(b.len, seg, nseg))
         return -EFAULT;           /* the rank's buffer is shorter than its stream */
-    size_t pieces = direct_pieces(src->walk, src->arg);
-    struct psend *ps = t ? psend_new(u->su, t, pieces ? pieces : 1) : NULL;
+    struct range in_place;
+    int direct = one_range(src->walk, src->arg, &in_place);
+    struct psend *ps = t ? psend_new(u->su, t) : NULL;
     if (!ps)
         return -ENOMEM;
     int rc = 0;
-    if (pieces) {
-        struct iov_build ib = {ps->iov, 0, pieces};
-        src->walk(src->arg, add_piece, &ib);
+    if (direct) {
+        ps->buf = in_place.p;
+        ps->len = in_place.n;
     } else {
         uint8_t *p = stage_room(ep, t, total, dl, &rc);
         if (p)
             src->fill(src->arg, p, total);
-        ps->iov[0] = (ucp_dt_iov_t){p, total};
+        ps->buf = p;
+        ps->len = total;
     }
     struct ddio_segs m = {.tag = 0, .nseg = nseg, .seg = (struct ddio_seg *)seg, .total = total};
     ddio_enc_am_put(&ps->hdr, b.token, &m);
@@ -600,13 +597,11 @@ static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint3
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                                               UCP_OP_ATTR_FIELD_USER_DATA,
                               .cb.send = psend_cb, .user_data = ps};
-    size_t count;
-    void *buf = ddio_ucx_buf(&rp, ps->iov, ps->niov, &count);
     pthread_mutex_lock(&t->o.mu);
     t->o.left++;
     pthread_mutex_unlock(&t->o.mu);
     ucs_status_ptr_t r = u->su->api->am_send_nbx(u->ep, DDIO_AM_PUT, ps->hdr.p, ps->hdr.len,
-                                                 buf, count, &rp);
+                                                 ps->buf, ps->len, &rp);
     uep_leave(u);
     if (r == NULL || UCS_PTR_IS_ERR(r)) {          /* done at once: no callback */
         opset_done(&t->o, r ? UCS_PTR_STATUS(r) : UCS_OK);
@@ -615,7 +610,7 @@ static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint3
         if (r)
             return -EIO;
     }
-    stats_ucx(&ep->srv->stats, total, 0, pieces ? 0 : total);
+    stats_ucx(&ep->srv->stats, total, 0, direct ? 0 : total);
     return 0;
 }
 
@@ -648,8 +643,8 @@ struct drecv {
     struct uep *u;
     struct xp_get *g;
     uint8_t *stage;              /* staged: the GET's bytes in stream order */
-    size_t niov;
-    ucp_dt_iov_t iov[];
+    void *buf;                   /* the body: one contiguous range */
+    size_t len;
 };
 
 /* the GET whose DATA this is, taken off the list; f marks the receive until
@@ -721,20 +716,19 @@ static void drecv_cb(void *req, ucs_status_t st, size_t len, void *arg)
 
 static struct drecv *drecv_new(struct uep *u, struct xp_get *g)
 {
-    size_t pieces = direct_pieces(g->walk, g);
-    struct drecv *d = calloc(1, sizeof(*d) + (pieces ? pieces : 1) * sizeof(ucp_dt_iov_t));
+    struct range in_place;
+    struct drecv *d = calloc(1, sizeof(*d));
     if (!d)
         return NULL;
     d->u = u;
     d->g = g;
     d->fill.owner = g->owner;
-    if (pieces) {
-        struct iov_build ib = {d->iov, 0, pieces};
-        g->walk(g, add_piece, &ib);
-        d->niov = pieces;
+    if (one_range(g->walk, g, &in_place)) {
+        d->buf = in_place.p;
+        d->len = in_place.n;
     } else if ((d->stage = malloc(g->total))) {
-        d->iov[0] = (ucp_dt_iov_t){d->stage, g->total};
-        d->niov = 1;
+        d->buf = d->stage;
+        d->len = g->total;
     } else {
         free(d);
         return NULL;
@@ -785,17 +779,14 @@ static ucs_status_t data_cb(void *arg, const void *hdr, size_t hlen, void *data,
     }
     unfill(u, &tmp, &d->fill);
     if (!(p->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {   /* eager: the bytes are here */
-        for (size_t i = 0, off = 0; i < d->niov; off += d->iov[i].length, i++)
-            memcpy(d->iov[i].buffer, (const uint8_t *)data + off, d->iov[i].length);
+        memcpy(d->buf, data, d->len);
         drecv_end(d, UCS_OK);
         return UCS_OK;
     }
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                                               UCP_OP_ATTR_FIELD_USER_DATA,
                               .cb.recv_am = drecv_cb, .user_data = d};
-    size_t count;
-    void *buf = ddio_ucx_buf(&rp, d->iov, d->niov, &count);
-    ucs_status_ptr_t r = su->api->am_recv_data_nbx(su->w, data, buf, count, &rp);
+    ucs_status_ptr_t r = su->api->am_recv_data_nbx(su->w, data, d->buf, d->len, &rp);
     if (r == NULL || UCS_PTR_IS_ERR(r))
         drecv_end(d, r ? UCS_PTR_STATUS(r) : UCS_OK);
     return UCS_INPROGRESS;
