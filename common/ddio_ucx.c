@@ -10,50 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <dirent.h>
 
 #include "ddio_net.h"
-
-int ddio_xport_parse(const char *s)
-{
-    if (!s || !*s || !strcasecmp(s, "auto"))
-        return DDIO_XPORT_AUTO;
-    if (!strcasecmp(s, "tcp"))
-        return DDIO_XPORT_TCP;
-    if (!strcasecmp(s, "ucx"))
-        return DDIO_XPORT_UCX;
-    return -1;
-}
-
-int ddio_xport_env(char *err, size_t n)
-{
-    const char *s = getenv("DDIO_TRANSPORT");
-    int t = ddio_xport_parse(s);
-    if (t < 0)
-        snprintf(err, n, "DDIO_TRANSPORT=%s: unknown transport (auto, ucx or tcp)", s);
-    return t;
-}
-
-/* an RDMA device (InfiniBand, RoCE, iWARP) the verbs stack shows */
-static int rdma_present(void)
-{
-    DIR *d = opendir("/sys/class/infiniband");
-    struct dirent *e;
-    int found = 0;
-    while (d && !found && (e = readdir(d)))
-        found = e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    return found;
-}
-
-int ddio_xport_resolve(int t)
-{
-    if (t != DDIO_XPORT_AUTO)
-        return t;
-    return rdma_present() ? DDIO_XPORT_UCX : DDIO_XPORT_TCP;
-}
 
 #ifndef DDIO_HAVE_UCX
 

@@ -16,8 +16,9 @@
  * build does not change.
  *
  * Which transport a client uses: DDIO_TRANSPORT (or the hint
- * romio_ddio_transport) = auto (UCX where it loads and the server offers
- * it, else TCP), ucx (UCX or a clear error), tcp (never UCX). */
+ * romio_ddio_transport) = auto (UCX where it loads, the server offers it
+ * and ddio_xport_resolve finds a one-copy path to it, else TCP), ucx (UCX
+ * or a clear error), tcp (never UCX). */
 #ifndef DDIO_UCX_H
 #define DDIO_UCX_H
 
@@ -26,24 +27,13 @@
 #include <sys/uio.h>
 
 #include "ddio_proto.h"
+#include "ddio_xport.h"
 
 #if defined(__has_include)
 #if __has_include(<ucp/api/ucp.h>)
 #define DDIO_HAVE_UCX 1
 #endif
 #endif
-
-enum ddio_xport { DDIO_XPORT_AUTO = 0, DDIO_XPORT_TCP = 1, DDIO_XPORT_UCX = 2 };
-
-/* "auto" / "tcp" / "ucx" (case-insensitive; NULL or "" = auto); -1 otherwise */
-int ddio_xport_parse(const char *s);
-/* DDIO_TRANSPORT, parsed; a bad value is reported in err and gives -1 */
-int ddio_xport_env(char *err, size_t n);
-/* What auto means here: UCX where an RDMA device is present (a fabric
- * UCX can use one-sidedly), TCP otherwise. Measured on one host with
- * shared memory only (docs/TRANSPORT.md), kernel TCP loopback beat UCX's
- * active messages on every pattern; DDIO_TRANSPORT=ucx still forces it. */
-int ddio_xport_resolve(int t);
 
 /* Streams smaller than this keep TCP's PUT/DATA messages even with UCX: a
  * few bytes cost less in the message that is sent anyway. */

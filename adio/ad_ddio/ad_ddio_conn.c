@@ -268,7 +268,8 @@ static ADIOI_DDIO_Conn *pool_find(conn_pool * pool, const char *addr)
 }
 
 /* After the handshake: ask the server for UCX when DDIO_TRANSPORT resolves
- * to ucx (ddio_xport_resolve), connect to its worker and attach. A server that declines
+ * to ucx for it (ddio_xport_resolve: forced, or auto finding a one-copy
+ * path to this server), connect to its worker and attach. A server that declines
  * leaves the connection on TCP (c->ucx_why says why); a broken connection
  * fails. */
 static int attach_ucx(ADIOI_DDIO_Conn * c, const struct ddio_hello_r *r, int64_t deadline,
@@ -281,11 +282,11 @@ static int attach_ucx(ADIOI_DDIO_Conn * c, const struct ddio_hello_r *r, int64_t
 
     c->ucx = NULL;
     c->ucx_why[0] = '\0';
-    if (ddio_xport_resolve(ddio_xport_env(c->ucx_why, sizeof(c->ucx_why))) != DDIO_XPORT_UCX) {
-        snprintf(c->ucx_why, sizeof(c->ucx_why), "not attached: DDIO_TRANSPORT is tcp, or auto "
-                 "without an RDMA device (set DDIO_TRANSPORT=ucx)");
+    rc = ddio_xport_env(c->ucx_why, sizeof(c->ucx_why));
+    if (rc == DDIO_XPORT_TCP)
+        snprintf(c->ucx_why, sizeof(c->ucx_why), "not attached: DDIO_TRANSPORT is tcp");
+    if (rc < 0 || ddio_xport_resolve(rc, c->sock, c->ucx_why, sizeof(c->ucx_why)) != DDIO_XPORT_UCX)
         return 0;
-    }
     if (!(r->flags & DDIO_SRV_UCX)) {
         snprintf(c->ucx_why, sizeof(c->ucx_why), "the server does not offer UCX "
                  "(ddio-server --transport, or no UCX there)");

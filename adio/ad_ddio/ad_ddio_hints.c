@@ -20,8 +20,8 @@
  *                                         ucx: UCX active messages (an error at
  *                                         open where a server cannot), tcp: the
  *                                         servers' TCP messages, auto (default,
- *                                         or DDIO_TRANSPORT): UCX only where an
- *                                         RDMA device is present
+ *                                         or DDIO_TRANSPORT): UCX for servers it
+ *                                         has a one-copy path to (ddio_xport.h)
  *   striping_unit, striping_factor        layout of files this open creates
  *
  * Unknown romio_ddio_* keys and unrecognised values are ignored, as ROMIO

@@ -471,8 +471,8 @@ static void publish_layout(ADIO_File fd, ADIOI_DDIO_File * f)
 }
 
 /* The transport in force: the hint, else DDIO_TRANSPORT, else auto (which
- * ddio_xport_resolve settles). With ucx, every server must have taken our
- * UCX address. */
+ * ddio_xport_resolve settled per connection). With ucx, every server must
+ * have taken our UCX address. */
 static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
                             ADIOI_DDIO_Err * e)
 {
@@ -490,7 +490,8 @@ static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *
         }
         all &= conns[i]->ucx != NULL;
     }
-    f->xport = ddio_xport_resolve(t);
+    /* auto: each connection attached to UCX where it found a one-copy path */
+    f->xport = t == DDIO_XPORT_TCP ? DDIO_XPORT_TCP : DDIO_XPORT_UCX;
     ADIOI_Info_set(fd->info, "ddio_transport_in_use",
                    f->xport == DDIO_XPORT_UCX && all ? "ucx" : "tcp");
     return 0;

@@ -107,9 +107,13 @@ if selected patterns; then
   ddio_vs_ufs patterns8k 2 4 ddio-patterns -q -r 8192 -m 16
   ddio_vs_ufs patterns-p3 3 3 ddio-patterns -q -r 24 -m 3 -H striping_unit=5000
   # the data went the way DDIO_TRANSPORT says: with ucx every server moved
-  # read and write data by UCX (and some of it in place, some staged);
-  # otherwise none did
-  if [ "${DDIO_TRANSPORT:-auto}" = ucx ]; then
+  # read and write data by UCX (and some of it in place, some staged); with
+  # tcp none did; auto is what scripts/auto-transport.sh says
+  xport=${DDIO_TRANSPORT:-auto}
+  if [ "$xport" = auto ]; then
+    xport=$("$here/../../scripts/auto-transport.sh"); echo "auto means $xport on this host"
+  fi
+  if [ "$xport" = ucx ]; then
     XPORT_RAN='$2~/^ucx_(put|get|staged)_bytes$/{n++; if ($3>0) ok++} END{if (n!=3*NS || ok!=n) {print "ucx bytes: " ok+0 " of " 3*NS " counters moved"; exit 1}}'
   else
     XPORT_RAN='$2~/^ucx_(put|get)_bytes$/{n++; if ($3==0) ok++} END{if (n!=2*NS || ok!=n) {print "ucx bytes on a TCP run"; exit 1}}'
@@ -119,6 +123,20 @@ if selected patterns; then
   step "patterns-transport" "$run" -s 2 --root "$tmp/srv-xport" -- bash -c \
     'mpiexec -n 4 "$0" -q -r 8 -m 4 -p wc,rc ddio:/x8 && mpiexec -n 4 "$0" -q -r 8192 -m 8 ddio:/x8k && stats_check 2 "$XPORT_RAN" ucx_put_bytes ucx_get_bytes ucx_staged_bytes' \
     "$(prog_path ddio-patterns)"
+fi
+if selected transport; then
+  # the transport each file settles on (ddio_transport_in_use), with the data
+  # written and read back through it: the environment's (auto: what
+  # scripts/auto-transport.sh says for this host), a hint that forces TCP,
+  # and a hint asking for UCX, which fails the open where the environment
+  # gave the connections none
+  envx=${DDIO_TRANSPORT:-auto}
+  [ "$envx" = auto ] && envx=$("$here/../../scripts/auto-transport.sh")
+  ucx_hint=$envx; [ "$envx" = ucx ] || ucx_hint=error
+  ddio_only transport-env 2 3 t_transport "$envx" -
+  ddio_only transport-hint-auto 2 3 t_transport "$envx" auto
+  ddio_only transport-hint-tcp 2 3 t_transport tcp tcp
+  ddio_only transport-hint-ucx 2 3 t_transport "$ucx_hint" ucx
 fi
 if selected coll-patterns; then
   # Kotz's patterns through the disk-directed collective: P = 1..6 (more
