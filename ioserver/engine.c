@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #endif
 #include "engine.h"
+#include "cond.h"
 #include "fault.h"
 
 #include <errno.h>
@@ -145,24 +146,6 @@ static int is_collective(const struct xfer *x)
 static int64_t deadline_of(const struct xfer *x)
 {
     return ddio_now_ms() + x->timeout_ms;
-}
-
-static void cond_init_mono(pthread_cond_t *cv)
-{
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(cv, &ca);
-    pthread_condattr_destroy(&ca);
-}
-
-static int timedwait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t deadline_ms)
-{
-    if (ddio_now_ms() >= deadline_ms)
-        return ETIMEDOUT;
-    struct timespec ts = {.tv_sec = deadline_ms / 1000,
-                          .tv_nsec = (deadline_ms % 1000) * 1000000};
-    return pthread_cond_timedwait(cv, mu, &ts);
 }
 
 /* record the first failure (x->mu held); the message names the server */
@@ -370,10 +353,10 @@ static struct slot *wait_event(struct xfer *x, int drain)
         if (x->nready || (!drain && x->status))
             break;
         if (drain) {              /* disk I/O always completes: no deadline */
-            timedwait_ms(&x->cv, &x->mu, wake);
+            cond_wait_ms(&x->cv, &x->mu, wake);
             continue;
         }
-        if (timedwait_ms(&x->cv, &x->mu, min64(wake, dl)) == ETIMEDOUT && x->nready == 0
+        if (cond_wait_ms(&x->cv, &x->mu, min64(wake, dl)) == ETIMEDOUT && x->nready == 0
             && ddio_now_ms() >= dl)
             fail_locked(x, ETIMEDOUT, "%s timed out after %u ms waiting for client data or disk",
                         op_name(x->op), x->timeout_ms);
@@ -1198,7 +1181,7 @@ static void gate_wait(struct server *srv, struct xfer *x)
         int64_t wake = beat_locked(x);
         if (x->arrived >= x->n)
             break;                /* the last one came while the lock was dropped */
-        if (timedwait_ms(&x->cv, &x->mu, min64(wake, dl)) == ETIMEDOUT && x->arrived < x->n
+        if (cond_wait_ms(&x->cv, &x->mu, min64(wake, dl)) == ETIMEDOUT && x->arrived < x->n
             && ddio_now_ms() >= dl) {
             fail_locked(x, ETIMEDOUT, "collective %s seq %" PRIu64 ": %u of %u participants "
                         "arrived within %u ms", op_name(x->op), x->seq, x->arrived, x->n,

@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ucx.h"
+#include "cond.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -80,7 +81,7 @@ void ucx_ep_close(struct uep *u) { (void)u; }
 #define IDLE_SLICE_MS 50
 /* an engine thread waiting for its sends sleeps at most this between its own
  * rounds of progress */
-#define SYNC_SLICE_US 1000
+#define SYNC_SLICE_MS 1
 /* how long an XFER waits for its connection's ATTACH message */
 #define ATTACH_WAIT_MS 5000
 /* how long a closing endpoint may take to hand back its operations */
@@ -205,16 +206,9 @@ static int progress_until(struct srv_ucx *su, struct opset *o, int64_t dl)
         int64_t now = ddio_now_ms();
         if (now >= dl)
             return -ETIMEDOUT;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += SYNC_SLICE_US * 1000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
         pthread_mutex_lock(&o->mu);
         if (o->left > 0)
-            pthread_cond_timedwait(&o->cv, &o->mu, &ts);
+            cond_wait_ms(&o->cv, &o->mu, now + SYNC_SLICE_MS);
         pthread_mutex_unlock(&o->mu);
     }
     return 0;
@@ -234,11 +228,7 @@ static struct tput *tput_get(struct srv_ucx *su)
     struct tput *t = pthread_getspecific(su->tkey);
     if (!t && (t = calloc(1, sizeof(*t)))) {
         pthread_mutex_init(&t->o.mu, NULL);
-        pthread_condattr_t ca;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&t->o.cv, &ca);
-        pthread_condattr_destroy(&ca);
+        cond_init_mono(&t->o.cv);
         pthread_setspecific(su->tkey, t);
     }
     return t;
@@ -351,22 +341,6 @@ static struct uep *uep_of(const struct xp *ep)
 static void uep_ref(struct xp *ep)
 {
     atomic_fetch_add(&uep_of(ep)->refs, 1);
-}
-
-static int cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t dl)
-{
-    int64_t left = dl - ddio_now_ms();
-    if (left <= 0)
-        return ETIMEDOUT;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += left / 1000;
-    ts.tv_nsec += (left % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
-    return pthread_cond_timedwait(cv, mu, &ts);
 }
 
 /* Release the UCX endpoint (once): force-close completes every operation
@@ -849,7 +823,7 @@ static struct xp_get *ux_cancel(struct xp *ep, const void *owner)
             busy |= f->owner == owner;
         if (!busy)
             break;
-        if (cond_wait_until(&u->cv, &u->mu, dl) == ETIMEDOUT) {
+        if (cond_wait_ms(&u->cv, &u->mu, dl) == ETIMEDOUT) {
             pthread_mutex_unlock(&u->mu);
             uep_release_ep(u);    /* its receives complete with errors */
             dl = ddio_now_ms() + CLOSE_WAIT_MS;
@@ -912,11 +886,7 @@ struct uep *ucx_ep_new(struct server *srv, struct xp *ctl, char *err, size_t n)
     u->cookie = new_cookie();
     atomic_init(&u->refs, 1);     /* the connection's */
     pthread_mutex_init(&u->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&u->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_mono(&u->cv);
     pthread_mutex_lock(&su->mu);
     u->next = su->ueps;
     su->ueps = u;
@@ -944,7 +914,7 @@ int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, 
     *b = (struct bind){.req = req, .token = m->ucx_token, .len = m->ucx_len};
     pthread_mutex_lock(&u->mu);
     int64_t dl = ddio_now_ms() + ATTACH_WAIT_MS;   /* the ATTACH may still be on its way */
-    while (!u->ep && !u->dead && cond_wait_until(&u->cv, &u->mu, dl) != ETIMEDOUT)
+    while (!u->ep && !u->dead && cond_wait_ms(&u->cv, &u->mu, dl) != ETIMEDOUT)
         ;
     int dup = 0, dead = u->dead || !u->ep;
     for (struct bind *o = u->binds; o; o = o->next)
