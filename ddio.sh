@@ -40,10 +40,25 @@ demo() {
   rm -rf "$tmp"
 }
 
+# After a failed `make check`: each failing harness's FAIL lines and the
+# log lines after them, so a CI transcript says which case failed and why.
+failed_logs() {
+  local trs log
+  for trs in $(grep -l ':test-result: FAIL' $(find test -name '*.trs') 2>/dev/null); do
+    log="${trs%.trs}.log"
+    echo "== failed: ${log}"
+    if grep -qE '^(FAIL|not ok)' "$log"; then
+      grep -E -A 40 '^(FAIL|not ok)' "$log" | head -n 300 || true
+    else
+      tail -n 60 "$log"
+    fi
+  done
+}
+
 tests() {
   build
   local rc=0
-  make -j"$jobs" check || rc=$?
+  make -j"$jobs" check || { rc=$?; failed_logs; }
   # make check ran the MPI suite on the default transport (auto: UCX where
   # it has a one-copy path, common/ddio_xport.c). Again on the other one
   # (servers --transport T, ranks DDIO_TRANSPORT=T): every byte comparison,
