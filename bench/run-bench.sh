@@ -374,6 +374,8 @@ if [ $DO_REPORT = 1 ]; then
   if [ -n "$PY" ]; then
     "$PY" "$here/report.py" "$OUT" && log "report: $OUT/REPORT.md"
     "$PY" "$here/targets.py" "$OUT" && log "targets: $OUT/TARGETS.md"
+    "$PY" "$here/transport_targets.py" "$OUT" >/dev/null &&
+      [ -f "$OUT/TRANSPORT-TARGETS.md" ] && log "transport targets: $OUT/TRANSPORT-TARGETS.md"
   else
     log "no python3 with matplotlib: run bench/report.py $OUT yourself"
   fi
