@@ -26,17 +26,23 @@ def f(v):
         return None
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    out = sys.argv[1]
-    rows = defaultdict(dict)            # (rec, pattern) -> method -> row
+def load_summary(out):
+    """summary.csv as {(recsize, pattern): {method: row}} and the keys in order"""
+    rows = defaultdict(dict)
     order = []
     for r in csv.DictReader(open(os.path.join(out, "summary.csv"))):
         key = (int(r["recsize"]), r["pattern"])
         if key not in rows:
             order.append(key)
         rows[key][r["method"]] = r
+    return rows, order
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    rows, order = load_summary(out)
     if not any("ddio" in m for m in rows.values()):
         print("targets: no run of method ddio here: no TARGETS.md")
         return

@@ -11,23 +11,11 @@ cache, is the limit (taken here as: the best ROMIO method itself stays under
 the ceiling); never slower than ddio-tcp (ratio of medians). Ratios to the
 ceiling and to ROMIO are report.py's (per repetition, then the median).
 """
-import csv
-import math
 import os
 import sys
-from collections import defaultdict
 
-
-def f(v):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def geomean(xs):
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else None
+from report import fnum as f, gmean as geomean
+from targets import load_summary
 
 
 def fmt(v, spec="%.2f"):
@@ -76,13 +64,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]
-    rows = defaultdict(dict)            # (rec, pattern) -> method -> row
-    order = []
-    for r in csv.DictReader(open(os.path.join(out, "summary.csv"))):
-        key = (int(r["recsize"]), r["pattern"])
-        if key not in rows:
-            order.append(key)
-        rows[key][r["method"]] = r
+    rows, order = load_summary(out)
     methods = {m for v in rows.values() for m in v}
     if not {"ddio-ucx", "ddio-tcp"} <= methods:
         print("transport targets: no ddio-ucx and ddio-tcp runs here: no TRANSPORT-TARGETS.md")
