@@ -44,7 +44,8 @@ demo() {
 # log lines after them, so a CI transcript says which case failed and why.
 failed_logs() {
   local trs log
-  for trs in $(grep -l ':test-result: FAIL' $(find test -name '*.trs') 2>/dev/null); do
+  # find -exec: with no .trs at all (the build failed) grep must not read stdin
+  for trs in $(find test -name '*.trs' -exec grep -l ':test-result: FAIL' {} + 2>/dev/null); do
     log="${trs%.trs}.log"
     echo "== failed: ${log}"
     if grep -qE '^(FAIL|not ok)' "$log"; then
