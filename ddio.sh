@@ -68,6 +68,11 @@ tests() {
   [ "$(scripts/auto-transport.sh)" = tcp ] && other=ucx
   DDIO_TRANSPORT=$other test/mpi/run-mpi-tests.sh > "test/mpi/run-mpi-tests-$other.log" 2>&1 || rc=$?
   grep -E '^(FAIL|mpi:)' "test/mpi/run-mpi-tests-$other.log" | sed "s/^/$other /" || true
+  # the tools' and the mount's data path (common/ddio_client.c) on it too
+  DDIO_TRANSPORT=$other test/cli/run-cli-tests.sh > "test/cli/run-cli-tests-$other.log" 2>&1 || rc=$?
+  DDIO_TRANSPORT=$other test/mount/run-mount-tests.sh posix > "test/mount/run-mount-tests-$other.log" 2>&1 || rc=$?
+  grep -E '^(FAIL|cli:|mount:)' "test/cli/run-cli-tests-$other.log" "test/mount/run-mount-tests-$other.log" \
+    | sed "s/^/$other /" || true
   # > 2 GiB on one rank in one collective (not in make check: ~9 GiB of I/O)
   test/mpi/run-large-tests.sh "${DDIO_LARGE_MIB:-2100}" || rc=$?
   # The sanitizer build of the server and the unit tests, and a bounded fuzz run.

@@ -19,6 +19,8 @@
 #include <openssl/rand.h>
 
 #include "ddio_net.h"
+#include "ddio_ucx.h"
+#include "ddio_xport.h"
 
 #define AUTH_LABEL "ddio-auth-v1"
 /* handshake replies are small; a bigger one is not from a ddio server */
@@ -387,4 +389,35 @@ int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
     }
     free(p);
     return rc;
+}
+
+int ddio_ucx_attach_conn(int fd, const char *addr, const struct ddio_hello_r *hr, int t,
+                         int64_t deadline_ms, uint64_t *cookie, struct ddio_ucx_ep **ep,
+                         char *why, size_t n)
+{
+    struct ddio_ucx *u;
+    uint8_t *saddr = NULL;
+    size_t slen;
+
+    *ep = NULL;
+    why[0] = '\0';
+    if (t == DDIO_XPORT_TCP)
+        snprintf(why, n, "not attached: DDIO_TRANSPORT is tcp");
+    if (ddio_xport_resolve(t, fd, why, n) != DDIO_XPORT_UCX)
+        return 0;
+    if (!(hr->flags & DDIO_SRV_UCX)) {
+        snprintf(why, n, "the server does not offer UCX (ddio-server --transport, or no UCX "
+                 "there)");
+        return 0;
+    }
+    if (!(u = ddio_ucx_client(why, n)))
+        return 0;
+    int rc = ddio_attach_ucx(fd, addr, hr, deadline_ms, cookie, &saddr, &slen, why, n);
+    if (rc == -EOPNOTSUPP || rc == -EEXIST)
+        return 0;       /* declined */
+    if (rc)
+        return rc;
+    *ep = ddio_ucx_connect(u, saddr, slen, *cookie, deadline_ms, why, n);
+    free(saddr);
+    return 0;
 }

@@ -86,4 +86,16 @@ int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
                     int64_t deadline_ms, uint64_t *cookie, uint8_t **srv_addr,
                     size_t *srv_len, char *err, size_t errlen);
 
+/* The UCX step of every client's connection, after ddio_handshake on fd:
+ * when the wanted transport t (ddio_xport_env) resolves to ucx for this
+ * server (ddio_xport_resolve: forced, or auto finding a one-copy path),
+ * the server offers it and UCX loads, ask for it (ddio_attach_ucx) and
+ * connect to the server's worker. Returns 0 with *ep the endpoint, or NULL
+ * and the reason in why (the connection stays on TCP); -errno when the
+ * connection broke (why says how). */
+struct ddio_ucx_ep;
+int ddio_ucx_attach_conn(int fd, const char *addr, const struct ddio_hello_r *hr, int t,
+                         int64_t deadline_ms, uint64_t *cookie, struct ddio_ucx_ep **ep,
+                         char *why, size_t n);
+
 #endif

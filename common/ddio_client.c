@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -17,9 +18,14 @@
 #include "ddio_desc.h"
 #include "ddio_net.h"
 #include "ddio_proto.h"
+#include "ddio_ucx.h"
+#include "ddio_xport.h"
 
 #define CL_DFLT_UNIT   (1u << 20)
 #define CL_PAGE        1024u      /* READDIR entries per request */
+/* UCX 1.13's wake-up fd can miss a shared-memory event (the driver's
+ * XFER_UCX_SLICE_MS), so a wait with UCX in use polls in slices this long */
+#define CL_UCX_SLICE_MS 1
 
 struct cconn {
     pthread_mutex_t mu;          /* one request at a time on the socket */
@@ -29,6 +35,9 @@ struct cconn {
     unsigned gen;                /* bumped at every connect */
     uint64_t next_req;
     uint8_t id[DDIO_ID_LEN];
+    struct ddio_ucx_ep *ucx;     /* XFER data by UCX (ddio_ucx_attach_conn), or NULL */
+    uint64_t ucx_cookie;
+    char ucx_why[200];           /* why not UCX */
 };
 
 struct ddio_client {
@@ -38,6 +47,7 @@ struct ddio_client {
     uint64_t unit;
     char *servers;
     struct ddio_secret *secret;  /* NULL: none named */
+    int xport;                   /* DDIO_TRANSPORT */
 };
 
 struct ddio_cfile {
@@ -93,6 +103,8 @@ struct ddio_client *ddio_client_new(const char *servers, int timeout_ms, uint64_
     cl->servers = strdup(servers);
     cl->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
     cl->unit = unit ? unit : CL_DFLT_UNIT;
+    if ((cl->xport = ddio_xport_env(msg, msglen)) < 0)
+        goto fail;
     for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
         if (ddio_parse_hostport(s, host, sizeof(host), &port) || strlen(s) >= 256 ||
             cl->n >= (int)DDIO_MAX_SERVERS) {
@@ -160,6 +172,8 @@ const char *ddio_client_server_addr(const struct ddio_client *cl, int i)
 
 static void conn_drop(struct cconn *c)
 {
+    ddio_ucx_disconnect(c->ucx);  /* the server drops its side with the socket */
+    c->ucx = NULL;
     if (c->sock >= 0)
         close(c->sock);
     c->sock = -1;
@@ -212,6 +226,16 @@ static int conn_connect(struct ddio_client *cl, struct cconn *c, char *msg, size
         conn_drop(c);
         say(msg, msglen, "%s", err);
         return rc == -EACCES ? -EACCES : -EIO;
+    }
+    rc = ddio_ucx_attach_conn(c->sock, c->addr, &r, cl->xport, dl, &c->ucx_cookie, &c->ucx,
+                              c->ucx_why, sizeof(c->ucx_why));
+    if (rc || (cl->xport == DDIO_XPORT_UCX && !c->ucx)) {
+        conn_drop(c);
+        free(r.name);
+        if (rc)
+            return say(msg, msglen, "%s", c->ucx_why), -EIO;
+        say(msg, msglen, "DDIO_TRANSPORT = ucx, but server %s: %s", c->addr, c->ucx_why);
+        return -EPROTONOSUPPORT;
     }
     c->next_req = DDIO_HANDSHAKE_REQS + 1;
     memcpy(c->id, r.server_id, DDIO_ID_LEN);
@@ -957,7 +981,10 @@ int ddio_client_sync(struct ddio_cfile *f, char *msg, size_t msglen)
 struct xio {
     char *buf;                   /* stream byte s is buf[s] */
     size_t len;
-    uint64_t got;                /* read: bytes received */
+    /* UCX for this XFER's data (ucx_begin), else u == NULL */
+    struct ddio_ucx *u;
+    struct ddio_ucx_sink *sink;  /* PUTs (heap: outlives a stuck call) */
+    struct ddio_ucx_sends *sends;        /* DATA in flight (heap, likewise) */
 };
 
 /* the buffer pieces of a PUT's or GET's segments; -EPROTO if one lies
@@ -972,6 +999,111 @@ static int segs_iov(const struct xio *x, const struct ddio_segs *sg, struct iove
     return 0;
 }
 
+/* ---- the XFER's data by UCX (ddio_ucx.h), as the driver moves it ---- */
+
+/* UCX when the connection attached it and the stream is big enough: a sink
+ * receiving the PUTs straight into the buffer, a counter for DATA sends.
+ * 1 = in use; 0 = TCP (also when memory is short: TCP still works). */
+static int ucx_begin(struct xio *x, struct cconn *c)
+{
+    char why[200];
+    x->u = NULL;
+    x->sink = NULL;
+    x->sends = NULL;
+    if (!c->ucx || x->len < DDIO_UCX_MIN_STREAM)
+        return 0;
+    struct ddio_ucx *u = ddio_ucx_client(why, sizeof(why));
+    struct ddio_ucx_sink *sk = u ? calloc(1, sizeof(*sk)) : NULL;
+    struct ddio_ucx_sends *sd = sk ? calloc(1, sizeof(*sd)) : NULL;
+    if (!sd) {
+        free(sk);
+        return 0;
+    }
+    sk->buf = (uint8_t *)x->buf;
+    sk->len = x->len;
+    ddio_ucx_sink_add(u, sk);
+    x->u = u;
+    x->sink = sk;
+    x->sends = sd;
+    return 1;
+}
+
+/* Stop receiving PUTs and wait for the DATA sends; after a failure only
+ * briefly (a dead server's operations may never complete). What still runs
+ * then keeps its sink or counter, never freed. 0 or -errno. */
+static int ucx_end(struct xio *x, int failed)
+{
+    if (!x->u)
+        return 0;
+    int64_t dl = ddio_now_ms() + (failed ? 200 : 5000);
+    int rc = ddio_ucx_sink_remove(x->u, x->sink, dl);
+    if (rc == 0)
+        free(x->sink);
+    int rs = ddio_ucx_sends_wait(x->u, x->sends, dl);
+    if (rs != -ETIMEDOUT)
+        free(x->sends);
+    x->u = NULL;
+    return rc ? rc : rs;
+}
+
+/* one slice of waiting: progress UCX, then poll fd (may be -1) and the
+ * worker's fd, not sleeping while the worker has more to do. Returns
+ * fd's revents, or -errno when a PUT by UCX failed (-EPROTO: malformed). */
+static int ucx_slice(struct xio *x, int fd, int64_t dl)
+{
+    struct pollfd pf[2] = {{.fd = fd, .events = POLLIN}, {.fd = ddio_ucx_efd(x->u),
+                                                            .events = POLLIN}};
+    int64_t left = dl - ddio_now_ms();
+    uint64_t got;
+    int e;
+
+    if (left < 0 || ddio_ucx_prepare_wait(x->u))
+        left = 0;
+    else if (left > CL_UCX_SLICE_MS)
+        left = CL_UCX_SLICE_MS;
+    if (poll(pf, 2, (int)left) < 0)
+        pf[0].revents = 0;      /* EINTR */
+    ddio_ucx_progress(x->u);
+    ddio_ucx_sink_peek(x->u, x->sink, &got, &e);
+    return e ? -e : pf[0].revents;
+}
+
+/* wait until fd is readable (with UCX in use: progressing it) */
+static int wait_readable(struct xio *x, int fd, int64_t dl)
+{
+    if (!x->u)
+        return 0;       /* the blocking receive has the deadline */
+    for (;;) {
+        int r = ucx_slice(x, fd, dl);
+        if (r)
+            return r < 0 ? r : 0;
+        if (ddio_now_ms() >= dl)
+            return -ETIMEDOUT;
+    }
+}
+
+/* after a read's DONE: wait for the bytes the server sent by UCX to land */
+static int ucx_landed(struct xio *x, uint64_t expect, int timeout_ms)
+{
+    int64_t dl = ddio_now_ms() + timeout_ms;
+    for (;;) {
+        uint64_t got;
+        int e;
+        ddio_ucx_sink_peek(x->u, x->sink, &got, &e);
+        if (e)
+            return -e;
+        if (got >= expect)
+            return 0;
+        if (ddio_now_ms() >= dl)
+            return -ETIMEDOUT;
+        int r = ucx_slice(x, -1, dl);
+        if (r < 0)
+            return r;
+    }
+}
+
+/* ---- PUT and GET on the TCP connection ---- */
+
 /* a PUT of len payload bytes: its segment list first, checked against the
  * buffer, then its data received straight into place (no staging copy) */
 static int recv_put(int sock, struct xio *x, uint64_t len, int64_t dl)
@@ -985,15 +1117,31 @@ static int recv_put(int sock, struct xio *x, uint64_t len, int64_t dl)
         rc = segs_iov(x, &sg, iov);
     if (!rc)
         rc = ddio_recvv_all(sock, iov, (int)sg.nseg, dl);
-    if (!rc)
-        x->got += sg.total;
     free(iov);
     ddio_segs_free(&sg);
     return rc;
 }
 
+/* a GET answered by UCX: one DATA active message sent straight from the
+ * buffer, stream-adjacent pieces merged (one piece goes by rendezvous) */
+static int get_by_ucx(struct xio *x, struct cconn *c, uint64_t req, const struct ddio_segs *sg)
+{
+    struct iovec *iov = calloc(sg->nseg ? sg->nseg : 1, sizeof(*iov));
+    int n = 0, rc = iov ? segs_iov(x, sg, iov) : -ENOMEM;
+    for (uint32_t k = 0; !rc && k < sg->nseg; k++) {
+        if (n && (char *)iov[n - 1].iov_base + iov[n - 1].iov_len == iov[k].iov_base)
+            iov[n - 1].iov_len += iov[k].iov_len;
+        else
+            iov[n++] = iov[k];
+    }
+    if (!rc)
+        rc = ddio_ucx_send_data(x->u, c->ucx, c->ucx_cookie, req, sg->tag, iov, n, x->sends);
+    free(iov);
+    return rc;
+}
+
 /* a GET: answer with DATA holding its segments' bytes */
-static int on_get(struct xio *x, int sock, uint64_t req, const uint8_t *p, size_t n,
+static int on_get(struct xio *x, struct cconn *c, uint64_t req, const uint8_t *p, size_t n,
                   int64_t dl)
 {
     struct ddio_segs sg;
@@ -1001,6 +1149,11 @@ static int on_get(struct xio *x, int sock, uint64_t req, const uint8_t *p, size_
     int rc = ddio_dec_get(p, n, &sg);
     if (rc)
         return rc;
+    if (x->u) {
+        rc = sg.total > DDIO_MAX_PAYLOAD - 4 ? -EPROTO : get_by_ucx(x, c, req, &sg);
+        ddio_segs_free(&sg);
+        return rc;
+    }
     ddio_wbuf_init(&w);
     ddio_enc_data(&w, sg.tag);
     /* header, tag, then the segments straight from the buffer */
@@ -1015,7 +1168,7 @@ static int on_get(struct xio *x, int sock, uint64_t req, const uint8_t *p, size_
         ddio_hdr_encode(&h, hb);
         iov[0] = (struct iovec){hb, sizeof(hb)};
         iov[1] = (struct iovec){w.p, w.len};
-        rc = ddio_sendv_all(sock, iov, (int)sg.nseg + 2, dl);
+        rc = ddio_sendv_all(c->sock, iov, (int)sg.nseg + 2, dl);
     }
     free(iov);
     ddio_wbuf_free(&w);
@@ -1033,7 +1186,9 @@ static int serve_xfer(struct cconn *c, int timeout_ms, uint64_t req, struct xio 
         int64_t dl = ddio_now_ms() + timeout_ms;
         struct ddio_hdr h;
         uint8_t *p;
-        int rc = ddio_recv_hdr(c->sock, &h, dl);
+        int rc = wait_readable(x, c->sock, dl);
+        if (!rc)
+            rc = ddio_recv_hdr(c->sock, &h, dl);
         if (rc)
             return rc;
         if (h.req != req)
@@ -1048,7 +1203,7 @@ static int serve_xfer(struct cconn *c, int timeout_ms, uint64_t req, struct xio 
         rc = ddio_recv_all(c->sock, p, h.len, dl);
         if (!rc) {
             if (h.type == DDIO_T_GET)
-                rc = on_get(x, c->sock, req, p, h.len, dl);
+                rc = on_get(x, c, req, p, h.len, dl);
             else if (h.type == DDIO_T_PROGRESS)
                 rc = 0;
             else if (h.type == (DDIO_T_XFER | DDIO_REPLY)) {
@@ -1065,20 +1220,48 @@ static int serve_xfer(struct cconn *c, int timeout_ms, uint64_t req, struct xio 
     }
 }
 
+/* send the XFER (its data by UCX where ucx_begin says so) and serve it */
+static int run_xfer(struct ddio_cfile *f, int i, struct cconn *c, uint32_t op, struct xio *x,
+                    const struct ddio_wbuf *dw, struct ddio_xfer_r *done, int32_t *status,
+                    char **text)
+{
+    int ucx = ucx_begin(x, c);
+    /* the XFER names the handle, which handle_valid may just have renewed */
+    struct ddio_xfer m = {.handle = f->handle[i], .op = op, .nparticipants = 1,
+                          .timeout_ms = (uint32_t)f->cl->timeout_ms,
+                          .desc_len = (uint32_t)dw->len, .desc = dw->p,
+                          .flags = ucx ? DDIO_XF_UCX : 0,
+                          .ucx_token = ucx ? x->sink->token : 0, .ucx_len = ucx ? x->len : 0};
+    struct ddio_wbuf w;
+    uint64_t req = c->next_req++;
+    int rc;
+
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &m);
+    rc = w.err ? -ENOMEM : ddio_send_msg(c->sock, DDIO_T_XFER, req, 0, w.p, w.len, NULL, 0,
+                                          ddio_now_ms() + f->cl->timeout_ms);
+    ddio_wbuf_free(&w);
+    if (!rc)
+        rc = serve_xfer(c, f->cl->timeout_ms, req, x, done, status, text);
+    if (!rc && !*status && ucx && op == DDIO_X_READ)
+        rc = ucx_landed(x, done->bytes, f->cl->timeout_ms);
+    int re = ucx_end(x, rc || *status);
+    return rc ? rc : re;
+}
+
 static int xfer_one(struct ddio_cfile *f, int i, uint32_t op, struct xio *x, uint64_t off,
                     uint64_t *local_size, char *msg, size_t msglen)
 {
     struct cconn *c = &f->cl->c[f->ci[i]];
     struct ddio_desc d = {.disp = (int64_t)off, .extent = (int64_t)x->len,
                           .root = ddio_node_leaf(x->len), .start = 0, .length = x->len};
-    struct ddio_wbuf dw, w;
+    struct ddio_wbuf dw;
     struct ddio_xfer_r done;
     int32_t status = 0;
     char *text = NULL;
     int rc = d.root ? 0 : -ENOMEM;
 
     ddio_wbuf_init(&dw);
-    ddio_wbuf_init(&w);
     if (!rc) {
         ddio_desc_encode(&dw, &d);
         rc = dw.err ? -ENOMEM : 0;
@@ -1088,30 +1271,17 @@ static int xfer_one(struct ddio_cfile *f, int i, uint32_t op, struct xio *x, uin
     if (!rc)
         rc = handle_valid(f, i, c, msg, msglen);
     if (!rc) {
-        /* the XFER names the handle, which handle_valid may just have renewed */
-        struct ddio_xfer m = {.handle = f->handle[i], .op = op, .nparticipants = 1,
-                              .timeout_ms = (uint32_t)f->cl->timeout_ms,
-                              .desc_len = (uint32_t)dw.len, .desc = dw.p};
-        ddio_wbuf_free(&w);
-        ddio_enc_xfer(&w, &m);
-        rc = w.err ? -ENOMEM : 0;
-    }
-    if (!rc) {
-        uint64_t req = c->next_req++;
-        rc = ddio_send_msg(c->sock, DDIO_T_XFER, req, 0, w.p, w.len, NULL, 0,
-                           ddio_now_ms() + f->cl->timeout_ms);
-        if (!rc)
-            rc = serve_xfer(c, f->cl->timeout_ms, req, x, &done, &status, &text);
+        rc = run_xfer(f, i, c, op, x, &dw, &done, &status, &text);
         if (rc) {
             conn_drop(c);
-            say(msg, msglen, "server %s: XFER: %s", c->name,
-                rc == -ETIMEDOUT ? "no progress within the timeout" : ddio_errno_name(-rc));
+            say(msg, msglen, "server %s: XFER: %s%s", c->name,
+                rc == -ETIMEDOUT ? "no progress within the timeout" : ddio_errno_name(-rc),
+                rc == -EPROTO ? " (malformed message)" : "");
             rc = -EIO;
         }
     }
     pthread_mutex_unlock(&c->mu);
     ddio_wbuf_free(&dw);
-    ddio_wbuf_free(&w);
     if (!rc && status) {
         say(msg, msglen, "%s", text ? text : "XFER failed");
         rc = status > 0 ? -status : -EIO;

@@ -275,36 +275,16 @@ static ADIOI_DDIO_Conn *pool_find(conn_pool * pool, const char *addr)
 static int attach_ucx(ADIOI_DDIO_Conn * c, const struct ddio_hello_r *r, int64_t deadline,
                       ADIOI_DDIO_Err * e)
 {
-    struct ddio_ucx *u;
-    uint8_t *saddr = NULL;
-    size_t slen;
-    int rc;
-
+    int t = ddio_xport_env(c->ucx_why, sizeof(c->ucx_why));
     c->ucx = NULL;
-    c->ucx_why[0] = '\0';
-    rc = ddio_xport_env(c->ucx_why, sizeof(c->ucx_why));
-    if (rc == DDIO_XPORT_TCP)
-        snprintf(c->ucx_why, sizeof(c->ucx_why), "not attached: DDIO_TRANSPORT is tcp");
-    if (rc < 0 || ddio_xport_resolve(rc, c->sock, c->ucx_why, sizeof(c->ucx_why)) != DDIO_XPORT_UCX)
+    if (t < 0)          /* settle_transport reports it */
         return 0;
-    if (!(r->flags & DDIO_SRV_UCX)) {
-        snprintf(c->ucx_why, sizeof(c->ucx_why), "the server does not offer UCX "
-                 "(ddio-server --transport, or no UCX there)");
-        return 0;
-    }
-    if (!(u = ddio_ucx_client(c->ucx_why, sizeof(c->ucx_why))))
-        return 0;
-    rc = ddio_attach_ucx(c->sock, c->addr, r, deadline, &c->ucx_cookie, &saddr, &slen,
-                         c->ucx_why, sizeof(c->ucx_why));
-    if (rc == -EOPNOTSUPP || rc == -EEXIST)
-        return 0;       /* declined */
-    if (rc) {
-        ADIOI_DDIO_Err_set(e, -rc, "%s", c->ucx_why);
+    t = ddio_ucx_attach_conn(c->sock, c->addr, r, t, deadline, &c->ucx_cookie, &c->ucx,
+                             c->ucx_why, sizeof(c->ucx_why));
+    if (t) {
+        ADIOI_DDIO_Err_set(e, -t, "%s", c->ucx_why);
         return -1;
     }
-    c->ucx = ddio_ucx_connect(u, saddr, slen, c->ucx_cookie, deadline, c->ucx_why,
-                              sizeof(c->ucx_why));
-    free(saddr);
     return 0;
 }
 

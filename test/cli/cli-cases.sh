@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cases of run-cli-tests.sh, run inside `ddio-run -s 2` (DDIO_SERVERS and
 # DDIO_SECRET_FILE set, authentication on). Prints "PASS: name" or
-# "FAIL: name: why" per case. Needs: DDIO (tools/ddio), T (scratch dir).
+# "FAIL: name: why" per case. Needs: DDIO (tools/ddio), T (scratch dir),
+# XPORT (the transport the data must take: ucx or tcp).
 set -u
 ok() { echo "PASS: cli/$1"; }
 ko() { echo "FAIL: cli/$1: $2"; }
@@ -54,6 +55,16 @@ assert sum(s["bytes"] for s in l["stripes"])==size==l["total"], l
 assert all(s["bytes"]==s["expected"] for s in l["stripes"]), l
 ' "$T/lay.json" "$size"; then ok "layout/adds-up-$f"; else ko "layout/adds-up-$f" "$(cat "$T/lay.json" "$T/err")"; fi
 done
+# the cp data went the way DDIO_TRANSPORT says ($XPORT): by UCX both ways
+# (at least f64m's 64 MiB each way), or not at all
+read -r up ug < <("$DDIO" stats ucx_put_bytes ucx_get_bytes \
+  | awk '$2=="ucx_put_bytes"{p+=$3} $2=="ucx_get_bytes"{g+=$3} END{print p+0, g+0}')
+if [ "$XPORT" = ucx ]; then
+  [ "$up" -ge $((64 << 20)) ] && [ "$ug" -ge $((64 << 20)) ] && ok cp/transport-ucx \
+    || ko cp/transport-ucx "only $up bytes read and $ug written by UCX"
+else
+  [ "$up" = 0 ] && [ "$ug" = 0 ] && ok cp/transport-tcp || ko cp/transport-tcp "$up / $ug bytes by UCX"
+fi
 # the text form's total line is the size too
 "$DDIO" layout ddio:/cli/f3m >"$T/lay" 2>&1 && awk '$1=="total"{t=$2} END{exit t!=3000017}' "$T/lay" \
   && ok layout/text-total || ko layout/text-total "$(cat "$T/lay")"

@@ -18,7 +18,7 @@ limit=${DDIO_TEST_LIMIT:-300}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-cli.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
-unset DDIO_SERVERS DDIO_SECRET_FILE DDIO_CONFIG DDIO_TIMEOUT
+unset DDIO_SERVERS DDIO_SECRET_FILE DDIO_CONFIG DDIO_TIMEOUT   # DDIO_TRANSPORT is kept
 # In a VPATH build (make distcheck) ddio-run is a source file and finds no
 # server next to it: run it through a wrapper that names the built one.
 if [ ! -x "$RUN" ]; then
@@ -31,9 +31,14 @@ ko() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL: $1${2:+: $2}"; }
 start=$(date +%s)
 
 # ---- the cases against live servers -------------------------------------------------------
+# the transport the data must take: DDIO_TRANSPORT, auto meaning what
+# scripts/auto-transport.sh says for this host
+xport=${DDIO_TRANSPORT:-auto}
+[ "$xport" = auto ] && xport=$("$here/../../scripts/auto-transport.sh")
+echo "cli: data by $xport (DDIO_TRANSPORT=${DDIO_TRANSPORT:-auto})"
 mkdir -p "$tmp/srv" "$tmp/t"
 timeout -k 10 "$limit" "$RUN" -s 2 --root "$tmp/srv" -- \
-  env DDIO="$DDIO" T="$tmp/t" bash "$here/cli-cases.sh" >"$tmp/cases.log" 2>&1
+  env DDIO="$DDIO" T="$tmp/t" XPORT="$xport" bash "$here/cli-cases.sh" >"$tmp/cases.log" 2>&1
 rc=$?
 while IFS= read -r line; do
   case "$line" in
@@ -66,6 +71,14 @@ timeout -k 10 120 "$RUN" -s 1 --root "$tmp/srv4" --secret-file "$tmp/runkey" -t 
   '[ "$DDIO_SECRET_FILE" = "$(realpath "$1")" ] && [ "$DDIO_TIMEOUT" = 7 ] && "$0" ls / >/dev/null' \
   "$DDIO" "$tmp/runkey" >"$tmp/run4.log" 2>&1 \
   && ok cli/ddio-run/secret-file-and-timeout || ko cli/ddio-run/secret-file-and-timeout "$(head -c 300 "$tmp/run4.log")"
+
+# ---- DDIO_TRANSPORT=ucx against a server without UCX: a clear error, exit 1 --------------
+mkdir -p "$tmp/srv5"
+timeout -k 10 120 "$RUN" -s 1 --root "$tmp/srv5" --transport tcp -- \
+  env DDIO_TRANSPORT=ucx "$DDIO" ls / >"$tmp/run5.log" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "DDIO_TRANSPORT = ucx, but server 127.0.0.1:[0-9]*: .*UCX" "$tmp/run5.log" \
+  && ok cli/transport/ucx-refused || ko cli/transport/ucx-refused "exit $rc: $(head -c 300 "$tmp/run5.log")"
 
 # ---- bad command lines: exit 2, exactly one line on stderr, nothing on stdout ----------
 # badopt NAME CMD...

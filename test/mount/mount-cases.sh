@@ -4,7 +4,8 @@
 # Prints "PASS: mount/NAME" or "FAIL: mount/NAME: why" per case; every case
 # runs under a time limit. Environment from the harness: M (mount point),
 # T (scratch dir), TOP (build tree), TMOUNT (t_mount), TH5 (t_h5), PAT
-# (ddio-patterns), FILECMP (filecmp), CASE_LIMIT (seconds).
+# (ddio-patterns), FILECMP (filecmp), XPORT (the transport the mount's data
+# must take: ucx or tcp), CASE_LIMIT (seconds).
 # usage: mount-cases.sh posix|mpi|errors
 set -u
 group=${1:?usage: mount-cases.sh posix|mpi|errors}
@@ -85,6 +86,20 @@ posix_xattr() {
   [ "$(getfattr --only-values -n user.ddio.servers "$M/p/w")" = "$DDIO_SERVERS" ] || die "servers xattr"
   [ "$(getfattr --only-values -n user.ddio.path "$M/p/c/moved")" = /p/c/moved ] || die "path xattr"
   [ "$(getfattr --only-values -n user.ddio.path "$M")" = / ] || die "root path xattr"
+}
+posix_transport() {   # the mount's data went the way DDIO_TRANSPORT says ($XPORT)
+  local p0 g0 p1 g1
+  p0=$(stats_sum ucx_put_bytes); g0=$(stats_sum ucx_get_bytes)
+  dd if="$T/rand" of="$M/p/x" bs=1M status=none
+  dd if="$M/p/x" bs=1M status=none | cmp - "$T/rand"
+  p1=$(stats_sum ucx_put_bytes); g1=$(stats_sum ucx_get_bytes)
+  if [ "$XPORT" = ucx ]; then   # FUSE's requests (128 KiB) reach DDIO_UCX_MIN_STREAM
+    [ $((p1 - p0)) -ge 2000000 ] && [ $((g1 - g0)) -ge 2000000 ] \
+      || die "ucx: only $((p1 - p0)) bytes read and $((g1 - g0)) written by UCX of 3000017"
+  else
+    [ "$p1" = "$p0" ] && [ "$g1" = "$g0" ] || die "tcp, yet $((p1 - p0)) / $((g1 - g0)) bytes by UCX"
+  fi
+  rm "$M/p/x"
 }
 posix_rm() {
   rm "$M/p/w" "$M/p/c/moved"
@@ -238,10 +253,10 @@ errors_dead_server() {   # a killed server: EIO at once, no hang
   [ $((SECONDS - t0)) -le 5 ] || die "took $((SECONDS - t0))s"
 }
 
-export M T TOP TMOUNT TH5 PAT FILECMP DDIO_SERVERS
+export M T TOP TMOUNT TH5 PAT FILECMP DDIO_SERVERS XPORT
 case "$group" in
   posix)
-    for c in mkdir_ls cp_in cp_out ls_l mv truncate overwrite python xattr rm; do
+    for c in mkdir_ls cp_in cp_out ls_l mv truncate overwrite python xattr transport rm; do
       check "posix/$c" "posix_$c"
     done ;;
   mpi)
