@@ -70,7 +70,7 @@ tests() {
   grep -E '^(FAIL|mpi:)' "test/mpi/run-mpi-tests-$other.log" | sed "s/^/$other /" || true
   # the tools' and the mount's data path (common/ddio_client.c) on it too
   DDIO_TRANSPORT=$other test/cli/run-cli-tests.sh > "test/cli/run-cli-tests-$other.log" 2>&1 || rc=$?
-  DDIO_TRANSPORT=$other test/mount/run-mount-tests.sh posix > "test/mount/run-mount-tests-$other.log" 2>&1 || rc=$?
+  DDIO_TRANSPORT=$other test/mount/run-mount-tests.sh posix errors > "test/mount/run-mount-tests-$other.log" 2>&1 || rc=$?
   grep -E '^(FAIL|cli:|mount:)' "test/cli/run-cli-tests-$other.log" "test/mount/run-mount-tests-$other.log" \
     | sed "s/^/$other /" || true
   # > 2 GiB on one rank in one collective (not in make check: ~9 GiB of I/O)

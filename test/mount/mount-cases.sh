@@ -216,24 +216,38 @@ errors_hung_server() {   # a stopped server: EIO within the deadline, then recov
   echo "EIO after ${took}s (DDIO_TIMEOUT=${DDIO_TIMEOUT}s)" >&2
   [ "$(cat "$M/hung")" = data ] || die "no recovery after SIGCONT"
 }
-errors_reopen() {   # a file open across a lost connection: EIO, then it works again
+errors_reopen() {   # a file open across a lost connection: EIO, then it works again (also by UCX)
   head -c 3000000 /dev/urandom > "$T/ro"; cp "$T/ro" "$M/ro"
   local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
   python3 - "$M/ro" "$T/ro" "$pid" "$DDIO_TIMEOUT" <<'PY'
 import errno, os, signal, sys
 path, ref, pid, timeout = sys.argv[1], open(sys.argv[2], "rb").read(), int(sys.argv[3]), int(sys.argv[4])
 fd = os.open(path, os.O_RDWR)
-assert os.pread(fd, 4096, 1 << 20) == ref[1 << 20:(1 << 20) + 4096]   # server 2's stripe
-os.kill(pid, signal.SIGSTOP)
-try:
-    os.pread(fd, 4096, 1 << 20)
-    raise AssertionError("read from a stopped server succeeded")
-except OSError as e:
-    assert e.errno == errno.EIO, e
-finally:
-    os.kill(pid, signal.SIGCONT)
-# the same descriptor: the handle is renewed on a new connection
-assert os.pread(fd, 4096, 1 << 20) == ref[1 << 20:(1 << 20) + 4096], "read after recovery"
+# server 2's stripe, with a small read (TCP) and a big one (by UCX where XPORT is ucx)
+for n in (4096, 256 << 10):
+    want = ref[1 << 20:(1 << 20) + n]
+    assert os.pread(fd, n, 1 << 20) == want, "read %d" % n
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        os.pread(fd, n, 1 << 20)
+        raise AssertionError("read of %d from a stopped server succeeded" % n)
+    except OSError as e:
+        assert e.errno == errno.EIO, e
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # the same descriptor: the handle is renewed on a new connection
+    assert os.pread(fd, n, 1 << 20) == want, "read %d after recovery" % n
+    # a write to it fails too, then works (the same bytes: whether the failed
+    # one reached the disk does not change the content)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        os.pwrite(fd, want, 1 << 20)
+        raise AssertionError("write of %d to a stopped server succeeded" % n)
+    except OSError as e:
+        assert e.errno == errno.EIO, e
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert os.pwrite(fd, want, 1 << 20) == n, "write %d after recovery" % n
 os.pwrite(fd, b"after", 1 << 20)
 assert os.fstat(fd).st_size == len(ref)
 os.fsync(fd)
