@@ -223,30 +223,25 @@ errors_reopen() {   # a file open across a lost connection: EIO, then it works a
 import errno, os, signal, sys
 path, ref, pid, timeout = sys.argv[1], open(sys.argv[2], "rb").read(), int(sys.argv[3]), int(sys.argv[4])
 fd = os.open(path, os.O_RDWR)
-# server 2's stripe, with a small read (TCP) and a big one (by UCX where XPORT is ucx)
+def stopped(what, fn, *args):   # fn fails with EIO while server 2 is stopped
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        fn(*args)
+        raise AssertionError("%s with server 2 stopped succeeded" % what)
+    except OSError as e:
+        assert e.errno == errno.EIO, e
+    finally:
+        os.kill(pid, signal.SIGCONT)
+# server 2's stripe, with a small transfer (TCP) and a big one (by UCX where
+# XPORT is ucx); the same descriptor works again after each failure (its
+# handle is renewed on a new connection)
 for n in (4096, 256 << 10):
     want = ref[1 << 20:(1 << 20) + n]
     assert os.pread(fd, n, 1 << 20) == want, "read %d" % n
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        os.pread(fd, n, 1 << 20)
-        raise AssertionError("read of %d from a stopped server succeeded" % n)
-    except OSError as e:
-        assert e.errno == errno.EIO, e
-    finally:
-        os.kill(pid, signal.SIGCONT)
-    # the same descriptor: the handle is renewed on a new connection
+    stopped("read of %d" % n, os.pread, fd, n, 1 << 20)
     assert os.pread(fd, n, 1 << 20) == want, "read %d after recovery" % n
-    # a write to it fails too, then works (the same bytes: whether the failed
-    # one reached the disk does not change the content)
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        os.pwrite(fd, want, 1 << 20)
-        raise AssertionError("write of %d to a stopped server succeeded" % n)
-    except OSError as e:
-        assert e.errno == errno.EIO, e
-    finally:
-        os.kill(pid, signal.SIGCONT)
+    # the same bytes: whether the failed write reached the disk does not matter
+    stopped("write of %d" % n, os.pwrite, fd, want, 1 << 20)
     assert os.pwrite(fd, want, 1 << 20) == n, "write %d after recovery" % n
 os.pwrite(fd, b"after", 1 << 20)
 assert os.fstat(fd).st_size == len(ref)
