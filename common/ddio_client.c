@@ -137,13 +137,14 @@ fail:
     return NULL;
 }
 
+static void conn_drop(struct cconn *c);
+
 void ddio_client_free(struct ddio_client *cl)
 {
     if (!cl)
         return;
     for (int i = 0; i < cl->n; i++) {
-        if (cl->c[i].sock >= 0)
-            close(cl->c[i].sock);
+        conn_drop(&cl->c[i]);     /* its UCX endpoint too */
         pthread_mutex_destroy(&cl->c[i].mu);
     }
     free(cl->c);
