@@ -31,10 +31,8 @@ ko() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL: $1${2:+: $2}"; }
 start=$(date +%s)
 
 # ---- the cases against live servers -------------------------------------------------------
-# the transport the data must take: DDIO_TRANSPORT, auto meaning what
-# scripts/auto-transport.sh says for this host
-xport=${DDIO_TRANSPORT:-auto}
-[ "$xport" = auto ] && xport=$("$here/../../scripts/auto-transport.sh")
+# the transport the data must take (DDIO_TRANSPORT; auto: this host's rule)
+xport=$("$here/../../scripts/auto-transport.sh" --expected)
 echo "cli: data by $xport (DDIO_TRANSPORT=${DDIO_TRANSPORT:-auto})"
 mkdir -p "$tmp/srv" "$tmp/t"
 timeout -k 10 "$limit" "$RUN" -s 2 --root "$tmp/srv" -- \

@@ -42,10 +42,8 @@ unmounted() {   # after every session: no stale mount
 }
 
 export M T="$tmp" TOP="$top" PAT="$top/examples/bin/ddio-patterns" FILECMP="$top/test/mpi/bin/filecmp"
-# the transport the mount's data must take: DDIO_TRANSPORT, auto meaning what
-# scripts/auto-transport.sh says for this host
-XPORT=${DDIO_TRANSPORT:-auto}
-[ "$XPORT" = auto ] && XPORT=$("$here/../../scripts/auto-transport.sh")
+# the transport the mount's data must take (DDIO_TRANSPORT; auto: this host's rule)
+XPORT=$("$here/../../scripts/auto-transport.sh" --expected)
 echo "mount: data by $XPORT (DDIO_TRANSPORT=${DDIO_TRANSPORT:-auto})"
 export XPORT TMOUNT="$tmp/t_mount"
 if ! mpicc -O1 -o "$TMOUNT" "$here/t_mount.c" >"$tmp/t_mount.build.log" 2>&1; then

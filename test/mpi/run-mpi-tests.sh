@@ -109,10 +109,8 @@ if selected patterns; then
   # the data went the way DDIO_TRANSPORT says: with ucx every server moved
   # read and write data by UCX (and some of it in place, some staged); with
   # tcp none did; auto is what scripts/auto-transport.sh says
-  xport=${DDIO_TRANSPORT:-auto}
-  if [ "$xport" = auto ]; then
-    xport=$("$here/../../scripts/auto-transport.sh"); echo "auto means $xport on this host"
-  fi
+  xport=$("$here/../../scripts/auto-transport.sh" --expected)
+  echo "data by $xport (DDIO_TRANSPORT=${DDIO_TRANSPORT:-auto})"
   if [ "$xport" = ucx ]; then
     XPORT_RAN='$2~/^ucx_(put|get|staged)_bytes$/{n++; if ($3>0) ok++} END{if (n!=3*NS || ok!=n) {print "ucx bytes: " ok+0 " of " 3*NS " counters moved"; exit 1}}'
   else
@@ -130,8 +128,7 @@ if selected transport; then
   # scripts/auto-transport.sh says for this host), a hint that forces TCP,
   # and a hint asking for UCX, which fails the open where the environment
   # gave the connections none
-  envx=${DDIO_TRANSPORT:-auto}
-  [ "$envx" = auto ] && envx=$("$here/../../scripts/auto-transport.sh")
+  envx=$("$here/../../scripts/auto-transport.sh" --expected)
   ucx_hint=$envx; [ "$envx" = ucx ] || ucx_hint=error
   ddio_only transport-env 2 3 t_transport "$envx" -
   ddio_only transport-hint-auto 2 3 t_transport "$envx" auto
