@@ -83,6 +83,18 @@ def load(outdir):
     return runs, ceil, ceil_rep
 
 
+def load_beside(outdir):
+    """beside.csv (run-bench.sh: the device measured right after each run on
+    the files that run used) as (rec, method, pattern) -> {rep: MiB/s}"""
+    out = defaultdict(dict)
+    path = os.path.join(outdir, "beside.csv")
+    if os.path.exists(path):
+        for r in csv.DictReader(open(path)):
+            if r["status"] == "ok" and fnum(r["MiB_s"]):
+                out[(int(r["recsize"]), r["method"], r["pattern"])][r["rep"]] = float(r["MiB_s"])
+    return out
+
+
 def rep_values(rows):
     """rep -> MiB/s of the ok runs (ra normalised by P)"""
     out = {}
@@ -244,6 +256,7 @@ def main():
         sys.exit(__doc__)
     outdir = args[0]
     runs, ceil, ceil_rep = load(outdir)
+    beside = load_beside(outdir)
     machine = read_kv(os.path.join(outdir, "machine.txt"))
     params = read_kv(os.path.join(outdir, "params.txt"))
     recs = sorted({k[0] for k in runs})
@@ -301,8 +314,10 @@ def main():
         tab_ceil = ["| pattern | " + " | ".join(SHORT[m] for m in methods) + " |",
                     "|" + "---|" * (len(methods) + 1)]
         tab_rom = list(tab_ceil)
+        tab_bes = list(tab_ceil)
         ratios_ceil = defaultdict(list)
         ratios_rom = defaultdict(list)
+        ratios_bes = defaultdict(list)
         for p in pats:
             op = "write" if p.startswith("w") else "read"
             cv = cval[op][0]
@@ -324,15 +339,19 @@ def main():
             for m in ROMIO:
                 for k, v in reps.get(m, {}).items():
                     best_r[k] = max(best_r.get(k, 0), v)
-            cells_abs, cells_c, cells_r = [], [], []
+            cells_abs, cells_c, cells_r, cells_b = [], [], [], []
             for m in methods:
                 v, st = vals[m]
                 rc = rep_ratio(reps[m], ceil_r) if v else None
                 rr = rep_ratio(reps[m], best_r) if v else None
+                rb = rep_ratio(reps[m], beside.get((rec, m, p), {})) if v else None
                 if rc:
                     ratios_ceil[m].append(rc)
                 if rr:
                     ratios_rom[m].append(rr)
+                if rb:
+                    ratios_bes[m].append(rb)
+                cells_b.append(fmt(rb, 2) if rb else (st if v is None else "—"))
                 cells_abs.append(fmt(v) if v is not None else st)
                 cells_c.append(fmt(rc, 2) if rc else (st if v is None else "—"))
                 cells_r.append(fmt(rr, 2) if rr else (st if v is None else "—"))
@@ -341,11 +360,13 @@ def main():
                                     ceiling="" if cv is None else "%.2f" % cv,
                                     x_ceiling="" if rc is None else "%.3f" % rc,
                                     best_romio="" if best is None else "%.2f" % best,
-                                    x_romio="" if rr is None else "%.3f" % rr))
+                                    x_romio="" if rr is None else "%.3f" % rr,
+                                    x_beside="" if rb is None else "%.3f" % rb))
             tab_abs.append("| %s | %s | %s | %s |" % (p, " | ".join(cells_abs), fmt(best),
                                                        "; ".join(notes)))
             tab_ceil.append("| %s | %s |" % (p, " | ".join(cells_c)))
             tab_rom.append("| %s | %s |" % (p, " | ".join(cells_r)))
+            tab_bes.append("| %s | %s |" % (p, " | ".join(cells_b)))
         tab_ceil.append("| **geomean** | %s |" % " | ".join(
             "**%s**" % fmt(gmean(ratios_ceil[m]), 2) for m in methods))
         tab_rom.append("| **geomean** | %s |" % " | ".join(
@@ -355,6 +376,16 @@ def main():
         md.append("\n### Ratio to the ceiling (write %s, read %s MiB/s)\n" % (
             fmt(cval["write"][0]), fmt(cval["read"][0])))
         md += tab_ceil
+        if any(ratios_bes.values()):
+            tab_bes.append("| **geomean** | %s |" % " | ".join(
+                "**%s**" % fmt(gmean(ratios_bes[m]), 2) for m in methods))
+            md.append("\n### Ratio to the device beside the run\n")
+            md.append("The device measured right after each run (`beside.csv`): the ceiling "
+                      "tool reads the files the run read, or overwrites scratch files of the "
+                      "same sizes, one process per file, all at once; per repetition, then "
+                      "the median. The disk here drifts 2x within minutes, which a ceiling "
+                      "taken once per repetition does not follow.\n")
+            md += tab_bes
         md.append("\n### Ratio to the best ROMIO method (4 or 5)\n")
         md += tab_rom
         for m in methods:
@@ -370,7 +401,8 @@ def main():
 
     with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=["recsize", "pattern", "op", "method", "MiB_s", "status",
-                                          "ceiling", "x_ceiling", "best_romio", "x_romio"])
+                                          "ceiling", "x_ceiling", "best_romio", "x_romio",
+                                          "x_beside"])
         w.writeheader()
         w.writerows(summary)
     with open(os.path.join(outdir, "REPORT.md"), "w") as f:

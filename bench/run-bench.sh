@@ -37,6 +37,7 @@ usage: bench/run-bench.sh [options]
       --ceiling-qd N     ceiling queue depth (default 16)
       --ceiling-bs KIB   ceiling request size in KiB (default 1024)
       --no-ceiling       skip the ceiling measurement
+      --no-beside        skip the device measurement beside each run (below)
       --no-report        do not run report.py at the end
       --force            run even where the memory estimate says the ranks
                          would not fit (see README: small records, big files)
@@ -62,7 +63,7 @@ EOF
 
 P=4; NSERV=2; MIB=256; RECSIZES=8,8192; PATTERNS=all; METHODS=$ALL_METHODS; REPS=1
 OUT=""; TMPD=""; TMO=900; HINTS=(); DDIO_RUN_ARGS=""; CQD=16; CBS=1024
-DO_CEIL=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich; FORCE=0
+DO_CEIL=1; DO_BESIDE=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich; FORCE=0
 die() { echo "run-bench: $*" >&2; exit 2; }
 need() { [ $# -ge 2 ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
@@ -82,6 +83,7 @@ while [ $# -gt 0 ]; do
     --ceiling-qd) need "$@"; CQD=$2; shift 2 ;;
     --ceiling-bs) need "$@"; CBS=$2; shift 2 ;;
     --no-ceiling) DO_CEIL=0; shift ;;
+    --no-beside) DO_BESIDE=0; shift ;;
     --no-report) DO_REPORT=0; shift ;;
     --keep) KEEP=1; shift ;;
     --force) FORCE=1; shift ;;
@@ -198,6 +200,8 @@ RES=$OUT/results.csv
 [ -s "$RES" ] || echo "method,pattern,op,recsize,P,servers,file_MiB,MiB,seconds,MiB_s,status,rep,cold,wall_s,client_cpu_s,server_cpu_s" > "$RES"
 CEILCSV=$OUT/ceiling.csv
 [ -s "$CEILCSV" ] || echo "where,op,file_MiB,block_KiB,qd,seconds,MiB_s,status,rep,cold,path" > "$CEILCSV"
+BESIDE=$OUT/beside.csv
+[ -s "$BESIDE" ] || echo "method,pattern,op,recsize,rep,files,MiB,seconds,MiB_s,status,cold" > "$BESIDE"
 
 # ---- the ceiling ---------------------------------------------------------------
 ceiling() {   # ceiling WHERE DIR REP
@@ -231,6 +235,66 @@ ceilings() {   # ceilings REP: both locations, once per repetition
   ceiling ufs "$TMPD/ufs" "$1"
   ceiling ddio-root "$TMPD/ddio/ceiling-root" "$1"
   rmdir "$TMPD/ddio/ceiling-root" 2>/dev/null
+}
+
+# ---- the device beside each run -----------------------------------------------
+# This machine's disk drifts 2x within minutes (two concurrent O_DIRECT
+# readers: 1150 MiB/s aggregate one minute, 2400 the next), so the ceiling
+# taken once per repetition can be far from what the device gave a run
+# measured minutes later. Right after each run the ceiling tool reads the
+# files that run used (read), or overwrites scratch files of the same sizes
+# (write), one process per file, all at once: as the run's servers (or the
+# one ufs: file) met the device. beside.csv: aggregate MiB/s = all MiB / the
+# slowest file's time.
+beside() {   # beside METHOD PATTERN REC REP OP FILE...
+  local m=$1 pat=$2 rec=$3 rep=$4 op=$5; shift 5
+  local files=("$@") targets=() sizes=() f i n sz cold=n/a flag=-r lg pids=() st=ok
+  local mib=0 secs=0 line s r
+  [ $DO_BESIDE = 1 ] && [ ${#files[@]} -gt 0 ] || return 0
+  for f in "${files[@]}"; do
+    sz=$(stat -c %s "$f" 2>/dev/null) || return 0
+    sizes+=($(( (sz + 1048575) / 1048576 )))
+  done
+  if [ $op = write ]; then
+    flag=-w; mkdir -p "$TMPD/beside"
+    for i in "${!files[@]}"; do
+      f=$TMPD/beside/$i.dat; targets+=("$f")
+      # the first pass allocates the scratch file (not recorded)
+      [ "$(stat -c %s "$f" 2>/dev/null)" = $(( sizes[i] * 1048576 )) ] ||
+        { rm -f "$f"; "$CEIL" -s "${sizes[i]}" -b "$CBS" -q "$CQD" -w "$f" >/dev/null 2>&1; }
+    done
+  else
+    targets=("${files[@]}"); cold=$(drop_caches)
+  fi
+  lg=$OUT/logs/r$rec/$m/$pat.beside.rep$rep.log
+  : > "$lg"
+  for i in "${!targets[@]}"; do
+    timeout -k 10 "$TMO" "$CEIL" -s "${sizes[i]}" -b "$CBS" -q "$CQD" $flag "${targets[i]}" \
+      > "$lg.$i" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!pids[@]}"; do wait "${pids[i]}" || st=FAIL; done
+  for i in "${!targets[@]}"; do
+    cat "$lg.$i" >> "$lg"; line=$(grep '^ceiling,' "$lg.$i" | tail -1); rm -f "$lg.$i"
+    [ -n "$line" ] || { st=FAIL; continue; }
+    IFS=, read -r _ _ n _ _ s r _ <<<"$line"
+    mib=$(awk -v a="$mib" -v b="$n" 'BEGIN {print a + b}')
+    secs=$(awk -v a="$secs" -v b="$s" 'BEGIN {print (b > a) ? b : a}')
+  done
+  if [ $st = ok ] && awk -v s="$secs" 'BEGIN {exit !(s > 0)}'; then
+    r=$(awk -v a="$mib" -v s="$secs" 'BEGIN {printf "%.2f", a / s}')
+    echo "$m,$pat,$op,$rec,$rep,${#targets[@]},$mib,$secs,$r,ok,$cold" >> "$BESIDE"
+  else
+    echo "$m,$pat,$op,$rec,$rep,${#targets[@]},,,,FAIL,$cold" >> "$BESIDE"
+  fi
+}
+run_files() {   # run_files METHOD REC: the data files a run of METHOD used
+  if [[ $1 == ddio* ]]; then
+    # the servers' data files, not their metadata under .ddio/
+    find "$ROOT" -name .ddio -prune -o -type f -name "bench-r$2.dat" -print 2>/dev/null | sort
+  else
+    echo "$TMPD/ufs/$1-r$2.dat"
+  fi
 }
 
 # ---- the methods ---------------------------------------------------------------
@@ -301,6 +365,10 @@ run_one() {
   scpu=$(awk '/^ddio-run: server [0-9]+ cpu/ {s += $5 + $6; n++} END {if (n) printf "%.3f", s}' "$lg")
   if [ -z "$prep" ]; then
     echo "$m,$pat,$op,$rec,$P,$srv,$MIB,$mib,$secs,$rate,$status,$rep,$cold,$wall,$ccpu,$scpu" >> "$RES"
+    if [ "$status" = ok ]; then
+      local files=(); mapfile -t files < <(run_files "$m" "$rec")
+      beside "$m" "$pat" "$rec" "$rep" "$op" "${files[@]}"
+    fi
     log "$(printf '%-11s %-4s r=%-5s rep %d: %10s MiB/s  %s%s' "$m" "$pat" "$rec" "$rep" "${rate:--}" "$status" "$( [ $op = read ] && echo " cold=$cold")")"
   else
     log "$m r=$rec: prepared the file with $pat ($status)"
@@ -363,6 +431,7 @@ if [ $KEEP = 0 ]; then
   done
 fi
 trap - INT TERM
+rm -rf "$TMPD/beside"
 [ $KEEP = 0 ] && rmdir "$TMPD/ufs" "$TMPD/ddio" "$TMPD" 2>/dev/null
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
 
