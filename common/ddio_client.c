@@ -990,16 +990,6 @@ struct xio {
 
 /* the buffer pieces of a PUT's or GET's segments; -EPROTO if one lies
  * outside the buffer */
-static int segs_iov(const struct xio *x, const struct ddio_segs *sg, struct iovec *iov)
-{
-    for (uint32_t k = 0; k < sg->nseg; k++) {
-        if (sg->seg[k].off > x->len || sg->seg[k].len > x->len - sg->seg[k].off)
-            return -EPROTO;
-        iov[k] = (struct iovec){x->buf + sg->seg[k].off, (size_t)sg->seg[k].len};
-    }
-    return 0;
-}
-
 /* ---- the XFER's data by UCX (ddio_ucx.h), as the driver moves it ---- */
 
 /* UCX when the connection attached it and the stream is big enough: a sink
@@ -1110,31 +1100,23 @@ static int ucx_landed(struct xio *x, uint64_t expect, int timeout_ms)
 static int recv_put(int sock, struct xio *x, uint64_t len, int64_t dl)
 {
     struct ddio_segs sg = {0};
-    int rc = ddio_recv_put_list(sock, len, &sg, dl);
+    int rc = ddio_recv_put_list(sock, len, &sg, dl), n = 0;
     struct iovec *iov = NULL;
-    if (!rc && !(iov = calloc(sg.nseg ? sg.nseg : 1, sizeof(*iov))))
-        rc = -ENOMEM;
     if (!rc)
-        rc = segs_iov(x, &sg, iov);
+        rc = ddio_segs_iov(&sg, x->buf, x->len, 0, &iov, &n);
     if (!rc)
-        rc = ddio_recvv_all(sock, iov, (int)sg.nseg, dl);
+        rc = ddio_recvv_all(sock, iov, n, dl);
     free(iov);
     ddio_segs_free(&sg);
     return rc;
 }
 
 /* a GET answered by UCX: one DATA active message sent straight from the
- * buffer, stream-adjacent pieces merged (one piece goes by rendezvous) */
+ * buffer (a contiguous run of pieces goes by rendezvous) */
 static int get_by_ucx(struct xio *x, struct cconn *c, uint64_t req, const struct ddio_segs *sg)
 {
-    struct iovec *iov = calloc(sg->nseg ? sg->nseg : 1, sizeof(*iov));
-    int n = 0, rc = iov ? segs_iov(x, sg, iov) : -ENOMEM;
-    for (uint32_t k = 0; !rc && k < sg->nseg; k++) {
-        if (n && (char *)iov[n - 1].iov_base + iov[n - 1].iov_len == iov[k].iov_base)
-            iov[n - 1].iov_len += iov[k].iov_len;
-        else
-            iov[n++] = iov[k];
-    }
+    struct iovec *iov = NULL;
+    int n = 0, rc = ddio_segs_iov(sg, x->buf, x->len, 0, &iov, &n);
     if (!rc)
         rc = ddio_ucx_send_data(x->u, c->ucx, c->ucx_cookie, req, sg->tag, iov, n, x->sends);
     free(iov);
@@ -1158,10 +1140,11 @@ static int on_get(struct xio *x, struct cconn *c, uint64_t req, const uint8_t *p
     ddio_wbuf_init(&w);
     ddio_enc_data(&w, sg.tag);
     /* header, tag, then the segments straight from the buffer */
-    struct iovec *iov = calloc((size_t)sg.nseg + 2, sizeof(*iov));
-    rc = w.err ? w.err : !iov ? -ENOMEM : sg.total > DDIO_MAX_PAYLOAD - w.len ? -EMSGSIZE : 0;
+    struct iovec *iov = NULL;
+    int niov = 0;
+    rc = w.err ? w.err : sg.total > DDIO_MAX_PAYLOAD - w.len ? -EMSGSIZE : 0;
     if (!rc)
-        rc = segs_iov(x, &sg, iov + 2);
+        rc = ddio_segs_iov(&sg, x->buf, x->len, 2, &iov, &niov);
     if (!rc) {
         struct ddio_hdr h;
         uint8_t hb[DDIO_HDR_SIZE];
@@ -1169,7 +1152,7 @@ static int on_get(struct xio *x, struct cconn *c, uint64_t req, const uint8_t *p
         ddio_hdr_encode(&h, hb);
         iov[0] = (struct iovec){hb, sizeof(hb)};
         iov[1] = (struct iovec){w.p, w.len};
-        rc = ddio_sendv_all(c->sock, iov, (int)sg.nseg + 2, dl);
+        rc = ddio_sendv_all(c->sock, iov, niov + 2, dl);
     }
     free(iov);
     ddio_wbuf_free(&w);

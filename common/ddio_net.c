@@ -331,6 +331,32 @@ int ddio_recvv_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms)
     return 0;
 }
 
+int ddio_segs_iov(const struct ddio_segs *sg, char *buf, uint64_t len, int lead,
+                  struct iovec **iov, int *n)
+{
+    struct iovec *v;
+    int k = 0;
+    *iov = NULL;
+    *n = 0;
+    for (uint32_t j = 0; j < sg->nseg; j++)
+        if (sg->seg[j].off > len || sg->seg[j].len > len - sg->seg[j].off)
+            return -EPROTO;
+    v = malloc(((size_t)lead + sg->nseg + 1) * sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    for (uint32_t j = 0; j < sg->nseg; j++) {
+        char *p = buf + sg->seg[j].off;
+        struct iovec *last = k ? &v[lead + k - 1] : NULL;
+        if (last && (char *)last->iov_base + last->iov_len == p)
+            last->iov_len += (size_t)sg->seg[j].len;
+        else
+            v[lead + k++] = (struct iovec){p, (size_t)sg->seg[j].len};
+    }
+    *iov = v;
+    *n = k;
+    return 0;
+}
+
 int ddio_send_all(int fd, const void *p, size_t n, int64_t deadline_ms)
 {
     struct iovec iov = { .iov_base = (void *)p, .iov_len = n };

@@ -49,6 +49,15 @@ int ddio_recv_hdr(int fd, struct ddio_hdr *h, int64_t deadline_ms);
  * -EPROTO for an empty, oversized or inconsistent list. */
 int ddio_recv_put_list(int fd, uint64_t len, struct ddio_segs *sg, int64_t deadline_ms);
 
+/* The pieces of buf[0, len) that a PUT's or GET's segments name, in stream
+ * order, stream-adjacent pieces merged (a contiguous buffer is one piece:
+ * UCX moves it in one rendezvous, TCP in one recvmsg entry). lead empty
+ * slots come first for the caller's headers. *iov (malloc'd, caller frees)
+ * gets lead + *n entries. 0; -EPROTO when a segment lies outside the
+ * buffer (nothing allocated); -ENOMEM. */
+int ddio_segs_iov(const struct ddio_segs *sg, char *buf, uint64_t len, int lead,
+                  struct iovec **iov, int *n);
+
 /* errno <-> short name, for messages ("ENOENT") */
 const char *ddio_errno_name(int err);
 

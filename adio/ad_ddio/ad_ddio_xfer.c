@@ -225,31 +225,21 @@ static int note_got(xstate * st, const struct ddio_seg *g)
 
 /* ---- PUT: read data into the user buffer ----------------------------------- */
 
-/* the segments' places in a contiguous user buffer (malloc'd; NULL: ENOMEM) */
 /* the user-buffer pieces of sg, stream-adjacent ones merged (a contiguous
- * buffer is one piece: UCX moves it in one rendezvous); *n = how many */
-static struct iovec *user_iov(const xstate * st, const struct ddio_segs *sg, int *n)
+ * buffer is one piece: UCX moves it in one rendezvous); lead slots first */
+static int user_iov(const xstate * st, const struct ddio_segs *sg, int lead, struct iovec **iov,
+                    int *n)
 {
-    struct iovec *iov = malloc((sg->nseg ? sg->nseg : 1) * sizeof(*iov));
-    int k = 0;
-    for (uint32_t j = 0; iov && j < sg->nseg; j++) {
-        char *p = st->x->mem->buf + sg->seg[j].off;
-        if (k > 0 && (char *) iov[k - 1].iov_base + iov[k - 1].iov_len == p)
-            iov[k - 1].iov_len += sg->seg[j].len;
-        else
-            iov[k++] = (struct iovec) { p, sg->seg[j].len };
-    }
-    *n = k;
-    return iov;
+    return ddio_segs_iov(sg, st->x->mem->buf, st->x->fdesc->length, lead, iov, n);
 }
 
 static int recv_contig(xstate * st, int sock, const struct ddio_segs *sg, int64_t dl)
 {
     int n, rc;
-    struct iovec *iov = user_iov(st, sg, &n);
-    if (!iov)
-        return -ENOMEM;
-    rc = ddio_recvv_all(sock, iov, n, dl);
+    struct iovec *iov;
+    rc = user_iov(st, sg, 0, &iov, &n);
+    if (!rc)
+        rc = ddio_recvv_all(sock, iov, n, dl);
     free(iov);
     return rc;
 }
@@ -302,11 +292,12 @@ static int send_ucx(xstate * st, int i, uint64_t req, const struct ddio_segs *sg
 {
     ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
     int n, rc;
-    struct iovec *iov = user_iov(st, sg, &n);
+    struct iovec *iov;
 
-    if (!iov)
-        return -ENOMEM;
-    rc = ddio_ucx_send_data(st->ucx, c->ucx, c->ucx_cookie, req, sg->tag, iov, n, st->sends);
+    rc = user_iov(st, sg, 0, &iov, &n);
+    if (!rc)
+        rc = ddio_ucx_send_data(st->ucx, c->ucx, c->ucx_cookie, req, sg->tag, iov, n,
+                                st->sends);
     free(iov);
     return rc;
 }
@@ -314,17 +305,13 @@ static int send_ucx(xstate * st, int i, uint64_t req, const struct ddio_segs *sg
 static int send_contig(xstate * st, int sock, struct iovec *head, const struct ddio_segs *sg,
                        int64_t dl)
 {
-    struct iovec *iov = malloc((sg->nseg + 2) * sizeof(*iov));
-    int rc;
-    if (!iov)
-        return -ENOMEM;
+    struct iovec *iov;
+    int n, rc = user_iov(st, sg, 2, &iov, &n);
+    if (rc)
+        return rc;
     iov[0] = head[0];
     iov[1] = head[1];
-    for (uint32_t k = 0; k < sg->nseg; k++) {
-        iov[k + 2].iov_base = st->x->mem->buf + sg->seg[k].off;
-        iov[k + 2].iov_len = sg->seg[k].len;
-    }
-    rc = ddio_sendv_all(sock, iov, (int) sg->nseg + 2, dl);
+    rc = ddio_sendv_all(sock, iov, n + 2, dl);
     free(iov);
     return rc;
 }

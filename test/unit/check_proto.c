@@ -1721,6 +1721,47 @@ START_TEST(net_parse)
 }
 END_TEST
 
+START_TEST(net_segs_iov)
+{
+    char buf[100];
+    struct ddio_seg seg[] = { {10, 5}, {15, 5}, {0, 4}, {4, 6}, {50, 0}, {50, 50}, {30, 1} };
+    struct ddio_segs sg = { .tag = 0, .nseg = 7, .seg = seg, .total = 0 };
+    struct iovec *iov;
+    int n;
+    /* stream-adjacent pieces merge; a piece that starts elsewhere does not */
+    ck_assert_int_eq(ddio_segs_iov(&sg, buf, sizeof(buf), 2, &iov, &n), 0);
+    ck_assert_int_eq(n, 4);
+    ck_assert_ptr_eq(iov[2].iov_base, buf + 10);
+    ck_assert_uint_eq(iov[2].iov_len, 10);
+    ck_assert_ptr_eq(iov[3].iov_base, buf + 0);
+    ck_assert_uint_eq(iov[3].iov_len, 10);
+    ck_assert_ptr_eq(iov[4].iov_base, buf + 50);     /* empty piece, then its neighbour */
+    ck_assert_uint_eq(iov[4].iov_len, 50);
+    ck_assert_ptr_eq(iov[5].iov_base, buf + 30);
+    ck_assert_uint_eq(iov[5].iov_len, 1);
+    free(iov);
+    /* a piece past the buffer's end, or wrapping: EPROTO, nothing allocated */
+    struct ddio_seg out[] = { {0, 10}, {95, 6} };
+    struct ddio_segs so = { .nseg = 2, .seg = out };
+    ck_assert_int_eq(ddio_segs_iov(&so, buf, sizeof(buf), 0, &iov, &n), -EPROTO);
+    ck_assert_ptr_null(iov);
+    out[1] = (struct ddio_seg){ 101, 0 };
+    ck_assert_int_eq(ddio_segs_iov(&so, buf, sizeof(buf), 0, &iov, &n), -EPROTO);
+    out[1] = (struct ddio_seg){ 8, UINT64_MAX };
+    ck_assert_int_eq(ddio_segs_iov(&so, buf, sizeof(buf), 0, &iov, &n), -EPROTO);
+    out[1] = (struct ddio_seg){ 100, 0 };            /* empty at the very end: fine */
+    ck_assert_int_eq(ddio_segs_iov(&so, buf, sizeof(buf), 0, &iov, &n), 0);
+    ck_assert_int_eq(n, 2);
+    free(iov);
+    /* no segments: no pieces, the lead slots still there */
+    so.nseg = 0;
+    ck_assert_int_eq(ddio_segs_iov(&so, buf, sizeof(buf), 2, &iov, &n), 0);
+    ck_assert_int_eq(n, 0);
+    ck_assert_ptr_nonnull(iov);
+    free(iov);
+}
+END_TEST
+
 START_TEST(misc_names)
 {
     ck_assert_str_eq(ddio_errno_name(ENOENT), "ENOENT");
@@ -1815,6 +1856,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tn, net_peer_close);
     tcase_add_test(tn, net_connect_errors);
     tcase_add_test(tn, net_parse);
+    tcase_add_test(tn, net_segs_iov);
     tcase_add_test(tn, misc_names);
     tcase_add_test(tn, log_format);
     tcase_add_test(tn, rt_namespace);
