@@ -988,8 +988,6 @@ struct xio {
     struct ddio_ucx_sends *sends;        /* DATA in flight (heap, likewise) */
 };
 
-/* the buffer pieces of a PUT's or GET's segments; -EPROTO if one lies
- * outside the buffer */
 /* ---- the XFER's data by UCX (ddio_ucx.h), as the driver moves it ---- */
 
 /* UCX when the connection attached it and the stream is big enough: a sink

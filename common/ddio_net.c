@@ -331,6 +331,14 @@ int ddio_recvv_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms)
     return 0;
 }
 
+int ddio_segs_fit(const struct ddio_segs *sg, uint64_t len)
+{
+    for (uint32_t j = 0; j < sg->nseg; j++)
+        if (sg->seg[j].off > len || sg->seg[j].len > len - sg->seg[j].off)
+            return 0;
+    return 1;
+}
+
 int ddio_segs_iov(const struct ddio_segs *sg, char *buf, uint64_t len, int lead,
                   struct iovec **iov, int *n)
 {
@@ -338,9 +346,8 @@ int ddio_segs_iov(const struct ddio_segs *sg, char *buf, uint64_t len, int lead,
     int k = 0;
     *iov = NULL;
     *n = 0;
-    for (uint32_t j = 0; j < sg->nseg; j++)
-        if (sg->seg[j].off > len || sg->seg[j].len > len - sg->seg[j].off)
-            return -EPROTO;
+    if (!ddio_segs_fit(sg, len))
+        return -EPROTO;
     v = malloc(((size_t)lead + sg->nseg + 1) * sizeof(*v));
     if (!v)
         return -ENOMEM;

@@ -49,6 +49,10 @@ int ddio_recv_hdr(int fd, struct ddio_hdr *h, int64_t deadline_ms);
  * -EPROTO for an empty, oversized or inconsistent list. */
 int ddio_recv_put_list(int fd, uint64_t len, struct ddio_segs *sg, int64_t deadline_ms);
 
+/* 1 when every segment of a PUT or GET lies inside a buffer of len bytes
+ * (no wrap-around), else 0 */
+int ddio_segs_fit(const struct ddio_segs *sg, uint64_t len);
+
 /* The pieces of buf[0, len) that a PUT's or GET's segments name, in stream
  * order, stream-adjacent pieces merged (a contiguous buffer is one piece:
  * UCX moves it in one rendezvous, TCP in one recvmsg entry). lead empty

@@ -186,11 +186,7 @@ static void send_xfers(xstate * st, const char *involved)
 
 static int segs_valid(const xstate * st, const struct ddio_segs *sg)
 {
-    uint64_t len = st->x->fdesc->length;
-    for (uint32_t k = 0; k < sg->nseg; k++)
-        if (sg->seg[k].off > len || sg->seg[k].len > len - sg->seg[k].off)
-            return 0;
-    return 1;
+    return ddio_segs_fit(sg, st->x->fdesc->length);
 }
 
 static int bounce_get(xstate * st)

@@ -1749,7 +1749,10 @@ START_TEST(net_segs_iov)
     ck_assert_int_eq(ddio_segs_iov(&so, buf, sizeof(buf), 0, &iov, &n), -EPROTO);
     out[1] = (struct ddio_seg){ 8, UINT64_MAX };
     ck_assert_int_eq(ddio_segs_iov(&so, buf, sizeof(buf), 0, &iov, &n), -EPROTO);
+    ck_assert_int_eq(ddio_segs_fit(&so, sizeof(buf)), 0);
     out[1] = (struct ddio_seg){ 100, 0 };            /* empty at the very end: fine */
+    ck_assert_int_eq(ddio_segs_fit(&so, sizeof(buf)), 1);
+    ck_assert_int_eq(ddio_segs_fit(&so, sizeof(buf) - 1), 0);
     ck_assert_int_eq(ddio_segs_iov(&so, buf, sizeof(buf), 0, &iov, &n), 0);
     ck_assert_int_eq(n, 2);
     free(iov);
