@@ -2,7 +2,12 @@
 # Multi-host test on one machine: network namespaces as hosts. Two I/O
 # servers, each in its own namespace, and four MPI ranks on two "compute
 # nodes" (two more namespaces), joined by veth pairs to a bridge on private
-# 10.x test addresses that exist only inside this run. Hydra starts the
+# 10.x test addresses that exist only inside this run. The bridge lives in
+# a fifth namespace (the "switch") and mpiexec runs on compute node 0, so
+# this machine's own namespace never gets an interface: servers of other
+# tests running beside this one (make -j check) must not see the test net
+# among their UCX interfaces (one did, and its clients later met a
+# vanished address: "connect(... 10.213.50.1 ...) failed"). Hydra starts the
 # ranks through ns-launch (its ssh stand-in). Authentication is on (a fresh
 # secret). The Kotz patterns and the HDF5 program run across them and are
 # compared with ufs:; a rank without the secret is refused; then a server's
@@ -26,6 +31,7 @@ id=$(( $$ % 200 + 20 ))                  # 10.213.ID.0/24, per run
 net="10.213.$id"; br="ddbr$id"
 NS=(srv0 srv1 cn0 cn1); ADDR=(11 12 21 22)
 nsname() { echo "ddio$id-$1"; }
+sw=$(nsname sw)
 pids=()
 cleanup() {
   local p n
@@ -33,7 +39,7 @@ cleanup() {
   sleep 0.5
   for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
   for n in "${NS[@]}"; do ip netns del "$(nsname "$n")" 2>/dev/null; done
-  ip link del "$br" 2>/dev/null
+  ip netns del "$sw" 2>/dev/null
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -56,19 +62,21 @@ step() {
   fi
 }
 
-# --- the network: a bridge (10.213.ID.1) and one veth pair per host --------
-ip link add "$br" type bridge && ip addr add "$net.1/24" dev "$br" && ip link set "$br" up || exit 1
+# --- the network: a bridge in the switch namespace, a veth pair per host ---
+ip netns add "$sw" && ip -n "$sw" link add "$br" type bridge && ip -n "$sw" link set "$br" up || exit 1
 for i in "${!NS[@]}"; do
   n=$(nsname "${NS[$i]}"); v="dd$id${NS[$i]}"
   ip netns add "$n"
   # inside, the interface has the bridge's name: Hydra's -iface names the
   # interface for mpiexec and for the ranks (nemesis TCP) alike
-  ip link add "$v" type veth peer name "$br" netns "$n"
-  ip link set "$v" master "$br" up
+  ip -n "$sw" link add "$v" type veth peer name "$br" netns "$n"
+  ip -n "$sw" link set "$v" master "$br" up
   ip -n "$n" addr add "$net.${ADDR[$i]}/24" dev "$br"
   ip -n "$n" link set "$br" up
   ip -n "$n" link set lo up
 done
+# nothing of the test net may appear here (see the top)
+if ip -o addr show | grep -q "$net\."; then echo "the test net leaked into this namespace"; exit 1; fi
 
 # --- authentication: one fresh secret for the servers and the ranks --------
 export DDIO_SECRET_FILE="$tmp/secret"
@@ -98,9 +106,10 @@ stop_servers() {
   pids=()
 }
 
-# mpiexec with the ranks on the two compute-node namespaces (2 ranks each);
-# ranks reach each other (nemesis TCP) and the servers over the test net
-MPIHOSTS=(mpiexec -launcher ssh -launcher-exec "$here/ns-launch" -iface "$br"
+# mpiexec (on compute node 0, as from a login shell there) with the ranks on
+# the two compute-node namespaces (2 ranks each); ranks reach each other
+# (nemesis TCP) and the servers over the test net
+MPIHOSTS=(ip netns exec "$(nsname cn0)" mpiexec -launcher ssh -launcher-exec "$here/ns-launch" -iface "$br"
           -hosts "$(nsname cn0):2,$(nsname cn1):2")
 MPIRUN=("${MPIHOSTS[@]}" -n 4 -genv DDIO_SERVERS)
 
@@ -149,14 +158,50 @@ MPIRUN[${#MPIRUN[@]}-1]=$DDIO_SERVERS
 step "linkdown-prep" "${MPIRUN[@]}" "$pat" -q -r 8192 -m 64 -p wb "ddio:/down"
 linkdown() {
   "${MPIRUN[@]}" -genv DDIO_TIMEOUT 2 "$pat" -q -r 8192 -m 64 -p rb "ddio:/down" & local m=$!
-  sleep 2; ip link set "dd${id}srv1" down; local t0=$SECONDS
+  sleep 2; ip -n "$sw" link set "dd${id}srv1" down; local t0=$SECONDS
   wait $m; local rc=$? dt=$((SECONDS - t0))
-  ip link set "dd${id}srv1" up
+  ip -n "$sw" link set "dd${id}srv1" up
   echo "collective read with server 1's link down: exit $rc after ${dt} s"
   [ $rc -ne 0 ] && [ $dt -le 12 ] && grep -q "ddio server $net.${ADDR[1]}" "$tmp/linkdown-read-fails-in-time.log"
 }
 step "linkdown-read-fails-in-time" linkdown
 stop_servers
+
+# --- an interface removed under a running job ------------------------------
+# What broke a CI run when this test's bridge was still in the machine's own
+# namespace: UCX (default transport) had wired server and ranks over an
+# extra local interface, which then vanished. Here on purpose, in a namespace
+# of its own (server and ranks on its 127.0.0.1): the bridge goes away in
+# the middle of the Kotz patterns. The job either completes with its bytes
+# verified or fails on every rank within DDIO_TIMEOUT (3 s) + 5 s grace of
+# the removal (the program's collective calls fail on every rank together;
+# its verification reads are independent, so there one rank's error aborts
+# the job); never a hang.
+vanish() {
+  local n; n=$(nsname solo); local v="${br}v"
+  ip netns add "$n" && ip -n "$n" link set lo up &&
+    ip -n "$n" link add "$v" type bridge && ip -n "$n" addr add "10.214.$id.1/24" dev "$v" &&
+    ip -n "$n" link set "$v" up || return 1
+  mkdir -p "$tmp/solo"
+  ip netns exec "$n" "$server" --listen 127.0.0.1:0 --port-file "$tmp/solo.port" \
+    --root "$tmp/solo" --log-level warn --secret-file "$DDIO_SECRET_FILE" 2>"$tmp/solo.log" &
+  local sp=$!; pids+=($sp)
+  for _ in $(seq 100); do [ -s "$tmp/solo.port" ] && break; sleep 0.1; done
+  ip netns exec "$n" env HYDRA_IFACE=lo DDIO_TIMEOUT=3 DDIO_SERVERS="127.0.0.1:$(cat "$tmp/solo.port")" \
+    mpiexec -n 4 "$pat" -r 8 -m 8 "ddio:/vanish" >"$tmp/vanish.out" 2>&1 & local m=$!
+  sleep 1; ip -n "$n" link del "$v"; local t0=$SECONDS
+  wait $m; local rc=$? dt=$((SECONDS - t0))
+  kill -TERM $sp; wait $sp; ip netns del "$n"
+  cat "$tmp/vanish.out"
+  echo "the job: exit $rc, ${dt} s after the interface was removed"
+  [ $dt -le 8 ] || return 1
+  if [ $rc = 0 ]; then   # all 21 patterns ran and verified
+    [ "$(grep -c ' verified$' "$tmp/vanish.out")" = 21 ]
+  else                   # a clear I/O error, not a crash
+    grep -q '^ddio-patterns: rank [0-3]: .*I/O error' "$tmp/vanish.out"
+  fi
+}
+step "vanished-interface-fails-in-time" vanish
 
 echo
 [ $fail -gt 0 ] && echo "failed: ${failed[*]}"
