@@ -173,8 +173,9 @@ stop_servers
 # extra local interface, which then vanished. Here on purpose, in a namespace
 # of its own (server and ranks on its 127.0.0.1): the bridge goes away in
 # the middle of the Kotz patterns. The job either completes with its bytes
-# verified or fails on every rank within DDIO_TIMEOUT (3 s) + 5 s grace of
-# the removal (the program's collective calls fail on every rank together;
+# verified (within a minute: it takes 2-10 s) or fails within DDIO_TIMEOUT
+# (3 s) + 5 s grace of the removal, plus slack for a loaded machine (the
+# program's collective calls fail on every rank together;
 # its verification reads are independent, so there one rank's error aborts
 # the job); never a hang.
 vanish() {
@@ -194,14 +195,13 @@ vanish() {
   kill -TERM $sp; wait $sp; ip netns del "$n"
   cat "$tmp/vanish.out"
   echo "the job: exit $rc, ${dt} s after the interface was removed"
-  [ $dt -le 8 ] || return 1
   if [ $rc = 0 ]; then   # all 21 patterns ran and verified
-    [ "$(grep -c ' verified$' "$tmp/vanish.out")" = 21 ]
+    [ $dt -le 60 ] && [ "$(grep -c ' verified$' "$tmp/vanish.out")" = 21 ]
   else                   # a clear I/O error, not a crash
-    grep -q '^ddio-patterns: rank [0-3]: .*I/O error' "$tmp/vanish.out"
+    [ $dt -le 12 ] && grep -q '^ddio-patterns: rank [0-3]: .*I/O error' "$tmp/vanish.out"
   fi
 }
-step "vanished-interface-fails-in-time" vanish
+step "interface-vanishes-mid-job" vanish
 
 echo
 [ $fail -gt 0 ] && echo "failed: ${failed[*]}"
