@@ -62,15 +62,57 @@ static inline void copy_piece(struct copy *c, int64_t addr, uint64_t len)
     }
 }
 
+/* set the bits `mask` (nb of them) of word w of c->bm */
+static inline void cover_mask(struct copy *c, uint64_t w, uint64_t mask, uint64_t nb)
+{
+    uint64_t old = c->bm[w];
+    if (old & mask) {    /* rare: overlapping writers */
+        c->overlap = 1;
+        c->added += (uint64_t)__builtin_popcountll(mask & ~old);
+    } else {
+        c->added += nb;
+    }
+    c->bm[w] = old | mask;
+}
+
+/* COVER of n pieces of len bytes, stride bytes apart, the first at bit lo.
+ * The write path runs this per block per writer; for 8-byte cyclic views
+ * a piece-at-a-time loop cost 3x the scatter itself (1.9 ns a piece), so
+ * pieces that never straddle a word, with a stride that is a multiple or a
+ * divisor of 64, are set a whole word at a time with one fixed mask. */
+static void cover_leaves(struct copy *c, uint64_t lo, int64_t stride, uint64_t len, uint64_t n)
+{
+    uint64_t lm = len < 64 ? (1ull << len) - 1 : ~0ull, i = 0;
+    if (stride > 0 && len < 64 && (uint64_t)stride % 64 == 0 && lo % 64 + len <= 64) {
+        uint64_t w = lo / 64, step = (uint64_t)stride / 64, mask = lm << (lo % 64);
+        for (; i < n; i++, w += step)
+            cover_mask(c, w, mask, len);
+        return;
+    }
+    if (stride > 0 && len < 64 && 64 % stride == 0 && lo % (uint64_t)stride + len <= (uint64_t)stride) {
+        uint64_t st = (uint64_t)stride, k = 64 / st, mask = 0;
+        for (; i < n && lo % 64 >= st; i++, lo += st)   /* up to the first piece of a word */
+            cover_mask(c, lo / 64, lm << (lo % 64), len);
+        for (uint64_t j = 0; j < k; j++)
+            mask |= lm << (lo % 64 + j * st);
+        for (; i + k <= n; i += k, lo += 64)
+            cover_mask(c, lo / 64, mask, k * len);
+    }
+    for (; i < n; i++, lo += (uint64_t)stride) {
+        if (len < 64 && lo % 64 + len <= 64)
+            cover_mask(c, lo / 64, lm << (lo % 64), len);
+        else
+            cover_bits(c, lo, len);
+    }
+}
+
 /* copies i0..i1 (whole) of a VEC of `len`-byte leaves at base */
 static void copy_leaves(struct copy *c, int64_t base, int64_t stride, uint64_t len,
                         uint64_t i0, uint64_t i1)
 {
     uint64_t n = i1 - i0;
     if (c->mode == COPY_COVER) {
-        uint64_t lo = (uint64_t)(base - c->buf_addr + (int64_t)i0 * stride);
-        for (uint64_t i = 0; i < n; i++, lo += (uint64_t)stride)
-            cover_bits(c, lo, len);
+        cover_leaves(c, (uint64_t)(base - c->buf_addr + (int64_t)i0 * stride), stride, len, n);
         return;
     }
     uint8_t *p = c->buf + (base - c->buf_addr) + (int64_t)i0 * stride;

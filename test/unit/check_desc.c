@@ -596,6 +596,33 @@ static void add_zero_pieces(struct flat *f)
     *f = g;
 }
 
+/* Vectors of short leaves with strides that are multiples or divisors of 64
+ * bytes (the coverage bitmap's word-at-a-time paths: 8-byte cyclic views at
+ * P = 8, 4, 2), and strides that are neither, at every alignment against
+ * the bitmap's words, against the model. */
+START_TEST(test_strided_leaves)
+{
+    static const int64_t strides[] = { 8, 16, 32, 64, 128, 192, 24, 48, 40 };
+    rng_seed(3);
+    for (size_t k = 0; k < sizeof(strides) / sizeof(strides[0]); k++) {
+        for (int it = 0; it < 60; it++) {
+            int64_t st = strides[k];
+            uint64_t len = 1 + rndn((uint64_t)(st < 64 ? st : 64) + (rndn(4) ? 0 : 8));
+            struct ddio_node *t = ddio_node_vec(2 + rndn(40), st, ddio_node_leaf(len));
+            struct ddio_desc d;
+            struct flat f = { 0 };
+            ck_assert_ptr_nonnull(t);
+            ck_assert_int_eq(ddio_node_finish(t), 0);
+            expand(t, 0, &f);
+            make_desc(&d, t, len <= (uint64_t)st);
+            check_desc(&d, &f);
+            ddio_node_free(t);
+            flat_free(&f);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_random_types)
 {
     rng_seed(2);
@@ -1287,6 +1314,7 @@ static Suite *desc_suite(void)
     tcase_add_test(tc, test_from_flat_basic);
     tcase_add_test(tc, test_from_flat_groups);
     tcase_add_test(tc, test_random_trees);
+    tcase_add_test(tc, test_strided_leaves);
     tcase_add_test(tc, test_random_types);
     tcase_add_test(tc, test_patterns_model);
     tcase_add_test(tc, test_pattern_sizes);
