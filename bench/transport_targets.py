@@ -18,6 +18,7 @@ beat the device measured beside it. The disk here drifts 2x within minutes,
 so a ceiling taken once per repetition can be far from what a run met.
 """
 import os
+import re
 import sys
 
 from report import fnum as f, gmean as geomean
@@ -33,13 +34,79 @@ def best_romio(m, col):
     return max([x for x in xs if x is not None], default=None)
 
 
-def section(rec, keys, rows):
+def load_profiles(out):
+    """report.py's "where ddio's time goes" tables in REPORT.md as
+    {(recsize, method, pattern): {column: float}} (medians over repetitions)."""
+    prof, rec, method, cols = {}, None, None, None
+    path = os.path.join(out, "REPORT.md")
+    if not os.path.exists(path):
+        return prof
+    for line in open(path):
+        m = re.match(r"## (\d+)-byte records", line)
+        if m:
+            rec, method, cols = int(m.group(1)), None, None
+            continue
+        m = re.match(r"### Where ddio's time goes \((.+), medians\)", line)
+        if m:
+            method = m.group(1).replace(" ", "-")
+            cols = None
+            continue
+        if line.startswith("### "):
+            method = None
+            continue
+        if method is None or not line.startswith("|"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == "pattern":
+            cols = cells
+        elif cols and not cells[0].startswith("-"):
+            prof[(rec, method, cells[0])] = {c: f(v) for c, v in zip(cols[1:], cells[1:])}
+    return prof
+
+
+def stage(p):
+    """Which stage holds a run, from its profile row: the servers' disk or
+    net time (summed over blocks), or the ranks' own part of the call."""
+    if not p or not p.get("timed ms"):
+        return "no profile"
+    t, io = p["timed ms"], p.get("server io") or 0.0
+    disk, net = p.get("disk") or 0.0, p.get("net") or 0.0
+    ranks = t - io
+    if ranks > 0.4 * t:
+        where = "the ranks (%.0f of %.0f ms outside the servers' pass: describe %.0f, agree " \
+                "%.0f, sync %s)" % (ranks, t, p.get("describe") or 0, p.get("agree") or 0,
+                                    fmt(p.get("sync"), "%.0f"))
+    elif disk >= 1.25 * net:
+        where = "disk"
+    elif net >= 1.25 * disk:
+        where = "net"
+    else:
+        where = "disk and net"
+    return "%s (server pass %.0f of %.0f ms; disk %.0f, net %.0f ms summed)" % (
+        where, io, t, disk, net)
+
+
+def grew(u, t):
+    """What the UCX run spent more on than the TCP one, from the two profiles."""
+    if not u or not t or not u.get("timed ms") or not t.get("timed ms"):
+        return "no profile"
+    parts = []
+    for col, name in (("disk", "disk"), ("net", "net"), ("sync", "sync"), ("agree", "agree")):
+        a, b = u.get(col), t.get(col)
+        if a is not None and b is not None and a > b * 1.1 and a - b > 5:
+            parts.append("%s %.0f vs %.0f ms" % (name, a, b))
+    return "%s (timed %.0f vs %.0f ms)" % (", ".join(parts) or "no single stage grew",
+                                         u["timed ms"], t["timed ms"])
+
+
+def section(rec, keys, rows, prof):
     md = ["## %d-byte records\n" % rec,
           "| pattern | ucx MiB/s | tcp MiB/s | ucx x ceiling | ucx x device beside | "
           "ucx x best ROMIO | best ROMIO x ceiling | best ROMIO x device beside | "
           "device-limited | ucx / tcp |",
           "|---|---|---|---|---|---|---|---|---|---|"]
     xc, xb, behind_romio, behind_tcp, ratios = [], [], [], [], []
+    held = []   # (pattern, what is missed, the stage that holds it)
     for key in keys:
         m = rows[key]
         u, t = m.get("ddio-ucx", {}), m.get("ddio-tcp", {})
@@ -52,10 +119,18 @@ def section(rec, keys, rows):
         xc.append(uxc)
         xb.append(uxb)
         ratios.append(ut)
+        pu = prof.get((rec, "ddio-ucx", key[1]))
+        below = uxb if uxb is not None else uxc
+        if below is not None and below < 0.85:
+            held.append((key[1], "%.2f of the %s" % (below, "device beside" if uxb is not None
+                                                      else "ceiling"), stage(pu)))
         if limited and uxr is not None and uxr < 1.0:
             behind_romio.append("%s %.2f" % (key[1], uxr))
+            held.append((key[1], "%.2fx the best ROMIO method" % uxr, stage(pu)))
         if ut is not None and ut < 1.0:
             behind_tcp.append("%s %.2f" % (key[1], ut))
+            held.append((key[1], "%.2fx ddio-tcp" % ut,
+                         "UCX spent more on: " + grew(pu, prof.get((rec, "ddio-tcp", key[1])))))
         md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             key[1], fmt(uv, "%.1f"), fmt(tv, "%.1f"), fmt(uxc), fmt(uxb), fmt(uxr), fmt(rxc),
             fmt(rxb), "yes" if limited else ("no" if judge is not None else "—"), fmt(ut)))
@@ -77,6 +152,16 @@ def section(rec, keys, rows):
            "- ddio-tcp: geometric mean of ucx / tcp %s; slower on %d of %d: %s" % (
                fmt(gt), len(behind_tcp), len(keys), ", ".join(behind_tcp) or "none"),
            ""]
+    if held:
+        md += ["### What holds each miss (ddio-ucx's profile in REPORT.md)\n",
+               "Stage: *disk* or *net* where the servers' pass is most of the timed call and "
+               "one of its summed times is at least 1.25x the other (*disk and net* "
+               "otherwise), *the ranks* where more than 40 % of the call is outside the "
+               "servers' pass. Against ddio-tcp: the stages on which the UCX run spent over "
+               "10 % (and 5 ms) more than the TCP run.\n",
+               "| pattern | missed | what holds it |", "|---|---|---|"]
+        md += ["| %s | %s | %s |" % h for h in held]
+        md.append("")
     return md
 
 
@@ -85,6 +170,7 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     rows, order = load_summary(out)
+    prof = load_profiles(out)
     methods = {m for v in rows.values() for m in v}
     if not {"ddio-ucx", "ddio-tcp"} <= methods:
         print("transport targets: no ddio-ucx and ddio-tcp runs here: no TRANSPORT-TARGETS.md")
@@ -97,10 +183,10 @@ def main():
           "never slower than ddio-tcp. Where the run measured the device beside each run "
           "(`beside.csv`), device-limited means the best ROMIO run did not beat that "
           "measurement; otherwise, the once-per-repetition ceiling. Where a target is "
-          "missed, the report's \"where ddio's time goes\" tables give the stage (disk or "
-          "net) pattern by pattern.\n"]
+          "missed, \"what holds each miss\" names the stage from the report's \"where "
+          "ddio's time goes\" tables, pattern by pattern.\n"]
     for rec in sorted({k[0] for k in order}):
-        md += section(rec, [k for k in order if k[0] == rec], rows)
+        md += section(rec, [k for k in order if k[0] == rec], rows, prof)
     path = os.path.join(out, "TRANSPORT-TARGETS.md")
     with open(path, "w") as fh:
         fh.write("\n".join(md))
