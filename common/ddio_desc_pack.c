@@ -93,7 +93,9 @@ static void cover_leaves(struct copy *c, uint64_t lo, int64_t stride, uint64_t l
         uint64_t st = (uint64_t)stride, k = 64 / st, mask = 0;
         for (; i < n && lo % 64 >= st; i++, lo += st)   /* up to the first piece of a word */
             cover_mask(c, lo / 64, lm << (lo % 64), len);
-        for (uint64_t j = 0; j < k; j++)
+        /* only when a whole word follows: the loop above may have run out
+         * of pieces before reaching a word's first (lo % 64 >= st then) */
+        for (uint64_t j = 0; i + k <= n && j < k; j++)
             mask |= lm << (lo % 64 + j * st);
         for (; i + k <= n; i += k, lo += 64)
             cover_mask(c, lo / 64, mask, k * len);
