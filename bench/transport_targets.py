@@ -149,8 +149,8 @@ def section(rec, keys, rows, prof):
            "- best ROMIO where the device is the limit: " + (
                "behind on %d: %s" % (len(behind_romio), ", ".join(behind_romio) or "none")
                if romio else "not measured (no ROMIO method in this run)"),
-           "- ddio-tcp: geometric mean of ucx / tcp %s; slower on %d of %d: %s" % (
-               fmt(gt), len(behind_tcp), len(keys), ", ".join(behind_tcp) or "none"),
+           "- ddio-tcp: geometric mean of ucx / tcp %s; slower on %d of the %d patterns both ran: %s" % (
+               fmt(gt), len(behind_tcp), len([r for r in ratios if r is not None]), ", ".join(behind_tcp) or "none"),
            ""]
     if held:
         md += ["### What holds each miss (ddio-ucx's profile in REPORT.md)\n",
