@@ -91,10 +91,10 @@ def grew(u, t):
     if not u or not t or not u.get("timed ms") or not t.get("timed ms"):
         return "no profile"
     parts = []
-    for col, name in (("disk", "disk"), ("net", "net"), ("sync", "sync"), ("agree", "agree")):
+    for col in ("disk", "net", "sync", "agree"):
         a, b = u.get(col), t.get(col)
         if a is not None and b is not None and a > b * 1.1 and a - b > 5:
-            parts.append("%s %.0f vs %.0f ms" % (name, a, b))
+            parts.append("%s %.0f vs %.0f ms" % (col, a, b))
     return "%s (timed %.0f vs %.0f ms)" % (", ".join(parts) or "no single stage grew",
                                          u["timed ms"], t["timed ms"])
 

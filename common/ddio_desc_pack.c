@@ -24,22 +24,26 @@ struct copy {
     int overlap;         /* COVER: some bit was already set */
 };
 
+/* set the bits `mask` (nb of them) of word w of c->bm */
+static inline void cover_mask(struct copy *c, uint64_t w, uint64_t mask, uint64_t nb)
+{
+    uint64_t old = c->bm[w];
+    if (old & mask) {    /* rare: overlapping writers */
+        c->overlap = 1;
+        c->added += (uint64_t)__builtin_popcountll(mask & ~old);
+    } else {
+        c->added += nb;
+    }
+    c->bm[w] = old | mask;
+}
+
 /* set bits [lo, lo + len) of c->bm */
 static inline void cover_bits(struct copy *c, uint64_t lo, uint64_t len)
 {
-    uint64_t *bm = c->bm;
     while (len) {
-        uint64_t w = lo / 64, b = lo % 64;
+        uint64_t b = lo % 64;
         uint64_t nb = len < 64 - b ? len : 64 - b;
-        uint64_t mask = (nb == 64 ? ~0ull : ((1ull << nb) - 1)) << b;
-        uint64_t old = bm[w];
-        if (old & mask) {    /* rare: overlapping writers */
-            c->overlap = 1;
-            c->added += (uint64_t)__builtin_popcountll(mask & ~old);
-        } else {
-            c->added += nb;
-        }
-        bm[w] = old | mask;
+        cover_mask(c, lo / 64, (nb == 64 ? ~0ull : ((1ull << nb) - 1)) << b, nb);
         lo += nb;
         len -= nb;
     }
@@ -60,19 +64,6 @@ static inline void copy_piece(struct copy *c, int64_t addr, uint64_t len)
         cover_bits(c, (uint64_t)(addr - c->buf_addr), len);
         break;
     }
-}
-
-/* set the bits `mask` (nb of them) of word w of c->bm */
-static inline void cover_mask(struct copy *c, uint64_t w, uint64_t mask, uint64_t nb)
-{
-    uint64_t old = c->bm[w];
-    if (old & mask) {    /* rare: overlapping writers */
-        c->overlap = 1;
-        c->added += (uint64_t)__builtin_popcountll(mask & ~old);
-    } else {
-        c->added += nb;
-    }
-    c->bm[w] = old | mask;
 }
 
 /* COVER of n pieces of len bytes, stride bytes apart, the first at bit lo.
@@ -101,7 +92,7 @@ static void cover_leaves(struct copy *c, uint64_t lo, int64_t stride, uint64_t l
             cover_mask(c, lo / 64, mask, k * len);
     }
     for (; i < n; i++, lo += (uint64_t)stride) {
-        if (len < 64 && lo % 64 + len <= 64)
+        if (len < 64 && lo % 64 + len <= 64)   /* one word: no loop */
             cover_mask(c, lo / 64, lm << (lo % 64), len);
         else
             cover_bits(c, lo, len);
