@@ -357,6 +357,50 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
     return rc;
 }
 
+/* How long to wait before try `k` (1, 2, ...) after a busy refusal: 20 ms
+ * doubling to 1 s, each drawn from [half, whole] so that the ranks of a
+ * job refused together do not come back together. */
+static int64_t busy_backoff_ms(unsigned k, unsigned *seed)
+{
+    int64_t whole = k >= 6 ? 1000 : 20 << (k - 1);
+    *seed = *seed * 1103515245u + 12345u;
+    return whole / 2 + (int64_t)((*seed >> 8) % (uint32_t)(whole / 2 + 1));
+}
+
+int ddio_dial(const char *host, int port, const char *addr, const char *client_name,
+              const struct ddio_secret *secret, int64_t deadline_ms, struct ddio_hello_r *hr,
+              char *err, size_t errlen)
+{
+    unsigned seed = (unsigned)getpid() * 2654435761u ^ (unsigned)ddio_now_ms();
+    int64_t t0 = ddio_now_ms();
+    for (unsigned k = 1;; k++) {
+        int fd = ddio_connect(host, port, deadline_ms);
+        if (fd < 0) {
+            if (fd == -ETIMEDOUT)
+                snprintf(err, errlen, "ddio: cannot connect to server %s before the deadline",
+                         addr);
+            else
+                snprintf(err, errlen, "ddio: cannot connect to server %s: %s (%s)", addr,
+                         strerror(-fd), ddio_errno_name(-fd));
+            return fd;
+        }
+        int rc = ddio_handshake(fd, addr, client_name, secret, deadline_ms, hr, err, errlen);
+        if (rc == 0)
+            return fd;
+        close(fd);
+        int64_t wait = busy_backoff_ms(k, &seed);
+        if (rc != -EBUSY || ddio_now_ms() + wait >= deadline_ms) {
+            if (rc == -EBUSY && k > 1) {
+                size_t l = strlen(err);
+                snprintf(err + l, errlen - l, " (refused %u times over %.1f s)", k,
+                         (double)(ddio_now_ms() - t0) / 1000.0);
+            }
+            return rc;
+        }
+        usleep((useconds_t)wait * 1000);
+    }
+}
+
 int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
                     int64_t deadline_ms, uint64_t *cookie, uint8_t **srv_addr,
                     size_t *srv_len, char *err, size_t errlen)

@@ -76,6 +76,17 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
                    const struct ddio_secret *secret, int64_t deadline_ms,
                    struct ddio_hello_r *hr, char *err, size_t errlen);
 
+/* TCP connect to host:port and ddio_handshake, as every client connects.
+ * A server that is busy (over --max-connections, or evicting the oldest
+ * unauthenticated connection under --max-unauth) refuses with EBUSY and
+ * "try again later": wait (backing off, 20 ms to 1 s, jittered) and try
+ * again until the deadline; the last refusal is then the error. Returns the
+ * connected fd with *hr filled as ddio_handshake does, or -errno and one
+ * line in err. */
+int ddio_dial(const char *host, int port, const char *addr, const char *client_name,
+              const struct ddio_secret *secret, int64_t deadline_ms, struct ddio_hello_r *hr,
+              char *err, size_t errlen);
+
 /* After ddio_handshake, when hr says the server offers UCX: ask for it
  * (UCXADDR, req 3); on success the server's cookie for this connection and
  * its worker address (malloc'd: *srv_addr) come back, for

@@ -215,16 +215,11 @@ static int conn_connect(struct ddio_client *cl, struct cconn *c, char *msg, size
 
     if (ddio_parse_hostport(c->addr, host, sizeof(host), &port))
         return say(msg, msglen, "bad server address '%s'", c->addr), -EINVAL;
-    c->sock = ddio_connect(host, port, dl);
+    c->sock = ddio_dial(host, port, c->addr, "ddio-client", cl->secret, dl, &r, err,
+                        sizeof(err));
     if (c->sock < 0) {
         rc = c->sock;
         c->sock = -1;
-        say(msg, msglen, "server %s: connect: %s", c->addr, ddio_errno_name(-rc));
-        return -EIO;
-    }
-    rc = ddio_handshake(c->sock, c->addr, "ddio-client", cl->secret, dl, &r, err, sizeof(err));
-    if (rc) {
-        conn_drop(c);
         say(msg, msglen, "%s", err);
         return rc == -EACCES ? -EACCES : -EIO;
     }

@@ -288,13 +288,16 @@ static int attach_ucx(ADIOI_DDIO_Conn * c, const struct ddio_hello_r *r, int64_t
     return 0;
 }
 
-/* HELLO and AUTH (common/ddio_auth.c, the handshake every client shares) */
-static int hello(ADIOI_DDIO_Conn * c, int64_t deadline, ADIOI_DDIO_Err * e)
+/* Connect, HELLO and AUTH (ddio_dial in common/ddio_auth.c: the handshake
+ * every client shares, retried while the server says it is busy), then UCX
+ * when wanted. */
+static int dial(ADIOI_DDIO_Conn * c, const char *host, int port, int64_t deadline,
+                ADIOI_DDIO_Err * e)
 {
     struct ddio_secret *s = malloc(sizeof(*s));
     struct ddio_hello_r r;
-    char host[256] = "";
-    int have, rc;
+    char me[256] = "";
+    int have, fd = -1;
 
     if (!s) {
         ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
@@ -302,18 +305,22 @@ static int hello(ADIOI_DDIO_Conn * c, int64_t deadline, ADIOI_DDIO_Err * e)
     }
     have = secret_get(s, e);
     if (have >= 0) {
-        gethostname(host, sizeof(host) - 1);
-        rc = ddio_handshake(c->sock, c->addr, host, have ? s : NULL, deadline, &r, e->msg,
-                            sizeof(e->msg));
-        if (rc)
-            e->errnum = -rc;
+        gethostname(me, sizeof(me) - 1);
+        fd = ddio_dial(host, port, c->addr, me, have ? s : NULL, deadline, &r, e->msg,
+                       sizeof(e->msg));
+        if (fd < 0)
+            e->errnum = -fd;
     }
     ddio_secret_clear(s);
     free(s);
-    if (!e->errnum && attach_ucx(c, &r, deadline, e))
-        free(r.name);
-    if (e->errnum)
+    if (fd < 0)
         return -1;
+    c->sock = fd;
+    c->gen++;
+    if (attach_ucx(c, &r, deadline, e)) {
+        free(r.name);
+        return -1;
+    }
     c->next_req = DDIO_HANDSHAKE_REQS + 1;
     memcpy(c->id, r.server_id, DDIO_ID_LEN);
     c->ndisks = r.ndisks;
@@ -327,27 +334,19 @@ static int hello(ADIOI_DDIO_Conn * c, int64_t deadline, ADIOI_DDIO_Err * e)
 static int conn_open(ADIOI_DDIO_Conn * c, int timeout_ms, ADIOI_DDIO_Err * e)
 {
     char host[256];
-    int port, fd;
+    int port;
     int64_t deadline = ddio_now_ms() + timeout_ms;
 
     if (ddio_parse_hostport(c->addr, host, sizeof(host), &port)) {
         ADIOI_DDIO_Err_set(e, EDESTADDRREQ, "ddio: bad server address '%s'", c->addr);
         return -1;
     }
-    fd = ddio_connect(host, port, deadline);
-    if (fd < 0) {
-        if (fd == -ETIMEDOUT)
-            ADIOI_DDIO_Err_set(e, ETIMEDOUT, "ddio: cannot connect to server %s within %d s "
-                               "(romio_ddio_timeout / DDIO_TIMEOUT)", c->addr, timeout_ms / 1000);
-        else
-            ADIOI_DDIO_Err_set(e, -fd, "ddio: cannot connect to server %s: %s (%s)", c->addr,
-                               strerror(-fd), ddio_errno_name(-fd));
-        return -1;
-    }
-    c->sock = fd;
-    c->gen++;
-    c->next_req = 1;
-    if (hello(c, deadline, e)) {
+    if (dial(c, host, port, deadline, e)) {
+        if (e->errnum == ETIMEDOUT) {
+            size_t l = strlen(e->msg);
+            snprintf(e->msg + l, sizeof(e->msg) - l, " (%d s: romio_ddio_timeout / "
+                     "DDIO_TIMEOUT)", timeout_ms / 1000);
+        }
         ADIOI_DDIO_Conn_fail(c);
         return -1;
     }
