@@ -276,6 +276,9 @@ def main():
               "MPICH %s. Command: `%s`.\n" % (
                   params.get("ranks", "?"), params.get("servers", "?"), params.get("file_MiB", "?"),
                   params.get("reps", "?"), machine.get("mpich", "?"), params.get("command", "?")))
+    if params.get("resumed"):
+        md.append("Repetitions added later (`--from-rep`, their own ceilings; `machine-rep*.txt`): "
+                  "`%s`.\n" % params["resumed"])
     if "NOT" in machine.get("drop_caches", ""):
         md.append("**Warning: the page cache could not be dropped; read runs are warm.**\n")
     if machine.get("ddio", "").startswith("unavailable"):

@@ -28,6 +28,9 @@ usage: bench/run-bench.sh [options]
   -p, --patterns LIST    patterns (default all; writes run before reads)
       --methods LIST     subset of $ALL_METHODS (default all)
   -n, --reps N           repetitions of every run (default 1)
+      --from-rep K       add repetitions K..N to the results already in OUT
+                         (an interrupted or too-short run), with the same
+                         parameters; OUT must hold reps 1..K-1 and no later
   -o, --out DIR          results directory (default bench/results/DATE-HOST)
       --tmp DIR          scratch directory for the data files; it must be on
                          the file system under test (default OUT/tmp)
@@ -61,7 +64,7 @@ REPORT.md and PNG charts (bench/report.py).
 EOF
 }
 
-P=4; NSERV=2; MIB=256; RECSIZES=8,8192; PATTERNS=all; METHODS=$ALL_METHODS; REPS=1
+P=4; NSERV=2; MIB=256; RECSIZES=8,8192; PATTERNS=all; METHODS=$ALL_METHODS; REPS=1; FROM=1
 OUT=""; TMPD=""; TMO=900; HINTS=(); DDIO_RUN_ARGS=""; CQD=16; CBS=1024
 DO_CEIL=1; DO_BESIDE=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich; FORCE=0
 die() { echo "run-bench: $*" >&2; exit 2; }
@@ -75,6 +78,7 @@ while [ $# -gt 0 ]; do
     -p|--patterns) need "$@"; PATTERNS=$2; shift 2 ;;
     --methods) need "$@"; METHODS=$2; shift 2 ;;
     -n|--reps) need "$@"; REPS=$2; shift 2 ;;
+    --from-rep) need "$@"; FROM=$2; shift 2 ;;
     -o|--out) need "$@"; OUT=$2; shift 2 ;;
     --tmp) need "$@"; TMPD=$2; shift 2 ;;
     -t|--timeout) need "$@"; TMO=$2; shift 2 ;;
@@ -92,9 +96,10 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
-for v in P NSERV MIB REPS TMO CQD CBS; do
+for v in P NSERV MIB REPS FROM TMO CQD CBS; do
   [[ "${!v}" =~ ^[0-9]+$ ]] && [ "${!v}" -gt 0 ] || die "$v must be a positive integer, got '${!v}'"
 done
+[ "$FROM" -le "$REPS" ] || die "--from-rep $FROM is past --reps $REPS"
 [ "$PATTERNS" = all ] && PATTERNS="$ALL_WRITES,$ALL_READS"
 IFS=, read -r -a methods <<<"$METHODS"
 IFS=, read -r -a recsizes <<<"$RECSIZES"
@@ -165,6 +170,8 @@ drop_caches() {   # prints yes when the page cache was dropped, no otherwise
 # ---- machine details -------------------------------------------------------------
 fs_of() { findmnt -no FSTYPE -T "$1" 2>/dev/null || stat -f -c %T "$1"; }
 dev_of() { findmnt -no SOURCE -T "$1" 2>/dev/null || echo "?"; }
+MACHINE=$OUT/machine.txt
+[ "$FROM" -gt 1 ] && MACHINE=$OUT/machine-rep$FROM.txt
 {
   echo "date: $(date -Is)"
   echo "host: $(hostname)"
@@ -186,14 +193,29 @@ dev_of() { findmnt -no SOURCE -T "$1" 2>/dev/null || echo "?"; }
   echo "drop_caches: $( [ -w /proc/sys/vm/drop_caches ] && echo writable || echo 'NOT writable: reads are warm')"
   echo "ddio: $( [ $DDIO_OK = 1 ] && echo available || echo "unavailable: $DDIO_WHY")"
   echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-} > "$OUT/machine.txt"
-{
-  echo "command: $CMDLINE"
+} > "$MACHINE"
+params() {   # what must match for repetitions to join a run (not the command, not reps)
   echo "ranks: $P"; echo "servers: $NSERV"; echo "file_MiB: $MIB"; echo "recsizes: $RECSIZES"
-  echo "patterns: $PATTERNS"; echo "methods: $METHODS"; echo "reps: $REPS"; echo "timeout: $TMO"
+  echo "patterns: $PATTERNS"; echo "methods: $METHODS"; echo "timeout: $TMO"
   echo "hints: ${HINTS[*]:-}"; echo "ddio-run args: $DDIO_RUN_ARGS"
   echo "ceiling: ${CBS} KiB requests, QD $CQD"
-} > "$OUT/params.txt"
+}
+if [ "$FROM" = 1 ]; then
+  { echo "command: $CMDLINE"; params; echo "reps: $REPS"; } > "$OUT/params.txt"
+else
+  # Joining a run: same parameters, and nothing yet from rep FROM on (a
+  # half-done repetition's rows must be taken out first, by hand, knowingly).
+  [ -s "$OUT/params.txt" ] || die "--from-rep $FROM: no $OUT/params.txt to add to"
+  diff <(grep -Ev '^(command|resumed|reps):' "$OUT/params.txt") <(params) >&2 ||
+    die "--from-rep $FROM: these parameters differ from $OUT/params.txt (above)"
+  for f in results.csv:12 ceiling.csv:9 beside.csv:5; do
+    [ -f "$OUT/${f%:*}" ] || continue
+    n=$(awk -F, -v c="${f#*:}" -v k="$FROM" 'NR > 1 && $c + 0 >= k' "$OUT/${f%:*}" | wc -l)
+    [ "$n" = 0 ] || die "--from-rep $FROM: $OUT/${f%:*} already has $n row(s) of rep $FROM or later"
+  done
+  sed -i "s/^reps: .*/reps: $REPS/" "$OUT/params.txt"
+  echo "resumed: $CMDLINE (reps $FROM-$REPS; machine-rep$FROM.txt)" >> "$OUT/params.txt"
+fi
 log "results in $OUT; scratch $TMPD ($(fs_of "$TMPD") on $(dev_of "$TMPD"))"
 
 RES=$OUT/results.csv
@@ -406,7 +428,7 @@ trap 'log "interrupted"; exit 130' INT TERM
 for rec in "${recsizes[@]}"; do
   [[ "$rec" =~ ^[0-9]+$ ]] || die "bad record size '$rec'"
 done
-for ((rep = 1; rep <= REPS; rep++)); do
+for ((rep = FROM; rep <= REPS; rep++)); do
   ceilings $rep
   for rec in "${recsizes[@]}"; do
     for m in "${methods[@]}"; do
@@ -415,7 +437,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
       log "== rep $rep/$REPS: $m, $rec-byte records, P=$P, $MIB MiB$([[ $m == ddio* ]] && echo ", $NSERV servers")"
       for pat in "${writes[@]}"; do run_one "$m" "$pat" "$rec" "$rep"; done
       # Reads need the file: write it once (not recorded) when no write ran.
-      if [ ${#reads[@]} -gt 0 ] && [ ${#writes[@]} -eq 0 ] && [ $rep = 1 ]; then
+      if [ ${#reads[@]} -gt 0 ] && [ ${#writes[@]} -eq 0 ] && [ $rep = "$FROM" ]; then
         run_one "$m" wb "$rec" 1 prep
       fi
       for pat in "${reads[@]}"; do run_one "$m" "$pat" "$rec" "$rep"; done
@@ -433,7 +455,7 @@ fi
 trap - INT TERM
 rm -rf "$TMPD/beside"
 [ $KEEP = 0 ] && rmdir "$TMPD/ufs" "$TMPD/ddio" "$TMPD" 2>/dev/null
-echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$MACHINE"
 
 if [ $DO_REPORT = 1 ]; then
   PY=""
