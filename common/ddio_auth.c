@@ -371,8 +371,8 @@ int ddio_dial(const char *host, int port, const char *addr, const char *client_n
               const struct ddio_secret *secret, int64_t deadline_ms, struct ddio_hello_r *hr,
               char *err, size_t errlen)
 {
-    unsigned seed = (unsigned)getpid() * 2654435761u ^ (unsigned)ddio_now_ms();
     int64_t t0 = ddio_now_ms();
+    unsigned seed = (unsigned)getpid() * 2654435761u ^ (unsigned)t0;
     for (unsigned k = 1;; k++) {
         int fd = ddio_connect(host, port, deadline_ms);
         if (fd < 0) {

@@ -90,6 +90,26 @@ if selected indep; then
   DDIO_TEST_HINTS="striping_unit=65536" ddio_vs_ufs indep-s3-u64k 3 4 t_indep
   DDIO_TEST_HINTS="striping_unit=3000,striping_factor=2" ddio_vs_ufs indep-s3-u3000-f2 3 2 t_indep
 fi
+if selected busy; then
+  # A server over --max-connections answers "try again later" (EBUSY); the
+  # driver does, until its deadline. Four connections that never
+  # authenticate hold every slot of each server (--max-connections 4) until
+  # --auth-timeout 2 closes them: the ranks' open waits that out (the job
+  # must take over 1.5 s) and the file matches ufs:.
+  mkdir -p "$tmp/srv-busy" "$tmp/ufs"
+  step busy/ddio "$run" -s 2 --root "$tmp/srv-busy" --server-opt --max-connections=4 \
+    --server-opt --auth-timeout=2 -- bash -c '
+      for a in ${DDIO_SERVERS//,/ }; do
+        for i in 1 2 3 4; do exec {fd}<>"/dev/tcp/${a%:*}/${a##*:}" || exit 1; done
+      done
+      t0=$(date +%s%N); mpiexec -n 2 "$0" "$1" || exit 1
+      ms=$(( ($(date +%s%N) - t0) / 1000000 )); echo "served after ${ms} ms"
+      [ "$ms" -ge 1500 ] || { echo "served before the held connections closed"; exit 1; }' \
+    "$bin/t_indep" ddio:/busy
+  step busy/ufs mpiexec -n 2 "$bin/t_indep" "ufs:$tmp/ufs/busy"
+  step busy/cmp "$run" -s 2 --root "$tmp/srv-busy" -- mpiexec -n 1 "$bin/filecmp" ddio:/busy \
+    "ufs:$tmp/ufs/busy"
+fi
 if selected size; then ddio_vs_ufs size 2 4 t_size; fi
 if selected sameblock; then
   ddio_vs_ufs sameblock 1 4 t_sameblock
