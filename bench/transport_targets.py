@@ -99,41 +99,55 @@ def grew(u, t):
                                          u["timed ms"], t["timed ms"])
 
 
+def evaluate(keys, rows):
+    """Per pattern: ddio-ucx's MiB/s and ratios, the best ROMIO method's, and
+    whether the device (not the page cache) was the limit."""
+    out = []
+    for key in keys:
+        m = rows[key]
+        u, t = m.get("ddio-ucx", {}), m.get("ddio-tcp", {})
+        e = {"pattern": key[1], "uv": f(u.get("MiB_s")), "tv": f(t.get("MiB_s")),
+             "uxc": f(u.get("x_ceiling")), "uxr": f(u.get("x_romio")),
+             "uxb": f(u.get("x_beside")), "rxc": best_romio(m, "x_ceiling"),
+             "rxb": best_romio(m, "x_beside")}
+        judge = e["rxb"] if e["rxb"] is not None else e["rxc"]
+        e["judged"] = judge is not None
+        e["limited"] = judge is not None and judge < 1.0
+        e["ut"] = e["uv"] / e["tv"] if e["uv"] and e["tv"] else None
+        e["below"] = e["uxb"] if e["uxb"] is not None else e["uxc"]
+        e["behind_romio"] = e["limited"] and e["uxr"] is not None and e["uxr"] < 1.0
+        e["behind_tcp"] = e["ut"] is not None and e["ut"] < 1.0
+        out.append(e)
+    return out
+
+
 def section(rec, keys, rows, prof):
     md = ["## %d-byte records\n" % rec,
           "| pattern | ucx MiB/s | tcp MiB/s | ucx x ceiling | ucx x device beside | "
           "ucx x best ROMIO | best ROMIO x ceiling | best ROMIO x device beside | "
           "device-limited | ucx / tcp |",
           "|---|---|---|---|---|---|---|---|---|---|"]
-    xc, xb, behind_romio, behind_tcp, ratios = [], [], [], [], []
+    ev = evaluate(keys, rows)
+    xc, xb, ratios = [e["uxc"] for e in ev], [e["uxb"] for e in ev], [e["ut"] for e in ev]
+    behind_romio = ["%s %.2f" % (e["pattern"], e["uxr"]) for e in ev if e["behind_romio"]]
+    behind_tcp = ["%s %.2f" % (e["pattern"], e["ut"]) for e in ev if e["behind_tcp"]]
     held = []   # (pattern, what is missed, the stage that holds it)
-    for key in keys:
-        m = rows[key]
-        u, t = m.get("ddio-ucx", {}), m.get("ddio-tcp", {})
-        uv, tv = f(u.get("MiB_s")), f(t.get("MiB_s"))
-        uxc, uxr, uxb = f(u.get("x_ceiling")), f(u.get("x_romio")), f(u.get("x_beside"))
-        rxc, rxb = best_romio(m, "x_ceiling"), best_romio(m, "x_beside")
-        judge = rxb if rxb is not None else rxc
-        limited = judge is not None and judge < 1.0
-        ut = uv / tv if uv and tv else None
-        xc.append(uxc)
-        xb.append(uxb)
-        ratios.append(ut)
-        pu = prof.get((rec, "ddio-ucx", key[1]))
-        below = uxb if uxb is not None else uxc
-        if below is not None and below < 0.85:
-            held.append((key[1], "%.2f of the %s" % (below, "device beside" if uxb is not None
-                                                      else "ceiling"), stage(pu)))
-        if limited and uxr is not None and uxr < 1.0:
-            behind_romio.append("%s %.2f" % (key[1], uxr))
-            held.append((key[1], "%.2fx the best ROMIO method" % uxr, stage(pu)))
-        if ut is not None and ut < 1.0:
-            behind_tcp.append("%s %.2f" % (key[1], ut))
-            held.append((key[1], "%.2fx ddio-tcp" % ut,
-                         "UCX spent more on: " + grew(pu, prof.get((rec, "ddio-tcp", key[1])))))
+    for e in ev:
+        pat = e["pattern"]
+        pu = prof.get((rec, "ddio-ucx", pat))
+        if e["below"] is not None and e["below"] < 0.85:
+            held.append((pat, "%.2f of the %s" % (e["below"], "device beside"
+                                                  if e["uxb"] is not None else "ceiling"),
+                         stage(pu)))
+        if e["behind_romio"]:
+            held.append((pat, "%.2fx the best ROMIO method" % e["uxr"], stage(pu)))
+        if e["behind_tcp"]:
+            held.append((pat, "%.2fx ddio-tcp" % e["ut"],
+                         "UCX spent more on: " + grew(pu, prof.get((rec, "ddio-tcp", pat)))))
         md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            key[1], fmt(uv, "%.1f"), fmt(tv, "%.1f"), fmt(uxc), fmt(uxb), fmt(uxr), fmt(rxc),
-            fmt(rxb), "yes" if limited else ("no" if judge is not None else "—"), fmt(ut)))
+            pat, fmt(e["uv"], "%.1f"), fmt(e["tv"], "%.1f"), fmt(e["uxc"]), fmt(e["uxb"]),
+            fmt(e["uxr"]), fmt(e["rxc"]), fmt(e["rxb"]),
+            "yes" if e["limited"] else ("no" if e["judged"] else "—"), fmt(e["ut"])))
     g, gb, gt = geomean(xc), geomean(xb), geomean(ratios)
     romio = any(r in rows[k] for k in keys for r in ("ufs-2ph", "ufs-indep"))
     md += ["",
