@@ -13,46 +13,36 @@ method, and ucx / tcp; then how many patterns miss each target
 (transport_targets.py's rules, whose TRANSPORT-TARGETS.md in each directory
 names the stage that holds every miss).
 """
-import csv
 import os
 import sys
 from collections import defaultdict
 
-from report import gmean
+from report import gmean, load, read_kv
 from targets import load_summary
 from transport_targets import evaluate, fmt
 
 SHORT = {"ddio-ucx": "ucx", "ddio-tcp": "tcp", "ufs-2ph": "2ph", "ufs-indep": "indep"}
 
 
-def params(out):
-    p = {}
-    for line in open(os.path.join(out, "params.txt")):
-        k, _, v = line.partition(":")
-        p.setdefault(k.strip(), v.strip())
-    return p
-
-
 def reps_done(out, rec):
     """method -> number of repetitions with at least one ok run"""
     reps = defaultdict(set)
-    for r in csv.DictReader(open(os.path.join(out, "results.csv"))):
-        if r["status"] == "ok" and int(r["recsize"]) == rec:
-            reps[r["method"]].add(r["rep"])
-    return {m: len(v) for m, v in reps.items()}
+    for (r, method, _), runs in load(out)[0].items():
+        if r == rec:
+            reps[method].update(x["rep"] for x in runs if x["status"] == "ok")
+    return {m: len(v) for m, v in reps.items() if v}
 
 
 def row(out, rec, keys, rows):
     ev = [e for e in evaluate(keys, rows) if e["ut"] is not None]
-    p = params(out)
+    p = read_kv(os.path.join(out, "params.txt"))
     reps = reps_done(out, rec)
-    gb = gmean([e["uxb"] for e in ev])
     return "| `%s` | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         os.path.basename(os.path.normpath(out)), p.get("ranks", "?"), p.get("file_MiB", "?"),
         rec, " ".join("%s %d" % (SHORT.get(m, m), reps[m]) for m in SHORT if m in reps),
-        len(ev), fmt(gmean([e["uxc"] for e in ev])), fmt(gb),
+        len(ev), fmt(gmean([e["uxc"] for e in ev])), fmt(gmean([e["uxb"] for e in ev])),
         fmt(gmean([e["uxr"] for e in ev])), fmt(gmean([e["ut"] for e in ev])),
-        "%d / %d" % (sum(e["below"] is not None and e["below"] < 0.85 for e in ev),
+        "%d / %d" % (sum(e["under"] for e in ev),
                      sum(e["below"] is not None for e in ev)),
         "%d, %d" % (sum(e["behind_romio"] for e in ev), sum(e["behind_tcp"] for e in ev)))
 

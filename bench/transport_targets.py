@@ -115,6 +115,7 @@ def evaluate(keys, rows):
         e["limited"] = judge is not None and judge < 1.0
         e["ut"] = e["uv"] / e["tv"] if e["uv"] and e["tv"] else None
         e["below"] = e["uxb"] if e["uxb"] is not None else e["uxc"]
+        e["under"] = e["below"] is not None and e["below"] < 0.85
         e["behind_romio"] = e["limited"] and e["uxr"] is not None and e["uxr"] < 1.0
         e["behind_tcp"] = e["ut"] is not None and e["ut"] < 1.0
         out.append(e)
@@ -135,7 +136,7 @@ def section(rec, keys, rows, prof):
     for e in ev:
         pat = e["pattern"]
         pu = prof.get((rec, "ddio-ucx", pat))
-        if e["below"] is not None and e["below"] < 0.85:
+        if e["under"]:
             held.append((pat, "%.2f of the %s" % (e["below"], "device beside"
                                                   if e["uxb"] is not None else "ceiling"),
                          stage(pu)))
