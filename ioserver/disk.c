@@ -62,6 +62,16 @@ void disk_buf_put(struct disk *d, void *buf)
     pthread_mutex_unlock(&d->mu);
 }
 
+/* d->mu held: the request counts as queued from now (depth, busy time) and
+ * as the disk's next access (nonconsec: not where the previous one ended) */
+static void account_start(struct disk *d, struct disk_req *r)
+{
+    if (d->depth++ == 0)
+        d->busy_since_us = r->t_submit_us;
+    r->nonconsec = r->off != d->last_end;
+    d->last_end = r->off + r->len;
+}
+
 void disk_submit(struct disk *d, struct disk_req *r)
 {
     r->done = 0;
@@ -69,8 +79,7 @@ void disk_submit(struct disk *d, struct disk_req *r)
     r->next = NULL;
     r->t_submit_us = mono_us();
     pthread_mutex_lock(&d->mu);
-    if (d->depth++ == 0)
-        d->busy_since_us = r->t_submit_us;
+    account_start(d, r);
     if (d->qtail)
         d->qtail->next = r;
     else
@@ -116,10 +125,6 @@ static void prep(struct disk *d, struct disk_req *r)
         io_prep_pread(&r->iocb, r->fd, p, n, off);
     io_set_eventfd(&r->iocb, d->evfd);
     r->iocb.data = r;
-    if (r->done == 0) {
-        r->nonconsec = r->off != d->last_end;
-        d->last_end = r->off + r->len;
-    }
 }
 
 /* give the pending list to the kernel; what it does not take stays pending */
@@ -215,13 +220,46 @@ static void throttle(struct disk *d, const struct disk_req *r)
     if (!d->throttle_bps)
         return;
     int64_t now = mono_us();
+    pthread_mutex_lock(&d->mu);   /* disk_run_now throttles on other threads */
     if (d->busy_until_us < now)
         d->busy_until_us = now;
     d->busy_until_us += (int64_t)((uint64_t)r->len * 1000000 / d->throttle_bps);
     int64_t t = d->busy_until_us;
+    pthread_mutex_unlock(&d->mu);
     struct timespec ts = {.tv_sec = t / 1000000, .tv_nsec = (t % 1000000) * 1000};
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
         ;
+}
+
+void disk_run_now(struct disk *d, struct disk_req *r)
+{
+    r->done = 0;
+    r->res = 0;
+    r->next = NULL;
+    r->t_submit_us = mono_us();
+    pthread_mutex_lock(&d->mu);
+    account_start(d, r);
+    pthread_mutex_unlock(&d->mu);
+    throttle(d, r);
+    while (r->done < r->len) {
+        void *p = (char *)r->buf + r->done;
+        size_t n = r->len - r->done;
+        off_t off = (off_t)(r->off + r->done);
+        ssize_t k = r->write ? pwrite(r->fd, p, n, off) : pread(r->fd, p, n, off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            r->res = -errno;
+            break;
+        }
+        if (k == 0) {             /* end of file: a short read; a stuck write */
+            if (r->write)
+                r->res = -EIO;
+            break;
+        }
+        r->done += (size_t)k;
+    }
+    finish(d, r);
 }
 
 static void *disk_thread(void *arg)

@@ -43,9 +43,9 @@ struct disk {
     void *bufmem;
     void **freebufs;
     unsigned nfree;
-    uint64_t last_end;      /* end of the previous access (disk thread only) */
+    uint64_t last_end;      /* end of the previous access (under mu) */
     uint64_t throttle_bps;  /* emulated bandwidth, 0 = none (set before start) */
-    int64_t busy_until_us;  /* throttle: when the emulated disk is free */
+    int64_t busy_until_us;  /* throttle: when the emulated disk is free (under mu) */
     /* counters for STATS (tools/ddio status): bytes and ops written by the
      * disk thread, read by anyone, hence atomics; depth and busy time change
      * in disk_submit and at completion, under mu */
@@ -73,6 +73,12 @@ void *disk_buf_get(struct disk *d, int wait, int64_t deadline_ms);
 void disk_buf_put(struct disk *d, void *buf);
 /* Queue a request; r->cb runs on the disk thread when it completes. */
 void disk_submit(struct disk *d, struct disk_req *r);
+/* Do a request now on the caller's thread (pread/pwrite), counted as the
+ * disk's like any other, then r->cb, also on the caller's thread. For
+ * page-cache I/O of a few sectors: through the disk thread it would cost two
+ * thread wakeups (submit, completion), more than the copy itself, and the
+ * kernel runs a buffered aio synchronously in io_submit anyway. */
+void disk_run_now(struct disk *d, struct disk_req *r);
 void disk_get_counters(struct disk *d, struct disk_counters *c);
 
 #endif

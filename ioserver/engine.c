@@ -381,7 +381,10 @@ static void submit_io(struct xfer *x, struct slot *s, int write, size_t len)
                               .buf = (uint8_t *)s->buf + s->io_lo, .off = doff + s->io_lo,
                               .len = len, .cb = disk_done_cb, .arg = s};
     s->io_busy = 1;
-    disk_submit(s->disk, &s->dr);
+    if (small)                    /* page cache: a copy, not worth two thread wakeups */
+        disk_run_now(s->disk, &s->dr);
+    else
+        disk_submit(s->disk, &s->dr);
 }
 
 static size_t round4k(uint64_t n)

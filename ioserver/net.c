@@ -28,6 +28,7 @@
 
 #include "ddio_log.h"
 #include "ddio_net.h"
+#include "cond.h"
 #include "fault.h"
 #include "engine.h"
 #include "locks.h"
@@ -52,7 +53,22 @@ struct outmsg {
     size_t plen;
     int64_t deadline_ms;
     int bounded;                 /* counted against the queue's byte cap */
+    size_t sent;                 /* bytes of header + payload already sent */
 };
+
+/* A message of at most this many bytes is sent by the thread that queues it
+ * when the connection's output is idle: a small reply (DONE, GET, a small
+ * PUT, a metadata answer) then costs no wakeup of the writer thread, which
+ * on a small VM costs more than the send. What the socket does not take at
+ * once goes to the writer. Bulk PUTs always go through the writer, so the
+ * engine thread never waits to copy a block into the socket. */
+#define DIRECT_SEND_MAX 65536
+/* A request thread that finished waits this long for the connection's next
+ * request before it exits: a client issuing small calls one after another
+ * then costs one thread handoff per call instead of a thread creation. At
+ * most IDLE_WORKERS wait per connection. */
+#define WORKER_IDLE_MS 2000
+#define IDLE_WORKERS 4
 
 struct handle {
     uint64_t id;
@@ -83,7 +99,12 @@ struct conn {
     uint64_t next_handle;
     struct xp_get *gets;         /* GETs waiting for their DATA */
     const void *filling;         /* owner of the GET whose DATA the reader receives */
-    int workers;                 /* request threads running for this conn */
+    int workers;                 /* request threads of this conn (running or idle) */
+    int idle;                    /* of those, waiting for a request (wq) */
+    struct work *wq;             /* requests handed to idle threads, not yet taken */
+    pthread_cond_t wcv;          /* CLOCK_MONOTONIC: wq, dead (idle threads wait here) */
+    pthread_cond_t ocv;          /* the writer waits here: queue, writing, dead */
+    int flushers;                /* threads in conn_flush (waiting on cv) */
     struct work *held;           /* requests counted against --max-inflight: */
     int nheld;                   /* a slot is free once the final reply is queued */
     pthread_t writer;
@@ -134,6 +155,8 @@ static void conn_unref(struct conn *c)
         close(c->fd);
     free(c->scratch);
     pthread_cond_destroy(&c->cv);
+    pthread_cond_destroy(&c->wcv);
+    pthread_cond_destroy(&c->ocv);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -148,6 +171,8 @@ static void conn_kill(struct conn *c, const char *why)
         DDIO_DEBUG("connection %" PRIu64 " (%s) closed: %s", c->id, c->peer, why);
     }
     pthread_cond_broadcast(&c->cv);
+    pthread_cond_broadcast(&c->wcv);
+    pthread_cond_broadcast(&c->ocv);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -170,6 +195,7 @@ struct work {
     struct ofile *of;             /* referenced */
     void (*fn)(struct work *w);
     struct work *next_held;       /* in c->held while it counts as in flight */
+    struct work *next_held_wq;    /* in c->wq, waiting for an idle thread */
     int holding;
     union {
         struct ddio_xfer x;
@@ -197,6 +223,50 @@ static void release_slot(struct conn *c, struct work *w, uint16_t type, uint64_t
     }
 }
 
+/* Send m on the caller's thread (c->mu held, output idle; unlocked on
+ * return). c->writing keeps the writer and other senders off the socket
+ * meanwhile; a remainder the socket did not take goes first in the queue. */
+static int send_direct(struct conn *c, struct outmsg *m, uint16_t type, uint64_t req)
+{
+    c->writing = 1;
+    if ((type & DDIO_REPLY) && c->held)
+        release_slot(c, NULL, (uint16_t)(type & ~DDIO_REPLY), req);
+    pthread_mutex_unlock(&c->mu);
+    struct iovec iov[2] = {{m->hdr, DDIO_HDR_SIZE}, {m->payload, m->plen}};
+    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = m->plen ? 2 : 1};
+    ssize_t k;
+    do
+        k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (k < 0 && errno == EINTR);
+    int err = k < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
+    pthread_mutex_lock(&c->mu);
+    c->writing = 0;
+    if (!err && (size_t)(k > 0 ? k : 0) < DDIO_HDR_SIZE + m->plen) {
+        m->sent = k > 0 ? (size_t)k : 0;
+        m->next = c->qhead;
+        c->qhead = m;
+        if (!c->qtail)
+            c->qtail = m;
+        if (m->bounded)
+            c->qbytes += m->plen;
+        m = NULL;
+    }
+    if (c->qhead)                 /* the writer: the remainder, or what came meanwhile */
+        pthread_cond_signal(&c->ocv);
+    if (c->flushers)
+        pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (m) {
+        free(m->payload);
+        free(m);
+    }
+    if (err) {
+        conn_kill(c, "send failed");
+        return -ECONNRESET;
+    }
+    return 0;
+}
+
 /* Queue a message. payload (may be NULL) is taken over and freed.
  * bounded = 1: wait (until deadline_ms) while the connection's queue holds
  * more than queue_cap bytes. 0, -ETIMEDOUT, -ECONNRESET (dead). */
@@ -218,6 +288,8 @@ static int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status
     m->bounded = bounded;
     pthread_mutex_lock(&c->mu);
     int rc = bounded ? wait_space(c, plen, deadline_ms) : (c->dead ? -ECONNRESET : 0);
+    if (rc == 0 && !c->qhead && !c->writing && DDIO_HDR_SIZE + plen <= DIRECT_SEND_MAX)
+        return send_direct(c, m, type, req);   /* unlocks */
     if (rc == 0) {
         if (c->qtail)
             c->qtail->next = m;
@@ -226,7 +298,7 @@ static int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status
         c->qtail = m;
         if (bounded)
             c->qbytes += plen;
-        pthread_cond_broadcast(&c->cv);
+        pthread_cond_signal(&c->ocv);
     }
     if ((type & DDIO_REPLY) && c->held)
         release_slot(c, NULL, (uint16_t)(type & ~DDIO_REPLY), req);
@@ -288,8 +360,8 @@ static void *writer_main(void *arg)
     struct conn *c = arg;
     pthread_mutex_lock(&c->mu);
     for (;;) {
-        while (!c->qhead && !c->dead)
-            pthread_cond_wait(&c->cv, &c->mu);
+        while ((!c->qhead || c->writing) && !c->dead)   /* writing: a direct send */
+            pthread_cond_wait(&c->ocv, &c->mu);
         if (c->dead)
             break;
         struct outmsg *m = c->qhead;
@@ -298,8 +370,12 @@ static void *writer_main(void *arg)
             c->qtail = NULL;
         c->writing = 1;
         pthread_mutex_unlock(&c->mu);
-        struct iovec iov[2] = {{m->hdr, DDIO_HDR_SIZE}, {m->payload, m->plen}};
-        int rc = ddio_sendv_all(c->fd, iov, m->plen ? 2 : 1, m->deadline_ms);
+        /* from where a direct send stopped (ddio_sendv_all skips empty pieces) */
+        size_t h = m->sent < DDIO_HDR_SIZE ? m->sent : DDIO_HDR_SIZE, p = m->sent - h;
+        struct iovec iov[2] = {{m->hdr + h, DDIO_HDR_SIZE - h}, {NULL, 0}};
+        if (m->plen > p)
+            iov[1] = (struct iovec){m->payload + p, m->plen - p};
+        int rc = ddio_sendv_all(c->fd, iov, 2, m->deadline_ms);
         pthread_mutex_lock(&c->mu);
         c->writing = 0;
         if (m->bounded)
@@ -326,11 +402,13 @@ static void *writer_main(void *arg)
 static void conn_flush(struct conn *c, int64_t deadline_ms)
 {
     pthread_mutex_lock(&c->mu);
+    c->flushers++;
     while (!c->dead && (c->qhead || c->writing) && ddio_now_ms() < deadline_ms) {
         struct timespec ts = {.tv_sec = deadline_ms / 1000,
                               .tv_nsec = (deadline_ms % 1000) * 1000000};
         pthread_cond_timedwait(&c->cv, &c->mu, &ts);
     }
+    c->flushers--;
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -398,9 +476,8 @@ static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last)
 /* ---- request threads -------------------------------------------------------------------- */
 
 
-static void *work_main(void *arg)
+static void run_work(struct work *w)
 {
-    struct work *w = arg;
     struct conn *c = w->c;
     stats_inflight(&c->srv->stats, 1);
     w->fn(w);
@@ -409,26 +486,71 @@ static void *work_main(void *arg)
     pthread_mutex_lock(&c->mu);
     if (w->holding)
         release_slot(c, w, 0, 0);
-    free(w);
-    c->workers--;
-    pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
+    free(w);
+}
+
+/* The request spawn handed to this idle thread, or NULL: the thread should
+ * exit (it waited WORKER_IDLE_MS, enough threads wait already, or the
+ * connection died). c->mu held. */
+static struct work *next_work(struct conn *c)
+{
+    if (c->idle >= IDLE_WORKERS)
+        return NULL;
+    c->idle++;
+    int64_t dl = ddio_now_ms() + WORKER_IDLE_MS;
+    while (!c->wq && !c->dead && ddio_now_ms() < dl)
+        cond_wait_ms(&c->wcv, &c->mu, dl);
+    struct work *w = c->wq;
+    if (w)                        /* spawn already took this thread off idle */
+        c->wq = w->next_held_wq;
+    else
+        c->idle--;
+    return w;
+}
+
+static void *work_main(void *arg)
+{
+    struct work *w = arg;
+    struct conn *c = w->c;
+    while (w) {
+        run_work(w);
+        pthread_mutex_lock(&c->mu);
+        w = next_work(c);
+        if (!w) {
+            c->workers--;
+            pthread_cond_broadcast(&c->cv);
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
     conn_unref(c);
     return NULL;
 }
 
-/* run fn on its own thread; takes over payload and the file reference */
+/* run fn on a request thread (an idle one, or a new one); takes over
+ * payload and the file reference */
 static void spawn(struct conn *c, struct work *w)
 {
     pthread_mutex_lock(&c->mu);
     int ok = c->nheld < (int)c->srv->cfg.max_inflight
              && c->workers < 2 * (int)c->srv->cfg.max_inflight;
     if (ok) {
-        c->workers++;
         c->nheld++;
         w->holding = 1;
         w->next_held = c->held;
         c->held = w;
+        if (c->idle > 0) {        /* FIFO, so requests start in arrival order */
+            c->idle--;
+            w->next_held_wq = NULL;
+            struct work **pp = &c->wq;
+            while (*pp)
+                pp = &(*pp)->next_held_wq;
+            *pp = w;
+            pthread_cond_signal(&c->wcv);
+            pthread_mutex_unlock(&c->mu);
+            return;
+        }
+        c->workers++;
     }
     pthread_mutex_unlock(&c->mu);
     pthread_t t;
@@ -1387,6 +1509,8 @@ static struct conn *conn_new(struct server *srv, int fd)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&c->cv, &ca);
+    pthread_cond_init(&c->wcv, &ca);
+    pthread_cond_init(&c->ocv, &ca);
     pthread_condattr_destroy(&ca);
     peer_name(fd, c->peer, sizeof(c->peer));
     return c;
@@ -1503,7 +1627,7 @@ static int busy_conns(struct server *srv)
     pthread_mutex_lock(&srv->mu);
     for (struct conn *c = srv->conns; c; c = c->next) {
         pthread_mutex_lock(&c->mu);
-        busy += !c->dead && (c->workers > 0 || c->qhead || c->writing);
+        busy += !c->dead && (c->workers > c->idle || c->qhead || c->writing);
         pthread_mutex_unlock(&c->mu);
     }
     pthread_mutex_unlock(&srv->mu);

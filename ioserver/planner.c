@@ -215,7 +215,7 @@ static int order_physical(const struct plan_in *in, uint64_t *v, size_t n, int *
         free(fill);
     }
     for (uint32_t d = 0; rc == 0 && d < D; d++)
-        if (cnt[d])
+        if (cnt[d] > 1)           /* one block has no order: spare the FIEMAP */
             mapped += sort_disk(in, in->fds[d], tmp + base[d], cnt[d]);
     for (size_t i = 0, round = 0; rc == 0 && i < n; round++)
         for (uint32_t d = 0; d < D; d++)
