@@ -280,10 +280,14 @@ uint64_t plan_out_of_order(const struct plan_in *in, const uint64_t *blocks, siz
     for (uint64_t d = 0; d < D && n > 0; d++) {
         uint64_t end = 0, prev = 0, phys;
         int have_prev = 0;
+        size_t here = 0;
         for (size_t i = 0; i < n; i++)
-            if (blocks[i] % D == d && (blocks[i] / D + 1) * B > end)
-                end = (blocks[i] / D + 1) * B;
-        if (end == 0)
+            if (blocks[i] % D == d) {
+                here++;
+                if ((blocks[i] / D + 1) * B > end)
+                    end = (blocks[i] / D + 1) * B;
+            }
+        if (here < 2)             /* one block cannot be out of order: no FIEMAP */
             continue;
         size_t next = 0;
         struct extent *ex = fiemap_all(in->fds[d], end, &next);
