@@ -527,18 +527,66 @@ static void *work_main(void *arg)
     return NULL;
 }
 
+/* c->mu held: count w against --max-inflight, or 0 (too many) */
+static int hold_slot(struct conn *c, struct work *w)
+{
+    if (c->nheld >= (int)c->srv->cfg.max_inflight
+        || c->workers >= 2 * (int)c->srv->cfg.max_inflight)
+        return 0;
+    c->nheld++;
+    w->holding = 1;
+    w->next_held = c->held;
+    c->held = w;
+    return 1;
+}
+
+static void refuse_busy(struct conn *c, struct work *w)
+{
+    conn_send_err(c, w->h.type | DDIO_REPLY, w->h.req, EBUSY,
+                  "too many requests in progress on this connection (limit %u, "
+                  "--max-inflight)", c->srv->cfg.max_inflight);
+    if (w->of)
+        store_release(&c->srv->store, w->of);
+    free(w->payload);
+    free(w);
+}
+
+/* A read by one participant runs on the reader thread itself: it needs
+ * nothing more from this connection (no DATA, no lock, no gate), and a
+ * client sends one request at a time on a connection, so the reader has
+ * nothing else to do meanwhile; the hand-off to a request thread would cost
+ * a wakeup per call. It counts as a request in flight like any other. */
+static int runs_inline(const struct work *w)
+{
+    return w->h.type == DDIO_T_XFER && w->u.x.op == DDIO_X_READ
+           && w->u.x.nparticipants == 1;
+}
+
+static void run_inline(struct conn *c, struct work *w)
+{
+    pthread_mutex_lock(&c->mu);
+    int ok = hold_slot(c, w);
+    if (ok)
+        c->workers++;
+    pthread_mutex_unlock(&c->mu);
+    if (!ok) {
+        refuse_busy(c, w);
+        return;
+    }
+    run_work(w);
+    pthread_mutex_lock(&c->mu);
+    c->workers--;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
 /* run fn on a request thread (an idle one, or a new one); takes over
  * payload and the file reference */
 static void spawn(struct conn *c, struct work *w)
 {
     pthread_mutex_lock(&c->mu);
-    int ok = c->nheld < (int)c->srv->cfg.max_inflight
-             && c->workers < 2 * (int)c->srv->cfg.max_inflight;
+    int ok = hold_slot(c, w);
     if (ok) {
-        c->nheld++;
-        w->holding = 1;
-        w->next_held = c->held;
-        c->held = w;
         if (c->idle > 0) {        /* FIFO, so requests start in arrival order */
             c->idle--;
             w->next_held_wq = NULL;
@@ -570,13 +618,7 @@ static void spawn(struct conn *c, struct work *w)
         pthread_mutex_unlock(&c->mu);
     }
     conn_unref(c);
-    conn_send_err(c, w->h.type | DDIO_REPLY, w->h.req, EBUSY,
-                  "too many requests in progress on this connection (limit %u, "
-                  "--max-inflight)", c->srv->cfg.max_inflight);
-    if (w->of)
-        store_release(&c->srv->store, w->of);
-    free(w->payload);
-    free(w);
+    refuse_busy(c, w);
 }
 
 /* An XFER asking for UCX runs on the connection's UCX endpoint, which keeps
@@ -1074,7 +1116,10 @@ static int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
         free(w);
         return 0;
     }
-    spawn(c, w);
+    if (runs_inline(w))
+        run_inline(c, w);
+    else
+        spawn(c, w);
     return 0;
 }
 
