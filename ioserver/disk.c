@@ -62,10 +62,15 @@ void disk_buf_put(struct disk *d, void *buf)
     pthread_mutex_unlock(&d->mu);
 }
 
-/* d->mu held: the request counts as queued from now (depth, busy time) and
- * as the disk's next access (nonconsec: not where the previous one ended) */
+/* d->mu held: the request starts now (fields reset, submit time), counts as
+ * queued (depth, busy time) and as the disk's next access (nonconsec: not
+ * where the previous one ended) */
 static void account_start(struct disk *d, struct disk_req *r)
 {
+    r->done = 0;
+    r->res = 0;
+    r->next = NULL;
+    r->t_submit_us = mono_us();
     if (d->depth++ == 0)
         d->busy_since_us = r->t_submit_us;
     r->nonconsec = r->off != d->last_end;
@@ -74,10 +79,6 @@ static void account_start(struct disk *d, struct disk_req *r)
 
 void disk_submit(struct disk *d, struct disk_req *r)
 {
-    r->done = 0;
-    r->res = 0;
-    r->next = NULL;
-    r->t_submit_us = mono_us();
     pthread_mutex_lock(&d->mu);
     account_start(d, r);
     if (d->qtail)
@@ -233,10 +234,6 @@ static void throttle(struct disk *d, const struct disk_req *r)
 
 void disk_run_now(struct disk *d, struct disk_req *r)
 {
-    r->done = 0;
-    r->res = 0;
-    r->next = NULL;
-    r->t_submit_us = mono_us();
     pthread_mutex_lock(&d->mu);
     account_start(d, r);
     pthread_mutex_unlock(&d->mu);
