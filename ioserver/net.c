@@ -195,7 +195,7 @@ struct work {
     struct ofile *of;             /* referenced */
     void (*fn)(struct work *w);
     struct work *next_held;       /* in c->held while it counts as in flight */
-    struct work *next_held_wq;    /* in c->wq, waiting for an idle thread */
+    struct work *next_queued;    /* in c->wq, waiting for an idle thread */
     int holding;
     union {
         struct ddio_xfer x;
@@ -226,11 +226,9 @@ static void release_slot(struct conn *c, struct work *w, uint16_t type, uint64_t
 /* Send m on the caller's thread (c->mu held, output idle; unlocked on
  * return). c->writing keeps the writer and other senders off the socket
  * meanwhile; a remainder the socket did not take goes first in the queue. */
-static int send_direct(struct conn *c, struct outmsg *m, uint16_t type, uint64_t req)
+static int send_direct(struct conn *c, struct outmsg *m)
 {
     c->writing = 1;
-    if ((type & DDIO_REPLY) && c->held)
-        release_slot(c, NULL, (uint16_t)(type & ~DDIO_REPLY), req);
     pthread_mutex_unlock(&c->mu);
     struct iovec iov[2] = {{m->hdr, DDIO_HDR_SIZE}, {m->payload, m->plen}};
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = m->plen ? 2 : 1};
@@ -288,8 +286,10 @@ static int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status
     m->bounded = bounded;
     pthread_mutex_lock(&c->mu);
     int rc = bounded ? wait_space(c, plen, deadline_ms) : (c->dead ? -ECONNRESET : 0);
+    if ((type & DDIO_REPLY) && c->held)
+        release_slot(c, NULL, (uint16_t)(type & ~DDIO_REPLY), req);
     if (rc == 0 && !c->qhead && !c->writing && DDIO_HDR_SIZE + plen <= DIRECT_SEND_MAX)
-        return send_direct(c, m, type, req);   /* unlocks */
+        return send_direct(c, m);   /* unlocks */
     if (rc == 0) {
         if (c->qtail)
             c->qtail->next = m;
@@ -300,8 +300,6 @@ static int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status
             c->qbytes += plen;
         pthread_cond_signal(&c->ocv);
     }
-    if ((type & DDIO_REPLY) && c->held)
-        release_slot(c, NULL, (uint16_t)(type & ~DDIO_REPLY), req);
     pthread_mutex_unlock(&c->mu);
     if (rc) {
         free(payload);
@@ -503,7 +501,7 @@ static struct work *next_work(struct conn *c)
         cond_wait_ms(&c->wcv, &c->mu, dl);
     struct work *w = c->wq;
     if (w)                        /* spawn already took this thread off idle */
-        c->wq = w->next_held_wq;
+        c->wq = w->next_queued;
     else
         c->idle--;
     return w;
@@ -589,10 +587,10 @@ static void spawn(struct conn *c, struct work *w)
     if (ok) {
         if (c->idle > 0) {        /* FIFO, so requests start in arrival order */
             c->idle--;
-            w->next_held_wq = NULL;
+            w->next_queued = NULL;
             struct work **pp = &c->wq;
             while (*pp)
-                pp = &(*pp)->next_held_wq;
+                pp = &(*pp)->next_queued;
             *pp = w;
             pthread_cond_signal(&c->wcv);
             pthread_mutex_unlock(&c->mu);
