@@ -14,11 +14,13 @@ static const char *const names[FAULT_NPOINTS] = {
     [FAULT_OPEN] = "open",             [FAULT_SYNC] = "sync",
     [FAULT_COLL_READ] = "coll-read",   [FAULT_COLL_WRITE] = "coll-write",
     [FAULT_INDEP_READ] = "indep-read", [FAULT_INDEP_WRITE] = "indep-write",
+    [FAULT_DIRECT_SEND] = "direct-send",
 };
+#define CUTS_LOGGED 2              /* of each kind (header, payload) */
 
 static int armed = -1;            /* enum fault_point, -1 = none */
 static unsigned long target;      /* fire at this hit */
-static int sig = SIGKILL;
+static int sig = SIGKILL;           /* 0: short (fault_cut) */
 static atomic_ulong hits;
 
 int fault_arm(const char *spec, char *err, size_t errlen)
@@ -43,25 +45,51 @@ int fault_arm(const char *spec, char *err, size_t errlen)
     unsigned long v = strtoul(n, &end, 10);
     if (p < 0 || errno || end == n || *end || v == 0 || *n == '-')
         goto bad;
-    if (act && strcmp(act, "kill") != 0 && strcmp(act, "stop") != 0)
+    int is_short = act && strcmp(act, "short") == 0;
+    if (act && strcmp(act, "kill") != 0 && strcmp(act, "stop") != 0 && !is_short)
         goto bad;
-    sig = (act && strcmp(act, "stop") == 0) ? SIGSTOP : SIGKILL;
+    if (is_short && p != FAULT_DIRECT_SEND)
+        goto bad;
+    sig = is_short ? 0 : (act && strcmp(act, "stop") == 0) ? SIGSTOP : SIGKILL;
     armed = p;
     target = v;
     return 0;
 bad:
-    snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop] with POINT one of open, sync, "
-             "coll-read, coll-write, indep-read, indep-write and N >= 1, got '%s'", spec);
+    snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short] with POINT one of open, "
+             "sync, coll-read, coll-write, indep-read, indep-write, direct-send, N >= 1 "
+             "and short only for direct-send, got '%s'", spec);
     return -1;
 }
 
 void fault_hit(enum fault_point p)
 {
-    if ((int)p != armed)
+    if ((int)p != armed || !sig)
         return;
     if (atomic_fetch_add(&hits, 1) + 1 != target)
         return;
     DDIO_WARN("fault point %s:%lu reached: %s", names[p], target,
               sig == SIGKILL ? "SIGKILL" : "SIGSTOP");
     raise(sig);
+}
+
+size_t fault_cut(enum fault_point p, size_t hlen, size_t plen)
+{
+    static atomic_uint logged[2];
+    if ((int)p != armed || hlen == 0)
+        return hlen + plen;
+    if (sig) {
+        fault_hit(p);
+        return hlen + plen;
+    }
+    unsigned long n = atomic_fetch_add(&hits, 1) + 1;
+    if (n < target)
+        return hlen + plen;
+    /* odd passes cut the header, even ones the payload (if any); the
+     * offsets walk through each so many different splits are taken */
+    int in_payload = (n % 2 == 0) && plen > 0;
+    size_t cut = in_payload ? hlen + (n / 2) % plen : (n / 2) % hlen;
+    if (atomic_fetch_add(&logged[in_payload], 1) < CUTS_LOGGED)
+        DDIO_WARN("fault point direct-send:%lu: sent %zu of %zu bytes, cut in the %s",
+                  target, cut, hlen + plen, in_payload ? "payload" : "header");
+    return cut;
 }

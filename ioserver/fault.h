@@ -16,16 +16,26 @@ enum fault_point {
     FAULT_COLL_WRITE,    /* a block of a collective XFER, before its write */
     FAULT_INDEP_READ,    /* the same for independent XFERs */
     FAULT_INDEP_WRITE,
+    FAULT_DIRECT_SEND,   /* a reply sent by the thread that queued it (net.c) */
     FAULT_NPOINTS
 };
 
-/* Parse "POINT:N[:kill|stop]" (POINT: open sync coll-read coll-write
- * indep-read indep-write; N >= 1; default action kill) and arm it.
- * 0, or -1 with one line in err. */
+/* Parse "POINT:N[:kill|stop|short]" (POINT: open sync coll-read coll-write
+ * indep-read indep-write direct-send; N >= 1; default action kill; short
+ * only with direct-send) and arm it. 0, or -1 with one line in err. */
 int fault_arm(const char *spec, char *err, size_t errlen);
 
 /* Count a pass through point p; at the armed count, SIGKILL (or SIGSTOP)
  * this process. Cheap when nothing is armed. */
 void fault_hit(enum fault_point p);
+
+/* For a send of hlen header + plen payload bytes at point p: how many bytes
+ * the socket may take. hlen + plen unless "p:N:short" is armed; then from
+ * the N-th pass on every send is cut, alternately inside the header and
+ * inside the payload (at varying offsets), so the writer thread's resume
+ * from a partly sent message runs on every reply. The first cuts of each
+ * kind are logged (tests check that both were reached). A kill/stop action
+ * at p acts as fault_hit. */
+size_t fault_cut(enum fault_point p, size_t hlen, size_t plen);
 
 #endif

@@ -232,6 +232,12 @@ static int send_direct(struct conn *c, struct outmsg *m)
     pthread_mutex_unlock(&c->mu);
     struct iovec iov[2] = {{m->hdr, DDIO_HDR_SIZE}, {m->payload, m->plen}};
     struct msghdr mh = {.msg_iov = iov, .msg_iovlen = m->plen ? 2 : 1};
+    size_t cap = fault_cut(FAULT_DIRECT_SEND, DDIO_HDR_SIZE, m->plen);   /* tests */
+    if (cap < DDIO_HDR_SIZE + m->plen) {
+        iov[0].iov_len = cap < DDIO_HDR_SIZE ? cap : DDIO_HDR_SIZE;
+        iov[1].iov_len = cap - iov[0].iov_len;
+        mh.msg_iovlen = iov[1].iov_len ? 2 : 1;
+    }
     ssize_t k;
     do
         k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -373,6 +373,27 @@ if selected faults; then
       mpiexec -n 4 "$bin/t_fault" check ddio:/f
   done
 fi
+if selected shortsend; then
+  # Server 0 cuts every reply it sends without its writer thread (DONE, GET,
+  # small PUTs, metadata answers) on purpose (--fault direct-send:1:short):
+  # the socket takes only part, cut alternately inside the header and inside
+  # the payload, and the writer thread must send the rest in order. Data over
+  # TCP (with UCX the PUT data does not go through these sends). t_smallio
+  # checks what it reads against its model, ddio-patterns its reads, both
+  # files must match ufs:, and server 0's log must show cuts of both kinds.
+  root="$tmp/srv-shortsend"; u="$tmp/ufs"; mkdir -p "$root" "$u"
+  pat=$(prog_path ddio-patterns)
+  step shortsend/ddio "$run" -s 2 --transport tcp --keep-logs --root "$root" \
+    --fault 0:direct-send:1:short -- bash -c 'mpiexec -n 3 "$0" ddio:/ss-small &&
+    mpiexec -n 4 "$1" -q -r 8 -m 2 ddio:/ss-pat' "$bin/t_smallio" "$pat"
+  step shortsend/cuts bash -c 'grep "direct-send:1: sent" "$0" | sed -n 1,4p
+    grep -q "cut in the header" "$0" && grep -q "cut in the payload" "$0"' "$tmp/shortsend_ddio.log"
+  step shortsend/ufs bash -c 'mpiexec -n 3 "$0" "ufs:$2/ss-small" &&
+    mpiexec -n 4 "$1" -q -r 8 -m 2 "ufs:$2/ss-pat"' "$bin/t_smallio" "$pat" "$u"
+  for f in ss-small ss-pat; do
+    step "shortsend/cmp-$f" "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$f" "ufs:$u/$f"
+  done
+fi
 if selected soak; then
   # Load: 3 MPI jobs at once against the same 2 servers, 3 rounds (12 + 2 x
   # 24 operations per job), every byte verified, the servers' heap in use
