@@ -62,6 +62,26 @@ void disk_buf_put(struct disk *d, void *buf)
     pthread_mutex_unlock(&d->mu);
 }
 
+void disk_buf_abandon(struct disk *d, void *buf)
+{
+    void *nb = NULL;
+    void **ex = NULL;
+    pthread_mutex_lock(&d->mu);
+    if (posix_memalign(&nb, DISK_ALIGN, (size_t)d->bsize) == 0 &&
+        (ex = realloc(d->extra, (d->nextra + 1) * sizeof(void *))) != NULL) {
+        d->extra = ex;
+        d->extra[d->nextra++] = nb;
+        d->freebufs[d->nfree++] = nb;
+        pthread_cond_signal(&d->pool_cv);
+    } else {
+        free(nb);
+        nb = NULL;
+    }
+    pthread_mutex_unlock(&d->mu);
+    DDIO_WARN("disk %d: block buffer %p given up%s", d->idx, buf,
+              nb ? "" : " and no memory for a new one: one buffer fewer");
+}
+
 /* d->mu held: the request starts now (fields reset, submit time), counts as
  * queued (depth, busy time) and as the disk's next access (nonconsec: not
  * where the previous one ended) */
@@ -355,6 +375,11 @@ void disk_stop(struct disk *d)
         close(d->wakefd);
     free(d->bufmem);
     free(d->freebufs);
+    for (unsigned i = 0; i < d->nextra; i++)
+        free(d->extra[i]);
+    free(d->extra);
+    d->extra = NULL;
+    d->nextra = 0;
     pthread_cond_destroy(&d->pool_cv);
     pthread_mutex_destroy(&d->mu);
     d->bufmem = NULL;

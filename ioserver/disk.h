@@ -43,6 +43,8 @@ struct disk {
     void *bufmem;
     void **freebufs;
     unsigned nfree;
+    void **extra;           /* buffers that replaced abandoned ones (freed at stop) */
+    unsigned nextra;
     uint64_t last_end;      /* end of the previous access (under mu) */
     uint64_t throttle_bps;  /* emulated bandwidth, 0 = none (set before start) */
     int64_t busy_until_us;  /* throttle: when the emulated disk is free (under mu) */
@@ -71,6 +73,9 @@ void disk_stop(struct disk *d);
 /* A free buffer, or NULL: at once if wait = 0, else at deadline_ms. */
 void *disk_buf_get(struct disk *d, int wait, int64_t deadline_ms);
 void disk_buf_put(struct disk *d, void *buf);
+/* buf cannot be reused (a send may still read it): it is left where it is
+ * and a new buffer takes its place in the pool. */
+void disk_buf_abandon(struct disk *d, void *buf);
 /* Queue a request; r->cb runs on the disk thread when it completes. */
 void disk_submit(struct disk *d, struct disk_req *r);
 /* Do a request now on the caller's thread (pread/pwrite), counted as the

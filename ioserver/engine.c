@@ -73,6 +73,7 @@ struct slot {
     uint64_t write_lo;           /* first byte written in block */
     uint64_t io_lo;              /* first block byte read or written (4 KiB aligned) */
     int full, overlap;
+    int abandon;                 /* a send that never ended may read it: never reuse */
     uint32_t pending;            /* GET answers outstanding (x->mu) */
     uint32_t next_part;          /* overlap mode: next participant to pull */
     uint64_t ord;                /* writes: issue order among its disk's blocks */
@@ -400,7 +401,11 @@ static uint64_t sector_end(const struct xfer *x, uint64_t n)
 
 static void release_slot(struct xfer *x, struct slot *s)
 {
-    disk_buf_put(s->disk, s->buf);
+    if (s->abandon)
+        disk_buf_abandon(s->disk, s->buf);
+    else
+        disk_buf_put(s->disk, s->buf);
+    s->abandon = 0;
     if (s->locked)
         store_blk_unlock(x->of, s->k);
     s->state = S_FREE;
@@ -507,9 +512,10 @@ static void read_done(struct xfer *x, struct slot *s)
         while (o < end && !rc) {
             size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
             rc = n ? send_put(x, p, s, g, n) : 0;
+            s->abandon |= rc == -EBUSY;
             if (rc)
-                FAIL(x, -rc, "send to rank %u (%s): %s", r, xp_name(p->ep),
-                     ddio_errno_name(-rc));
+                FAIL(x, rc == -EBUSY ? ETIMEDOUT : -rc, "send to rank %u (%s): %s", r,
+                     xp_name(p->ep), ddio_errno_name(rc == -EBUSY ? ETIMEDOUT : -rc));
         }
     }
     /* puts still reading the block (UCX) end before it is reused, also
@@ -517,6 +523,9 @@ static void read_done(struct xfer *x, struct slot *s)
     int64_t t0 = ddio_now_us();
     for (uint32_t r = 0; r < x->n; r++) {
         int src = x->parts[r].present ? xp_sync(x->parts[r].ep, deadline_of(x)) : 0;
+        s->abandon |= src == -EBUSY;  /* the transport gave the block's sends up */
+        if (src == -EBUSY)
+            src = -ETIMEDOUT;
         if (src && !rc)
             FAIL(x, -src, "send to rank %u (%s): %s", r, xp_name(x->parts[r].ep),
                  ddio_errno_name(-src));

@@ -79,7 +79,9 @@ struct xport_ops {
     /* Optional (NULL: puts never outlive their call): wait until every put
      * this thread made, on any endpoint of the transport, no longer needs its
      * block. The engine calls it after a block's puts, before reusing the
-     * block. 0, -ETIMEDOUT, -ECONNRESET, -EIO. */
+     * block. 0, -ETIMEDOUT, -ECONNRESET, -EIO; -EBUSY when puts still in
+     * flight were given up (the block must never be reused: put may return
+     * it too). */
     int (*sync)(struct xp *ep, int64_t deadline_ms);
 };
 

@@ -95,8 +95,9 @@ struct srv_ucx {
     atomic_int stop;
     _Atomic int64_t last_op_ms;  /* when a put or get was last issued */
     pthread_key_t tkey;          /* per engine thread: struct tput */
-    pthread_mutex_t mu;          /* ueps */
+    pthread_mutex_t mu;          /* ueps, given_up */
     struct uep *ueps;            /* attached endpoints, found by cookie */
+    struct opset *given_up;      /* sends that outlived their endpoint (freed at destroy) */
 };
 
 /* a request's token and stream length, from its XFER until its DONE */
@@ -135,11 +136,18 @@ struct opset {
     pthread_cond_t cv;           /* CLOCK_MONOTONIC; signalled as left drops */
     int left;
     ucs_status_t st;
+    struct psend *live;          /* its sends in flight */
+    uint8_t *stage;              /* given up: the staging area they read */
+    struct opset *next;          /* given up: su->given_up */
 };
 
-/* an engine thread's puts in flight since its last sync, and their staging */
+/* an engine thread's puts in flight since its last sync, and their staging.
+ * o is replaced (and the old one, like the staging area, left to the sends
+ * that never ended) when a closed endpoint's sends do not end: UCX without
+ * peer-failure handling need not complete them, and a late completion must
+ * find its opset alive. */
 struct tput {
-    struct opset o;
+    struct opset *o;
     uint8_t *stage;
     size_t cap, used;
 };
@@ -147,6 +155,7 @@ struct tput {
 /* one send in flight */
 struct psend {
     struct opset *o;
+    struct psend *prev, *next;   /* o->live */
     struct srv_ucx *su;
     struct ddio_wbuf hdr;
     void *buf;                   /* the body: one contiguous range */
@@ -161,6 +170,35 @@ static void opset_done(struct opset *o, ucs_status_t st)
     if (--o->left == 0)
         pthread_cond_broadcast(&o->cv);
     pthread_mutex_unlock(&o->mu);
+}
+
+static struct opset *opset_new(void)
+{
+    struct opset *o = calloc(1, sizeof(*o));
+    if (o) {
+        pthread_mutex_init(&o->mu, NULL);
+        cond_init_mono(&o->cv);
+    }
+    return o;
+}
+
+static void psend_free(struct psend *ps)
+{
+    ddio_wbuf_free(&ps->hdr);
+    free(ps);
+}
+
+static void opset_free(struct opset *o)
+{
+    while (o->live) {             /* given up and never completed */
+        struct psend *ps = o->live;
+        o->live = ps->next;
+        psend_free(ps);
+    }
+    free(o->stage);
+    pthread_mutex_destroy(&o->mu);
+    pthread_cond_destroy(&o->cv);
+    free(o);
 }
 
 static int opset_left(struct opset *o)
@@ -217,8 +255,7 @@ static int progress_until(struct srv_ucx *su, struct opset *o, int64_t dl)
 static void tput_free(void *p)
 {
     struct tput *t = p;
-    pthread_mutex_destroy(&t->o.mu);
-    pthread_cond_destroy(&t->o.cv);
+    opset_free(t->o);
     free(t->stage);
     free(t);
 }
@@ -227,8 +264,10 @@ static struct tput *tput_get(struct srv_ucx *su)
 {
     struct tput *t = pthread_getspecific(su->tkey);
     if (!t && (t = calloc(1, sizeof(*t)))) {
-        pthread_mutex_init(&t->o.mu, NULL);
-        cond_init_mono(&t->o.cv);
+        if (!(t->o = opset_new())) {
+            free(t);
+            return NULL;
+        }
         pthread_setspecific(su->tkey, t);
     }
     return t;
@@ -327,7 +366,12 @@ void ucx_destroy(struct server *srv)
     srv->ucx = NULL;
     pthread_key_delete(su->tkey);
     pthread_mutex_destroy(&su->mu);
-    ddio_ucx_close(su->u);
+    ddio_ucx_close(su->u);        /* no callback runs after this */
+    while (su->given_up) {
+        struct opset *o = su->given_up;
+        su->given_up = o->next;
+        opset_free(o);
+    }
     free(su);
 }
 
@@ -479,13 +523,27 @@ static int one_range(xp_walk_fn *walk, void *arg, struct range *r)
 
 /* ---- PUT ------------------------------------------------------------------------------------ */
 
+/* a send ended (st) or, without a request, never started: off its opset */
+static void psend_end(struct psend *ps, ucs_status_t st)
+{
+    struct opset *o = ps->o;
+    pthread_mutex_lock(&o->mu);
+    if (ps->prev)
+        ps->prev->next = ps->next;
+    else
+        o->live = ps->next;
+    if (ps->next)
+        ps->next->prev = ps->prev;
+    pthread_mutex_unlock(&o->mu);
+    opset_done(o, st);
+    psend_free(ps);
+}
+
 static void psend_cb(void *request, ucs_status_t st, void *user)
 {
     struct psend *ps = user;
     ps->su->api->request_free(request);
-    opset_done(ps->o, st);
-    ddio_wbuf_free(&ps->hdr);
-    free(ps);
+    psend_end(ps, st);
 }
 
 static int ucs_errno(ucs_status_t st)
@@ -493,25 +551,50 @@ static int ucs_errno(ucs_status_t st)
     return st == UCS_OK ? 0 : st == UCS_ERR_CANCELED ? -ECONNRESET : -EIO;
 }
 
+/* Sends that outlived their endpoint's force-close (seen with UCX 1.13 and
+ * no peer-failure handling: a rendezvous send whose receiver never fetches
+ * stays in flight): leave them the opset and staging area they use, so a
+ * late completion or fetch finds them, and start fresh ones. -EBUSY: the
+ * caller must not reuse the blocks they read either. */
+static int abandon_sends(struct srv_ucx *su, struct tput *t, const char *peer)
+{
+    struct opset *o = opset_new();
+    if (!o)
+        return -ENOMEM;
+    DDIO_WARN("UCX: %d send(s) to %s still in flight after the endpoint closed: their "
+              "buffers are given up", opset_left(t->o), peer);
+    t->o->stage = t->stage;       /* the stuck sends keep both until the server ends */
+    pthread_mutex_lock(&su->mu);
+    t->o->next = su->given_up;
+    su->given_up = t->o;
+    pthread_mutex_unlock(&su->mu);
+    t->o = o;
+    t->stage = NULL;
+    t->cap = t->used = 0;
+    return -EBUSY;
+}
+
 /* Wait for the calling thread's sends (all endpoints): the blocks and the
- * staging area they read from are free again. */
+ * staging area they read from are free again. Past the deadline the
+ * endpoint is closed; -EBUSY when even then some send did not end. */
 static int ux_sync(struct xp *ep, int64_t dl)
 {
     struct uep *u = uep_of(ep);
     struct tput *t = tput_get(u->su);
     if (!t)
         return -ENOMEM;
-    int rc = progress_until(u->su, &t->o, dl);
+    int rc = progress_until(u->su, t->o, dl);
     if (rc) {
         DDIO_WARN("UCX: sends to %s did not complete in time: endpoint closed", xp_name(u->ctl));
-        uep_release_ep(u);        /* its sends complete with errors */
-        progress_until(u->su, &t->o, ddio_now_ms() + CLOSE_WAIT_MS);
+        uep_release_ep(u);        /* its sends should complete with errors */
+        if (progress_until(u->su, t->o, ddio_now_ms() + CLOSE_WAIT_MS))
+            return abandon_sends(u->su, t, xp_name(u->ctl));
     }
-    pthread_mutex_lock(&t->o.mu);
+    pthread_mutex_lock(&t->o->mu);
     if (!rc)
-        rc = ucs_errno(t->o.st);
-    t->o.st = UCS_OK;
-    pthread_mutex_unlock(&t->o.mu);
+        rc = ucs_errno(t->o->st);
+    t->o->st = UCS_OK;
+    pthread_mutex_unlock(&t->o->mu);
     t->used = 0;
     return rc;
 }
@@ -519,9 +602,9 @@ static int ux_sync(struct xp *ep, int64_t dl)
 /* room for n staged bytes in the thread's area (syncing first when full) */
 static uint8_t *stage_room(struct xp *ep, struct tput *t, uint64_t n, int64_t dl, int *rc)
 {
-    if (t->used + n > t->cap && opset_left(&t->o) > 0 && (*rc = ux_sync(ep, dl)))
+    if (t->used + n > t->cap && opset_left(t->o) > 0 && (*rc = ux_sync(ep, dl)))
         return NULL;
-    if (opset_left(&t->o) == 0)
+    if (opset_left(t->o) == 0)
         t->used = 0;              /* no send reads the area any more */
     if (t->used + n > t->cap) {
         size_t cap = n > (4u << 20) ? n : (4u << 20);
@@ -542,7 +625,6 @@ static struct psend *psend_new(struct srv_ucx *su, struct tput *t)
 {
     struct psend *ps = calloc(1, sizeof(*ps));
     if (ps) {
-        ps->o = &t->o;
         ps->su = su;
         ddio_wbuf_init(&ps->hdr);
     }
@@ -588,16 +670,19 @@ static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint3
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |
                                               UCP_OP_ATTR_FIELD_USER_DATA,
                               .cb.send = psend_cb, .user_data = ps};
-    pthread_mutex_lock(&t->o.mu);
-    t->o.left++;
-    pthread_mutex_unlock(&t->o.mu);
+    ps->o = t->o;                 /* after stage_room: a sync there may replace it */
+    pthread_mutex_lock(&ps->o->mu);
+    ps->o->left++;
+    ps->next = ps->o->live;
+    if (ps->next)
+        ps->next->prev = ps;
+    ps->o->live = ps;
+    pthread_mutex_unlock(&ps->o->mu);
     ucs_status_ptr_t r = u->su->api->am_send_nbx(u->ep, DDIO_AM_PUT, ps->hdr.p, ps->hdr.len,
                                                  ps->buf, ps->len, &rp);
     uep_leave(u);
     if (r == NULL || UCS_PTR_IS_ERR(r)) {          /* done at once: no callback */
-        opset_done(&t->o, r ? UCS_PTR_STATUS(r) : UCS_OK);
-        ddio_wbuf_free(&ps->hdr);
-        free(ps);
+        psend_end(ps, r ? UCS_PTR_STATUS(r) : UCS_OK);
         if (r)
             return -EIO;
     }

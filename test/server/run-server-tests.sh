@@ -79,7 +79,7 @@ for mode in ucx tcp; do
     rm -f "$D1/port"
     start_server "$D1" --root "$D1/root" --transport "$mode"
     flag=--ucx; [ "$mode" = tcp ] && flag=--no-ucx
-    if ! "$CLIENT" "$flag" "127.0.0.1:$PORT" "$D1/root"; then
+    if ! "$CLIENT" "$flag" "127.0.0.1:$PORT" "$D1/root" "$D1/server.log"; then
         echo "---- server log"; tail -50 "$D1/server.log"; exit 1
     fi
     stop_server
