@@ -147,6 +147,7 @@ struct opset {
  * peer-failure handling need not complete them, and a late completion must
  * find its opset alive. */
 struct tput {
+    struct srv_ucx *su;
     struct opset *o;
     uint8_t *stage;
     size_t cap, used;
@@ -252,10 +253,17 @@ static int progress_until(struct srv_ucx *su, struct opset *o, int64_t dl)
     return 0;
 }
 
+static void give_up(struct tput *t);
+
+/* the thread ends; sends it left in flight (only ever ones given up, as
+ * the engine syncs after every block) keep their opset */
 static void tput_free(void *p)
 {
     struct tput *t = p;
-    opset_free(t->o);
+    if (t->o && opset_left(t->o) > 0)
+        give_up(t);
+    if (t->o)
+        opset_free(t->o);
     free(t->stage);
     free(t);
 }
@@ -264,12 +272,11 @@ static struct tput *tput_get(struct srv_ucx *su)
 {
     struct tput *t = pthread_getspecific(su->tkey);
     if (!t && (t = calloc(1, sizeof(*t)))) {
-        if (!(t->o = opset_new())) {
-            free(t);
-            return NULL;
-        }
+        t->su = su;
         pthread_setspecific(su->tkey, t);
     }
+    if (t && !t->o && !(t->o = opset_new()))
+        return NULL;              /* new, or its opset was given up without memory */
     return t;
 }
 
@@ -556,22 +563,26 @@ static int ucs_errno(ucs_status_t st)
  * stays in flight): leave them the opset and staging area they use, so a
  * late completion or fetch finds them, and start fresh ones. -EBUSY: the
  * caller must not reuse the blocks they read either. */
-static int abandon_sends(struct srv_ucx *su, struct tput *t, const char *peer)
+/* the thread's opset and staging area go to su->given_up with their sends;
+ * t gets a new opset (NULL when out of memory) and no staging area */
+static void give_up(struct tput *t)
 {
-    struct opset *o = opset_new();
-    if (!o)
-        return -ENOMEM;
-    DDIO_WARN("UCX: %d send(s) to %s still in flight after the endpoint closed: their "
-              "buffers are given up", opset_left(t->o), peer);
     t->o->stage = t->stage;       /* the stuck sends keep both until the server ends */
-    pthread_mutex_lock(&su->mu);
-    t->o->next = su->given_up;
-    su->given_up = t->o;
-    pthread_mutex_unlock(&su->mu);
-    t->o = o;
+    pthread_mutex_lock(&t->su->mu);
+    t->o->next = t->su->given_up;
+    t->su->given_up = t->o;
+    pthread_mutex_unlock(&t->su->mu);
+    t->o = opset_new();
     t->stage = NULL;
     t->cap = t->used = 0;
-    return -EBUSY;
+}
+
+static int abandon_sends(struct tput *t, const char *peer)
+{
+    DDIO_WARN("UCX: %d send(s) to %s still in flight after the endpoint closed: their "
+              "buffers are given up", opset_left(t->o), peer);
+    give_up(t);
+    return t->o ? -EBUSY : -ENOMEM;
 }
 
 /* Wait for the calling thread's sends (all endpoints): the blocks and the
@@ -588,7 +599,7 @@ static int ux_sync(struct xp *ep, int64_t dl)
         DDIO_WARN("UCX: sends to %s did not complete in time: endpoint closed", xp_name(u->ctl));
         uep_release_ep(u);        /* its sends should complete with errors */
         if (progress_until(u->su, t->o, ddio_now_ms() + CLOSE_WAIT_MS))
-            return abandon_sends(u->su, t, xp_name(u->ctl));
+            return abandon_sends(t, xp_name(u->ctl));
     }
     pthread_mutex_lock(&t->o->mu);
     if (!rc)
