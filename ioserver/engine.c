@@ -489,6 +489,17 @@ static int send_put(struct xfer *x, struct part *p, const struct slot *s,
     return rc;
 }
 
+/* a put's or sync's result for block s: -EBUSY (the transport gave up
+ * sends that may still read the block) marks it never to be reused and is
+ * the timeout it comes from */
+static int send_err(struct slot *s, int rc)
+{
+    if (rc != -EBUSY)
+        return rc;
+    s->abandon = 1;
+    return -ETIMEDOUT;
+}
+
 static void read_done(struct xfer *x, struct slot *s)
 {
     if (s->dr.res < 0) {
@@ -511,21 +522,18 @@ static void read_done(struct xfer *x, struct slot *s)
         uint64_t o = s->a, end = s->a + s->old_valid;
         while (o < end && !rc) {
             size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
-            rc = n ? send_put(x, p, s, g, n) : 0;
-            s->abandon |= rc == -EBUSY;
+            rc = n ? send_err(s, send_put(x, p, s, g, n)) : 0;
             if (rc)
-                FAIL(x, rc == -EBUSY ? ETIMEDOUT : -rc, "send to rank %u (%s): %s", r,
-                     xp_name(p->ep), ddio_errno_name(rc == -EBUSY ? ETIMEDOUT : -rc));
+                FAIL(x, -rc, "send to rank %u (%s): %s", r, xp_name(p->ep),
+                     ddio_errno_name(-rc));
         }
     }
     /* puts still reading the block (UCX) end before it is reused, also
      * after a failure */
     int64_t t0 = ddio_now_us();
     for (uint32_t r = 0; r < x->n; r++) {
-        int src = x->parts[r].present ? xp_sync(x->parts[r].ep, deadline_of(x)) : 0;
-        s->abandon |= src == -EBUSY;  /* the transport gave the block's sends up */
-        if (src == -EBUSY)
-            src = -ETIMEDOUT;
+        int src = x->parts[r].present ? send_err(s, xp_sync(x->parts[r].ep, deadline_of(x)))
+                                      : 0;
         if (src && !rc)
             FAIL(x, -src, "send to rank %u (%s): %s", r, xp_name(x->parts[r].ep),
                  ddio_errno_name(-src));

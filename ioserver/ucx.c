@@ -163,16 +163,6 @@ struct psend {
     size_t len;
 };
 
-static void opset_done(struct opset *o, ucs_status_t st)
-{
-    pthread_mutex_lock(&o->mu);
-    if (st != UCS_OK && o->st == UCS_OK)
-        o->st = st;
-    if (--o->left == 0)
-        pthread_cond_broadcast(&o->cv);
-    pthread_mutex_unlock(&o->mu);
-}
-
 static struct opset *opset_new(void)
 {
     struct opset *o = calloc(1, sizeof(*o));
@@ -530,7 +520,8 @@ static int one_range(xp_walk_fn *walk, void *arg, struct range *r)
 
 /* ---- PUT ------------------------------------------------------------------------------------ */
 
-/* a send ended (st) or, without a request, never started: off its opset */
+/* a send ended (st) or, without a request, never started: off its opset,
+ * which counts it done */
 static void psend_end(struct psend *ps, ucs_status_t st)
 {
     struct opset *o = ps->o;
@@ -541,8 +532,11 @@ static void psend_end(struct psend *ps, ucs_status_t st)
         o->live = ps->next;
     if (ps->next)
         ps->next->prev = ps->prev;
+    if (st != UCS_OK && o->st == UCS_OK)
+        o->st = st;
+    if (--o->left == 0)
+        pthread_cond_broadcast(&o->cv);
     pthread_mutex_unlock(&o->mu);
-    opset_done(o, st);
     psend_free(ps);
 }
 
@@ -558,11 +552,6 @@ static int ucs_errno(ucs_status_t st)
     return st == UCS_OK ? 0 : st == UCS_ERR_CANCELED ? -ECONNRESET : -EIO;
 }
 
-/* Sends that outlived their endpoint's force-close (seen with UCX 1.13 and
- * no peer-failure handling: a rendezvous send whose receiver never fetches
- * stays in flight): leave them the opset and staging area they use, so a
- * late completion or fetch finds them, and start fresh ones. -EBUSY: the
- * caller must not reuse the blocks they read either. */
 /* the thread's opset and staging area go to su->given_up with their sends;
  * t gets a new opset (NULL when out of memory) and no staging area */
 static void give_up(struct tput *t)
@@ -577,6 +566,11 @@ static void give_up(struct tput *t)
     t->cap = t->used = 0;
 }
 
+/* Sends that outlived their endpoint's force-close (seen with UCX 1.13 and
+ * no peer-failure handling: a rendezvous send whose receiver never fetches
+ * stays in flight): leave them the opset and staging area they use, so a
+ * late completion or fetch finds them, and start fresh ones. -EBUSY: the
+ * caller must not reuse the blocks they read either. */
 static int abandon_sends(struct tput *t, const char *peer)
 {
     DDIO_WARN("UCX: %d send(s) to %s still in flight after the endpoint closed: their "

@@ -1871,6 +1871,9 @@ static void ucx_stalled_read(struct cl *c, uint64_t h)
     struct xres r = cl_xfer(c, h, DDIO_X_READ, 0, 0, 0, 1, 0, &d, buf, got, 5000);
     CHECK(r.status == 0 && r.put_bytes == len, "read after a stalled one: status %d, %" PRIu64
           " of %" PRIu64 " bytes", r.status, r.put_bytes, len);
+    for (uint64_t i = 0; i < len; i++)       /* the file is a hole: every byte 0 */
+        CHECK(got[i] && buf[i] == 0, "read after a stalled one: byte %" PRIu64 " is %u", i,
+              buf[i]);
     CHECK(!g_log || log_has("did not complete in time", "endpoint closed"),
           "stalled read: the server log does not say it closed the endpoint");
     /* UCX 1.13 leaves such a send in flight even after the force-close: the
