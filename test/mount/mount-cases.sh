@@ -202,10 +202,27 @@ server_pid() {
   local port; port=$(echo "$DDIO_SERVERS" | tr ',' '\n' | sed -n "$1p" | sed 's/.*://')
   ss -ltnpH "sport = :$port" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1
 }
+# SIGSTOP, then wait until every thread of $1 has stopped: kill() only flags
+# one thread, which stops the others when it next runs, so on a busy machine
+# another thread could still answer a request sent right after kill returns
+stop_server() {
+  kill -STOP "$1"
+  local i t s all
+  for i in $(seq 500); do
+    all=1
+    for t in /proc/"$1"/task/*/stat; do
+      s=$(cat "$t" 2>/dev/null) || continue; s=${s##*) }
+      case ${s%% *} in T|t) ;; *) all=0 ;; esac
+    done
+    [ $all = 1 ] && return 0
+    sleep 0.01
+  done
+  kill -CONT "$1"; die "server $1 not stopped 5 s after SIGSTOP"
+}
 errors_hung_server() {   # a stopped server: EIO within the deadline, then recovery
   echo data > "$M/hung"
   local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
-  kill -STOP "$pid"
+  stop_server "$pid"
   local t0=$SECONDS rc=0
   cat "$M/hung" >/dev/null 2>"$T/hung.err" || rc=$?
   local took=$((SECONDS - t0))
@@ -220,12 +237,26 @@ errors_reopen() {   # a file open across a lost connection: EIO, then it works a
   head -c 3000000 /dev/urandom > "$T/ro"; cp "$T/ro" "$M/ro"
   local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
   python3 - "$M/ro" "$T/ro" "$pid" "$DDIO_TIMEOUT" <<'PY'
-import errno, os, signal, sys
+import errno, glob, os, signal, sys, time
 path, ref, pid, timeout = sys.argv[1], open(sys.argv[2], "rb").read(), int(sys.argv[3]), int(sys.argv[4])
 fd = os.open(path, os.O_RDWR)
-def stopped(what, fn, *args):   # fn fails with EIO while server 2 is stopped
+def stop_server():   # as stop_server in mount-cases.sh: every thread stopped
     os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        states = []
+        for t in glob.glob("/proc/%d/task/*/stat" % pid):
+            try:
+                states.append(open(t).read().rsplit(")", 1)[1].split()[0])
+            except (OSError, IndexError):
+                pass
+        if all(s in ("T", "t") for s in states):
+            return
+        time.sleep(0.01)
+    raise AssertionError("server 2 not stopped 5 s after SIGSTOP")
+def stopped(what, fn, *args):   # fn fails with EIO while server 2 is stopped
     try:
+        stop_server()
         fn(*args)
         raise AssertionError("%s with server 2 stopped succeeded" % what)
     except OSError as e:
