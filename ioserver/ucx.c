@@ -142,10 +142,10 @@ struct opset {
 };
 
 /* an engine thread's puts in flight since its last sync, and their staging.
- * o is replaced (and the old one, like the staging area, left to the sends
- * that never ended) when a closed endpoint's sends do not end: UCX without
- * peer-failure handling need not complete them, and a late completion must
- * find its opset alive. */
+ * o (with the staging area) is left to the sends that never ended when a
+ * closed endpoint's sends do not end: UCX without peer-failure handling
+ * need not complete them, and a late completion must find its opset alive.
+ * The thread's next put or sync makes a new one (tput_get). */
 struct tput {
     struct srv_ucx *su;
     struct opset *o;
@@ -266,7 +266,7 @@ static struct tput *tput_get(struct srv_ucx *su)
         pthread_setspecific(su->tkey, t);
     }
     if (t && !t->o && !(t->o = opset_new()))
-        return NULL;              /* new, or its opset was given up without memory */
+        return NULL;              /* new, or its opset was given up */
     return t;
 }
 
@@ -553,7 +553,7 @@ static int ucs_errno(ucs_status_t st)
 }
 
 /* the thread's opset and staging area go to su->given_up with their sends;
- * t gets a new opset (NULL when out of memory) and no staging area */
+ * t is left with neither (tput_get makes the next opset) */
 static void give_up(struct tput *t)
 {
     t->o->stage = t->stage;       /* the stuck sends keep both until the server ends */
@@ -561,7 +561,7 @@ static void give_up(struct tput *t)
     t->o->next = t->su->given_up;
     t->su->given_up = t->o;
     pthread_mutex_unlock(&t->su->mu);
-    t->o = opset_new();
+    t->o = NULL;
     t->stage = NULL;
     t->cap = t->used = 0;
 }
@@ -576,7 +576,7 @@ static int abandon_sends(struct tput *t, const char *peer)
     DDIO_WARN("UCX: %d send(s) to %s still in flight after the endpoint closed: their "
               "buffers are given up", opset_left(t->o), peer);
     give_up(t);
-    return t->o ? -EBUSY : -ENOMEM;
+    return -EBUSY;
 }
 
 /* Wait for the calling thread's sends (all endpoints): the blocks and the
@@ -668,8 +668,7 @@ static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint3
     if (!rc)
         rc = uep_enter(u);
     if (rc) {
-        ddio_wbuf_free(&ps->hdr);
-        free(ps);
+        psend_free(ps);
         return rc;
     }
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK |

@@ -237,26 +237,12 @@ errors_reopen() {   # a file open across a lost connection: EIO, then it works a
   head -c 3000000 /dev/urandom > "$T/ro"; cp "$T/ro" "$M/ro"
   local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
   python3 - "$M/ro" "$T/ro" "$pid" "$DDIO_TIMEOUT" <<'PY'
-import errno, glob, os, signal, sys, time
+import errno, os, signal, subprocess, sys
 path, ref, pid, timeout = sys.argv[1], open(sys.argv[2], "rb").read(), int(sys.argv[3]), int(sys.argv[4])
 fd = os.open(path, os.O_RDWR)
-def stop_server():   # as stop_server in mount-cases.sh: every thread stopped
-    os.kill(pid, signal.SIGSTOP)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        states = []
-        for t in glob.glob("/proc/%d/task/*/stat" % pid):
-            try:
-                states.append(open(t).read().rsplit(")", 1)[1].split()[0])
-            except (OSError, IndexError):
-                pass
-        if all(s in ("T", "t") for s in states):
-            return
-        time.sleep(0.01)
-    raise AssertionError("server 2 not stopped 5 s after SIGSTOP")
 def stopped(what, fn, *args):   # fn fails with EIO while server 2 is stopped
-    try:
-        stop_server()
+    try:   # the shell's stop_server: SIGSTOP, then every thread stopped
+        subprocess.run(["bash", "-c", 'stop_server "$0"', str(pid)], check=True)
         fn(*args)
         raise AssertionError("%s with server 2 stopped succeeded" % what)
     except OSError as e:
@@ -294,6 +280,7 @@ errors_dead_server() {   # a killed server: EIO at once, no hang
 }
 
 export M T TOP TMOUNT TH5 PAT FILECMP DDIO_SERVERS XPORT
+export -f die stop_server   # errors_reopen's Python calls stop_server
 case "$group" in
   posix)
     for c in mkdir_ls cp_in cp_out ls_l mv truncate overwrite python xattr transport rm; do
