@@ -232,6 +232,7 @@ struct xres {
     unsigned progress;            /* PROGRESS heartbeats received */
     int64_t max_gap_ms;           /* longest silence: XFER sent .. last message */
     int64_t elapsed_ms;           /* XFER sent .. DONE */
+    char err[256];                /* an error reply's text ("" if none could be decoded) */
 };
 
 static void on_put(const struct msg *m, uint8_t *buf, uint8_t *got, uint64_t blen,
@@ -286,18 +287,21 @@ static void flush_gets(struct cl *c, struct msg *held, unsigned *nheld, const ui
 /* one participant's XFER; buf is the stream (length d->length). hold_ms > 0
  * makes a slow, contrary participant: GETs are held until the server has
  * been quiet for hold_ms, then answered newest first, so the server's
- * blocks get their data in reverse order. */
+ * blocks get their data in reverse order. With DDIO_XF_UCX in flags the
+ * data goes by UCX to the stream bound as ucx_token (this function receives
+ * only what comes by TCP). */
 static struct xres cl_xfer_hold(struct cl *c, uint64_t handle, uint32_t op, uint32_t flags,
                                 uint64_t group, uint64_t seq, uint32_t n, uint32_t rank,
                                 const struct ddio_desc *d, uint8_t *buf, uint8_t *got,
-                                uint32_t tmo, int hold_ms)
+                                uint32_t tmo, int hold_ms, uint64_t ucx_token)
 {
     struct msg held[64];
     unsigned nheld = 0;
     struct ddio_wbuf dw, w;
     ddio_wbuf_init(&dw);
     ddio_desc_encode(&dw, d);
-    struct ddio_xfer x = {handle, op, flags, group, seq, n, rank, tmo, (uint32_t)dw.len, dw.p, 0, 0};
+    struct ddio_xfer x = {handle, op, flags, group, seq, n, rank, tmo, (uint32_t)dw.len, dw.p,
+                          ucx_token, (flags & DDIO_XF_UCX) ? d->length : 0};
     ddio_wbuf_init(&w);
     ddio_enc_xfer(&w, &x);
     ddio_wbuf_free(&dw);
@@ -337,8 +341,10 @@ static struct xres cl_xfer_hold(struct cl *c, uint64_t handle, uint32_t op, uint
                 CHECK(ddio_dec_xfer_r(m.p, m.h.len, &res.r) == 0, "DONE malformed");
             else {
                 char *s = NULL;
-                if (ddio_dec_err(m.p, m.h.len, &s) == 0)
+                if (ddio_dec_err(m.p, m.h.len, &s) == 0) {
                     printf("    (xfer rank %u: %s)\n", rank, s);
+                    snprintf(res.err, sizeof(res.err), "%s", s);
+                }
                 free(s);
             }
             free(m.p);
@@ -352,7 +358,7 @@ static struct xres cl_xfer(struct cl *c, uint64_t handle, uint32_t op, uint32_t 
                            uint64_t group, uint64_t seq, uint32_t n, uint32_t rank,
                            const struct ddio_desc *d, uint8_t *buf, uint8_t *got, uint32_t tmo)
 {
-    return cl_xfer_hold(c, handle, op, flags, group, seq, n, rank, d, buf, got, tmo, 0);
+    return cl_xfer_hold(c, handle, op, flags, group, seq, n, rank, d, buf, got, tmo, 0, 0);
 }
 
 /* ---- model: the server's local bytes ------------------------------------------------------ */
@@ -610,7 +616,7 @@ static void *coll_thread(void *p)
     build_desc(&a->spec, &d);
     if (!a->skip)
         a->res = cl_xfer_hold(c, r.handle, a->op, DDIO_XF_COLLECTIVE, a->group, a->seq, a->n,
-                              a->rank, &d, a->buf, a->got, a->tmo, a->hold_ms);
+                              a->rank, &d, a->buf, a->got, a->tmo, a->hold_ms, 0);
     ddio_node_free(d.root);
     cl_close(c);
     return NULL;
@@ -1832,43 +1838,24 @@ static void ucx_stalled_read(struct cl *c, uint64_t h)
 {
     const uint64_t len = 32u << 20;          /* 32 blocks of 1 MiB: past any eager send */
     struct ddio_setsize ss = {h, len};
-    struct ddio_wbuf w, dw;
+    struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_setsize(&w, &ss);
     CHECK(call_simple(c, DDIO_T_SETSIZE, &w) == 0, "stalled read: setsize");
     struct dspec sp = {.count = 1, .len = len, .extent = (int64_t)len, .length = len};
     struct ddio_desc d;
     build_desc(&sp, &d);
-    ddio_wbuf_init(&dw);
-    ddio_desc_encode(&dw, &d);
-    struct ddio_xfer x = {h, DDIO_X_READ, DDIO_XF_UCX, 0, 0, 1, 0, 2000, (uint32_t)dw.len,
-                          dw.p, 77, len};
-    ddio_wbuf_init(&w);
-    ddio_enc_xfer(&w, &x);
-    ddio_wbuf_free(&dw);
-    uint64_t req = ++c->req;
-    int64_t t0 = ddio_now_ms();
-    send_w(c, DDIO_T_XFER, req, &w);
-    struct msg m;
-    for (;;) {
-        CHECK(recv_msg(c, &m) == 0, "stalled read: no DONE");
-        CHECK(m.h.req == req, "stalled read: message for another request");
-        if (m.h.type != DDIO_T_PROGRESS)
-            break;
-        free(m.p);
-    }
-    int64_t el = ddio_now_ms() - t0;
-    char *e = NULL;
-    CHECK(m.h.type == (DDIO_T_XFER | DDIO_REPLY) && m.h.status == ETIMEDOUT &&
-          ddio_dec_err(m.p, m.h.len, &e) == 0, "stalled read: %s status %d, want ETIMEDOUT",
-          ddio_type_name(m.h.type), m.h.status);
-    printf("    (stalled UCX read: %s after %" PRId64 " ms)\n", e, el);
-    free(e);
-    free(m.p);
-    CHECK(el >= 1900 && el <= 2000 + 10000 + 3000, "stalled read failed after %" PRId64 " ms", el);
     uint8_t *buf = malloc(len), *got = calloc(len, 1);
     CHECK(buf && got, "oom");
-    struct xres r = cl_xfer(c, h, DDIO_X_READ, 0, 0, 0, 1, 0, &d, buf, got, 5000);
+    struct xres r = cl_xfer_hold(c, h, DDIO_X_READ, DDIO_XF_UCX, 0, 0, 1, 0, &d, buf, got, 2000,
+                                 0, 77);
+    CHECK(r.status == ETIMEDOUT && r.err[0], "stalled read: status %d (%s), want ETIMEDOUT",
+          r.status, r.err);
+    CHECK(r.put_bytes == 0 && r.get_bytes == 0, "stalled read: data by TCP, not UCX");
+    printf("    (stalled UCX read: ETIMEDOUT after %" PRId64 " ms)\n", r.elapsed_ms);
+    CHECK(r.elapsed_ms >= 1900 && r.elapsed_ms <= 2000 + 10000 + 3000,
+          "stalled read failed after %" PRId64 " ms", r.elapsed_ms);
+    r = cl_xfer(c, h, DDIO_X_READ, 0, 0, 0, 1, 0, &d, buf, got, 5000);
     CHECK(r.status == 0 && r.put_bytes == len, "read after a stalled one: status %d, %" PRIu64
           " of %" PRIu64 " bytes", r.status, r.put_bytes, len);
     for (uint64_t i = 0; i < len; i++)       /* the file is a hole: every byte 0 */
