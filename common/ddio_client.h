@@ -1,16 +1,18 @@
-/* A small client of the ddio servers without MPI: the namespace (stat,
- * readdir, mkdir, rmdir, unlink, rename) and byte-range reads and writes of
- * striped files through independent XFERs with a contiguous descriptor.
- * Used by the ddio mount (tools/ddio-fuse.c); MPI programs use the ROMIO
- * driver, which runs the collective, disk-directed path.
+/* The tools' and the mount's API over the client core (ddio_core.h): the
+ * namespace (stat, readdir, mkdir, rmdir, unlink, rename), byte-range reads
+ * and writes of striped files (one core XFER with a contiguous descriptor to
+ * every stripe server holding part of the range), STATS and layouts. Used
+ * by tools/ddio and the ddio mount (tools/ddio-fuse.c); MPI programs use the
+ * ROMIO driver, on the same core. Not compiled into libmpi.
  *
  * One connection per server, shared by every thread: a request holds that
  * connection's mutex from send to reply (an XFER until its DONE), so calls
  * from several threads interleave per server. Every call has a deadline
  * (the client's timeout; an XFER's is reset by anything the server sends).
- * Functions return 0 (or a byte count) or -errno; a server that cannot be
- * reached or dies mid-call gives -EIO. msg (may be NULL) gets the cause,
- * naming the server. */
+ * An open file whose connection dropped (a server restart, a timeout) is
+ * opened again on a new connection at its next call. Functions return 0 (or
+ * a byte count) or -errno; a server that cannot be reached or dies mid-call
+ * gives -EIO. msg (may be NULL) gets the cause, naming the server. */
 #ifndef DDIO_CLIENT_H
 #define DDIO_CLIENT_H
 

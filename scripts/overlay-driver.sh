@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Copies the ddio driver (adio/ad_ddio) and the MPI-free shared library
-# (common/) into an MPICH tree's ROMIO, and writes the driver's Makefile.mk.
+# (common/, less what only the tools use: tools_only below) into an MPICH
+# tree's ROMIO, and writes the driver's Makefile.mk.
 # Only files whose contents changed are copied, so make rebuilds only what
 # depends on them. Prints "changed" when the file list changed (so automake
 # reruns through ROMIO's own regeneration rules).
@@ -13,18 +14,24 @@ mkdir -p "$dst"
 sync_file() {  # src dst: copy only when contents differ
   if ! cmp -s "$1" "$2"; then cp "$1" "$2"; echo "overlay: updated ${2#$top/}"; fi
 }
+# the tools' and the mount's API over the client core: not part of libmpi
+tools_only=" ddio_client.c ddio_client.h "
+wanted() { case "$tools_only" in *" $(basename "$1") "*) return 1 ;; esac; }
 srcs=(); hdrs=()
 for f in "$proj"/adio/ad_ddio/*.c "$proj"/common/*.c; do
+  wanted "$f" || continue
   sync_file "$f" "$dst/$(basename "$f")"; srcs+=("$(basename "$f")")
 done
 for f in "$proj"/adio/ad_ddio/*.h "$proj"/common/*.h; do
+  wanted "$f" || continue
   sync_file "$f" "$dst/$(basename "$f")"; hdrs+=("$(basename "$f")")
 done
-# Remove files that no longer exist in the project.
+# Remove files that no longer exist in the project (or are tools-only).
 for f in "$dst"/*.c "$dst"/*.h; do
   [ -e "$f" ] || continue
   b=$(basename "$f")
-  [ -e "$proj/adio/ad_ddio/$b" ] || [ -e "$proj/common/$b" ] || { rm -f "$f"; echo "overlay: removed $b"; }
+  { { [ -e "$proj/adio/ad_ddio/$b" ] || [ -e "$proj/common/$b" ]; } && wanted "$b"; } \
+    || { rm -f "$f"; echo "overlay: removed $b"; }
 done
 tmp=$(mktemp)
 {

@@ -21,10 +21,10 @@
 #include "ddio_net.h"
 #include "ddio_auth.h"
 #include "ddio_ucx.h"
+#include "ddio_core.h"
 
-#define ADIOI_DDIO_DFLT_UNIT      (1u << 20)    /* striping_unit default */
-#define ADIOI_DDIO_DFLT_TIMEOUT_S 30            /* romio_ddio_timeout default */
-#define ADIOI_DDIO_MSG_LEN        512
+#define ADIOI_DDIO_DFLT_UNIT      DDIO_DFLT_UNIT        /* striping_unit default */
+#define ADIOI_DDIO_MSG_LEN        DDIO_ERR_LEN
 #define ADIOI_DDIO_SERVERS_LEN    8192          /* a server list (xattr value) */
 
 /* romio_ddio_collective */
@@ -35,37 +35,12 @@
  * reported as MPI_ERR_INTERN */
 #define ADIOI_DDIO_EINTERN        ENOTRECOVERABLE
 
-/* A failure inside the driver: errno value plus a message naming the server
- * and the cause; turned into an MPI error code only at the table entries. */
-typedef struct ADIOI_DDIO_Err {
-    int errnum;
-    char msg[ADIOI_DDIO_MSG_LEN];
-} ADIOI_DDIO_Err;
-
-/* One TCP connection per server (host:port) per process, shared by every
- * file this process has open there. */
-typedef struct ADIOI_DDIO_Conn {
-    char addr[256];             /* "host:port" as configured */
-    char name[256];             /* the server's own name, for messages */
-    int sock;                   /* -1 when not connected */
-    unsigned gen;               /* bumped at every (re)connect */
-    uint64_t next_req;
-    uint8_t id[DDIO_ID_LEN];
-    uint32_t ndisks;
-    uint64_t block_size;
-    struct ddio_ucx_ep *ucx;    /* UCX endpoint to the server (UCXADDR): XFER data may
-                                 * move by UCX (ad_ddio_xfer.c); NULL: TCP only */
-    uint64_t ucx_cookie;        /* the server's name for this connection */
-    char ucx_why[200];          /* why not UCX, for romio_ddio_transport=ucx */
-} ADIOI_DDIO_Conn;
-
-/* One stripe server of an open file. */
-typedef struct ADIOI_DDIO_Srv {
-    ADIOI_DDIO_Conn *conn;
-    unsigned gen;               /* conn->gen when the handle was opened */
-    uint64_t handle;
-    int is_open;
-} ADIOI_DDIO_Srv;
+/* The client core (common/ddio_core.h) under ROMIO's names: errors (errno +
+ * a message naming the server; turned into an MPI error code only at the
+ * table entries), connections, a file's stripe servers. */
+typedef struct ddio_err ADIOI_DDIO_Err;
+typedef struct ddio_conn ADIOI_DDIO_Conn;
+typedef struct ddio_srv ADIOI_DDIO_Srv;
 
 /* The file view compressed to a nested-strided tree, cached per fd. */
 typedef struct ADIOI_DDIO_View {
@@ -98,48 +73,21 @@ typedef struct ADIOI_DDIO_File {
     int transport;              /* romio_ddio_transport: enum ddio_xport, -1 = not given
                                  * (DDIO_TRANSPORT, else auto) */
     /* open state */
-    int timeout_ms;
-    int nsrv;                   /* stripe count */
-    ADIOI_DDIO_Srv *srv;        /* stripe order */
-    struct ddio_stripe stripe;
+    struct ddio_fh fh;          /* the stripe servers' handles, timeout, transport
+                                 * in force since open (client core) */
     uint64_t group;             /* collective group id, agreed at open */
     uint64_t seq;               /* collective sequence number: bumped by every
                                  * disk-directed collective, on every rank */
     unsigned view_gen;          /* bumped by SetInfo: every set_view passes there */
     ADIOI_DDIO_View view;
     struct ADIOI_DDIO_Afile *async;     /* nonblocking I/O state (ad_ddio_async.c) */
-    int xport;                  /* the transport in force since open (enum ddio_xport) */
 } ADIOI_DDIO_File;
 
-/* Memory side of a transfer: contiguous at buf, or laid out by desc. */
-typedef struct ADIOI_DDIO_Mem {
-    char *buf;
-    int contig;
-    struct ddio_desc desc;      /* !contig: memory type, addresses from buf */
-} ADIOI_DDIO_Mem;
-
-/* One participant's XFER, independent or collective. */
-typedef struct ADIOI_DDIO_Xfer {
-    ADIOI_DDIO_File *f;
-    uint32_t op;                /* DDIO_X_READ / DDIO_X_WRITE */
-    uint32_t flags;             /* DDIO_XF_* */
-    uint64_t group, seq;        /* 0, 0 for independent I/O */
-    uint32_t nparticipants, rank;
-    const struct ddio_desc *fdesc;
-    const ADIOI_DDIO_Mem *mem;
-    uint64_t bytes;             /* out: stream bytes transferred */
-} ADIOI_DDIO_Xfer;
-
-/* A request sent to several servers at once (fan-out). */
-typedef struct ADIOI_DDIO_Call {
-    ADIOI_DDIO_Conn *conn;
-    struct ddio_wbuf req;       /* request payload, filled by the caller */
-    uint64_t id;
-    int sent;
-    uint8_t *reply;             /* reply payload (malloc'd) */
-    size_t reply_len;
-    ADIOI_DDIO_Err err;
-} ADIOI_DDIO_Call;
+/* Memory side of a transfer, one participant's XFER, a request of a fan-out
+ * (client core) */
+typedef struct ddio_mem ADIOI_DDIO_Mem;
+typedef struct ddio_xfer_req ADIOI_DDIO_Xfer;
+typedef struct ddio_call ADIOI_DDIO_Call;
 
 /* ---- table entries ---- */
 void ADIOI_DDIO_Open(ADIO_File fd, int *error_code);
@@ -190,47 +138,19 @@ int ADIOI_DDIO_Feature(ADIO_File fd, int flag);
 int ADIOI_DDIO_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                        ADIO_Offset len);
 
-/* ---- ad_ddio_conn.c: configuration, connection pool, request/reply ---- */
-void ADIOI_DDIO_Err_set(ADIOI_DDIO_Err * e, int errnum, const char *fmt, ...)
-    __attribute__ ((format(printf, 3, 4)));
+/* ---- ad_ddio_conn.c: errors as MPI codes, the connection pools ---- */
 int ADIOI_DDIO_Err_code(const char *myname, const ADIOI_DDIO_Err * e);
-/* Server list: hint, else $DDIO_SERVERS, else "servers" in $DDIO_CONFIG, else
- * the list last given by hint in this process. Caller frees with
- * ADIOI_DDIO_Free_list. */
-int ADIOI_DDIO_Server_list(const char *hint, char ***list, int *n, ADIOI_DDIO_Err * e);
-void ADIOI_DDIO_Free_list(char **list, int n);
-/* Secret file for connections made from now on: the hint when given (and
- * remembered for opens without it, as the server list), else
- * $DDIO_SECRET_FILE, else "secret_file" in $DDIO_CONFIG. */
-void ADIOI_DDIO_Secret_hint(const char *hint);
-/* Default striping of new files from $DDIO_CONFIG ("striping_unit = BYTES"
- * with an optional K/M suffix, "striping_factor = N"): 0 where not given,
- * the hints beat them. */
-void ADIOI_DDIO_Config_striping(long long *unit, int *factor);
-/* timeout: hint (seconds, > 0), else $DDIO_TIMEOUT, else config, else 30 s */
-int ADIOI_DDIO_Timeout_ms(int hint_s);
+/* connection pools: the main one, and the progress thread's */
+#define ADIOI_DDIO_POOL_MAIN  0
+#define ADIOI_DDIO_POOL_ASYNC 1
+struct ddio_pool *ADIOI_DDIO_Pool(int pool);
 int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,
                         ADIOI_DDIO_Err * e);
-void ADIOI_DDIO_Conn_fail(ADIOI_DDIO_Conn * c);
-int ADIOI_DDIO_Send(ADIOI_DDIO_Conn * c, uint16_t type, const void *payload, size_t len,
-                    uint64_t * req, int64_t deadline, ADIOI_DDIO_Err * e);
-int ADIOI_DDIO_Recv_reply(ADIOI_DDIO_Conn * c, uint16_t type, uint64_t req, int64_t deadline,
-                          uint8_t ** payload, size_t * len, ADIOI_DDIO_Err * e);
-int ADIOI_DDIO_Recv_payload(ADIOI_DDIO_Conn * c, const struct ddio_hdr *h, int64_t deadline,
-                            uint8_t ** payload, ADIOI_DDIO_Err * e);
-void ADIOI_DDIO_Server_error(ADIOI_DDIO_Conn * c, int status, const uint8_t * p, size_t n,
-                             ADIOI_DDIO_Err * e);
-/* send calls[i].req to every calls[i].conn, then collect every reply */
-void ADIOI_DDIO_Fanout(ADIOI_DDIO_Call * calls, int n, uint16_t type, int timeout_ms);
-void ADIOI_DDIO_Calls_free(ADIOI_DDIO_Call * calls, int n);
-/* check that an open file's handle still belongs to a live connection */
-int ADIOI_DDIO_Srv_check(const ADIOI_DDIO_Srv * s, ADIOI_DDIO_Err * e);
 
 /* ---- ad_ddio_open.c / ad_ddio_close.c / ad_ddio_hints.c ---- */
 ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd);
 void ADIOI_DDIO_File_free(ADIO_File fd);
 const char *ADIOI_DDIO_Server_path(const char *filename);
-void ADIOI_DDIO_Close_handles(ADIOI_DDIO_File * f);
 
 /* ---- ad_ddio_mount.c: plain paths on a ddio mount (tools/ddio-fuse) ---- */
 /* 1 if filename (not "ddio:"-prefixed) is on a ddio mount: nspath gets its
@@ -248,13 +168,6 @@ void ADIOI_DDIO_Target(const char *filename, char *path, size_t cap, char *serve
  * the mount's servers, else NULL (config, or the last hint) */
 const char *ADIOI_DDIO_Servers_spec(const char *hint, const char *mount_servers);
 
-/* ---- ad_ddio_fcntl.c ---- */
-/* logical size = max over the file's servers of their logical end */
-int ADIOI_DDIO_File_size(ADIOI_DDIO_File * f, const char *skip, const uint64_t * known,
-                         uint64_t * size, ADIOI_DDIO_Err * e);
-
-int ADIOI_DDIO_Set_local_sizes(ADIOI_DDIO_File * f, uint64_t size, const uint64_t * grow,
-                               ADIOI_DDIO_Err * e);
 /* ad_ddio_resize.c: rank 0's outcome to every rank of fd->comm */
 void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e);
 /* DDIO_TIMING set: print per-call phase times to stderr (ad_ddio_coll.c) */
@@ -304,10 +217,6 @@ uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f);
 void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
                            uint64_t len);
 
-/* ---- ad_ddio_xfer.c: the client transfer loop ---- */
-/* involved[i] != 0: send the XFER to stripe server i (NULL: all) */
-int ADIOI_DDIO_Xfer_run(ADIOI_DDIO_Xfer * x, const char *involved, ADIOI_DDIO_Err * e);
-
 /* ---- ad_ddio_async.c: nonblocking I/O on the driver's progress thread ---- */
 /* One nonblocking read or write, described at the call. */
 typedef struct ADIOI_DDIO_Iop {
@@ -326,18 +235,6 @@ void ADIOI_DDIO_Async_start(ADIO_File fd, ADIOI_DDIO_Iop * op, MPI_Request * req
                             int *error_code, const char *myname);
 /* At close: wait for this file's requests, then close the thread's handles. */
 void ADIOI_DDIO_Async_close(ADIO_File fd, ADIOI_DDIO_Err * e);
-/* the progress thread's own handles on an open file: OPEN on each stripe
- * server of f (conns: copies of f's connections, for address and id)
- * through the thread's connection pool, into sh->srv */
-int ADIOI_DDIO_Open_shadow(ADIOI_DDIO_File * sh, const ADIOI_DDIO_Conn * conns,
-                           const char *path, int access_mode, ADIOI_DDIO_Err * e);
-/* connection pools: the main one, and the progress thread's */
-#define ADIOI_DDIO_POOL_MAIN  0
-#define ADIOI_DDIO_POOL_ASYNC 1
-int ADIOI_DDIO_Conn_get_pool(int pool, const char *addr, int timeout_ms,
-                             ADIOI_DDIO_Conn ** out, ADIOI_DDIO_Err * e);
-/* the servers holding any stripe between d's first and last byte (malloc'd) */
-char *ADIOI_DDIO_Involved(ADIOI_DDIO_File * f, const struct ddio_desc *d);
 
 /* ---- ad_ddio_lock.c ---- */
 int ADIOI_DDIO_Lock(ADIOI_DDIO_File * f, uint32_t cmd, uint32_t type, uint64_t start,

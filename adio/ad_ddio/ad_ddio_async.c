@@ -5,7 +5,7 @@
  * view + position -> descriptor, memory type -> tree), moves the file
  * pointer by the request (as ROMIO's own nonblocking entries do) and queues
  * it for the driver's progress thread, which runs the socket transfer loop
- * of ad_ddio_xfer.c. The thread never calls MPI, and it has connections and
+ * of the client core (common/ddio_core_xfer.c). The thread never calls MPI, and it has connections and
  * server handles of its own (opened on its first request for a file), so it
  * never shares a byte stream with the main thread. The request is an MPICH
  * generalized request: its poll function (run by MPI_Test and MPI_Wait)
@@ -73,10 +73,10 @@ typedef struct job {
 
 /* Per open file, created by its first nonblocking request. */
 typedef struct ADIOI_DDIO_Afile {
-    ADIOI_DDIO_File sh;         /* layout + the thread's handles (sh.srv) */
-    ADIOI_DDIO_Conn *conns;     /* copies of the main connections: address, id */
-    char *path;
-    int access_mode;
+    struct ddio_fh sh;          /* layout + the thread's handles (sh.srv), renewed
+                                 * when their connection drops */
+    char (*addrs)[256];         /* the stripe servers at open: address, id */
+    uint8_t (*ids)[DDIO_ID_LEN];
     MPI_Comm comm;              /* agreements; MPI_COMM_NULL before the first collective */
     int pending;                /* requests not yet completed (in.mu) */
     job *chead, *ctail;         /* collectives in call order (pq.mu) */
@@ -119,37 +119,22 @@ static void nap(long ns)
 
 /* ---- the progress thread ------------------------------------------------------ */
 
-/* handles lost with a dropped connection are useless: open them again */
-static void shadow_revalidate(ADIOI_DDIO_Afile * af)
-{
-    ADIOI_DDIO_Err dead;
-    int n = af->sh.nsrv;
-
-    for (int i = 0; af->sh.srv && i < n; i++)
-        if (ADIOI_DDIO_Srv_check(&af->sh.srv[i], &dead)) {
-            ADIOI_DDIO_Close_handles(&af->sh);
-            af->sh.nsrv = n;
-            break;
-        }
-}
-
 static void run_job(job * j)
 {
     ADIOI_DDIO_Afile *af = j->af;
 
     memset(&j->xe, 0, sizeof(j->xe));
     if (j->kind == JOB_CLOSE) {
-        if (af->sh.srv)
-            ADIOI_DDIO_Close_handles(&af->sh);
+        ddio_fh_close(&af->sh, NULL);
         return;
     }
     af->sh.timeout_ms = j->timeout_ms;
-    shadow_revalidate(af);
-    if (!af->sh.srv &&
-        ADIOI_DDIO_Open_shadow(&af->sh, af->conns, af->path, af->access_mode, &j->xe))
+    if (!af->sh.srv && ddio_fh_open_again(&af->sh, ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_ASYNC),
+                                          af->addrs, (const uint8_t (*)[DDIO_ID_LEN]) af->ids,
+                                          &j->xe))
         return;
     j->x.f = &af->sh;
-    ADIOI_DDIO_Xfer_run(&j->x, j->op.involved, &j->xe);
+    ddio_xfer_run(&j->x, j->op.involved, &j->xe);
     j->bytes = j->x.bytes;
 }
 
@@ -192,7 +177,7 @@ static int thread_start(ADIOI_DDIO_Err * e)
     }
     pthread_mutex_unlock(&aq.mu);
     if (rc)
-        ADIOI_DDIO_Err_set(e, rc, "ddio: cannot start the nonblocking I/O thread: %s",
+        ddio_err_set(e, rc, "ddio: cannot start the nonblocking I/O thread: %s",
                            strerror(rc));
     return rc ? -1 : 0;
 }
@@ -268,7 +253,7 @@ static void agree(job * j)
         if (!flag)
             return;
         if (!j->e.errnum)
-            ADIOI_DDIO_Err_set(&j->e, j->first.errnum, "ddio: collective failed on rank %d: "
+            ddio_err_set(&j->e, j->first.errnum, "ddio: collective failed on rank %d: "
                                "%s", j->out[1], j->first.msg);
         j->state = ST_FINISH;
     }
@@ -393,34 +378,40 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status * status
 
 /* ---- starting a request (main thread, inside ROMIO's critical section) ---------- */
 
+static void afile_free(ADIOI_DDIO_Afile * af);
+
 static ADIOI_DDIO_Afile *afile_get(ADIO_File fd, ADIOI_DDIO_Err * e)
 {
     ADIOI_DDIO_File *f = fd->fs_ptr;
     ADIOI_DDIO_Afile *af = f->async;
+    int n = f->fh.nsrv;
 
     if (af)
         return af;
-    af = calloc(1, sizeof(*af));
-    if (af) {
-        af->conns = calloc(f->nsrv, sizeof(*af->conns));
-        af->path = strdup(ADIOI_DDIO_Server_path(fd->filename));
+    if ((af = calloc(1, sizeof(*af)))) {
+        af->comm = MPI_COMM_NULL;
+        af->addrs = calloc(n, sizeof(*af->addrs));
+        af->ids = calloc(n, sizeof(*af->ids));
+        /* the namespace path the file was opened by (a plain path on a
+         * ddio mount is not the servers' path) */
+        af->sh.path = strdup(f->fh.path);
     }
-    if (!af || !af->conns || !af->path) {
-        if (af) {
-            free(af->conns);
-            free(af->path);
-            free(af);
-        }
-        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+    if (!af || !af->addrs || !af->ids || !af->sh.path) {
+        if (af)
+            afile_free(af);
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return NULL;
     }
-    af->sh.nsrv = f->nsrv;
-    af->sh.stripe = f->stripe;
-    af->sh.timeout_ms = f->timeout_ms;
-    for (int i = 0; i < f->nsrv; i++)
-        af->conns[i] = *f->srv[i].conn;
-    af->access_mode = fd->access_mode;
-    af->comm = MPI_COMM_NULL;
+    af->sh.amode = f->fh.amode;
+    af->sh.nsrv = n;
+    af->sh.stripe = f->fh.stripe;
+    af->sh.timeout_ms = f->fh.timeout_ms;
+    af->sh.xport = f->fh.xport;
+    af->sh.renew = 1;
+    for (int i = 0; i < n; i++) {
+        memcpy(af->addrs[i], f->fh.srv[i].conn->addr, sizeof(af->addrs[i]));
+        memcpy(af->ids[i], f->fh.srv[i].conn->id, DDIO_ID_LEN);
+    }
     f->async = af;
     return af;
 }
@@ -436,7 +427,7 @@ static job *job_new(ADIO_File fd, ADIOI_DDIO_Iop * op, const char *myname)
     j->kind = JOB_XFER;
     j->op = *op;
     j->myname = myname;
-    j->timeout_ms = f->timeout_ms;
+    j->timeout_ms = f->fh.timeout_ms;
     j->x.op = op->op;
     j->x.flags = ADIOI_DDIO_Xfer_flags(f);
     j->x.nparticipants = 1;
@@ -488,9 +479,9 @@ void ADIOI_DDIO_Async_start(ADIO_File fd, ADIOI_DDIO_Iop * op, MPI_Request * req
     if (op->coll && af && af->comm == MPI_COMM_NULL)
         MPI_Comm_dup(fd->comm, &af->comm);
     if (af && !(j = job_new(fd, op, myname)))
-        ADIOI_DDIO_Err_set(&e, ENOMEM, "ddio: out of memory");
+        ddio_err_set(&e, ENOMEM, "ddio: out of memory");
     if (j && greq_make(j)) {
-        ADIOI_DDIO_Err_set(&e, ENOMEM, "ddio: cannot allocate a generalized request");
+        ddio_err_set(&e, ENOMEM, "ddio: cannot allocate a generalized request");
         free(j);
         j = NULL;
     }
@@ -526,9 +517,9 @@ static void afile_free(ADIOI_DDIO_Afile * af)
 {
     if (af->comm != MPI_COMM_NULL)
         MPI_Comm_free(&af->comm);
-    free(af->sh.srv);
-    free(af->conns);
-    free(af->path);
+    ddio_fh_free(&af->sh);
+    free(af->addrs);
+    free(af->ids);
     free(af);
 }
 
@@ -543,13 +534,13 @@ void ADIOI_DDIO_Async_close(ADIO_File fd, ADIOI_DDIO_Err * e)
         return;
     /* MPI requires every request to be completed before close; one that
      * was not is driven to its end here, within the deadline */
-    deadline = ddio_now_ms() + 2 * (int64_t) f->timeout_ms;
+    deadline = ddio_now_ms() + 2 * (int64_t) f->fh.timeout_ms;
     while (af_pending(af) > 0 && ddio_now_ms() < deadline)
         if (!progress_all() || af_pending(af) > 0)
             nap(100000);
     f->async = NULL;
     if (af_pending(af) > 0) {   /* still referenced: keep it */
-        ADIOI_DDIO_Err_set(e, EBUSY, "ddio: %d nonblocking request(s) on the file were "
+        ddio_err_set(e, EBUSY, "ddio: %d nonblocking request(s) on the file were "
                            "still pending at close", af_pending(af));
         return;
     }

@@ -159,7 +159,7 @@ int ADIOI_DDIO_Check_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
         dd.disp += atoll(skew);
     if (!ddio_desc_walk_stream(&dd, 0, dd.length, cmp_piece, &c))
         return 0;
-    ADIOI_DDIO_Err_set(e, ADIOI_DDIO_EINTERN, "ddio: romio_ddio_check_desc: stream byte %llu "
+    ddio_err_set(e, ADIOI_DDIO_EINTERN, "ddio: romio_ddio_check_desc: stream byte %llu "
                        "of %llu is at file offset %lld in the descriptor, ROMIO's flattened "
                        "view says %lld", (unsigned long long) c.bad_stream,
                        (unsigned long long) d->length, (long long) c.bad_addr,

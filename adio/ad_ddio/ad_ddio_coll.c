@@ -90,7 +90,7 @@ static void coll_describe(coll_call * c, const void *buf, int count, MPI_Datatyp
         rc = ADIOI_DDIO_File_desc(c->fd, c->file_ptr_type, c->offset, c->len, &c->d,
                                   &c->owns_root, &c->e);
     if (rc && !c->e.errnum)     /* (a failed descriptor check has explained itself) */
-        ADIOI_DDIO_Err_set(&c->e, -rc, "ddio: rank %d cannot describe its part of the "
+        ddio_err_set(&c->e, -rc, "ddio: rank %d cannot describe its part of the "
                            "collective (%s)", c->rank, strerror(-rc));
     else if (!rc)
         ADIOI_DDIO_Check_desc(c->fd, c->file_ptr_type, c->offset, &c->d, &c->e);
@@ -110,14 +110,14 @@ static int coll_agree(coll_call * c)
     first = c->e;
     ADIOI_DDIO_Nap_bcast(&first, sizeof(first), MPI_BYTE, out[1], c->fd->comm);
     if (!c->e.errnum)
-        ADIOI_DDIO_Err_set(&c->e, first.errnum, "ddio: collective failed on rank %d: %s",
+        ddio_err_set(&c->e, first.errnum, "ddio: collective failed on rank %d: %s",
                            out[1], first.msg);
     return 1;
 }
 
 static void coll_transfer(coll_call * c, uint64_t seq)
 {
-    ADIOI_DDIO_Xfer x = {.f = c->f,.op = c->op,
+    ADIOI_DDIO_Xfer x = {.f = &c->f->fh,.op = c->op,
         .flags = DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
         .group = c->f->group,.seq = seq,
         .nparticipants = (uint32_t) c->nprocs,.rank = (uint32_t) c->rank,
@@ -128,8 +128,8 @@ static void coll_transfer(coll_call * c, uint64_t seq)
      * other participant: only the servers holding its bytes take part, as
      * in independent I/O (a 1-process program's small collective calls
      * would otherwise cost a round trip to every server). */
-    char *inv = c->nprocs == 1 ? ADIOI_DDIO_Involved(c->f, &c->d) : NULL;
-    ADIOI_DDIO_Xfer_run(&x, inv, &c->e);
+    char *inv = c->nprocs == 1 ? ddio_xfer_involved(&c->f->fh, &c->d) : NULL;
+    ddio_xfer_run(&x, inv, &c->e);
     free(inv);
     c->bytes = x.bytes;
 }
@@ -240,7 +240,7 @@ static void coll_istart(ADIO_File fd, uint32_t op, const void *buf, int count,
         c.d.root = ddio_node_clone(c.d.root);   /* the view's tree may change meanwhile */
         c.owns_root = 1;
         if (!c.d.root)
-            ADIOI_DDIO_Err_set(&c.e, ENOMEM, "ddio: out of memory");
+            ddio_err_set(&c.e, ENOMEM, "ddio: out of memory");
     }
     iop.op = op;
     iop.coll = 1;

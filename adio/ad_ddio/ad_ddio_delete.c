@@ -10,31 +10,17 @@
 
 static int delete_on(char **list, int n, const char *path, int timeout_ms, ADIOI_DDIO_Err * e)
 {
-    ADIOI_DDIO_Call *calls = calloc(n, sizeof(*calls));
-    struct ddio_path_req m = {.path = (char *) path };
-    int found = 0;
+    ADIOI_DDIO_Conn **conns = calloc(n, sizeof(*conns));
 
-    if (!calls) {
-        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+    if (!conns) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    for (int i = 0; i < n && !e->errnum; i++) {
-        ddio_wbuf_init(&calls[i].req);
-        if (ADIOI_DDIO_Conn_get(list[i], timeout_ms, &calls[i].conn, e) == 0)
-            ddio_enc_path_req(&calls[i].req, &m);
-    }
+    for (int i = 0; i < n && !e->errnum; i++)
+        ADIOI_DDIO_Conn_get(list[i], timeout_ms, &conns[i], e);
     if (!e->errnum)
-        ADIOI_DDIO_Fanout(calls, n, DDIO_T_DELETE, timeout_ms);
-    for (int i = 0; i < n && !e->errnum; i++) {
-        if (!calls[i].err.errnum)
-            found++;
-        else if (calls[i].err.errnum != ENOENT)
-            *e = calls[i].err;
-    }
-    if (!e->errnum && !found)
-        ADIOI_DDIO_Err_set(e, ENOENT, "ddio: %s: no such file on any of the %d servers",
-                           path, n);
-    ADIOI_DDIO_Calls_free(calls, n);
+        ddio_delete(conns, n, path, timeout_ms, e);
+    free(conns);
     return e->errnum ? -1 : 0;
 }
 
@@ -49,9 +35,9 @@ void ADIOI_DDIO_Delete(const char *filename, int *error_code)
 
     memset(&e, 0, sizeof(e));
     ADIOI_DDIO_Target(filename, path, sizeof(path), servers, sizeof(servers));
-    if (ADIOI_DDIO_Server_list(ADIOI_DDIO_Servers_spec(NULL, servers), &list, &n, &e) == 0) {
-        delete_on(list, n, path, ADIOI_DDIO_Timeout_ms(0), &e);
-        ADIOI_DDIO_Free_list(list, n);
+    if (ddio_server_list(ADIOI_DDIO_Servers_spec(NULL, servers), &list, &n, &e) == 0) {
+        delete_on(list, n, path, ddio_timeout_ms(0), &e);
+        ddio_free_list(list, n);
     }
     *error_code = ADIOI_DDIO_Err_code(myname, &e);
 }

@@ -10,29 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int sync_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Err * e)
-{
-    ADIOI_DDIO_Call *calls = calloc(f->nsrv, sizeof(*calls));
-    if (!calls) {
-        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
-        return -1;
-    }
-    for (int i = 0; i < f->nsrv; i++) {
-        struct ddio_handle_req m = {.handle = f->srv[i].handle };
-        ddio_wbuf_init(&calls[i].req);
-        if (ADIOI_DDIO_Srv_check(&f->srv[i], &calls[i].err))
-            continue;
-        calls[i].conn = f->srv[i].conn;
-        ddio_enc_handle_req(&calls[i].req, &m);
-    }
-    ADIOI_DDIO_Fanout(calls, f->nsrv, DDIO_T_SYNC, f->timeout_ms);
-    for (int i = 0; i < f->nsrv && !e->errnum; i++)
-        if (calls[i].err.errnum)
-            *e = calls[i].err;
-    ADIOI_DDIO_Calls_free(calls, f->nsrv);
-    return e->errnum ? -1 : 0;
-}
-
 void ADIOI_DDIO_Flush(ADIO_File fd, int *error_code)
 {
     static char myname[] = "ADIOI_DDIO_FLUSH";
@@ -46,7 +23,7 @@ void ADIOI_DDIO_Flush(ADIO_File fd, int *error_code)
     ADIOI_DDIO_Nap_barrier(fd->comm);
     t[1] = MPI_Wtime();
     if (rank == 0)
-        sync_all(fd->fs_ptr, &e);
+        ddio_fh_sync(&((ADIOI_DDIO_File *) fd->fs_ptr)->fh, &e);
     t[2] = MPI_Wtime();
     ADIOI_DDIO_Bcast_err(fd, &e);
     if (ADIOI_DDIO_Timing_on())

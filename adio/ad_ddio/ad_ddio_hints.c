@@ -138,7 +138,7 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                        : f->transport == DDIO_XPORT_TCP ? "tcp" : "auto");
     /* the view may change here: view_get says how its tree was built */
     ADIOI_Info_set(fd->info, "ddio_desc_builder", "none");
-    snprintf(value, sizeof(value), "%d", ADIOI_DDIO_Timeout_ms(f->timeout_s) / 1000);
+    snprintf(value, sizeof(value), "%d", ddio_timeout_ms(f->timeout_s) / 1000);
     ADIOI_Info_set(fd->info, "romio_ddio_timeout", value);
 }
 
@@ -173,8 +173,8 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     }
     if (f->presort != ADIOI_HINT_DISABLE)       /* "automatic" means the default */
         f->presort = ADIOI_HINT_ENABLE;
-    if (f->srv)         /* a new timeout applies to an open file at once */
-        f->timeout_ms = ADIOI_DDIO_Timeout_ms(f->timeout_s);
+    if (f->fh.srv)         /* a new timeout applies to an open file at once */
+        f->fh.timeout_ms = ddio_timeout_ms(f->timeout_s);
     publish_defaults(fd, f);
     ADIOI_GEN_SetInfo(fd, users_info, error_code);
 }

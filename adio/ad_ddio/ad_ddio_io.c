@@ -2,45 +2,11 @@
  * WriteStrided. Each call becomes one descriptor (a LEAF for contiguous
  * requests, the cached file-view tree otherwise) and ONE XFER per server that
  * may hold any of its bytes, whatever the number of pieces; the transfer loop
- * in ad_ddio_xfer.c then moves the data. */
+ * in the client core (common/ddio_core_xfer.c) then moves the data. */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct mark_arg {
-    char *involved;
-    uint32_t left;
-} mark_arg;
-
-static int mark_server(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
-                       uint64_t len)
-{
-    mark_arg *a = arg;
-    (void) logical_off;
-    (void) local_off;
-    (void) len;
-    if (!a->involved[server]) {
-        a->involved[server] = 1;
-        a->left--;
-    }
-    return a->left == 0;        /* every server marked: stop early */
-}
-
-char *ADIOI_DDIO_Involved(ADIOI_DDIO_File * f, const struct ddio_desc *d)
-{
-    char *inv = calloc(f->nsrv, 1);
-    mark_arg a = {.involved = inv,.left = (uint32_t) f->nsrv };
-    int64_t first, end;
-
-    if (!inv)
-        return NULL;
-    ddio_desc_bounds(d, &first, &end);
-    if (end > first)
-        ddio_layout_foreach(&f->stripe, (uint64_t) first, (uint64_t) (end - first),
-                            mark_server, &a);
-    return inv;
-}
 
 uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f)
 {
@@ -51,17 +17,17 @@ uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f)
 static int run_independent(ADIOI_DDIO_File * f, uint32_t op, const struct ddio_desc *fdesc,
                            const ADIOI_DDIO_Mem * mem, uint64_t * bytes, ADIOI_DDIO_Err * e)
 {
-    ADIOI_DDIO_Xfer x = {.f = f,.op = op,.flags = ADIOI_DDIO_Xfer_flags(f),.group = 0,.seq = 0,
+    ADIOI_DDIO_Xfer x = {.f = &f->fh,.op = op,.flags = ADIOI_DDIO_Xfer_flags(f),.group = 0,.seq = 0,
         .nparticipants = 1,.rank = 0,.fdesc = fdesc,.mem = mem
     };
-    char *inv = ADIOI_DDIO_Involved(f, fdesc);
+    char *inv = ddio_xfer_involved(&f->fh, fdesc);
     int rc;
 
     if (!inv) {
-        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    rc = ADIOI_DDIO_Xfer_run(&x, inv, e);
+    rc = ddio_xfer_run(&x, inv, e);
     free(inv);
     *bytes = x.bytes;
     return rc;
@@ -103,7 +69,7 @@ static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
         offset = fd->fp_ind;
     if (len > 0) {
         if (ADIOI_DDIO_Contig_desc(&d, offset, len))
-            ADIOI_DDIO_Err_set(&e, ENOMEM, "ddio: out of memory");
+            ddio_err_set(&e, ENOMEM, "ddio: out of memory");
         else {
             run_independent(f, op, &d, &mem, &bytes, &e);
             ddio_node_free(d.root);
@@ -195,7 +161,7 @@ static void strided_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     if (!rc)
         rc = ADIOI_DDIO_File_desc(fd, file_ptr_type, offset, len, &d, &owns, &e);
     if (rc && !e.errnum)        /* (a failed descriptor check has explained itself) */
-        ADIOI_DDIO_Err_set(&e, -rc, "ddio: cannot describe the request (%s)", strerror(-rc));
+        ddio_err_set(&e, -rc, "ddio: cannot describe the request (%s)", strerror(-rc));
     else if (!rc && !ADIOI_DDIO_Check_desc(fd, file_ptr_type, offset, &d, &e) &&
              !strided_run(fd, op, &d, &mem, &bytes, &e))
         ADIOI_DDIO_Advance_fp(fd, file_ptr_type, &d, bytes);
@@ -259,8 +225,8 @@ static void icontig(ADIO_File fd, uint32_t op, const void *buf, int count,
     iop.mem.buf = (char *) buf;
     iop.mem.contig = 1;
     if (ADIOI_DDIO_Contig_desc(&iop.d, offset, len) ||
-        !(iop.involved = ADIOI_DDIO_Involved(fd->fs_ptr, &iop.d))) {
-        ADIOI_DDIO_Err_set(&e, ENOMEM, "ddio: out of memory");
+        !(iop.involved = ddio_xfer_involved(&((ADIOI_DDIO_File *) fd->fs_ptr)->fh, &iop.d))) {
+        ddio_err_set(&e, ENOMEM, "ddio: out of memory");
         if (iop.d.root)
             ddio_node_free(iop.d.root);
         *request = MPI_REQUEST_NULL;
@@ -309,11 +275,11 @@ static int istrided_describe(ADIO_File fd, ADIOI_DDIO_Iop * iop, const void *buf
     if (!rc && !iop->d.root)
         rc = -ENOMEM;
     if (rc && !e->errnum)
-        ADIOI_DDIO_Err_set(e, -rc, "ddio: cannot describe the request (%s)", strerror(-rc));
+        ddio_err_set(e, -rc, "ddio: cannot describe the request (%s)", strerror(-rc));
     if (!rc && ADIOI_DDIO_Check_desc(fd, file_ptr_type, offset, &iop->d, e))
         rc = -1;
-    if (!rc && !(iop->involved = ADIOI_DDIO_Involved(fd->fs_ptr, &iop->d))) {
-        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+    if (!rc && !(iop->involved = ddio_xfer_involved(&((ADIOI_DDIO_File *) fd->fs_ptr)->fh, &iop->d))) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
         rc = -1;
     }
     return rc;

@@ -17,27 +17,21 @@ int ADIOI_DDIO_Lock(ADIOI_DDIO_File * f, uint32_t cmd, uint32_t type, uint64_t s
                     uint64_t len, ADIOI_DDIO_Err * e)
 {
     struct ddio_lock m = {.cmd = cmd,.type = type,.start = start,.len = len,
-        .timeout_ms = (uint32_t) f->timeout_ms
+        .timeout_ms = (uint32_t) f->fh.timeout_ms
     };
     struct ddio_wbuf w;
-    int64_t deadline = ddio_now_ms() + f->timeout_ms + LOCK_GRACE_MS;
+    int64_t deadline = ddio_now_ms() + f->fh.timeout_ms + LOCK_GRACE_MS;
     uint8_t *reply = NULL;
     size_t n;
-    uint64_t req;
     int rc;
 
-    if (!f->srv || ADIOI_DDIO_Srv_check(&f->srv[0], e))
+    if (!f->fh.srv || ddio_fh_ready(&f->fh, 0, e))
         return -1;
-    m.handle = f->srv[0].handle;
+    m.handle = f->fh.srv[0].handle;
     ddio_wbuf_init(&w);
     ddio_enc_lock(&w, &m);
-    rc = w.err ? -1 : ADIOI_DDIO_Send(f->srv[0].conn, DDIO_T_LOCK, w.p, w.len, &req,
-                                      deadline, e);
-    if (w.err)
-        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
+    rc = ddio_conn_call(f->fh.srv[0].conn, DDIO_T_LOCK, &w, deadline, &reply, &n, e);
     ddio_wbuf_free(&w);
-    if (!rc)
-        rc = ADIOI_DDIO_Recv_reply(f->srv[0].conn, DDIO_T_LOCK, req, deadline, &reply, &n, e);
     free(reply);
     return rc;
 }
@@ -63,7 +57,7 @@ int ADIOI_DDIO_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int 
         return MPI_SUCCESS;
     memset(&e, 0, sizeof(e));
     if (whence != SEEK_SET || offset < 0 || len < 0) {
-        ADIOI_DDIO_Err_set(&e, EINVAL, "ddio: lock range must be absolute (SEEK_SET)");
+        ddio_err_set(&e, EINVAL, "ddio: lock range must be absolute (SEEK_SET)");
         return ADIOI_DDIO_Err_code(myname, &e);
     }
     dcmd = type == F_UNLCK ? DDIO_LK_UNLCK : is_blocking(cmd) ? DDIO_LK_SETLKW : DDIO_LK_SETLK;

@@ -19,9 +19,9 @@ void ADIOI_DDIO_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
     memset(&e, 0, sizeof(e));
     MPI_Comm_rank(fd->comm, &rank);
     if (rank == 0 && size < 0)
-        ADIOI_DDIO_Err_set(&e, EINVAL, "ddio: negative file size %lld", (long long) size);
+        ddio_err_set(&e, EINVAL, "ddio: negative file size %lld", (long long) size);
     else if (rank == 0)
-        ADIOI_DDIO_Set_local_sizes(fd->fs_ptr, (uint64_t) size, NULL, &e);
+        ddio_fh_set_local_sizes(&((ADIOI_DDIO_File *) fd->fs_ptr)->fh, (uint64_t) size, NULL, &e);
     ADIOI_DDIO_Bcast_err(fd, &e);
     *error_code = ADIOI_DDIO_Err_code(myname, &e);
 }

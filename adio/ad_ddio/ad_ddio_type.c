@@ -674,10 +674,10 @@ int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t 
             i++;
     }
     if (!flat || a.oom || b.oom)
-        rc = -1, ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: romio_ddio_check_desc: out of memory");
+        rc = -1, ddio_err_set(e, ENOMEM, "ddio: romio_ddio_check_desc: out of memory");
     else if (i < a.n || i < b.n) {
         rc = -1;
-        ADIOI_DDIO_Err_set(e, ADIOI_DDIO_EINTERN, "ddio: romio_ddio_check_desc: the datatype's "
+        ddio_err_set(e, ADIOI_DDIO_EINTERN, "ddio: romio_ddio_check_desc: the datatype's "
                            "tree differs from ROMIO's flattening at piece %zu of %zu: "
                            "[%lld, +%llu) vs [%lld, +%llu)", i, b.n,
                            i < a.n ? (long long) a.a[i] : -1LL,

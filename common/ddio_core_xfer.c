@@ -1,4 +1,6 @@
-/* The client side of an XFER (PROTOCOL.md "XFER"), independent or collective.
+/* The client side of an XFER (PROTOCOL.md "XFER"), independent or
+ * collective: part of the client core (ddio_core.h), used by the driver's
+ * reads and writes and by ddio_client's.
  *
  * After sending one XFER per involved server, the client serves every
  * involved connection until each has sent DONE: PUTs are received straight
@@ -22,7 +24,10 @@
  * the socket; DONE says how many bytes the server sent, and the server
  * counts as finished once that many landed. The loop also progresses the
  * UCX worker, waking on its fd. */
-#include "ad_ddio.h"
+#include "ddio_core.h"
+#include "ddio_net.h"
+#include "ddio_ucx.h"
+#include "ddio_xport.h"
 #include <errno.h>
 #include <poll.h>
 #include <stdint.h>
@@ -51,11 +56,11 @@ typedef struct xsrv {
 } xsrv;
 
 typedef struct xstate {
-    ADIOI_DDIO_Xfer *x;
+    struct ddio_xfer_req *x;
     struct ddio_ucx *ucx;       /* some server moves data by UCX */
     struct ddio_ucx_sends *sends;       /* DATA in flight (heap, like sinks) */
     int got_err;                /* out of memory noting received ranges */
-    ADIOI_DDIO_File *f;
+    struct ddio_fh *f;
     xsrv *s;
     int npending;
     struct ddio_seg *got;       /* stream ranges received (reads) */
@@ -63,16 +68,19 @@ typedef struct xstate {
     uint64_t got_bytes;
     char *bounce;
     size_t bounce_len;
-    ADIOI_DDIO_Err *e;
+    char *involved;             /* the servers this XFER goes to */
+    struct ddio_conn **conns;   /* their connections, locked during the XFER */
+    char *ready;                /* ... whose handle is usable (ddio_fh_ready) */
+    struct ddio_err *e;
 } xstate;
 
-static void note_error(xstate * st, const ADIOI_DDIO_Err * err)
+static void note_error(xstate *st, const struct ddio_err *err)
 {
     if (!st->e->errnum)
         *st->e = *err;
 }
 
-static void srv_finish(xstate * st, int i)
+static void srv_finish(xstate *st, int i)
 {
     if (st->s[i].pending) {
         st->s[i].pending = 0;
@@ -80,25 +88,26 @@ static void srv_finish(xstate * st, int i)
     }
 }
 
-static void srv_broken(xstate * st, int i, int errnum, const char *what)
+static void srv_broken(xstate *st, int i, int errnum, const char *what)
 {
-    ADIOI_DDIO_Err err;
-    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    struct ddio_err err;
+    struct ddio_conn *c = st->f->srv[i].conn;
     if (errnum == ETIMEDOUT)
-        ADIOI_DDIO_Err_set(&err, errnum, "ddio server %s: %s: no progress within the "
-                           "timeout (romio_ddio_timeout / DDIO_TIMEOUT = %d s)", c->name,
-                           what, st->f->timeout_ms / 1000);
+        ddio_err_set(&err, errnum, "ddio server %s: %s: no progress within the "
+                     "timeout (romio_ddio_timeout / DDIO_TIMEOUT = %d s)", c->name,
+                     what, st->f->timeout_ms / 1000);
     else
-        ADIOI_DDIO_Err_set(&err, errnum, "ddio server %s: %s: %s (%s)", c->name, what,
-                           strerror(errnum), ddio_errno_name(errnum));
+        ddio_err_set(&err, errnum, "ddio server %s: %s: %s (%s)", c->name, what,
+                     strerror(errnum), ddio_errno_name(errnum));
+    err.transport = 1;  /* the connection, not the server's answer */
     note_error(st, &err);
-    ADIOI_DDIO_Conn_fail(c);
+    ddio_conn_fail(c);
     srv_finish(st, i);
 }
 
 /* ---- sending the XFERs ------------------------------------------------------ */
 
-static int note_got(xstate * st, const struct ddio_seg *g);
+static int note_got(xstate *st, const struct ddio_seg *g);
 
 /* a PUT's segment landed in the user buffer (under the UCX lock) */
 static void landed(void *arg, const struct ddio_seg *g)
@@ -109,10 +118,10 @@ static void landed(void *arg, const struct ddio_seg *g)
 }
 
 /* data of the XFER to server i by UCX: a sink for its PUTs */
-static int want_ucx(xstate * st, int i)
+static int want_ucx(xstate *st, int i)
 {
-    ADIOI_DDIO_Xfer *x = st->x;
-    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    struct ddio_xfer_req *x = st->x;
+    struct ddio_conn *c = st->f->srv[i].conn;
     char why[200];
     struct ddio_ucx_sink *sk;
 
@@ -134,28 +143,26 @@ static int want_ucx(xstate * st, int i)
     return 1;
 }
 
-static void send_xfers(xstate * st, const char *involved)
+static void send_xfers(xstate *st)
 {
-    ADIOI_DDIO_Xfer *x = st->x;
-    ADIOI_DDIO_File *f = st->f;
+    struct ddio_xfer_req *x = st->x;
+    struct ddio_fh *f = st->f;
     struct ddio_wbuf dw, w;
     int64_t deadline = ddio_now_ms() + f->timeout_ms;
-    ADIOI_DDIO_Err err;
+    struct ddio_err err;
 
     ddio_wbuf_init(&dw);
     ddio_desc_encode(&dw, x->fdesc);
     for (int i = 0; i < f->nsrv; i++) {
-        if (involved && !involved[i])
+        if (!st->involved[i])
             continue;
         if (dw.err) {
-            ADIOI_DDIO_Err_set(&err, ENOMEM, "ddio: out of memory encoding a descriptor");
+            ddio_err_set(&err, ENOMEM, "ddio: out of memory encoding a descriptor");
             note_error(st, &err);
             break;
         }
-        if (ADIOI_DDIO_Srv_check(&f->srv[i], &err)) {
-            note_error(st, &err);
+        if (!st->ready[i])      /* ddio_fh_ready failed: noted */
             continue;
-        }
         struct ddio_xfer m = {
             .handle = f->srv[i].handle,.op = x->op,.flags = x->flags,
             .group = x->group,.seq = x->seq,.nparticipants = x->nparticipants,
@@ -169,12 +176,12 @@ static void send_xfers(xstate * st, const char *involved)
         }
         ddio_wbuf_init(&w);
         ddio_enc_xfer(&w, &m);
-        if (!w.err && !ADIOI_DDIO_Send(f->srv[i].conn, DDIO_T_XFER, w.p, w.len,
+        if (!w.err && !ddio_conn_send(f->srv[i].conn, DDIO_T_XFER, w.p, w.len,
                                        &st->s[i].req, deadline, &err)) {
             st->s[i].pending = 1;
             st->npending++;
         } else if (w.err)
-            ADIOI_DDIO_Err_set(&err, ENOMEM, "ddio: out of memory encoding an XFER");
+            ddio_err_set(&err, ENOMEM, "ddio: out of memory encoding an XFER");
         if (!st->s[i].pending)
             note_error(st, &err);
         ddio_wbuf_free(&w);
@@ -184,12 +191,12 @@ static void send_xfers(xstate * st, const char *involved)
 
 /* ---- segments ----------------------------------------------------------------- */
 
-static int segs_valid(const xstate * st, const struct ddio_segs *sg)
+static int segs_valid(const xstate *st, const struct ddio_segs *sg)
 {
     return ddio_segs_fit(sg, st->x->fdesc->length);
 }
 
-static int bounce_get(xstate * st)
+static int bounce_get(xstate *st)
 {
     if (!st->bounce) {
         uint64_t len = st->x->fdesc->length;
@@ -199,7 +206,7 @@ static int bounce_get(xstate * st)
     return st->bounce ? 0 : -ENOMEM;
 }
 
-static int note_got(xstate * st, const struct ddio_seg *g)
+static int note_got(xstate *st, const struct ddio_seg *g)
 {
     struct ddio_seg *last = st->ngot ? &st->got[st->ngot - 1] : NULL;
     st->got_bytes += g->len;
@@ -223,13 +230,13 @@ static int note_got(xstate * st, const struct ddio_seg *g)
 
 /* the user-buffer pieces of sg, stream-adjacent ones merged (a contiguous
  * buffer is one piece: UCX moves it in one rendezvous); lead slots first */
-static int user_iov(const xstate * st, const struct ddio_segs *sg, int lead, struct iovec **iov,
+static int user_iov(const xstate *st, const struct ddio_segs *sg, int lead, struct iovec **iov,
                     int *n)
 {
     return ddio_segs_iov(sg, st->x->mem->buf, st->x->fdesc->length, lead, iov, n);
 }
 
-static int recv_contig(xstate * st, int sock, const struct ddio_segs *sg, int64_t dl)
+static int recv_contig(xstate *st, int sock, const struct ddio_segs *sg, int64_t dl)
 {
     int n, rc;
     struct iovec *iov;
@@ -240,9 +247,9 @@ static int recv_contig(xstate * st, int sock, const struct ddio_segs *sg, int64_
     return rc;
 }
 
-static int recv_scatter(xstate * st, int sock, const struct ddio_segs *sg, int64_t dl)
+static int recv_scatter(xstate *st, int sock, const struct ddio_segs *sg, int64_t dl)
 {
-    const ADIOI_DDIO_Mem *m = st->x->mem;
+    const struct ddio_mem *m = st->x->mem;
     int rc = bounce_get(st);
     for (uint32_t k = 0; k < sg->nseg && !rc; k++) {
         uint64_t lo = sg->seg[k].off, hi = lo + sg->seg[k].len;
@@ -257,7 +264,7 @@ static int recv_scatter(xstate * st, int sock, const struct ddio_segs *sg, int64
     return rc;
 }
 
-static int on_put(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
+static int on_put(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
 {
     int sock = st->f->srv[i].conn->sock, rc;
     struct ddio_segs sg;
@@ -284,9 +291,9 @@ static int on_put(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
 /* ---- GET: answer with DATA from the user buffer -------------------------- */
 
 /* by UCX: one DATA active message sent straight from the user buffer */
-static int send_ucx(xstate * st, int i, uint64_t req, const struct ddio_segs *sg)
+static int send_ucx(xstate *st, int i, uint64_t req, const struct ddio_segs *sg)
 {
-    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = st->f->srv[i].conn;
     int n, rc;
     struct iovec *iov;
 
@@ -298,7 +305,7 @@ static int send_ucx(xstate * st, int i, uint64_t req, const struct ddio_segs *sg
     return rc;
 }
 
-static int send_contig(xstate * st, int sock, struct iovec *head, const struct ddio_segs *sg,
+static int send_contig(xstate *st, int sock, struct iovec *head, const struct ddio_segs *sg,
                        int64_t dl)
 {
     struct iovec *iov;
@@ -312,10 +319,10 @@ static int send_contig(xstate * st, int sock, struct iovec *head, const struct d
     return rc;
 }
 
-static int send_gather(xstate * st, int sock, struct iovec *head, const struct ddio_segs *sg,
+static int send_gather(xstate *st, int sock, struct iovec *head, const struct ddio_segs *sg,
                        int64_t dl)
 {
-    const ADIOI_DDIO_Mem *m = st->x->mem;
+    const struct ddio_mem *m = st->x->mem;
     int rc = bounce_get(st);
     if (!rc)
         rc = ddio_sendv_all(sock, head, 2, dl);
@@ -331,20 +338,20 @@ static int send_gather(xstate * st, int sock, struct iovec *head, const struct d
     return rc;
 }
 
-static int on_get(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
+static int on_get(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
 {
-    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = st->f->srv[i].conn;
     int sock = c->sock, rc = 0;
     struct ddio_segs sg;
     struct ddio_hdr dh;
     struct ddio_wbuf tw;
     uint8_t hb[DDIO_HDR_SIZE], *p = NULL;
-    ADIOI_DDIO_Err err;
+    struct ddio_err err;
 
     memset(&sg, 0, sizeof(sg));
     if (st->x->op != DDIO_X_WRITE)
         return -EPROTO;
-    if (ADIOI_DDIO_Recv_payload(c, h, dl, &p, &err)) {
+    if (ddio_conn_recv_payload(c, h, dl, &p, &err)) {
         note_error(st, &err);
         return -EPIPE;
     }
@@ -375,19 +382,19 @@ static int on_get(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
 
 /* ---- DONE ---------------------------------------------------------------------- */
 
-static int on_done(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
+static int on_done(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
 {
-    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = st->f->srv[i].conn;
     struct ddio_xfer_r r;
     uint8_t *p = NULL;
-    ADIOI_DDIO_Err err;
+    struct ddio_err err;
 
-    if (ADIOI_DDIO_Recv_payload(c, h, dl, &p, &err)) {
+    if (ddio_conn_recv_payload(c, h, dl, &p, &err)) {
         note_error(st, &err);
         return -EPIPE;
     }
     if (h->status) {
-        ADIOI_DDIO_Server_error(c, h->status, p, h->len, &err);
+        ddio_conn_server_error(c, h->status, p, h->len, &err);
         note_error(st, &err);
     } else if (ddio_dec_xfer_r(p, h->len, &r)) {
         free(p);
@@ -408,7 +415,7 @@ static int on_done(xstate * st, int i, const struct ddio_hdr *h, int64_t dl)
 }
 
 /* servers that sent DONE and whose UCX PUT bytes have all landed */
-static void ucx_check_done(xstate * st)
+static void ucx_check_done(xstate *st)
 {
     uint64_t got;
     int e;
@@ -428,9 +435,9 @@ static void ucx_check_done(xstate * st)
 
 /* ---- the loop -------------------------------------------------------------------- */
 
-static void handle_msg(xstate * st, int i)
+static void handle_msg(xstate *st, int i)
 {
-    ADIOI_DDIO_Conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = st->f->srv[i].conn;
     int64_t dl = ddio_now_ms() + st->f->timeout_ms;
     struct ddio_hdr h;
     int rc = ddio_recv_hdr(c->sock, &h, dl);
@@ -452,21 +459,21 @@ static void handle_msg(xstate * st, int i)
     else
         rc = -EPROTO;
     if (rc == -EPIPE) { /* already reported */
-        ADIOI_DDIO_Conn_fail(c);
+        ddio_conn_fail(c);
         srv_finish(st, i);
     } else if (rc)
         srv_broken(st, i, -rc, h.req != st->s[i].req || rc == -EPROTO ?
                    "malformed or unexpected message during a transfer" : "transfer");
 }
 
-static int64_t silence_deadline(const ADIOI_DDIO_File * f)
+static int64_t silence_deadline(const struct ddio_fh *f)
 {
     return ddio_now_ms() + f->timeout_ms + XFER_GRACE_MS;
 }
 
 /* the pending servers' sockets into pf; returns how many, *first = the
  * earliest deadline among them */
-static int poll_set(xstate * st, struct pollfd *pf, int *which, int64_t * first)
+static int poll_set(xstate *st, struct pollfd *pf, int *which, int64_t *first)
 {
     int k = 0;
     *first = INT64_MAX;
@@ -486,7 +493,7 @@ static int poll_set(xstate * st, struct pollfd *pf, int *which, int64_t * first)
 
 /* UCX in use: the worker's fd joins the poll set, and a poll does not sleep
  * while the worker has more to do */
-static int ucx_wait_slot(xstate * st, struct pollfd *pf, int k, int64_t * left)
+static int ucx_wait_slot(xstate *st, struct pollfd *pf, int k, int64_t *left)
 {
     if (!st->ucx)
         return k;
@@ -500,9 +507,9 @@ static int ucx_wait_slot(xstate * st, struct pollfd *pf, int k, int64_t * left)
     return k + 1;
 }
 
-static void poll_loop(xstate * st)
+static void poll_loop(xstate *st)
 {
-    ADIOI_DDIO_File *f = st->f;
+    struct ddio_fh *f = st->f;
     struct pollfd *pf = malloc((f->nsrv + 1) * sizeof(*pf));
     int *which = malloc(f->nsrv * sizeof(*which));
     int64_t first;
@@ -535,8 +542,8 @@ static void poll_loop(xstate * st)
         }
     }
     if (!pf || !which) {
-        ADIOI_DDIO_Err err;
-        ADIOI_DDIO_Err_set(&err, ENOMEM, "ddio: out of memory in the transfer loop");
+        struct ddio_err err;
+        ddio_err_set(&err, ENOMEM, "ddio: out of memory in the transfer loop");
         note_error(st, &err);
         for (int i = 0; i < f->nsrv; i++)
             if (st->s[i].pending)
@@ -561,9 +568,9 @@ static int zero_piece(void *arg, int64_t addr, uint64_t len, uint64_t stream_off
     return 0;
 }
 
-static void zero_range(xstate * st, uint64_t lo, uint64_t hi)
+static void zero_range(xstate *st, uint64_t lo, uint64_t hi)
 {
-    const ADIOI_DDIO_Mem *m = st->x->mem;
+    const struct ddio_mem *m = st->x->mem;
     if (lo >= hi)
         return;
     if (m->contig)
@@ -574,9 +581,9 @@ static void zero_range(xstate * st, uint64_t lo, uint64_t hi)
 
 /* The stream bytes below the file's logical size count as read; those no
  * server sent are holes and read as zeros. */
-static void finish_read(xstate * st)
+static void finish_read(xstate *st)
 {
-    ADIOI_DDIO_File *f = st->f;
+    struct ddio_fh *f = st->f;
     char *skip = calloc(f->nsrv, 1);
     uint64_t *known = calloc(f->nsrv, sizeof(*known)), size = 0, n, cur = 0;
 
@@ -585,8 +592,8 @@ static void finish_read(xstate * st)
         known[i] = st->s[i].local_size;
     }
     if (!skip || !known)
-        ADIOI_DDIO_Err_set(st->e, ENOMEM, "ddio: out of memory");
-    else if (!ADIOI_DDIO_File_size(f, skip, known, &size, st->e)) {
+        ddio_err_set(st->e, ENOMEM, "ddio: out of memory");
+    else if (!ddio_fh_size(f, skip, known, &size, st->e)) {
         n = ddio_desc_stream_before(st->x->fdesc, (int64_t) size);
         qsort(st->got, st->ngot, sizeof(*st->got), seg_cmp);
         for (size_t k = 0; k < st->ngot && cur < n; k++) {
@@ -605,10 +612,10 @@ static void finish_read(xstate * st)
  * gone: its sends and receives may never complete) only briefly, so the
  * error is not delayed; what is still running then keeps its sink or
  * counter, never freed. */
-static void ucx_end(xstate * st)
+static void ucx_end(xstate *st)
 {
     int64_t dl = ddio_now_ms() + (st->e->errnum ? 200 : 5000);
-    ADIOI_DDIO_Err err;
+    struct ddio_err err;
     int rc;
 
     for (int i = 0; st->ucx && i < st->f->nsrv; i++) {
@@ -625,17 +632,55 @@ static void ucx_end(xstate * st)
     else
         rc = 0;
     if (rc) {
-        ADIOI_DDIO_Err_set(&err, -rc, "ddio: sending write data by UCX failed (%s)",
-                           ddio_errno_name(-rc));
+        ddio_err_set(&err, -rc, "ddio: sending write data by UCX failed (%s)",
+                     ddio_errno_name(-rc));
+        err.transport = 1;
         note_error(st, &err);
     }
     if (st->got_err) {
-        ADIOI_DDIO_Err_set(&err, ENOMEM, "ddio: out of memory noting received data");
+        ddio_err_set(&err, ENOMEM, "ddio: out of memory noting received data");
         note_error(st, &err);
     }
 }
 
-int ADIOI_DDIO_Xfer_run(ADIOI_DDIO_Xfer * x, const char *involved, ADIOI_DDIO_Err * e)
+/* which servers to send to, and each one's handle made usable (a renewal
+ * talks on the connection, so it happens before the transfer locks them) */
+static int prepare(xstate *st, const char *involved)
+{
+    struct ddio_fh *f = st->f;
+    struct ddio_err err;
+
+    st->involved = calloc(f->nsrv, 1);
+    st->ready = calloc(f->nsrv, 1);
+    st->conns = calloc(f->nsrv, sizeof(*st->conns));
+    if (!st->involved || !st->ready || !st->conns) {
+        ddio_err_set(st->e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < f->nsrv; i++) {
+        if (involved && !involved[i])
+            continue;
+        st->involved[i] = 1;
+        if (ddio_fh_ready(f, i, &err) == 0) {
+            st->ready[i] = 1;
+            st->conns[i] = f->srv[i].conn;
+        } else
+            note_error(st, &err);
+    }
+    return 0;
+}
+
+static void xstate_free(xstate *st)
+{
+    free(st->s);
+    free(st->got);
+    free(st->bounce);
+    free(st->involved);
+    free(st->ready);
+    free(st->conns);
+}
+
+int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
 {
     xstate st;
 
@@ -645,21 +690,57 @@ int ADIOI_DDIO_Xfer_run(ADIOI_DDIO_Xfer * x, const char *involved, ADIOI_DDIO_Er
     st.e = e;
     x->bytes = 0;
     st.s = calloc(x->f->nsrv, sizeof(*st.s));
-    if (!st.s) {
-        ADIOI_DDIO_Err_set(e, ENOMEM, "ddio: out of memory");
-        return -1;
+    if (!st.s)
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+    else if (!prepare(&st, involved)) {
+        ddio_conns_lock(st.conns, x->f->nsrv);
+        send_xfers(&st);
+        poll_loop(&st);
+        ucx_end(&st);
+        ddio_conns_unlock(st.conns, x->f->nsrv);
     }
-    send_xfers(&st, involved);
-    poll_loop(&st);
-    ucx_end(&st);
     if (!e->errnum && x->op == DDIO_X_WRITE)
         x->bytes = x->fdesc->length;
-    else if (!e->errnum && st.got_bytes == x->fdesc->length)
+    else if (!e->errnum && (st.got_bytes == x->fdesc->length || x->raw))
         x->bytes = st.got_bytes;
     else if (!e->errnum)
         finish_read(&st);
-    free(st.s);
-    free(st.got);
-    free(st.bounce);
+    xstate_free(&st);
     return e->errnum ? -1 : 0;
+}
+
+/* ---- which servers a request touches -------------------------------------------- */
+
+typedef struct mark_arg {
+    char *involved;
+    uint32_t left;
+} mark_arg;
+
+static int mark_server(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
+                       uint64_t len)
+{
+    mark_arg *a = arg;
+    (void) logical_off;
+    (void) local_off;
+    (void) len;
+    if (!a->involved[server]) {
+        a->involved[server] = 1;
+        a->left--;
+    }
+    return a->left == 0;        /* every server marked: stop early */
+}
+
+char *ddio_xfer_involved(const struct ddio_fh *f, const struct ddio_desc *d)
+{
+    char *inv = calloc(f->nsrv ? f->nsrv : 1, 1);
+    mark_arg a = {.involved = inv,.left = (uint32_t) f->nsrv };
+    int64_t first, end;
+
+    if (!inv)
+        return NULL;
+    ddio_desc_bounds(d, &first, &end);
+    if (end > first)
+        ddio_layout_foreach(&f->stripe, (uint64_t) first, (uint64_t) (end - first),
+                            mark_server, &a);
+    return inv;
 }

@@ -1,0 +1,241 @@
+/* The client core: everything a client of the ddio servers does, once, with
+ * no MPI dependency. The ROMIO driver (adio/ad_ddio), the command-line tool
+ * and the mount (through ddio_client.h) are all built on it.
+ *
+ *   ddio_core_conf.c  where the servers, the secret and the timeout come from
+ *                     (hint, environment, DDIO_CONFIG)
+ *   ddio_core_conn.c  connections: pools keyed by host:port, connect + HELLO
+ *                     + AUTH (+ UCX), one request/reply, fan-out to several
+ *   ddio_core_file.c  a file open on its stripe servers: open / create /
+ *                     close, size, set size, sync, and the renewal of a
+ *                     handle that died with its connection
+ *   ddio_core_xfer.c  one XFER to each involved server, served until DONE:
+ *                     PUTs into the caller's buffer, GETs answered from it,
+ *                     on TCP or UCX (docs/PROTOCOL.md "XFER")
+ *
+ * Threads: a connection carries one conversation at a time; every function
+ * here that talks on a connection holds its mutex from the first byte sent to
+ * the last byte received (an XFER until its DONE), locking several in one
+ * global order, so threads may share connections (the tools and the mount do;
+ * the driver's progress thread uses a pool of its own so that a background
+ * transfer never waits for the main thread's).
+ *
+ * Errors: functions return 0 or -1 with a struct ddio_err set (errno value
+ * plus a message naming the server and the cause). */
+#ifndef DDIO_CORE_H
+#define DDIO_CORE_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddio_desc.h"
+#include "ddio_layout.h"
+#include "ddio_proto.h"
+
+#define DDIO_ERR_LEN        512
+#define DDIO_DFLT_UNIT      (1u << 20)  /* stripe unit of new files */
+#define DDIO_DFLT_TIMEOUT_S 30
+
+struct ddio_err {
+    int errnum;
+    int transport;              /* the connection failed (not a server's answer) */
+    char msg[DDIO_ERR_LEN];
+};
+void ddio_err_set(struct ddio_err *e, int errnum, const char *fmt, ...)
+    __attribute__ ((format(printf, 3, 4)));
+
+/* ---- ddio_core_conf.c: configuration ---------------------------------------- */
+
+/* Server list: spec when given (remembered for later calls without one),
+ * else $DDIO_SERVERS, else "servers" in $DDIO_CONFIG, else the last spec
+ * given in this process. Free with ddio_free_list. */
+int ddio_server_list(const char *spec, char ***list, int *n, struct ddio_err *e);
+void ddio_free_list(char **list, int n);
+/* Secret file for connections made from now on: the hint when given (and
+ * remembered), else $DDIO_SECRET_FILE, else "secret_file" in $DDIO_CONFIG. */
+void ddio_secret_hint(const char *hint);
+const char *ddio_secret_hint_get(void);
+/* default striping of new files from $DDIO_CONFIG: 0 where not given */
+void ddio_config_striping(long long *unit, int *factor);
+/* timeout: hint_s (> 0), else $DDIO_TIMEOUT, else config, else 30 s */
+int ddio_timeout_ms(int hint_s);
+
+/* ---- ddio_core_conn.c: connections ---------------------------------------- */
+
+struct ddio_pool;
+
+struct ddio_conn {
+    pthread_mutex_t mu;         /* one conversation at a time */
+    struct ddio_pool *pool;     /* how to (re)connect: secret, transport */
+    char addr[256];             /* "host:port" as configured */
+    char name[256];             /* the server's own name, for messages */
+    int sock;                   /* -1 when not connected */
+    unsigned gen;               /* bumped at every (re)connect */
+    uint64_t next_req;
+    uint8_t id[DDIO_ID_LEN];
+    uint32_t ndisks;
+    uint64_t block_size;
+    struct ddio_ucx_ep *ucx;    /* XFER data may move by UCX; NULL: TCP only */
+    uint64_t ucx_cookie;        /* the server's name for this connection */
+    char ucx_why[200];          /* why not UCX */
+};
+
+/* Connections to servers by address, made on first use. */
+struct ddio_pool {
+    pthread_mutex_t mu;         /* the list */
+    struct ddio_conn **conns;
+    int n, cap;
+    char *secret_file;          /* NULL: ddio_secret_hint / environment / config */
+    const char *client_name;    /* our name in HELLO; NULL: the host name */
+    int xport;                  /* enum ddio_xport to ask for; -1: DDIO_TRANSPORT */
+    int strict_ucx;             /* UCX forced and not had: the connect fails */
+};
+#define DDIO_POOL_INIT { .mu = PTHREAD_MUTEX_INITIALIZER, .xport = -1 }
+
+/* the pool's connection to addr, connected (and handshaken) if it was not */
+int ddio_pool_get(struct ddio_pool *p, const char *addr, int timeout_ms,
+                  struct ddio_conn **out, struct ddio_err *e);
+/* close and free every connection (the pool itself is the caller's) */
+void ddio_pool_clear(struct ddio_pool *p);
+/* connect c if it is not (c->mu held) */
+int ddio_conn_ready(struct ddio_conn *c, int timeout_ms, struct ddio_err *e);
+/* drop the connection (its byte stream can no longer be trusted) */
+void ddio_conn_fail(struct ddio_conn *c);
+/* lock / unlock n connections (NULLs and repeats allowed) in one global order */
+void ddio_conns_lock(struct ddio_conn *const *v, int n);
+void ddio_conns_unlock(struct ddio_conn *const *v, int n);
+
+/* the pieces of a conversation (c->mu held) */
+int ddio_conn_send(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
+                   uint64_t *req, int64_t deadline, struct ddio_err *e);
+int ddio_conn_recv_payload(struct ddio_conn *c, const struct ddio_hdr *h, int64_t deadline,
+                           uint8_t **payload, struct ddio_err *e);
+int ddio_conn_recv_reply(struct ddio_conn *c, uint16_t type, uint64_t req, int64_t deadline,
+                         uint8_t **payload, size_t *len, struct ddio_err *e);
+/* a server's error reply: its message, or one made from the status */
+void ddio_conn_server_error(const struct ddio_conn *c, int status, const uint8_t *p, size_t n,
+                            struct ddio_err *e);
+/* a transport failure on c: the message, and the connection dropped */
+void ddio_conn_transport_error(struct ddio_conn *c, int rc, const char *what,
+                               struct ddio_err *e);
+
+/* A request to one server, part of a fan-out. */
+struct ddio_call {
+    struct ddio_conn *conn;     /* NULL: not sent (its err, if any, stays) */
+    struct ddio_wbuf req;       /* request payload, filled by the caller */
+    uint64_t id;
+    int sent;
+    uint8_t *reply;             /* reply payload (malloc'd) */
+    size_t reply_len;
+    struct ddio_err err;
+};
+/* Send every call's request, then collect every reply (the servers work in
+ * parallel); each call gets its own outcome. Locks the connections. At most
+ * DDIO_MAX_SERVERS calls (a server list's length). */
+void ddio_fanout(struct ddio_call *calls, int n, uint16_t type, int timeout_ms);
+void ddio_calls_free(struct ddio_call *calls, int n);
+/* one request and its reply on c (locks c) */
+int ddio_conn_call(struct ddio_conn *c, uint16_t type, const struct ddio_wbuf *req,
+                   int64_t deadline, uint8_t **reply, size_t *len, struct ddio_err *e);
+
+/* ---- ddio_core_file.c: open files ---------------------------------------------- */
+
+/* One stripe server of an open file. */
+struct ddio_srv {
+    struct ddio_conn *conn;
+    unsigned gen;               /* conn->gen when the handle was opened */
+    uint64_t handle;
+    int is_open;
+};
+
+/* A file open on its stripe servers. */
+struct ddio_fh {
+    int timeout_ms;
+    int nsrv;                   /* stripe count */
+    struct ddio_srv *srv;       /* stripe order */
+    struct ddio_stripe stripe;
+    int xport;                  /* enum ddio_xport: DDIO_XPORT_TCP keeps XFERs off UCX */
+    /* renewal: with renew set, a handle lost with its connection (a restart,
+     * a timeout) is opened again by path on first use; without, the call
+     * fails with EPIPE ("the file must be reopened") */
+    int renew;
+    char *path;                 /* namespace path (set by ddio_fh_open) */
+    uint32_t amode;
+};
+
+/* How to create a file that does not exist yet. */
+struct ddio_create {
+    uint64_t unit;              /* stripe unit */
+    int count;                  /* stripe count (<= 0 or > servers: all) */
+    int excl;                   /* an existing file is an error (EEXIST) */
+};
+
+/* Open path on the servers conns[0..n) (stripe order of a new file): an
+ * existing file anywhere on them (retried while another process is halfway
+ * through creating or deleting it), else, with cr, a new one (O_EXCL on each
+ * stripe server; stripe server 0 decides between racing creators). */
+int ddio_fh_open(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                 uint32_t amode, const struct ddio_create *cr, struct ddio_err *e);
+/* Open the same file again through other connections (another pool):
+ * addrs/ids are the stripe servers' (as at the first open); the layout must
+ * be the one f already has. */
+int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[256],
+                       const uint8_t (*ids)[DDIO_ID_LEN], struct ddio_err *e);
+/* CLOSE every live handle (in parallel); frees srv. 0 or -1 (first error). */
+int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e);
+void ddio_fh_free(struct ddio_fh *f);
+/* stripe server i usable: alive, or renewed (f->renew); else -1 with e */
+int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e);
+/* logical size = max over the stripe servers of their logical end; servers
+ * with skip[i] set are not asked (their local size is known[i]) */
+int ddio_fh_size(struct ddio_fh *f, const char *skip, const uint64_t *known, uint64_t *size,
+                 struct ddio_err *e);
+/* SETSIZE on every server to its share of size (grow != NULL: only where
+ * the share exceeds grow[i], i.e. extension only) */
+int ddio_fh_set_local_sizes(struct ddio_fh *f, uint64_t size, const uint64_t *grow,
+                            struct ddio_err *e);
+/* local sizes of every server not in skip */
+int ddio_fh_local_sizes(struct ddio_fh *f, const char *skip, uint64_t *local,
+                        struct ddio_err *e);
+/* PREALLOC of each server's share of [0, size) */
+int ddio_fh_prealloc(struct ddio_fh *f, uint64_t size, struct ddio_err *e);
+/* SYNC on every server */
+int ddio_fh_sync(struct ddio_fh *f, struct ddio_err *e);
+/* one request on stripe server i's handle: enc(w, handle, arg) builds it */
+typedef void (*ddio_henc_fn)(struct ddio_wbuf *w, uint64_t handle, uint64_t arg);
+int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint64_t arg,
+                 uint8_t **reply, size_t *len, struct ddio_err *e);
+/* DELETE path on every server of the list (ENOENT everywhere: ENOENT) */
+int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
+                struct ddio_err *e);
+
+/* ---- ddio_core_xfer.c: transfers ------------------------------------------------ */
+
+/* Memory side of a transfer: contiguous at buf, or laid out by desc. */
+struct ddio_mem {
+    char *buf;
+    int contig;
+    struct ddio_desc desc;      /* !contig: memory type, addresses from buf */
+};
+
+/* One participant's XFER, independent or collective. */
+struct ddio_xfer_req {
+    struct ddio_fh *f;
+    uint32_t op;                /* DDIO_X_READ / DDIO_X_WRITE */
+    uint32_t flags;             /* DDIO_XF_* */
+    uint64_t group, seq;        /* 0, 0 for independent I/O */
+    uint32_t nparticipants, rank;
+    const struct ddio_desc *fdesc;
+    const struct ddio_mem *mem;
+    int raw;                    /* reads: only what servers send is written (no
+                                 * zeros for holes, no size lookup) */
+    uint64_t bytes;             /* out: stream bytes transferred (reads: below
+                                 * the end of file) */
+};
+/* involved[i] != 0: send the XFER to stripe server i (NULL: all) */
+int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
+/* the stripe servers holding any byte between d's first and last (malloc'd) */
+char *ddio_xfer_involved(const struct ddio_fh *f, const struct ddio_desc *d);
+
+#endif

@@ -1,0 +1,737 @@
+/* A file open on its stripe servers (ddio_core.h): open, create, close,
+ * size, set size, preallocation, sync, delete, and the renewal of a handle
+ * lost with its connection.
+ *
+ * A file lives on `count` servers with a layout stored on each of them. To
+ * open an existing file we ask every configured server (only the stripe
+ * servers have it, and we do not know the stripe count yet), then check the
+ * stored layout against our connections. To create, we first look for an
+ * existing file the same way (so a file created earlier with a different
+ * striping is reused, not shadowed), then create with O_EXCL on each stripe
+ * server, which makes EXCL exact across servers and racing processes. */
+#include "ddio_core.h"
+#include "ddio_net.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- one OPEN to several servers -------------------------------------------- */
+
+typedef struct open_set {
+    int n;
+    struct ddio_conn **conns;
+    struct ddio_call *calls;
+    struct ddio_open_r *res;
+} open_set;
+
+static void open_encode(open_set *s, int i, const char *path, uint32_t amode,
+                        const struct ddio_layout_rec *proto)
+{
+    struct ddio_open m;
+    memset(&m, 0, sizeof(m));
+    m.path = (char *) path;
+    m.amode = amode;
+    if (proto) {
+        m.layout = *proto;
+        m.layout.server_index = i;
+    } else {
+        /* unused without CREAT, but the decoder insists on a valid one */
+        m.layout.stripe_unit = DDIO_DFLT_UNIT;
+        m.layout.stripe_count = 1;
+        memcpy(m.layout.ids[0], s->conns[i]->id, DDIO_ID_LEN);
+    }
+    m.layout.ndisks = s->conns[i]->ndisks;
+    m.layout.block_size = s->conns[i]->block_size;
+    s->calls[i].conn = s->conns[i];
+    ddio_wbuf_init(&s->calls[i].req);
+    ddio_enc_open(&s->calls[i].req, &m);
+}
+
+static int open_send(open_set *s, const char *path, uint32_t amode,
+                     const struct ddio_layout_rec *proto, int timeout_ms, struct ddio_err *e)
+{
+    s->calls = calloc(s->n, sizeof(*s->calls));
+    s->res = calloc(s->n, sizeof(*s->res));
+    if (!s->calls || !s->res) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < s->n; i++)
+        open_encode(s, i, path, amode, proto);
+    if (proto && s->n > 1) {
+        /* stripe server 0 decides who creates: only its O_EXCL winner goes
+         * on to the others, so racing creators never split a file */
+        ddio_fanout(s->calls, 1, DDIO_T_OPEN, timeout_ms);
+        if (s->calls[0].err.errnum)
+            for (int i = 1; i < s->n; i++)
+                s->calls[i].conn = NULL;        /* not sent: no error of its own */
+        ddio_fanout(s->calls + 1, s->n - 1, DDIO_T_OPEN, timeout_ms);
+    } else
+        ddio_fanout(s->calls, s->n, DDIO_T_OPEN, timeout_ms);
+    for (int i = 0; i < s->n; i++) {
+        struct ddio_call *k = &s->calls[i];
+        if (!k->conn)
+            ddio_err_set(&k->err, ECANCELED, "not sent");
+        else if (!k->err.errnum && ddio_dec_open_r(k->reply, k->reply_len, &s->res[i]))
+            ddio_err_set(&k->err, EPROTO, "ddio server %s: malformed OPEN reply",
+                         k->conn->name);
+    }
+    return 0;
+}
+
+/* one request on a connection, its answer dropped (cleanup paths) */
+static void call_once(struct ddio_conn *c, uint16_t type, struct ddio_wbuf *w, int timeout_ms)
+{
+    struct ddio_call k;
+    memset(&k, 0, sizeof(k));
+    k.conn = c;
+    k.req = *w;
+    ddio_fanout(&k, 1, type, timeout_ms);
+    ddio_wbuf_free(&k.req);
+    free(k.reply);
+}
+
+static void close_one(struct ddio_conn *c, uint64_t handle, int timeout_ms)
+{
+    struct ddio_handle_req m = {.handle = handle };
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_handle_req(&w, &m);
+    call_once(c, DDIO_T_CLOSE, &w, timeout_ms);
+}
+
+static void delete_one(struct ddio_conn *c, const char *path, int timeout_ms)
+{
+    struct ddio_path_req m = {.path = (char *) path };
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_path_req(&w, &m);
+    call_once(c, DDIO_T_DELETE, &w, timeout_ms);
+}
+
+/* close what this set opened (after a failure); delete what it created */
+static void open_undo(open_set *s, const char *path, int timeout_ms)
+{
+    for (int i = 0; s->calls && i < s->n; i++) {
+        if (s->calls[i].err.errnum)
+            continue;
+        close_one(s->conns[i], s->res[i].handle, timeout_ms);
+        if (s->res[i].created)
+            delete_one(s->conns[i], path, timeout_ms);
+    }
+}
+
+static void open_set_free(open_set *s)
+{
+    ddio_calls_free(s->calls, s->n);
+    free(s->res);
+    s->calls = NULL;
+    s->res = NULL;
+}
+
+/* ---- layout checks ------------------------------------------------------------ */
+
+static void id_hex(const uint8_t *id, char *out)
+{
+    for (unsigned i = 0; i < DDIO_ID_LEN; i++)
+        sprintf(out + 2 * i, "%02x", id[i]);
+}
+
+static int layout_same(const struct ddio_layout_rec *a, const struct ddio_layout_rec *b)
+{
+    return a->stripe_unit == b->stripe_unit && a->stripe_count == b->stripe_count &&
+        !memcmp(a->ids, b->ids, (size_t) a->stripe_count * DDIO_ID_LEN);
+}
+
+static void srv_set(struct ddio_srv *s, struct ddio_conn *c, uint64_t handle)
+{
+    s->conn = c;
+    s->gen = c->gen;
+    s->handle = handle;
+    s->is_open = 1;
+}
+
+/* place reply i at its stripe index, checking it against the first layout */
+static int adopt_one(struct ddio_fh *f, open_set *s, int i, const struct ddio_layout_rec *L,
+                     const char *path, struct ddio_err *e)
+{
+    const struct ddio_layout_rec *li = &s->res[i].layout;
+    uint32_t idx = li->server_index;
+
+    if (!layout_same(li, L) || idx >= L->stripe_count ||
+        memcmp(s->conns[i]->id, L->ids[idx], DDIO_ID_LEN)) {
+        ddio_err_set(e, ESTALE, "ddio: %s: server %s holds a layout that does not "
+                     "match the file's (stale or foreign copy); refusing to open",
+                     path, s->conns[i]->name);
+        return -1;
+    }
+    if (f->srv[idx].is_open) {
+        ddio_err_set(e, EINVAL, "ddio: server %s is listed twice (as %s and %s)",
+                     s->conns[i]->name, f->srv[idx].conn->addr, s->conns[i]->addr);
+        return -1;
+    }
+    srv_set(&f->srv[idx], s->conns[i], s->res[i].handle);
+    return 0;
+}
+
+/* every stripe of L must have been adopted */
+static int check_complete(struct ddio_fh *f, open_set *s, const struct ddio_layout_rec *L,
+                          const char *path, struct ddio_err *e)
+{
+    char hex[2 * DDIO_ID_LEN + 1];
+
+    for (int j = 0; j < f->nsrv; j++) {
+        for (int i = 0; i < s->n && !f->srv[j].is_open; i++)
+            if (!memcmp(s->conns[i]->id, L->ids[j], DDIO_ID_LEN)) {
+                ddio_err_set(e, EAGAIN, "ddio: %s: incomplete file: stripe %d is "
+                             "missing on server %s (being created or deleted?)",
+                             path, j, s->conns[i]->name);
+                return -1;
+            }
+        if (!f->srv[j].is_open) {
+            id_hex(L->ids[j], hex);
+            ddio_err_set(e, ESTALE, "ddio: %s: stripe %d of %d lives on server id %s, "
+                         "which is not in the configured server list", path, j, f->nsrv,
+                         hex);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int adopt_layout(struct ddio_fh *f, open_set *s, int first, const char *path,
+                        struct ddio_err *e)
+{
+    const struct ddio_layout_rec *L = &s->res[first].layout;
+
+    if (L->stripe_count == 0 || L->stripe_count > DDIO_MAX_SERVERS || L->stripe_unit == 0) {
+        ddio_err_set(e, EPROTO, "ddio: %s: server %s returned an invalid layout",
+                     path, s->conns[first]->name);
+        return -1;
+    }
+    f->nsrv = (int) L->stripe_count;
+    f->stripe.unit = L->stripe_unit;
+    f->stripe.count = L->stripe_count;
+    f->srv = calloc(f->nsrv, sizeof(*f->srv));
+    if (!f->srv) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < s->n; i++)
+        if (!s->calls[i].err.errnum && adopt_one(f, s, i, L, path, e))
+            return -1;
+    return check_complete(f, s, L, path, e);
+}
+
+/* forget the handles adopted so far (their closing is open_undo's job) */
+static void drop_srv(struct ddio_fh *f)
+{
+    free(f->srv);
+    f->srv = NULL;
+    f->nsrv = 0;
+}
+
+/* ---- open existing / create ------------------------------------------------- */
+
+/* 0: opened; -1 with e set (ENOENT when no server has it) */
+static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                         uint32_t amode, struct ddio_err *e)
+{
+    open_set s = {.n = n,.conns = conns };
+    int first = -1, rc = 0;
+
+    if (!open_send(&s, path, amode, NULL, f->timeout_ms, e)) {
+        for (int i = 0; i < n && !e->errnum; i++) {
+            struct ddio_err *ei = &s.calls[i].err;
+            if (!ei->errnum && first < 0)
+                first = i;
+            else if (ei->errnum && ei->errnum != ENOENT)
+                *e = *ei;
+        }
+        if (!e->errnum && first < 0)
+            ddio_err_set(e, ENOENT, "ddio: %s: no such file on any of the %d servers",
+                         path, n);
+        if (!e->errnum && adopt_layout(f, &s, first, path, e))
+            drop_srv(f);
+    }
+    if (e->errnum) {
+        open_undo(&s, path, f->timeout_ms);
+        rc = -1;
+    }
+    open_set_free(&s);
+    return rc;
+}
+
+/* create on the first cr->count servers of the list, O_EXCL */
+static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                      uint32_t amode, const struct ddio_create *cr, struct ddio_err *e)
+{
+    int count = cr->count > 0 && cr->count < n ? cr->count : n;
+    open_set s = {.n = count,.conns = conns };
+    struct ddio_layout_rec *L = calloc(1, sizeof(*L));
+    int rc = 0;
+
+    if (!L) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    L->stripe_unit = cr->unit ? cr->unit : DDIO_DFLT_UNIT;
+    L->stripe_count = (uint32_t) count;
+    for (int i = 0; i < count; i++)
+        memcpy(L->ids[i], conns[i]->id, DDIO_ID_LEN);
+    if (!open_send(&s, path, amode | DDIO_O_CREAT | DDIO_O_EXCL, L, f->timeout_ms, e)) {
+        for (int i = 0; i < count && !e->errnum; i++)
+            if (s.calls[i].err.errnum)
+                *e = s.calls[i].err;
+        if (!e->errnum && adopt_layout(f, &s, 0, path, e))
+            drop_srv(f);
+    }
+    if (e->errnum) {
+        open_undo(&s, path, f->timeout_ms);
+        rc = -1;
+    }
+    open_set_free(&s);
+    free(L);
+    return rc;
+}
+
+/* Another process may be creating (or deleting) the same file right now, as
+ * every rank does with ROMIO's hidden shared-pointer file: a file found on
+ * only some of its servers is retried until complete, within the deadline. */
+static int open_settled(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                        uint32_t amode, struct ddio_err *e)
+{
+    int64_t deadline = ddio_now_ms() + f->timeout_ms;
+    for (;;) {
+        memset(e, 0, sizeof(*e));
+        if (open_existing(f, conns, n, path, amode, e) == 0)
+            return 0;
+        if (e->errnum != EAGAIN || ddio_now_ms() > deadline)
+            return -1;
+        usleep(10000);
+    }
+}
+
+static int create_file(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                       uint32_t amode, const struct ddio_create *cr, struct ddio_err *e)
+{
+    int64_t deadline = ddio_now_ms() + f->timeout_ms;
+
+    for (;;) {
+        if (open_settled(f, conns, n, path, amode, e) == 0) {
+            if (!cr->excl)
+                return 0;
+            ddio_fh_close(f, NULL);
+            ddio_err_set(e, EEXIST, "ddio: %s: file exists (MPI_MODE_EXCL)", path);
+            return -1;
+        }
+        if (e->errnum != ENOENT)
+            return -1;
+        memset(e, 0, sizeof(*e));
+        if (create_new(f, conns, n, path, amode, cr, e) == 0)
+            return 0;
+        /* someone else created it between our look and our create */
+        if (e->errnum != EEXIST || cr->excl || ddio_now_ms() > deadline)
+            return -1;
+    }
+}
+
+int ddio_fh_open(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                 uint32_t amode, const struct ddio_create *cr, struct ddio_err *e)
+{
+    free(f->path);
+    f->path = strdup(path);
+    f->amode = amode;
+    if (!f->path) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    return cr ? create_file(f, conns, n, path, amode, cr, e)
+        : open_settled(f, conns, n, path, amode, e);
+}
+
+/* ---- opening again: another pool, or after a lost connection ------------------- */
+
+static int srv_live(const struct ddio_srv *s)
+{
+    return s->is_open && s->conn->sock >= 0 && s->conn->gen == s->gen;
+}
+
+/* the server at stripe index i must answer with the file's own layout */
+static int same_layout(const struct ddio_fh *f, const struct ddio_open_r *r, int i,
+                       const struct ddio_conn *c, struct ddio_err *e)
+{
+    const struct ddio_layout_rec *l = &r->layout;
+
+    if (l->server_index != (uint32_t) i || l->stripe_count != (uint32_t) f->nsrv ||
+        l->stripe_unit != f->stripe.unit || memcmp(l->ids[i], c->id, DDIO_ID_LEN)) {
+        ddio_err_set(e, ESTALE, "ddio: %s: server %s answered with another layout "
+                     "than at open (the file was replaced?)", f->path, c->name);
+        return -1;
+    }
+    return 0;
+}
+
+int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[256],
+                       const uint8_t (*ids)[DDIO_ID_LEN], struct ddio_err *e)
+{
+    open_set s = {.n = f->nsrv };
+
+    f->srv = calloc(f->nsrv, sizeof(*f->srv));
+    s.conns = calloc(f->nsrv, sizeof(*s.conns));
+    if (!f->srv || !s.conns)
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+    for (int i = 0; i < f->nsrv && !e->errnum; i++)
+        if (!ddio_pool_get(pool, addrs[i], f->timeout_ms, &s.conns[i], e) &&
+            memcmp(s.conns[i]->id, ids[i], DDIO_ID_LEN))
+            ddio_err_set(e, ESTALE, "ddio: server %s has another identity than at "
+                         "open (restarted with another storage root?)", addrs[i]);
+    if (!e->errnum && !open_send(&s, f->path, f->amode, NULL, f->timeout_ms, e)) {
+        for (int i = 0; i < f->nsrv && !e->errnum; i++)
+            if (s.calls[i].err.errnum)
+                *e = s.calls[i].err;
+            else if (!same_layout(f, &s.res[i], i, s.conns[i], e))
+                srv_set(&f->srv[i], s.conns[i], s.res[i].handle);
+    }
+    if (e->errnum)
+        open_undo(&s, f->path, f->timeout_ms);
+    open_set_free(&s);
+    free(s.conns);
+    if (e->errnum) {
+        free(f->srv);   /* (nsrv stays: the next request tries again) */
+        f->srv = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* OPEN of f's path on c (c->mu held) into *r */
+static int open_locked(const struct ddio_fh *f, struct ddio_conn *c, struct ddio_open_r *r,
+                       struct ddio_err *e)
+{
+    struct ddio_open m;
+    struct ddio_wbuf w;
+    int64_t deadline = ddio_now_ms() + f->timeout_ms;
+    uint8_t *p = NULL;
+    size_t n = 0;
+    uint64_t id;
+    int rc;
+
+    memset(&m, 0, sizeof(m));
+    m.path = f->path;
+    m.amode = f->amode;
+    m.layout.stripe_unit = DDIO_DFLT_UNIT;      /* unused without CREAT */
+    m.layout.stripe_count = 1;
+    memcpy(m.layout.ids[0], c->id, DDIO_ID_LEN);
+    m.layout.ndisks = c->ndisks;
+    m.layout.block_size = c->block_size;
+    ddio_wbuf_init(&w);
+    ddio_enc_open(&w, &m);
+    if (w.err)
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+    rc = w.err ? -1 : ddio_conn_send(c, DDIO_T_OPEN, w.p, w.len, &id, deadline, e);
+    ddio_wbuf_free(&w);
+    if (!rc)
+        rc = ddio_conn_recv_reply(c, DDIO_T_OPEN, id, deadline, &p, &n, e);
+    if (!rc && ddio_dec_open_r(p, n, r)) {
+        ddio_err_set(e, EPROTO, "ddio server %s: malformed OPEN reply", c->name);
+        rc = -1;
+    }
+    free(p);
+    return rc;
+}
+
+/* Stripe server i's connection dropped since its handle was opened: connect
+ * again and OPEN by path; the server must still hold stripe i of a file with
+ * the same layout. Under the connection's mutex, so threads sharing f renew
+ * a handle once. */
+static int renew(struct ddio_fh *f, int i, struct ddio_err *e)
+{
+    struct ddio_srv *s = &f->srv[i];
+    struct ddio_conn *c = s->conn;
+    struct ddio_open_r *r = malloc(sizeof(*r));
+    int rc = r ? 0 : -1;
+
+    if (!r)
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+    pthread_mutex_lock(&c->mu);
+    if (!rc && !srv_live(s)) {
+        rc = ddio_conn_ready(c, f->timeout_ms, e);
+        if (!rc)
+            rc = open_locked(f, c, r, e);
+        if (!rc && same_layout(f, r, i, c, e))
+            rc = -1;    /* the handle dies with the connection the server keeps */
+        if (!rc) {
+            s->handle = r->handle;
+            s->gen = c->gen;
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    free(r);
+    if (rc && e->errnum == ENOENT)      /* renamed or deleted meanwhile */
+        e->transport = 1;
+    return rc;
+}
+
+int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e)
+{
+    struct ddio_srv *s = &f->srv[i];
+
+    if (srv_live(s))
+        return 0;
+    if (f->renew && s->conn && f->path)
+        return renew(f, i, e);
+    /* a dropped connection took the server-side handle (and locks) with it;
+     * a new connection must not reuse the old handle number */
+    ddio_err_set(e, EPIPE, "ddio: connection to server %s was lost; the file must be "
+                 "reopened", s->conn ? s->conn->name : "?");
+    e->transport = 1;
+    return -1;
+}
+
+/* ---- requests on every stripe server ------------------------------------------ */
+
+/* enc(f, i, w, arg) builds server i's request, or returns 0 to skip it */
+typedef int (*srv_enc_fn)(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg);
+
+/* fan a request out to the stripe servers enc picks; the first error into e;
+ * the calls (replies) stay for the caller in *out when out != NULL */
+static int fh_fanout(struct ddio_fh *f, uint16_t type, srv_enc_fn enc, const void *arg,
+                     struct ddio_call **out, struct ddio_err *e)
+{
+    struct ddio_call *calls = calloc(f->nsrv ? f->nsrv : 1, sizeof(*calls));
+    int rc = 0;
+
+    if (!calls) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < f->nsrv; i++) {
+        ddio_wbuf_init(&calls[i].req);
+        if (enc(f, i, &calls[i].req, arg) && !ddio_fh_ready(f, i, &calls[i].err)) {
+            ddio_wbuf_free(&calls[i].req);      /* the handle may have been renewed */
+            ddio_wbuf_init(&calls[i].req);
+            enc(f, i, &calls[i].req, arg);
+            calls[i].conn = f->srv[i].conn;
+        }
+    }
+    ddio_fanout(calls, f->nsrv, type, f->timeout_ms);
+    for (int i = 0; i < f->nsrv && !rc; i++)
+        if (calls[i].err.errnum) {
+            *e = calls[i].err;
+            rc = -1;
+        }
+    if (out && !rc)
+        *out = calls;
+    else
+        ddio_calls_free(calls, f->nsrv);
+    return rc;
+}
+
+static int enc_handle(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *skip)
+{
+    struct ddio_handle_req m = {.handle = f->srv[i].handle };
+    if (skip && ((const char *) skip)[i])
+        return 0;
+    ddio_enc_handle_req(w, &m);
+    return 1;
+}
+
+int ddio_fh_local_sizes(struct ddio_fh *f, const char *skip, uint64_t *local,
+                        struct ddio_err *e)
+{
+    struct ddio_call *calls = NULL;
+    int rc = fh_fanout(f, DDIO_T_STAT, enc_handle, skip, &calls, e);
+
+    for (int i = 0; !rc && i < f->nsrv; i++) {
+        struct ddio_u64_r r;
+        if (skip && skip[i])
+            continue;
+        if (ddio_dec_u64_r(calls[i].reply, calls[i].reply_len, &r)) {
+            ddio_err_set(e, EPROTO, "ddio server %s: malformed STAT reply",
+                         f->srv[i].conn->name);
+            rc = -1;
+        } else
+            local[i] = r.value;
+    }
+    ddio_calls_free(calls, calls ? f->nsrv : 0);
+    return rc;
+}
+
+int ddio_fh_size(struct ddio_fh *f, const char *skip, const uint64_t *known, uint64_t *size,
+                 struct ddio_err *e)
+{
+    uint64_t *local = calloc(f->nsrv ? f->nsrv : 1, sizeof(*local));
+    int rc;
+
+    *size = 0;
+    if (!local) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    rc = ddio_fh_local_sizes(f, skip, local, e);
+    for (int i = 0; !rc && i < f->nsrv; i++) {
+        uint64_t ls = skip && skip[i] ? known[i] : local[i];
+        uint64_t end = ddio_layout_logical_end(&f->stripe, (uint32_t) i, ls);
+        if (end > *size)
+            *size = end;
+    }
+    free(local);
+    return rc;
+}
+
+struct size_arg {
+    uint64_t size;
+    const uint64_t *grow;
+};
+
+static int enc_setsize(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
+{
+    const struct size_arg *a = arg;
+    struct ddio_setsize m = {.handle = f->srv[i].handle,
+        .local_size = ddio_layout_local_size(&f->stripe, (uint32_t) i, a->size)
+    };
+    if (a->grow && m.local_size <= a->grow[i])
+        return 0;
+    ddio_enc_setsize(w, &m);
+    return 1;
+}
+
+int ddio_fh_set_local_sizes(struct ddio_fh *f, uint64_t size, const uint64_t *grow,
+                            struct ddio_err *e)
+{
+    struct size_arg a = {.size = size,.grow = grow };
+    return fh_fanout(f, DDIO_T_SETSIZE, enc_setsize, &a, NULL, e);
+}
+
+static int enc_prealloc(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
+{
+    struct ddio_prealloc m = {.handle = f->srv[i].handle,.local_off = 0,
+        .local_len = ddio_layout_local_size(&f->stripe, (uint32_t) i, *(const uint64_t *) arg)
+    };
+    if (m.local_len == 0)
+        return 0;
+    ddio_enc_prealloc(w, &m);
+    return 1;
+}
+
+int ddio_fh_prealloc(struct ddio_fh *f, uint64_t size, struct ddio_err *e)
+{
+    uint64_t *local = calloc(f->nsrv ? f->nsrv : 1, sizeof(*local));
+    int rc = local ? 0 : -1;
+
+    if (!local)
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+    if (!rc)
+        rc = fh_fanout(f, DDIO_T_PREALLOC, enc_prealloc, &size, NULL, e);
+    /* MPI_File_preallocate also makes the file at least `size` long: a pure
+     * extension of each server's share (never a shrink) */
+    if (!rc)
+        rc = ddio_fh_local_sizes(f, NULL, local, e);
+    if (!rc)
+        rc = ddio_fh_set_local_sizes(f, size, local, e);
+    free(local);
+    return rc;
+}
+
+int ddio_fh_sync(struct ddio_fh *f, struct ddio_err *e)
+{
+    return fh_fanout(f, DDIO_T_SYNC, enc_handle, NULL, NULL, e);
+}
+
+struct call_arg {
+    ddio_henc_fn enc;
+    uint64_t arg;
+    int only;
+};
+
+static int enc_one(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
+{
+    const struct call_arg *a = arg;
+    if (i != a->only)
+        return 0;
+    a->enc(w, f->srv[i].handle, a->arg);
+    return 1;
+}
+
+int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint64_t arg,
+                 uint8_t **reply, size_t *len, struct ddio_err *e)
+{
+    struct call_arg a = {.enc = enc,.arg = arg,.only = i };
+    struct ddio_call *calls = NULL;
+    int rc = fh_fanout(f, type, enc_one, &a, &calls, e);
+
+    if (!rc && reply) {
+        *reply = calls[i].reply;
+        *len = calls[i].reply_len;
+        calls[i].reply = NULL;
+    }
+    ddio_calls_free(calls, calls ? f->nsrv : 0);
+    return rc;
+}
+
+/* ---- close, delete ------------------------------------------------------------ */
+
+/* a server whose connection dropped has already released the handle */
+static int enc_close(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
+{
+    (void) arg;
+    return srv_live(&f->srv[i]) ? enc_handle(f, i, w, NULL) : 0;
+}
+
+int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
+{
+    struct ddio_err ignored;
+    int renew_was = f->renew, rc = 0;
+
+    if (f->srv) {
+        memset(&ignored, 0, sizeof(ignored));
+        f->renew = 0;   /* nothing to renew for a CLOSE */
+        rc = fh_fanout(f, DDIO_T_CLOSE, enc_close, NULL, NULL, e ? e : &ignored);
+        f->renew = renew_was;
+    }
+    free(f->srv);
+    f->srv = NULL;
+    f->nsrv = 0;
+    return rc;
+}
+
+void ddio_fh_free(struct ddio_fh *f)
+{
+    free(f->srv);
+    f->srv = NULL;
+    free(f->path);
+    f->path = NULL;
+}
+
+int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
+                struct ddio_err *e)
+{
+    struct ddio_call *calls = calloc(n ? n : 1, sizeof(*calls));
+    struct ddio_path_req m = {.path = (char *) path };
+    int found = 0;
+
+    if (!calls) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        ddio_wbuf_init(&calls[i].req);
+        ddio_enc_path_req(&calls[i].req, &m);
+        calls[i].conn = conns[i];
+    }
+    ddio_fanout(calls, n, DDIO_T_DELETE, timeout_ms);
+    for (int i = 0; i < n && !e->errnum; i++) {
+        if (!calls[i].err.errnum)
+            found++;
+        else if (calls[i].err.errnum != ENOENT)
+            *e = calls[i].err;
+    }
+    if (!e->errnum && !found)
+        ddio_err_set(e, ENOENT, "ddio: %s: no such file on any of the %d servers", path, n);
+    ddio_calls_free(calls, n);
+    return e->errnum ? -1 : 0;
+}
