@@ -4,7 +4,8 @@
  * server carrying a compact distribution descriptor; the servers push read
  * data (PUT) and pull write data (GET) in disk order while the client loop in
  * ad_ddio_xfer.c moves bytes straight between the socket and the user buffer.
- * Wire protocol: docs/PROTOCOL.md; shared library: common/ddio_*.h.
+ * Wire protocol: docs/PROTOCOL.md; shared library: common/ddio_*.h; the design
+ * and the ROMIO pitfalls that shaped this driver: docs/DESIGN.md (section 9).
  */
 #ifndef AD_DDIO_H_INCLUDED
 #define AD_DDIO_H_INCLUDED

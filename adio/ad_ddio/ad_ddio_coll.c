@@ -1,7 +1,7 @@
-/* Collective reads and writes: the disk-directed path (DESIGN.md section 4,
- * Kotz's Fig. 2c). ReadStridedColl, WriteStridedColl and their nonblocking
- * forms; with romio_ddio_collective=twophase they are ROMIO's generic
- * two-phase (over our independent entries), kept as the baseline.
+/* Collective reads and writes: the disk-directed path (Kotz's Fig. 2c;
+ * docs/DESIGN.md section 5.1). ReadStridedColl, WriteStridedColl and their
+ * nonblocking forms; with romio_ddio_collective=twophase they are ROMIO's
+ * generic two-phase (over our independent entries), kept as the baseline.
  *
  * Each rank describes its own part of the call exactly as independent I/O
  * does (file view + position + length -> one compact descriptor) and sends

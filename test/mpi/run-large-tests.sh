@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# More than 2 GiB on one rank in one collective (DESIGN.md section 8): t_large
+# More than 2 GiB on one rank in one collective (docs/DESIGN.md section 9.6): t_large
 # writes 2100 MiB from rank 0 with ONE write_at_all (count 2100 of a 1 MiB
 # contiguous type; rank 1 adds 1 MiB after it), reads it back with ONE
 # read_at_all and checks every 8-byte word and the status counts; then the
