@@ -2,8 +2,10 @@
  *
  * The driver keeps no data: every read and write is one XFER per involved
  * server carrying a compact distribution descriptor; the servers push read
- * data (PUT) and pull write data (GET) in disk order while the client loop in
- * ad_ddio_xfer.c moves bytes straight between the socket and the user buffer.
+ * data (PUT) and pull write data (GET) in disk order while the client core's
+ * transfer loop (common/ddio_core_xfer.c) moves bytes straight between the
+ * socket and the user buffer. Connections, open files and transfers are the
+ * client core's (common/ddio_core.h), shared with the tools and the mount.
  * Wire protocol: docs/PROTOCOL.md; shared library: common/ddio_*.h; the design
  * and the ROMIO pitfalls that shaped this driver: docs/DESIGN.md (section 9).
  */

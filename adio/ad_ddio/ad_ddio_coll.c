@@ -9,7 +9,7 @@
  * (count 0, zero-size type, empty view): a server runs the collective only
  * once it holds all P descriptors of (group, seq). The servers then stream
  * the union of the blocks in disk order, PUT read data straight into each
- * rank's buffer and GET write data from it (ad_ddio_xfer.c); no rank ever
+ * rank's buffer and GET write data from it (common/ddio_core_xfer.c); no rank ever
  * touches another rank's bytes. Overlapping writers: the higher rank's
  * bytes win (the servers resolve it).
  *
