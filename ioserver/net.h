@@ -1,4 +1,4 @@
-/* Listener, per-connection reader and writer threads, request dispatch. */
+/* The listener, and the connections' part of starting and stopping. */
 #ifndef DDIO_SRV_NET_H
 #define DDIO_SRV_NET_H
 

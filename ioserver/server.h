@@ -1,4 +1,4 @@
-/* The server's shared state. Connections are net.c's (struct conn); the
+/* The server's shared state. Connections are conn.h's (struct conn); the
  * engine sees them only through transport.h. */
 #ifndef DDIO_SRV_SERVER_H
 #define DDIO_SRV_SERVER_H
@@ -15,7 +15,7 @@
 #include "stats.h"
 #include "store.h"
 
-struct conn;                     /* net.c's (TCP) connection */
+struct conn;                     /* a TCP connection (conn.h) */
 struct engine;
 
 struct server {
