@@ -24,15 +24,6 @@
 #include "reader.h"
 #include "tcp.h"
 
-/* ---- messages and errors ---------------------------------------------------------- */
-
-void srv_errmsg(const struct server *srv, char *out, size_t n, const char *fmt, va_list ap)
-{
-    int k = snprintf(out, n, "server %s: ", srv->name);
-    if (k >= 0 && (size_t)k < n)
-        vsnprintf(out + k, n - (size_t)k, fmt, ap);
-}
-
 /* ---- listener ----------------------------------------------------------------------------- */
 
 int net_listen(struct server *srv, char *err, size_t errlen)

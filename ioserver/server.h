@@ -43,7 +43,7 @@ struct server {
     struct srv_ucx *ucx;         /* the UCX transport (ucx.c), NULL when not offered */
 };
 
-/* "server HOST:PORT: <cause>" (net.c) */
+/* "server HOST:PORT: <cause>" (server.c) */
 void srv_errmsg(const struct server *srv, char *out, size_t n, const char *fmt, va_list ap);
 
 #endif
