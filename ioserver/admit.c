@@ -17,6 +17,7 @@
 
 #include "ddio_log.h"
 #include "ddio_net.h"
+#include "reply.h"
 #include "ucx.h"
 
 #define REFUSE_SEND_MS 100

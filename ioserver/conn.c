@@ -1,6 +1,6 @@
 /* A TCP connection's life and its send side: references, kill, the
- * output queue with its writer thread and direct sends, replies, and the
- * --max-inflight slots a reply frees. */
+ * output queue with its writer thread and direct sends, and the
+ * --max-inflight slots a queued reply frees. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -234,41 +234,6 @@ int conn_send_progress(struct conn *c, uint64_t req, int64_t deadline_ms)
     if (!idle)
         return 0;
     return conn_send(c, DDIO_T_PROGRESS, req, 0, NULL, 0, 0, deadline_ms);
-}
-
-/* error reply: "server HOST:PORT: <cause>" */
-int conn_send_err(struct conn *c, uint16_t type, uint64_t req, int err,
-                         const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = xp_vreply_err(&c->xp, type, req, err, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-/* reply with an encoded payload (w is consumed) */
-int reply_w(struct conn *c, const struct ddio_hdr *h, struct ddio_wbuf *w)
-{
-    if (w->err) {
-        ddio_wbuf_free(w);
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "out of memory");
-    }
-    return conn_send(c, h->type | DDIO_REPLY, h->req, 0, w->p, w->len, 0,
-                     ddio_now_ms() + XP_REPLY_TIMEOUT_MS);
-}
-
-int reply_ok(struct conn *c, const struct ddio_hdr *h)
-{
-    return conn_send(c, h->type | DDIO_REPLY, h->req, 0, NULL, 0, 0,
-                     ddio_now_ms() + XP_REPLY_TIMEOUT_MS);
-}
-
-int bad_payload(struct conn *c, const struct ddio_hdr *h)
-{
-    conn_send_err(c, h->type | DDIO_REPLY, h->req, EPROTO, "malformed %s payload",
-                  ddio_type_name(h->type));
-    return -EPROTO;
 }
 
 /* ---- writer thread -------------------------------------------------------------------- */

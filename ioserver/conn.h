@@ -5,7 +5,6 @@
 #define DDIO_SRV_CONN_H
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,14 +94,6 @@ int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
               uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms);
 /* a heartbeat, only on an idle connection */
 int conn_send_progress(struct conn *c, uint64_t req, int64_t deadline_ms);
-/* error reply: "server HOST:PORT: <cause>" */
-int conn_send_err(struct conn *c, uint16_t type, uint64_t req, int err,
-                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-/* reply with an encoded payload (w is consumed) */
-int reply_w(struct conn *c, const struct ddio_hdr *h, struct ddio_wbuf *w);
-int reply_ok(struct conn *c, const struct ddio_hdr *h);
-/* EPROTO "malformed X payload"; returns -EPROTO */
-int bad_payload(struct conn *c, const struct ddio_hdr *h);
 /* the writer thread (arg: the connection) */
 void *writer_main(void *arg);
 /* Wait (bounded) until everything queued went out. */

@@ -11,6 +11,7 @@
 #include "admit.h"
 #include "handlers.h"
 #include "namespace.h"
+#include "reply.h"
 
 int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
 {

@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "fault.h"
 #include "locks.h"
+#include "reply.h"
 #include "ucx.h"
 #include "workers.h"
 

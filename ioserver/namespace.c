@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "reply.h"
+
 int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
     struct ddio_path_req m = {0};

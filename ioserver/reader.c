@@ -18,6 +18,7 @@
 #include "dispatch.h"
 #include "engine.h"
 #include "locks.h"
+#include "reply.h"
 #include "tcp.h"
 #include "ucx.h"
 

@@ -13,6 +13,7 @@
 
 #include "cond.h"
 #include "ddio_net.h"
+#include "reply.h"
 
 /* A request thread that finished waits this long for the connection's next
  * request before it exits: a client issuing small calls one after another
