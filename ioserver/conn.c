@@ -105,7 +105,7 @@ static int wait_space(struct conn *c, size_t plen, int64_t deadline_ms)
  * when its thread exits: a client that waits for each reply before sending the
  * next request must never be refused because a finished thread is still
  * unwinding. (A client reusing request ids can free slots early; the thread
- * count keeps its own hard cap, see spawn.) */
+ * count keeps its own hard cap, see work_spawn.) */
 void release_slot(struct conn *c, struct work *w, uint16_t type, uint64_t req)
 {
     for (struct work **pp = &c->held; *pp; pp = &(*pp)->next_held) {

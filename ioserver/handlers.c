@@ -355,9 +355,9 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
         free(w);
         return 0;
     }
-    if (runs_inline(w))
-        run_inline(c, w);
+    if (work_runs_inline(w))
+        work_run_inline(c, w);
     else
-        spawn(c, w);
+        work_spawn(c, w);
     return 0;
 }

@@ -108,7 +108,7 @@ static int serve_one(struct conn *c)
     return rc;
 }
 
-void teardown(struct conn *c)
+void reader_teardown(struct conn *c)
 {
     struct server *srv = c->srv;
     conn_kill(c, "reader finished");
@@ -181,6 +181,6 @@ void *reader_main(void *arg)
                  c->srv->cfg.auth_timeout_s);
         refuse_pending(c, ETIMEDOUT, why);
     }
-    teardown(c);
+    reader_teardown(c);
     return NULL;
 }

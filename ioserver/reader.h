@@ -8,6 +8,6 @@
 void *reader_main(void *arg);
 /* the end of a connection: fail its XFERs, drop its locks and handles,
  * wait for its threads, take it off the server's list, release it */
-void teardown(struct conn *c);
+void reader_teardown(struct conn *c);
 
 #endif

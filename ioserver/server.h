@@ -26,7 +26,7 @@ struct server {
     char name[320];              /* "host:port", in every error message */
     int lfd;
     int port;
-    atomic_int stopping;         /* SIGTERM/SIGINT: stop accepting (net_serve returns) */
+    atomic_int stopping;         /* SIGTERM/SIGINT: stop accepting (listener_serve returns) */
     atomic_int signals;          /* how many arrived: a second one ends the drain */
     atomic_int closing;          /* readers stop: connections are being closed */
     pthread_mutex_t mu;          /* connection list */

@@ -36,9 +36,9 @@ static void run_work(struct work *w)
     free(w);
 }
 
-/* The request spawn handed to this idle thread, or NULL: the thread should
- * exit (it waited WORKER_IDLE_MS, enough threads wait already, or the
- * connection died). c->mu held. */
+/* The request work_spawn handed to this idle thread, or NULL: the thread
+ * should exit (it waited WORKER_IDLE_MS, enough threads wait already, or
+ * the connection died). c->mu held. */
 static struct work *next_work(struct conn *c)
 {
     if (c->idle >= IDLE_WORKERS)
@@ -48,7 +48,7 @@ static struct work *next_work(struct conn *c)
     while (!c->wq && !c->dead && ddio_now_ms() < dl)
         cond_wait_ms(&c->wcv, &c->mu, dl);
     struct work *w = c->wq;
-    if (w)                        /* spawn already took this thread off idle */
+    if (w)                        /* work_spawn already took this thread off idle */
         c->wq = w->next_queued;
     else
         c->idle--;
@@ -89,13 +89,13 @@ static void refuse_busy(struct conn *c, struct work *w)
  * client sends one request at a time on a connection, so the reader has
  * nothing else to do meanwhile; the hand-off to a request thread would cost
  * a wakeup per call. It counts as a request in flight like any other. */
-int runs_inline(const struct work *w)
+int work_runs_inline(const struct work *w)
 {
     return w->h.type == DDIO_T_XFER && w->u.x.op == DDIO_X_READ
            && w->u.x.nparticipants == 1;
 }
 
-void run_inline(struct conn *c, struct work *w)
+void work_run_inline(struct conn *c, struct work *w)
 {
     pthread_mutex_lock(&c->mu);
     int ok = hold_slot(c, w);
@@ -115,7 +115,7 @@ void run_inline(struct conn *c, struct work *w)
 
 /* run fn on a request thread (an idle one, or a new one); takes over
  * payload and the file reference */
-void spawn(struct conn *c, struct work *w)
+void work_spawn(struct conn *c, struct work *w)
 {
     pthread_mutex_lock(&c->mu);
     int ok = hold_slot(c, w);

@@ -8,9 +8,9 @@
 struct work *work_new(struct conn *c, const struct ddio_hdr *h, uint8_t **payload,
                       void (*fn)(struct work *));
 /* whether w runs on the reader thread itself (a one-participant read) */
-int runs_inline(const struct work *w);
-void run_inline(struct conn *c, struct work *w);
+int work_runs_inline(const struct work *w);
+void work_run_inline(struct conn *c, struct work *w);
 /* run w on a request thread (an idle one, or a new one); takes over w */
-void spawn(struct conn *c, struct work *w);
+void work_spawn(struct conn *c, struct work *w);
 
 #endif

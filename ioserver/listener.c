@@ -5,7 +5,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "net.h"
+#include "listener.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,7 +26,7 @@
 
 /* ---- listener ----------------------------------------------------------------------------- */
 
-int net_listen(struct server *srv, char *err, size_t errlen)
+int listener_open(struct server *srv, char *err, size_t errlen)
 {
     int port = 0;
     int fd = ddio_listen(srv->cfg.listen_host, srv->cfg.listen_port, &port);
@@ -88,12 +88,12 @@ static void start_conn(struct server *srv, int fd)
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     if (!c->writer_started || pthread_create(&t, &at, reader_main, c) != 0) {
         DDIO_ERR("connection %" PRIu64 ": cannot start threads", c->id);
-        teardown(c);
+        reader_teardown(c);
     }
     pthread_attr_destroy(&at);
 }
 
-void net_serve(struct server *srv)
+void listener_serve(struct server *srv)
 {
     while (!atomic_load(&srv->stopping)) {
         struct pollfd pf = {srv->lfd, POLLIN, 0};
@@ -126,7 +126,7 @@ static int busy_conns(struct server *srv)
     return busy;
 }
 
-int net_drain(struct server *srv, int wait_ms)
+int listener_drain(struct server *srv, int wait_ms)
 {
     if (srv->lfd >= 0) {
         close(srv->lfd);
@@ -144,7 +144,7 @@ int net_drain(struct server *srv, int wait_ms)
     return busy;
 }
 
-void net_stop(struct server *srv, int wait_ms)
+void listener_stop(struct server *srv, int wait_ms)
 {
     atomic_store(&srv->closing, 1);
     if (srv->lfd >= 0) {
