@@ -145,7 +145,7 @@ void refuse_pending(struct conn *c, int err, const char *why)
 /* Over --max-connections: say so in place of the HELLO reply (the client's
  * first request is HELLO, req 1), then close. Whatever the client already
  * sent is read first, so the close does not reset the refusal away. */
-void refuse_conn(struct server *srv, int fd, uint64_t nrefused)
+static void refuse_conn(struct server *srv, int fd, uint64_t nrefused)
 {
     char msg[512], peer[96];
     peer_name(fd, peer, sizeof(peer));
@@ -168,12 +168,42 @@ void refuse_conn(struct server *srv, int fd, uint64_t nrefused)
                   "%" PRIu64 " refused so far", peer, srv->cfg.max_conns, nrefused);
 }
 
+/* Over --max-connections: refuse fd (and close it); 1 if it was refused. */
+int admit_refuse_full(struct server *srv, int fd)
+{
+    pthread_mutex_lock(&srv->mu);
+    if (srv->nconns < (int)srv->cfg.max_conns) {
+        pthread_mutex_unlock(&srv->mu);
+        return 0;
+    }
+    uint64_t k = ++srv->refused;
+    pthread_mutex_unlock(&srv->mu);
+    refuse_conn(srv, fd, k);
+    return 1;
+}
+
 /* the oldest connection still authenticating (the list is newest first) */
-struct conn *oldest_pending_locked(struct server *srv)
+static struct conn *oldest_pending_locked(struct server *srv)
 {
     struct conn *old = NULL;
     for (struct conn *c = srv->conns; c; c = c->next)
         if (c->pending)
             old = c;
     return old;
+}
+
+/* c starts pending (srv->mu held, c not yet on the list): at --max-unauth
+ * the oldest pending connection makes room, and c's authentication
+ * deadline starts now. */
+void admit_pending_locked(struct server *srv, struct conn *c)
+{
+    struct conn *victim = NULL;
+    if (srv->npending >= (int)srv->cfg.max_unauth && (victim = oldest_pending_locked(srv))) {
+        pending_drop_locked(srv, victim);
+        atomic_store(&victim->evicted, 1);   /* under srv->mu: auth_done checks it */
+        shutdown(victim->fd, SHUT_RD);       /* its reader sends the notice, closes */
+    }
+    c->born_ms = ddio_now_ms();
+    c->pending = 1;
+    srv->npending++;
 }

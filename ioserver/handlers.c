@@ -300,6 +300,39 @@ int on_stats(struct conn *c, const struct ddio_hdr *h)
     return reply_w(c, h, &w);
 }
 
+/* w's payload decoded into w->u, and the handle it names; 0, a decoder's
+ * error, or -EINVAL: a lock's command or type is not one we know */
+static int decode_slow(struct work *w, uint64_t *handle)
+{
+    const struct ddio_hdr *h = &w->h;
+    int rc;
+    if (h->type == DDIO_T_XFER) {
+        rc = ddio_dec_xfer(w->payload, h->len, &w->u.x);
+        *handle = w->u.x.handle;
+    } else if (h->type == DDIO_T_LOCK) {
+        rc = ddio_dec_lock(w->payload, h->len, &w->u.lk);
+        *handle = w->u.lk.handle;
+        if (rc == 0 && (w->u.lk.cmd < DDIO_LK_SETLK || w->u.lk.cmd > DDIO_LK_UNLCK
+                        || (w->u.lk.cmd != DDIO_LK_UNLCK && !lock_type(w->u.lk.type))))
+            rc = -EINVAL;
+    } else if (h->type == DDIO_T_PREALLOC) {
+        rc = ddio_dec_prealloc(w->payload, h->len, &w->u.pa);
+        *handle = w->u.pa.handle;
+    } else {
+        struct ddio_handle_req m;
+        rc = ddio_dec_handle_req(w->payload, h->len, &m);
+        *handle = m.handle;
+    }
+    return rc;
+}
+
+/* a request that did not start: its payload and itself */
+static void work_free(struct work *w)
+{
+    free(w->payload);
+    free(w);
+}
+
 /* requests that may wait run on their own thread */
 int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
 {
@@ -311,48 +344,27 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     if (!w)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "out of memory"), 0;
     uint64_t handle;
-    int rc;
-    if (h->type == DDIO_T_XFER) {
-        rc = ddio_dec_xfer(w->payload, h->len, &w->u.x);
-        handle = w->u.x.handle;
-    } else if (h->type == DDIO_T_LOCK) {
-        rc = ddio_dec_lock(w->payload, h->len, &w->u.lk);
-        handle = w->u.lk.handle;
-        if (rc == 0 && (w->u.lk.cmd < DDIO_LK_SETLK || w->u.lk.cmd > DDIO_LK_UNLCK
-                        || (w->u.lk.cmd != DDIO_LK_UNLCK && !lock_type(w->u.lk.type))))
-            rc = -EINVAL;
-    } else if (h->type == DDIO_T_PREALLOC) {
-        rc = ddio_dec_prealloc(w->payload, h->len, &w->u.pa);
-        handle = w->u.pa.handle;
-    } else {
-        struct ddio_handle_req m;
-        rc = ddio_dec_handle_req(w->payload, h->len, &m);
-        handle = m.handle;
-    }
+    int rc = decode_slow(w, &handle);
     if (rc == -EINVAL) {
-        free(w->payload);
-        free(w);
+        work_free(w);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, EINVAL,
                              "lock: bad command or type"), 0;
     }
     if (rc == 0 && h->type == DDIO_T_XFER && w->u.x.desc_len > c->srv->cfg.max_desc) {
         uint32_t len = w->u.x.desc_len;
-        free(w->payload);
-        free(w);
+        work_free(w);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, EMSGSIZE, "descriptor of %u "
                              "bytes exceeds the limit of %" PRIu64 " bytes (--max-desc)", len,
                              c->srv->cfg.max_desc), 0;
     }
     if (rc || !(w->of = handle_retain(c, h, handle))) {
-        free(w->payload);
-        free(w);
+        work_free(w);
         return rc ? bad_payload(c, h) : 0;
     }
     /* a lock that never waits is answered here, in order with other replies */
     if (h->type == DDIO_T_LOCK && w->u.lk.cmd != DDIO_LK_SETLKW) {
         do_lock(w);
-        free(w->payload);
-        free(w);
+        work_free(w);
         return 0;
     }
     if (work_runs_inline(w))

@@ -44,42 +44,9 @@ int listener_open(struct server *srv, char *err, size_t errlen)
     return 0;
 }
 
-static void start_conn(struct server *srv, int fd)
+/* the writer, then the reader, which owns the connection from then on */
+static void start_threads(struct conn *c)
 {
-    pthread_mutex_lock(&srv->mu);
-    if (srv->nconns >= (int)srv->cfg.max_conns) {
-        uint64_t k = ++srv->refused;
-        pthread_mutex_unlock(&srv->mu);
-        refuse_conn(srv, fd, k);
-        return;
-    }
-    pthread_mutex_unlock(&srv->mu);
-    struct conn *c = conn_new(srv, fd);
-    if (!c) {
-        close(fd);
-        return;
-    }
-    struct conn *victim = NULL;
-    pthread_mutex_lock(&srv->mu);
-    if (srv->npending >= (int)srv->cfg.max_unauth && (victim = oldest_pending_locked(srv))) {
-        pending_drop_locked(srv, victim);
-        atomic_store(&victim->evicted, 1);   /* under srv->mu: auth_done checks it */
-        shutdown(victim->fd, SHUT_RD);       /* its reader sends the notice, closes */
-    }
-    c->id = ++srv->next_conn_id;
-    c->born_ms = ddio_now_ms();
-    c->pending = 1;
-    srv->npending++;
-    c->next = srv->conns;
-    srv->conns = c;
-    srv->nconns++;
-    pthread_mutex_unlock(&srv->mu);
-    stats_conn(&srv->stats, 1);
-    if (srv->cfg.insecure)
-        DDIO_WARN("connection %" PRIu64 " from %s accepted WITHOUT authentication "
-                  "(--insecure): it may read and write every file", c->id, c->peer);
-    else
-        DDIO_INFO("connection %" PRIu64 " from %s", c->id, c->peer);
     if (pthread_create(&c->writer, NULL, writer_main, c) == 0)
         c->writer_started = 1;
     pthread_t t;
@@ -91,6 +58,31 @@ static void start_conn(struct server *srv, int fd)
         reader_teardown(c);
     }
     pthread_attr_destroy(&at);
+}
+
+static void start_conn(struct server *srv, int fd)
+{
+    if (admit_refuse_full(srv, fd))
+        return;
+    struct conn *c = conn_new(srv, fd);
+    if (!c) {
+        close(fd);
+        return;
+    }
+    pthread_mutex_lock(&srv->mu);
+    admit_pending_locked(srv, c);   /* before c is listed: c is not the one evicted */
+    c->id = ++srv->next_conn_id;
+    c->next = srv->conns;
+    srv->conns = c;
+    srv->nconns++;
+    pthread_mutex_unlock(&srv->mu);
+    stats_conn(&srv->stats, 1);
+    if (srv->cfg.insecure)
+        DDIO_WARN("connection %" PRIu64 " from %s accepted WITHOUT authentication "
+                  "(--insecure): it may read and write every file", c->id, c->peer);
+    else
+        DDIO_INFO("connection %" PRIu64 " from %s", c->id, c->peer);
+    start_threads(c);
 }
 
 void listener_serve(struct server *srv)

@@ -108,7 +108,8 @@ static int serve_one(struct conn *c)
     return rc;
 }
 
-void reader_teardown(struct conn *c)
+/* the connection's XFERs fail, on TCP and on its UCX endpoint */
+static void drop_endpoints(struct conn *c)
 {
     struct server *srv = c->srv;
     conn_kill(c, "reader finished");
@@ -121,6 +122,13 @@ void reader_teardown(struct conn *c)
         engine_conn_dropped(srv, ucx_xp(u));
         ucx_ep_close(u);
     }
+}
+
+/* its locks go first (which ends its waits for locks: request threads
+ * blocked in LOCK return), then, once no request thread is left, its files */
+static void drop_files(struct conn *c)
+{
+    struct server *srv = c->srv;
     pthread_mutex_lock(&c->mu);
     for (struct handle *h = c->handles; h; h = h->next)
         lk_release_owner(&h->of->locks, c->id);   /* also cancels its lock waits */
@@ -136,8 +144,12 @@ void reader_teardown(struct conn *c)
         free(hs);
         hs = n;
     }
-    if (c->writer_started)
-        pthread_join(c->writer, NULL);
+}
+
+/* off the server's list and its count of pending connections */
+static void unlist(struct conn *c)
+{
+    struct server *srv = c->srv;
     pthread_mutex_lock(&srv->mu);
     for (struct conn **pp = &srv->conns; *pp; pp = &(*pp)->next)
         if (*pp == c) {
@@ -148,7 +160,16 @@ void reader_teardown(struct conn *c)
     srv->nconns--;
     pthread_cond_broadcast(&srv->cv);
     pthread_mutex_unlock(&srv->mu);
-    stats_conn(&srv->stats, -1);
+}
+
+void reader_teardown(struct conn *c)
+{
+    drop_endpoints(c);
+    drop_files(c);
+    if (c->writer_started)
+        pthread_join(c->writer, NULL);
+    unlist(c);
+    stats_conn(&c->srv->stats, -1);
     if (atomic_load(&c->authed))
         DDIO_INFO("connection %" PRIu64 " from %s closed", c->id, c->peer);
     else
