@@ -9,7 +9,7 @@
  * only blocks on a buffer or block lock while it has nothing in flight, so
  * two XFERs cannot hold resources the other waits for.
  *
- * Clients are endpoints of a transport (transport.h; TCP in net.c): the
+ * Clients are endpoints of a transport (transport.h; TCP in tcp.c): the
  * engine says what to send and where GET answers go, the transport moves
  * the bytes. Its threads never wait for the engine: an answer is stored
  * into the block buffer by the transport's thread itself (engine_get_sink).

@@ -16,7 +16,7 @@ enum fault_point {
     FAULT_COLL_WRITE,    /* a block of a collective XFER, before its write */
     FAULT_INDEP_READ,    /* the same for independent XFERs */
     FAULT_INDEP_WRITE,
-    FAULT_DIRECT_SEND,   /* a reply sent by the thread that queued it (net.c) */
+    FAULT_DIRECT_SEND,   /* a reply sent by the thread that queued it (conn.c) */
     FAULT_NPOINTS
 };
 

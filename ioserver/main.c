@@ -14,7 +14,7 @@
 #include "ddio_log.h"
 #include "engine.h"
 #include "fault.h"
-#include "net.h"
+#include "listener.h"
 #include "ucx.h"
 #include "notify.h"
 #include "server.h"
@@ -111,7 +111,7 @@ static int startup(struct server *srv, char *err, size_t errlen)
     if (rc == 0)
         rc = ucx_start(srv, err, errlen);
     if (rc == 0)
-        rc = net_listen(srv, err, errlen);
+        rc = listener_open(srv, err, errlen);
     if (rc == 0 && srv->cfg.port_file && (rc = write_port_file(srv->cfg.port_file, srv->port)))
         snprintf(err, errlen, "--port-file %s: %s", srv->cfg.port_file, strerror(-rc));
     return rc;
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
     rc = startup(srv, err, sizeof(err));
     if (rc) {
         DDIO_ERR("%s", err);
-        net_stop(srv, 0);
+        listener_stop(srv, 0);
         stop_disks(srv);
         store_fini(&srv->store);
         return 1;
@@ -163,17 +163,17 @@ int main(int argc, char **argv)
     int nrc = srv_notify("READY=1");
     if (nrc)
         DDIO_WARN("NOTIFY_SOCKET %s: %s", getenv("NOTIFY_SOCKET"), strerror(-nrc));
-    net_serve(srv);
+    listener_serve(srv);
     /* SIGTERM/SIGINT: no new connections, calls in flight finish (bounded) */
     srv_notify("STOPPING=1");
     DDIO_INFO("stopping: no new connections; calls in flight may finish within %u s "
               "(--stop-timeout)", srv->cfg.stop_timeout_s);
-    int busy = net_drain(srv, (int)srv->cfg.stop_timeout_s * 1000);
+    int busy = listener_drain(srv, (int)srv->cfg.stop_timeout_s * 1000);
     if (busy)
         DDIO_WARN("%d connection(s) still busy %s: their calls fail", busy,
                   atomic_load(&srv->signals) > 1 ? "at a second signal" : "at --stop-timeout");
     DDIO_INFO("shutting down");
-    net_stop(srv, SHUTDOWN_WAIT_MS);
+    listener_stop(srv, SHUTDOWN_WAIT_MS);
     ucx_stop(srv);
     int clean = srv->nconns == 0;
     if (clean) {                      /* threads may still use them otherwise */

@@ -1,4 +1,4 @@
-/* The server's shared state. Connections are net.c's (struct conn); the
+/* The server's shared state. Connections are conn.h's (struct conn); the
  * engine sees them only through transport.h. */
 #ifndef DDIO_SRV_SERVER_H
 #define DDIO_SRV_SERVER_H
@@ -15,7 +15,7 @@
 #include "stats.h"
 #include "store.h"
 
-struct conn;                     /* net.c's (TCP) connection */
+struct conn;                     /* a TCP connection (conn.h) */
 struct engine;
 
 struct server {
@@ -26,7 +26,7 @@ struct server {
     char name[320];              /* "host:port", in every error message */
     int lfd;
     int port;
-    atomic_int stopping;         /* SIGTERM/SIGINT: stop accepting (net_serve returns) */
+    atomic_int stopping;         /* SIGTERM/SIGINT: stop accepting (listener_serve returns) */
     atomic_int signals;          /* how many arrived: a second one ends the drain */
     atomic_int closing;          /* readers stop: connections are being closed */
     pthread_mutex_t mu;          /* connection list */
@@ -43,7 +43,7 @@ struct server {
     struct srv_ucx *ucx;         /* the UCX transport (ucx.c), NULL when not offered */
 };
 
-/* "server HOST:PORT: <cause>" (net.c) */
+/* "server HOST:PORT: <cause>" (server.c) */
 void srv_errmsg(const struct server *srv, char *out, size_t n, const char *fmt, va_list ap);
 
 #endif

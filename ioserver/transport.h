@@ -1,7 +1,7 @@
 /* What the XFER engine needs from a client endpoint, and nothing about how
- * bytes move: net.c implements it over TCP (messages on the connection's
- * queue); ucx.c implements the same ops with UCX active messages beside it,
- * without touching the engine.
+ * bytes move: tcp.c implements it over TCP (messages on the connection's
+ * queue, conn.c); ucx.c implements the same ops with UCX active messages
+ * beside it, without touching the engine.
  *
  * Calls go both ways:
  *   engine -> transport: the ops below (replies, heartbeats, PUT, GET,

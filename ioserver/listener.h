@@ -1,22 +1,22 @@
-/* Listener, per-connection reader and writer threads, request dispatch. */
-#ifndef DDIO_SRV_NET_H
-#define DDIO_SRV_NET_H
+/* The listener, and the connections' part of starting and stopping. */
+#ifndef DDIO_SRV_LISTENER_H
+#define DDIO_SRV_LISTENER_H
 
 #include <stddef.h>
 
 #include "server.h"
 
 /* Bind the listening socket; fills srv->port and srv->name. */
-int net_listen(struct server *srv, char *err, size_t errlen);
+int listener_open(struct server *srv, char *err, size_t errlen);
 /* Accept connections until srv->stopping is set. */
-void net_serve(struct server *srv);
+void listener_serve(struct server *srv);
 /* Graceful stop, step 1: close the listener (no new connections) and keep
  * serving the open ones until none has a call in flight or queued output
  * (idle twice, 50 ms apart), wait_ms passed, or a second signal arrived.
  * Returns how many connections were still busy (0: drained). */
-int net_drain(struct server *srv, int wait_ms);
+int listener_drain(struct server *srv, int wait_ms);
 /* Stop: close the listener, drop every connection (failing their XFERs and
  * lock waits), wait up to wait_ms for their threads to finish. */
-void net_stop(struct server *srv, int wait_ms);
+void listener_stop(struct server *srv, int wait_ms);
 
 #endif

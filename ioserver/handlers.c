@@ -1,0 +1,375 @@
+/* The requests on a connection's open files: the handle table, OPEN,
+ * CLOSE, STAT, SETSIZE, STATS and UCXADDR on the reader thread, and XFER,
+ * SYNC, PREALLOC and LOCK, which may wait, on request threads. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "handlers.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddio_log.h"
+#include "ddio_net.h"
+#include "engine.h"
+#include "fault.h"
+#include "locks.h"
+#include "reply.h"
+#include "ucx.h"
+#include "workers.h"
+
+#define DEFAULT_LOCK_TIMEOUT_MS 60000u
+
+/* ---- handles --------------------------------------------------------------------------- */
+
+static struct ofile *handle_get(struct conn *c, uint64_t id)
+{
+    pthread_mutex_lock(&c->mu);
+    struct handle *h = c->handles;
+    while (h && h->id != id)
+        h = h->next;
+    struct ofile *of = h ? h->of : NULL;
+    pthread_mutex_unlock(&c->mu);
+    return of;
+}
+
+/* a handle's file, with a reference the caller releases; replies EBADF */
+static struct ofile *handle_retain(struct conn *c, const struct ddio_hdr *h, uint64_t id)
+{
+    struct ofile *of = handle_get(c, id);
+    if (!of) {
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF, "handle %" PRIu64 ": EBADF", id);
+        return NULL;
+    }
+    store_retain(&c->srv->store, of);
+    return of;
+}
+
+static uint64_t handle_add(struct conn *c, struct ofile *of)
+{
+    struct handle *h = calloc(1, sizeof(*h));
+    if (!h)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    h->id = ++c->next_handle;
+    h->of = of;
+    h->next = c->handles;
+    c->handles = h;
+    pthread_mutex_unlock(&c->mu);
+    return h->id;
+}
+
+/* remove a handle; drop the connection's locks on the file when it was the
+ * connection's last handle of that file (as POSIX close does per process) */
+static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last)
+{
+    pthread_mutex_lock(&c->mu);
+    struct ofile *of = NULL;
+    for (struct handle **pp = &c->handles; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            struct handle *h = *pp;
+            *pp = h->next;
+            of = h->of;
+            free(h);
+            break;
+        }
+    *last = 1;
+    for (struct handle *h = c->handles; h && of; h = h->next)
+        if (h->of == of)
+            *last = 0;
+    pthread_mutex_unlock(&c->mu);
+    return of;
+}
+
+/* ---- requests that may wait (request threads) ---------------------------------------- */
+
+/* An XFER asking for UCX runs on the connection's UCX endpoint, which keeps
+ * its token until the XFER's DONE. */
+static void do_xfer(struct work *w)
+{
+    struct conn *c = w->c;
+    struct xp *ep = &c->xp;
+    if (w->u.x.flags & DDIO_XF_UCX) {
+        char why[256] = "this connection has no UCX endpoint (UCXADDR first)";
+        pthread_mutex_lock(&c->mu);
+        struct uep *u = c->uep;
+        pthread_mutex_unlock(&c->mu);
+        int rc = u ? ucx_bind(u, w->h.req, &w->u.x, why, sizeof(why)) : -EPROTO;
+        if (rc) {
+            conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, w->h.req, -rc, "XFER: %s", why);
+            store_release(&c->srv->store, w->of);
+            return;
+        }
+        ep = ucx_xp(u);
+    }
+    engine_xfer(c->srv, ep, w->h.req, &w->u.x, w->of);   /* takes w->of */
+}
+
+static void do_sync(struct work *w)
+{
+    fault_hit(FAULT_SYNC);
+    int rc = store_sync(w->of);
+    if (rc)
+        conn_send_err(w->c, DDIO_T_SYNC | DDIO_REPLY, w->h.req, -rc, "fdatasync %s: %s",
+                      w->of->path, ddio_errno_name(-rc));
+    else
+        reply_ok(w->c, &w->h);
+    store_release(&w->c->srv->store, w->of);
+}
+
+static void do_prealloc(struct work *w)
+{
+    int rc = store_prealloc(w->of, w->u.pa.local_off, w->u.pa.local_len);
+    if (rc)
+        conn_send_err(w->c, DDIO_T_PREALLOC | DDIO_REPLY, w->h.req, -rc,
+                      "preallocate %s: %s", w->of->path, ddio_errno_name(-rc));
+    else
+        reply_ok(w->c, &w->h);
+    store_release(&w->c->srv->store, w->of);
+}
+
+static int lock_type(uint32_t t)
+{
+    return t == DDIO_LK_RD ? LK_RD : t == DDIO_LK_WR ? LK_WR : 0;
+}
+
+static void do_lock(struct work *w)
+{
+    const struct ddio_lock *m = &w->u.lk;
+    struct conn *c = w->c;
+    uint64_t end = lk_end_of(m->start, m->len);
+    int rc;
+    if (m->cmd == DDIO_LK_UNLCK) {
+        rc = lk_unlock(&w->of->locks, c->id, m->start, end);
+    } else {
+        uint32_t tmo = m->timeout_ms ? m->timeout_ms : DEFAULT_LOCK_TIMEOUT_MS;
+        rc = lk_lock(&w->of->locks, c->id, lock_type(m->type), m->start, end,
+                     m->cmd == DDIO_LK_SETLKW, ddio_now_ms() + tmo);
+        if (rc == 0)
+            stats_bump(&c->srv->stats, &c->srv->stats.locks);
+    }
+    if (rc)
+        conn_send_err(c, DDIO_T_LOCK | DDIO_REPLY, w->h.req, -rc,
+                      "lock %s [%" PRIu64 ", +%" PRIu64 "): %s", w->of->path, m->start,
+                      m->len, ddio_errno_name(-rc));
+    else
+        reply_ok(c, &w->h);
+    store_release(&c->srv->store, w->of);
+}
+
+/* ---- request handlers (reader thread) ------------------------------------------------------ */
+
+/* UCXADDR (only after AUTH, see dispatch; no payload): the reply names this
+ * connection's cookie and the server's worker address; a refusal leaves the
+ * connection on TCP */
+int on_ucxaddr(struct conn *c, const struct ddio_hdr *h)
+{
+    if (h->len != 0)
+        return bad_payload(c, h);
+    pthread_mutex_lock(&c->mu);
+    int have = c->uep != NULL;
+    pthread_mutex_unlock(&c->mu);
+    if (have)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EEXIST, "UCXADDR: this "
+                             "connection already has a UCX endpoint"), 0;
+    char why[256];
+    struct uep *u = ucx_ep_new(c->srv, &c->xp, why, sizeof(why));
+    if (!u)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EOPNOTSUPP, "UCXADDR: %s",
+                             why), 0;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    if (ucx_ep_reply(u, &w)) {
+        ddio_wbuf_free(&w);
+        ucx_ep_close(u);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "out of memory"), 0;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->uep = u;
+    pthread_mutex_unlock(&c->mu);
+    DDIO_INFO("connection %" PRIu64 " from %s: UCX endpoint attached", c->id, c->peer);
+    return reply_w(c, h, &w);
+}
+
+int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_open m;
+    memset(&m, 0, sizeof(m));
+    if (ddio_dec_open(p, h->len, &m))
+        return bad_payload(c, h);
+    fault_hit(FAULT_OPEN);
+    struct ofile *of;
+    int created = 0;
+    char msg[768];
+    int rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &of, &created,
+                        msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    stats_bump(&c->srv->stats, &c->srv->stats.opens);
+    struct ddio_open_r *r = calloc(1, sizeof(*r));
+    uint64_t id = r ? handle_add(c, of) : 0;
+    if (!id) {
+        free(r);
+        store_release(&c->srv->store, of);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "open: out of memory"), 0;
+    }
+    r->handle = id;
+    r->local_size = store_size(of);
+    r->created = (uint32_t)created;
+    r->layout = of->layout;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_open_r(&w, r);
+    free(r);
+    return reply_w(c, h, &w);
+}
+
+int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_handle_req m;
+    if (ddio_dec_handle_req(p, h->len, &m))
+        return bad_payload(c, h);
+    int last;
+    struct ofile *of = handle_remove(c, m.handle, &last);
+    if (!of)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF,
+                             "handle %" PRIu64 ": EBADF", m.handle), 0;
+    if (last)
+        lk_release_owner(&of->locks, c->id);
+    store_release(&c->srv->store, of);
+    return reply_ok(c, h);
+}
+
+int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_handle_req m;
+    if (ddio_dec_handle_req(p, h->len, &m))
+        return bad_payload(c, h);
+    struct ofile *of = handle_get(c, m.handle);
+    if (!of)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF,
+                             "handle %" PRIu64 ": EBADF", m.handle), 0;
+    struct ddio_u64_r r = {.value = store_size(of)};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_u64_r(&w, &r);
+    return reply_w(c, h, &w);
+}
+
+int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_setsize m;
+    if (ddio_dec_setsize(p, h->len, &m))
+        return bad_payload(c, h);
+    struct ofile *of = handle_get(c, m.handle);
+    if (!of)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF,
+                             "handle %" PRIu64 ": EBADF", m.handle), 0;
+    int rc = store_setsize(of, m.local_size);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "set size of %s: %s",
+                             of->path, ddio_errno_name(-rc)), 0;
+    return reply_ok(c, h);
+}
+
+int on_stats(struct conn *c, const struct ddio_hdr *h)
+{
+    struct server *srv = c->srv;
+    struct ddio_stats_r r;
+    struct stats_disk dk[DDIO_MAX_ROOTS];
+    int nd = srv->ndisks < DDIO_MAX_ROOTS ? srv->ndisks : DDIO_MAX_ROOTS;
+    for (int d = 0; d < nd; d++) {
+        struct disk_counters dc;
+        disk_get_counters(&srv->disks[d], &dc);
+        dk[d] = (struct stats_disk){dc.bytes_read, dc.bytes_written, dc.ops, dc.busy_us,
+                                    dc.depth};
+    }
+    struct stats_env env = {.ndisks = nd, .disks = dk, .nroots = srv->cfg.nroots,
+                            .roots = srv->cfg.roots, .block_size = srv->cfg.block_size};
+    if (stats_snapshot(&srv->stats, &env, &r)) {
+        ddio_stats_r_free(&r);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "stats: out of memory"), 0;
+    }
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_stats_r(&w, &r);
+    ddio_stats_r_free(&r);
+    return reply_w(c, h, &w);
+}
+
+/* w's payload decoded into w->u, and the handle it names; 0, a decoder's
+ * error, or -EINVAL: a lock's command or type is not one we know */
+static int decode_slow(struct work *w, uint64_t *handle)
+{
+    const struct ddio_hdr *h = &w->h;
+    int rc;
+    if (h->type == DDIO_T_XFER) {
+        rc = ddio_dec_xfer(w->payload, h->len, &w->u.x);
+        *handle = w->u.x.handle;
+    } else if (h->type == DDIO_T_LOCK) {
+        rc = ddio_dec_lock(w->payload, h->len, &w->u.lk);
+        *handle = w->u.lk.handle;
+        if (rc == 0 && (w->u.lk.cmd < DDIO_LK_SETLK || w->u.lk.cmd > DDIO_LK_UNLCK
+                        || (w->u.lk.cmd != DDIO_LK_UNLCK && !lock_type(w->u.lk.type))))
+            rc = -EINVAL;
+    } else if (h->type == DDIO_T_PREALLOC) {
+        rc = ddio_dec_prealloc(w->payload, h->len, &w->u.pa);
+        *handle = w->u.pa.handle;
+    } else {
+        struct ddio_handle_req m;
+        rc = ddio_dec_handle_req(w->payload, h->len, &m);
+        *handle = m.handle;
+    }
+    return rc;
+}
+
+/* a request that did not start: its payload and itself */
+static void work_free(struct work *w)
+{
+    free(w->payload);
+    free(w);
+}
+
+/* requests that may wait run on their own thread */
+int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
+{
+    static void (*const fns[])(struct work *) = {
+        [DDIO_T_XFER] = do_xfer, [DDIO_T_SYNC] = do_sync,
+        [DDIO_T_PREALLOC] = do_prealloc, [DDIO_T_LOCK] = do_lock,
+    };
+    struct work *w = work_new(c, h, payload, fns[h->type]);
+    if (!w)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "out of memory"), 0;
+    uint64_t handle;
+    int rc = decode_slow(w, &handle);
+    if (rc == -EINVAL) {
+        work_free(w);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EINVAL,
+                             "lock: bad command or type"), 0;
+    }
+    if (rc == 0 && h->type == DDIO_T_XFER && w->u.x.desc_len > c->srv->cfg.max_desc) {
+        uint32_t len = w->u.x.desc_len;
+        work_free(w);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EMSGSIZE, "descriptor of %u "
+                             "bytes exceeds the limit of %" PRIu64 " bytes (--max-desc)", len,
+                             c->srv->cfg.max_desc), 0;
+    }
+    if (rc || !(w->of = handle_retain(c, h, handle))) {
+        work_free(w);
+        return rc ? bad_payload(c, h) : 0;
+    }
+    /* a lock that never waits is answered here, in order with other replies */
+    if (h->type == DDIO_T_LOCK && w->u.lk.cmd != DDIO_LK_SETLKW) {
+        do_lock(w);
+        work_free(w);
+        return 0;
+    }
+    if (work_runs_inline(w))
+        work_run_inline(c, w);
+    else
+        work_spawn(c, w);
+    return 0;
+}

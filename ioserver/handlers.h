@@ -1,0 +1,17 @@
+/* The requests on open files (handlers.c), called by dispatch. Each replies
+ * itself; a negative result closes the connection. */
+#ifndef DDIO_SRV_HANDLERS_H
+#define DDIO_SRV_HANDLERS_H
+
+#include "conn.h"
+
+int on_ucxaddr(struct conn *c, const struct ddio_hdr *h);
+int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
+int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
+int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
+int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
+int on_stats(struct conn *c, const struct ddio_hdr *h);
+/* XFER, SYNC, PREALLOC, LOCK: may take over *payload */
+int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload);
+
+#endif

@@ -1,0 +1,104 @@
+/* The namespace requests by path: DELETE, PSTAT, READDIR, MKDIR, RMDIR,
+ * RENAME (PROTOCOL.md "Namespace"). The work is the store's (store.c:
+ * confinement, every root); these decode, call it and reply. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "namespace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "reply.h"
+
+int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_path_req m = {0};
+    if (ddio_dec_path_req(p, h->len, &m))
+        return bad_payload(c, h);
+    char msg[768];
+    int rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    return reply_ok(c, h);
+}
+
+int on_pstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_path_req m = {0};
+    if (ddio_dec_path_req(p, h->len, &m))
+        return bad_payload(c, h);
+    char msg[768];
+    struct ddio_pstat_r *r = malloc(sizeof(*r));   /* a layout is 4 KiB */
+    int rc = r ? store_pstat(&c->srv->store, m.path, r, msg, sizeof(msg)) : -ENOMEM;
+    free(m.path);
+    if (rc) {
+        free(r);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s",
+                             r ? msg : "pstat: out of memory"), 0;
+    }
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_pstat_r(&w, r);
+    free(r);
+    return reply_w(c, h, &w);
+}
+
+int on_readdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_readdir m;
+    struct ddio_readdir_r r;
+    char msg[768];
+    if (ddio_dec_readdir(p, h->len, &m))
+        return bad_payload(c, h);
+    int rc = store_readdir(&c->srv->store, m.path, m.cookie, m.max, &r, msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir_r(&w, &r);
+    ddio_readdir_r_free(&r);
+    return reply_w(c, h, &w);
+}
+
+int on_mkdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_mkdir m;
+    char msg[768];
+    if (ddio_dec_mkdir(p, h->len, &m))
+        return bad_payload(c, h);
+    int rc = store_mkdir(&c->srv->store, m.path, m.mode, msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    return reply_ok(c, h);
+}
+
+int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_path_req m = {0};
+    char msg[768];
+    if (ddio_dec_path_req(p, h->len, &m))
+        return bad_payload(c, h);
+    int rc = store_rmdir(&c->srv->store, m.path, msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    return reply_ok(c, h);
+}
+
+int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_rename m;
+    char msg[768];
+    if (ddio_dec_rename(p, h->len, &m))
+        return bad_payload(c, h);
+    int rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
+    free(m.from);
+    free(m.to);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    return reply_ok(c, h);
+}

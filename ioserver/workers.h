@@ -1,0 +1,16 @@
+/* Request threads (workers.c) for the requests that may wait. */
+#ifndef DDIO_SRV_WORKERS_H
+#define DDIO_SRV_WORKERS_H
+
+#include "conn.h"
+
+/* a request for fn; takes over *payload (NULL afterwards) */
+struct work *work_new(struct conn *c, const struct ddio_hdr *h, uint8_t **payload,
+                      void (*fn)(struct work *));
+/* whether w runs on the reader thread itself (a one-participant read) */
+int work_runs_inline(const struct work *w);
+void work_run_inline(struct conn *c, struct work *w);
+/* run w on a request thread (an idle one, or a new one); takes over w */
+void work_spawn(struct conn *c, struct work *w);
+
+#endif
