@@ -141,8 +141,11 @@ int ADIOI_DDIO_Feature(ADIO_File fd, int flag);
 int ADIOI_DDIO_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
                        ADIO_Offset len);
 
-/* ---- ad_ddio_conn.c: errors as MPI codes, the connection pools ---- */
+/* ---- ad_ddio_err.c: errors as MPI codes; rank 0's outcome to every rank ---- */
 int ADIOI_DDIO_Err_code(const char *myname, const ADIOI_DDIO_Err * e);
+void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e);
+
+/* ---- ad_ddio_conn.c: the connection pools ---- */
 /* connection pools: the main one, and the progress thread's */
 #define ADIOI_DDIO_POOL_MAIN  0
 #define ADIOI_DDIO_POOL_ASYNC 1
@@ -150,12 +153,13 @@ struct ddio_pool *ADIOI_DDIO_Pool(int pool);
 int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,
                         ADIOI_DDIO_Err * e);
 
-/* ---- ad_ddio_open.c / ad_ddio_close.c / ad_ddio_hints.c ---- */
+/* ---- ad_ddio_file.c: fd->fs_ptr ---- */
 ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd);
 void ADIOI_DDIO_File_free(ADIO_File fd);
-const char *ADIOI_DDIO_Server_path(const char *filename);
 
-/* ---- ad_ddio_mount.c: plain paths on a ddio mount (tools/ddio-fuse) ---- */
+/* ---- ad_ddio_mount.c: names, and plain paths on a ddio mount (tools/ddio-fuse) ---- */
+/* "ddio:/a/b" and "/a/b" -> "a/b": relative to every server's storage root */
+const char *ADIOI_DDIO_Server_path(const char *filename);
 /* 1 if filename (not "ddio:"-prefixed) is on a ddio mount: nspath gets its
  * path inside the namespace and servers the mount's server list; else 0 */
 int ADIOI_DDIO_Mount_resolve(const char *filename, char *nspath, size_t cap,
@@ -171,10 +175,10 @@ void ADIOI_DDIO_Target(const char *filename, char *path, size_t cap, char *serve
  * the mount's servers, else NULL (config, or the last hint) */
 const char *ADIOI_DDIO_Servers_spec(const char *hint, const char *mount_servers);
 
-/* ad_ddio_resize.c: rank 0's outcome to every rank of fd->comm */
-void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e);
-/* DDIO_TIMING set: print per-call phase times to stderr (ad_ddio_coll.c) */
+/* ad_ddio_hints.c: DDIO_TIMING set: print per-call phase times to stderr;
+ * the XFER flags the file's hints ask for (romio_ddio_presort) */
 int ADIOI_DDIO_Timing_on(void);
+uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f);
 /* collectives whose waiting ranks nap instead of spinning (ad_ddio_nap.c) */
 void ADIOI_DDIO_Nap_wait(MPI_Request * r);
 void ADIOI_DDIO_Nap_barrier(MPI_Comm comm);
@@ -192,8 +196,10 @@ int ADIOI_DDIO_Contig_desc(struct ddio_desc *d, int64_t off, uint64_t len);
 int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int count,
                         MPI_Datatype datatype, ADIOI_DDIO_Err * e);
 void ADIOI_DDIO_Mem_free(ADIOI_DDIO_Mem * m);
-struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base);
 void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v);
+/* fd->fp_ind after `len` stream bytes of d (ROMIO: one past the last byte) */
+void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
+                           uint64_t len);
 
 /* ---- ad_ddio_type.c: trees from the datatype's constructors ---- */
 /* The tree of a non-contiguous type t, relative to its lowest data byte
@@ -202,6 +208,8 @@ void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v);
  * not supported, would be too large, or where ROMIO's flattening departs
  * from the MPI type map (the caller then uses Tree_from_flat). */
 struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base);
+/* the same from ROMIO's flattened list (one entry per contiguous piece) */
+struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base);
 /* romio_ddio_check_desc: 0 if root (at base) has the same merged pieces, in
  * the same order, as the tree of ROMIO's flattened t; else -1 with *e set */
 int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,
@@ -214,11 +222,6 @@ int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t 
 int ADIOI_DDIO_Check_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
                           const struct ddio_desc *d, ADIOI_DDIO_Err * e);
 
-/* ---- ad_ddio_io.c ---- */
-uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f);
-/* fd->fp_ind after `len` stream bytes of d (ROMIO: one past the last byte) */
-void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
-                           uint64_t len);
 
 /* ---- ad_ddio_async.c: nonblocking I/O on the driver's progress thread ---- */
 /* One nonblocking read or write, described at the call. */

@@ -134,16 +134,6 @@ static void coll_transfer(coll_call * c, uint64_t seq)
     c->bytes = x.bytes;
 }
 
-int ADIOI_DDIO_Timing_on(void)
-{
-    static int on = -1;
-    if (on < 0) {
-        const char *v = getenv("DDIO_TIMING");
-        on = v && *v && strcmp(v, "0") != 0;
-    }
-    return on;
-}
-
 static void coll_report_timing(const coll_call * c, uint64_t seq)
 {
     if (!ADIOI_DDIO_Timing_on())

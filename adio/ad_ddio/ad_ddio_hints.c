@@ -178,3 +178,18 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     publish_defaults(fd, f);
     ADIOI_GEN_SetInfo(fd, users_info, error_code);
 }
+
+int ADIOI_DDIO_Timing_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("DDIO_TIMING");
+        on = v && *v && strcmp(v, "0") != 0;
+    }
+    return on;
+}
+
+uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f)
+{
+    return f->presort == ADIOI_HINT_DISABLE ? DDIO_XF_NOSORT : 0;
+}

@@ -8,11 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f)
-{
-    return f->presort == ADIOI_HINT_DISABLE ? DDIO_XF_NOSORT : 0;
-}
-
 /* run one independent XFER; *bytes gets the stream bytes transferred */
 static int run_independent(ADIOI_DDIO_File * f, uint32_t op, const struct ddio_desc *fdesc,
                            const ADIOI_DDIO_Mem * mem, uint64_t * bytes, ADIOI_DDIO_Err * e)
@@ -31,22 +26,6 @@ static int run_independent(ADIOI_DDIO_File * f, uint32_t op, const struct ddio_d
     free(inv);
     *bytes = x.bytes;
     return rc;
-}
-
-/* ---- file pointers -------------------------------------------------------- */
-
-/* ROMIO keeps fp_ind as an absolute byte offset: just past the last byte
- * accessed (ADIOI_Get_position maps it back to etypes) */
-void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
-                           uint64_t bytes)
-{
-    if (bytes == 0)
-        return;
-    if (file_ptr_type == ADIO_INDIVIDUAL) {
-        struct ddio_desc t = *d;
-        t.length = bytes;
-        fd->fp_ind = ddio_desc_addr(&t, bytes - 1) + 1;
-    }
 }
 
 /* ---- contiguous ------------------------------------------------------------------ */

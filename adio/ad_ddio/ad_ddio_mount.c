@@ -109,3 +109,13 @@ const char *ADIOI_DDIO_Servers_spec(const char *hint, const char *mount_servers)
         return hint;
     return mount_servers;
 }
+
+/* "ddio:/a/b" and "/a/b" -> "a/b": relative to every server's storage root */
+const char *ADIOI_DDIO_Server_path(const char *filename)
+{
+    if (!strncmp(filename, "ddio:", 5))
+        filename += 5;
+    while (*filename == '/')
+        filename++;
+    return filename;
+}

@@ -15,45 +15,6 @@
 #include <time.h>
 #include <sys/random.h>
 
-ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd)
-{
-    ADIOI_DDIO_File *f = fd->fs_ptr;
-    if (!f) {
-        f = ADIOI_Calloc(1, sizeof(*f));
-        f->collective = ADIOI_DDIO_COLL_DDIO;
-        f->presort = ADIOI_HINT_ENABLE;
-        f->check_desc = ADIOI_HINT_DISABLE;
-        f->type_desc = ADIOI_HINT_ENABLE;
-        f->transport = -1;
-        fd->fs_ptr = f;
-    }
-    return f;
-}
-
-void ADIOI_DDIO_File_free(ADIO_File fd)
-{
-    ADIOI_DDIO_File *f = fd->fs_ptr;
-    if (!f)
-        return;
-    ADIOI_DDIO_View_free(&f->view);
-    ddio_fh_free(&f->fh);
-    free(f->servers_hint);
-    free(f->mount_servers);
-    free(f->secret_hint);
-    ADIOI_Free(f);
-    fd->fs_ptr = NULL;
-}
-
-/* "ddio:/a/b" and "/a/b" -> "a/b": relative to every server's storage root */
-const char *ADIOI_DDIO_Server_path(const char *filename)
-{
-    if (!strncmp(filename, "ddio:", 5))
-        filename += 5;
-    while (*filename == '/')
-        filename++;
-    return filename;
-}
-
 static uint32_t ddio_amode(int access_mode)
 {
     /* write-only opens ask for read access too: ROMIO's two-phase write

@@ -5,11 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e)
-{
-    ADIOI_DDIO_Nap_bcast(e, sizeof(*e), MPI_BYTE, 0, fd->comm);
-}
-
 void ADIOI_DDIO_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
 {
     static char myname[] = "ADIOI_DDIO_RESIZE";

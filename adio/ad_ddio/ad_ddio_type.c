@@ -692,3 +692,36 @@ int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t 
     free(b.l);
     return rc;
 }
+
+struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base)
+{
+    MPI_Count n = flat->count;
+    int64_t lo = INT64_MAX;
+    struct ddio_node *root = NULL;
+
+    for (MPI_Count i = 0; i < n; i++)
+        if (flat->blocklens[i] > 0 && flat->indices[i] < lo)
+            lo = flat->indices[i];
+    if (lo == INT64_MAX)
+        return NULL;
+    *base = lo;
+#if defined(__GNUC__)
+    /* ADIO_Offset is int64_t on LP64 systems: build straight from ROMIO's
+     * arrays (a flattened 8-byte CYCLIC view has tens of millions of pieces;
+     * copying them cost more than compressing them). */
+    if (__builtin_types_compatible_p(ADIO_Offset, int64_t))
+        return ddio_node_from_flat_at((uint64_t) n, (const int64_t *) flat->indices,
+                                      (const int64_t *) flat->blocklens, lo);
+#endif
+    int64_t *off = malloc(n * sizeof(*off)), *len = malloc(n * sizeof(*len));
+    if (off && len) {
+        for (MPI_Count i = 0; i < n; i++) {
+            off[i] = flat->indices[i];
+            len[i] = flat->blocklens[i];
+        }
+        root = ddio_node_from_flat_at((uint64_t) n, off, len, lo);
+    }
+    free(off);
+    free(len);
+    return root;
+}

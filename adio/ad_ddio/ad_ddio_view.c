@@ -15,39 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base)
-{
-    MPI_Count n = flat->count;
-    int64_t lo = INT64_MAX;
-    struct ddio_node *root = NULL;
-
-    for (MPI_Count i = 0; i < n; i++)
-        if (flat->blocklens[i] > 0 && flat->indices[i] < lo)
-            lo = flat->indices[i];
-    if (lo == INT64_MAX)
-        return NULL;
-    *base = lo;
-#if defined(__GNUC__)
-    /* ADIO_Offset is int64_t on LP64 systems: build straight from ROMIO's
-     * arrays (a flattened 8-byte CYCLIC view has tens of millions of pieces;
-     * copying them cost more than compressing them). */
-    if (__builtin_types_compatible_p(ADIO_Offset, int64_t))
-        return ddio_node_from_flat_at((uint64_t) n, (const int64_t *) flat->indices,
-                                      (const int64_t *) flat->blocklens, lo);
-#endif
-    int64_t *off = malloc(n * sizeof(*off)), *len = malloc(n * sizeof(*len));
-    if (off && len) {
-        for (MPI_Count i = 0; i < n; i++) {
-            off[i] = flat->indices[i];
-            len[i] = flat->blocklens[i];
-        }
-        root = ddio_node_from_flat_at((uint64_t) n, off, len, lo);
-    }
-    free(off);
-    free(len);
-    return root;
-}
-
 void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v)
 {
     if (v->root)
@@ -203,4 +170,18 @@ void ADIOI_DDIO_Mem_free(ADIOI_DDIO_Mem * m)
     if (!m->contig && m->desc.root)
         ddio_node_free(m->desc.root);
     m->desc.root = NULL;
+}
+
+/* ROMIO keeps fp_ind as an absolute byte offset: just past the last byte
+ * accessed (ADIOI_Get_position maps it back to etypes) */
+void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
+                           uint64_t bytes)
+{
+    if (bytes == 0)
+        return;
+    if (file_ptr_type == ADIO_INDIVIDUAL) {
+        struct ddio_desc t = *d;
+        t.length = bytes;
+        fd->fp_ind = ddio_desc_addr(&t, bytes - 1) + 1;
+    }
 }
