@@ -56,36 +56,49 @@ failed_logs() {
   done
 }
 
+# timed NAME CMD...: a step of the test run (a function too), its time in
+# the closing table (scripts/suite-time.sh --report)
+timed() {
+  local n=$1 s=$SECONDS rc=0; shift
+  "$@" || rc=$?
+  echo "$n $((SECONDS - s)) $rc" >> "$DDIO_SUITE_TIMES"
+  return $rc
+}
+
 tests() {
-  build
+  local t0=$SECONDS
+  export DDIO_SUITE_TIMES="$top/test/suite-times.txt"
+  rm -f "$DDIO_SUITE_TIMES"
+  timed build build
   local rc=0
-  make -j"$jobs" check || { rc=$?; failed_logs; }
+  timed make-check make -j"$jobs" check || { rc=$?; failed_logs; }
   # make check ran the MPI suite on the default transport (auto: UCX where
   # it has a one-copy path, common/ddio_xport.c). Again on the other one
   # (servers --transport T, ranks DDIO_TRANSPORT=T): every byte comparison,
   # fault and soak case (~9 min)
   local other=tcp
   [ "$(scripts/auto-transport.sh)" = tcp ] && other=ucx
-  DDIO_TRANSPORT=$other test/mpi/run-mpi-tests.sh > "test/mpi/run-mpi-tests-$other.log" 2>&1 || rc=$?
+  DDIO_TRANSPORT=$other timed "mpi-$other" test/mpi/run-mpi-tests.sh > "test/mpi/run-mpi-tests-$other.log" 2>&1 || rc=$?
   grep -E '^(FAIL|mpi:)' "test/mpi/run-mpi-tests-$other.log" | sed "s/^/$other /" || true
   # the tools' and the mount's data path (common/ddio_client.c) on it too
-  DDIO_TRANSPORT=$other test/cli/run-cli-tests.sh > "test/cli/run-cli-tests-$other.log" 2>&1 || rc=$?
-  DDIO_TRANSPORT=$other test/mount/run-mount-tests.sh posix errors > "test/mount/run-mount-tests-$other.log" 2>&1 || rc=$?
+  DDIO_TRANSPORT=$other timed "cli-$other" test/cli/run-cli-tests.sh > "test/cli/run-cli-tests-$other.log" 2>&1 || rc=$?
+  DDIO_TRANSPORT=$other timed "mount-$other" test/mount/run-mount-tests.sh posix errors > "test/mount/run-mount-tests-$other.log" 2>&1 || rc=$?
   grep -E '^(FAIL|cli:|mount:)' "test/cli/run-cli-tests-$other.log" "test/mount/run-mount-tests-$other.log" \
     | sed "s/^/$other /" || true
   # > 2 GiB on one rank in one collective (not in make check: ~9 GiB of I/O)
-  test/mpi/run-large-tests.sh "${DDIO_LARGE_MIB:-2100}" || rc=$?
+  timed large test/mpi/run-large-tests.sh "${DDIO_LARGE_MIB:-2100}" || rc=$?
   # The sanitizer build of the server and the unit tests, and a bounded fuzz run.
-  scripts/check-sanitizers.sh || rc=$?
-  if [ -x test/fuzz/run-fuzz.sh ]; then test/fuzz/run-fuzz.sh "${DDIO_FUZZ_SECONDS:-60}" || rc=$?; fi
+  timed sanitizers scripts/check-sanitizers.sh || rc=$?
+  if [ -x test/fuzz/run-fuzz.sh ]; then timed fuzz test/fuzz/run-fuzz.sh "${DDIO_FUZZ_SECONDS:-60}" || rc=$?; fi
   # PnetCDF (Debian source, built once into the cache): its own suite on ufs: and ddio.
-  test/pnetcdf/run-pnetcdf-tests.sh || rc=$?
+  timed pnetcdf test/pnetcdf/run-pnetcdf-tests.sh || rc=$?
   # Operations: the tarball builds, passes its quick tests, installs and
   # uninstalls in a VPATH tree (make distcheck); and `make install` into a
   # temporary prefix runs a real MPI program from the install alone.
   # Measured on the 2-core VM with MPICH cached: 2 min 19 s and 32 s.
-  make distcheck || rc=$?
-  test/install/run-install-tests.sh || rc=$?
+  timed distcheck make distcheck || rc=$?
+  timed install test/install/run-install-tests.sh || rc=$?
+  "$top/scripts/suite-time.sh" --report $((SECONDS - t0))
   scripts/test-summary.sh || rc=$?
   return $rc
 }
