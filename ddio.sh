@@ -59,11 +59,15 @@ failed_logs() {
 # timed NAME CMD...: a step of the test run (a function too), its time in
 # the closing table (scripts/suite-time.sh --report)
 timed() {
-  local n=$1 s=$SECONDS rc=0; shift
+  local n=$1 s=$SECONDS rc=0 c0 c1 f=$DDIO_SUITE_TIMES.cpu; shift
+  child_cpu "$f"; c0=$(cpu_of "$f")
   "$@" || rc=$?
-  echo "$n $((SECONDS - s)) $rc" >> "$DDIO_SUITE_TIMES"
+  child_cpu "$f"; c1=$(cpu_of "$f")
+  echo "$n $((SECONDS - s)) $rc $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", b - a }')" \
+    >> "$DDIO_SUITE_TIMES"
   return $rc
 }
+. "$top/scripts/suite-time.sh" --cpu   # child_cpu, cpu_of
 
 tests() {
   local t0=$SECONDS
@@ -98,6 +102,7 @@ tests() {
   # Measured on the 2-core VM with MPICH cached: 2 min 19 s and 32 s.
   timed distcheck make distcheck || rc=$?
   timed install test/install/run-install-tests.sh || rc=$?
+  rm -f "$DDIO_SUITE_TIMES.cpu"
   "$top/scripts/suite-time.sh" --report $((SECONDS - t0))
   scripts/test-summary.sh || rc=$?
   return $rc
