@@ -278,13 +278,14 @@ t_case() {
 #   grep -q x "$f" || t_why "no x in $f" || return
 t_why() { T_WHY=$*; return 1; }
 
-# t_step [-t SECS] [-v] NAME CMD...: CMD under a deadline (T_LIMIT), its
-# output in T_LOG ($T_TMP/NAME.log); PASS, or FAIL with the log's last
-# T_TAIL lines (-v: the whole output either way). Returns CMD's status.
+# t_step [-t SECS] [-v] [-w N] NAME CMD...: CMD under a deadline (T_LIMIT),
+# its output in T_LOG ($T_TMP/NAME.log); PASS, or FAIL with the log's last
+# N lines (1) in the reason and its last T_TAIL lines below (-v: the whole
+# output either way). Returns CMD's status.
 t_step() {
-  local limit=$T_LIMIT show=0
+  local limit=$T_LIMIT show=0 nwhy=1
   while :; do
-    case $1 in -t) limit=$2; shift 2 ;; -v) show=1; shift ;; *) break ;; esac
+    case $1 in -t) limit=$2; shift 2 ;; -v) show=1; shift ;; -w) nwhy=$2; shift 2 ;; *) break ;; esac
   done
   local name=$1; shift
   T_LOG="$T_TMP/${name//[^A-Za-z0-9._-]/_}.log"
@@ -296,7 +297,8 @@ t_step() {
   else
     local why; why=$(t__why $rc "$limit")
     case $rc in 124|137) ;; *) why="$why after $((SECONDS - t0)) s" ;; esac
-    t_fail "$name" "$why"
+    local last; last=$(grep -v '^[[:space:]]*$' "$T_LOG" | tail -n "$nwhy" | tr '\n' '|' | head -c 600)
+    t_fail "$name" "$why${last:+: ${last%|}}"
     if [ $show = 1 ]; then t_indent "$T_LOG"; else t_indent "$T_LOG" "$T_TAIL"; fi
   fi
   return $rc
