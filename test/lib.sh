@@ -56,10 +56,11 @@ t_pass() {
   [ $quiet = 1 ] || t_say "PASS: $1${2:+ ($2)}"
 }
 
-# t_fail NAME [WHY]: one failed test
+# t_fail NAME [WHY [LOG]]: one failed test (and LOG's last T_TAIL lines, indented)
 t_fail() {
   T_FAIL=$((T_FAIL + 1)); T_FAIL_ALL=$((T_FAIL_ALL + 1)); T_FAILED+=("$1")
   t_say "FAIL: $1${2:+: $2}"
+  [ -z "${3:-}" ] || t_indent "$3" "$T_TAIL"
 }
 
 # t_skip NAME [WHY]: a test that could not run here (counted as skipped)
@@ -353,10 +354,10 @@ t_selected() {
 # T_SRV_ADDR (HOST:PORT). The server is stopped at exit if still running.
 # Returns 1 (T_SRV_WHY says why, the log's tail printed) if it did not start.
 t_server_start() {
-  local ns=() envs=() nowait=0
+  local pre=() envs=() nowait=0
   while :; do
     case $1 in
-      -n) ns=(ip netns exec "$2"); shift 2 ;;
+      -n) pre=(ip netns exec "$2"); shift 2 ;;
       -e) envs+=("$2"); shift 2 ;;
       -N) nowait=1; shift ;;
       *) break ;;
@@ -374,7 +375,7 @@ t_server_start() {
   done
   T_SRV_DIR=$dir T_SRV_LOG=$dir/log T_SRV_PORT="" T_SRV_ADDR="" T_SRV_WHY=""
   rm -f "$dir/port"
-  "${ns[@]}" env "${envs[@]}" "$T_SERVER_BIN" "${listen[@]}" --port-file "$dir/port" "$@" \
+  "${pre[@]}" env "${envs[@]}" "$T_SERVER_BIN" "${listen[@]}" --port-file "$dir/port" "$@" \
     2>"$T_SRV_LOG" &
   T_SRV_PID=$!
   t_defer t_kill "$T_SRV_PID"
