@@ -5,8 +5,9 @@
 # checks on the server and in tools/ddio, --insecure, and srv_client --limits
 # (oversized, truncated, garbage, out-of-order, wrong-version and wrong-state
 # messages, descriptor depth/size/memory limits, calls in flight, connection
-# limits, 1000 stalled connections). Every test has a time limit. Ends with
-# "security: N passed, N failed" and the names of the failed tests.
+# limits, 1000 stalled connections; srv_client's cases are counted too).
+# Every test has a time limit. Ends with the names of the failed tests and
+# "security: N passed, N failed".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -30,6 +31,7 @@ t_secret "$W/key"; t_secret "$W/otherkey"
 if start auth --secret-file "$W/key"; then
     t_step -v "auth: wrong/no/replayed secret, requests before AUTH, root unchanged" \
         env DDIO_SECRET_FILE="$W/key" "$CLIENT" --security "$T_SRV_ADDR" "$W/auth/root" "$W/auth/log"
+    t_relay "$T_LOG"     # srv_client's cases (security/...)
     t_step -v "auth: tools/ddio stats with the secret" env DDIO_SECRET_FILE="$W/key" "$TOOL" stats -s "$T_SRV_ADDR" xfers
     t_expect_fail -v "auth: tools/ddio stats with another secret" "authentication failed" \
         env DDIO_SECRET_FILE="$W/otherkey" "$TOOL" stats -s "$T_SRV_ADDR"
@@ -85,6 +87,7 @@ if start limits --secret-file "$W/key" --block-size 65536 --max-connections 24 -
         --max-call-memory 1M --max-inflight 3; then
     t_step -v "limits: hostile messages, descriptor and call limits, connection floods" \
         env DDIO_SECRET_FILE="$W/key" "$CLIENT" --limits "$T_SRV_ADDR"
+    t_relay "$T_LOG"     # (limits/...)
     rc=0; t_server_stop || rc=$?
     t_result "limits: server stops cleanly afterwards" $rc
     [ $rc -eq 0 ] || t_indent "$W/limits/log" 20

@@ -4,7 +4,8 @@
 # the real file system under /tmp (O_DIRECT; the datafile is checked byte
 # for byte), and two disks on tmpfs (/dev/shm) with a small block size,
 # two buffers per disk and --rotate. Every run must end with the server
-# exiting 0 on SIGTERM. Closes with "server: N passed, N failed".
+# exiting 0 on SIGTERM. srv_client's cases count as CONFIG/CASE. Closes with
+# "server: N passed, N failed".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -21,14 +22,16 @@ start() {
 }
 
 # run NAME DIR "SERVER_ARGS" CLIENT_ARGS...: a server (started with the
-# words of SERVER_ARGS), srv_client against it (its output shown), a clean stop
+# words of SERVER_ARGS), srv_client against it (its output shown indented,
+# its cases counted here as NAME/CASE), a clean stop
 run() {
   local name=$1 dir=$2 sargs=$3 rc=0; shift 3
   # shellcheck disable=SC2086 # SERVER_ARGS are words
   start "$dir" $sargs || { t_fail "$name" "server start: $T_SRV_WHY"; return 1; }
   timeout -k 10 "$T_LIMIT" "$CLIENT" "$@" "$T_SRV_ADDR" ${ROOT1:+"$ROOT1"} ${SRVLOG:+"$T_SRV_LOG"} \
     >"$dir/client.out" 2>&1 || rc=$?
-  cat "$dir/client.out"
+  t_indent "$dir/client.out"
+  t_relay -p "$name/" "$dir/client.out"
   if [ $rc -ne 0 ]; then
     t_fail "$name" "srv_client: $(t__why $rc "$T_LIMIT")"
     echo "---- server log"; tail -n 50 "$T_SRV_LOG"

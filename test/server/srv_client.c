@@ -5,7 +5,11 @@
  * The secret comes from $DDIO_SECRET_FILE.
  * With DATAFILE_ROOT (a one-disk server's root) it also checks that the
  * datafile of a one-server, one-stripe file is the file, byte for byte.
- * Every check prints a line; the first failure exits 1. */
+ * Runs its cases one after the other: each prints its checks' lines and
+ * "PASS: CASE", or "FAIL: CASE: why" at its first failed check, after which
+ * its connections are closed and the next case runs (srv_harness.c,
+ * run_case). Ends with "srv-client: N passed, N failed"; exit 1 if any
+ * case failed. */
 #include "srv_harness.h"
 
 int main(int argc, char **argv)
@@ -32,30 +36,32 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "--security") == 0) {
         test_security();
-        printf("PASS\n");
-        return 0;
+        return case_summary();
     }
     if (strcmp(mode, "--limits") == 0) {
         test_limits();
-        printf("PASS\n");
-        return 0;
+        return case_summary();
     }
     if (strcmp(mode, "--ucx") == 0 || strcmp(mode, "--no-ucx") == 0) {
-        test_ucx(strcmp(mode, "--ucx") == 0);
-        printf("PASS\n");
-        return 0;
+        if (strcmp(mode, "--ucx") == 0)
+            run_case("ucx/offered", test_ucx_offered);
+        else
+            run_case("ucx/not-offered", test_ucx_not_offered);
+        return case_summary();
     }
     CHECK(!*mode, "unknown mode %s", mode);
-    test_files();
-    test_independent(1u << 20, 1, "ind1");
-    test_independent(65536, 2, "ind2");       /* index 0 of 2: only its stripes */
-    test_independent(4096, 2, "ind3");        /* stripe unit below the block size */
-    test_locks();
-    test_malformed();
-    test_collective();
-    test_write_order();
-    test_heartbeat();
-    test_stats();
-    printf("PASS\n");
-    return 0;
+    run_case("ns/files", test_files);
+    run_case("xfer/independent-1m", test_independent_1m);
+    run_case("xfer/independent-64k-of-2", test_independent_64k_of_2);
+    run_case("xfer/independent-4k-of-2", test_independent_4k_of_2);
+    run_case("locks/byte-range", test_locks);
+    run_case("errors/before-auth", test_malformed_before_auth);
+    run_case("errors/after-auth", test_malformed_after_auth);
+    run_case("errors/truncated", test_malformed_truncated);
+    run_case("errors/garbage-descriptor", test_malformed_descriptor);
+    run_case("xfer/collective", test_collective);
+    run_case("xfer/write-order", test_write_order);
+    run_case("xfer/heartbeat", test_heartbeat);
+    run_case("ns/stats", test_stats);
+    return case_summary();
 }

@@ -10,15 +10,99 @@ struct ddio_secret g_secret;   /* $DDIO_SECRET_FILE */
 int g_have_secret;
 const char *g_log;         /* the server's log file (refusals must be logged) */
 
+/* ---- cases ----------------------------------------------------------------------------
+ * run_case runs one case under a recovery point: a failed CHECK prints
+ * "FAIL: CASE: why" (later failures of the same case "    (then: why)") and
+ * returns to run_case, which closes every descriptor the case opened (its
+ * connections, whatever state they were left in), calls the reset hook,
+ * and the run goes on with the next case. A thread of a case (collective
+ * participants) sets its own recovery point with case_thread_recover. */
+
+static const char *g_case;                /* the running case, NULL outside one */
+static atomic_int g_case_failed;          /* failures reported in it so far */
+static __thread jmp_buf *t_jmp;           /* this thread's recovery point */
+static unsigned g_passed, g_failed;
+static void (*g_reset)(void);
+
 void die(const char *fmt, ...)
 {
+    char why[4096];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "FAIL: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    exit(1);
+    if (!g_case) {                        /* outside a case (the command line, setup) */
+        fprintf(stderr, "FAIL: %s\n", why);
+        exit(1);
+    }
+    if (atomic_fetch_add(&g_case_failed, 1) == 0)
+        printf("FAIL: %s: %s\n", g_case, why);
+    else
+        printf("    (then: %s)\n", why);
+    fflush(stdout);
+    if (t_jmp)
+        longjmp(*t_jmp, 1);
+    pthread_exit(NULL);                   /* a thread without a recovery point */
+}
+
+void case_thread_recover(jmp_buf *jb)
+{
+    t_jmp = jb;
+}
+
+void case_on_failure(void (*reset)(void))
+{
+    g_reset = reset;
+}
+
+/* the descriptors open now, as a bitmap of fds below `n` */
+static void open_fds(uint8_t *map, int n)
+{
+    memset(map, 0, (size_t)n / 8);
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] != '.' && fd != dirfd(d) && fd < n)
+            map[fd / 8] |= (uint8_t)(1u << (fd % 8));
+    }
+    closedir(d);
+}
+
+void run_case(const char *name, void (*fn)(void))
+{
+    enum { NFD = 1 << 16 };
+    static uint8_t before[NFD / 8], after[NFD / 8];
+    jmp_buf jb;
+    open_fds(before, NFD);
+    g_case = name;
+    atomic_store(&g_case_failed, 0);
+    t_jmp = &jb;
+    if (setjmp(jb) == 0)
+        fn();
+    t_jmp = NULL;
+    if (atomic_load(&g_case_failed)) {
+        g_failed++;
+        open_fds(after, NFD);             /* what the case left open: closed */
+        for (int fd = 0; fd < NFD; fd++)
+            if ((after[fd / 8] & ~before[fd / 8]) & (1u << (fd % 8)))
+                close(fd);
+        if (g_reset)
+            g_reset();
+    } else {
+        g_passed++;
+        printf("PASS: %s\n", name);
+    }
+    fflush(stdout);
+    g_case = NULL;
+}
+
+int case_summary(void)
+{
+    printf("srv-client: %u passed, %u failed\n", g_passed, g_failed);
+    return g_failed ? 1 : 0;
 }
 
 /* ---- a minimal client ------------------------------------------------------------ */

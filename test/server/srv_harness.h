@@ -7,10 +7,13 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,8 +44,20 @@ extern struct ddio_secret g_secret;   /* $DDIO_SECRET_FILE */
 extern int g_have_secret;
 extern const char *g_log;         /* the server's log file (refusals must be logged) */
 
-void die(const char *fmt, ...);
+/* a failed check: reported, and the case ends (see run_case) */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 #define CHECK(c, ...) do { if (!(c)) die(__VA_ARGS__); } while (0)
+
+/* cases (srv_harness.c): run_case runs one, prints "PASS: NAME" or
+ * "FAIL: NAME: why", and returns either way; case_summary prints
+ * "srv-client: N passed, N failed" and returns the exit status */
+void run_case(const char *name, void (*fn)(void));
+int case_summary(void);
+/* a thread of a case: its own recovery point (a failure there returns to
+ * the setjmp(*jb) point of that thread) */
+void case_thread_recover(jmp_buf *jb);
+/* called after a failed case, e.g. to drop a connection shared by cases */
+void case_on_failure(void (*reset)(void));
 
 struct cl {
     int fd;
@@ -117,15 +132,23 @@ int xfer_call(struct cl *c, const struct ddio_xfer *x, char *msg, size_t n);
 
 /* ---- the cases (srv_t_*.c) ---- */
 void test_independent(uint64_t unit, uint32_t count, const char *name);
+void test_independent_1m(void);
+void test_independent_64k_of_2(void);
+void test_independent_4k_of_2(void);
 void test_collective(void);
 void test_write_order(void);
 void test_heartbeat(void);
 void test_files(void);
 void test_stats(void);
 void test_locks(void);
-void test_malformed(void);
+void test_malformed_before_auth(void);
+void test_malformed_after_auth(void);
+void test_malformed_truncated(void);
+void test_malformed_descriptor(void);
 void test_security(void);
 void test_limits(void);
 void test_ucx(int offered);
+void test_ucx_offered(void);
+void test_ucx_not_offered(void);
 
 #endif

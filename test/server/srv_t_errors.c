@@ -3,9 +3,11 @@
 
 /* ---- malformed input -------------------------------------------------------------------------- */
 
-void test_malformed(void)
+static uint8_t junk[64];
+
+/* before the handshake: bad magic, a wrong version, OPEN before HELLO */
+void test_malformed_before_auth(void)
 {
-    uint8_t junk[64];
     memset(junk, 0x5a, sizeof(junk));
     int fd = raw_conn();
     ddio_send_all(fd, junk, sizeof(junk), ddio_now_ms() + TMO);
@@ -23,8 +25,13 @@ void test_malformed(void)
     fd = raw_conn();
     ddio_send_msg(fd, DDIO_T_OPEN, 1, 0, junk, 8, NULL, 0, ddio_now_ms() + TMO);
     expect_closed(fd, "OPEN before HELLO");
+}
 
-    fd = raw_conn();
+/* after the handshake: a garbage payload, an unknown type, a server-only type */
+void test_malformed_after_auth(void)
+{
+    memset(junk, 0x5a, sizeof(junk));
+    int fd = raw_conn();
     send_hello_raw(fd);
     ddio_send_msg(fd, DDIO_T_OPEN, 2, 0, junk, sizeof(junk), NULL, 0, ddio_now_ms() + TMO);
     expect_closed(fd, "garbage OPEN payload");
@@ -38,8 +45,15 @@ void test_malformed(void)
     send_hello_raw(fd);
     ddio_send_msg(fd, DDIO_T_PROGRESS, 2, 0, NULL, 0, NULL, 0, ddio_now_ms() + TMO);
     expect_closed(fd, "PROGRESS from a client");
+}
 
-    fd = raw_conn();                /* truncated: header promises more than arrives */
+/* truncated: the header promises more than arrives */
+void test_malformed_truncated(void)
+{
+    struct ddio_hdr h;
+    uint8_t raw[DDIO_HDR_SIZE];
+    memset(junk, 0x5a, sizeof(junk));
+    int fd = raw_conn();
     send_hello_raw(fd);
     ddio_hdr_init(&h, DDIO_T_STAT, 3, 100);
     ddio_hdr_encode(&h, raw);
@@ -51,8 +65,13 @@ void test_malformed(void)
     CHECK(rc != 0, "truncated message: connection stayed open");
     close(fd);
     printf("ok   truncated message refused\n");
+}
 
-    /* garbage descriptor in a valid XFER: refused, connection keeps working */
+/* a garbage descriptor in a valid XFER: refused, the connection keeps
+ * working, and the server keeps serving new connections */
+void test_malformed_descriptor(void)
+{
+    memset(junk, 0x5a, sizeof(junk));
     struct ddio_open_r r;
     struct cl *c = connect_create("baddesc", &r);
     struct ddio_xfer x = {r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, 1000, sizeof(junk), junk, 0, 0};

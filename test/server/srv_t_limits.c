@@ -13,10 +13,29 @@
 static struct cl *g_bystander;   /* an ordinary client served throughout */
 static uint64_t g_by_handle;
 
+/* the bystander's connection (made again after a failed case dropped it) */
+static struct cl *bystander(void)
+{
+    if (!g_bystander) {
+        struct ddio_open_r r;
+        g_bystander = connect_create("lim/bystander", &r);
+        g_by_handle = r.handle;
+    }
+    return g_bystander;
+}
+
+/* after a failed case: its state on the bystander's connection is unknown */
+static void bystander_drop(void)
+{
+    if (g_bystander)
+        cl_close(g_bystander);
+    g_bystander = NULL;
+}
+
 static void bystander_check(const char *when)
 {
     uint64_t v;
-    CHECK(cl_handle_op(g_bystander, DDIO_T_STAT, g_by_handle, &v) == 0,
+    CHECK(cl_handle_op(bystander(), DDIO_T_STAT, g_by_handle, &v) == 0,
           "the ordinary client was not served %s", when);
 }
 
@@ -394,7 +413,7 @@ static void wait_conns(uint64_t n)
     int64_t dl = ddio_now_ms() + 5000;
     for (;;) {
         struct msg m;
-        CHECK(call(g_bystander, DDIO_T_STATS, NULL, &m) == 0, "STATS");
+        CHECK(call(bystander(), DDIO_T_STATS, NULL, &m) == 0, "STATS");
         struct ddio_stats_r st;
         CHECK(ddio_dec_stats_r(m.p, m.h.len, &st) == 0, "STATS malformed");
         uint64_t have = UINT64_MAX;
@@ -503,20 +522,29 @@ static void lim_flood(void)
            (long long)(t1 - t0), evicted, timedout, toomany, (long long)(t2 - t1));
 }
 
-void test_limits(void)
+static void lim_bystander(void)
 {
-    struct ddio_open_r r;
-    g_bystander = connect_create("lim/bystander", &r);
-    g_by_handle = r.handle;
-    lim_messages();
-    lim_order_and_state();
-    lim_data_length();
-    lim_data_cut();
-    lim_descriptors();
-    lim_inflight();
-    lim_connections();
-    lim_flood();
-    bystander_check("at the end");
-    cl_close(g_bystander);
+    bystander();
 }
 
+static void lim_end(void)
+{
+    bystander_check("at the end");
+}
+
+void test_limits(void)
+{
+    case_on_failure(bystander_drop);
+    run_case("limits/bystander", lim_bystander);
+    run_case("limits/messages", lim_messages);
+    run_case("limits/order-and-state", lim_order_and_state);
+    run_case("limits/data-length", lim_data_length);
+    run_case("limits/data-cut", lim_data_cut);
+    run_case("limits/descriptors", lim_descriptors);
+    run_case("limits/inflight", lim_inflight);
+    run_case("limits/connections", lim_connections);
+    run_case("limits/flood", lim_flood);
+    run_case("limits/bystander-at-end", lim_end);
+    case_on_failure(NULL);
+    bystander_drop();
+}

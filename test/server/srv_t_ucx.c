@@ -150,3 +150,13 @@ void test_ucx(int offered)
            "fetches its read data fails by the deadline and every buffer comes back\n");
 }
 
+
+void test_ucx_offered(void)
+{
+    test_ucx(1);
+}
+
+void test_ucx_not_offered(void)
+{
+    test_ucx(0);
+}

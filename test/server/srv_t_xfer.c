@@ -158,11 +158,18 @@ struct coll_arg {
     uint32_t tmo;
     int skip;                     /* do not send (timeout test) */
     int hold_ms;                  /* answer GETs late and newest first */
+    int failed;                   /* a check of this participant's thread failed */
 };
 
 static void *coll_thread(void *p)
 {
     struct coll_arg *a = p;
+    jmp_buf jb;
+    if (setjmp(jb)) {             /* a failed check (reported): this participant is out */
+        a->failed = 1;
+        return NULL;
+    }
+    case_thread_recover(&jb);
     struct cl *c = cl_connect();
     struct ddio_layout_rec l;
     struct ddio_open_r r;
@@ -181,10 +188,14 @@ static void *coll_thread(void *p)
 static void run_coll(struct coll_arg *a, uint32_t n)
 {
     pthread_t t[8];
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
+        a[i].failed = 0;
         pthread_create(&t[i], NULL, coll_thread, &a[i]);
+    }
     for (uint32_t i = 0; i < n; i++)
         pthread_join(t[i], NULL);
+    for (uint32_t i = 0; i < n; i++)
+        CHECK(!a[i].failed, "participant %u failed", a[i].rank);
 }
 
 /* Collective write arguments: P ranks writing rec-byte records cyclically
@@ -370,3 +381,19 @@ void test_heartbeat(void)
     printf("ok   PROGRESS heartbeats while the gate waits, then ETIMEDOUT\n");
 }
 
+
+/* the three stripings of the independent cases */
+void test_independent_1m(void)
+{
+    test_independent(1u << 20, 1, "ind1");
+}
+
+void test_independent_64k_of_2(void)   /* index 0 of 2: only its stripes */
+{
+    test_independent(65536, 2, "ind2");
+}
+
+void test_independent_4k_of_2(void)    /* stripe unit below the block size */
+{
+    test_independent(4096, 2, "ind3");
+}
