@@ -74,6 +74,15 @@ t_result() {
   if [ "$2" = 0 ]; then t_pass "$1" "${4:-}"; else t_fail "$1" "${3:-exit $2}"; fi
 }
 
+# t_judge NAME SECS OUT JUDGE...: a recorded run judged by the command
+# JUDGE (it prints notes, or why not, and fails): PASS NAME (SECSs, notes),
+# or FAIL NAME: SECSs, why, and OUT's last 25 lines (the run's output)
+t_judge() {
+  local name=$1 sec=$2 out=$3 why; shift 3
+  if why=$("$@"); then t_pass "$name" "${sec}s${why:+, $why}"
+  else t_fail "$name" "${sec}s, $why"; t_indent "$out" 25; fi
+}
+
 # t_indent FILE [LINES]: FILE (its last LINES lines), indented, for a failure's context
 t_indent() {
   [ -f "$1" ] || return 0

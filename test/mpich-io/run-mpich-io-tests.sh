@@ -125,7 +125,7 @@ judge() {
 }
 
 report() {
-  local mode=$1 label=$2 n why sec
+  local mode=$1 label=$2 n sec
   t_section "$label"
   for n in $(tests | awk '{print $1}'); do
     t_selected "$n" || continue
@@ -133,12 +133,7 @@ report() {
       t_skip "$label/$n" "needs POSIX access to the ddio file: a ddio mount"; continue
     fi
     sec=$(cat "$tmp/res-$mode/$n.sec" 2>/dev/null || echo "-")
-    if why=$(judge "$mode" "$n"); then
-      t_pass "$label/$n" "${sec}s${why:+, $why}"
-    else
-      t_fail "$label/$n" "${sec}s, $why"
-      t_indent "$tmp/res-$mode/$n.out" 25
-    fi
+    t_judge "$label/$n" "$sec" "$tmp/res-$mode/$n.out" judge "$mode" "$n"
   done
 }
 

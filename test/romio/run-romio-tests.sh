@@ -214,7 +214,7 @@ judge() {
 
 # report MODE LABEL: PASS/FAIL per test (and every expected test that did not run)
 report() {
-  local mode=$1 label=$2 n why sec expect
+  local mode=$1 label=$2 n sec expect
   t_section "$label"
   expect=$( { runtests_list; extras_list "$mode"; } | awk '{print $1}')
   for n in $expect; do
@@ -226,12 +226,7 @@ report() {
   done
   for n in $(cat "$tmp/res-$mode/ran" 2>/dev/null); do
     sec=$(cat "$tmp/res-$mode/$n.sec" 2>/dev/null)
-    if why=$(judge "$mode" "$n"); then
-      t_pass "$label/$n" "${sec}s${why:+, $why}"
-    else
-      t_fail "$label/$n" "${sec}s, $why"
-      t_indent "$tmp/res-$mode/$n.out" 25
-    fi
+    t_judge "$label/$n" "$sec" "$tmp/res-$mode/$n.out" judge "$mode" "$n"
   done
   for n in "${build_fail[@]}"; do t_selected "$n" && t_fail "$label/$n" "build failed"; done
 }
