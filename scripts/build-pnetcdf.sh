@@ -58,7 +58,7 @@ conf_opts=(--with-mpi="$mpich_prefix" --disable-fortran --disable-cxx
   --disable-shared --enable-static)
 # The key names the MPICH by its version and ABI (mpi.h), not by its prefix:
 # the programs link libmpich.so.12 with a RUNPATH that LD_LIBRARY_PATH (test/
-# mpienv.sh) overrides, like Debian's own MPICH programs run on ours, so a
+# lib.sh's t_mpi_env) overrides, like Debian's own MPICH programs run on ours, so a
 # driver or registration change (a new MPICH cache entry) needs no rebuild.
 mpich_id=$(grep -E '^#define (MPI_VERSION|MPI_SUBVERSION|MPICH_VERSION|MPICH_NUMVERSION) ' \
   "$mpich_prefix/include/mpi.h")

@@ -10,7 +10,7 @@ mkdir -p "$san/src"
 # Copy only what the server/unit build needs; cmp keeps timestamps of
 # unchanged files so rebuilds stay incremental.
 cd "$top"
-for f in configure.ac Makefile.am $(find common ioserver test/unit test/server tools scripts -type f \
+for f in configure.ac Makefile.am $(find common ioserver test/lib.sh test/unit test/server tools scripts -type f \
          \( -name '*.c' -o -name '*.h' -o -name '*.sh' -o -name 'ddio-run' \) 2>/dev/null); do
   mkdir -p "$san/src/$(dirname "$f")"
   cmp -s "$f" "$san/src/$f" || cp -p "$f" "$san/src/$f"

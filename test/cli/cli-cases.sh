@@ -4,29 +4,22 @@
 # "FAIL: name: why" per case. Needs: DDIO (tools/ddio), T (scratch dir),
 # XPORT (the transport the data must take: ucx or tcp).
 set -u
-ok() { echo "PASS: cli/$1"; }
-ko() { echo "FAIL: cli/$1: $2"; }
-# check NAME CMD...: CMD must succeed
-check() { local n=$1; shift; if "$@" >"$T/out" 2>"$T/err"; then ok "$n"; else ko "$n" "exit $?: $(head -c 300 "$T/err")"; fi; }
-# fails NAME TEXT CMD...: CMD must exit 1 and say TEXT on stderr
-fails() {
-  local n=$1 text=$2 rc=0; shift 2
-  "$@" >"$T/out" 2>"$T/err" || rc=$?
-  if [ $rc -eq 1 ] && grep -qF -- "$text" "$T/err"; then ok "$n"
-  else ko "$n" "exit $rc, wanted 1 and '$text': $(head -c 300 "$T/err")"; fi
-}
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+T_TMP=$T            # the steps' logs (t_step: CMD must succeed; t_expect_fail -x 1 -2:
+                    # CMD must exit 1 and say TEXT on stderr)
 py() { python3 -c "$@"; }
 
 # ---- namespace: mkdir, ls, stat, rm ----------------------------------------------------
-check ns/mkdir "$DDIO" mkdir ddio:/cli
-check ns/mkdir-nested "$DDIO" mkdir /cli/sub
-fails ns/mkdir-exists "already exists" "$DDIO" mkdir /cli
-"$DDIO" ls / >"$T/ls" 2>&1 && grep -qx cli "$T/ls" && ok ns/ls-root || ko ns/ls-root "$(cat "$T/ls")"
-"$DDIO" ls ddio:/cli >"$T/ls" 2>&1 && [ "$(cat "$T/ls")" = sub ] && ok ns/ls-dir || ko ns/ls-dir "$(cat "$T/ls")"
-"$DDIO" stat /cli/sub >"$T/st" 2>&1 && grep -qx "type: directory" "$T/st" && ok ns/stat-dir \
-  || ko ns/stat-dir "$(cat "$T/st")"
-fails ns/stat-missing "no such file" "$DDIO" stat /cli/nothing
-fails ns/ls-missing "no such file" "$DDIO" ls /cli/nothing
+t_step cli/ns/mkdir "$DDIO" mkdir ddio:/cli
+t_step cli/ns/mkdir-nested "$DDIO" mkdir /cli/sub
+t_expect_fail -x 1 -2 cli/ns/mkdir-exists "already exists" "$DDIO" mkdir /cli
+"$DDIO" ls / >"$T/ls" 2>&1 && grep -qx cli "$T/ls" && t_pass cli/ns/ls-root || t_fail cli/ns/ls-root "$(cat "$T/ls")"
+"$DDIO" ls ddio:/cli >"$T/ls" 2>&1 && [ "$(cat "$T/ls")" = sub ] && t_pass cli/ns/ls-dir || t_fail cli/ns/ls-dir "$(cat "$T/ls")"
+"$DDIO" stat /cli/sub >"$T/st" 2>&1 && grep -qx "type: directory" "$T/st" && t_pass cli/ns/stat-dir \
+  || t_fail cli/ns/stat-dir "$(cat "$T/st")"
+t_expect_fail -x 1 -2 cli/ns/stat-missing "no such file" "$DDIO" stat /cli/nothing
+t_expect_fail -x 1 -2 cli/ns/ls-missing "no such file" "$DDIO" ls /cli/nothing
 
 # ---- cp round trips: local -> ddio -> local, compared byte for byte ---------------------
 : > "$T/f0"
@@ -37,13 +30,13 @@ for f in f0 f1 f3m f64m; do
   size=$(stat -c %s "$T/$f")
   if "$DDIO" cp "$T/$f" "ddio:/cli/$f" >"$T/cp.out" 2>"$T/cp.err" \
      && "$DDIO" cp "ddio:/cli/$f" "$T/$f.back" >>"$T/cp.out" 2>>"$T/cp.err" \
-     && cmp "$T/$f" "$T/$f.back"; then ok "cp/roundtrip-$f"
-  else ko "cp/roundtrip-$f" "$(cat "$T/cp.err")"; fi
+     && cmp "$T/$f" "$T/$f.back"; then t_pass "cli/cp/roundtrip-$f"
+  else t_fail "cli/cp/roundtrip-$f" "$(cat "$T/cp.err")"; fi
   # "N bytes in S s, R MiB/s" twice, N the size
   n=$(grep -cE "^$size bytes in [0-9.]+ s, [0-9.]+ MiB/s$" "$T/cp.out")
-  [ "$n" = 2 ] && ok "cp/report-$f" || ko "cp/report-$f" "$(cat "$T/cp.out")"
+  [ "$n" = 2 ] && t_pass "cli/cp/report-$f" || t_fail "cli/cp/report-$f" "$(cat "$T/cp.out")"
   # stderr is not a terminal here: no progress bar
-  [ ! -s "$T/cp.err" ] && ok "cp/no-progress-when-piped-$f" || ko "cp/no-progress-when-piped-$f" "$(head -c 200 "$T/cp.err")"
+  [ ! -s "$T/cp.err" ] && t_pass "cli/cp/no-progress-when-piped-$f" || t_fail "cli/cp/no-progress-when-piped-$f" "$(head -c 200 "$T/cp.err")"
   # layout: the servers' bytes add up to the size
   if "$DDIO" layout --json "/cli/$f" >"$T/lay.json" 2>"$T/err" && py '
 import json,sys
@@ -53,41 +46,41 @@ assert l["stripe_count"]==2 and l["stripe_unit"]==1<<20, l
 assert len(l["stripes"])==2 and all(s["server"] for s in l["stripes"]), l
 assert sum(s["bytes"] for s in l["stripes"])==size==l["total"], l
 assert all(s["bytes"]==s["expected"] for s in l["stripes"]), l
-' "$T/lay.json" "$size"; then ok "layout/adds-up-$f"; else ko "layout/adds-up-$f" "$(cat "$T/lay.json" "$T/err")"; fi
+' "$T/lay.json" "$size"; then t_pass "cli/layout/adds-up-$f"; else t_fail "cli/layout/adds-up-$f" "$(cat "$T/lay.json" "$T/err")"; fi
 done
 # the cp data went the way DDIO_TRANSPORT says ($XPORT): by UCX both ways
 # (at least f64m's 64 MiB each way), or not at all
 read -r up ug < <("$DDIO" stats ucx_put_bytes ucx_get_bytes \
   | awk '$2=="ucx_put_bytes"{p+=$3} $2=="ucx_get_bytes"{g+=$3} END{print p+0, g+0}')
 if [ "$XPORT" = ucx ]; then
-  [ "$up" -ge $((64 << 20)) ] && [ "$ug" -ge $((64 << 20)) ] && ok cp/transport-ucx \
-    || ko cp/transport-ucx "only $up bytes read and $ug written by UCX"
+  [ "$up" -ge $((64 << 20)) ] && [ "$ug" -ge $((64 << 20)) ] && t_pass cli/cp/transport-ucx \
+    || t_fail cli/cp/transport-ucx "only $up bytes read and $ug written by UCX"
 else
-  [ "$up" = 0 ] && [ "$ug" = 0 ] && ok cp/transport-tcp || ko cp/transport-tcp "$up / $ug bytes by UCX"
+  [ "$up" = 0 ] && [ "$ug" = 0 ] && t_pass cli/cp/transport-tcp || t_fail cli/cp/transport-tcp "$up / $ug bytes by UCX"
 fi
 # the text form's total line is the size too
 "$DDIO" layout ddio:/cli/f3m >"$T/lay" 2>&1 && awk '$1=="total"{t=$2} END{exit t!=3000017}' "$T/lay" \
-  && ok layout/text-total || ko layout/text-total "$(cat "$T/lay")"
+  && t_pass cli/layout/text-total || t_fail cli/layout/text-total "$(cat "$T/lay")"
 # a stripe unit of our own; DST a directory takes SRC's name
 if "$DDIO" cp -u 64K "$T/f3m" ddio:/cli/sub/ >/dev/null 2>"$T/err" \
    && "$DDIO" layout --json /cli/sub/f3m >"$T/lay.json" 2>>"$T/err" \
    && py 'import json,sys; l=json.load(open(sys.argv[1])); assert l["stripe_unit"]==65536 and l["total"]==3000017, l' "$T/lay.json" \
    && mkdir -p "$T/back" && "$DDIO" cp ddio:/cli/sub/f3m "$T/back" >/dev/null 2>>"$T/err" \
    && cmp "$T/f3m" "$T/back/f3m"; then
-  ok cp/stripe-unit-and-dirs
-else ko cp/stripe-unit-and-dirs "$(cat "$T/err")"; fi
+  t_pass cli/cp/stripe-unit-and-dirs
+else t_fail cli/cp/stripe-unit-and-dirs "$(cat "$T/err")"; fi
 # an existing ddio file is replaced, not merged (shorter copy over a longer file)
 "$DDIO" cp "$T/f1" ddio:/cli/f3m >/dev/null 2>"$T/err" && "$DDIO" stat --json /cli/f3m >"$T/st.json" \
   && py 'import json,sys; assert json.load(open(sys.argv[1]))["size"]==1' "$T/st.json" \
-  && ok cp/truncates || ko cp/truncates "$(cat "$T/err" "$T/st.json")"
-fails cp/missing-source "no such file" "$DDIO" cp ddio:/cli/none "$T/none"
-fails cp/missing-local "No such file" "$DDIO" cp "$T/none" ddio:/cli/none
+  && t_pass cli/cp/truncates || t_fail cli/cp/truncates "$(cat "$T/err" "$T/st.json")"
+t_expect_fail -x 1 -2 cli/cp/missing-source "no such file" "$DDIO" cp ddio:/cli/none "$T/none"
+t_expect_fail -x 1 -2 cli/cp/missing-local "No such file" "$DDIO" cp "$T/none" ddio:/cli/none
 # forced bar (--progress): on stderr, with a rate; a terminal gets it by itself
 "$DDIO" cp --progress "$T/f3m" ddio:/cli/p >/dev/null 2>"$T/err" && grep -q "MiB/s" "$T/err" \
-  && ok cp/progress-forced || ko cp/progress-forced "$(cat "$T/err")"
+  && t_pass cli/cp/progress-forced || t_fail cli/cp/progress-forced "$(cat "$T/err")"
 if command -v script >/dev/null; then
   script -qec "$DDIO cp $T/f64m ddio:/cli/tty" /dev/null >"$T/tty.out" 2>&1
-  grep -q "100%" "$T/tty.out" && ok cp/progress-on-terminal || ko cp/progress-on-terminal "$(tail -c 300 "$T/tty.out")"
+  grep -q "100%" "$T/tty.out" && t_pass cli/cp/progress-on-terminal || t_fail cli/cp/progress-on-terminal "$(tail -c 300 "$T/tty.out")"
 fi
 
 # ---- stat, ls -l, ls --json ----------------------------------------------------------------
@@ -96,20 +89,20 @@ import json,sys
 s=json.load(open(sys.argv[1]))
 assert s["type"]=="file" and s["size"]==64<<20 and s["stripe_count"]==2 and s["mode"]=="0644", s
 assert s["mtime_ns"] > 1.6e18, s
-' "$T/st.json"; then ok stat/json; else ko stat/json "$(cat "$T/st.json" "$T/err")"; fi
+' "$T/st.json"; then t_pass cli/stat/json; else t_fail cli/stat/json "$(cat "$T/st.json" "$T/err")"; fi
 "$DDIO" stat /cli/f64m >"$T/st" 2>&1 && grep -qx "size: 67108864" "$T/st" && grep -qx "stripe_count: 2" "$T/st" \
-  && ok stat/text || ko stat/text "$(cat "$T/st")"
+  && t_pass cli/stat/text || t_fail cli/stat/text "$(cat "$T/st")"
 "$DDIO" ls -l /cli >"$T/ls" 2>&1 && grep -qE '^-rw-r--r-- +67108864 .* f64m$' "$T/ls" \
-  && grep -qE '^drwx.* sub$' "$T/ls" && ok ls/long || ko ls/long "$(cat "$T/ls")"
+  && grep -qE '^drwx.* sub$' "$T/ls" && t_pass cli/ls/long || t_fail cli/ls/long "$(cat "$T/ls")"
 # options may follow the operands
-"$DDIO" ls /cli -l >"$T/ls2" 2>&1 && cmp -s "$T/ls" "$T/ls2" && ok ls/option-after-operand \
-  || ko ls/option-after-operand "$(cat "$T/ls2")"
+"$DDIO" ls /cli -l >"$T/ls2" 2>&1 && cmp -s "$T/ls" "$T/ls2" && t_pass cli/ls/option-after-operand \
+  || t_fail cli/ls/option-after-operand "$(cat "$T/ls2")"
 if "$DDIO" ls --json /cli >"$T/ls.json" 2>"$T/err" && py '
 import json,sys
 l={e["name"]:e for e in json.load(open(sys.argv[1]))}
 assert set(l)=={"f0","f1","f3m","f64m","p","sub","tty"} or set(l)=={"f0","f1","f3m","f64m","p","sub"}, l
 assert l["f1"]["size"]==1 and l["f0"]["size"]==0 and l["sub"]["type"]=="dir", l
-' "$T/ls.json"; then ok ls/json; else ko ls/json "$(cat "$T/ls.json" "$T/err")"; fi
+' "$T/ls.json"; then t_pass cli/ls/json; else t_fail cli/ls/json "$(cat "$T/ls.json" "$T/err")"; fi
 
 # ---- status ----------------------------------------------------------------------------
 if "$DDIO" status --json --interval 0.2 >"$T/status.json" 2>"$T/err" && py '
@@ -127,10 +120,10 @@ for x in s:
     assert x["bytes_written"]>0 and x["bytes_read"]>0, x
 # every copy above went to the disks (64 MiB twice, plus the small ones)
 assert written >= 2*(64<<20), written
-' "$T/status.json"; then ok status/json; else ko status/json "$(cat "$T/status.json" "$T/err")"; fi
+' "$T/status.json"; then t_pass cli/status/json; else t_fail cli/status/json "$(cat "$T/status.json" "$T/err")"; fi
 "$DDIO" status -i 0 >"$T/status" 2>"$T/err" && [ "$(grep -c '^server .* up .* connections .* calls in flight' "$T/status")" = 2 ] \
   && [ "$(grep -cE '^  disk 0  read +[0-9.]+ MiB/s  write +[0-9.]+ MiB/s  queue [0-9]+  busy' "$T/status")" = 2 ] \
-  && [ "$(grep -cE '^  root 0  free ' "$T/status")" = 2 ] && ok status/text || ko status/text "$(cat "$T/status" "$T/err")"
+  && [ "$(grep -cE '^  root 0  free ' "$T/status")" = 2 ] && t_pass cli/status/text || t_fail cli/status/text "$(cat "$T/status" "$T/err")"
 # a copy in flight shows on the disks' rates (status samples during it)
 "$DDIO" cp "$T/f64m" ddio:/cli/busy >/dev/null 2>&1 &
 cpid=$!
@@ -142,22 +135,22 @@ s=json.load(open(sys.argv[1]))["servers"]
 assert all(x["ok"] for x in s), s
 assert sum(d["write_mibps"] for x in s for d in x["disks"]) > 0, s
 ' "$T/busy.json" \
-  && ok status/during-copy || ko status/during-copy "$(cat "$T/busy.json" "$T/err")"
+  && t_pass cli/status/during-copy || t_fail cli/status/during-copy "$(cat "$T/busy.json" "$T/err")"
 # stats: the raw counters as before, now with the new keys
 "$DDIO" stats uptime_ms disk.0.bytes_written root.0.free_bytes inflight >"$T/stats" 2>&1 \
-  && [ "$(wc -l <"$T/stats")" = 8 ] && ok stats/new-keys || ko stats/new-keys "$(cat "$T/stats")"
+  && [ "$(wc -l <"$T/stats")" = 8 ] && t_pass cli/stats/new-keys || t_fail cli/stats/new-keys "$(cat "$T/stats")"
 "$DDIO" stats xfers >"$T/stats" 2>&1 && [ "$(grep -cE '^127\.0\.0\.1:[0-9]+ xfers [0-9]+$' "$T/stats")" = 2 ] \
-  && ok stats/format || ko stats/format "$(cat "$T/stats")"
+  && t_pass cli/stats/format || t_fail cli/stats/format "$(cat "$T/stats")"
 
 # ---- rm ----------------------------------------------------------------------------------
-fails rm/non-empty-dir "not empty" "$DDIO" rm /cli/sub
-check rm/file "$DDIO" rm ddio:/cli/sub/f3m
-check rm/empty-dir "$DDIO" rm /cli/sub
-fails rm/gone "no such file" "$DDIO" stat /cli/sub
-fails rm/missing "no such file" "$DDIO" rm /cli/sub
+t_expect_fail -x 1 -2 cli/rm/non-empty-dir "not empty" "$DDIO" rm /cli/sub
+t_step cli/rm/file "$DDIO" rm ddio:/cli/sub/f3m
+t_step cli/rm/empty-dir "$DDIO" rm /cli/sub
+t_expect_fail -x 1 -2 cli/rm/gone "no such file" "$DDIO" stat /cli/sub
+t_expect_fail -x 1 -2 cli/rm/missing "no such file" "$DDIO" rm /cli/sub
 
 # ---- authentication is on: no secret, no service ---------------------------------------------
-fails auth/no-secret "requires authentication" env -u DDIO_SECRET_FILE -u DDIO_CONFIG "$DDIO" ls /
+t_expect_fail -x 1 -2 cli/auth/no-secret "requires authentication" env -u DDIO_SECRET_FILE -u DDIO_CONFIG "$DDIO" ls /
 (umask 077; head -c 32 /dev/urandom | base64 >"$T/other")
-fails auth/wrong-secret "authentication failed" "$DDIO" --secret-file "$T/other" ls /
+t_expect_fail -x 1 -2 cli/auth/wrong-secret "authentication failed" "$DDIO" --secret-file "$T/other" ls /
 exit 0

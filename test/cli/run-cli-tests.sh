@@ -8,44 +8,33 @@
 # for bad options of ddio, ddio-server and ddio-run, and the debug-level
 # log line per call. Closes with "cli: N passed, N failed".
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=${DDIO_BUILD_DIR:-${BUILD:-$(cd "$here/../.." && pwd)}}
-DDIO="$top/tools/ddio"; SERVER="$top/ioserver/ddio-server"; RUN="$top/tools/ddio-run"
-unusable() { echo "FAIL: cli/$1: $2"; echo; echo "failed: cli/$1"; echo "cli: 0 passed, 1 failed"; exit 1; }
-for p in "$DDIO" "$SERVER"; do [ -x "$p" ] || unusable build "$p missing: run make"; done
-command -v python3 >/dev/null || unusable python3 "python3 missing (JSON checks)"
-limit=${DDIO_TEST_LIMIT:-300}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-cli.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+t_init cli
+here=$SRC/test/cli
+DDIO=$T_DDIO; SERVER=$T_SERVER_BIN; RUN=$T_RUN
+for p in "$DDIO" "$SERVER"; do [ -x "$p" ] || t_unusable cli/build "$p missing: run make"; done
+command -v python3 >/dev/null || t_unusable cli/python3 "python3 missing (JSON checks)"
+tmp=$T_TMP
 unset DDIO_SERVERS DDIO_SECRET_FILE DDIO_CONFIG DDIO_TIMEOUT   # DDIO_TRANSPORT is kept
 # In a VPATH build (make distcheck) ddio-run is a source file and finds no
 # server next to it: run it through a wrapper that names the built one.
 if [ ! -x "$RUN" ]; then
-  printf '#!/usr/bin/env bash\nexec %q --server %q "$@"\n' "$here/../../tools/ddio-run" "$SERVER" > "$tmp/ddio-run"
+  printf '#!/usr/bin/env bash\nexec %q --server %q "$@"\n' "$SRC/tools/ddio-run" "$SERVER" > "$tmp/ddio-run"
   chmod +x "$tmp/ddio-run"; RUN="$tmp/ddio-run"
 fi
-pass=0; fail=0; failed=()
-ok() { pass=$((pass + 1)); echo "PASS: $1"; }
-ko() { fail=$((fail + 1)); failed+=("$1"); echo "FAIL: $1${2:+: $2}"; }
-start=$(date +%s)
 
 # ---- the cases against live servers -------------------------------------------------------
 # the transport the data must take (DDIO_TRANSPORT; auto: this host's rule)
-xport=$("$here/../../scripts/auto-transport.sh" --expected)
+xport=$("$SRC/scripts/auto-transport.sh" --expected)
 echo "cli: data by $xport (DDIO_TRANSPORT=${DDIO_TRANSPORT:-auto})"
 mkdir -p "$tmp/srv" "$tmp/t"
-timeout -k 10 "$limit" "$RUN" -s 2 --root "$tmp/srv" -- \
+timeout -k 10 "$T_LIMIT" "$RUN" -s 2 --root "$tmp/srv" -- \
   env DDIO="$DDIO" T="$tmp/t" XPORT="$xport" bash "$here/cli-cases.sh" >"$tmp/cases.log" 2>&1
 rc=$?
-while IFS= read -r line; do
-  case "$line" in
-    PASS:\ *) ok "${line#PASS: }" ;;
-    FAIL:\ *) r=${line#FAIL: }; ko "${r%%: *}" "${r#*: }" ;;
-  esac
-done < "$tmp/cases.log"
+t_relay "$tmp/cases.log"
 if [ $rc -ne 0 ] || ! grep -q '^PASS: ' "$tmp/cases.log"; then
-  ko cli/session "exit $rc"; tail -n 20 "$tmp/cases.log" | sed 's/^/    /'
+  t_fail cli/session "exit $rc"; t_indent "$tmp/cases.log" 20
 fi
 
 # ---- status of a server with three disks: a line and a JSON entry per disk and root ----
@@ -59,16 +48,16 @@ import json,sys
 s=json.load(open(sys.argv[1]))["servers"]
 assert len(s)==1 and [d["index"] for d in s[0]["disks"]]==[0,1,2], s
 assert [r["index"] for r in s[0]["roots"]]==[0,1,2], s
-' "$tmp/st3.json"; then ok cli/status/three-disks
-else ko cli/status/three-disks "exit $rc: $(cat "$tmp/st3.txt" "$tmp/st3.err" 2>/dev/null | head -c 400)"; fi
+' "$tmp/st3.json"; then t_pass cli/status/three-disks
+else t_fail cli/status/three-disks "exit $rc: $(cat "$tmp/st3.txt" "$tmp/st3.err" 2>/dev/null | head -c 400)"; fi
 
 # ---- ddio-run --secret-file and --timeout: used by the servers, exported to the command --
-(umask 077; head -c 32 /dev/urandom | base64 >"$tmp/runkey")
+t_secret "$tmp/runkey"
 mkdir -p "$tmp/srv4"
 timeout -k 10 120 "$RUN" -s 1 --root "$tmp/srv4" --secret-file "$tmp/runkey" -t 7 -- bash -c \
   '[ "$DDIO_SECRET_FILE" = "$(realpath "$1")" ] && [ "$DDIO_TIMEOUT" = 7 ] && "$0" ls / >/dev/null' \
   "$DDIO" "$tmp/runkey" >"$tmp/run4.log" 2>&1 \
-  && ok cli/ddio-run/secret-file-and-timeout || ko cli/ddio-run/secret-file-and-timeout "$(head -c 300 "$tmp/run4.log")"
+  && t_pass cli/ddio-run/secret-file-and-timeout || t_fail cli/ddio-run/secret-file-and-timeout "$(head -c 300 "$tmp/run4.log")"
 
 # ---- DDIO_TRANSPORT=ucx against a server without UCX: a clear error, exit 1 --------------
 mkdir -p "$tmp/srv5"
@@ -76,7 +65,7 @@ timeout -k 10 120 "$RUN" -s 1 --root "$tmp/srv5" --transport tcp -- \
   env DDIO_TRANSPORT=ucx "$DDIO" ls / >"$tmp/run5.log" 2>&1
 rc=$?
 [ $rc -eq 1 ] && grep -q "DDIO_TRANSPORT = ucx, but server 127.0.0.1:[0-9]*: .*UCX" "$tmp/run5.log" \
-  && ok cli/transport/ucx-refused || ko cli/transport/ucx-refused "exit $rc: $(head -c 300 "$tmp/run5.log")"
+  && t_pass cli/transport/ucx-refused || t_fail cli/transport/ucx-refused "exit $rc: $(head -c 300 "$tmp/run5.log")"
 
 # ---- bad command lines: exit 2, exactly one line on stderr, nothing on stdout ----------
 # badopt NAME CMD...
@@ -84,8 +73,8 @@ badopt() {
   local n=$1 rc=0; shift
   "$@" >"$tmp/o" 2>"$tmp/e" </dev/null || rc=$?
   local lines; lines=$(wc -l <"$tmp/e")
-  if [ $rc -eq 2 ] && [ "$lines" = 1 ] && [ ! -s "$tmp/o" ]; then ok "cli/badopt/$n"
-  else ko "cli/badopt/$n" "exit $rc, $lines stderr lines: $(head -c 300 "$tmp/e")"; fi
+  if [ $rc -eq 2 ] && [ "$lines" = 1 ] && [ ! -s "$tmp/o" ]; then t_pass "cli/badopt/$n"
+  else t_fail "cli/badopt/$n" "exit $rc, $lines stderr lines: $(head -c 300 "$tmp/e")"; fi
 }
 S=127.0.0.1:1
 badopt ddio-unknown "$DDIO" --bogus ls
@@ -119,14 +108,14 @@ for p in "$DDIO" "$SERVER" "$RUN"; do
   n=$(basename "$p")
   if "$p" --help >"$tmp/h" 2>"$tmp/e" && [ ! -s "$tmp/e" ] && grep -q '^usage: ' "$tmp/h" \
      && grep -q -- '--secret-file F .*the shared secret: a file owned by you, mode 0600' "$tmp/h"; then
-    ok "cli/help/$n"
-  else ko "cli/help/$n" "$(head -c 300 "$tmp/h" "$tmp/e")"; fi
+    t_pass "cli/help/$n"
+  else t_fail "cli/help/$n" "$(head -c 300 "$tmp/h" "$tmp/e")"; fi
 done
 grep -q -- '-t, --timeout S .*seconds any wait may take before' <("$DDIO" --help) \
   && grep -q -- '-t, --timeout S .*seconds any wait may take before' <("$RUN" --help) \
-  && ok cli/help/timeout-wording || ko cli/help/timeout-wording
-"$DDIO" ls --help >"$tmp/h" 2>&1 && grep -q '^usage: ddio' "$tmp/h" && ok cli/help/after-command \
-  || ko cli/help/after-command "$(head -c 300 "$tmp/h")"
+  && t_pass cli/help/timeout-wording || t_fail cli/help/timeout-wording
+"$DDIO" ls --help >"$tmp/h" 2>&1 && grep -q '^usage: ddio' "$tmp/h" && t_pass cli/help/after-command \
+  || t_fail cli/help/after-command "$(head -c 300 "$tmp/h")"
 
 # ---- observability: debug level logs one line per call with its counters -----------------
 mkdir -p "$tmp/srv2"
@@ -139,26 +128,22 @@ rc=$?
 #  disk Tus net Tus": a write's disk and network time are never 0
 if [ $rc -eq 0 ] && grep -qE 'DEBUG: xfer write logged .* blocks [0-9]+ read [0-9]+ written [1-9][0-9]* .* recv [1-9][0-9]* .* wait [0-9]+us io [0-9]+us disk [1-9][0-9]*us net [1-9][0-9]*us' "$tmp/dbg.err" \
    && grep -qE 'DEBUG: xfer read logged .* read [1-9][0-9]* .* sent [1-9][0-9]* .* disk [1-9][0-9]*us net [0-9]+us' "$tmp/dbg.err"; then
-  ok cli/log/debug-line-per-call
-else ko cli/log/debug-line-per-call "exit $rc: $(grep -m3 -E 'DEBUG|ERROR' "$tmp/dbg.err")"; fi
+  t_pass cli/log/debug-line-per-call
+else t_fail cli/log/debug-line-per-call "exit $rc: $(grep -m3 -E 'DEBUG|ERROR' "$tmp/dbg.err")"; fi
 # the info level has no such lines
 timeout -k 10 120 "$RUN" -s 1 --root "$tmp/srv2" --log-level info --keep-logs -- \
   "$DDIO" cp "$tmp/f" ddio:/logged2 >/dev/null 2>"$tmp/info.err"
 grep -q 'INFO: listening on' "$tmp/info.err" && ! grep -q 'DEBUG:' "$tmp/info.err" \
-  && ok cli/log/info-level || ko cli/log/info-level "$(head -c 300 "$tmp/info.err")"
+  && t_pass cli/log/info-level || t_fail cli/log/info-level "$(head -c 300 "$tmp/info.err")"
 # --syslog: nothing on stderr (the lines go to syslog, or nowhere without one)
-(umask 077; head -c 32 /dev/urandom | base64 >"$tmp/key")
-"$SERVER" --listen 127.0.0.1:0 --root "$tmp/srv2" --secret-file "$tmp/key" --syslog \
-  --log-level debug --port-file "$tmp/port" 2>"$tmp/sys.err" &
-spid=$!
-for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-DDIO_SECRET_FILE="$tmp/key" "$DDIO" -s "127.0.0.1:$(cat "$tmp/port" 2>/dev/null)" stats xfers >/dev/null 2>&1
-src=$?
-kill -TERM $spid 2>/dev/null; wait $spid
-[ $src -eq 0 ] && [ ! -s "$tmp/sys.err" ] && ok cli/log/syslog || ko cli/log/syslog "stats exit $src: $(head -c 300 "$tmp/sys.err")"
-
-echo
-echo "cli: wall time $(( $(date +%s) - start ))s"
-[ $fail -gt 0 ] && echo "failed: ${failed[*]}"
-echo "cli: $pass passed, $fail failed"
-[ $fail -eq 0 ] && [ $pass -gt 0 ]
+t_secret "$tmp/key"
+if t_server_start "$tmp/sys" --root "$tmp/srv2" --secret-file "$tmp/key" --syslog --log-level debug; then
+  DDIO_SECRET_FILE="$tmp/key" timeout 60 "$DDIO" -s "$T_SRV_ADDR" stats xfers >/dev/null 2>&1
+  src=$?
+  t_server_stop
+  [ $src -eq 0 ] && [ ! -s "$T_SRV_LOG" ] && t_pass cli/log/syslog \
+    || t_fail cli/log/syslog "stats exit $src: $(head -c 300 "$T_SRV_LOG")"
+else
+  t_fail cli/log/syslog "server start: $T_SRV_WHY"
+fi
+t_done

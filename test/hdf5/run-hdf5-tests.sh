@@ -15,29 +15,20 @@
 # usage: run-hdf5-tests.sh [-k] [GROUP...]   groups: t_h5 testpar (default both)
 #   env: DDIO_HDF5_TESTS="t_mpi testphdf5:cdsetw ..." to run only those testpar steps
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
-mpi="$top/mpich"
-run="$top/tools/ddio-run"
-keep=0
-[ "${1:-}" = "-k" ] && { keep=1; shift; }
-[ -x "$mpi/bin/mpicc" ] || { echo "run-hdf5-tests: $mpi/bin/mpicc missing: run make first" >&2; exit 2; }
-. "$here/../mpienv.sh" 30
-export STATS_TOOL="$top/tools/ddio"
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+[ "${1:-}" = "-k" ] && { T_KEEP=1; shift; }
+t_init hdf5
+t_mpi_env 30
+here=$SRC/test/hdf5
+mpi=$MPI
+run=$T_RUN
+export STATS_TOOL=$T_DDIO
 limit=${DDIO_TEST_LIMIT:-300}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-hdf5.XXXXXX")
-cleanup() { [ $keep = 1 ] && echo "kept $tmp" || rm -rf "$tmp"; }
-trap cleanup EXIT
-pass=0; fail=0; failed=()
-groups=("$@"); [ ${#groups[@]} -eq 0 ] && groups=(t_h5 testpar)
-want_group() { local g; for g in "${groups[@]}"; do [ "$g" = "$1" ] && return 0; done; return 1; }
-t0=$(date +%s)
+tmp=$T_TMP
+t_select "$@"   # groups: t_h5 testpar (none: both)
 
-ok() { pass=$((pass + 1)); echo "PASS: hdf5/$1${2:+ ($2)}"; }
-bad() {  # bad NAME LOG [WHY]
-  fail=$((fail + 1)); failed+=("$1"); echo "FAIL: hdf5/$1${3:+ ($3)}"
-  [ -f "$2" ] && tail -n 30 "$2" | sed 's/^/    /'
-}
+T_TAIL=30
 
 # in_ddio LOG STATS NS CMD... : run CMD inside a ddio-run session of NS fresh
 # servers, then save the servers' counters (host:port key value) in STATS
@@ -53,33 +44,31 @@ in_ddio() {
   rm -rf "$root"
   return $rc
 }
-# sum of counter KEY over the servers in STATS
-stat_sum() { awk -v k="$2" '$2==k{s+=$3} END{print s+0}' "$1" 2>/dev/null; }
 # number of servers in STATS whose KEY is > 0
 stat_pos() { awk -v k="$2" '$2==k && $3>0{n++} END{print n+0}' "$1" 2>/dev/null; }
 counters() {
-  echo "xfers $(stat_sum "$1" xfers) coll_xfers $(stat_sum "$1" coll_xfers)" \
-    "bytes_written $(stat_sum "$1" bytes_written) bytes_read $(stat_sum "$1" bytes_read) opens $(stat_sum "$1" opens)"
+  echo "xfers $(t_stat_sum "$1" xfers) coll_xfers $(t_stat_sum "$1" coll_xfers)" \
+    "bytes_written $(t_stat_sum "$1" bytes_written) bytes_read $(t_stat_sum "$1" bytes_read) opens $(t_stat_sum "$1" opens)"
 }
 
 h5inc=/usr/include/hdf5/mpich
 h5lib=/usr/lib/x86_64-linux-gnu/hdf5/mpich
 
 # --- 1. t_h5: ddio: vs ufs:, byte for byte ---------------------------------------
-if want_group t_h5; then
+if t_selected t_h5; then
   bin=$tmp   # t_h5 and filecmp (test/mpi) built here: the harness needs no make target
   if ! { mpicc -O2 -g -Wall -Wextra -Werror -I"$h5inc" -o "$tmp/t_h5" "$here/t_h5.c" -L"$h5lib" -lhdf5 &&
       mpicc -O2 -g -Wall -Wextra -Werror -o "$tmp/filecmp" "$here/../mpi/filecmp.c"; } \
       >"$tmp/t_h5.build.log" 2>&1; then
-    bad t_h5/build "$tmp/t_h5.build.log"
+    t_fail hdf5/t_h5/build "" "$tmp/t_h5.build.log"
   else
     # Debian's libhdf5 must run on OUR libmpich.so.12, not Debian's
     lib=$(ldd "$tmp/t_h5" | awk '$1=="libmpich.so.12"{print $3}')
     h5=$(ldd "$tmp/t_h5" | awk '$1 ~ /^libhdf5/{print $3}')
     if [ "$(readlink -f "$lib")" = "$(readlink -f "$mpi/lib/libmpich.so.12")" ] && [ -n "$h5" ]; then
-      ok t_h5/ldd "libhdf5: $h5, libmpich.so.12: $lib"
+      t_pass hdf5/t_h5/ldd "libhdf5: $h5, libmpich.so.12: $lib"
     else
-      echo "libhdf5: '$h5', libmpich.so.12: '$lib'" >"$tmp/ldd.log"; bad t_h5/ldd "$tmp/ldd.log"
+      echo "libhdf5: '$h5', libmpich.so.12: '$lib'" >"$tmp/ldd.log"; t_fail hdf5/t_h5/ldd "" "$tmp/ldd.log"
     fi
     # t_h5 NAME NS NP [HINTS]: ddio: run (all servers ran a disk-directed
     # collective), ufs: run, byte comparison through MPI-IO
@@ -94,21 +83,21 @@ if want_group t_h5; then
         "$np" "$tmp/t_h5" >"$log" 2>&1
       local rc=$? n; n=$(stat_pos "$st" coll_xfers)
       if [ $rc -eq 0 ] && grep -q "^PASS" "$log" && grep -q "ch3:nemesis" "$log" && [ "$n" = "$ns" ]; then
-        ok "$name/ddio" "coll_xfers > 0 on $n of $ns servers, sum $(stat_sum "$st" coll_xfers)"
+        t_pass "hdf5/$name/ddio" "coll_xfers > 0 on $n of $ns servers, sum $(t_stat_sum "$st" coll_xfers)"
       else
-        bad "$name/ddio" "$log" "exit $rc, coll_xfers > 0 on $n of $ns servers"
+        t_fail "hdf5/$name/ddio" "exit $rc, coll_xfers > 0 on $n of $ns servers" "$log"
       fi
       if timeout -k 10 "$limit" mpiexec -n "$np" "$tmp/t_h5" "ufs:$tmp/$name.ufs.h5" >"$tmp/$name.ufs.log" 2>&1 \
           && grep -q "^PASS" "$tmp/$name.ufs.log"; then
-        ok "$name/ufs"
+        t_pass "hdf5/$name/ufs"
       else
-        bad "$name/ufs" "$tmp/$name.ufs.log"
+        t_fail "hdf5/$name/ufs" "" "$tmp/$name.ufs.log"
       fi
       if timeout -k 10 "$limit" "$run" -s "$ns" --root "$tmp/keep-$name" -- mpiexec -n 1 "$bin/filecmp" \
           "ddio:/t_h5/$name.h5" "ufs:$tmp/$name.ufs.h5" >"$tmp/$name.cmp.log" 2>&1; then
-        ok "$name/cmp" "$(grep -o '[0-9]* bytes' "$tmp/$name.cmp.log")"
+        t_pass "hdf5/$name/cmp" "$(grep -o '[0-9]* bytes' "$tmp/$name.cmp.log")"
       else
-        bad "$name/cmp" "$tmp/$name.cmp.log"
+        t_fail "hdf5/$name/cmp" "" "$tmp/$name.cmp.log"
       fi
       unset DDIO_TEST_HINTS
       rm -rf "$tmp/keep-$name" "$tmp/$name.ufs.h5"
@@ -120,10 +109,10 @@ if want_group t_h5; then
 fi
 
 # --- 2. HDF5's parallel tests (testpar) ---------------------------------------------
-if want_group testpar; then
+if t_selected testpar; then
   tb0=$(date +%s)
   if ! tbin=$("$here/build-hdf5-tests.sh" "$mpi" 2>"$tmp/testpar.build.log" | tail -n1) || [ ! -d "$tbin" ]; then
-    bad testpar/build "$tmp/testpar.build.log"
+    t_fail hdf5/testpar/build "" "$tmp/testpar.build.log"
     tbin=""
   else
     echo "testpar programs: $tbin (build/check $(( $(date +%s) - tb0 )) s)"
@@ -200,28 +189,24 @@ if want_group testpar; then
       mnt="$tmp/mnt"; mkdir -p "$mnt"; uprefix=$u dprefix=$mnt
     fi
     if timeout -k 10 "$limit" bash -c 'run_testpar "$@"' bash "$step" "$uprefix" "$tmp/$name.ufs.log"; then
-      ok "$name/ufs" "$(( $(date +%s) - ts )) s"
+      t_pass "hdf5/$name/ufs" "$(( $(date +%s) - ts )) s"
     else
-      bad "$name/ufs" "$tmp/$name.ufs.log"
+      t_fail "hdf5/$name/ufs" "" "$tmp/$name.ufs.log"
     fi
     rm -rf "$u"
     ts=$(date +%s)
     st="$tmp/$name.stats"
     if IN_MOUNT=$mnt in_ddio "$tmp/$name.ddio.log" "$st" 2 run_testpar "$step" "$dprefix" "$tmp/$name.ddio.out"; then
-      if [ "$(stat_sum "$st" opens)" -gt 0 ] || [[ " $NOFILE " == *" $step "* ]]; then
-        ok "$name/ddio" "$(( $(date +%s) - ts )) s; servers: $(counters "$st")"
+      if [ "$(t_stat_sum "$st" opens)" -gt 0 ] || [[ " $NOFILE " == *" $step "* ]]; then
+        t_pass "hdf5/$name/ddio" "$(( $(date +%s) - ts )) s; servers: $(counters "$st")"
       else
-        bad "$name/ddio" "$tmp/$name.ddio.out" "no file opened on the ddio servers"
+        t_fail "hdf5/$name/ddio" "no file opened on the ddio servers" "$tmp/$name.ddio.out"
       fi
     else
       cat "$tmp/$name.ddio.log" >>"$tmp/$name.ddio.out" 2>/dev/null
-      bad "$name/ddio" "$tmp/$name.ddio.out"
+      t_fail "hdf5/$name/ddio" "" "$tmp/$name.ddio.out"
     fi
   done
 fi
 
-echo
-echo "wall time: $(( $(date +%s) - t0 )) s"
-[ $fail -gt 0 ] && echo "failed: ${failed[*]}"
-echo "hdf5: $pass passed, $fail failed"
-[ $fail -eq 0 ] && [ $pass -gt 0 ]
+t_done

@@ -11,17 +11,13 @@ set -u
 group=${1:?usage: mount-cases.sh posix|mpi|errors}
 export LC_ALL=C
 
-pass() { echo "PASS: mount/$1"; }
-fail() { echo "FAIL: mount/$1: $2"; }
-# check NAME FUNCTION: run a case function under the time limit
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+T_TMP=$T   # the cases' logs
+# check NAME FUNCTION: run a case function (errexit on) under the time limit;
+# a failure's reason carries the last 8 lines of its output
 check() {
-  local name=$1 fn=$2 out rc
-  out=$(timeout -k 5 "${CASE_LIMIT:-120}" bash -c "set -eu -o pipefail; $(declare -f); $fn" 2>&1)
-  rc=$?
-  if [ $rc -eq 0 ]; then pass "$name"; else
-    [ $rc -eq 124 ] && out="timed out after ${CASE_LIMIT:-120}s; $out"
-    fail "$name" "$(echo "$out" | tail -n 8 | tr '\n' '|')"
-  fi
+  t_step -t "${CASE_LIMIT:-120}" -w 8 "mount/$1" bash -c "set -eu -o pipefail; $(declare -f); $2"
 }
 die() { echo "$*" >&2; exit 1; }
 # sum of a counter over every server

@@ -8,30 +8,27 @@
 # (it moves ~9 GiB through the disks); CI runs it separately.
 # usage: run-large-tests.sh [MIB]     (default 2100)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+t_init large
+t_mpi_env 120
+top=$BUILD
 bin="$top/test/mpi/bin"
-mpi="$top/mpich"
 mib=${1:-2100}
-[ -x "$bin/t_large" ] || { echo "run-large-tests: $bin/t_large missing: run make check (or make $bin/t_large)" >&2; exit 2; }
-. "$here/../mpienv.sh" 120
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-large.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-pass=0; fail=0
+[ -x "$bin/t_large" ] || t_unusable large/build "$bin/t_large missing: run make check (or make $bin/t_large)"
+tmp=$T_TMP
 for ns in 1 2; do
   name="large-s$ns"
   mkdir -p "$tmp/$name"
-  if timeout -k 10 "${DDIO_TEST_LIMIT:-900}" "$top/tools/ddio-run" -s "$ns" --root "$tmp/$name" -- \
+  if timeout -k 10 "${DDIO_TEST_LIMIT:-900}" "$T_RUN" -s "$ns" --root "$tmp/$name" -- \
       bash -c 'mpiexec -n 2 "$0" "$1" ddio:/large && "$2" stats coll_xfers > "$3"' \
-      "$bin/t_large" "$mib" "$top/tools/ddio" "$tmp/$name.stats" >"$tmp/$name.log" 2>&1 &&
+      "$bin/t_large" "$mib" "$T_DDIO" "$tmp/$name.stats" >"$tmp/$name.log" 2>&1 &&
      awk -v NS="$ns" '$2=="coll_xfers"{n++; if ($3>0) ok++} END{exit !(n==NS && ok==n)}' "$tmp/$name.stats"; then
-    pass=$((pass + 1)); echo "PASS: $name ($(grep -h 'rank 0:' "$tmp/$name.log"))"
+    t_pass "$name" "$(grep -h 'rank 0:' "$tmp/$name.log")"
   else
-    fail=$((fail + 1)); echo "FAIL: $name"; tail -n 30 "$tmp/$name.log" | sed 's/^/    /'
-    cat "$tmp/$name.stats" 2>/dev/null | sed 's/^/    /'
+    t_fail "$name" "exit status or coll_xfers (below)"; t_indent "$tmp/$name.log" 30
+    t_indent "$tmp/$name.stats"
   fi
   rm -rf "${tmp:?}/$name"
 done
-echo
-echo "large: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+t_done

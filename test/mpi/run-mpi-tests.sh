@@ -4,30 +4,16 @@
 # for byte through MPI-IO (filecmp). Closes with "N passed, N failed".
 # usage: run-mpi-tests.sh [-k] [TEST...]   (run from anywhere; -k keeps temp dirs)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+[ "${1:-}" = "-k" ] && { T_KEEP=1; shift; }
+t_init mpi
+t_mpi_env 30
+here=$SRC/test/mpi
+top=$BUILD
 bin="$top/test/mpi/bin"
-run="$top/tools/ddio-run"
-mpi="$top/mpich"
-keep=0
-[ "${1:-}" = "-k" ] && { keep=1; shift; }
-[ -x "$mpi/bin/mpiexec" ] || { echo "run-mpi-tests: $mpi/bin/mpiexec missing: run make first" >&2; exit 2; }
-. "$here/../mpienv.sh" 30
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-mpitest.XXXXXX")
-cleanup() { [ $keep = 1 ] && echo "kept $tmp" || rm -rf "$tmp"; }
-trap cleanup EXIT
-pass=0; fail=0; failed=()
-T_LIMIT=${DDIO_TEST_LIMIT:-300}   # seconds per step: a hang is a failure
-
-step() {  # step NAME CMD... : run with a time limit, log, count
-  local name=$1; shift
-  local log="$tmp/${name//\//_}.log"
-  if timeout -k 10 "$T_LIMIT" "$@" >"$log" 2>&1; then
-    pass=$((pass + 1)); echo "PASS: $name"
-  else
-    fail=$((fail + 1)); failed+=("$name"); echo "FAIL: $name (log follows)"; sed 's/^/    /' "$log" | tail -n 40
-  fi
-}
+run=$T_RUN
+tmp=$T_TMP   # each step's log: $tmp/NAME.log (t_step); a step has T_LIMIT (DDIO_TEST_LIMIT, 300 s)
 
 # ddio_vs_ufs NAME SERVERS NP PROG ARGS... : run PROG on ddio:/NAME and on
 # ufs:, then compare the two files.
@@ -36,9 +22,9 @@ ddio_vs_ufs() {
   local name=$1 ns=$2 np=$3 prog; prog=$(prog_path "$4"); shift 4
   local root="$tmp/srv-$name" u="$tmp/ufs"
   mkdir -p "$root" "$u"
-  step "$name/ddio" "$run" -s "$ns" --root "$root" -- mpiexec -n "$np" "$prog" "$@" "ddio:/$name"
-  step "$name/ufs" mpiexec -n "$np" "$prog" "$@" "ufs:$u/$name"
-  step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$u/$name"
+  t_step "$name/ddio" "$run" -s "$ns" --root "$root" -- mpiexec -n "$np" "$prog" "$@" "ddio:/$name"
+  t_step "$name/ufs" mpiexec -n "$np" "$prog" "$@" "ufs:$u/$name"
+  t_step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$u/$name"
 }
 
 # ddio_vs_ufs_2 NAME SERVERS NP PROG ARGS... : ddio_vs_ufs, and the second
@@ -46,7 +32,7 @@ ddio_vs_ufs() {
 ddio_vs_ufs_2() {
   local name=$1 ns=$2
   ddio_vs_ufs "$@"
-  step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
+  t_step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
     mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$tmp/ufs/$name.2"
 }
 
@@ -55,7 +41,7 @@ ddio_only() {
   local name=$1 ns=$2 np=$3 prog; prog=$(prog_path "$4"); shift 4
   local root="$tmp/srv-$name"
   mkdir -p "$root"
-  step "$name" "$run" -s "$ns" --root "$root" -- mpiexec -n "$np" "$prog" "$@" "ddio:/$name"
+  t_step "$name" "$run" -s "$ns" --root "$root" -- mpiexec -n "$np" "$prog" "$@" "ddio:/$name"
 }
 
 # stats_check NS FILTER KEY... : print every server's KEYs (tools/ddio stats,
@@ -75,29 +61,28 @@ ddio_vs_ufs_coll() {
   local root="$tmp/srv-$name" u="$tmp/ufs"
   mkdir -p "$root" "$u"
   export -f stats_check; export top tmp COLL_RAN
-  step "$name/ddio" "$run" -s "$ns" --root "$root" -- bash -c \
+  t_step "$name/ddio" "$run" -s "$ns" --root "$root" -- bash -c \
     'mpiexec -n "$0" "$@" && stats_check "'"$ns"'" "$COLL_RAN" coll_xfers' "$np" "$prog" "$@" "ddio:/$name"
-  step "$name/ufs" mpiexec -n "$np" "$prog" "$@" "ufs:$u/$name"
-  step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$u/$name"
+  t_step "$name/ufs" mpiexec -n "$np" "$prog" "$@" "ufs:$u/$name"
+  t_step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$u/$name"
 }
 
-selected() { [ ${#sel[@]} -eq 0 ] && return 0; local t; for t in "${sel[@]}"; do [ "$t" = "$1" ] && return 0; done; return 1; }
-sel=("$@")
+t_select "$@"
 
-if selected indep; then
+if t_selected indep; then
   ddio_vs_ufs indep-s1 1 4 t_indep
   DDIO_TEST_HINTS="striping_unit=4096" ddio_vs_ufs indep-s2-u4k 2 3 t_indep
   DDIO_TEST_HINTS="striping_unit=65536" ddio_vs_ufs indep-s3-u64k 3 4 t_indep
   DDIO_TEST_HINTS="striping_unit=3000,striping_factor=2" ddio_vs_ufs indep-s3-u3000-f2 3 2 t_indep
 fi
-if selected busy; then
+if t_selected busy; then
   # A server over --max-connections answers "try again later" (EBUSY); the
   # driver does, until its deadline. Four connections that never
   # authenticate hold every slot of each server (--max-connections 4) until
   # --auth-timeout 2 closes them: the ranks' open waits that out (the job
   # must take over 1.5 s) and the file matches ufs:.
   mkdir -p "$tmp/srv-busy" "$tmp/ufs"
-  step busy/ddio "$run" -s 2 --root "$tmp/srv-busy" --server-opt --max-connections=4 \
+  t_step busy/ddio "$run" -s 2 --root "$tmp/srv-busy" --server-opt --max-connections=4 \
     --server-opt --auth-timeout=2 -- bash -c '
       for a in ${DDIO_SERVERS//,/ }; do
         for i in 1 2 3 4; do exec {fd}<>"/dev/tcp/${a%:*}/${a##*:}" || exit 1; done
@@ -106,30 +91,30 @@ if selected busy; then
       ms=$(( ($(date +%s%N) - t0) / 1000000 )); echo "served after ${ms} ms"
       [ "$ms" -ge 1500 ] || { echo "served before the held connections closed"; exit 1; }' \
     "$bin/t_indep" ddio:/busy
-  step busy/ufs mpiexec -n 2 "$bin/t_indep" "ufs:$tmp/ufs/busy"
-  step busy/cmp "$run" -s 2 --root "$tmp/srv-busy" -- mpiexec -n 1 "$bin/filecmp" ddio:/busy \
+  t_step busy/ufs mpiexec -n 2 "$bin/t_indep" "ufs:$tmp/ufs/busy"
+  t_step busy/cmp "$run" -s 2 --root "$tmp/srv-busy" -- mpiexec -n 1 "$bin/filecmp" ddio:/busy \
     "ufs:$tmp/ufs/busy"
 fi
-if selected size; then ddio_vs_ufs size 2 4 t_size; fi
-if selected sameblock; then
+if t_selected size; then ddio_vs_ufs size 2 4 t_size; fi
+if t_selected sameblock; then
   ddio_vs_ufs sameblock 1 4 t_sameblock
   ddio_vs_ufs sameblock-s2 2 3 t_sameblock
 fi
-if selected smallio; then   # sector-sized reads and read-modify-writes
+if t_selected smallio; then   # sector-sized reads and read-modify-writes
   ddio_vs_ufs smallio 2 3 t_smallio
   DDIO_TEST_HINTS="striping_unit=6000,striping_factor=2" ddio_vs_ufs smallio-u6000 3 2 t_smallio
 fi
-if selected self; then ddio_vs_ufs self 2 3 t_self; fi
-if selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
-if selected delclose; then ddio_only delclose 2 4 t_delclose; fi
-if selected patterns; then
+if t_selected self; then ddio_vs_ufs self 2 3 t_self; fi
+if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
+if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi
+if t_selected patterns; then
   ddio_vs_ufs patterns8 2 4 ddio-patterns -q -r 8 -m 2
   ddio_vs_ufs patterns8k 2 4 ddio-patterns -q -r 8192 -m 16
   ddio_vs_ufs patterns-p3 3 3 ddio-patterns -q -r 24 -m 3 -H striping_unit=5000
   # the data went the way DDIO_TRANSPORT says: with ucx every server moved
   # read and write data by UCX (and some of it in place, some staged); with
   # tcp none did; auto is what scripts/auto-transport.sh says
-  xport=$("$here/../../scripts/auto-transport.sh" --expected)
+  xport=$("$SRC/scripts/auto-transport.sh" --expected)
   echo "data by $xport (DDIO_TRANSPORT=${DDIO_TRANSPORT:-auto})"
   if [ "$xport" = ucx ]; then
     XPORT_RAN='$2~/^ucx_(put|get|staged)_bytes$/{n++; if ($3>0) ok++} END{if (n!=3*NS || ok!=n) {print "ucx bytes: " ok+0 " of " 3*NS " counters moved"; exit 1}}'
@@ -138,24 +123,24 @@ if selected patterns; then
   fi
   export -f stats_check; export top tmp XPORT_RAN
   mkdir -p "$tmp/srv-xport"
-  step "patterns-transport" "$run" -s 2 --root "$tmp/srv-xport" -- bash -c \
+  t_step "patterns-transport" "$run" -s 2 --root "$tmp/srv-xport" -- bash -c \
     'mpiexec -n 4 "$0" -q -r 8 -m 4 -p wc,rc ddio:/x8 && mpiexec -n 4 "$0" -q -r 8192 -m 8 ddio:/x8k && stats_check 2 "$XPORT_RAN" ucx_put_bytes ucx_get_bytes ucx_staged_bytes' \
     "$(prog_path ddio-patterns)"
 fi
-if selected transport; then
+if t_selected transport; then
   # the transport each file settles on (ddio_transport_in_use), with the data
   # written and read back through it: the environment's (auto: what
   # scripts/auto-transport.sh says for this host), a hint that forces TCP,
   # and a hint asking for UCX, which fails the open where the environment
   # gave the connections none
-  envx=$("$here/../../scripts/auto-transport.sh" --expected)
+  envx=$("$SRC/scripts/auto-transport.sh" --expected)
   ucx_hint=$envx; [ "$envx" = ucx ] || ucx_hint=error
   ddio_only transport-env 2 3 t_transport "$envx" -
   ddio_only transport-hint-auto 2 3 t_transport "$envx" auto
   ddio_only transport-hint-tcp 2 3 t_transport tcp tcp
   ddio_only transport-hint-ucx 2 3 t_transport "$ucx_hint" ucx
 fi
-if selected coll-patterns; then
+if t_selected coll-patterns; then
   # Kotz's patterns through the disk-directed collective: P = 1..6 (more
   # ranks than cores is fine), 1-3 servers, stripe units that do not divide
   # the record size
@@ -170,12 +155,12 @@ if selected coll-patterns; then
   ddio_vs_ufs_coll cpat-p3-s2-r8k-presort-off 2 3 ddio-patterns "${P8K[@]}" -m 2 \
     -H romio_ddio_presort=disable -H striping_unit=3000
 fi
-if selected coll; then
+if t_selected coll; then
   # t_coll (and its second file FILE.2) on ddio: vs ufs:
   coll_both() {
     local name=$1 ns=$2 np=$3
     ddio_vs_ufs_coll "$name" "$ns" "$np" t_coll
-    step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
+    t_step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
       mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$tmp/ufs/$name.2"
   }
   coll_both coll-p4-s2 2 4
@@ -194,7 +179,7 @@ if selected coll; then
         for (s in p) if (p[s]!=4) {print s ": last collective had " p[s] " participants"; exit 1}}'
   export -f stats_check; export top tmp ONCE
   mkdir -p "$tmp/srv-fresh"
-  step coll-fresh-read "$run" -s 2 -b 65536 --root "$tmp/srv-fresh" -- env \
+  t_step coll-fresh-read "$run" -s 2 -b 65536 --root "$tmp/srv-fresh" -- env \
     DDIO_TEST_HINTS=striping_unit=65536 bash -c 'mpiexec -n 4 "$0" -f 3000000 ddio:/fresh &&
     stats_check 2 "$ONCE" last.nparticipants last.blocks last.blocks_read last.out_of_order last.sorted' \
     "$bin/t_coll"
@@ -208,7 +193,7 @@ if selected coll; then
         for (s in n) if (n[s]>1) {print s ": " n[s] " writes out of order"; exit 1}}'
   export WORDER
   mkdir -p "$tmp/srv-worder"
-  step coll-write-order "$run" -s 2 -b 65536 --root "$tmp/srv-worder" -- bash -c \
+  t_step coll-write-order "$run" -s 2 -b 65536 --root "$tmp/srv-worder" -- bash -c \
     'mpiexec -n 4 "$0" -q -r 8 -m 16 -p wc ddio:/worder &&
     stats_check 2 "$WORDER" last.blocks_written last.nonconsec' "$(prog_path ddio-patterns)"
   # DDIO_TIMING: every rank reports each collective call's phases and the
@@ -218,11 +203,11 @@ if selected coll; then
     END{if (c["write"]!=4 || c["read"]!=4 || c["sync"]!=4) {print "timing lines: write " c["write"]+0 ", read " c["read"]+0 ", sync " c["sync"]+0 ", want 4 each"; exit 1}}'
   export TIMING
   mkdir -p "$tmp/srv-timing"
-  step coll-timing "$run" -s 2 --root "$tmp/srv-timing" -- bash -c \
+  t_step coll-timing "$run" -s 2 --root "$tmp/srv-timing" -- bash -c \
     'DDIO_TIMING=1 mpiexec -n 4 "$0" -q -r 8 -m 1 -p wc,rc ddio:/timing 2>"$1" && awk "$TIMING" "$1"' \
     "$(prog_path ddio-patterns)" "$tmp/timing.err"
 fi
-if selected desc-size; then
+if t_selected desc-size; then
   # Descriptor bytes per participant (server counter last.desc_bytes /
   # last.nparticipants) for every Kotz pattern: < 1 KiB, and the same for
   # files 1024x apart (64 KiB and 64 MiB of 8-byte records)
@@ -235,15 +220,15 @@ if selected desc-size; then
     for mib in 0.0625 64; do
       w=wb; [ "${pat:0:1}" = w ] && w=$pat
       mkdir -p "$tmp/srv-dsz"
-      step "desc-size-$pat-$mib" env DSZ_OUT="$tmp/dsz.$pat.$mib" "$run" -s 2 --root "$tmp/srv-dsz" -- \
+      t_step "desc-size-$pat-$mib" env DSZ_OUT="$tmp/dsz.$pat.$mib" "$run" -s 2 --root "$tmp/srv-dsz" -- \
         bash -c 'mpiexec -n 4 "$0" -q -r 8 -m "$1" -p "$2" ddio:/dsz &&
         stats_check 2 "$DSZ" last.desc_bytes last.nparticipants' \
         "$top/examples/bin/ddio-patterns" "$mib" "$w,$pat"
     done
-    step "desc-size-$pat-same" cmp "$tmp/dsz.$pat.0.0625" "$tmp/dsz.$pat.64"
+    t_step "desc-size-$pat-same" cmp "$tmp/dsz.$pat.0.0625" "$tmp/dsz.$pat.64"
   done
 fi
-if selected desc; then
+if t_selected desc; then
   # every descriptor compared with ROMIO's flattened view (check hint), data
   # checked against MPI_Pack, file compared with ufs:
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable,striping_unit=5000" \
@@ -263,13 +248,13 @@ if selected desc; then
   ddio_only desc0-p4-s3 3 4 t_desc0
   # ...and the check really fires: a deliberately skewed descriptor
   mkdir -p "$tmp/srv-desc0-skew"
-  step desc0-check-fires env DDIO_TEST_DESC_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
+  t_step desc0-check-fires env DDIO_TEST_DESC_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
     mpiexec -n 3 "$bin/t_desc0" ddio:/skew expect-intern
   # ...and so does the comparison of type-built trees with the flat ones
-  step desc0-tree-check-fires env DDIO_TEST_TREE_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
+  t_step desc0-tree-check-fires env DDIO_TEST_TREE_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
     mpiexec -n 3 "$bin/t_desc0" ddio:/skew2 expect-intern
 fi
-if selected nonblock; then
+if t_selected nonblock; then
   # every nonblocking form (independent, collective, _at, several
   # outstanding on one and two files) on ddio: vs ufs:, FILE and FILE.2
   ddio_vs_ufs_2 nonblock-p3-s2 2 3 t_nonblock
@@ -279,10 +264,10 @@ if selected nonblock; then
   # overlap: servers throttled to 4 MiB/s per disk, 4 MiB per rank per
   # case (about 1 s of I/O): call < 25% and compute + wait < 80% of the sum
   mkdir -p "$tmp/srv-overlap"
-  step nonblock-overlap "$run" -s 2 --throttle-mbps 4 --root "$tmp/srv-overlap" -- \
+  t_step nonblock-overlap "$run" -s 2 --throttle-mbps 4 --root "$tmp/srv-overlap" -- \
     mpiexec -n 2 "$bin/t_nonblock" overlap 4 ddio:/overlap
 fi
-if selected features; then
+if t_selected features; then
   # seek, shared/ordered pointers, split collectives, set_view etypes and
   # displacements, external32, atomic mode, APPEND/SEQUENTIAL/UNIQUE_OPEN,
   # RDONLY/WRONLY, set_size/preallocate, get_* (t_features.c): FILE and
@@ -290,7 +275,7 @@ if selected features; then
   ddio_vs_ufs_2 features-p3-s2 2 3 t_features
   ddio_vs_ufs_2 features-p4-s3 3 4 t_features
 fi
-if selected driver; then
+if t_selected driver; then
   ddio_only driver-basic-s1 1 4 driver_basic
   ddio_only driver-basic-s3 3 4 driver_basic
   ddio_only driver-strided-s2 2 4 driver_strided
@@ -298,41 +283,42 @@ if selected driver; then
   # the client configuration file (DDIO_CONFIG): servers, timeout, default
   # striping; hints beat it
   mkdir -p "$tmp/srv-config"
-  step driver-config-s2 "$run" -s 2 --root "$tmp/srv-config" -- mpiexec -n 3 "$bin/driver_hints" ddio:/config config
+  t_step driver-config-s2 "$run" -s 2 --root "$tmp/srv-config" -- mpiexec -n 3 "$bin/driver_hints" ddio:/config config
 fi
-if selected errors; then
+if t_selected errors; then
   mkdir -p "$tmp/srv-escape"
-  step errors-escape "$run" -s 2 --root "$tmp/srv-escape" -- mpiexec -n 2 "$bin/t_errors" escape ddio:/../../escape
+  t_step errors-escape "$run" -s 2 --root "$tmp/srv-escape" -- mpiexec -n 2 "$bin/t_errors" escape ddio:/../../escape
   # every other error class where it applies, on ddio: and on ufs: (the
   # same classes), and a server lost under an open file (ddio: only)
   mkdir -p "$tmp/srv-classes" "$tmp/ufs"
-  step errors-classes "$run" -s 2 --root "$tmp/srv-classes" -- mpiexec -n 3 "$bin/t_errors" classes ddio:/classes
-  step errors-classes-ufs mpiexec -n 3 "$bin/t_errors" classes "ufs:$tmp/ufs/classes"
+  t_step errors-classes "$run" -s 2 --root "$tmp/srv-classes" -- mpiexec -n 3 "$bin/t_errors" classes ddio:/classes
+  t_step errors-classes-ufs mpiexec -n 3 "$bin/t_errors" classes "ufs:$tmp/ufs/classes"
   mkdir -p "$tmp/srv-lost" "$tmp/lost"
-  step errors-lostserver "$run" -s 2 --root "$tmp/srv-lost" -- bash -c \
+  t_step errors-lostserver "$run" -s 2 --root "$tmp/srv-lost" -- bash -c \
     'mpiexec -n 3 "$0" lostserver ddio:/lost "$1" & m=$!
      for i in $(seq 600); do [ -e "$1/ready" ] && break; sleep 0.1; done
      kill -KILL $(pgrep -P "$PPID" -x ddio-server | head -1); touch "$1/killed"; wait $m' \
     "$bin/t_errors" "$tmp/lost"
   small="$tmp/small"; mkdir -p "$small"
   if mount -t tmpfs -o size=3m tmpfs "$small" 2>/dev/null; then
-    step errors-nospace "$run" -s 1 --root "$small" -- mpiexec -n 2 "$bin/t_errors" nospace ddio:/big
-    step errors-readonly "$run" -s 1 --root "$small" -- sh -c \
+    t_step errors-nospace "$run" -s 1 --root "$small" -- mpiexec -n 2 "$bin/t_errors" nospace ddio:/big
+    t_step errors-readonly "$run" -s 1 --root "$small" -- sh -c \
       "mount -o remount,ro '$small' && mpiexec -n 2 '$bin/t_errors' readonly ddio:/ro"
     umount "$small"
   else
-    echo "SKIP: errors-nospace, errors-readonly (cannot mount a small tmpfs here: not root?)"
+    t_skip errors-nospace "cannot mount a small tmpfs here: not root?"
+    t_skip errors-readonly "cannot mount a small tmpfs here: not root?"
   fi
 fi
-if selected durable; then
+if t_selected durable; then
   # write + sync, SIGKILL every server (no clean shutdown), restart on the
   # same roots, read back: every synced byte must be there
   root="$tmp/srv-durable"; mkdir -p "$root"
-  step durable-write-kill "$run" -s 2 --root "$root" -- sh -c \
+  t_step durable-write-kill "$run" -s 2 --root "$root" -- sh -c \
     "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
-  step durable-restart-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
+  t_step durable-restart-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
 fi
-if selected heartbeat; then
+if t_selected heartbeat; then
   # A collective pass that outlasts the client's silence limit (DDIO_TIMEOUT
   # = 2 s + 5 s grace) for the ranks whose blocks come last: one server with
   # 4 KiB blocks, one buffer and its disk throttled to 5 MiB/s, 64 MiB in
@@ -343,19 +329,19 @@ if selected heartbeat; then
   root="$tmp/srv-heartbeat"; mkdir -p "$root"
   HB_SLOW='$7!="ok" || $5<9.5 {print "pattern " $1 ": " $7 " in " $5 " s (need ok, > 9.5 s)"; bad=1} END{exit bad+0}'
   export HB_SLOW
-  step heartbeat-wb-rb env DDIO_TIMEOUT=2 "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 --root "$root" \
+  t_step heartbeat-wb-rb env DDIO_TIMEOUT=2 "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 --root "$root" \
     -- bash -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p wb,rb ddio:/heartbeat | tee "$1" &&
     awk -F, "$HB_SLOW" "$1"' "$top/examples/bin/ddio-patterns" "$tmp/heartbeat.csv"
   # ... but a hung server (SIGSTOP: no heartbeats, connection stays open)
   # must still fail the read within the timeout + grace (7 s) of silence
-  step heartbeat-hung-server env DDIO_TIMEOUT=2 "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 \
+  t_step heartbeat-hung-server env DDIO_TIMEOUT=2 "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 \
     --root "$root" -- bash -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p rb ddio:/heartbeat & m=$!
     sleep 3; srv=$(pgrep -P "$PPID" -x ddio-server); kill -STOP $srv; t0=$SECONDS
     wait $m; rc=$?; dt=$((SECONDS - t0)); kill -CONT $srv
     echo "read against a stopped server: exit $rc after ${dt} s"
     [ $rc -ne 0 ] && [ $dt -ge 5 ] && [ $dt -le 12 ]' "$top/examples/bin/ddio-patterns"
 fi
-if selected faults; then
+if t_selected faults; then
   # A server dies (SIGKILL) or hangs (SIGSTOP) at a deterministic point of
   # one phase (ddio-server --fault): every rank's call must fail within the
   # bound (a dead server: its connection drops; a hung one: DDIO_TIMEOUT 2 s
@@ -366,14 +352,14 @@ if selected faults; then
       coll-write:3:stop indep-read:1:stop sync:1:stop; do
     ph=${spec%%:*}; root="$tmp/srv-fault-${spec//:/-}"; mkdir -p "$root"
     case $spec in *:stop) bound=9 ;; *) bound=3 ;; esac
-    step "fault-${spec//:/-}/prep" "$run" -s 2 --root "$root" -- mpiexec -n 4 "$bin/t_fault" prep ddio:/f
-    step "fault-${spec//:/-}/phase" env DDIO_TIMEOUT=2 "$run" -s 2 --root "$root" --fault "1:$spec" -- \
+    t_step "fault-${spec//:/-}/prep" "$run" -s 2 --root "$root" -- mpiexec -n 4 "$bin/t_fault" prep ddio:/f
+    t_step "fault-${spec//:/-}/phase" env DDIO_TIMEOUT=2 "$run" -s 2 --root "$root" --fault "1:$spec" -- \
       mpiexec -n 4 "$bin/t_fault" phase ddio:/f "$ph" "$bound"
-    step "fault-${spec//:/-}/restart-check" "$run" -s 2 --root "$root" -- \
+    t_step "fault-${spec//:/-}/restart-check" "$run" -s 2 --root "$root" -- \
       mpiexec -n 4 "$bin/t_fault" check ddio:/f
   done
 fi
-if selected shortsend; then
+if t_selected shortsend; then
   # Server 0 cuts every reply it sends without its writer thread (DONE, GET,
   # small PUTs, metadata answers) on purpose (--fault direct-send:1:short):
   # the socket takes only part, cut alternately inside the header and inside
@@ -383,70 +369,68 @@ if selected shortsend; then
   # files must match ufs:, and server 0's log must show cuts of both kinds.
   root="$tmp/srv-shortsend"; u="$tmp/ufs"; mkdir -p "$root" "$u"
   pat=$(prog_path ddio-patterns)
-  step shortsend/ddio "$run" -s 2 --transport tcp --keep-logs --root "$root" \
+  t_step shortsend/ddio "$run" -s 2 --transport tcp --keep-logs --root "$root" \
     --fault 0:direct-send:1:short -- bash -c 'mpiexec -n 3 "$0" ddio:/ss-small &&
     mpiexec -n 4 "$1" -q -r 8 -m 2 ddio:/ss-pat' "$bin/t_smallio" "$pat"
-  step shortsend/cuts bash -c 'grep "direct-send:1: sent" "$0" | sed -n 1,4p
+  t_step shortsend/cuts bash -c 'grep "direct-send:1: sent" "$0" | sed -n 1,4p
     grep -q "cut in the header" "$0" && grep -q "cut in the payload" "$0"' "$tmp/shortsend_ddio.log"
-  step shortsend/ufs bash -c 'mpiexec -n 3 "$0" "ufs:$2/ss-small" &&
+  t_step shortsend/ufs bash -c 'mpiexec -n 3 "$0" "ufs:$2/ss-small" &&
     mpiexec -n 4 "$1" -q -r 8 -m 2 "ufs:$2/ss-pat"' "$bin/t_smallio" "$pat" "$u"
   for f in ss-small ss-pat; do
-    step "shortsend/cmp-$f" "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$f" "ufs:$u/$f"
+    t_step "shortsend/cmp-$f" "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$f" "ufs:$u/$f"
   done
 fi
-if selected soak; then
+if t_selected soak; then
   # Load: 3 MPI jobs at once against the same 2 servers, 3 rounds (12 + 2 x
   # 24 operations per job), every byte verified, the servers' heap in use
   # flat after the first round (test/mpi/soak.sh)
   root="$tmp/srv-soak"; mkdir -p "$root"
-  step soak "$run" -s 2 --root "$root" -- "$here/soak.sh" "$bin/t_soak" 3 2 12 24 3
+  t_step soak "$run" -s 2 --root "$root" -- "$here/soak.sh" "$bin/t_soak" 3 2 12 24 3
   grep -h "^soak" "$tmp/soak.log"
 fi
-if selected missing; then
+if t_selected missing; then
   # nothing listens on the second port: refused at once
-  step missing-refused env DDIO_SERVERS=127.0.0.1:1 DDIO_TIMEOUT=3 \
+  t_step missing-refused env DDIO_SERVERS=127.0.0.1:1 DDIO_TIMEOUT=3 \
     mpiexec -n 2 "$bin/t_missing" ddio:/m 10
   # a listener that never answers: the deadline must fire
   python3 -c 'import socket,time,sys
 s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(16)
 open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(120)' "$tmp/bh.port" &
   bh=$!
-  for _ in $(seq 50); do [ -s "$tmp/bh.port" ] && break; sleep 0.1; done
-  step missing-silent env DDIO_SERVERS=127.0.0.1:$(cat "$tmp/bh.port") DDIO_TIMEOUT=2 \
+  t_defer t_kill "$bh"
+  t_wait_for -p "$bh" 10 test -s "$tmp/bh.port"
+  t_step missing-silent env DDIO_SERVERS=127.0.0.1:$(cat "$tmp/bh.port") DDIO_TIMEOUT=2 \
     mpiexec -n 2 "$bin/t_missing" ddio:/m 10
-  kill $bh 2>/dev/null; wait $bh 2>/dev/null
+  t_kill "$bh"
 fi
-if selected auth; then
+if t_selected auth; then
   # ddio-run's fresh secret authenticates every other test; here the driver
   # gets the wrong one, none, one named by the hint or by DDIO_CONFIG, and
   # one with loose permissions
   root="$tmp/srv-auth"; mkdir -p "$root"
   (umask 077; head -c 32 /dev/urandom | base64 > "$tmp/other.key")
   export tmp bin
-  step auth-wrong-secret "$run" -s 2 --root "$root" -- bash -c \
+  t_step auth-wrong-secret "$run" -s 2 --root "$root" -- bash -c \
     'DDIO_SECRET_FILE=$tmp/other.key mpiexec -n 2 "$bin/t_auth" ddio:/auth refused "authentication failed"'
-  step auth-no-secret "$run" -s 2 --root "$root" -- bash -c \
+  t_step auth-no-secret "$run" -s 2 --root "$root" -- bash -c \
     'env -u DDIO_SECRET_FILE mpiexec -n 2 "$bin/t_auth" ddio:/auth refused "requires authentication"'
-  step auth-hint "$run" -s 2 --root "$root" -- bash -c \
+  t_step auth-hint "$run" -s 2 --root "$root" -- bash -c \
     'T_SECRET_HINT=$DDIO_SECRET_FILE DDIO_SECRET_FILE=$tmp/other.key mpiexec -n 3 "$bin/t_auth" ddio:/auth-hint ok'
-  step auth-config "$run" -s 2 --root "$root" -- bash -c \
+  t_step auth-config "$run" -s 2 --root "$root" -- bash -c \
     '(umask 077; echo "secret_file = $DDIO_SECRET_FILE" > "$tmp/ddio.conf")
      env -u DDIO_SECRET_FILE DDIO_CONFIG="$tmp/ddio.conf" mpiexec -n 2 "$bin/t_auth" ddio:/auth-conf ok'
-  step auth-loose-permissions "$run" -s 2 --root "$root" -- bash -c \
+  t_step auth-loose-permissions "$run" -s 2 --root "$root" -- bash -c \
     'cp "$DDIO_SECRET_FILE" "$tmp/loose.key" && chmod 644 "$tmp/loose.key" &&
      DDIO_SECRET_FILE=$tmp/loose.key mpiexec -n 2 "$bin/t_auth" ddio:/auth refused "accessible by group or others"'
 fi
-if selected abi; then
+if t_selected abi; then
   if [ -x "$bin/t_abi.debian" ]; then
     root="$tmp/srv-abi"; mkdir -p "$root"
-    step abi-debian-mpicc env DDIO_EXPECT_LIB="ch3:nemesis" \
+    t_step abi-debian-mpicc env DDIO_EXPECT_LIB="ch3:nemesis" \
       "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_abi.debian" ddio:/abi
   else
-    fail=$((fail + 1)); failed+=(abi-debian-mpicc); echo "FAIL: abi-debian-mpicc (t_abi.debian not built: Debian's mpicc.mpich missing?)"
+    t_fail abi-debian-mpicc "t_abi.debian not built: Debian's mpicc.mpich missing?"
   fi
 fi
 
-echo
-[ $fail -gt 0 ] && echo "failed: ${failed[*]}"
-echo "mpi: $pass passed, $fail failed"
-[ $fail -eq 0 ] && [ $pass -gt 0 ]
+t_done

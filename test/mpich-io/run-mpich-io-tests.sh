@@ -36,41 +36,36 @@
 #      DDIO_MPICH_IO_MOUNT=0: no mount (see above)
 # usage: run-mpich-io-tests.sh [TEST...]
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
-mpi="$top/mpich"
-[ -x "$mpi/bin/mpicc" ] || { echo "run-mpich-io-tests: $mpi/bin/mpicc missing: run make first" >&2; exit 2; }
-. "$here/../mpienv.sh" 30
-t0=$(date +%s)
-iodir=$("$here/build-mpich-io-tests.sh" "$mpi") || { echo "mpich-io: 0 passed, 1 failed (build)"; exit 1; }
-srcio="$(dirname "$(cd "$mpi" && pwd -P)")/src/test/mpi/io"
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+t_init mpich-io
+t_mpi_env 30
+here=$SRC/test/mpich-io
+top=$BUILD
+iodir=$("$here/build-mpich-io-tests.sh" "$MPI") || t_unusable mpich-io/build "build-mpich-io-tests.sh failed"
+srcio="$(dirname "$(cd "$MPI" && pwd -P)")/src/test/mpi/io"
 list="$iodir/testlist"; [ -f "$list" ] || list="$srcio/testlist.in"
 limit=${DDIO_TEST_LIMIT:-120}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-mpich-io.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+tmp=$T_TMP
 use_mount=${DDIO_MPICH_IO_MOUNT:-1}
-if [ "$use_mount" = 1 ] && ! { [ -x "$top/tools/ddio-fuse" ] && command -v fusermount3 >/dev/null && [ -e /dev/fuse ]; }; then
+if [ "$use_mount" = 1 ] && ! t_have_fuse; then
   echo "run-mpich-io-tests: FUSE unavailable (tools/ddio-fuse, fusermount3, /dev/fuse):" \
     "DDIO_MPICH_IO_MOUNT=0 runs without the mount" >&2
-  echo "mpich-io: 0 passed, 1 failed (no FUSE)"; exit 2
+  t_unusable mpich-io/fuse "no FUSE"
 fi
 NEEDS_MOUNT=" zero_count simple_collective "
-want=("$@")
-wanted() {
-  [ ${#want[@]} -eq 0 ] && return 0
-  local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1
-}
+t_select "$@"
 # testlist lines: skip comments and blanks
 tests() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$list"; }
 
-# run_mode MODE: every wanted testlist line on one file system
+# run_mode MODE: every t_selected testlist line on one file system
 run_mode() {
   local mode=$1 line n np opt lim args envs cwd
   mkdir -p "$tmp/res-$mode"
   export WRAP_MODE=$mode WRAP_OUT="$tmp/res-$mode" WRAP_TOP="$top"
   while read -r line; do
     set -- $line; n=$1; np=${2:-1}; shift 2 2>/dev/null || shift $#
-    wanted "$n" || continue
+    t_selected "$n" || continue
     lim=$limit; args=(); envs=()
     for opt in "$@"; do
       case $opt in
@@ -130,31 +125,21 @@ judge() {
 }
 
 report() {
-  local mode=$1 label=$2 pass=0 fail=0 failed=() n why sec
+  local mode=$1 label=$2 n sec
+  t_section "$label"
   for n in $(tests | awk '{print $1}'); do
-    wanted "$n" || continue
+    t_selected "$n" || continue
     if [ "$mode" = ddio ] && [ "$use_mount" != 1 ] && [[ $NEEDS_MOUNT == *" $n "* ]]; then
-      echo "SKIP: $label/$n (needs POSIX access to the ddio file: a ddio mount)"; continue
+      t_skip "$label/$n" "needs POSIX access to the ddio file: a ddio mount"; continue
     fi
     sec=$(cat "$tmp/res-$mode/$n.sec" 2>/dev/null || echo "-")
-    if why=$(judge "$mode" "$n"); then
-      pass=$((pass + 1)); echo "PASS: $label/$n (${sec}s${why:+, $why})"
-    else
-      fail=$((fail + 1)); failed+=("$n"); echo "FAIL: $label/$n (${sec}s, $why)"
-      tail -n 25 "$tmp/res-$mode/$n.out" 2>/dev/null | sed 's/^/    /'
-    fi
+    t_judge "$label/$n" "$sec" "$tmp/res-$mode/$n.out" judge "$mode" "$n"
   done
-  [ $fail -gt 0 ] && echo "$label failed: ${failed[*]}"
-  eval "${mode}_line=\"$label: $pass passed, $fail failed\"; ${mode}_fail=$fail; ${mode}_pass=$pass"
 }
 
-ufs_line=""; ufs_fail=0
+# the ufs: control first (its line is printed before the closing line, which counts ddio)
 if [ "${DDIO_MPICH_IO_CONTROL:-1}" != 0 ]; then
   run_mode ufs; report ufs mpich-io-ufs
 fi
 run_mode ddio; report ddio mpich-io
-echo
-echo "run-mpich-io-tests: wall time $(( $(date +%s) - t0 ))s"
-[ -n "$ufs_line" ] && echo "$ufs_line"
-echo "$ddio_line"
-[ "$ddio_fail" -eq 0 ] && [ "$ddio_pass" -gt 0 ] && [ "$ufs_fail" -eq 0 ]
+t_done

@@ -15,55 +15,35 @@
 # fail within the deadline.
 # Needs root (ip netns). Closes with "multihost: N passed, N failed".
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
-mpi="$top/mpich"; bin="$top/test/mpi/bin"; pat="$top/examples/bin/ddio-patterns"
-server="$top/ioserver/ddio-server"
-[ -x "$mpi/bin/mpiexec" ] || { echo "run-multihost-tests: build first" >&2; exit 2; }
-. "$top/test/mpienv.sh" 30
-pass=0; fail=0; failed=()
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+t_init multihost
+t_mpi_env 30
+here=$SRC/test/multihost
+top=$BUILD
+bin="$top/test/mpi/bin"; pat="$top/examples/bin/ddio-patterns"
 if [ "$(id -u)" != 0 ] || ! ip netns add "ddio-probe-$$" 2>/dev/null; then
-  echo "SKIP: multihost (needs root and ip netns)"; echo "multihost: 0 passed, 1 failed"; exit 1
+  t_unusable multihost/netns "needs root and ip netns"
 fi
 ip netns del "ddio-probe-$$"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-mh.XXXXXX")
+tmp=$T_TMP
 id=$(( $$ % 200 + 20 ))                  # 10.213.ID.0/24, per run
 net="10.213.$id"; br="ddbr$id"
 NS=(srv0 srv1 cn0 cn1); ADDR=(11 12 21 22)
 nsname() { echo "ddio$id-$1"; }
 sw=$(nsname sw)
-pids=()
-cleanup() {
-  local p n
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
-  sleep 0.5
-  for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+drop_netns() {   # (at exit, after the servers: registered first)
+  local n
   for n in "${NS[@]}"; do ip netns del "$(nsname "$n")" 2>/dev/null; done
   ip netns del "$sw" 2>/dev/null
-  rm -rf "$tmp"
 }
-trap cleanup EXIT
-
-step() {
-  local name=$1; shift
-  local log="$tmp/$name.log" rc limit=${DDIO_TEST_LIMIT:-300} t0=$SECONDS
-  if [ "$(type -t "$1")" = function ]; then   # a shell function: its own watchdog
-    ( "$@" ) >"$log" 2>&1 & local p=$!
-    ( sleep "$limit"; echo "time limit ${limit}s" >>"$log"; pkill -KILL -P $p ) </dev/null >/dev/null 2>&1 &
-    local w=$!
-    wait $p; rc=$?; pkill -P $w sleep 2>/dev/null; kill $w 2>/dev/null; wait $w 2>/dev/null
-  else
-    timeout -k 10 "$limit" "$@" >"$log" 2>&1; rc=$?
-  fi
-  if [ $rc = 0 ]; then
-    pass=$((pass + 1)); echo "PASS: multihost/$name ($((SECONDS - t0)) s)"
-  else
-    fail=$((fail + 1)); failed+=("$name"); echo "FAIL: multihost/$name ($((SECONDS - t0)) s)"; tail -n 30 "$log" | sed 's/^/    /'
-  fi
-}
+t_defer drop_netns
+# every step (t_step) has its deadline (T_LIMIT, DDIO_TEST_LIMIT, 300 s):
+# commands and shell functions alike
 
 # --- the network: a bridge in the switch namespace, a veth pair per host ---
-ip netns add "$sw" && ip -n "$sw" link add "$br" type bridge && ip -n "$sw" link set "$br" up || exit 1
+ip netns add "$sw" && ip -n "$sw" link add "$br" type bridge && ip -n "$sw" link set "$br" up \
+  || t_unusable multihost/network "bridge in namespace $sw"
 for i in "${!NS[@]}"; do
   n=$(nsname "${NS[$i]}"); v="dd$id${NS[$i]}"
   ip netns add "$n"
@@ -76,34 +56,30 @@ for i in "${!NS[@]}"; do
   ip -n "$n" link set lo up
 done
 # nothing of the test net may appear here (see the top)
-if ip -o addr show | grep -q "$net\."; then echo "the test net leaked into this namespace"; exit 1; fi
+if ip -o addr show | grep -q "$net\."; then t_unusable multihost/network "the test net leaked into this namespace"; fi
 
 # --- authentication: one fresh secret for the servers and the ranks --------
 export DDIO_SECRET_FILE="$tmp/secret"
-( umask 077 && head -c 32 /dev/urandom | base64 > "$DDIO_SECRET_FILE" ) || exit 1
+t_secret "$DDIO_SECRET_FILE" || t_unusable multihost/secret "cannot write $DDIO_SECRET_FILE"
 
 # --- servers, each in its namespace, listening on its own address ---------
+SRV_PIDS=()
 start_servers() {   # start_servers EXTRA_ARGS...: sets DDIO_SERVERS
-  local i list="" a
+  local i list=""
   for i in 0 1; do
-    mkdir -p "$tmp/root$i"; rm -f "$tmp/port$i"
-    a=$net.${ADDR[$i]}
-    ip netns exec "$(nsname srv$i)" "$server" --listen "$a:0" --port-file "$tmp/port$i" \
+    mkdir -p "$tmp/root$i"
+    t_server_start -n "$(nsname srv$i)" "$tmp/srv$i" --listen "$net.${ADDR[$i]}:0" \
       --root "$tmp/root$i" --log-level warn --secret-file "$DDIO_SECRET_FILE" "$@" \
-      2>>"$tmp/server$i.log" &
-    pids+=($!)
-  done
-  for i in 0 1; do
-    for _ in $(seq 100); do [ -s "$tmp/port$i" ] && break; sleep 0.1; done
-    [ -s "$tmp/port$i" ] || { echo "server $i did not start"; cat "$tmp/server$i.log"; return 1; }
-    list="$list${list:+,}$net.${ADDR[$i]}:$(cat "$tmp/port$i")"
+      || { echo "server $i did not start: $T_SRV_WHY"; return 1; }
+    SRV_PIDS+=("$T_SRV_PID")
+    list="$list${list:+,}$T_SRV_ADDR"
   done
   export DDIO_SERVERS=$list
 }
 stop_servers() {
   local p
-  for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  pids=()
+  for p in "${SRV_PIDS[@]}"; do t_server_stop "$p"; done
+  SRV_PIDS=()
 }
 
 # mpiexec (on compute node 0, as from a login shell there) with the ranks on
@@ -113,14 +89,14 @@ MPIHOSTS=(ip netns exec "$(nsname cn0)" mpiexec -launcher ssh -launcher-exec "$h
           -hosts "$(nsname cn0):2,$(nsname cn1):2")
 MPIRUN=("${MPIHOSTS[@]}" -n 4 -genv DDIO_SERVERS)
 
-start_servers || exit 1
+start_servers || t_unusable multihost/servers "$T_SRV_WHY"
 MPIRUN+=("$DDIO_SERVERS")
 u="$tmp/ufs"; mkdir -p "$u"
 for r in 8 8192; do
   m=2; [ $r = 8192 ] && m=16
-  step "patterns-r$r-ddio" "${MPIRUN[@]}" "$pat" -q -r "$r" -m "$m" "ddio:/mh$r"
-  step "patterns-r$r-ufs" mpiexec -n 4 "$pat" -q -r "$r" -m "$m" "ufs:$u/mh$r"
-  step "patterns-r$r-cmp" "${MPIHOSTS[@]}" -n 1 -genv DDIO_SERVERS "$DDIO_SERVERS" \
+  t_step "multihost/patterns-r$r-ddio" "${MPIRUN[@]}" "$pat" -q -r "$r" -m "$m" "ddio:/mh$r"
+  t_step "multihost/patterns-r$r-ufs" mpiexec -n 4 "$pat" -q -r "$r" -m "$m" "ufs:$u/mh$r"
+  t_step "multihost/patterns-r$r-cmp" "${MPIHOSTS[@]}" -n 1 -genv DDIO_SERVERS "$DDIO_SERVERS" \
     "$bin/filecmp" "ddio:/mh$r" "ufs:$u/mh$r"
 done
 # the HDF5 program (Debian's libhdf5 mpich on our libmpich) across the hosts,
@@ -131,14 +107,14 @@ h5() {
   "${MPIRUN[@]}" "$tmp/t_h5" "ddio:/mh.h5" && mpiexec -n 4 "$tmp/t_h5" "ufs:$u/mh.h5" &&
     "${MPIHOSTS[@]}" -n 1 -genv DDIO_SERVERS "$DDIO_SERVERS" "$bin/filecmp" "ddio:/mh.h5" "ufs:$u/mh.h5"
 }
-step "hdf5-ddio-vs-ufs" h5
+t_step "multihost/hdf5-ddio-vs-ufs" h5
 # ranks without the secret (or with another one) are refused by the servers
 nosecret() {
   ( umask 077 && head -c 32 /dev/urandom | base64 > "$tmp/other" )
   ! DDIO_SECRET_FILE="$tmp/other" "${MPIRUN[@]}" "$pat" -q -r 8 -m 1 -p wb "ddio:/refused" &&
-    grep -q "refused" "$tmp/server0.log"
+    grep -q "refused" "$tmp/srv0/log"
 }
-step "wrong-secret-refused" nosecret
+t_step "multihost/wrong-secret-refused" nosecret
 # the ranks really ran on the two compute-node hosts: two network
 # namespaces, 2 ranks each, neither of them this shell's
 where() {
@@ -146,25 +122,25 @@ where() {
   "${MPIRUN[@]}" sh -c 'readlink /proc/self/ns/net' | sort | uniq -c | tee "$tmp/where"
   awk -v mine="$mine" '$1==2 && $2!=mine {n++} END{exit n!=2}' "$tmp/where"
 }
-step "ranks-on-two-hosts" where
+t_step "multihost/ranks-on-two-hosts" where
 stop_servers
 
 # --- a link taken down mid-call --------------------------------------------
 # Server 1 throttled to 5 MiB/s: a 64 MiB collective read takes ~7 s; after
 # 2 s its link goes down (no RST: the peers just stop hearing it). Every
 # rank must fail within DDIO_TIMEOUT (2 s) + 5 s grace of silence.
-start_servers --throttle-mbps 5 --block-size 65536 || exit 1
+start_servers --throttle-mbps 5 --block-size 65536 || t_unusable multihost/servers "$T_SRV_WHY"
 MPIRUN[${#MPIRUN[@]}-1]=$DDIO_SERVERS
-step "linkdown-prep" "${MPIRUN[@]}" "$pat" -q -r 8192 -m 64 -p wb "ddio:/down"
+t_step "multihost/linkdown-prep" "${MPIRUN[@]}" "$pat" -q -r 8192 -m 64 -p wb "ddio:/down"
 linkdown() {
   "${MPIRUN[@]}" -genv DDIO_TIMEOUT 2 "$pat" -q -r 8192 -m 64 -p rb "ddio:/down" & local m=$!
   sleep 2; ip -n "$sw" link set "dd${id}srv1" down; local t0=$SECONDS
   wait $m; local rc=$? dt=$((SECONDS - t0))
   ip -n "$sw" link set "dd${id}srv1" up
   echo "collective read with server 1's link down: exit $rc after ${dt} s"
-  [ $rc -ne 0 ] && [ $dt -le 12 ] && grep -q "ddio server $net.${ADDR[1]}" "$tmp/linkdown-read-fails-in-time.log"
+  [ $rc -ne 0 ] && [ $dt -le 12 ] && grep -q "ddio server $net.${ADDR[1]}" "$T_LOG"
 }
-step "linkdown-read-fails-in-time" linkdown
+t_step "multihost/linkdown-read-fails-in-time" linkdown
 stop_servers
 
 # --- an interface removed under a running job ------------------------------
@@ -184,15 +160,14 @@ vanish() {
     ip -n "$n" link add "$v" type bridge && ip -n "$n" addr add "10.214.$id.1/24" dev "$v" &&
     ip -n "$n" link set "$v" up || return 1
   mkdir -p "$tmp/solo"
-  ip netns exec "$n" "$server" --listen 127.0.0.1:0 --port-file "$tmp/solo.port" \
-    --root "$tmp/solo" --log-level warn --secret-file "$DDIO_SECRET_FILE" 2>"$tmp/solo.log" &
-  local sp=$!; pids+=($sp)
-  for _ in $(seq 100); do [ -s "$tmp/solo.port" ] && break; sleep 0.1; done
-  ip netns exec "$n" env HYDRA_IFACE=lo DDIO_TIMEOUT=3 DDIO_SERVERS="127.0.0.1:$(cat "$tmp/solo.port")" \
+  t_server_start -n "$n" "$tmp/solo-srv" --root "$tmp/solo" --log-level warn \
+    --secret-file "$DDIO_SECRET_FILE" || return 1
+  local sp=$T_SRV_PID
+  ip netns exec "$n" env HYDRA_IFACE=lo DDIO_TIMEOUT=3 DDIO_SERVERS="$T_SRV_ADDR" \
     mpiexec -n 4 "$pat" -r 8 -m 8 "ddio:/vanish" >"$tmp/vanish.out" 2>&1 & local m=$!
   sleep 1; ip -n "$n" link del "$v"; local t0=$SECONDS
   wait $m; local rc=$? dt=$((SECONDS - t0))
-  kill -TERM $sp; wait $sp; ip netns del "$n"
+  t_server_stop "$sp"; ip netns del "$n"
   cat "$tmp/vanish.out"
   echo "the job: exit $rc, ${dt} s after the interface was removed"
   if [ $rc = 0 ]; then   # all 21 patterns ran and verified
@@ -201,9 +176,6 @@ vanish() {
     [ $dt -le 12 ] && grep -q '^ddio-patterns: rank [0-3]: .*I/O error' "$tmp/vanish.out"
   fi
 }
-step "interface-vanishes-mid-job" vanish
+t_step "multihost/interface-vanishes-mid-job" vanish
 
-echo
-[ $fail -gt 0 ] && echo "failed: ${failed[*]}"
-echo "multihost: $pass passed, $fail failed"
-[ $fail -eq 0 ] && [ $pass -gt 0 ]
+t_done

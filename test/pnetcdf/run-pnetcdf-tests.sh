@@ -32,11 +32,13 @@
 #   env: PN_LIMIT     seconds per command (default 180)
 #        PN_DIRS      directories to run ("all", the default, or a list)
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
-mpi="$top/mpich"
-[ -x "$mpi/bin/mpicc" ] || { echo "run-pnetcdf-tests: $mpi/bin/mpicc missing: run make first" >&2; exit 2; }
-. "$here/../mpienv.sh" 60
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+here=$SRC/test/pnetcdf
+top=$BUILD
+T_TEE="$here/pnetcdf.log"
+case ${1:-} in --inner|--diff) ;; *) t_init pnetcdf ;; esac
+t_mpi_env 60
 export PN_LIMIT=${PN_LIMIT:-180}
 # PnetCDF tests that hang on 4 processes on ufs: as well (ROMIO's own driver,
 # this MPICH 4.0.2 ch3 build): they pass on 1 process (make check) and are
@@ -97,35 +99,29 @@ if [ "${1:-}" = --diff ]; then
 fi
 
 # --- outer -----------------------------------------------------------------
-t0=$(date +%s)
-logf="$here/pnetcdf.log"
-: > "$logf"
-say() { echo "$*" | tee -a "$logf"; }
-pass=0; fail=0; failed=(); known=0; skipped=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); failed+=("$1"); say "FAIL: $1"; }
+logf=$T_TEE      # the results (t_say), the build's output, the known failures
+known=0
 
 if ! "$top/scripts/build-pnetcdf.sh" "$top" "$top/pnetcdf" 2>&1 | tee -a "$logf"; then
-  say "FAIL: pnetcdf/build"; say "pnetcdf: 0 passed, 1 failed"; exit 1
+  t_unusable pnetcdf/build "scripts/build-pnetcdf.sh failed"
 fi
 pn=$(cd "$top/pnetcdf" && pwd -P)
 bld="$pn/build"
 export PN_PREFIX="$pn/prefix"
 # One test run at a time per cached tree (make check writes its logs there).
 exec 9>"$pn/.lock"
-flock -w 3600 9 || { say "FAIL: pnetcdf/lock (another run held $pn/.lock for an hour)"; exit 1; }
+flock -w 3600 9 || t_unusable pnetcdf/lock "another run held $pn/.lock for an hour"
 # The byte-compare and copy tools (MPI-IO, our mpicc).
 mkdir -p "$here/bin"
 for t in "$top/test/mpi/filecmp.c:$here/bin/filecmp" "$here/mpicopy.c:$here/bin/mpicopy"; do
   s=${t%%:*}; b=${t#*:}
   if [ ! -x "$b" ] || [ "$s" -nt "$b" ]; then
     mkdir -p "$(dirname "$b")"
-    mpicc -O1 -Wall -Werror -I"$top/test/mpi" -o "$b" "$s" || { say "FAIL: pnetcdf/build $(basename "$b")"; exit 1; }
+    mpicc -O1 -Wall -Werror -I"$top/test/mpi" -o "$b" "$s" || t_unusable pnetcdf/build "$(basename "$b")"
   fi
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-pnetcdf.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+tmp=$T_TMP
 has_mount=0; grep -q -- '--mount' "$top/tools/ddio-run" && has_mount=1
 modes=("$@")
 # Without a mount, force mode is the only way onto ddio; with one, the mount
@@ -140,21 +136,21 @@ judge() {  # MODE RESULTS: count the commands and directory makes
     name="$mode/np$np/$dir/$(echo "$cmd" | awk '{n=split($1,a,"/"); s=a[n]; for(i=2;i<=NF;i++){m=split($i,b,"/"); if ($i !~ /^-/) s=s" "b[m]}; print s}')"
     # cdf_format/xfail_runs.sh: ncvalidator must reject PnetCDF's corrupt files.
     if [[ "$cmd" == *ncvalidator* && "$cmd" == */cdf_format/bad_* ]]; then
-      if [ "$rc" = 1 ]; then ok; else bad "$name (corrupt file not rejected: exit $rc)"; fi
+      if [ "$rc" = 1 ]; then t_pass -q "$name"; else t_fail "$name" "corrupt file not rejected: exit $rc"; fi
       continue
     fi
-    if [ "$rc" = 0 ]; then ok
-    elif [ "$rc" = 77 ]; then skipped=$((skipped + 1)); say "SKIP: $name (PN_SKIP: hangs on ufs: too)"
+    if [ "$rc" = 0 ]; then t_pass -q "$name"
+    elif [ "$rc" = 77 ]; then t_skip "$name" "PN_SKIP: hangs on ufs: too"
     elif [ "$mode" = ddio ] && [ "${PN_DDIO_STRICT:-0}" != 1 ]; then
       known=$((known + 1)); echo "known (no POSIX view in force mode): $name (exit $rc)" >> "$logf"
-    else bad "$name (exit $rc${secs:+, ${secs}s})"; fi
+    else t_fail "$name" "exit $rc${secs:+, ${secs}s}"; fi
   done < "$res"
   while read -r _ rc phase dir; do
     [ "$rc" = 0 ] && continue
     grep -q " $(basename "$dir") " <(awk '$1!=0' "$res") && continue   # already named
     if [ "$mode" = ddio ] && [ "${PN_DDIO_STRICT:-0}" != 1 ]; then
       known=$((known + 1)); echo "known: $mode/$phase/$dir (make exit $rc)" >> "$logf"
-    else bad "$mode/$phase/$dir (make exit $rc, see its output)"
+    else t_fail "$mode/$phase/$dir" "make exit $rc, see its output"
       tail -n 15 "$res.$phase.$(echo "$dir" | tr / _).out" | sed 's/^/    /' | tee -a "$logf"
     fi
   done < "$res.make"
@@ -166,7 +162,7 @@ check_stats() {  # NAME STATSFILE: the servers saw opens, transfers, bytes,
   local n
   n=$(awk '$2=="opens"{o+=$3} $2=="xfers"{x+=$3} $2=="coll_xfers"{c+=$3} $2=="bytes_written"{b+=$3}
            END{if (o>0 && x>0 && c>0 && b>0) print o" opens, "x" xfers ("c" collective), "b" bytes written"}' "$2" 2>/dev/null)
-  if [ -n "$n" ]; then ok; say "PASS: $1 (servers: $n)"; else bad "$1 (no I/O reached the ddio servers)"; fi
+  if [ -n "$n" ]; then t_pass "$1" "servers: $n"; else t_fail "$1" "no I/O reached the ddio servers"; fi
 }
 
 for mode in "${modes[@]}"; do
@@ -181,13 +177,13 @@ for mode in "${modes[@]}"; do
     mount) mkdir -p "$tmp/mnt" "$tmp/srv-mount"
          timeout -k 10 7200 "$top/tools/ddio-run" -s 2 --root "$tmp/srv-mount" --mount "$tmp/mnt" -- \
            bash -c 'mkdir -p "$1/out" && exec "$0" --inner mount "$1/out" "$2" "$3"' "$0" "$tmp/mnt" "$res" "$bld" ;;
-    *) echo "run-pnetcdf-tests: unknown mode '$mode' (ufs|ddio|mount)" >&2; exit 2 ;;
+    *) t_unusable pnetcdf/usage "unknown mode '$mode' (ufs|ddio|mount)" ;;
   esac
-  [ "$(awk 'END{print NR}' "$res.make")" -gt 0 ] || bad "$mode (did not run)"
-  p0=$pass f0=$fail
+  [ "$(awk 'END{print NR}' "$res.make")" -gt 0 ] || t_fail "$mode" "did not run"
+  p0=$T_PASS f0=$T_FAIL
   judge "$mode" "$res"
   [ "$mode" = ufs ] || check_stats "$mode/servers" "$res.stats"
-  say "mode $mode: $((pass - p0)) passed, $((fail - f0)) failed, $(( $(date +%s) - m0 ))s"
+  t_say "mode $mode: $((T_PASS - p0)) passed, $((T_FAIL - f0)) failed, $(( $(date +%s) - m0 ))s"
 done
 
 # ncmpidiff: the same program's file on ddio and on ufs.
@@ -201,15 +197,10 @@ else
   timeout -k 10 3600 "$top/tools/ddio-run" -s 2 --root "$tmp/srv-diff" -- \
     "$0" --diff "$bld/examples/C" "$tmp/diff-ufs" "ddio:/diff" "$res" 1
 fi
-p0=$pass f0=$fail
+p0=$T_PASS f0=$T_FAIL
 judge diff "$res"
 check_stats diff/servers "$res.stats"
-say "ncmpidiff step: $((pass - p0)) passed, $((fail - f0)) failed, $(( $(date +%s) - d0 ))s"
+t_say "ncmpidiff step: $((T_PASS - p0)) passed, $((T_FAIL - f0)) failed, $(( $(date +%s) - d0 ))s"
 
-say ""
-[ $skipped -gt 0 ] && say "skipped (PN_SKIP): $skipped"
-[ $known -gt 0 ] && say "known force-mode failures (not counted, listed in $logf): $known"
-[ $fail -gt 0 ] && say "failed: ${failed[*]}"
-say "wall time: $(( $(date +%s) - t0 ))s"
-say "pnetcdf: $pass passed, $fail failed"
-[ $fail -eq 0 ] && [ $pass -gt 0 ]
+[ $known -gt 0 ] && t_say "known force-mode failures (not counted, listed in $logf): $known"
+t_done

@@ -46,23 +46,23 @@
 #      DDIO_ROMIO_LARGE_CONTROL=1 runs them on the ufs: control too
 # usage: run-romio-tests.sh [TEST...]
 set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=${DDIO_BUILD_DIR:-$(cd "$here/../.." && pwd)}
-mpi="$top/mpich"
-[ -x "$mpi/bin/mpicc" ] || { echo "run-romio-tests: $mpi/bin/mpicc missing: run make first" >&2; exit 2; }
-base=$(dirname "$(cd "$mpi" && pwd -P)")   # cache entry: src/, build/, prefix/
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+t_init romio
+t_mpi_env 30
+here=$SRC/test/romio
+top=$BUILD
+base=$(dirname "$(cd "$MPI" && pwd -P)")   # cache entry: src/, build/, prefix/
 src="$base/src/src/mpi/romio/test"
 gen="$base/build/src/mpi/romio/test"       # configure-generated files (runtests, misc.c, ...)
 [ -f "$src/Makefile.am" ] && [ -f "$gen/runtests" ] \
-  || { echo "run-romio-tests: ROMIO's tests not found under $src and $gen" >&2; exit 2; }
-. "$here/../mpienv.sh" 30
+  || t_unusable romio/build "ROMIO's tests not found under $src and $gen"
 limit=${DDIO_TEST_LIMIT:-120}
 large_limit=$(( limit > 900 ? limit : 900 ))
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/ddio-romio.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-t0=$(date +%s)
+tmp=$T_TMP
 have_fuse=0
-[ -x "$top/tools/ddio-fuse" ] && command -v fusermount3 >/dev/null && [ -e /dev/fuse ] && have_fuse=1
+t_have_fuse && have_fuse=1
+t_select "$@"
 
 # --- build: every C program of ROMIO's test Makefile, plus the two sources
 # its Makefile leaves out --------------------------------------------------
@@ -78,11 +78,11 @@ for p in $progs; do
     # per rank) is scaled to 272x144x176 (27 MiB): 128 -> 16 in its sizes.
     sed 's/\(array_of_gsizes\[[0-2]\] = \)128 \*/\116 */' "$c" >"$tmp/bin/coll_perf.c"
     [ "$(grep -c 'array_of_gsizes\[[0-2]\] = 16 \*' "$tmp/bin/coll_perf.c")" = 3 ] \
-      || { echo "run-romio-tests: could not scale coll_perf's array" >&2; exit 2; }
+      || t_unusable romio/build "could not scale coll_perf's array"
     c="$tmp/bin/coll_perf.c"
   fi
   if ! mpicc -O1 -I"$gen" -I"$src" -o "$tmp/bin/$p" "$c" >"$tmp/bin/$p.build.log" 2>&1; then
-    build_fail+=("$p"); echo "FAIL: romio/$p (build)"; tail -n 20 "$tmp/bin/$p.build.log"
+    build_fail+=("$p"); echo "build of $p failed:"; t_indent "$tmp/bin/$p.build.log" 20
   fi
 done
 echo "run-romio-tests: Fortran tests not built ($ftests): MPICH is configured --disable-fortran"
@@ -92,7 +92,7 @@ sed -e "s|^mpirun=.*|mpirun=\"$here/mpirun-wrap.sh\"|" -e 's|^MAKE=.*|MAKE="fals
   "$gen/runtests" >"$tmp/bin/runtests"
 chmod +x "$tmp/bin/runtests"
 grep -q "^mpirun=\"$here/mpirun-wrap.sh\"" "$tmp/bin/runtests" \
-  || { echo "run-romio-tests: could not point runtests' mpirun at the wrapper" >&2; exit 2; }
+  || t_unusable romio/build "could not point runtests' mpirun at the wrapper"
 
 # runtests' own lines: "NAME NP ARGS" (with $FILENAME and $srcdir left in),
 # for runs of selected tests and for the list of what the full run must run.
@@ -117,11 +117,6 @@ extras_list() {
     echo "large_array 4 -fname \$FILENAME"
   fi
 }
-want=("$@")
-wanted() {
-  [ ${#want[@]} -eq 0 ] && return 0
-  local w; for w in "${want[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1
-}
 
 # run_one MODE NAME NP ARGS...: one program through the wrapper, outside runtests
 run_one() {
@@ -143,21 +138,21 @@ run_mode() {
   # external32's name is hard-coded: on ddio it runs on a ddio mount, where
   # ROMIO routes the plain name to the driver and its fopen() sees the file
   if [ "$mode" = ufs ]; then export WRAP_FORCE_external32=ufs:; else export WRAP_MOUNT_external32=1; fi
-  if [ ${#want[@]} -eq 0 ]; then
+  if [ ${#T_SELECT[@]} -eq 0 ]; then
     # Every runtests line has its own limit; this bounds runtests as a whole.
     local n_lines; n_lines=$(runtests_list | wc -l)
     (cd "$tmp/run-$mode" && timeout -k 10 $(( (n_lines + 1) * (limit + 30) )) \
        ./runtests -fname="$fname") >"$tmp/run-$mode.log" 2>&1
   else
     while read -r n np args; do
-      wanted "$n" || continue
+      t_selected "$n" || continue
       args=${args//\$FILENAME/$fname}; args=${args//\$srcdir/$src}
       # shellcheck disable=SC2086 # runtests' arguments, split as runtests splits them
       run_one "$mode" "$n" "$np" $args
     done < <(runtests_list)
   fi
   while read -r n np args; do
-    wanted "$n" || continue
+    t_selected "$n" || continue
     [ "$n" = external32 ] && [ "$mode" = ddio ] && [ $have_fuse = 0 ] && continue
     args=${args//\$FILENAME/$fname}
     # shellcheck disable=SC2086
@@ -166,7 +161,7 @@ run_mode() {
   # runtests' syshints opens the hint file in ROMIO's source tree (a local
   # file); syshints.2 is the same test with the hint file on a ddio mount,
   # so that the file it opens, and whose hints it checks, is a ddio file.
-  if [ "$mode" = ddio ] && [ $have_fuse = 1 ] && wanted syshints; then
+  if [ "$mode" = ddio ] && [ $have_fuse = 1 ] && t_selected syshints; then
     WRAP_MOUNT_syshints=1 WRAP_PRE_syshints="cp '$src/test_hintfile' test_hintfile" \
       run_one ddio syshints 1 test_hintfile
   fi
@@ -219,40 +214,28 @@ judge() {
 
 # report MODE LABEL: PASS/FAIL per test (and every expected test that did not run)
 report() {
-  local mode=$1 label=$2 pass=0 fail=0 failed=() n why sec expect
+  local mode=$1 label=$2 n sec expect
+  t_section "$label"
   expect=$( { runtests_list; extras_list "$mode"; } | awk '{print $1}')
   for n in $expect; do
-    wanted "$n" || continue
+    t_selected "$n" || continue
     [ "$n" = external32 ] && [ "$mode" = ddio ] && [ $have_fuse = 0 ] && {
-      echo "SKIP: $label/external32 (reads its file with fopen(): needs a ddio mount, and FUSE is unavailable)"
+      t_skip "$label/external32" "reads its file with fopen(): needs a ddio mount, and FUSE is unavailable"
       continue; }
-    grep -qx "$n" "$tmp/res-$mode/ran" 2>/dev/null || {
-      fail=$((fail + 1)); failed+=("$n"); echo "FAIL: $label/$n (not run)"; continue; }
+    grep -qx "$n" "$tmp/res-$mode/ran" 2>/dev/null || { t_fail "$label/$n" "not run"; continue; }
   done
   for n in $(cat "$tmp/res-$mode/ran" 2>/dev/null); do
     sec=$(cat "$tmp/res-$mode/$n.sec" 2>/dev/null)
-    if why=$(judge "$mode" "$n"); then
-      pass=$((pass + 1)); echo "PASS: $label/$n (${sec}s${why:+, $why})"
-    else
-      fail=$((fail + 1)); failed+=("$n"); echo "FAIL: $label/$n (${sec}s, $why)"
-      tail -n 25 "$tmp/res-$mode/$n.out" | sed 's/^/    /'
-    fi
+    t_judge "$label/$n" "$sec" "$tmp/res-$mode/$n.out" judge "$mode" "$n"
   done
-  for n in "${build_fail[@]}"; do wanted "$n" && { fail=$((fail + 1)); failed+=("$n (build)"); }; done
-  [ $fail -gt 0 ] && echo "$label failed: ${failed[*]}"
-  eval "${mode}_line=\"$label: $pass passed, $fail failed\""
-  eval "${mode}_fail=$fail; ${mode}_pass=$pass"
+  for n in "${build_fail[@]}"; do t_selected "$n" && t_fail "$label/$n" "build failed"; done
 }
 
-ufs_line=""; ufs_fail=0
+# the ufs: control first (its line is printed before the closing line, which counts ddio:)
 if [ "${DDIO_ROMIO_CONTROL:-1}" != 0 ]; then
   run_mode ufs "ufs:$tmp/files-ufs/test"
   report ufs romio-ufs
 fi
 run_mode ddio "ddio:/romio/test"
 report ddio romio
-echo
-echo "run-romio-tests: wall time $(( $(date +%s) - t0 ))s"
-[ -n "$ufs_line" ] && echo "$ufs_line"
-echo "$ddio_line"
-[ "$ddio_fail" -eq 0 ] && [ "$ddio_pass" -gt 0 ] && [ "$ufs_fail" -eq 0 ]
+t_done

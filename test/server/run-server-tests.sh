@@ -3,85 +3,76 @@
 # against it, and always stop the server. Two configurations: one disk on
 # the real file system under /tmp (O_DIRECT; the datafile is checked byte
 # for byte), and two disks on tmpfs (/dev/shm) with a small block size,
-# two buffers per disk and --rotate.
-set -euo pipefail
-BUILD=${BUILD:-$(cd "$(dirname "$0")/../.." && pwd)}
-SERVER=${DDIO_SERVER:-$BUILD/ioserver/ddio-server}
+# two buffers per disk and --rotate. Every run must end with the server
+# exiting 0 on SIGTERM. srv_client's cases count as CONFIG/CASE. Closes with
+# "server: N passed, N failed".
+set -u
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+t_init server
 CLIENT=${SRV_CLIENT:-$BUILD/test/server/srv_client}
-PIDS=()
-DIRS=()
-cleanup() {
-    for p in "${PIDS[@]:-}"; do
-        [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true
-    done
-    for d in "${DIRS[@]:-}"; do [ -n "$d" ] && rm -rf "$d"; done
-}
-trap cleanup EXIT INT TERM
+for p in "$T_SERVER_BIN" "$CLIENT"; do [ -x "$p" ] || t_unusable server/build "$p missing: run make"; done
 
-# start_server DIR ARGS... -> sets PORT; server and client share DIR/secret
-start_server() {
-    local dir=$1; shift
-    ( umask 077 && head -c 32 /dev/urandom | base64 > "$dir/secret" )
-    export DDIO_SECRET_FILE="$dir/secret"
-    "$SERVER" --listen 127.0.0.1:0 --port-file "$dir/port" --secret-file "$dir/secret" "$@" \
-        2>"$dir/server.log" &
-    PIDS+=($!)
-    for _ in $(seq 100); do
-        [ -s "$dir/port" ] && break
-        kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$dir/server.log"; echo "server died"; exit 1; }
-        sleep 0.05
-    done
-    PORT=$(cat "$dir/port")
+# start DIR ARGS...: a server with a fresh secret in DIR, shared with srv_client
+start() {
+  local dir=$1; shift
+  t_secret "$dir/secret"
+  export DDIO_SECRET_FILE="$dir/secret"
+  t_server_start "$dir" --secret-file "$dir/secret" "$@"
 }
 
-stop_server() {
-    local pid=${PIDS[-1]}
-    kill -TERM "$pid"
-    local rc=0
-    wait "$pid" || rc=$?
-    PIDS[-1]=""
-    if [ "$rc" != 0 ]; then echo "server exited with $rc on SIGTERM"; exit 1; fi
-}
-
+# run NAME DIR "SERVER_ARGS" CLIENT_ARGS...: a server (started with the
+# words of SERVER_ARGS), srv_client against it (its output shown indented,
+# its cases counted here as NAME/CASE), a clean stop
 run() {
-    local dir=$1; shift
-    local root1=$1; shift
-    start_server "$dir" "$@"
-    if ! "$CLIENT" "127.0.0.1:$PORT" $root1; then
-        echo "---- server log"; tail -50 "$dir/server.log"; exit 1
-    fi
-    stop_server
+  local name=$1 dir=$2 sargs=$3 rc=0; shift 3
+  # shellcheck disable=SC2086 # SERVER_ARGS are words
+  start "$dir" $sargs || { t_fail "$name" "server start: $T_SRV_WHY"; return 1; }
+  timeout -k 10 "$T_LIMIT" "$CLIENT" "$@" "$T_SRV_ADDR" ${ROOT1:+"$ROOT1"} ${SRVLOG:+"$T_SRV_LOG"} \
+    >"$dir/client.out" 2>&1 || rc=$?
+  t_indent "$dir/client.out"
+  t_relay -p "$name/" "$dir/client.out"
+  if [ $rc -ne 0 ]; then
+    t_fail "$name" "srv_client: $(t__why $rc "$T_LIMIT")"
+    echo "---- server log"; tail -n 50 "$T_SRV_LOG"
+    t_server_stop
+    return 1
+  fi
+  rc=0; t_server_stop || rc=$?
+  t_result "$name" $rc "server exited with $rc on SIGTERM"
 }
 
-D1=$(mktemp -d /tmp/ddio-srvtest.XXXXXX); DIRS+=("$D1")
+t_tmpdir D1 /tmp
 mkdir -p "$D1/root"
 echo "== one disk on $(df --output=fstype "$D1" | tail -1) ($D1)"
-run "$D1" "$D1/root" --root "$D1/root"
+ROOT1=$D1/root run server/one-disk "$D1" "--root $D1/root"
+
 # restart on the same root: the server id persists
-id1=$(od -An -tx1 "$D1/root/.ddio/server-id")
-rm -f "$D1/port"
-start_server "$D1" --root "$D1/root"
-"$CLIENT" "127.0.0.1:$PORT" "$D1/root" >/dev/null
-stop_server
-id2=$(od -An -tx1 "$D1/root/.ddio/server-id")
-[ "$id1" = "$id2" ] || { echo "server id changed across restart"; exit 1; }
-echo "ok   restart on the same root keeps the server id"
+id1=$(od -An -tx1 "$D1/root/.ddio/server-id" 2>/dev/null)
+if start "$D1" --root "$D1/root"; then
+  rc=0
+  timeout -k 10 "$T_LIMIT" "$CLIENT" "$T_SRV_ADDR" "$D1/root" >/dev/null 2>&1 || rc=$?
+  src=0; t_server_stop || src=$?
+  id2=$(od -An -tx1 "$D1/root/.ddio/server-id" 2>/dev/null)
+  if [ $rc -ne 0 ]; then t_fail server/restart-keeps-server-id "srv_client after the restart: exit $rc"
+  elif [ $src -ne 0 ]; then t_fail server/restart-keeps-server-id "server exited with $src on SIGTERM"
+  elif [ -z "$id1" ] || [ "$id1" != "$id2" ]; then
+    t_fail server/restart-keeps-server-id "server id changed across restart ('$id1' -> '$id2')"
+  else t_pass server/restart-keeps-server-id "restart on the same root keeps the server id"; fi
+else
+  t_fail server/restart-keeps-server-id "server start: $T_SRV_WHY"
+fi
 
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
-    D2=$(mktemp -d /dev/shm/ddio-srvtest.XXXXXX); DIRS+=("$D2")
-    mkdir -p "$D2/a" "$D2/b"
-    echo "== two disks on tmpfs ($D2), 64 KiB blocks, 2 buffers, --rotate"
-    run "$D2" "" --root "$D2/a" --root "$D2/b" --block-size 65536 --buffers 2 --rotate
+  t_tmpdir D2 /dev/shm
+  mkdir -p "$D2/a" "$D2/b"
+  echo "== two disks on tmpfs ($D2), 64 KiB blocks, 2 buffers, --rotate"
+  run server/two-disks-tmpfs "$D2" "--root $D2/a --root $D2/b --block-size 65536 --buffers 2 --rotate"
+else
+  t_skip server/two-disks-tmpfs "no writable /dev/shm"
 fi
 # the UCX transport's handshake and refusals: offered with --transport ucx,
 # not with --transport tcp (the data path itself: test/mpi with DDIO_TRANSPORT=ucx)
-for mode in ucx tcp; do
-    rm -f "$D1/port"
-    start_server "$D1" --root "$D1/root" --transport "$mode"
-    flag=--ucx; [ "$mode" = tcp ] && flag=--no-ucx
-    if ! "$CLIENT" "$flag" "127.0.0.1:$PORT" "$D1/root" "$D1/server.log"; then
-        echo "---- server log"; tail -50 "$D1/server.log"; exit 1
-    fi
-    stop_server
-done
-echo "server tests: PASS"
+ROOT1=$D1/root SRVLOG=1 run server/transport-ucx "$D1" "--root $D1/root --transport ucx" --ucx
+ROOT1=$D1/root SRVLOG=1 run server/transport-tcp "$D1" "--root $D1/root --transport tcp" --no-ucx
+t_done

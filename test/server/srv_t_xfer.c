@@ -1,0 +1,399 @@
+/* srv_client's cases: data transfers: independent XFERs against a model of the server's bytes, collective XFERs, write order, heartbeats. */
+#include "srv_harness.h"
+
+/* ---- model: the server's local bytes ------------------------------------------------------ */
+
+struct model {
+    struct ddio_stripe S;
+    uint8_t *local;              /* this server's local byte space */
+    uint64_t cap, size;
+};
+
+static void model_init(struct model *md, uint64_t unit, uint32_t count, uint64_t cap)
+{
+    md->S.unit = unit;
+    md->S.count = count;
+    md->local = calloc(cap, 1);
+    md->cap = cap;
+    md->size = 0;
+}
+
+struct mw { struct model *md; const uint8_t *buf; int write; uint8_t *out; const uint8_t *got; };
+
+static int model_piece(void *arg, int64_t addr, uint64_t len, uint64_t s)
+{
+    struct mw *a = arg;
+    for (uint64_t i = 0; i < len; i++) {
+        uint64_t L = (uint64_t)addr + i;
+        if (ddio_layout_server(&a->md->S, L) != 0) {
+            if (!a->write)   /* another server's byte: never sent by this one */
+                CHECK(!a->got[s + i], "byte at %" PRIu64 " of another server was sent", L);
+            continue;
+        }
+        uint64_t loc = ddio_layout_local(&a->md->S, L);
+        CHECK(loc < a->md->cap, "model too small");
+        if (a->write) {
+            a->md->local[loc] = a->buf[s + i];
+            if (loc + 1 > a->md->size)
+                a->md->size = loc + 1;
+        } else if (loc < a->md->size) {
+            CHECK(a->got[s + i], "stream byte %" PRIu64 " (file %" PRIu64 ") not sent", s + i, L);
+            CHECK(a->out[s + i] == a->md->local[loc], "stream byte %" PRIu64 " (file %" PRIu64
+                  ") is %02x, expected %02x", s + i, L, a->out[s + i], a->md->local[loc]);
+        } else {
+            CHECK(!a->got[s + i], "byte beyond local EOF was sent (file %" PRIu64 ")", L);
+        }
+    }
+    return 0;
+}
+
+static void model_write(struct model *md, const struct ddio_desc *d, const uint8_t *buf)
+{
+    struct mw a = {md, buf, 1, NULL, NULL};
+    ddio_desc_walk_stream(d, 0, d->length, model_piece, &a);
+}
+
+static void model_check_read(struct model *md, const struct ddio_desc *d, uint8_t *out,
+                             const uint8_t *got)
+{
+    struct mw a = {md, NULL, 0, out, got};
+    ddio_desc_walk_stream(d, 0, d->length, model_piece, &a);
+}
+
+static void write_read(struct cl *c, uint64_t h, struct model *md, const struct dspec *ws,
+                       const struct dspec *rs, unsigned seed, const char *what)
+{
+    struct ddio_desc wd, rd;
+    build_desc(ws, &wd);
+    build_desc(rs, &rd);
+    uint8_t *wb = malloc(wd.length ? wd.length : 1);
+    fill_pattern(wb, wd.length, seed);
+    struct xres x = cl_xfer(c, h, DDIO_X_WRITE, 0, 0, 0, 1, 0, &wd, wb, NULL, TMO);
+    CHECK(x.status == 0, "%s: write failed (%s)", what, strerror(x.status));
+    model_write(md, &wd, wb);
+    CHECK(x.r.local_size == md->size, "%s: local size %" PRIu64 ", model %" PRIu64, what,
+          x.r.local_size, md->size);
+    CHECK(x.r.bytes_from_rank == x.get_bytes, "%s: DONE bytes_from_rank %" PRIu64 " != %" PRIu64,
+          what, x.r.bytes_from_rank, x.get_bytes);
+    uint8_t *rb = malloc(rd.length ? rd.length : 1), *got = calloc(rd.length + 1, 1);
+    memset(rb, SENTINEL, rd.length);
+    x = cl_xfer(c, h, DDIO_X_READ, 0, 0, 0, 1, 0, &rd, rb, got, TMO);
+    CHECK(x.status == 0, "%s: read failed (%s)", what, strerror(x.status));
+    CHECK(x.r.bytes == x.put_bytes && x.r.bytes_to_rank == x.put_bytes,
+          "%s: DONE bytes %" PRIu64 " vs PUT bytes %" PRIu64, what, x.r.bytes, x.put_bytes);
+    model_check_read(md, &rd, rb, got);
+    printf("ok   %s: wrote %" PRIu64 ", read %" PRIu64 " (blocks r/w %" PRIu64 "/-, nonconsec %"
+           PRIu64 ", sorted %" PRIu64 ")\n", what, wd.length, x.put_bytes, x.r.blocks_read,
+           x.r.nonconsec, x.r.sorted);
+    free(wb);
+    free(rb);
+    free(got);
+    ddio_node_free(wd.root);
+    ddio_node_free(rd.root);
+}
+
+void test_independent(uint64_t unit, uint32_t count, const char *name)
+{
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128];
+    layout_for(c, &l, unit, count);
+    path_name(p, sizeof(p), name);
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, &r) == 0, "create %s", p);
+    uint64_t B = c->bsize;
+    struct model md;
+    model_init(&md, unit, count, 64u << 20);
+    /* contiguous, unaligned start, spanning blocks */
+    struct dspec a = {.disp = 1000, .count = 1, .len = 3 * B + 123, .extent = 3 * B + 123,
+                      .length = 3 * B + 123};
+    write_read(c, r.handle, &md, &a, &a, 1, "contiguous unaligned");
+    /* strided records (8-byte and 8 KiB), read back through another view */
+    struct dspec s8 = {.disp = 40, .count = 1000, .len = 8, .stride = 24, .extent = 24000,
+                       .start = 16, .length = 8 * 5000 - 40};
+    struct dspec all = {.disp = 0, .count = 1, .len = 8 * B, .extent = 8 * B, .length = 8 * B};
+    write_read(c, r.handle, &md, &s8, &all, 2, "8-byte strided records");
+    struct dspec s8k = {.disp = 0, .count = 64, .len = 8192, .stride = 3 * 8192,
+                        .extent = 64 * 3 * 8192, .length = 64 * 8192 * 3};
+    struct dspec r8k = {.disp = 4096, .count = 50, .len = 5000, .stride = 9000,
+                        .extent = 450000, .length = 50 * 5000 * 4};
+    write_read(c, r.handle, &md, &s8k, &r8k, 3, "8 KiB strided records");
+    /* partial block overwrite in the middle (read-modify-write) */
+    struct dspec mid = {.disp = (int64_t)B + 17, .count = 1, .len = 100, .extent = 100,
+                        .length = 100};
+    write_read(c, r.handle, &md, &mid, &all, 4, "read-modify-write");
+    /* a read past the end: only bytes below the size come back */
+    struct dspec far = {.disp = (int64_t)(20 * B), .count = 1, .len = B, .extent = B, .length = B};
+    write_read(c, r.handle, &md, &mid, &far, 5, "read past EOF");
+    uint64_t v;
+    CHECK(cl_handle_op(c, DDIO_T_STAT, r.handle, &v) == 0 && v == md.size,
+          "STAT %" PRIu64 " != model %" PRIu64, v, md.size);
+    if (g_root && count == 1 && c->ndisks == 1) {
+        char fn[512];
+        snprintf(fn, sizeof(fn), "%s/%s", g_root, p);
+        FILE *f = fopen(fn, "rb");
+        CHECK(f, "datafile %s missing", fn);
+        uint8_t *fb = malloc(md.size + 1);
+        size_t got = fread(fb, 1, md.size + 1, f);
+        fclose(f);
+        CHECK(got == md.size && memcmp(fb, md.local, md.size) == 0,
+              "datafile differs from the model (%zu bytes vs %" PRIu64 ")", got, md.size);
+        free(fb);
+        printf("ok   datafile is the file, byte for byte (%" PRIu64 " bytes)\n", md.size);
+    }
+    cl_handle_op(c, DDIO_T_CLOSE, r.handle, NULL);
+    cl_close(c);
+    free(md.local);
+}
+
+/* ---- collective ------------------------------------------------------------------------------- */
+
+struct coll_arg {
+    uint32_t rank, n, op;
+    uint64_t group, seq;
+    const char *path;
+    struct dspec spec;
+    uint8_t *buf, *got;
+    struct xres res;
+    uint32_t tmo;
+    int skip;                     /* do not send (timeout test) */
+    int hold_ms;                  /* answer GETs late and newest first */
+    int failed;                   /* a check of this participant's thread failed */
+};
+
+static void *coll_thread(void *p)
+{
+    struct coll_arg *a = p;
+    jmp_buf jb;
+    if (setjmp(jb)) {             /* a failed check (reported): this participant is out */
+        a->failed = 1;
+        return NULL;
+    }
+    case_thread_recover(&jb);
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    layout_for(c, &l, 1u << 20, 1);
+    CHECK(cl_open(c, a->path, DDIO_O_RDWR | DDIO_O_CREAT, &l, &r) == 0, "coll open");
+    struct ddio_desc d;
+    build_desc(&a->spec, &d);
+    if (!a->skip)
+        a->res = cl_xfer_hold(c, r.handle, a->op, DDIO_XF_COLLECTIVE, a->group, a->seq, a->n,
+                              a->rank, &d, a->buf, a->got, a->tmo, a->hold_ms, 0);
+    ddio_node_free(d.root);
+    cl_close(c);
+    return NULL;
+}
+
+static void run_coll(struct coll_arg *a, uint32_t n)
+{
+    pthread_t t[8];
+    for (uint32_t i = 0; i < n; i++) {
+        a[i].failed = 0;
+        pthread_create(&t[i], NULL, coll_thread, &a[i]);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        pthread_join(t[i], NULL);
+    for (uint32_t i = 0; i < n; i++)
+        CHECK(!a[i].failed, "participant %u failed", a[i].rank);
+}
+
+/* Collective write arguments: P ranks writing rec-byte records cyclically
+ * (rank r owns records r, r + P, ...), each rank's stream filled from seed
+ * + r; `file` gets the expected content. */
+static void cyclic_writes(struct coll_arg *a, uint32_t P, uint64_t rec, uint64_t nrec,
+                          uint64_t group, const char *path, unsigned seed, uint8_t *file)
+{
+    for (uint32_t r = 0; r < P; r++) {
+        uint64_t cnt = nrec / P + (r < nrec % P);
+        a[r] = (struct coll_arg){.rank = r, .n = P, .op = DDIO_X_WRITE, .group = group,
+                                 .seq = 1, .path = path, .tmo = TMO,
+                                 .spec = {.disp = (int64_t)(r * rec), .count = 1, .len = rec,
+                                          .extent = (int64_t)(P * rec), .length = cnt * rec}};
+        a[r].buf = malloc(cnt * rec);
+        fill_pattern(a[r].buf, cnt * rec, seed + r);
+        for (uint64_t i = 0; i < cnt; i++)
+            memcpy(file + (i * P + r) * rec, a[r].buf + i * rec, rec);
+    }
+}
+
+void test_collective(void)
+{
+    enum { P = 3, REC = 8, NREC = 200000 };
+    char p[128];
+    path_name(p, sizeof(p), "coll");
+    uint64_t total = (uint64_t)REC * NREC;           /* 1.6 MB: several blocks */
+    uint8_t *file = calloc(total, 1);
+    struct coll_arg a[P];
+    memset(a, 0, sizeof(a));
+    /* write: cyclic 8-byte records, rank r owns records r, r+3, ... */
+    cyclic_writes(a, P, REC, NREC, 77 + g_run, p, 10, file);
+    /* rank 2 additionally overlaps rank 0's first record?  No: views of one
+     * collective are disjoint here; overlap is tested separately below. */
+    run_coll(a, P);
+    for (uint32_t r = 0; r < P; r++) {
+        CHECK(a[r].res.status == 0, "collective write rank %u failed", r);
+        CHECK(a[r].res.r.bytes == a[r].spec.length, "rank %u moved %" PRIu64, r, a[r].res.r.bytes);
+        free(a[r].buf);
+    }
+    printf("ok   collective write, 3 ranks cyclic 8-byte records (blocks written %" PRIu64
+           ", desc bytes %" PRIu64 ", sorted %" PRIu64 ")\n", a[0].res.r.blocks_written,
+           a[0].res.r.desc_bytes, a[0].res.r.sorted);
+    /* overlapping collective write: all ranks write [0, 4096): rank 2 wins */
+    for (uint32_t r = 0; r < P; r++) {
+        a[r].seq = 2;
+        a[r].spec = (struct dspec){.disp = 0, .count = 1, .len = 4096, .extent = 4096,
+                                   .length = 4096};
+        a[r].buf = malloc(4096);
+        memset(a[r].buf, 0x30 + (int)r, 4096);
+    }
+    run_coll(a, P);
+    for (uint32_t r = 0; r < P; r++) {
+        CHECK(a[r].res.status == 0, "overlapping write rank %u failed", r);
+        free(a[r].buf);
+    }
+    memset(file, 0x32, 4096);
+    printf("ok   overlapping collective write (higher rank wins)\n");
+    /* collective read: block distribution, rank 1 empty */
+    uint64_t half = total / 2;
+    for (uint32_t r = 0; r < P; r++) {
+        uint64_t off = r == 0 ? 0 : half, len = r == 1 ? 0 : (r == 0 ? half : total - half);
+        a[r] = (struct coll_arg){.rank = r, .n = P, .op = DDIO_X_READ, .group = 77 + g_run,
+                                 .seq = 3, .path = p, .tmo = TMO,
+                                 .spec = {.disp = (int64_t)off, .count = 1, .len = len ? len : 1,
+                                          .extent = (int64_t)(len ? len : 1), .length = len}};
+        a[r].buf = malloc(len + 1);
+        a[r].got = calloc(len + 1, 1);
+    }
+    run_coll(a, P);
+    for (uint32_t r = 0; r < P; r++) {
+        CHECK(a[r].res.status == 0, "collective read rank %u failed", r);
+        uint64_t off = (uint64_t)a[r].spec.disp, len = a[r].spec.length;
+        CHECK(a[r].res.r.bytes == len, "rank %u read %" PRIu64 " of %" PRIu64, r,
+              a[r].res.r.bytes, len);
+        for (uint64_t i = 0; i < len; i++)
+            CHECK(a[r].buf[i] == file[off + i], "rank %u: byte %" PRIu64 " is %02x, expected %02x",
+                  r, off + i, a[r].buf[i], file[off + i]);
+        free(a[r].buf);
+        free(a[r].got);
+    }
+    printf("ok   collective read, 3 ranks (one empty) (blocks read %" PRIu64 ", io %" PRIu64
+           " us)\n", a[0].res.r.blocks_read, a[0].res.r.io_us);
+    /* gate timeout: rank 2 never comes */
+    for (uint32_t r = 0; r < P; r++) {
+        a[r].seq = 4;
+        a[r].tmo = 500;
+        a[r].skip = r == 2;
+        a[r].spec = (struct dspec){.disp = 0, .count = 1, .len = 10, .extent = 10, .length = 10};
+        a[r].buf = malloc(10);
+        a[r].got = calloc(10, 1);
+    }
+    run_coll(a, P);
+    for (uint32_t r = 0; r < 2; r++) {
+        CHECK(a[r].res.status == ETIMEDOUT, "gate timeout: rank %u got %d", r, a[r].res.status);
+        free(a[r].buf);
+        free(a[r].got);
+    }
+    free(a[2].buf);
+    free(a[2].got);
+    printf("ok   collective gate timeout -> ETIMEDOUT for every participant present\n");
+    free(file);
+}
+
+/* Writes reach the disk in planned order whatever order the data comes in:
+ * 2 ranks write 8-byte records cyclically over 16 blocks; rank 1 answers
+ * every batch of GETs late and newest first, so the last block of each
+ * batch is complete first. The server must still write the blocks in
+ * ascending order (nonconsec counts writes that do not start where the
+ * previous one on the disk ended: only a disk's first write, or the wrap
+ * of --rotate, may), and the bytes must be right. */
+void test_write_order(void)
+{
+    enum { P = 2, REC = 8 };
+    struct cl *probe = cl_connect();
+    uint64_t total = 16 * probe->bsize, nrec = total / REC;
+    uint32_t ndisks = probe->ndisks;
+    cl_close(probe);
+    char p[128];
+    path_name(p, sizeof(p), "worder");
+    struct coll_arg a[P];
+    memset(a, 0, sizeof(a));
+    uint8_t *file = malloc(total);
+    cyclic_writes(a, P, REC, nrec, 91 + g_run, p, 40, file);
+    a[1].hold_ms = 60;
+    run_coll(a, P);
+    for (uint32_t r = 0; r < P; r++) {
+        CHECK(a[r].res.status == 0, "write-order: rank %u failed", r);
+        free(a[r].buf);
+    }
+    uint64_t nc = a[0].res.r.nonconsec;
+    CHECK(a[0].res.r.blocks_written == 16, "write-order: %" PRIu64 " blocks written, want 16",
+          a[0].res.r.blocks_written);
+    CHECK(nc <= 2 * ndisks, "write-order: %" PRIu64 " of 16 writes out of order (disks %u)", nc,
+          ndisks);
+    /* read it all back as one participant */
+    struct coll_arg rd = {.rank = 0, .n = 1, .op = DDIO_X_READ, .group = 92 + g_run, .seq = 1,
+                          .path = p, .tmo = TMO,
+                          .spec = {.disp = 0, .count = 1, .len = total, .extent = (int64_t)total,
+                                   .length = total}};
+    rd.buf = malloc(total);
+    rd.got = calloc(total, 1);
+    run_coll(&rd, 1);
+    CHECK(rd.res.status == 0 && rd.res.r.bytes == total, "write-order: read back failed");
+    CHECK(memcmp(rd.buf, file, total) == 0, "write-order: data differs after reordered pulls");
+    printf("ok   writes in planned order with late, reversed DATA (nonconsec %" PRIu64
+           " of 16, disks %u, data verified)\n", nc, ndisks);
+    free(rd.buf);
+    free(rd.got);
+    free(file);
+}
+
+/* Heartbeats: rank 0 of 2 arrives, rank 1 never does. While the gate waits,
+ * the server must send rank 0 a PROGRESS at least every timeout/4 (500 ms
+ * here; checked with slack at 1 s), then ETIMEDOUT after the 2 s timeout. */
+void test_heartbeat(void)
+{
+    char p[128];
+    path_name(p, sizeof(p), "beat");
+    struct coll_arg a[2];
+    memset(a, 0, sizeof(a));
+    for (uint32_t r = 0; r < 2; r++) {
+        a[r] = (struct coll_arg){.rank = r, .n = 2, .op = DDIO_X_READ, .group = 99 + g_run,
+                                 .seq = 1, .path = p, .tmo = 2000, .skip = r == 1,
+                                 .spec = {.disp = 0, .count = 1, .len = 10, .extent = 10,
+                                          .length = 10}};
+        a[r].buf = malloc(10);
+        a[r].got = calloc(10, 1);
+    }
+    run_coll(a, 2);
+    const struct xres *x = &a[0].res;
+    printf("    (%u PROGRESS, longest silence %" PRId64 " ms, DONE after %" PRId64 " ms)\n",
+           x->progress, x->max_gap_ms, x->elapsed_ms);
+    CHECK(x->status == ETIMEDOUT, "heartbeat: rank 0 got status %d, want ETIMEDOUT", x->status);
+    CHECK(x->progress >= 3, "heartbeat: only %u PROGRESS in a 2 s gate wait", x->progress);
+    CHECK(x->max_gap_ms <= 1000, "heartbeat: %" PRId64 " ms without a message", x->max_gap_ms);
+    CHECK(x->elapsed_ms >= 1900 && x->elapsed_ms <= 3500,
+          "heartbeat: gate timed out after %" PRId64 " ms, want ~2000", x->elapsed_ms);
+    for (uint32_t r = 0; r < 2; r++) {
+        free(a[r].buf);
+        free(a[r].got);
+    }
+    printf("ok   PROGRESS heartbeats while the gate waits, then ETIMEDOUT\n");
+}
+
+
+/* the three stripings of the independent cases */
+void test_independent_1m(void)
+{
+    test_independent(1u << 20, 1, "ind1");
+}
+
+void test_independent_64k_of_2(void)   /* index 0 of 2: only its stripes */
+{
+    test_independent(65536, 2, "ind2");
+}
+
+void test_independent_4k_of_2(void)    /* stripe unit below the block size */
+{
+    test_independent(4096, 2, "ind3");
+}
