@@ -34,7 +34,9 @@ name=
 if [ "${1:-}" = --name ]; then name=$2; shift 2; fi
 [ -n "$name" ] || { name=${1#"${BUILD:-}"/}; name=${name#./}; }
 start=$(date +%s.%N)
-"$@"
+# a suite is not part of the make that runs it: its own makes (the sanitizer
+# build, make install) must not join make check's job server
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$@"
 rc=$?
 mkdir -p "$(dirname "$times")"
 child_cpu "$times.$$"; cpu=$(cpu_of "$times.$$"); rm -f "$times.$$"

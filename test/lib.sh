@@ -443,3 +443,9 @@ t_have_fuse() {
 # t_stat_sum FILE KEY: the sum of counter KEY over the servers in FILE
 # (`ddio stats` output: "HOST:PORT KEY VALUE" lines)
 t_stat_sum() { awk -v k="$2" '$2==k{s+=$3} END{print s+0}' "$1" 2>/dev/null || echo 0; }
+
+# t_other_transport: the transport a suite's second pass uses: tcp where the
+# default (auto, scripts/auto-transport.sh) is ucx, else ucx
+t_other_transport() {
+  if [ "$("$SRC/scripts/auto-transport.sh")" = tcp ]; then echo ucx; else echo tcp; fi
+}

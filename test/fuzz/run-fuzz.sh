@@ -2,13 +2,13 @@
 # Builds the protocol/descriptor fuzz harness with clang (libFuzzer + ASan +
 # UBSan) and runs it for a bounded time.
 #
-#   test/fuzz/run-fuzz.sh [SECONDS]      (default 60)
+#   test/fuzz/run-fuzz.sh [SECONDS]      (default $DDIO_FUZZ_SECONDS, else 60)
 #
 # Seeds come from test/fuzz/corpus/ (regenerate with --regen-corpus: they are
 # built from real encoded messages by gen_corpus.c). New inputs found during
 # the run go to a scratch directory, not into the repository; a crashing
 # input is saved as test/fuzz/crash-* . Exit status is non-zero on a crash
-# or a build failure. Writes test/fuzz/fuzz.log ("fuzz: N passed, N failed")
+# or a build failure. Also writes test/fuzz/fuzz.out ("fuzz: N passed, N failed")
 # for scripts/test-summary.sh (the results and that closing line).
 #
 # A fixed seed (DDIO_FUZZ_SEED, default 1) keeps CI runs reproducible;
@@ -20,11 +20,11 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 here=$SRC/test/fuzz
 top=$SRC
-T_TEE="$here/fuzz.log"
+T_TEE="$here/fuzz.out"   # not *.log: make check's own log is counted (test-summary.sh)
 cc=${CC:-clang}
 
 regen=0
-secs=60
+secs=${DDIO_FUZZ_SECONDS:-60}
 for a in "$@"; do
   case "$a" in
     --regen-corpus) regen=1 ;;

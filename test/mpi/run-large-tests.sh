@@ -4,9 +4,9 @@
 # contiguous type; rank 1 adds 1 MiB after it), reads it back with ONE
 # read_at_all and checks every 8-byte word and the status counts; then the
 # servers' coll_xfers counters must show the disk-directed path ran. With 1
-# and 2 servers, storage under ${TMPDIR:-/tmp}. Not part of `make check`
-# (it moves ~9 GiB through the disks); CI runs it separately.
-# usage: run-large-tests.sh [MIB]     (default 2100)
+# and 2 servers, storage under ${TMPDIR:-/tmp}. Moves ~9 GiB through the
+# disks: part of a full `make check` (./ddio.sh test), not of the quick one.
+# usage: run-large-tests.sh [MIB]     (default $DDIO_LARGE_MIB, else 2100)
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -14,7 +14,7 @@ t_init large
 t_mpi_env 120
 top=$BUILD
 bin="$top/test/mpi/bin"
-mib=${1:-2100}
+mib=${1:-${DDIO_LARGE_MIB:-2100}}
 [ -x "$bin/t_large" ] || t_unusable large/build "$bin/t_large missing: run make check (or make $bin/t_large)"
 tmp=$T_TMP
 for ns in 1 2; do

@@ -15,16 +15,45 @@ bin="$top/test/mpi/bin"
 run=$T_RUN
 tmp=$T_TMP   # each step's log: $tmp/NAME.log (t_step); a step has T_LIMIT (DDIO_TEST_LIMIT, 300 s)
 
+# ufs_run NAME NP PROG ARGS... : the ufs: control run of PROG, leaving
+# $U/NAME (and whatever else it writes beside it). U is $tmp/ufs; with
+# DDIO_UFS_REF (./ddio.sh test sets it for make check, where this suite
+# runs twice, once per transport, side by side) it is a directory keyed by
+# the program, its arguments, hints and rank count, which whichever pass
+# gets there first fills (under a lock) and the other reuses: the ufs: run
+# is the same whatever transport ddio uses.
+ufs_run() {
+  local name=$1 np=$2 prog=$3 key lk rc=0; shift 3
+  U="$tmp/ufs"
+  if [ -z "${DDIO_UFS_REF:-}" ]; then
+    mkdir -p "$U"
+    t_step "$name/ufs" mpiexec -n "$np" "$prog" "$@" "ufs:$U/$name"
+    return
+  fi
+  key=$( { echo "$name $np ${DDIO_TEST_HINTS:-} $*"; cat "$prog"; } | sha256sum | cut -c1-16)
+  U="$DDIO_UFS_REF/$key"
+  mkdir -p "$U"
+  exec {lk}>"$U.lock"
+  flock "$lk"
+  if [ -e "$U/.done" ]; then
+    t_say "note: $name/ufs: the other transport's pass ran it"
+  else
+    t_step "$name/ufs" mpiexec -n "$np" "$prog" "$@" "ufs:$U/$name" && touch "$U/.done" || rc=$?
+  fi
+  exec {lk}>&-
+  return $rc
+}
+
 # ddio_vs_ufs NAME SERVERS NP PROG ARGS... : run PROG on ddio:/NAME and on
 # ufs:, then compare the two files.
 prog_path() { [ -x "$bin/$1" ] && echo "$bin/$1" || echo "$top/examples/bin/$1"; }
 ddio_vs_ufs() {
   local name=$1 ns=$2 np=$3 prog; prog=$(prog_path "$4"); shift 4
-  local root="$tmp/srv-$name" u="$tmp/ufs"
-  mkdir -p "$root" "$u"
+  local root="$tmp/srv-$name"
+  mkdir -p "$root"
   t_step "$name/ddio" "$run" -s "$ns" --root "$root" -- mpiexec -n "$np" "$prog" "$@" "ddio:/$name"
-  t_step "$name/ufs" mpiexec -n "$np" "$prog" "$@" "ufs:$u/$name"
-  t_step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$u/$name"
+  ufs_run "$name" "$np" "$prog" "$@"
+  t_step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$name"
 }
 
 # ddio_vs_ufs_2 NAME SERVERS NP PROG ARGS... : ddio_vs_ufs, and the second
@@ -33,7 +62,7 @@ ddio_vs_ufs_2() {
   local name=$1 ns=$2
   ddio_vs_ufs "$@"
   t_step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
-    mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$tmp/ufs/$name.2"
+    mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$U/$name.2"
 }
 
 # only ddio (programs that leave no file, or whose check is internal)
@@ -58,15 +87,29 @@ COLL_RAN='$2=="coll_xfers"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "
 # run must have gone through the disk-directed collective on every server
 ddio_vs_ufs_coll() {
   local name=$1 ns=$2 np=$3 prog; prog=$(prog_path "$4"); shift 4
-  local root="$tmp/srv-$name" u="$tmp/ufs"
-  mkdir -p "$root" "$u"
+  local root="$tmp/srv-$name"
+  mkdir -p "$root"
   export -f stats_check; export top tmp COLL_RAN
   t_step "$name/ddio" "$run" -s "$ns" --root "$root" -- bash -c \
     'mpiexec -n "$0" "$@" && stats_check "'"$ns"'" "$COLL_RAN" coll_xfers' "$np" "$prog" "$@" "ddio:/$name"
-  t_step "$name/ufs" mpiexec -n "$np" "$prog" "$@" "ufs:$u/$name"
-  t_step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$u/$name"
+  ufs_run "$name" "$np" "$prog" "$@"
+  t_step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$name"
 }
 
+# --data-groups: the groups whose bytes a transport moves, for the second
+# pass on the other transport (test/mpi/run-mpi-tests-other.sh). Left out:
+# descriptor sizes, metadata (open/EXCL/delete, hints' errors, missing
+# servers, authentication, ABI) and small I/O that goes by TCP whatever the
+# transport (below DDIO_UCX_MIN_STREAM, or forced: shortsend).
+NOT_DATA=" busy sameblock smallio excl delclose desc-size errors missing auth abi shortsend "
+if [ "${1:-}" = --data-groups ]; then
+  shift
+  groups=()
+  for g in $(grep -o 't_selected [a-z0-9-]*' "$0" | awk '{ print $2 }' | sort -u); do
+    case $NOT_DATA in *" $g "*) ;; *) groups+=("$g") ;; esac
+  done
+  set -- "${groups[@]}" "$@"
+fi
 t_select "$@"
 
 if t_selected indep; then
@@ -161,7 +204,7 @@ if t_selected coll; then
     local name=$1 ns=$2 np=$3
     ddio_vs_ufs_coll "$name" "$ns" "$np" t_coll
     t_step "$name/cmp.2" "$run" -s "$ns" --root "$tmp/srv-$name" -- \
-      mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$tmp/ufs/$name.2"
+      mpiexec -n 1 "$bin/filecmp" "ddio:/$name.2" "ufs:$U/$name.2"
   }
   coll_both coll-p4-s2 2 4
   DDIO_TEST_HINTS="striping_unit=5000" coll_both coll-p3-s3-u5000 3 3

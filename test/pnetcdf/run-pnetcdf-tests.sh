@@ -27,7 +27,7 @@
 # Then the ncmpidiff step: PnetCDF's C examples, 4 processes each, write the
 # same file on ddio and on ufs:, and ncmpidiff (and a byte compare through
 # MPI-IO, filecmp) must find them equal.
-# Writes test/pnetcdf/pnetcdf.log; closes with "pnetcdf: N passed, N failed".
+# Writes test/pnetcdf/pnetcdf.out; closes with "pnetcdf: N passed, N failed".
 # usage: run-pnetcdf-tests.sh [MODE...]
 #   env: PN_LIMIT     seconds per command (default 180)
 #        PN_DIRS      directories to run ("all", the default, or a list)
@@ -36,7 +36,7 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 here=$SRC/test/pnetcdf
 top=$BUILD
-T_TEE="$here/pnetcdf.log"
+T_TEE="$here/pnetcdf.out"   # not *.log: make check's own log is counted (test-summary.sh)
 case ${1:-} in --inner|--diff) ;; *) t_init pnetcdf ;; esac
 t_mpi_env 60
 export PN_LIMIT=${PN_LIMIT:-180}
