@@ -116,6 +116,14 @@ mpi_plain_coll() {
   mpiexec -n 4 "$PAT" -q -r 8192 -m 4 -p wc,wbc,rc,rcc "ufs:$T/ufs/pat.out"
   cmp "$M/mpi/pat.out" "$T/ufs/pat.out"
 }
+mpi_nonblock() {   # every nonblocking form on a plain path: the progress thread opens it too
+  mkdir -p "$M/mpi" "$T/ufs"
+  local nb="$TOP/test/mpi/bin/t_nonblock" before; before=$(stats_sum xfers)
+  env -u DDIO_SERVERS mpiexec -n 2 "$nb" "$M/mpi/nb.out"
+  [ "$(stats_sum xfers)" -gt "$before" ] || die "the plain-path calls did not reach the servers"
+  mpiexec -n 2 "$nb" "ufs:$T/ufs/nb.out"
+  cmp "$M/mpi/nb.out" "$T/ufs/nb.out" && cmp "$M/mpi/nb.out.2" "$T/ufs/nb.out.2"
+}
 mpi_relative() {   # a relative name under the mount's working directory
   mkdir -p "$M/mpi/sub" "$T/ufs"
   (cd "$M/mpi/sub" && env -u DDIO_SERVERS mpiexec -n 2 "$PAT" -q -r 8 -m 1 -p wc,wbc rel.out)
@@ -283,7 +291,7 @@ case "$group" in
       check "posix/$c" "posix_$c"
     done ;;
   mpi)
-    for c in plain_coll relative read_cp delete force posix_sees_mpi hdf5; do check "mpi/$c" "mpi_$c"; done ;;
+    for c in plain_coll relative nonblock read_cp delete force posix_sees_mpi hdf5; do check "mpi/$c" "mpi_$c"; done ;;
   errors)
     for c in errno hung_server reopen dead_server; do check "errors/$c" "errors_$c"; done ;;
   *) echo "mount-cases: unknown group $group" >&2; exit 2 ;;
