@@ -1,6 +1,6 @@
 /* The namespace requests by path: DELETE, PSTAT, READDIR, MKDIR, RMDIR,
- * RENAME (PROTOCOL.md "Namespace"). The work is the store's (store.c:
- * confinement, every root); these decode, call it and reply. */
+ * RENAME (PROTOCOL.md "Namespace"). The work is the store's (store_ns.c,
+ * DELETE store.c: confinement, every root); these decode, call it and reply. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
