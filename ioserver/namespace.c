@@ -1,6 +1,6 @@
 /* The namespace requests by path: DELETE, PSTAT, READDIR, MKDIR, RMDIR,
- * RENAME (PROTOCOL.md "Namespace"). The work is the store's (store.c:
- * confinement, every root); these decode, call it and reply. */
+ * RENAME (PROTOCOL.md "Namespace"). The work is the store's (store_ns.c,
+ * DELETE store.c: confinement, every root); these decode, call it and reply. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -11,6 +11,15 @@
 
 #include "reply.h"
 
+/* the end of a request that changes the store: its error (cause in msg)
+ * or OK */
+static int reply_done(struct conn *c, const struct ddio_hdr *h, int rc, const char *msg)
+{
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    return reply_ok(c, h);
+}
+
 int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
     struct ddio_path_req m = {0};
@@ -19,9 +28,7 @@ int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     char msg[768];
     int rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
     free(m.path);
-    if (rc)
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
-    return reply_ok(c, h);
+    return reply_done(c, h, rc, msg);
 }
 
 int on_pstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -71,9 +78,7 @@ int on_mkdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     int rc = store_mkdir(&c->srv->store, m.path, m.mode, msg, sizeof(msg));
     free(m.path);
-    if (rc)
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
-    return reply_ok(c, h);
+    return reply_done(c, h, rc, msg);
 }
 
 int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -84,9 +89,7 @@ int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     int rc = store_rmdir(&c->srv->store, m.path, msg, sizeof(msg));
     free(m.path);
-    if (rc)
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
-    return reply_ok(c, h);
+    return reply_done(c, h, rc, msg);
 }
 
 int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -98,7 +101,5 @@ int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     int rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
     free(m.from);
     free(m.to);
-    if (rc)
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
-    return reply_ok(c, h);
+    return reply_done(c, h, rc, msg);
 }

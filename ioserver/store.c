@@ -4,7 +4,6 @@
 #endif
 #include "store.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,8 +19,7 @@
 
 #include "ddio_log.h"
 #include "ddio_net.h"
-
-#define META_DIR ".ddio"
+#include "store_int.h"
 
 /* ---- path confinement ------------------------------------------------------ */
 
@@ -80,7 +78,7 @@ static int open_walk(int dirfd, const char *rel, int flags, mode_t mode)
 
 /* open rel under dirfd; resolution never leaves dirfd (symlinks that stay
  * inside are followed, escapes and magic links are refused with EACCES) */
-static int open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
+int open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
 {
     struct open_how how = {
         .flags = (uint64_t)(flags | O_CLOEXEC),
@@ -98,7 +96,7 @@ static int open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
 }
 
 /* create every directory of rel's parent chain under dirfd */
-static int mkdir_parents(int dirfd, const char *rel)
+int mkdir_parents(int dirfd, const char *rel)
 {
     char buf[DDIO_MAX_STR + 1];
     snprintf(buf, sizeof(buf), "%s", rel);
@@ -130,7 +128,7 @@ static int mkdir_parents(int dirfd, const char *rel)
 }
 
 /* the parent directory of rel under dirfd (O_PATH) and rel's last component */
-static int open_parent(int dirfd, const char *rel, const char **name)
+int open_parent(int dirfd, const char *rel, const char **name)
 {
     char parent[DDIO_MAX_STR + 1];
     snprintf(parent, sizeof(parent), "%s", rel);
@@ -147,7 +145,7 @@ static int open_parent(int dirfd, const char *rel, const char **name)
 /* unlink (flags 0) or rmdir (AT_REMOVEDIR) rel under dirfd through its
  * confined parent directory, so a symlinked directory in the path can never
  * redirect it outside */
-static int unlink_beneath(int dirfd, const char *rel, int flags)
+int unlink_beneath(int dirfd, const char *rel, int flags)
 {
     const char *name;
     int pfd = open_parent(dirfd, rel, &name);
@@ -410,7 +408,7 @@ int store_layout_check(const struct store *st, const struct ddio_layout_rec *l,
 
 /* ---- open / create / delete --------------------------------------------------------- */
 
-static struct ofile *find_open(struct store *st, const char *path)
+struct ofile *find_open(struct store *st, const char *path)
 {
     for (struct ofile *of = st->files; of; of = of->next)
         if (!of->deleted && strcmp(of->path, path) == 0)
@@ -551,8 +549,8 @@ static int create_file(struct store *st, struct ofile *of, const struct ddio_lay
     return rc;
 }
 
-static int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
-                     char *msg, size_t msglen)
+int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
+              char *msg, size_t msglen)
 {
     size_t cap = 64 + sizeof(*l) + 4 * DDIO_MAX_SERVERS;
     uint8_t *buf = malloc(cap);
@@ -598,7 +596,7 @@ static int open_new(struct store *st, const char *path, uint32_t amode,
 }
 
 /* store_norm_path, with the refusal explained in msg */
-static int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msglen)
+int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msglen)
 {
     int rc = store_norm_path(path, norm, n);
     if (rc)
@@ -861,355 +859,4 @@ void store_blk_unlock(struct ofile *of, uint64_t k)
     }
     pthread_cond_broadcast(&of->blk_cv);
     pthread_mutex_unlock(&of->mu);
-}
-
-/* ---- namespace: stat, readdir, mkdir, rmdir, rename (the ddio mount) -------------- */
-
-/* load_meta's answer for a path without a layout record: nothing there, a
- * file as a path component, or a directory (layout records mirror them) */
-static int not_a_file(int rc)
-{
-    return rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR;
-}
-
-/* "" or "/" is the root; anything else must normalize. */
-static int norm_ns(const char *path, char *norm, size_t n, char *msg, size_t msglen)
-{
-    const char *p = path;
-    while (*p == '/')
-        p++;
-    if (!*p) {
-        norm[0] = '\0';
-        return 0;
-    }
-    return norm_or_refuse(path, norm, n, msg, msglen);
-}
-
-/* open a directory (the root for "") under dirfd */
-static int open_dir_beneath(int dirfd, const char *rel)
-{
-    if (!*rel) {
-        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return fd < 0 ? -errno : fd;
-    }
-    return open_beneath(dirfd, rel, O_RDONLY | O_DIRECTORY, 0);
-}
-
-static uint64_t stat_mtime_ns(const struct stat *sb)
-{
-    return (uint64_t)sb->st_mtim.tv_sec * 1000000000u + (uint64_t)sb->st_mtim.tv_nsec;
-}
-
-/* local size and newest mtime of a file's datafiles (not open here) */
-static int datafile_stat(struct store *st, const char *path, uint64_t *size, uint64_t *mtime)
-{
-    struct ddio_stripe disks = {st->block_size, (uint32_t)st->ndisks};
-    *size = *mtime = 0;
-    for (int d = 0; d < st->ndisks; d++) {
-        struct stat sb;
-        int fd = open_beneath(st->rootfd[d], path, O_PATH, 0);
-        if (fd < 0)
-            return fd;
-        int rc = fstat(fd, &sb) ? -errno : 0;
-        close(fd);
-        if (rc)
-            return rc;
-        uint64_t e = ddio_layout_logical_end(&disks, (uint32_t)d, (uint64_t)sb.st_size);
-        if (e > *size)
-            *size = e;
-        if (stat_mtime_ns(&sb) > *mtime)
-            *mtime = stat_mtime_ns(&sb);
-    }
-    return 0;
-}
-
-static int stat_file(struct store *st, const char *norm, struct ddio_pstat_r *r,
-                     char *msg, size_t msglen)
-{
-    uint64_t dsize;
-    int rc = datafile_stat(st, norm, &dsize, &r->mtime_ns);
-    if (rc) {
-        snprintf(msg, msglen, "stat %s: %s", norm, ddio_errno_name(-rc));
-        return rc;
-    }
-    /* an open file's size is exact (its datafiles may be padded by O_DIRECT) */
-    struct ofile *of = find_open(st, norm);
-    r->local_size = of ? store_size(of) : dsize;
-    r->kind = DDIO_K_FILE;
-    r->mode = 0644;
-    return 0;
-}
-
-int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
-                char *msg, size_t msglen)
-{
-    char norm[DDIO_MAX_STR + 1];
-    memset(r, 0, sizeof(*r));
-    int rc = norm_ns(path, norm, sizeof(norm), msg, msglen);
-    if (rc)
-        return rc;
-    pthread_mutex_lock(&st->mu);
-    if (*norm && (rc = load_meta(st, norm, &r->layout, msg, msglen)) == 0)
-        rc = stat_file(st, norm, r, msg, msglen);
-    else if (!*norm || not_a_file(rc)) {
-        struct stat sb;
-        int fd = open_dir_beneath(st->rootfd[0], norm);
-        rc = fd < 0 ? fd : (fstat(fd, &sb) ? -errno : 0);
-        if (fd >= 0)
-            close(fd);
-        if (rc == -ENOTDIR)      /* a datafile without its layout record */
-            rc = -ENOENT;
-        if (rc == 0) {
-            r->kind = DDIO_K_DIR;
-            r->mode = sb.st_mode & 07777;
-            r->mtime_ns = stat_mtime_ns(&sb);
-        } else
-            snprintf(msg, msglen, "stat %s: %s", norm, ddio_errno_name(-rc));
-    }
-    pthread_mutex_unlock(&st->mu);
-    return rc;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* the sorted entry names of dirfd (not ".", "..", nor .ddio at the root) */
-static int list_names(int dirfd, int at_root, char ***names, size_t *n)
-{
-    DIR *dir = fdopendir(dirfd);
-    size_t cap = 0;
-    struct dirent *de;
-    *names = NULL;
-    *n = 0;
-    if (!dir) {
-        close(dirfd);
-        return -errno;
-    }
-    while ((de = readdir(dir))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-            (at_root && !strcmp(de->d_name, META_DIR)) || strlen(de->d_name) > DDIO_NAME_MAX)
-            continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nn = realloc(*names, cap * sizeof(char *));
-            if (!nn)
-                break;
-            *names = nn;
-        }
-        if (!((*names)[*n] = strdup(de->d_name)))
-            break;
-        (*n)++;
-    }
-    int rc = de ? -ENOMEM : 0;
-    closedir(dir);
-    if (*n)
-        qsort(*names, *n, sizeof(char *), cmp_name);
-    return rc;
-}
-
-/* kind of entry `name` of directory rel: a directory, a file (with its
- * layout record), or 0 (a leftover datafile: not shown) */
-static uint32_t entry_kind(struct store *st, int dirfd, const char *rel, const char *name)
-{
-    struct stat sb;
-    char meta[DDIO_MAX_STR + DDIO_NAME_MAX + 2];
-    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW))
-        return 0;
-    if (S_ISDIR(sb.st_mode))
-        return DDIO_K_DIR;
-    snprintf(meta, sizeof(meta), "%s%s%s", rel, *rel ? "/" : "", name);
-    int fd = open_beneath(st->metafd, meta, O_PATH, 0);
-    if (fd < 0)
-        return 0;
-    close(fd);
-    return DDIO_K_FILE;
-}
-
-int store_readdir(struct store *st, const char *path, uint64_t cookie, uint32_t max,
-                  struct ddio_readdir_r *r, char *msg, size_t msglen)
-{
-    char norm[DDIO_MAX_STR + 1], **names = NULL;
-    size_t n = 0;
-    memset(r, 0, sizeof(*r));
-    int rc = norm_ns(path, norm, sizeof(norm), msg, msglen);
-    if (rc)
-        return rc;
-    int dirfd = open_dir_beneath(st->rootfd[0], norm);
-    int kfd = dirfd >= 0 ? dup(dirfd) : -1;
-    rc = dirfd < 0 ? dirfd : (kfd < 0 ? -errno : list_names(dirfd, !*norm, &names, &n));
-    if (dirfd >= 0 && kfd < 0)
-        close(dirfd);
-    if (rc == 0 && cookie < n && !(r->ent = calloc(max, sizeof(*r->ent))))
-        rc = -ENOMEM;
-    size_t i = cookie < n ? (size_t)cookie : n;
-    for (; rc == 0 && i < n && r->n < max; i++) {
-        uint32_t kind = entry_kind(st, kfd, norm, names[i]);
-        if (!kind)
-            continue;
-        r->ent[r->n].name = names[i];
-        r->ent[r->n++].kind = kind;
-        names[i] = NULL;
-    }
-    r->next = (rc == 0 && i < n) ? i : 0;
-    for (size_t j = 0; j < n; j++)
-        free(names[j]);
-    free(names);
-    if (kfd >= 0)
-        close(kfd);
-    if (rc) {
-        ddio_readdir_r_free(r);
-        snprintf(msg, msglen, "readdir %s: %s", *norm ? norm : "/", ddio_errno_name(-rc));
-    }
-    return rc;
-}
-
-int store_mkdir(struct store *st, const char *path, uint32_t mode, char *msg, size_t msglen)
-{
-    char norm[DDIO_MAX_STR + 1];
-    int rc = norm_or_refuse(path, norm, sizeof(norm), msg, msglen), made = 0;
-    if (rc)
-        return rc;
-    pthread_mutex_lock(&st->mu);
-    /* on every disk; EEXIST only when it was everywhere already */
-    for (int d = 0; d < st->ndisks && rc == 0; d++) {
-        const char *name;
-        int pfd = open_parent(st->rootfd[d], norm, &name);
-        if (pfd < 0) {
-            rc = pfd;
-            break;
-        }
-        if (mkdirat(pfd, name, (mode_t)(mode & 07777)) == 0)
-            made = 1;
-        else if (errno != EEXIST)
-            rc = -errno;
-        close(pfd);
-    }
-    pthread_mutex_unlock(&st->mu);
-    if (rc == 0 && !made)
-        rc = -EEXIST;
-    if (rc)
-        snprintf(msg, msglen, "mkdir %s: %s", norm, ddio_errno_name(-rc));
-    return rc;
-}
-
-/* 0 if directory rel under dirfd has no entries, -ENOTEMPTY, or -errno */
-static int dir_empty(int dirfd, const char *rel)
-{
-    char **names;
-    size_t n;
-    int fd = open_dir_beneath(dirfd, rel);
-    int rc = fd < 0 ? fd : list_names(fd, 0, &names, &n);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return n ? -ENOTEMPTY : 0;
-}
-
-int store_rmdir(struct store *st, const char *path, char *msg, size_t msglen)
-{
-    char norm[DDIO_MAX_STR + 1];
-    int rc = norm_or_refuse(path, norm, sizeof(norm), msg, msglen);
-    if (rc)
-        return rc;
-    pthread_mutex_lock(&st->mu);
-    /* every disk first, so a refusal leaves all of them as they were */
-    for (int d = 0; d < st->ndisks && rc == 0; d++)
-        rc = dir_empty(st->rootfd[d], norm);
-    for (int d = 0; d < st->ndisks && rc == 0; d++)
-        rc = unlink_beneath(st->rootfd[d], norm, AT_REMOVEDIR);
-    if (rc == 0) {
-        int mrc = unlink_beneath(st->metafd, norm, AT_REMOVEDIR);   /* layout records' mirror, if any */
-        if (mrc && mrc != -ENOENT)
-            DDIO_WARN("rmdir %s: layout directory: %s", norm, ddio_errno_name(-mrc));
-    }
-    pthread_mutex_unlock(&st->mu);
-    if (rc)
-        snprintf(msg, msglen, "rmdir %s: %s", norm, ddio_errno_name(-rc));
-    return rc;
-}
-
-static int rename_at(int dirfd, const char *from, const char *to)
-{
-    const char *fname, *tname;
-    int ffd = open_parent(dirfd, from, &fname);
-    if (ffd < 0)
-        return ffd;
-    int tfd = open_parent(dirfd, to, &tname);
-    int rc = tfd < 0 ? tfd : (renameat(ffd, fname, tfd, tname) ? -errno : 0);
-    close(ffd);
-    if (tfd >= 0)
-        close(tfd);
-    return rc;
-}
-
-/* open files keep working after a rename; their table paths follow it */
-static void rename_open(struct store *st, const char *from, const char *to)
-{
-    size_t fl = strlen(from);
-    for (struct ofile *of = st->files; of; of = of->next) {
-        if (of->deleted)
-            continue;
-        if (!strcmp(of->path, to))
-            of->deleted = 1;             /* replaced, like an unlink */
-        else if (!strncmp(of->path, from, fl) && (of->path[fl] == '\0' || of->path[fl] == '/')) {
-            char *np = malloc(strlen(to) + strlen(of->path + fl) + 1);
-            if (!np)
-                continue;
-            sprintf(np, "%s%s", to, of->path + fl);
-            free(of->path);
-            of->path = np;
-        }
-    }
-}
-
-/* datafiles (or directories) on every disk, then the layout record */
-static int rename_all(struct store *st, const char *from, const char *to, int is_file)
-{
-    int rc = 0;
-    for (int d = 0; d < st->ndisks && rc == 0; d++)
-        rc = rename_at(st->rootfd[d], from, to);
-    if (rc == 0)
-        rc = mkdir_parents(st->metafd, to);
-    if (rc == 0) {
-        /* a directory has a layout mirror only once a file was created in it */
-        int mrc = rename_at(st->metafd, from, to);
-        if (mrc && !(mrc == -ENOENT && !is_file))
-            rc = mrc;
-    }
-    if (rc == 0)
-        rename_open(st, from, to);
-    return rc;
-}
-
-int store_rename(struct store *st, const char *from, const char *to, char *msg, size_t msglen)
-{
-    char nf[DDIO_MAX_STR + 1], nt[DDIO_MAX_STR + 1];
-    struct ddio_layout_rec l;
-    int rc = norm_or_refuse(from, nf, sizeof(nf), msg, msglen);
-    if (rc || (rc = norm_or_refuse(to, nt, sizeof(nt), msg, msglen)))
-        return rc;
-    size_t fl = strlen(nf);
-    if (!strncmp(nt, nf, fl) && nt[fl] == '/') {
-        snprintf(msg, msglen, "rename %s to %s: EINVAL (into itself)", nf, nt);
-        return -EINVAL;
-    }
-    pthread_mutex_lock(&st->mu);
-    rc = load_meta(st, nf, &l, msg, msglen);
-    int is_file = rc == 0;
-    if (not_a_file(rc)) {
-        int fd = open_dir_beneath(st->rootfd[0], nf);
-        rc = fd < 0 ? (fd == -ENOTDIR ? -ENOENT : fd) : 0;
-        if (fd >= 0)
-            close(fd);
-    }
-    if (rc == 0 && strcmp(nf, nt))
-        rc = rename_all(st, nf, nt, is_file);
-    pthread_mutex_unlock(&st->mu);
-    if (rc)
-        snprintf(msg, msglen, "rename %s to %s: %s", nf, nt, ddio_errno_name(-rc));
-    return rc;
 }

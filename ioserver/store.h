@@ -73,10 +73,11 @@ void store_retain(struct store *st, struct ofile *of);
 void store_release(struct store *st, struct ofile *of);
 int store_delete(struct store *st, const char *path, char *msg, size_t msglen);
 
-/* Namespace (PROTOCOL.md "Namespace"): "" or "/" is the root for pstat and
- * readdir. A file is a path with a layout record; a directory is a
- * directory on disk 0 (mkdir/rmdir/rename apply to every disk). 0 or -errno
- * with the cause in msg. readdir: r->ent malloc'd (ddio_readdir_r_free). */
+/* Namespace (store_ns.c; PROTOCOL.md "Namespace"): "" or "/" is the root
+ * for pstat and readdir. A file is a path with a layout record; a directory
+ * is a directory on disk 0 (mkdir/rmdir/rename apply to every disk). 0 or
+ * -errno with the cause in msg. readdir: r->ent malloc'd
+ * (ddio_readdir_r_free). */
 int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
                 char *msg, size_t msglen);
 int store_readdir(struct store *st, const char *path, uint64_t cookie, uint32_t max,

@@ -1,5 +1,6 @@
-/* Unit tests of the storage layer (ioserver/store.c): path confinement,
- * create / EXCL / open / delete, layout records, ESTALE refusal, sizes. */
+/* Unit tests of the storage layer (ioserver/store.c, store_ns.c): path
+ * confinement, create / EXCL / open / delete, layout records, ESTALE
+ * refusal, sizes. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif

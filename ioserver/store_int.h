@@ -1,0 +1,27 @@
+/* Private to store.c and store_ns.c: the helpers of store.c that the
+ * namespace code (store_ns.c) uses too. Not for the rest of the server. */
+#ifndef DDIO_SRV_STORE_INT_H
+#define DDIO_SRV_STORE_INT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "store.h"
+
+#define META_DIR ".ddio"
+
+/* rel confined to dirfd: an fd (open_beneath, open_parent) or 0, else -errno */
+int open_beneath(int dirfd, const char *rel, int flags, mode_t mode);
+int mkdir_parents(int dirfd, const char *rel);
+int open_parent(int dirfd, const char *rel, const char **name);
+int unlink_beneath(int dirfd, const char *rel, int flags);
+
+/* the open file of a normalized path, not deleted; under st->mu */
+struct ofile *find_open(struct store *st, const char *path);
+/* a path's layout record; -ENOENT if none, else the cause in msg */
+int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
+              char *msg, size_t msglen);
+/* store_norm_path, with the refusal explained in msg */
+int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msglen);
+
+#endif
