@@ -433,6 +433,10 @@ t_mpi_env() {
   export LD_LIBRARY_PATH="$real/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export DDIO_TIMEOUT=${DDIO_TIMEOUT:-$1}
   export HYDRA_IFACE=${HYDRA_IFACE:-lo}
+  # the suites run 3-6 ranks per 2 cores, and several suites at once: a
+  # waiting rank gives the CPU away after 10 polls, not 1000
+  # (scripts/build-mpich.sh --enable-yield)
+  export MPIR_CVAR_POLLS_BEFORE_YIELD=${MPIR_CVAR_POLLS_BEFORE_YIELD:-10}
 }
 
 # t_have_fuse: a ddio mount can be made here (tools/ddio-fuse, fusermount3, /dev/fuse)
