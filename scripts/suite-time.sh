@@ -24,7 +24,7 @@ times=${DDIO_SUITE_TIMES:-${BUILD:-.}/test/suite-times.txt}
 if [ "${1:-}" = --report ]; then
   [ -s "$times" ] || { echo "suite times: none recorded ($times)"; exit 0; }
   echo
-  echo "suite times (make check runs two suites at a time; cpu: user + sys of its processes):"
+  echo "suite times (make check runs several at a time; cpu: user + sys of its processes):"
   printf "  %-44s %7s %7s\n" suite "wall s" "cpu s"
   sort -k2,2nr "$times" | awk '{ printf "  %-44s %7.1f %7.1f%s\n", $1, $2, $4, ($3 != 0 ? "  (failed)" : "") }'
   [ -n "${2:-}" ] && printf "  %-44s %7d\n" "whole run" "$2"
