@@ -68,9 +68,9 @@ typedef struct xstate {
     uint64_t got_bytes;
     char *bounce;
     size_t bounce_len;
-    char *involved;             /* the servers this XFER goes to */
-    struct ddio_conn **conns;   /* their connections, locked during the XFER */
-    char *ready;                /* ... whose handle is usable (ddio_fh_ready) */
+    struct ddio_conn **conns;   /* the connection of each server this XFER goes
+                                 * to with a usable handle (else NULL), locked
+                                 * during the XFER */
     struct ddio_err *e;
 } xstate;
 
@@ -154,15 +154,13 @@ static void send_xfers(xstate *st)
     ddio_wbuf_init(&dw);
     ddio_desc_encode(&dw, x->fdesc);
     for (int i = 0; i < f->nsrv; i++) {
-        if (!st->involved[i])
+        if (!st->conns[i])      /* not involved, or ddio_fh_ready failed: noted */
             continue;
         if (dw.err) {
             ddio_err_set(&err, ENOMEM, "ddio: out of memory encoding a descriptor");
             note_error(st, &err);
             break;
         }
-        if (!st->ready[i])      /* ddio_fh_ready failed: noted */
-            continue;
         struct ddio_xfer m = {
             .handle = f->srv[i].handle,.op = x->op,.flags = x->flags,
             .group = x->group,.seq = x->seq,.nparticipants = x->nparticipants,
@@ -650,21 +648,17 @@ static int prepare(xstate *st, const char *involved)
     struct ddio_fh *f = st->f;
     struct ddio_err err;
 
-    st->involved = calloc(f->nsrv, 1);
-    st->ready = calloc(f->nsrv, 1);
     st->conns = calloc(f->nsrv, sizeof(*st->conns));
-    if (!st->involved || !st->ready || !st->conns) {
+    if (!st->conns) {
         ddio_err_set(st->e, ENOMEM, "ddio: out of memory");
         return -1;
     }
     for (int i = 0; i < f->nsrv; i++) {
         if (involved && !involved[i])
             continue;
-        st->involved[i] = 1;
-        if (ddio_fh_ready(f, i, &err) == 0) {
-            st->ready[i] = 1;
+        if (ddio_fh_ready(f, i, &err) == 0)
             st->conns[i] = f->srv[i].conn;
-        } else
+        else
             note_error(st, &err);
     }
     return 0;
@@ -675,8 +669,6 @@ static void xstate_free(xstate *st)
     free(st->s);
     free(st->got);
     free(st->bounce);
-    free(st->involved);
-    free(st->ready);
     free(st->conns);
 }
 
