@@ -135,9 +135,11 @@ struct ddio_call {
  * DDIO_MAX_SERVERS calls (a server list's length). */
 void ddio_fanout(struct ddio_call *calls, int n, uint16_t type, int timeout_ms);
 void ddio_calls_free(struct ddio_call *calls, int n);
-/* one request and its reply on c (locks c) */
+/* one request and its reply on c (locks c; _locked: c->mu held) */
 int ddio_conn_call(struct ddio_conn *c, uint16_t type, const struct ddio_wbuf *req,
                    int64_t deadline, uint8_t **reply, size_t *len, struct ddio_err *e);
+int ddio_conn_call_locked(struct ddio_conn *c, uint16_t type, const struct ddio_wbuf *req,
+                          int64_t deadline, uint8_t **reply, size_t *len, struct ddio_err *e);
 
 /* ---- ddio_core_file.c: open files ---------------------------------------------- */
 

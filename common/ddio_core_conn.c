@@ -386,11 +386,10 @@ int ddio_conn_recv_reply(struct ddio_conn *c, uint16_t type, uint64_t req, int64
     return 0;
 }
 
-int ddio_conn_call(struct ddio_conn *c, uint16_t type, const struct ddio_wbuf *req,
-                   int64_t deadline, uint8_t **reply, size_t *len, struct ddio_err *e)
+int ddio_conn_call_locked(struct ddio_conn *c, uint16_t type, const struct ddio_wbuf *req,
+                          int64_t deadline, uint8_t **reply, size_t *len, struct ddio_err *e)
 {
     uint64_t id;
-    int rc;
 
     *reply = NULL;
     *len = 0;
@@ -398,10 +397,16 @@ int ddio_conn_call(struct ddio_conn *c, uint16_t type, const struct ddio_wbuf *r
         ddio_err_set(e, ENOMEM, "ddio: out of memory encoding %s", ddio_type_name(type));
         return -1;
     }
+    if (ddio_conn_send(c, type, req ? req->p : NULL, req ? req->len : 0, &id, deadline, e))
+        return -1;
+    return ddio_conn_recv_reply(c, type, id, deadline, reply, len, e);
+}
+
+int ddio_conn_call(struct ddio_conn *c, uint16_t type, const struct ddio_wbuf *req,
+                   int64_t deadline, uint8_t **reply, size_t *len, struct ddio_err *e)
+{
     pthread_mutex_lock(&c->mu);
-    rc = ddio_conn_send(c, type, req ? req->p : NULL, req ? req->len : 0, &id, deadline, e);
-    if (!rc)
-        rc = ddio_conn_recv_reply(c, type, id, deadline, reply, len, e);
+    int rc = ddio_conn_call_locked(c, type, req, deadline, reply, len, e);
     pthread_mutex_unlock(&c->mu);
     return rc;
 }

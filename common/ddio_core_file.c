@@ -27,8 +27,9 @@ typedef struct open_set {
     struct ddio_open_r *res;
 } open_set;
 
-static void open_encode(open_set *s, int i, const char *path, uint32_t amode,
-                        const struct ddio_layout_rec *proto)
+/* OPEN of path on c into w: with proto (a create), stripe i of that layout */
+static void open_msg(struct ddio_wbuf *w, const struct ddio_conn *c, const char *path,
+                     uint32_t amode, const struct ddio_layout_rec *proto, int i)
 {
     struct ddio_open m;
     memset(&m, 0, sizeof(m));
@@ -41,13 +42,19 @@ static void open_encode(open_set *s, int i, const char *path, uint32_t amode,
         /* unused without CREAT, but the decoder insists on a valid one */
         m.layout.stripe_unit = DDIO_DFLT_UNIT;
         m.layout.stripe_count = 1;
-        memcpy(m.layout.ids[0], s->conns[i]->id, DDIO_ID_LEN);
+        memcpy(m.layout.ids[0], c->id, DDIO_ID_LEN);
     }
-    m.layout.ndisks = s->conns[i]->ndisks;
-    m.layout.block_size = s->conns[i]->block_size;
+    m.layout.ndisks = c->ndisks;
+    m.layout.block_size = c->block_size;
+    ddio_wbuf_init(w);
+    ddio_enc_open(w, &m);
+}
+
+static void open_encode(open_set *s, int i, const char *path, uint32_t amode,
+                        const struct ddio_layout_rec *proto)
+{
     s->calls[i].conn = s->conns[i];
-    ddio_wbuf_init(&s->calls[i].req);
-    ddio_enc_open(&s->calls[i].req, &m);
+    open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i);
 }
 
 static int open_send(open_set *s, const char *path, uint32_t amode,
@@ -412,30 +419,14 @@ int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[
 static int open_locked(const struct ddio_fh *f, struct ddio_conn *c, struct ddio_open_r *r,
                        struct ddio_err *e)
 {
-    struct ddio_open m;
     struct ddio_wbuf w;
-    int64_t deadline = ddio_now_ms() + f->timeout_ms;
     uint8_t *p = NULL;
     size_t n = 0;
-    uint64_t id;
     int rc;
 
-    memset(&m, 0, sizeof(m));
-    m.path = f->path;
-    m.amode = f->amode;
-    m.layout.stripe_unit = DDIO_DFLT_UNIT;      /* unused without CREAT */
-    m.layout.stripe_count = 1;
-    memcpy(m.layout.ids[0], c->id, DDIO_ID_LEN);
-    m.layout.ndisks = c->ndisks;
-    m.layout.block_size = c->block_size;
-    ddio_wbuf_init(&w);
-    ddio_enc_open(&w, &m);
-    if (w.err)
-        ddio_err_set(e, ENOMEM, "ddio: out of memory");
-    rc = w.err ? -1 : ddio_conn_send(c, DDIO_T_OPEN, w.p, w.len, &id, deadline, e);
+    open_msg(&w, c, f->path, f->amode, NULL, 0);
+    rc = ddio_conn_call_locked(c, DDIO_T_OPEN, &w, ddio_now_ms() + f->timeout_ms, &p, &n, e);
     ddio_wbuf_free(&w);
-    if (!rc)
-        rc = ddio_conn_recv_reply(c, DDIO_T_OPEN, id, deadline, &p, &n, e);
     if (!rc && ddio_dec_open_r(p, n, r)) {
         ddio_err_set(e, EPROTO, "ddio server %s: malformed OPEN reply", c->name);
         rc = -1;
@@ -510,13 +501,16 @@ static int fh_fanout(struct ddio_fh *f, uint16_t type, srv_enc_fn enc, const voi
         return -1;
     }
     for (int i = 0; i < f->nsrv; i++) {
+        uint64_t handle = f->srv[i].handle;
         ddio_wbuf_init(&calls[i].req);
-        if (enc(f, i, &calls[i].req, arg) && !ddio_fh_ready(f, i, &calls[i].err)) {
-            ddio_wbuf_free(&calls[i].req);      /* the handle may have been renewed */
+        if (!enc(f, i, &calls[i].req, arg) || ddio_fh_ready(f, i, &calls[i].err))
+            continue;
+        if (f->srv[i].handle != handle) {       /* renewed: the request names it */
+            ddio_wbuf_free(&calls[i].req);
             ddio_wbuf_init(&calls[i].req);
             enc(f, i, &calls[i].req, arg);
-            calls[i].conn = f->srv[i].conn;
         }
+        calls[i].conn = f->srv[i].conn;
     }
     ddio_fanout(calls, f->nsrv, type, f->timeout_ms);
     for (int i = 0; i < f->nsrv && !rc; i++)
