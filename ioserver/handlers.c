@@ -35,12 +35,19 @@ static struct ofile *handle_get(struct conn *c, uint64_t id)
     return of;
 }
 
+/* the reply to a request naming a handle this connection does not have */
+static int bad_handle(struct conn *c, const struct ddio_hdr *h, uint64_t id)
+{
+    conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF, "handle %" PRIu64 ": EBADF", id);
+    return 0;
+}
+
 /* a handle's file, with a reference the caller releases; replies EBADF */
 static struct ofile *handle_retain(struct conn *c, const struct ddio_hdr *h, uint64_t id)
 {
     struct ofile *of = handle_get(c, id);
     if (!of) {
-        conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF, "handle %" PRIu64 ": EBADF", id);
+        bad_handle(c, h, id);
         return NULL;
     }
     store_retain(&c->srv->store, of);
@@ -235,8 +242,7 @@ int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     int last;
     struct ofile *of = handle_remove(c, m.handle, &last);
     if (!of)
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF,
-                             "handle %" PRIu64 ": EBADF", m.handle), 0;
+        return bad_handle(c, h, m.handle);
     if (last)
         lk_release_owner(&of->locks, c->id);
     store_release(&c->srv->store, of);
@@ -250,8 +256,7 @@ int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     struct ofile *of = handle_get(c, m.handle);
     if (!of)
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF,
-                             "handle %" PRIu64 ": EBADF", m.handle), 0;
+        return bad_handle(c, h, m.handle);
     struct ddio_u64_r r = {.value = store_size(of)};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
@@ -266,8 +271,7 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     struct ofile *of = handle_get(c, m.handle);
     if (!of)
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF,
-                             "handle %" PRIu64 ": EBADF", m.handle), 0;
+        return bad_handle(c, h, m.handle);
     int rc = store_setsize(of, m.local_size);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "set size of %s: %s",
