@@ -10,13 +10,14 @@ cd "$top"
 cmd=${1:-}
 jobs=$(nproc)
 
+# (each step returns on failure itself: under `timed` set -e does not apply)
 build() {
-  "$top/scripts/install-deps.sh"
+  "$top/scripts/install-deps.sh" || return
   if [ ! -x configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
-    autoreconf -fi
+    autoreconf -fi || return
   fi
   if [ ! -f Makefile ] || [ configure -nt config.status ]; then
-    ./configure --enable-werror ${DDIO_CONFIGURE_FLAGS:-}
+    ./configure --enable-werror ${DDIO_CONFIGURE_FLAGS:-} || return
   fi
   make -j"$jobs"
 }
@@ -56,18 +57,9 @@ failed_logs() {
   done
 }
 
-# timed NAME CMD...: a step of the test run (a function too), its time in
-# the closing table (scripts/suite-time.sh --report)
-timed() {
-  local n=$1 s=$SECONDS rc=0 c0 c1 f=$DDIO_SUITE_TIMES.cpu; shift
-  child_cpu "$f"; c0=$(cpu_of "$f")
-  "$@" || rc=$?
-  child_cpu "$f"; c1=$(cpu_of "$f")
-  echo "$n $((SECONDS - s)) $rc $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", b - a }')" \
-    >> "$DDIO_SUITE_TIMES"
-  return $rc
-}
-. "$top/scripts/suite-time.sh" --cpu   # child_cpu, cpu_of
+# timed NAME CMD...: a step of the test run (shell functions too), its time
+# in the closing table
+. "$top/scripts/suite-time.sh" --lib
 
 tests() {
   local t0=$SECONDS rc=0
@@ -92,7 +84,6 @@ tests() {
   timed make-check make -j"${DDIO_TEST_JOBS:-$((jobs + 1))}" check || { rc=$?; failed_logs; }
   rm -rf "$DDIO_UFS_REF"
   timed distcheck-wait wait $dist || { rc=$?; echo "== failed: make distcheck"; tail -n 60 distcheck.log; }
-  rm -f "$DDIO_SUITE_TIMES.cpu"
   "$top/scripts/suite-time.sh" --report $((SECONDS - t0))
   scripts/test-summary.sh || rc=$?
   return $rc

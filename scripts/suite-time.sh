@@ -4,22 +4,39 @@
 #                                             CPU_SECONDS" to the times file, exit
 #                                             as CMD did (make check's
 #                                             LOG_COMPILER: NAME is the test's path)
-#   . suite-time.sh --cpu                     defines child_cpu and cpu_of only
+#   . suite-time.sh --lib                     defines timed NAME CMD... only (the
+#                                             same for a step of a shell script,
+#                                             shell functions included)
+#   suite-time.sh --report [WALL_SECONDS]     print the table, longest first
 # CPU seconds (user + sys of every process the suite waited for) against
 # wall seconds say whether a suite keeps both cores busy or leaves them idle.
-#   suite-time.sh --report [WALL_SECONDS]     print the table, longest first
 # The times file: $DDIO_SUITE_TIMES, else $BUILD/test/suite-times.txt, else
 # ./test/suite-times.txt.
-set -u
-# child_cpu FILE: the CPU seconds of this shell's waited-for children so far,
-# into FILE (`times` must run in this shell, not in a $(...) subshell, which
-# sees only its own children); cpu_of FILE prints them
-child_cpu() { times > "$1"; }
-cpu_of() {
-  awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
-                 printf "%.1f", n }' "$1"
+
+# suite__cpu FILE: SUITE_CPU = the CPU seconds of this shell's waited-for
+# children so far (`times` must run in this shell, not in a $(...) subshell,
+# which sees only its own children: hence FILE)
+suite__cpu() {
+  times > "$1"
+  SUITE_CPU=$(awk 'NR == 2 { n = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); n += a[1] * 60 + a[2] }
+                             printf "%.1f", n }' "$1")
+  rm -f "$1"
 }
-if [ "${1:-}" = --cpu ]; then return 0 2>/dev/null || exit 0; fi
+
+# timed NAME CMD...: run CMD, record its line in the times file, return its status
+timed() {
+  local name=$1 f=${DDIO_SUITE_TIMES:-${BUILD:-.}/test/suite-times.txt} t0 c0 rc=0; shift
+  mkdir -p "$(dirname "$f")"
+  t0=$(date +%s.%N); suite__cpu "$f.$$"; c0=$SUITE_CPU
+  "$@" || rc=$?
+  suite__cpu "$f.$$"
+  awk -v n="$name" -v a="$t0" -v b="$(date +%s.%N)" -v rc=$rc -v c="$c0" -v d="$SUITE_CPU" \
+    'BEGIN { printf "%s %.1f %d %.1f\n", n, b - a, rc, d - c }' >> "$f"
+  return $rc
+}
+if [ "${1:-}" = --lib ]; then return 0 2>/dev/null || exit 0; fi
+
+set -u
 times=${DDIO_SUITE_TIMES:-${BUILD:-.}/test/suite-times.txt}
 if [ "${1:-}" = --report ]; then
   [ -s "$times" ] || { echo "suite times: none recorded ($times)"; exit 0; }
@@ -33,12 +50,6 @@ fi
 name=
 if [ "${1:-}" = --name ]; then name=$2; shift 2; fi
 [ -n "$name" ] || { name=${1#"${BUILD:-}"/}; name=${name#./}; }
-start=$(date +%s.%N)
 # a suite is not part of the make that runs it: its own makes (the sanitizer
 # build, make install) must not join make check's job server
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$@"
-rc=$?
-mkdir -p "$(dirname "$times")"
-child_cpu "$times.$$"; cpu=$(cpu_of "$times.$$"); rm -f "$times.$$"
-echo "$name $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') $rc $cpu" >> "$times"
-exit $rc
+timed "$name" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$@"
