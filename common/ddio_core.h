@@ -12,6 +12,8 @@
  *   ddio_core_xfer.c  one XFER to each involved server, served until DONE:
  *                     PUTs into the caller's buffer, GETs answered from it,
  *                     on TCP or UCX (docs/PROTOCOL.md "XFER")
+ *   ddio_core_cache.c a file's client cache: write-behind of small writes,
+ *                     read-ahead of small reads (MPI-IO's nonatomic rules)
  *
  * Threads: a connection carries one conversation at a time; every function
  * here that talks on a connection holds its mutex from the first byte sent to
@@ -151,6 +153,43 @@ struct ddio_srv {
     int is_open;
 };
 
+/* ---- ddio_core_cache.c: the client cache (types; functions below) ---------- */
+
+#define DDIO_CACHE_CHUNKS 16
+
+struct ddio_wext {              /* a buffered write: file bytes [off, off+len) */
+    uint64_t off, len;
+    size_t pos;                 /* where its bytes are in the buffer */
+};
+
+struct ddio_chunk {             /* clean bytes: count blocks of blen every stride */
+    uint64_t off, blen, stride, count;
+    uint64_t valid;             /* bytes of the stream below end of file */
+    char *data;
+    uint64_t tick;              /* last use */
+};
+
+struct ddio_cache {
+    size_t wb_max;              /* write-behind buffer bytes (0: off) */
+    size_t ra_max;              /* read-ahead bytes held (0: off) */
+    uint32_t xflags;            /* DDIO_XF_* of the XFERs it sends */
+    /* write-behind: extents, non-overlapping, in one buffer */
+    struct ddio_wext *wext;
+    size_t nwext;
+    char *wbuf;
+    size_t wused;
+    uint64_t dlo, dhi;          /* bounds of the buffered bytes */
+    int sorted;                 /* extents appended in file order */
+    /* read-ahead */
+    struct ddio_chunk ch[DDIO_CACHE_CHUNKS];
+    int nch;
+    uint64_t ra_used, tick;
+    uint64_t last_off, last_len, nreads;
+    int64_t last_stride;
+    /* counters */
+    uint64_t hits, misses, flushes;
+};
+
 /* A file open on its stripe servers. */
 struct ddio_fh {
     int timeout_ms;
@@ -164,6 +203,8 @@ struct ddio_fh {
     int renew;
     char *path;                 /* namespace path (set by ddio_fh_open) */
     uint32_t amode;
+    struct ddio_cache cache;    /* off unless the opener sets its sizes
+                                 * (ddio_cache_init); close and sync flush it */
 };
 
 /* How to create a file that does not exist yet. */
@@ -239,5 +280,28 @@ struct ddio_xfer_req {
 int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
 /* the stripe servers holding any byte between d's first and last (malloc'd) */
 char *ddio_xfer_involved(const struct ddio_fh *f, const struct ddio_desc *d);
+
+/* ---- ddio_core_cache.c: the client cache of an open file ------------------------ */
+
+/* wb_max, ra_max: bytes (0 turns that half off) */
+void ddio_cache_init(struct ddio_cache *c, size_t wb_max, size_t ra_max);
+/* A contiguous write of this process: 1 buffered; 0 the caller writes it
+ * itself (older buffered bytes it overlaps were flushed first); -1 error
+ * (a flush failed). */
+int ddio_cache_write(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, const void *buf,
+                     uint64_t len, struct ddio_err *e);
+/* A contiguous read: 1 served whole from the cache (maybe after fetching
+ * ahead); 0 the caller reads it itself (buffered writes it overlaps were
+ * flushed); -1 error. */
+int ddio_cache_read(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, void *buf,
+                    uint64_t len, struct ddio_err *e);
+/* send the buffered writes (one XFER per server); they are gone either way */
+int ddio_cache_flush(struct ddio_cache *c, struct ddio_fh *f, struct ddio_err *e);
+/* forget what was read ahead */
+void ddio_cache_drop(struct ddio_cache *c);
+/* this process wrote [off, off+len) by another path: read-ahead holding
+ * those bytes goes (and buffered writes under it must have been flushed) */
+void ddio_cache_written(struct ddio_cache *c, uint64_t off, uint64_t len);
+void ddio_cache_free(struct ddio_cache *c);
 
 #endif

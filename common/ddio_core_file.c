@@ -631,9 +631,13 @@ int ddio_fh_prealloc(struct ddio_fh *f, uint64_t size, struct ddio_err *e)
     return rc;
 }
 
+/* this process's buffered writes go first; what was read ahead is dropped:
+ * after a sync others' synced writes must be seen */
 int ddio_fh_sync(struct ddio_fh *f, struct ddio_err *e)
 {
-    return fh_fanout(f, DDIO_T_SYNC, enc_handle, NULL, NULL, e);
+    int rc = ddio_cache_flush(&f->cache, f, e);
+    ddio_cache_drop(&f->cache);
+    return rc ? rc : fh_fanout(f, DDIO_T_SYNC, enc_handle, NULL, NULL, e);
 }
 
 struct call_arg {
@@ -681,10 +685,19 @@ int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
     struct ddio_err ignored;
     int renew_was = f->renew, rc = 0;
 
+    memset(&ignored, 0, sizeof(ignored));
+    if (f->srv)         /* buffered writes first; their error is the close's */
+        rc = ddio_cache_flush(&f->cache, f, e ? e : &ignored);
+    ddio_cache_free(&f->cache);
     if (f->srv) {
-        memset(&ignored, 0, sizeof(ignored));
         f->renew = 0;   /* nothing to renew for a CLOSE */
-        rc = fh_fanout(f, DDIO_T_CLOSE, enc_close, NULL, NULL, e ? e : &ignored);
+        struct ddio_err ce;
+        memset(&ce, 0, sizeof(ce));
+        if (fh_fanout(f, DDIO_T_CLOSE, enc_close, NULL, NULL, &ce) && !rc) {
+            rc = -1;
+            if (e)
+                *e = ce;
+        }
         f->renew = renew_was;
     }
     free(f->srv);
@@ -695,6 +708,7 @@ int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
 
 void ddio_fh_free(struct ddio_fh *f)
 {
+    ddio_cache_free(&f->cache);
     free(f->srv);
     f->srv = NULL;
     free(f->path);

@@ -75,6 +75,8 @@ typedef struct ADIOI_DDIO_File {
     int striping_factor_given;  /* the hint was present */
     int transport;              /* romio_ddio_transport: enum ddio_xport, -1 = not given
                                  * (DDIO_TRANSPORT, else auto) */
+    int write_behind;           /* romio_ddio_write_behind: bytes, -1 = not given */
+    int read_ahead;             /* romio_ddio_read_ahead: bytes, -1 = not given */
     /* open state */
     struct ddio_fh fh;          /* the stripe servers' handles, timeout, transport
                                  * in force since open (client core) */
@@ -144,6 +146,15 @@ int ADIOI_DDIO_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int 
 /* ---- ad_ddio_err.c: errors as MPI codes; rank 0's outcome to every rank ---- */
 int ADIOI_DDIO_Err_code(const char *myname, const ADIOI_DDIO_Err * e);
 void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e);
+/* collective: every rank learns whether any failed (the lowest failing
+ * rank's message where it did not); non-zero when one did */
+int ADIOI_DDIO_Agree_err(ADIO_File fd, ADIOI_DDIO_Err * e);
+/* the client cache (ddio_core_cache.c) of fd: flush its buffered writes and,
+ * drop set, forget its read-ahead; 0 or -1 with e */
+int ADIOI_DDIO_Cache_flush(ADIO_File fd, int drop, ADIOI_DDIO_Err * e);
+/* the cache's sizes from the hints (atomic mode: none), applied at open and
+ * at every SetInfo / set_atomicity */
+int ADIOI_DDIO_Cache_setup(ADIO_File fd, ADIOI_DDIO_Err * e);
 
 /* ---- ad_ddio_conn.c: the connection pools ---- */
 /* connection pools: the main one, and the progress thread's */

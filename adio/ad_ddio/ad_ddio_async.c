@@ -474,6 +474,14 @@ void ADIOI_DDIO_Async_start(ADIO_File fd, ADIOI_DDIO_Iop * op, MPI_Request * req
 
     memset(&e, 0, sizeof(e));
     *request = MPI_REQUEST_NULL;
+    /* buffered writes go before the request (its bytes may overlap them);
+     * a collective's rank that fails here takes part with nothing */
+    if (ADIOI_DDIO_Cache_flush(fd, op->op == DDIO_X_WRITE, op->coll && !op->e.errnum ? &op->e : &e)
+        && !op->coll) {
+        iop_free(op);
+        *error_code = ADIOI_DDIO_Err_code(myname, &e);
+        return;
+    }
     af = thread_start(&e) ? NULL : afile_get(fd, &e);
     /* collective on every rank, at the first nonblocking collective */
     if (op->coll && af && af->comm == MPI_COMM_NULL)

@@ -75,6 +75,8 @@ static void coll_describe(coll_call * c, const void *buf, int count, MPI_Datatyp
     MPI_Count size, ftsize;
     int rc;
 
+    /* this rank's buffered writes reach the servers before the collective */
+    ADIOI_DDIO_Cache_flush(c->fd, c->op == DDIO_X_WRITE, &c->e);
     MPI_Type_size_x(datatype, &size);
     MPI_Type_size_x(c->fd->filetype, &ftsize);
     c->len = (uint64_t) size *(uint64_t) count;
@@ -101,18 +103,7 @@ static void coll_describe(coll_call * c, const void *buf, int count, MPI_Datatyp
  * non-zero when the call failed somewhere. */
 static int coll_agree(coll_call * c)
 {
-    int in[2] = { c->e.errnum != 0, c->rank }, out[2];
-    ADIOI_DDIO_Err first;
-
-    ADIOI_DDIO_Nap_allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, c->fd->comm);
-    if (!out[0])
-        return 0;
-    first = c->e;
-    ADIOI_DDIO_Nap_bcast(&first, sizeof(first), MPI_BYTE, out[1], c->fd->comm);
-    if (!c->e.errnum)
-        ddio_err_set(&c->e, first.errnum, "ddio: collective failed on rank %d: %s",
-                           out[1], first.msg);
-    return 1;
+    return ADIOI_DDIO_Agree_err(c->fd, &c->e);
 }
 
 static void coll_transfer(coll_call * c, uint64_t seq)

@@ -47,3 +47,21 @@ void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e)
 {
     ADIOI_DDIO_Nap_bcast(e, sizeof(*e), MPI_BYTE, 0, fd->comm);
 }
+
+int ADIOI_DDIO_Agree_err(ADIO_File fd, ADIOI_DDIO_Err * e)
+{
+    int rank, in[2], out[2];
+    ADIOI_DDIO_Err first;
+
+    MPI_Comm_rank(fd->comm, &rank);
+    in[0] = e->errnum != 0;
+    in[1] = rank;
+    ADIOI_DDIO_Nap_allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, fd->comm);
+    if (!out[0])
+        return 0;
+    first = *e;
+    ADIOI_DDIO_Nap_bcast(&first, sizeof(first), MPI_BYTE, out[1], fd->comm);
+    if (!e->errnum)
+        ddio_err_set(e, first.errnum, "ddio: failed on rank %d: %s", out[1], first.msg);
+    return 1;
+}

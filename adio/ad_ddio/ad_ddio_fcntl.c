@@ -1,6 +1,7 @@
 /* Fcntl: file size (STAT on every server), preallocation (PREALLOC of each
  * server's local share, then extension to the requested size: the client
- * core's ddio_fh_size / ddio_fh_prealloc), atomicity.
+ * core's ddio_fh_size / ddio_fh_prealloc), atomicity (and with it the client
+ * cache, ad_ddio_cache.c: flushed first for all three).
  * Independent: ROMIO calls SET_DISKSPACE on one rank only. */
 #include "ad_ddio.h"
 #include <errno.h>
@@ -16,16 +17,17 @@ void ADIOI_DDIO_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *
 
     memset(&e, 0, sizeof(e));
     switch (flag) {
-        case ADIO_FCNTL_GET_FSIZE:
-            if (!ddio_fh_size(&f->fh, NULL, NULL, &size, &e))
+        case ADIO_FCNTL_GET_FSIZE:     /* this process's buffered writes count */
+            if (!ADIOI_DDIO_Cache_flush(fd, 0, &e) && !ddio_fh_size(&f->fh, NULL, NULL, &size, &e))
                 fcntl_struct->fsize = (ADIO_Offset) size;
             break;
         case ADIO_FCNTL_SET_DISKSPACE:
-            if (fcntl_struct->diskspace > 0)
+            if (fcntl_struct->diskspace > 0 && !ADIOI_DDIO_Cache_flush(fd, 1, &e))
                 ddio_fh_prealloc(&f->fh, (uint64_t) fcntl_struct->diskspace, &e);
             break;
-        case ADIO_FCNTL_SET_ATOMICITY:
+        case ADIO_FCNTL_SET_ATOMICITY:  /* atomic mode has no cache */
             fd->atomicity = (fcntl_struct->atomicity == 0) ? 0 : 1;
+            ADIOI_DDIO_Cache_setup(fd, &e);
             break;
         default:
             *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,

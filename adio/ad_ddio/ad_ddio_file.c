@@ -12,6 +12,7 @@ ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd)
         f->presort = ADIOI_HINT_ENABLE;
         f->check_desc = ADIOI_HINT_DISABLE;
         f->type_desc = ADIOI_HINT_ENABLE;
+        f->write_behind = f->read_ahead = -1;
         f->transport = -1;
         fd->fs_ptr = f;
     }

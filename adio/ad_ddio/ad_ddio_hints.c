@@ -16,6 +16,11 @@
  *   romio_ddio_type_desc  enable|disable  build trees from the datatype's
  *                                         constructors (ad_ddio_type.c; default)
  *                                         or always from ROMIO's flattened list
+ *   romio_ddio_write_behind bytes         small writes gathered per rank and
+ *                                         sent as one descriptor (0: off;
+ *                                         default 4 MiB; ad_ddio_cache.c)
+ *   romio_ddio_read_ahead bytes           small reads served from data read
+ *                                         ahead (0: off; default 4 MiB)
  *   romio_ddio_transport  auto|ucx|tcp     how XFER data moves (open time only):
  *                                         ucx: UCX active messages (an error at
  *                                         open where a server cannot), tcp: the
@@ -140,6 +145,27 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
     ADIOI_Info_set(fd->info, "ddio_desc_builder", "none");
     snprintf(value, sizeof(value), "%d", ddio_timeout_ms(f->timeout_s) / 1000);
     ADIOI_Info_set(fd->info, "romio_ddio_timeout", value);
+    snprintf(value, sizeof(value), "%d", f->write_behind < 0 ? 4 << 20 : f->write_behind);
+    ADIOI_Info_set(fd->info, "romio_ddio_write_behind", value);
+    snprintf(value, sizeof(value), "%d", f->read_ahead < 0 ? 4 << 20 : f->read_ahead);
+    ADIOI_Info_set(fd->info, "romio_ddio_read_ahead", value);
+}
+
+/* a byte count hint: a non-negative integer, else ignored (as ROMIO does
+ * with values it cannot read) */
+static void install_bytes(ADIO_File fd, MPI_Info info, const char *key, int *dst)
+{
+    char value[MPI_MAX_INFO_VAL + 1], *end;
+    int flag;
+    long v;
+
+    ADIOI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return;
+    v = strtol(value, &end, 10);
+    if (end != value && *end == '\0' && v >= 0 && v <= (1L << 30))
+        *dst = (int) v;
+    (void) fd;
 }
 
 void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
@@ -164,6 +190,8 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
                                              &f->check_desc, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_type_desc",
                                              &f->type_desc, myname, error_code);
+        install_bytes(fd, users_info, "romio_ddio_write_behind", &f->write_behind);
+        install_bytes(fd, users_info, "romio_ddio_read_ahead", &f->read_ahead);
         f->striping_factor_given |=
             ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
                                              &f->striping_factor, myname, error_code) == 0 &&
@@ -173,8 +201,16 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
     }
     if (f->presort != ADIOI_HINT_DISABLE)       /* "automatic" means the default */
         f->presort = ADIOI_HINT_ENABLE;
-    if (f->fh.srv)         /* a new timeout applies to an open file at once */
+    if (f->fh.srv) {       /* a new timeout applies to an open file at once */
+        ADIOI_DDIO_Err e;
+        memset(&e, 0, sizeof(e));
         f->fh.timeout_ms = ddio_timeout_ms(f->timeout_s);
+        /* set_view (it passes here) and new cache sizes: buffered writes go */
+        if (ADIOI_DDIO_Cache_flush(fd, 0, &e) || ADIOI_DDIO_Cache_setup(fd, &e)) {
+            *error_code = ADIOI_DDIO_Err_code(myname, &e);
+            return;
+        }
+    }
     publish_defaults(fd, f);
     ADIOI_GEN_SetInfo(fd, users_info, error_code);
 }

@@ -46,7 +46,14 @@ static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     len = (uint64_t) size *(uint64_t) count;
     if (file_ptr_type == ADIO_INDIVIDUAL)
         offset = fd->fp_ind;
-    if (len > 0) {
+    /* the client cache: 1 done there, 0 not (it flushed what overlaps), -1 */
+    int cached = len > 0 ? (op == DDIO_X_WRITE
+                            ? ddio_cache_write(&f->fh.cache, &f->fh, (uint64_t) offset, buf, len, &e)
+                            : ddio_cache_read(&f->fh.cache, &f->fh, (uint64_t) offset,
+                                              (void *) buf, len, &e)) : 0;
+    if (cached == 1)
+        bytes = len;
+    else if (cached == 0 && len > 0) {
         if (ADIOI_DDIO_Contig_desc(&d, offset, len))
             ddio_err_set(&e, ENOMEM, "ddio: out of memory");
         else {
@@ -111,6 +118,8 @@ static int strided_run(ADIO_File fd, uint32_t op, const struct ddio_desc *d,
 
     memset(&ue, 0, sizeof(ue));
     uint32_t type = op == DDIO_X_WRITE ? DDIO_LK_WR : DDIO_LK_RD;
+    if (ADIOI_DDIO_Cache_flush(fd, op == DDIO_X_WRITE, e))
+        return -1;
     if (atomic_lock(fd, d, DDIO_LK_SETLKW, type, e))
         return -1;
     rc = run_independent(fd->fs_ptr, op, d, mem, bytes, e);

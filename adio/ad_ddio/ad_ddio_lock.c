@@ -62,7 +62,11 @@ int ADIOI_DDIO_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int 
     }
     dcmd = type == F_UNLCK ? DDIO_LK_UNLCK : is_blocking(cmd) ? DDIO_LK_SETLKW : DDIO_LK_SETLK;
     dtype = type == F_RDLCK ? DDIO_LK_RD : DDIO_LK_WR;
-    if (ADIOI_DDIO_Lock(fd->fs_ptr, dcmd, dtype, (uint64_t) offset, (uint64_t) len, &e) == 0)
+    /* a lock orders this process against others (the shared pointer file
+     * is read and written under one): the client cache must not carry
+     * writes or old reads across it */
+    if (ADIOI_DDIO_Cache_flush(fd, 1, &e) == 0 &&
+        ADIOI_DDIO_Lock(fd->fs_ptr, dcmd, dtype, (uint64_t) offset, (uint64_t) len, &e) == 0)
         return MPI_SUCCESS;
     /* ROMIO's callers (shared pointers, atomic mode) ignore the return value
      * and would go on without the lock; like ADIOI_GEN_SetLock, say why and

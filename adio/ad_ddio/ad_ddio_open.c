@@ -136,9 +136,10 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
         rc = ddio_fh_size(&f->fh, NULL, NULL, &size, e);
         fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) size;
     }
-    if (!rc)
+    if (!rc) {
         publish_layout(fd, f);
-    else if (f->fh.srv)
+        ADIOI_DDIO_Cache_setup(fd, e);  /* nothing buffered yet: cannot fail */
+    } else if (f->fh.srv)
         ddio_fh_close(&f->fh, NULL);
     return rc;
 }

@@ -148,6 +148,13 @@ if t_selected smallio; then   # sector-sized reads and read-modify-writes
   DDIO_TEST_HINTS="striping_unit=6000,striping_factor=2" ddio_vs_ufs smallio-u6000 3 2 t_smallio
 fi
 if t_selected self; then ddio_vs_ufs self 2 3 t_self; fi
+if t_selected cache; then   # write-behind and read-ahead vs MPI's consistency rules
+  T_CACHE_WB=4194304 T_CACHE_RA=4194304 ddio_vs_ufs cache 2 3 t_cache
+  DDIO_TEST_HINTS="romio_ddio_write_behind=65536,romio_ddio_read_ahead=32768,striping_unit=6000" \
+    T_CACHE_WB=65536 T_CACHE_RA=32768 ddio_vs_ufs cache-small 3 2 t_cache
+  DDIO_TEST_HINTS="romio_ddio_write_behind=0,romio_ddio_read_ahead=0" T_CACHE_WB=0 T_CACHE_RA=0 \
+    ddio_vs_ufs cache-off 2 2 t_cache
+fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
 if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi
 if t_selected patterns; then

@@ -98,7 +98,11 @@ int main(int argc, char **argv)
         for (int k = 0; k < PIECES; k++)
             write_piece(fh, me, round, k);
         write_strided(fh, me, round);
+        /* MPI's rule for seeing another rank's writes: sync-barrier-sync
+         * (the writer's small writes may be held back by the client cache) */
+        T_MPI(MPI_File_sync(fh));
         MPI_Barrier(MPI_COMM_WORLD);
+        T_MPI(MPI_File_sync(fh));
         check_reads(fh, round);
         MPI_Barrier(MPI_COMM_WORLD);
     }
