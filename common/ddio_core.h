@@ -285,16 +285,15 @@ char *ddio_xfer_involved(const struct ddio_fh *f, const struct ddio_desc *d);
 
 /* wb_max, ra_max: bytes (0 turns that half off) */
 void ddio_cache_init(struct ddio_cache *c, size_t wb_max, size_t ra_max);
-/* A contiguous write of this process: 1 buffered; 0 the caller writes it
- * itself (older buffered bytes it overlaps were flushed first); -1 error
- * (a flush failed). */
-int ddio_cache_write(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, const void *buf,
-                     uint64_t len, struct ddio_err *e);
-/* A contiguous read: 1 served whole from the cache (maybe after fetching
- * ahead); 0 the caller reads it itself (buffered writes it overlaps were
- * flushed); -1 error. */
-int ddio_cache_read(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, void *buf,
-                    uint64_t len, struct ddio_err *e);
+/* A contiguous write of this process: buffered, or (large, or the cache
+ * off) sent at once after the buffered bytes it overlaps. 0 or -1. */
+int ddio_cache_pwrite(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, const void *buf,
+                      uint64_t len, struct ddio_err *e);
+/* A contiguous read: from what was read ahead, or from the servers (after
+ * the buffered writes it overlaps, or that move the end of file it met).
+ * *got: bytes below the end of file. 0 or -1. */
+int ddio_cache_pread(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, void *buf,
+                     uint64_t len, uint64_t *got, struct ddio_err *e);
 /* send the buffered writes (one XFER per server); they are gone either way */
 int ddio_cache_flush(struct ddio_cache *c, struct ddio_fh *f, struct ddio_err *e);
 /* forget what was read ahead */

@@ -110,6 +110,33 @@ static void make_room(struct ddio_cache *c, uint64_t need)
     }
 }
 
+/* one independent XFER of d's bytes from / into buf */
+static int run_xfer(struct ddio_cache *c, struct ddio_fh *f, uint32_t op, struct ddio_desc *d,
+                    void *buf, uint64_t *bytes, struct ddio_err *e)
+{
+    struct ddio_mem m = {.buf = buf,.contig = 1 };
+    struct ddio_xfer_req x = {.f = f,.op = op,.flags = c->xflags,
+        .nparticipants = 1,.fdesc = d,.mem = &m
+    };
+    char *inv = d->root ? ddio_xfer_involved(f, d) : NULL;
+    int rc = inv ? ddio_xfer_run(&x, inv, e) : (ddio_err_set(e, ENOMEM, "ddio: out of memory"), -1);
+    free(inv);
+    if (d->root)
+        ddio_node_free(d->root);
+    *bytes = rc ? 0 : x.bytes;
+    return rc;
+}
+
+/* [off, off+len) straight from / to the servers */
+static int contig_xfer(struct ddio_cache *c, struct ddio_fh *f, uint32_t op, uint64_t off,
+                       void *buf, uint64_t len, uint64_t *bytes, struct ddio_err *e)
+{
+    struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,.length = len,
+        .root = ddio_node_leaf(len)
+    };
+    return run_xfer(c, f, op, &d, buf, bytes, e);
+}
+
 /* read a chunk: count blocks of blen bytes every stride bytes from off */
 static int fetch(struct ddio_cache *c, struct ddio_fh *f, struct ddio_chunk *k,
                  struct ddio_err *e)
@@ -128,20 +155,12 @@ static int fetch(struct ddio_cache *c, struct ddio_fh *f, struct ddio_chunk *k,
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    struct ddio_mem m = {.buf = k->data,.contig = 1 };
-    struct ddio_xfer_req x = {.f = f,.op = DDIO_X_READ,.flags = c->xflags,
-        .nparticipants = 1,.fdesc = &d,.mem = &m
-    };
-    char *inv = ddio_xfer_involved(f, &d);
-    int rc = inv ? ddio_xfer_run(&x, inv, e) : (ddio_err_set(e, ENOMEM, "ddio: out of memory"), -1);
-    free(inv);
-    ddio_node_free(d.root);
-    k->valid = x.bytes;
-    if (rc) {
+    if (run_xfer(c, f, DDIO_X_READ, &d, k->data, &k->valid, e)) {
         free(k->data);
         k->data = NULL;
+        return -1;
     }
-    return rc;
+    return 0;
 }
 
 /* every read: is this one the next of a regular stride (the same size, the
@@ -187,15 +206,15 @@ static int plan_chunk(struct ddio_cache *c, uint64_t off, uint64_t len, int regu
     return 1;
 }
 
-int ddio_cache_read(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, void *buf,
-                    uint64_t len, struct ddio_err *e)
+/* from what was read ahead (fetching ahead first where that pays):
+ * 1 served, 0 not, -1 error */
+static int cached_read(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, void *buf,
+                       uint64_t len, struct ddio_err *e)
 {
     struct ddio_chunk k;
     int regular;
 
-    if (c->nwext && overlaps(off, len, c->dlo, c->dhi - c->dlo) && ddio_cache_flush(c, f, e))
-        return -1;
-    if (!c->ra_max || len == 0)
+    if (!c->ra_max)
         return 0;
     regular = note_read(c, off, len);
     if (cache_hit(c, off, buf, len))
@@ -211,6 +230,28 @@ int ddio_cache_read(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, void 
     c->ra_used += k.count * k.blen;
     c->nch++;
     return chunk_copy(&c->ch[c->nch - 1], off, buf, len);   /* 0: past end of file */
+}
+
+int ddio_cache_pread(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, void *buf,
+                     uint64_t len, uint64_t *got, struct ddio_err *e)
+{
+    int rc;
+
+    *got = 0;
+    if (len == 0)
+        return 0;
+    if (c->nwext && overlaps(off, len, c->dlo, c->dhi - c->dlo) && ddio_cache_flush(c, f, e))
+        return -1;
+    if ((rc = cached_read(c, f, off, buf, len, e)))
+        return rc < 0 ? -1 : (*got = len, 0);
+    if (contig_xfer(c, f, DDIO_X_READ, off, buf, len, got, e))
+        return -1;
+    /* short: the servers' end of file, which buffered writes beyond it
+     * move (the bytes between read as zeros then) */
+    if (*got < len && c->nwext && c->dhi > off + *got
+        && (ddio_cache_flush(c, f, e) || contig_xfer(c, f, DDIO_X_READ, off, buf, len, got, e)))
+        return -1;
+    return 0;
 }
 
 /* ---- write-behind ---------------------------------------------------------- */
@@ -271,14 +312,8 @@ int ddio_cache_flush(struct ddio_cache *c, struct ddio_fh *f, struct ddio_err *e
     if (rc)
         ddio_err_set(e, -rc, "ddio: out of memory");
     else {
-        struct ddio_mem m = {.buf = data,.contig = 1 };
-        struct ddio_xfer_req x = {.f = f,.op = DDIO_X_WRITE,.flags = c->xflags,
-            .nparticipants = 1,.fdesc = &d,.mem = &m
-        };
-        char *inv = ddio_xfer_involved(f, &d);
-        rc = inv ? ddio_xfer_run(&x, inv, e) : (ddio_err_set(e, ENOMEM, "ddio: out of memory"), -1);
-        free(inv);
-        ddio_node_free(d.root);
+        uint64_t bytes;
+        rc = run_xfer(c, f, DDIO_X_WRITE, &d, data, &bytes, e);
     }
     free(owned);
     /* written or failed: a failed flush's bytes are lost (the error says
@@ -340,11 +375,10 @@ static void wb_append(struct ddio_cache *c, uint64_t off, const void *buf, uint6
     c->wused += len;
 }
 
-int ddio_cache_write(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, const void *buf,
-                     uint64_t len, struct ddio_err *e)
+/* 1 buffered, 0 to be written straight, -1 error */
+static int buffer_write(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, const void *buf,
+                        uint64_t len, struct ddio_err *e)
 {
-    if (len == 0)
-        return 0;
     drop_written(c, off, len);
     if (!c->wb_max || len * 4 > c->wb_max) {   /* large: straight to the servers, after
                                                  * older bytes it overlaps */
@@ -366,6 +400,19 @@ int ddio_cache_write(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, cons
         c->sorted = 1;
     wb_append(c, off, buf, len);
     return 1;
+}
+
+int ddio_cache_pwrite(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, const void *buf,
+                      uint64_t len, struct ddio_err *e)
+{
+    uint64_t bytes;
+    int rc;
+
+    if (len == 0)
+        return 0;
+    if ((rc = buffer_write(c, f, off, buf, len, e)))
+        return rc < 0 ? -1 : 0;
+    return contig_xfer(c, f, DDIO_X_WRITE, off, (void *) buf, len, &bytes, e);
 }
 
 void ddio_cache_free(struct ddio_cache *c)

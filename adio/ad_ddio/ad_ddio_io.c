@@ -1,8 +1,10 @@
 /* Independent reads and writes: ReadContig, WriteContig, ReadStrided,
- * WriteStrided. Each call becomes one descriptor (a LEAF for contiguous
- * requests, the cached file-view tree otherwise) and ONE XFER per server that
- * may hold any of its bytes, whatever the number of pieces; the transfer loop
- * in the client core (common/ddio_core_xfer.c) then moves the data. */
+ * WriteStrided. A contiguous call goes through the client cache
+ * (common/ddio_core_cache.c: write-behind, read-ahead, else one LEAF XFER);
+ * a strided one flushes that cache and becomes one descriptor (the cached
+ * file-view tree) and ONE XFER per server that may hold any of its bytes,
+ * whatever the number of pieces; the transfer loop in the client core
+ * (common/ddio_core_xfer.c) then moves the data. */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -36,8 +38,6 @@ static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
 {
     ADIOI_DDIO_File *f = fd->fs_ptr;
     ADIOI_DDIO_Err e;
-    ADIOI_DDIO_Mem mem = {.buf = (char *) buf,.contig = 1 };
-    struct ddio_desc d;
     MPI_Count size;
     uint64_t len, bytes = 0;
 
@@ -46,21 +46,13 @@ static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     len = (uint64_t) size *(uint64_t) count;
     if (file_ptr_type == ADIO_INDIVIDUAL)
         offset = fd->fp_ind;
-    /* the client cache: 1 done there, 0 not (it flushed what overlaps), -1 */
-    int cached = len > 0 ? (op == DDIO_X_WRITE
-                            ? ddio_cache_write(&f->fh.cache, &f->fh, (uint64_t) offset, buf, len, &e)
-                            : ddio_cache_read(&f->fh.cache, &f->fh, (uint64_t) offset,
-                                              (void *) buf, len, &e)) : 0;
-    if (cached == 1)
+    /* through the client cache (ddio_core_cache.c): buffered, read ahead,
+     * or one XFER per server involved */
+    if (op == DDIO_X_WRITE && !ddio_cache_pwrite(&f->fh.cache, &f->fh, (uint64_t) offset, buf,
+                                                 len, &e))
         bytes = len;
-    else if (cached == 0 && len > 0) {
-        if (ADIOI_DDIO_Contig_desc(&d, offset, len))
-            ddio_err_set(&e, ENOMEM, "ddio: out of memory");
-        else {
-            run_independent(f, op, &d, &mem, &bytes, &e);
-            ddio_node_free(d.root);
-        }
-    }
+    else if (op == DDIO_X_READ)
+        ddio_cache_pread(&f->fh.cache, &f->fh, (uint64_t) offset, (void *) buf, len, &bytes, &e);
     if (!e.errnum) {
         fd->fp_sys_posn = offset + (ADIO_Offset) bytes;
         if (file_ptr_type == ADIO_INDIVIDUAL)

@@ -30,7 +30,11 @@ static void write_read(const char *name, MPI_Info info)
     T_MPI(MPI_File_write_at(fh, off, buf, CHUNK, MPI_BYTE, &st));
     MPI_Get_count(&st, MPI_BYTE, &n);
     T_ASSERT(n == CHUNK, "write_at count %d", n);
+    /* another rank's writes are seen after sync-barrier-sync (MPI 4.0
+     * §14.6.1; small writes may wait in the writer's client cache) */
+    T_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
+    T_MPI(MPI_File_sync(fh));
     T_MPI(MPI_File_get_size(fh, &size));
     T_ASSERT(size == (MPI_Offset) t_size * CHUNK, "size %lld", (long long) size);
 

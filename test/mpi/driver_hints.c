@@ -110,7 +110,11 @@ int main(int argc, char **argv)
     char rec[10];
     memset(rec, 'a' + t_rank, sizeof(rec));
     T_MPI(MPI_File_write_shared(fh, rec, sizeof(rec), MPI_BYTE, &st));
+    /* another rank's writes are seen after sync-barrier-sync (MPI 4.0
+     * §14.6.1; small writes may wait in the writer's client cache) */
+    T_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
+    T_MPI(MPI_File_sync(fh));
     T_MPI(MPI_File_get_size(fh, &size));
     T_ASSERT(size == 10 * t_size, "size after write_shared %lld", (long long) size);
     T_MPI(MPI_File_close(&fh));

@@ -12,7 +12,11 @@ int main(int argc, char **argv)
                         MPI_INFO_NULL, &fh));
     int v = t_rank;
     T_MPI(MPI_File_write_at(fh, t_rank * 4, &v, 1, MPI_INT, MPI_STATUS_IGNORE));
+    /* another rank's writes are seen after sync-barrier-sync (MPI 4.0
+     * §14.6.1; small writes may wait in the writer's client cache) */
+    T_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
+    T_MPI(MPI_File_sync(fh));
     int r = -1;
     T_MPI(MPI_File_read_at(fh, ((t_rank + 1) % t_size) * 4, &r, 1, MPI_INT, MPI_STATUS_IGNORE));
     T_ASSERT(r == (t_rank + 1) % t_size, "read %d", r);
