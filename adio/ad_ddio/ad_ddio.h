@@ -149,12 +149,16 @@ void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e);
 /* collective: every rank learns whether any failed (the lowest failing
  * rank's message where it did not); non-zero when one did */
 int ADIOI_DDIO_Agree_err(ADIO_File fd, ADIOI_DDIO_Err * e);
+/* the same, with *any made the OR of every rank's *any in the same reduction */
+int ADIOI_DDIO_Agree_err_or(ADIO_File fd, ADIOI_DDIO_Err * e, int *any);
 /* the client cache (ddio_core_cache.c) of fd: flush its buffered writes and,
  * drop set, forget its read-ahead; 0 or -1 with e */
 int ADIOI_DDIO_Cache_flush(ADIO_File fd, int drop, ADIOI_DDIO_Err * e);
 /* the cache's sizes from the hints (atomic mode: none), applied at open and
- * at every SetInfo / set_atomicity */
-int ADIOI_DDIO_Cache_setup(ADIO_File fd, ADIOI_DDIO_Err * e);
+ * at every SetInfo / set_atomicity; xflags: its XFERs' (Xfer_flags) */
+int ADIOI_DDIO_Cache_setup(ADIO_File fd, uint32_t xflags, ADIOI_DDIO_Err * e);
+/* bytes a cache hint means on fd (-1: not given: by the file's sharing) */
+size_t ADIOI_DDIO_Cache_default(ADIO_File fd, int hint);
 
 /* ---- ad_ddio_conn.c: the connection pools ---- */
 /* connection pools: the main one, and the progress thread's */
@@ -194,6 +198,7 @@ uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f);
 void ADIOI_DDIO_Nap_wait(MPI_Request * r);
 void ADIOI_DDIO_Nap_barrier(MPI_Comm comm);
 void ADIOI_DDIO_Nap_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm);
+void ADIOI_DDIO_Nap_allgather(const void *in, void *out, int n, MPI_Datatype t, MPI_Comm comm);
 void ADIOI_DDIO_Nap_allreduce(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op,
                               MPI_Comm comm);
 

@@ -13,8 +13,17 @@
  * touches another rank's bytes. Overlapping writers: the higher rank's
  * bytes win (the servers resolve it).
  *
+ * Contiguous calls: when every rank's part is one range of the file from
+ * contiguous memory and no two ranges overlap (IOR's collective mode), the
+ * disk-directed schedule buys nothing (each server already sees whole
+ * ranges in order) and costs the gate: each rank sends its own range as
+ * independent I/O does (to the servers holding it), and the second
+ * agreement below still fails the call everywhere if it failed anywhere.
+ * Not in atomic mode.
+ *
  * Two small collectives on fd->comm per call:
- *  - before sending, an allreduce of "did this rank describe its part":
+ *  - before sending, an allgather of "did this rank describe its part" and
+ *    of its range when contiguous:
  *    it is the barrier that keeps a late rank from tripping the servers'
  *    gate deadline (the gate waits romio_ddio_timeout from the FIRST
  *    arrival, and MPI lets ranks enter a collective arbitrarily far apart;
@@ -106,6 +115,91 @@ static int coll_agree(coll_call * c)
     return ADIOI_DDIO_Agree_err(c->fd, &c->e);
 }
 
+/* this rank's part as one file range [*lo, *hi) from contiguous memory
+ * (an empty part is one too); 0 if it is not */
+static int coll_range(coll_call * c, int64_t * lo, int64_t * hi)
+{
+    *lo = *hi = 0;
+    if (c->len == 0)
+        return 1;
+    if (!c->mem.contig || !c->d.root)
+        return 0;
+    ddio_desc_bounds(&c->d, lo, hi);
+    return (uint64_t) (*hi - *lo) == c->len;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* The first agreement: everyone's outcome (as coll_agree) and, in the same
+ * allgather, whether every part is a range and none overlaps another:
+ * *indep. Non-zero when the call failed somewhere. */
+static int coll_agree_first(coll_call * c, int *indep)
+{
+    int64_t mine[3], *all = ADIOI_Malloc(sizeof(int64_t) * 3 * (size_t) c->nprocs);
+    int failed = -1, i;
+
+    mine[2] = c->e.errnum ? 2 : coll_range(c, &mine[0], &mine[1]) && !c->fd->atomicity;
+    ADIOI_DDIO_Nap_allgather(mine, all, 3, MPI_INT64_T, c->fd->comm);
+    *indep = 1;
+    for (i = 0; i < c->nprocs; i++) {
+        if (all[3 * i + 2] == 2 && failed < 0)
+            failed = i;
+        if (all[3 * i + 2] != 1)
+            *indep = 0;
+    }
+    if (*indep) {               /* empty parts overlap nothing */
+        int n = 0;
+        for (i = 0; i < c->nprocs; i++)
+            if (all[3 * i + 1] > all[3 * i])
+                memmove(&all[3 * n++], &all[3 * i], sizeof(int64_t) * 3);
+        qsort(all, (size_t) n, sizeof(int64_t) * 3, range_cmp);
+        for (i = 1; i < n; i++)
+            if (all[3 * i] < all[3 * (i - 1) + 1])
+                *indep = 0;
+    }
+    ADIOI_Free(all);
+    if (failed < 0)
+        return 0;
+    ADIOI_DDIO_Err first = c->e;
+    ADIOI_DDIO_Nap_bcast(&first, sizeof(first), MPI_BYTE, failed, c->fd->comm);
+    if (!c->e.errnum)
+        ddio_err_set(&c->e, first.errnum, "ddio: failed on rank %d: %s", failed, first.msg);
+    return 1;
+}
+
+/* a contiguous part, moved as independent I/O would (not through the
+ * client cache: a collective is a point others may look after) */
+static void coll_range_transfer(coll_call * c)
+{
+    int64_t lo, hi;
+    struct ddio_desc d;
+
+    coll_range(c, &lo, &hi);
+    if (hi <= lo)
+        return;
+    memset(&d, 0, sizeof(d));
+    d.disp = lo;
+    d.extent = hi - lo;
+    d.length = (uint64_t) (hi - lo);
+    d.root = ddio_node_leaf(d.length);
+    ADIOI_DDIO_Xfer x = {.f = &c->f->fh,.op = c->op,.flags = ADIOI_DDIO_Xfer_flags(c->f),
+        .nparticipants = 1,.fdesc = &d,.mem = &c->mem
+    };
+    char *inv = d.root ? ddio_xfer_involved(&c->f->fh, &d) : NULL;
+    if (!inv)
+        ddio_err_set(&c->e, ENOMEM, "ddio: out of memory");
+    else
+        ddio_xfer_run(&x, inv, &c->e);
+    free(inv);
+    if (d.root)
+        ddio_node_free(d.root);
+    c->bytes = x.bytes;
+}
+
 static void coll_transfer(coll_call * c, uint64_t seq)
 {
     ADIOI_DDIO_Xfer x = {.f = &c->f->fh,.op = c->op,
@@ -143,15 +237,19 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
 {
     coll_call c;
     uint64_t seq;
+    int indep;
 
     coll_init(&c, fd, op, file_ptr_type, offset);
     seq = ++c.f->seq;
     c.t[0] = MPI_Wtime();
     coll_describe(&c, buf, count, datatype);
     c.t[1] = MPI_Wtime();
-    if (!coll_agree(&c)) {
+    if (!coll_agree_first(&c, &indep)) {
         c.t[2] = MPI_Wtime();
-        coll_transfer(&c, seq);
+        if (indep)
+            coll_range_transfer(&c);
+        else
+            coll_transfer(&c, seq);
         c.t[3] = MPI_Wtime();
         coll_agree(&c);
         c.t[4] = MPI_Wtime();

@@ -27,7 +27,7 @@ void ADIOI_DDIO_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *
             break;
         case ADIO_FCNTL_SET_ATOMICITY:  /* atomic mode has no cache */
             fd->atomicity = (fcntl_struct->atomicity == 0) ? 0 : 1;
-            ADIOI_DDIO_Cache_setup(fd, &e);
+            ADIOI_DDIO_Cache_setup(fd, ADIOI_DDIO_Xfer_flags(f), &e);
             break;
         default:
             *error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname,

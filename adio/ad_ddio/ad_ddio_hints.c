@@ -17,10 +17,10 @@
  *                                         constructors (ad_ddio_type.c; default)
  *                                         or always from ROMIO's flattened list
  *   romio_ddio_write_behind bytes         small writes gathered per rank and
- *                                         sent as one descriptor (0: off;
- *                                         default 4 MiB; ad_ddio_cache.c)
+ *                                         sent as one descriptor (default 0:
+ *                                         off; ad_ddio_cache.c says why)
  *   romio_ddio_read_ahead bytes           small reads served from data read
- *                                         ahead (0: off; default 4 MiB)
+ *                                         ahead (default 0: off)
  *   romio_ddio_transport  auto|ucx|tcp     how XFER data moves (open time only):
  *                                         ucx: UCX active messages (an error at
  *                                         open where a server cannot), tcp: the
@@ -145,9 +145,9 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
     ADIOI_Info_set(fd->info, "ddio_desc_builder", "none");
     snprintf(value, sizeof(value), "%d", ddio_timeout_ms(f->timeout_s) / 1000);
     ADIOI_Info_set(fd->info, "romio_ddio_timeout", value);
-    snprintf(value, sizeof(value), "%d", f->write_behind < 0 ? 4 << 20 : f->write_behind);
+    snprintf(value, sizeof(value), "%zu", ADIOI_DDIO_Cache_default(fd, f->write_behind));
     ADIOI_Info_set(fd->info, "romio_ddio_write_behind", value);
-    snprintf(value, sizeof(value), "%d", f->read_ahead < 0 ? 4 << 20 : f->read_ahead);
+    snprintf(value, sizeof(value), "%zu", ADIOI_DDIO_Cache_default(fd, f->read_ahead));
     ADIOI_Info_set(fd->info, "romio_ddio_read_ahead", value);
 }
 
@@ -206,7 +206,7 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         memset(&e, 0, sizeof(e));
         f->fh.timeout_ms = ddio_timeout_ms(f->timeout_s);
         /* set_view (it passes here) and new cache sizes: buffered writes go */
-        if (ADIOI_DDIO_Cache_flush(fd, 0, &e) || ADIOI_DDIO_Cache_setup(fd, &e)) {
+        if (ADIOI_DDIO_Cache_flush(fd, 0, &e) || ADIOI_DDIO_Cache_setup(fd, ADIOI_DDIO_Xfer_flags(f), &e)) {
             *error_code = ADIOI_DDIO_Err_code(myname, &e);
             return;
         }

@@ -46,6 +46,11 @@ static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     len = (uint64_t) size *(uint64_t) count;
     if (file_ptr_type == ADIO_INDIVIDUAL)
         offset = fd->fp_ind;
+    /* A file used with a shared file pointer (ROMIO opened its pointer
+     * file) writes through: programs order write_shared/read_shared by
+     * the pointer and a barrier alone (ROMIO's own shared_fp test does) */
+    if (fd->shared_fp_fd && f->fh.cache.wb_max && !ADIOI_DDIO_Cache_flush(fd, 0, &e))
+        f->fh.cache.wb_max = 0;
     /* through the client cache (ddio_core_cache.c): buffered, read ahead,
      * or one XFER per server involved */
     if (op == DDIO_X_WRITE && !ddio_cache_pwrite(&f->fh.cache, &f->fh, (uint64_t) offset, buf,

@@ -32,6 +32,13 @@ void ADIOI_DDIO_Nap_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm c
     ADIOI_DDIO_Nap_wait(&r);
 }
 
+void ADIOI_DDIO_Nap_allgather(const void *in, void *out, int n, MPI_Datatype t, MPI_Comm comm)
+{
+    MPI_Request r;
+    MPI_Iallgather(in, n, t, out, n, t, comm, &r);
+    ADIOI_DDIO_Nap_wait(&r);
+}
+
 void ADIOI_DDIO_Nap_allreduce(const void *in, void *out, int n, MPI_Datatype t, MPI_Op op,
                               MPI_Comm comm)
 {

@@ -138,7 +138,7 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
     }
     if (!rc) {
         publish_layout(fd, f);
-        ADIOI_DDIO_Cache_setup(fd, e);  /* nothing buffered yet: cannot fail */
+        ADIOI_DDIO_Cache_setup(fd, ADIOI_DDIO_Xfer_flags(f), e);  /* nothing buffered yet: cannot fail */
     } else if (f->fh.srv)
         ddio_fh_close(&f->fh, NULL);
     return rc;

@@ -149,11 +149,18 @@ if t_selected smallio; then   # sector-sized reads and read-modify-writes
 fi
 if t_selected self; then ddio_vs_ufs self 2 3 t_self; fi
 if t_selected cache; then   # write-behind and read-ahead vs MPI's consistency rules
-  T_CACHE_WB=4194304 T_CACHE_RA=4194304 ddio_vs_ufs cache 2 3 t_cache
+  DDIO_TEST_HINTS="romio_ddio_write_behind=4194304,romio_ddio_read_ahead=4194304" \
+    T_CACHE_WB=4194304 T_CACHE_RA=4194304 ddio_vs_ufs cache 2 3 t_cache
   DDIO_TEST_HINTS="romio_ddio_write_behind=65536,romio_ddio_read_ahead=32768,striping_unit=6000" \
     T_CACHE_WB=65536 T_CACHE_RA=32768 ddio_vs_ufs cache-small 3 2 t_cache
-  DDIO_TEST_HINTS="romio_ddio_write_behind=0,romio_ddio_read_ahead=0" T_CACHE_WB=0 T_CACHE_RA=0 \
-    ddio_vs_ufs cache-off 2 2 t_cache
+  # the default: off
+  T_CACHE_WB=0 T_CACHE_RA=0 ddio_vs_ufs cache-off 2 2 t_cache
+  # other programs that synchronise as MPI says, with the cache on
+  on="romio_ddio_write_behind=4194304,romio_ddio_read_ahead=4194304"
+  DDIO_TEST_HINTS="$on" ddio_vs_ufs cache-smallio 2 3 t_smallio
+  DDIO_TEST_HINTS="$on,striping_unit=4096" ddio_vs_ufs cache-indep 2 3 t_indep
+  DDIO_TEST_HINTS="$on" ddio_vs_ufs cache-nonblock 2 3 t_nonblock
+  DDIO_TEST_HINTS="$on" ddio_vs_ufs cache-coll 2 4 t_coll
 fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
 if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi

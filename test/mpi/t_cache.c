@@ -8,7 +8,7 @@
  *  3. MPI_File_get_size counts a rank's own unsynced writes past the end;
  *  4. atomic mode: a write is seen by another rank after a barrier alone;
  *  5. the hints are reported by MPI_File_get_info and 0 turns the cache off
- *     (checked by the same steps with romio_ddio_*=0: DDIO_TEST_HINTS);
+ *     (checked by the same steps without the hints: off by default);
  *  6. random small reads and writes, overlapping, against a model; the
  *     final file is compared with the same run on ufs: by the harness.
  * usage: t_cache FILE   (at least 2 ranks; hints from DDIO_TEST_HINTS) */
@@ -184,8 +184,9 @@ int main(int argc, char **argv)
     MPI_Info info = tm_hints();
     T_MPI(MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     MPI_Info_free(&info);
-    if (strncmp(argv[1], "ddio:", 5) == 0)   /* (ufs: has no such hints) */
+    if (strncmp(argv[1], "ddio:", 5) == 0) {  /* (ufs: has no such hints) */
         hints(fh);
+    }
     own_writes(fh);
     T_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
