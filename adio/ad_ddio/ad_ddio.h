@@ -66,6 +66,8 @@ typedef struct ADIOI_DDIO_File {
     int timeout_s;              /* romio_ddio_timeout, 0 = not given */
     int collective;             /* ADIOI_DDIO_COLL_* */
     int presort;                /* ADIOI_HINT_ENABLE / ADIOI_HINT_DISABLE */
+    int coll_ranges;            /* romio_ddio_coll_ranges: ADIOI_HINT_DISABLE keeps
+                                 * collectives of plain ranges disk-directed */
     int check_desc;             /* romio_ddio_check_desc (debug): ADIOI_HINT_* */
     int type_desc;              /* romio_ddio_type_desc: ADIOI_HINT_DISABLE forces the
                                  * flattened-list path (Tree_from_flat) */

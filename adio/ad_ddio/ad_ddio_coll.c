@@ -142,7 +142,8 @@ static int coll_agree_first(coll_call * c, int *indep)
     int64_t mine[3], *all = ADIOI_Malloc(sizeof(int64_t) * 3 * (size_t) c->nprocs);
     int failed = -1, i;
 
-    mine[2] = c->e.errnum ? 2 : coll_range(c, &mine[0], &mine[1]) && !c->fd->atomicity;
+    mine[2] = c->e.errnum ? 2 : coll_range(c, &mine[0], &mine[1]) && !c->fd->atomicity
+        && c->f->coll_ranges != ADIOI_HINT_DISABLE;     /* (any rank's "disable" decides) */
     ADIOI_DDIO_Nap_allgather(mine, all, 3, MPI_INT64_T, c->fd->comm);
     *indep = 1;
     for (i = 0; i < c->nprocs; i++) {
@@ -186,7 +187,10 @@ static void coll_range_transfer(coll_call * c)
     d.extent = hi - lo;
     d.length = (uint64_t) (hi - lo);
     d.root = ddio_node_leaf(d.length);
-    ADIOI_DDIO_Xfer x = {.f = &c->f->fh,.op = c->op,.flags = ADIOI_DDIO_Xfer_flags(c->f),
+    /* one participant: no gate; the flag makes the servers count it (and
+     * fire their fault points) as the collective it is */
+    ADIOI_DDIO_Xfer x = {.f = &c->f->fh,.op = c->op,
+        .flags = DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
         .nparticipants = 1,.fdesc = &d,.mem = &c->mem
     };
     char *inv = d.root ? ddio_xfer_involved(&c->f->fh, &d) : NULL;

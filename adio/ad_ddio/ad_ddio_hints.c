@@ -9,6 +9,10 @@
  *                                         (default) or ROMIO's two-phase over
  *                                         independent ddio I/O (the baseline)
  *   romio_ddio_presort    enable|disable  servers sort blocks by disk address
+ *   romio_ddio_coll_ranges enable|disable a collective whose parts are
+ *                                         separate contiguous ranges goes as
+ *                                         each rank's own XFER (default
+ *                                         enable; ad_ddio_coll.c)
  *   romio_ddio_check_desc enable|disable  debug: compare every descriptor with
  *                                         ROMIO's flattened view (ad_ddio_check.c),
  *                                         and every tree built from a datatype with
@@ -134,6 +138,8 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                    f->collective == ADIOI_DDIO_COLL_DDIO ? "ddio" : "twophase");
     ADIOI_Info_set(fd->info, "romio_ddio_presort",
                    f->presort == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    ADIOI_Info_set(fd->info, "romio_ddio_coll_ranges",
+                   f->coll_ranges == ADIOI_HINT_DISABLE ? "disable" : "enable");
     ADIOI_Info_set(fd->info, "romio_ddio_check_desc",
                    f->check_desc == ADIOI_HINT_ENABLE ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "romio_ddio_type_desc",
@@ -186,6 +192,8 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         install_transport(fd, f, users_info, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_presort",
                                              &f->presort, myname, error_code);
+        ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_coll_ranges",
+                                             &f->coll_ranges, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_check_desc",
                                              &f->check_desc, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_type_desc",

@@ -80,6 +80,10 @@ stats_check() {
   local ns=$1 filter=$2; shift 2
   "$top/tools/ddio" stats "$@" | tee "$tmp/stats.$$" && awk -v NS="$ns" "$filter" "$tmp/stats.$$"
 }
+# Steps that check the disk-directed collective ran keep it for collectives of
+# plain ranges too (which otherwise go as each rank's own XFER)
+DD_HINTS="$tmp/dd-hints"
+echo "romio_ddio_coll_ranges disable" > "$DD_HINTS"
 # the disk-directed collective path ran on every server
 COLL_RAN='$2=="coll_xfers"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "coll_xfers: " ok+0 " of " NS " servers ran a disk-directed collective"; exit 1}}'
 
@@ -90,7 +94,7 @@ ddio_vs_ufs_coll() {
   local root="$tmp/srv-$name"
   mkdir -p "$root"
   export -f stats_check; export top tmp COLL_RAN
-  t_step "$name/ddio" "$run" -s "$ns" --root "$root" -- bash -c \
+  t_step "$name/ddio" env ROMIO_HINTS="$DD_HINTS" "$run" -s "$ns" --root "$root" -- bash -c \
     'mpiexec -n "$0" "$@" && stats_check "'"$ns"'" "$COLL_RAN" coll_xfers' "$np" "$prog" "$@" "ddio:/$name"
   ufs_run "$name" "$np" "$prog" "$@"
   t_step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$name"
@@ -277,7 +281,8 @@ if t_selected desc-size; then
     for mib in 0.0625 64; do
       w=wb; [ "${pat:0:1}" = w ] && w=$pat
       mkdir -p "$tmp/srv-dsz"
-      t_step "desc-size-$pat-$mib" env DSZ_OUT="$tmp/dsz.$pat.$mib" "$run" -s 2 --root "$tmp/srv-dsz" -- \
+      t_step "desc-size-$pat-$mib" env DSZ_OUT="$tmp/dsz.$pat.$mib" ROMIO_HINTS="$DD_HINTS" \
+        "$run" -s 2 --root "$tmp/srv-dsz" -- \
         bash -c 'mpiexec -n 4 "$0" -q -r 8 -m "$1" -p "$2" ddio:/dsz &&
         stats_check 2 "$DSZ" last.desc_bytes last.nparticipants' \
         "$top/examples/bin/ddio-patterns" "$mib" "$w,$pat"
@@ -386,12 +391,13 @@ if t_selected heartbeat; then
   root="$tmp/srv-heartbeat"; mkdir -p "$root"
   HB_SLOW='$7!="ok" || $5<9.5 {print "pattern " $1 ": " $7 " in " $5 " s (need ok, > 9.5 s)"; bad=1} END{exit bad+0}'
   export HB_SLOW
-  t_step heartbeat-wb-rb env DDIO_TIMEOUT=2 "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 --root "$root" \
+  # (the disk-directed schedule: BLOCK parts are plain ranges, DD_HINTS)
+  t_step heartbeat-wb-rb env DDIO_TIMEOUT=2 ROMIO_HINTS="$DD_HINTS" "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 --root "$root" \
     -- bash -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p wb,rb ddio:/heartbeat | tee "$1" &&
     awk -F, "$HB_SLOW" "$1"' "$top/examples/bin/ddio-patterns" "$tmp/heartbeat.csv"
   # ... but a hung server (SIGSTOP: no heartbeats, connection stays open)
   # must still fail the read within the timeout + grace (7 s) of silence
-  t_step heartbeat-hung-server env DDIO_TIMEOUT=2 "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 \
+  t_step heartbeat-hung-server env DDIO_TIMEOUT=2 ROMIO_HINTS="$DD_HINTS" "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 \
     --root "$root" -- bash -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p rb ddio:/heartbeat & m=$!
     sleep 3; srv=$(pgrep -P "$PPID" -x ddio-server); kill -STOP $srv; t0=$SECONDS
     wait $m; rc=$?; dt=$((SECONDS - t0)); kill -CONT $srv
