@@ -167,7 +167,14 @@ static void send_xfers(xstate *st)
             .rank = x->rank,.timeout_ms = (uint32_t) f->timeout_ms,
             .desc_len = (uint32_t) dw.len,.desc = dw.p
         };
-        if (want_ucx(st, i)) {
+        if (x->op == DDIO_X_WRITE && x->nparticipants == 1 && x->mem->contig
+            && x->fdesc->length <= DDIO_MAX_INLINE) {
+            /* a small write carries its bytes: one round trip, no GET and
+             * DATA (on either transport) */
+            m.flags |= DDIO_XF_INLINE;
+            m.inline_len = (uint32_t) x->fdesc->length;
+            m.inline_data = (const uint8_t *) x->mem->buf;
+        } else if (want_ucx(st, i)) {
             m.flags |= DDIO_XF_UCX;
             m.ucx_token = st->s[i].sink->token;
             m.ucx_len = x->fdesc->length;

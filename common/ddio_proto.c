@@ -585,6 +585,10 @@ void ddio_enc_xfer(struct ddio_wbuf *w, const struct ddio_xfer *m)
         ddio_put_u64(w, m->ucx_token);
         ddio_put_u64(w, m->ucx_len);
     }
+    if (m->flags & DDIO_XF_INLINE) {
+        ddio_put_u32(w, m->inline_len);
+        ddio_put_bytes(w, m->inline_data, m->inline_len);
+    }
 }
 
 /* rank < nparticipants is checked here because the server indexes its
@@ -609,6 +613,15 @@ int ddio_dec_xfer(const void *p, size_t n, struct ddio_xfer *m)
     if (!r.err && (m->flags & DDIO_XF_UCX)) {
         m->ucx_token = ddio_get_u64(&r);
         m->ucx_len = ddio_get_u64(&r);
+    }
+    if (!r.err && (m->flags & DDIO_XF_INLINE)) {
+        m->inline_len = ddio_get_u32(&r);
+        /* only a write of one participant, and not with UCX (its data
+         * would have two sources) */
+        if (!r.err && (m->inline_len > DDIO_MAX_INLINE || m->op != DDIO_X_WRITE
+                       || m->nparticipants != 1 || (m->flags & DDIO_XF_UCX)))
+            r.err = -EPROTO;
+        m->inline_data = ddio_get_bytes(&r, m->inline_len);
     }
     int rc = rbuf_result(&r);
     if (rc)

@@ -202,6 +202,9 @@ struct ddio_prealloc {       /* PREALLOC: local byte range */
 #define DDIO_XF_NOSORT     0x2u   /* do not sort blocks by physical address */
 #define DDIO_XF_UCX        0x4u   /* data by UCX active messages: token and stream
                                    * length follow (docs/TRANSPORT.md) */
+#define DDIO_XF_INLINE     0x8u   /* a one-participant write whose whole stream
+                                   * follows the descriptor: no GET/DATA */
+#define DDIO_MAX_INLINE    65536u /* the largest inline stream */
 #define DDIO_MAX_UCXADDR   16384u /* UCX worker address */
 struct ddio_xfer {
     uint64_t handle;
@@ -217,6 +220,9 @@ struct ddio_xfer {
     /* with DDIO_XF_UCX: what the client's PUT messages name (its own
      * handle for this call on this server) and the stream's length */
     uint64_t ucx_token, ucx_len;
+    /* with DDIO_XF_INLINE: the stream's bytes (point into the payload) */
+    uint32_t inline_len;
+    const uint8_t *inline_data;
 };
 /* XFER reply (DONE) */
 struct ddio_xfer_r {

@@ -55,6 +55,9 @@ struct part {
     int64_t first, end;          /* descriptor bounds (logical) */
     uint64_t bytes, to, from;
     int64_t last_ms;             /* last message queued to it (heartbeats) */
+    const uint8_t *inl;          /* DDIO_XF_INLINE: its stream, in the request's
+                                  * payload (one participant: the payload lives
+                                  * until the XFER ends) */
 };
 
 enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE };
@@ -629,6 +632,12 @@ static int send_get(struct xfer *x, struct slot *s, struct part *p, const struct
     pg->g.tag = ++x->next_tag;
     s->pending++;                 /* before the GET leaves: DATA may be quick */
     pthread_mutex_unlock(&x->mu);
+    if (p->inl) {                 /* the bytes came with the XFER: no round trip */
+        for (uint32_t i = 0; i < pg->g.nseg; i++)
+            engine_get_sink(&pg->g, i, segs[i].off, p->inl + segs[i].off, (size_t)segs[i].len);
+        engine_get_done(&pg->g, 0, NULL);
+        return 0;
+    }
     int rc = xp_get(p->ep, &pg->g, deadline_of(x));   /* pg is the transport's */
     if (rc == 0)
         p->last_ms = ddio_now_ms();
@@ -1174,6 +1183,15 @@ static void add_part(struct xfer *x, struct xp *ep, uint64_t req, const struct d
     x->arrived++;
     x->ctr.desc_bytes += m->desc_len;
     *bad = load_desc(&x->srv->cfg, p, m, why, whylen);
+    if (!*bad && (m->flags & DDIO_XF_INLINE)) {
+        if (m->inline_len == p->d.length)
+            p->inl = m->inline_data;
+        else {
+            snprintf(why, whylen, "rank %u: %u inline bytes for a stream of %" PRIu64,
+                     m->rank, m->inline_len, p->d.length);
+            *bad = -EPROTO;
+        }
+    }
 }
 
 static struct xfer *find_gate(struct engine *e, const struct ofile *of, const struct ddio_xfer *m)

@@ -91,8 +91,10 @@ static void refuse_busy(struct conn *c, struct work *w)
  * a wakeup per call. It counts as a request in flight like any other. */
 int work_runs_inline(const struct work *w)
 {
-    return w->h.type == DDIO_T_XFER && w->u.x.op == DDIO_X_READ
-           && w->u.x.nparticipants == 1;
+    /* nothing to wait for from this connection: a read, or a write whose
+     * bytes came with it */
+    return w->h.type == DDIO_T_XFER && w->u.x.nparticipants == 1
+           && (w->u.x.op == DDIO_X_READ || (w->u.x.flags & DDIO_XF_INLINE));
 }
 
 void work_run_inline(struct conn *c, struct work *w)

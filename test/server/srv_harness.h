@@ -135,6 +135,7 @@ void test_independent(uint64_t unit, uint32_t count, const char *name);
 void test_independent_1m(void);
 void test_independent_64k_of_2(void);
 void test_independent_4k_of_2(void);
+void test_inline(void);
 void test_collective(void);
 void test_write_order(void);
 void test_heartbeat(void);

@@ -397,3 +397,63 @@ void test_independent_4k_of_2(void)    /* stripe unit below the block size */
 {
     test_independent(4096, 2, "ind3");
 }
+
+/* DDIO_XF_INLINE: a small write's bytes come with the XFER, no GET is sent;
+ * an inline length that is not the stream's is refused (EPROTO) and the
+ * connection goes on */
+void test_inline(void)
+{
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128];
+    layout_for(c, &l, 1u << 20, 1);
+    path_name(p, sizeof(p), "inline");
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, &r) == 0, "create %s", p);
+    uint64_t B = c->bsize;
+    /* 100 pieces of 40 bytes every 700, across a block boundary */
+    struct dspec s = {.disp = (int64_t)B - 30000, .count = 100, .len = 40, .stride = 700,
+                      .extent = 70000, .length = 4000};
+    struct ddio_desc d, all;
+    build_desc(&s, &d);
+    uint8_t w[4000], *back = malloc(70000), *got = calloc(70001, 1);
+    fill_pattern(w, sizeof(w), 7);
+    struct xres x = cl_xfer(c, r.handle, DDIO_X_WRITE, DDIO_XF_INLINE, 0, 0, 1, 0, &d, w, NULL,
+                            TMO);
+    CHECK(x.status == 0, "inline write failed (%s)", strerror(x.status));
+    CHECK(x.get_bytes == 0, "inline write: the server asked for %" PRIu64 " bytes", x.get_bytes);
+    CHECK(x.r.bytes_from_rank == 4000, "inline write: bytes_from_rank %" PRIu64,
+          x.r.bytes_from_rank);
+    struct dspec a = {.disp = (int64_t)B - 30000, .count = 1, .len = 70000, .extent = 70000,
+                      .length = 70000};
+    build_desc(&a, &all);
+    x = cl_xfer(c, r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, &all, back, got, TMO);
+    CHECK(x.status == 0, "read back failed (%s)", strerror(x.status));
+    for (int i = 0; i < 100; i++)
+        CHECK(memcmp(back + 700 * i, w + 40 * i, 40) == 0, "inline piece %d differs", i);
+    /* one byte short of the stream */
+    struct ddio_wbuf dw, m;
+    ddio_wbuf_init(&dw);
+    ddio_desc_encode(&dw, &d);
+    struct ddio_xfer bad = {.handle = r.handle, .op = DDIO_X_WRITE, .flags = DDIO_XF_INLINE,
+                            .nparticipants = 1, .timeout_ms = TMO, .desc_len = (uint32_t)dw.len,
+                            .desc = dw.p, .inline_len = 3999, .inline_data = w};
+    ddio_wbuf_init(&m);
+    ddio_enc_xfer(&m, &bad);
+    send_w(c, DDIO_T_XFER, ++c->req, &m);
+    struct msg rep;
+    CHECK(recv_msg(c, &rep) == 0, "no answer to a short inline write");
+    CHECK(rep.h.type == (DDIO_T_XFER | DDIO_REPLY) && rep.h.status == EPROTO,
+          "short inline write: type %u status %d", rep.h.type, rep.h.status);
+    free(rep.p);
+    ddio_wbuf_free(&dw);
+    x = cl_xfer(c, r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, &all, back, got, TMO);
+    CHECK(x.status == 0 && memcmp(back, w, 40) == 0, "after the refusal: read %d",
+          x.status);
+    printf("ok   inline write: 4000 bytes in 100 pieces, no GET; a short one refused\n");
+    ddio_node_free(d.root);
+    ddio_node_free(all.root);
+    free(back);
+    free(got);
+    cl_close(c);
+}

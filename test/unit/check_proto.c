@@ -1385,6 +1385,41 @@ START_TEST(rt_ucx)
 }
 END_TEST
 
+/* DDIO_XF_INLINE: a one-participant write's bytes after the descriptor */
+START_TEST(xfer_inline)
+{
+    static const uint8_t desc[3] = {1, 2, 3}, data[5] = {9, 8, 7, 6, 5};
+    struct ddio_xfer x = {.handle = 1, .op = DDIO_X_WRITE, .flags = DDIO_XF_INLINE,
+                          .nparticipants = 1, .desc_len = 3, .desc = desc,
+                          .inline_len = 5, .inline_data = data}, y;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), 0);
+    ck_assert_uint_eq(y.inline_len, 5);
+    ck_assert_mem_eq(y.inline_data, data, 5);
+    /* short of its bytes; one byte too many */
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len - 1, &y), -EPROTO);
+    ddio_put_u8(&w, 0);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), -EPROTO);
+    ddio_wbuf_free(&w);
+    /* only a write, of one participant, without UCX, of at most the limit */
+    struct ddio_xfer bad[4] = {x, x, x, x};
+    bad[0].op = DDIO_X_READ;
+    bad[1].nparticipants = 2;
+    bad[2].flags |= DDIO_XF_UCX;
+    bad[3].inline_len = DDIO_MAX_INLINE + 1;
+    static uint8_t big[DDIO_MAX_INLINE + 1];
+    bad[3].inline_data = big;
+    for (int i = 0; i < 4; i++) {
+        ddio_wbuf_init(&w);
+        ddio_enc_xfer(&w, &bad[i]);
+        ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), -EPROTO);
+        ddio_wbuf_free(&w);
+    }
+}
+END_TEST
+
 START_TEST(bad_ucx)
 {
     struct ddio_wbuf w;
@@ -1843,6 +1878,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, bad_strings);
     tcase_add_test(tc, rt_ucx);
     tcase_add_test(tc, bad_ucx);
+    tcase_add_test(tc, xfer_inline);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
 
