@@ -72,6 +72,7 @@ typedef struct xstate {
                                  * to with a usable handle (else NULL), locked
                                  * during the XFER */
     struct ddio_err *e;
+    int cancelled;              /* CANCEL sent to the servers still working */
 } xstate;
 
 static void note_error(xstate *st, const struct ddio_err *err)
@@ -512,6 +513,30 @@ static int ucx_wait_slot(xstate *st, struct pollfd *pf, int k, int64_t *left)
     return k + 1;
 }
 
+/* The call failed (a server died, hung or refused): the servers still
+ * running their part would otherwise run all of it for nothing, and the
+ * other ranks of a collective would wait for that. CANCEL makes each fail
+ * its XFER now, for every participant (its DONE says why). */
+static void cancel_rest(xstate *st)
+{
+    struct ddio_fh *f = st->f;
+    struct ddio_err ignored;
+    uint64_t id;
+
+    st->cancelled = 1;
+    for (int i = 0; i < f->nsrv; i++) {
+        struct ddio_conn *c = f->srv[i].conn;
+        if (!st->s[i].pending || st->s[i].done || !c || c->sock < 0)
+            continue;
+        struct ddio_wbuf w;
+        ddio_wbuf_init(&w);
+        ddio_enc_cancel(&w, st->s[i].req, st->e->msg);
+        if (!w.err)
+            ddio_conn_send(c, DDIO_T_CANCEL, w.p, w.len, &id, ddio_now_ms() + 1000, &ignored);
+        ddio_wbuf_free(&w);
+    }
+}
+
 static void poll_loop(xstate *st)
 {
     struct ddio_fh *f = st->f;
@@ -545,6 +570,8 @@ static void poll_loop(xstate *st)
                 srv_broken(st, i, ETIMEDOUT, "waiting for the transfer");
             }
         }
+        if (st->e->errnum && !st->cancelled && st->npending > 0)
+            cancel_rest(st);
     }
     if (!pf || !which) {
         struct ddio_err err;

@@ -13,6 +13,7 @@
 #include "ddio_proto.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -482,6 +483,29 @@ int ddio_dec_open_r(const void *p, size_t n, struct ddio_open_r *m)
 }
 
 /* ---- small fixed-size requests and replies ------------------------------------ */
+
+void ddio_enc_cancel(struct ddio_wbuf *w, uint64_t req, const char *why)
+{
+    char cut[DDIO_MAX_CANCEL_WHY + 1];
+    snprintf(cut, sizeof(cut), "%s", why ? why : "");
+    ddio_put_u64(w, req);
+    ddio_put_str(w, cut);
+}
+
+int ddio_dec_cancel(const void *p, size_t n, struct ddio_cancel *m)
+{
+    struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    m->req = ddio_get_u64(&r);
+    m->why = ddio_get_str(&r, DDIO_MAX_CANCEL_WHY);
+    int rc = rbuf_result(&r);
+    if (rc) {
+        free(m->why);
+        m->why = NULL;
+    }
+    return rc;
+}
 
 void ddio_enc_handle_req(struct ddio_wbuf *w, const struct ddio_handle_req *m)
 {
@@ -1108,7 +1132,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_STATS] = "STATS", [DDIO_T_PROGRESS] = "PROGRESS",
         [DDIO_T_PSTAT] = "PSTAT", [DDIO_T_READDIR] = "READDIR", [DDIO_T_MKDIR] = "MKDIR",
         [DDIO_T_RMDIR] = "RMDIR", [DDIO_T_RENAME] = "RENAME",
-        [DDIO_T_UCXADDR] = "UCXADDR",
+        [DDIO_T_UCXADDR] = "UCXADDR", [DDIO_T_CANCEL] = "CANCEL",
     };
     static const char *const rep[DDIO_T_MAX] = {
         [DDIO_T_HELLO] = "HELLO|R", [DDIO_T_AUTH] = "AUTH|R", [DDIO_T_OPEN] = "OPEN|R",
@@ -1119,7 +1143,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_STATS] = "STATS|R", [DDIO_T_PROGRESS] = "PROGRESS|R",
         [DDIO_T_PSTAT] = "PSTAT|R", [DDIO_T_READDIR] = "READDIR|R",
         [DDIO_T_MKDIR] = "MKDIR|R", [DDIO_T_RMDIR] = "RMDIR|R", [DDIO_T_RENAME] = "RENAME|R",
-        [DDIO_T_UCXADDR] = "UCXADDR|R",
+        [DDIO_T_UCXADDR] = "UCXADDR|R", [DDIO_T_CANCEL] = "CANCEL|R",
     };
     if (!type_valid(type))
         return "UNKNOWN";

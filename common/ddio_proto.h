@@ -52,7 +52,8 @@ enum ddio_type {
     DDIO_T_RMDIR    = 20,
     DDIO_T_RENAME   = 21,  /* file or directory */
     DDIO_T_UCXADDR  = 22,  /* client -> server, after AUTH: UCX wanted (reply: address) */
-    DDIO_T_MAX      = 23
+    DDIO_T_CANCEL   = 23,  /* client -> server: fail an XFER of ours now (no reply) */
+    DDIO_T_MAX      = 24
 };
 #define DDIO_REPLY 0x8000u
 
@@ -337,6 +338,15 @@ int  ddio_dec_open(const void *p, size_t n, struct ddio_open *m);     /* free m-
 void ddio_enc_open_r(struct ddio_wbuf *w, const struct ddio_open_r *m);
 int  ddio_dec_open_r(const void *p, size_t n, struct ddio_open_r *m);
 
+/* CANCEL: the req of an XFER on this connection, and why (for the message
+ * every participant gets) */
+#define DDIO_MAX_CANCEL_WHY 400u
+struct ddio_cancel {
+    uint64_t req;
+    char *why;               /* decoded: malloc'd */
+};
+void ddio_enc_cancel(struct ddio_wbuf *w, uint64_t req, const char *why);
+int  ddio_dec_cancel(const void *p, size_t n, struct ddio_cancel *m);
 void ddio_enc_handle_req(struct ddio_wbuf *w, const struct ddio_handle_req *m);
 int  ddio_dec_handle_req(const void *p, size_t n, struct ddio_handle_req *m);
 void ddio_enc_u64_r(struct ddio_wbuf *w, const struct ddio_u64_r *m);

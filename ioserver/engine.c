@@ -1378,6 +1378,36 @@ void engine_conn_dropped(struct server *srv, struct xp *ep)
     pthread_mutex_unlock(&e->mu);
 }
 
+static int cancel_if_member(struct xfer *x, struct xp *a, struct xp *b, uint64_t req,
+                            const char *why)
+{
+    int hit = 0;
+    pthread_mutex_lock(&x->mu);
+    for (uint32_t r = 0; r < x->n && !hit; r++) {
+        const struct part *p = &x->parts[r];
+        if (p->present && p->req == req && (p->ep == a || (b && p->ep == b))) {
+            fail_locked(x, ECANCELED, "cancelled by rank %u (%s): %s", r, xp_name(p->ep), why);
+            hit = 1;
+        }
+    }
+    pthread_mutex_unlock(&x->mu);
+    return hit;
+}
+
+int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req,
+                  const char *why)
+{
+    struct engine *e = srv->eng;
+    int hit = 0;
+    pthread_mutex_lock(&e->mu);
+    for (struct xfer *x = e->gates; x && !hit; x = x->next)
+        hit = cancel_if_member(x, a, b, req, why);
+    for (struct xfer *x = e->running; x && !hit; x = x->next)
+        hit = cancel_if_member(x, a, b, req, why);
+    pthread_mutex_unlock(&e->mu);
+    return hit;
+}
+
 void engine_shutdown(struct server *srv)
 {
     struct engine *e = srv->eng;

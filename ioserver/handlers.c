@@ -171,6 +171,25 @@ static void do_lock(struct work *w)
 /* UCXADDR (only after AUTH, see dispatch; no payload): the reply names this
  * connection's cookie and the server's worker address; a refusal leaves the
  * connection on TCP */
+/* CANCEL: the client gave up on one of its XFERs here (another server of
+ * the call failed): fail it now for every participant, instead of running
+ * the rest of it for nobody. Unknown or finished: nothing to do. No reply:
+ * the XFER's own DONE answers. */
+int on_cancel(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_cancel m;
+    if (ddio_dec_cancel(p, h->len, &m))
+        return bad_payload(c, h);
+    pthread_mutex_lock(&c->mu);
+    struct xp *u = c->uep ? ucx_xp(c->uep) : NULL;
+    pthread_mutex_unlock(&c->mu);
+    int n = engine_cancel(c->srv, &c->xp, u, m.req, m.why);
+    DDIO_DEBUG("connection %" PRIu64 " from %s: CANCEL of request %" PRIu64 ": %s (%s)", c->id,
+               c->peer, m.req, n ? "cancelled" : "not running", m.why);
+    free(m.why);
+    return 0;
+}
+
 int on_ucxaddr(struct conn *c, const struct ddio_hdr *h)
 {
     if (h->len != 0)

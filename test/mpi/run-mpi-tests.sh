@@ -404,6 +404,24 @@ if t_selected heartbeat; then
     echo "read against a stopped server: exit $rc after ${dt} s"
     [ $rc -ne 0 ] && [ $dt -ge 5 ] && [ $dt -le 12 ]' "$top/examples/bin/ddio-patterns"
 fi
+if t_selected failfast; then
+  # A server SIGKILLed in the middle of a long collective (disks throttled to
+  # 20 MiB/s, 512 MiB: ~13 s of work): the ranks whose connection dropped
+  # CANCEL the call on the surviving server, which fails it for every
+  # participant at once, instead of running its whole part first (11.4-11.9
+  # s after the kill before CANCEL existed; bound here: 3 s, measured ~0.45).
+  root="$tmp/srv-failfast"; mkdir -p "$root"
+  t_step failfast-prepare "$run" -s 2 --root "$root" -- \
+    mpiexec -n 4 "$top/examples/bin/ddio-patterns" -q -r 8192 -m 512 -p wc ddio:/ff
+  for pat in rc wc; do
+    t_step "failfast-$pat" env DDIO_TIMEOUT=10 "$run" -s 2 --throttle-mbps 20 --root "$root" \
+      -- bash -c 'mpiexec -n 4 "$0" -q -r 8192 -m 512 -p "$1" ddio:/ff & m=$!
+      sleep 2.5; srv=$(pgrep -P "$PPID" -x ddio-server | tail -1); kill -KILL $srv
+      t0=$(date +%s%N); wait $m; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
+      echo "$1 with a server killed: exit $rc ${dt} ms after the kill"
+      [ $rc -ne 0 ] && [ $dt -le 3000 ]' "$top/examples/bin/ddio-patterns" "$pat"
+  done
+fi
 if t_selected faults; then
   # A server dies (SIGKILL) or hangs (SIGSTOP) at a deterministic point of
   # one phase (ddio-server --fault): every rank's call must fail within the

@@ -1420,6 +1420,40 @@ START_TEST(xfer_inline)
 }
 END_TEST
 
+START_TEST(cancel_msg)
+{
+    struct ddio_wbuf w;
+    struct ddio_cancel m;
+    ddio_wbuf_init(&w);
+    ddio_enc_cancel(&w, 42, "server a:1: gone");
+    ck_assert_int_eq(ddio_dec_cancel(w.p, w.len, &m), 0);
+    ck_assert_uint_eq(m.req, 42);
+    ck_assert_str_eq(m.why, "server a:1: gone");
+    free(m.why);
+    ck_assert_int_eq(ddio_dec_cancel(w.p, w.len - 1, &m), -EPROTO);
+    ck_assert_ptr_null(m.why);
+    ddio_wbuf_free(&w);
+    /* a reason longer than the limit is cut by the encoder, refused by
+     * the decoder */
+    char big[DDIO_MAX_CANCEL_WHY + 50];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = 0;
+    ddio_wbuf_init(&w);
+    ddio_enc_cancel(&w, 1, big);
+    ck_assert_int_eq(ddio_dec_cancel(w.p, w.len, &m), 0);
+    ck_assert_uint_eq(strlen(m.why), DDIO_MAX_CANCEL_WHY);
+    free(m.why);
+    ddio_wbuf_free(&w);
+    ddio_wbuf_init(&w);
+    ddio_put_u64(&w, 1);
+    ddio_put_u32(&w, DDIO_MAX_CANCEL_WHY + 1);
+    for (unsigned i = 0; i < DDIO_MAX_CANCEL_WHY + 1; i++)
+        ddio_put_u8(&w, 'y');
+    ck_assert_int_eq(ddio_dec_cancel(w.p, w.len, &m), -EPROTO);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
 START_TEST(bad_ucx)
 {
     struct ddio_wbuf w;
@@ -1879,6 +1913,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, rt_ucx);
     tcase_add_test(tc, bad_ucx);
     tcase_add_test(tc, xfer_inline);
+    tcase_add_test(tc, cancel_msg);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
 
