@@ -280,6 +280,13 @@ struct ddio_xfer_req {
 int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
 /* the stripe servers holding any byte between d's first and last (malloc'd) */
 char *ddio_xfer_involved(const struct ddio_fh *f, const struct ddio_desc *d);
+/* one participant's XFER of d to the servers involved (independent I/O, and
+ * a collective's plain ranges); *bytes as ddio_xfer_req's (0 on error) */
+int ddio_xfer_one(struct ddio_fh *f, uint32_t op, uint32_t flags, const struct ddio_desc *d,
+                  const struct ddio_mem *mem, uint64_t *bytes, struct ddio_err *e);
+/* the same for file bytes [off, off+len) from / into contiguous buf */
+int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, void *buf,
+                    uint64_t len, uint64_t *bytes, struct ddio_err *e);
 
 /* ---- ddio_core_cache.c: the client cache of an open file ------------------------ */
 

@@ -110,33 +110,6 @@ static void make_room(struct ddio_cache *c, uint64_t need)
     }
 }
 
-/* one independent XFER of d's bytes from / into buf */
-static int run_xfer(struct ddio_cache *c, struct ddio_fh *f, uint32_t op, struct ddio_desc *d,
-                    void *buf, uint64_t *bytes, struct ddio_err *e)
-{
-    struct ddio_mem m = {.buf = buf,.contig = 1 };
-    struct ddio_xfer_req x = {.f = f,.op = op,.flags = c->xflags,
-        .nparticipants = 1,.fdesc = d,.mem = &m
-    };
-    char *inv = d->root ? ddio_xfer_involved(f, d) : NULL;
-    int rc = inv ? ddio_xfer_run(&x, inv, e) : (ddio_err_set(e, ENOMEM, "ddio: out of memory"), -1);
-    free(inv);
-    if (d->root)
-        ddio_node_free(d->root);
-    *bytes = rc ? 0 : x.bytes;
-    return rc;
-}
-
-/* [off, off+len) straight from / to the servers */
-static int contig_xfer(struct ddio_cache *c, struct ddio_fh *f, uint32_t op, uint64_t off,
-                       void *buf, uint64_t len, uint64_t *bytes, struct ddio_err *e)
-{
-    struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,.length = len,
-        .root = ddio_node_leaf(len)
-    };
-    return run_xfer(c, f, op, &d, buf, bytes, e);
-}
-
 /* read a chunk: count blocks of blen bytes every stride bytes from off */
 static int fetch(struct ddio_cache *c, struct ddio_fh *f, struct ddio_chunk *k,
                  struct ddio_err *e)
@@ -155,12 +128,14 @@ static int fetch(struct ddio_cache *c, struct ddio_fh *f, struct ddio_chunk *k,
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    if (run_xfer(c, f, DDIO_X_READ, &d, k->data, &k->valid, e)) {
+    struct ddio_mem m = {.buf = k->data,.contig = 1 };
+    int rc = ddio_xfer_one(f, DDIO_X_READ, c->xflags, &d, &m, &k->valid, e);
+    ddio_node_free(d.root);
+    if (rc) {
         free(k->data);
         k->data = NULL;
-        return -1;
     }
-    return 0;
+    return rc;
 }
 
 /* every read: is this one the next of a regular stride (the same size, the
@@ -244,12 +219,12 @@ int ddio_cache_pread(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, void
         return -1;
     if ((rc = cached_read(c, f, off, buf, len, e)))
         return rc < 0 ? -1 : (*got = len, 0);
-    if (contig_xfer(c, f, DDIO_X_READ, off, buf, len, got, e))
+    if (ddio_xfer_range(f, DDIO_X_READ, c->xflags, off, buf, len, got, e))
         return -1;
     /* short: the servers' end of file, which buffered writes beyond it
      * move (the bytes between read as zeros then) */
     if (*got < len && c->nwext && c->dhi > off + *got
-        && (ddio_cache_flush(c, f, e) || contig_xfer(c, f, DDIO_X_READ, off, buf, len, got, e)))
+        && (ddio_cache_flush(c, f, e) || ddio_xfer_range(f, DDIO_X_READ, c->xflags, off, buf, len, got, e)))
         return -1;
     return 0;
 }
@@ -312,8 +287,10 @@ int ddio_cache_flush(struct ddio_cache *c, struct ddio_fh *f, struct ddio_err *e
     if (rc)
         ddio_err_set(e, -rc, "ddio: out of memory");
     else {
+        struct ddio_mem m = {.buf = data,.contig = 1 };
         uint64_t bytes;
-        rc = run_xfer(c, f, DDIO_X_WRITE, &d, data, &bytes, e);
+        rc = ddio_xfer_one(f, DDIO_X_WRITE, c->xflags, &d, &m, &bytes, e);
+        ddio_node_free(d.root);
     }
     free(owned);
     /* written or failed: a failed flush's bytes are lost (the error says
@@ -412,7 +389,7 @@ int ddio_cache_pwrite(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, con
         return 0;
     if ((rc = buffer_write(c, f, off, buf, len, e)))
         return rc < 0 ? -1 : 0;
-    return contig_xfer(c, f, DDIO_X_WRITE, off, (void *) buf, len, &bytes, e);
+    return ddio_xfer_range(f, DDIO_X_WRITE, c->xflags, off, (void *) buf, len, &bytes, e);
 }
 
 void ddio_cache_free(struct ddio_cache *c)

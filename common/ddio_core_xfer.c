@@ -770,3 +770,37 @@ char *ddio_xfer_involved(const struct ddio_fh *f, const struct ddio_desc *d)
                             mark_server, &a);
     return inv;
 }
+
+/* ---- one participant ------------------------------------------------------------ */
+
+int ddio_xfer_one(struct ddio_fh *f, uint32_t op, uint32_t flags, const struct ddio_desc *d,
+                  const struct ddio_mem *mem, uint64_t *bytes, struct ddio_err *e)
+{
+    struct ddio_xfer_req x = {.f = f,.op = op,.flags = flags,.nparticipants = 1,
+        .fdesc = d,.mem = mem
+    };
+    char *inv = ddio_xfer_involved(f, d);
+    int rc = inv ? ddio_xfer_run(&x, inv, e) : (ddio_err_set(e, ENOMEM, "ddio: out of memory"), -1);
+    free(inv);
+    *bytes = rc ? 0 : x.bytes;
+    return rc;
+}
+
+int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, void *buf,
+                    uint64_t len, uint64_t *bytes, struct ddio_err *e)
+{
+    struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,.length = len,
+        .root = ddio_node_leaf(len)
+    };
+    struct ddio_mem m = {.buf = buf,.contig = 1 };
+    int rc;
+
+    *bytes = 0;
+    if (!d.root) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    rc = ddio_xfer_one(f, op, flags, &d, &m, bytes, e);
+    ddio_node_free(d.root);
+    return rc;
+}

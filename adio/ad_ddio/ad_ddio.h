@@ -151,16 +151,16 @@ void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e);
 /* collective: every rank learns whether any failed (the lowest failing
  * rank's message where it did not); non-zero when one did */
 int ADIOI_DDIO_Agree_err(ADIO_File fd, ADIOI_DDIO_Err * e);
-/* the same, with *any made the OR of every rank's *any in the same reduction */
-int ADIOI_DDIO_Agree_err_or(ADIO_File fd, ADIOI_DDIO_Err * e, int *any);
+/* (collective) the error of rank who, broadcast: the error of every rank that has none */
+void ADIOI_DDIO_Adopt_err(ADIO_File fd, ADIOI_DDIO_Err * e, int who);
 /* the client cache (ddio_core_cache.c) of fd: flush its buffered writes and,
  * drop set, forget its read-ahead; 0 or -1 with e */
 int ADIOI_DDIO_Cache_flush(ADIO_File fd, int drop, ADIOI_DDIO_Err * e);
 /* the cache's sizes from the hints (atomic mode: none), applied at open and
  * at every SetInfo / set_atomicity; xflags: its XFERs' (Xfer_flags) */
 int ADIOI_DDIO_Cache_setup(ADIO_File fd, uint32_t xflags, ADIOI_DDIO_Err * e);
-/* bytes a cache hint means on fd (-1: not given: by the file's sharing) */
-size_t ADIOI_DDIO_Cache_default(ADIO_File fd, int hint);
+/* bytes a cache hint means (-1, not given: 0, off) */
+size_t ADIOI_DDIO_Cache_bytes(int hint);
 
 /* ---- ad_ddio_conn.c: the connection pools ---- */
 /* connection pools: the main one, and the progress thread's */

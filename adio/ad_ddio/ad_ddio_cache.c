@@ -31,22 +31,16 @@ int ADIOI_DDIO_Cache_flush(ADIO_File fd, int drop, ADIOI_DDIO_Err * e)
     return rc;
 }
 
-static size_t size_of(ADIO_File fd, int hint)
+size_t ADIOI_DDIO_Cache_bytes(int hint)
 {
-    (void) fd;
     return hint < 0 ? 0 : (size_t) hint;
-}
-
-size_t ADIOI_DDIO_Cache_default(ADIO_File fd, int hint)
-{
-    return size_of(fd, hint);
 }
 
 int ADIOI_DDIO_Cache_setup(ADIO_File fd, uint32_t xflags, ADIOI_DDIO_Err * e)
 {
     ADIOI_DDIO_File *f = fd->fs_ptr;
-    size_t wb = fd->atomicity ? 0 : size_of(fd, f->write_behind);
-    size_t ra = fd->atomicity ? 0 : size_of(fd, f->read_ahead);
+    size_t wb = fd->atomicity ? 0 : ADIOI_DDIO_Cache_bytes(f->write_behind);
+    size_t ra = fd->atomicity ? 0 : ADIOI_DDIO_Cache_bytes(f->read_ahead);
     struct ddio_cache *c = &f->fh.cache;
     int rc = 0;
 

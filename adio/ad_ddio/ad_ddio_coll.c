@@ -165,43 +165,22 @@ static int coll_agree_first(coll_call * c, int *indep)
     ADIOI_Free(all);
     if (failed < 0)
         return 0;
-    ADIOI_DDIO_Err first = c->e;
-    ADIOI_DDIO_Nap_bcast(&first, sizeof(first), MPI_BYTE, failed, c->fd->comm);
-    if (!c->e.errnum)
-        ddio_err_set(&c->e, first.errnum, "ddio: failed on rank %d: %s", failed, first.msg);
+    ADIOI_DDIO_Adopt_err(c->fd, &c->e, failed);
     return 1;
 }
 
 /* a contiguous part, moved as independent I/O would (not through the
- * client cache: a collective is a point others may look after) */
+ * client cache: a collective is a point others may look after). One
+ * participant: no gate; the flag makes the servers count it (and fire their
+ * fault points) as the collective it is. */
 static void coll_range_transfer(coll_call * c)
 {
     int64_t lo, hi;
-    struct ddio_desc d;
 
     coll_range(c, &lo, &hi);
-    if (hi <= lo)
-        return;
-    memset(&d, 0, sizeof(d));
-    d.disp = lo;
-    d.extent = hi - lo;
-    d.length = (uint64_t) (hi - lo);
-    d.root = ddio_node_leaf(d.length);
-    /* one participant: no gate; the flag makes the servers count it (and
-     * fire their fault points) as the collective it is */
-    ADIOI_DDIO_Xfer x = {.f = &c->f->fh,.op = c->op,
-        .flags = DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
-        .nparticipants = 1,.fdesc = &d,.mem = &c->mem
-    };
-    char *inv = d.root ? ddio_xfer_involved(&c->f->fh, &d) : NULL;
-    if (!inv)
-        ddio_err_set(&c->e, ENOMEM, "ddio: out of memory");
-    else
-        ddio_xfer_run(&x, inv, &c->e);
-    free(inv);
-    if (d.root)
-        ddio_node_free(d.root);
-    c->bytes = x.bytes;
+    if (hi > lo)
+        ddio_xfer_range(&c->f->fh, c->op, DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
+                        (uint64_t) lo, c->mem.buf, (uint64_t) (hi - lo), &c->bytes, &c->e);
 }
 
 static void coll_transfer(coll_call * c, uint64_t seq)

@@ -48,29 +48,24 @@ void ADIOI_DDIO_Bcast_err(ADIO_File fd, ADIOI_DDIO_Err * e)
     ADIOI_DDIO_Nap_bcast(e, sizeof(*e), MPI_BYTE, 0, fd->comm);
 }
 
-int ADIOI_DDIO_Agree_err_or(ADIO_File fd, ADIOI_DDIO_Err * e, int *any)
+void ADIOI_DDIO_Adopt_err(ADIO_File fd, ADIOI_DDIO_Err * e, int who)
 {
-    int rank, nprocs, in[2], out[2], who;
-    ADIOI_DDIO_Err first;
-
-    MPI_Comm_rank(fd->comm, &rank);
-    MPI_Comm_size(fd->comm, &nprocs);
-    in[0] = e->errnum ? nprocs - rank : 0;      /* the maximum: the lowest failing rank */
-    in[1] = any && *any;
-    ADIOI_DDIO_Nap_allreduce(in, out, 2, MPI_INT, MPI_MAX, fd->comm);
-    if (any)
-        *any = out[1];
-    if (!out[0])
-        return 0;
-    who = nprocs - out[0];
-    first = *e;
+    ADIOI_DDIO_Err first = *e;
     ADIOI_DDIO_Nap_bcast(&first, sizeof(first), MPI_BYTE, who, fd->comm);
     if (!e->errnum)
         ddio_err_set(e, first.errnum, "ddio: failed on rank %d: %s", who, first.msg);
-    return 1;
 }
 
 int ADIOI_DDIO_Agree_err(ADIO_File fd, ADIOI_DDIO_Err * e)
 {
-    return ADIOI_DDIO_Agree_err_or(fd, e, NULL);
+    int rank, in[2], out[2];
+
+    MPI_Comm_rank(fd->comm, &rank);
+    in[0] = e->errnum != 0;
+    in[1] = rank;
+    ADIOI_DDIO_Nap_allreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, fd->comm);
+    if (!out[0])
+        return 0;
+    ADIOI_DDIO_Adopt_err(fd, e, out[1]);
+    return 1;
 }

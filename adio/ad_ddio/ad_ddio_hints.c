@@ -151,9 +151,9 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
     ADIOI_Info_set(fd->info, "ddio_desc_builder", "none");
     snprintf(value, sizeof(value), "%d", ddio_timeout_ms(f->timeout_s) / 1000);
     ADIOI_Info_set(fd->info, "romio_ddio_timeout", value);
-    snprintf(value, sizeof(value), "%zu", ADIOI_DDIO_Cache_default(fd, f->write_behind));
+    snprintf(value, sizeof(value), "%zu", ADIOI_DDIO_Cache_bytes(f->write_behind));
     ADIOI_Info_set(fd->info, "romio_ddio_write_behind", value);
-    snprintf(value, sizeof(value), "%zu", ADIOI_DDIO_Cache_default(fd, f->read_ahead));
+    snprintf(value, sizeof(value), "%zu", ADIOI_DDIO_Cache_bytes(f->read_ahead));
     ADIOI_Info_set(fd->info, "romio_ddio_read_ahead", value);
 }
 

@@ -10,26 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* run one independent XFER; *bytes gets the stream bytes transferred */
-static int run_independent(ADIOI_DDIO_File * f, uint32_t op, const struct ddio_desc *fdesc,
-                           const ADIOI_DDIO_Mem * mem, uint64_t * bytes, ADIOI_DDIO_Err * e)
-{
-    ADIOI_DDIO_Xfer x = {.f = &f->fh,.op = op,.flags = ADIOI_DDIO_Xfer_flags(f),.group = 0,.seq = 0,
-        .nparticipants = 1,.rank = 0,.fdesc = fdesc,.mem = mem
-    };
-    char *inv = ddio_xfer_involved(&f->fh, fdesc);
-    int rc;
-
-    if (!inv) {
-        ddio_err_set(e, ENOMEM, "ddio: out of memory");
-        return -1;
-    }
-    rc = ddio_xfer_run(&x, inv, e);
-    free(inv);
-    *bytes = x.bytes;
-    return rc;
-}
-
 /* ---- contiguous ------------------------------------------------------------------ */
 
 static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
@@ -119,7 +99,8 @@ static int strided_run(ADIO_File fd, uint32_t op, const struct ddio_desc *d,
         return -1;
     if (atomic_lock(fd, d, DDIO_LK_SETLKW, type, e))
         return -1;
-    rc = run_independent(fd->fs_ptr, op, d, mem, bytes, e);
+    rc = ddio_xfer_one(&((ADIOI_DDIO_File *) fd->fs_ptr)->fh, op,
+                       ADIOI_DDIO_Xfer_flags(fd->fs_ptr), d, mem, bytes, e);
     atomic_lock(fd, d, DDIO_LK_UNLCK, type, rc ? &ue : e);
     return e->errnum ? -1 : 0;
 }

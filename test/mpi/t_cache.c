@@ -37,18 +37,7 @@ static void model_write(MPI_Offset off, const unsigned char *b, int len)
 
 static void check_read(MPI_File fh, MPI_Offset off, int len, const char *what)
 {
-    static unsigned char buf[70000];
-    MPI_Status st;
-    int got;
-    memset(buf, 0xA5, sizeof buf);
-    T_MPI(MPI_File_read_at(fh, off, buf, len, MPI_BYTE, &st));
-    T_MPI(MPI_Get_count(&st, MPI_BYTE, &got));
-    MPI_Offset want = off >= model_size ? 0 : (model_size - off < len ? model_size - off : len);
-    T_ASSERT(got == want, "%s: read %d at %lld: got %d bytes, want %lld", what, len,
-             (long long)off, got, (long long)want);
-    for (int i = 0; i < got; i++)
-        T_ASSERT(buf[i] == model[off + i], "%s: byte %lld: got %u want %u", what,
-                 (long long)(off + i), buf[i], model[off + i]);
+    t_read_model(fh, off, len, model, model_size, what);
 }
 
 static void write_small(MPI_File fh, int me, MPI_Offset off, int len, uint64_t seed)

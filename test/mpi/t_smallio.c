@@ -64,21 +64,12 @@ static void write_strided(MPI_File fh, int me, int round)
 
 static void check_reads(MPI_File fh, int round)
 {
-    static unsigned char buf[70000];
+    char what[32];
+    snprintf(what, sizeof(what), "round %d", round);
     for (int k = 0; k < 20; k++) {
         MPI_Offset off = (MPI_Offset)(next() % (SPAN + 2000));
         int len = 1 + (int)(next() % (k % 5 == 0 ? 70000 : 500));
-        MPI_Status st;
-        int got;
-        memset(buf, 0xA5, sizeof buf);
-        T_MPI(MPI_File_read_at(fh, off, buf, len, MPI_BYTE, &st));
-        T_MPI(MPI_Get_count(&st, MPI_BYTE, &got));
-        MPI_Offset want = off >= model_size ? 0 : (model_size - off < len ? model_size - off : len);
-        T_ASSERT(got == want, "round %d read %d at %lld: got %d bytes, want %lld", round, len,
-                 (long long)off, got, (long long)want);
-        for (int i = 0; i < got; i++)
-            T_ASSERT(buf[i] == model[off + i], "round %d byte %lld: got %u want %u", round,
-                     (long long)(off + i), buf[i], model[off + i]);
+        t_read_model(fh, off, len, model, model_size, what);
     }
 }
 

@@ -62,6 +62,28 @@ __attribute__((unused)) static int t_finish(void)
     return 0;
 }
 /* hints from DDIO_TEST_HINTS="k=v,k=v" */
+/* read len bytes at off and compare count and bytes with a model of the
+ * file, model[0, size): short at its end, nothing past it */
+__attribute__((unused)) static void t_read_model(MPI_File fh, MPI_Offset off, int len,
+                                                 const unsigned char *model, MPI_Offset size,
+                                                 const char *what)
+{
+    unsigned char *buf = malloc(len > 0 ? (size_t)len : 1);
+    MPI_Status st;
+    int got;
+    T_ASSERT(buf, "%s: out of memory", what);
+    memset(buf, 0xA5, len > 0 ? (size_t)len : 1);
+    T_MPI(MPI_File_read_at(fh, off, buf, len, MPI_BYTE, &st));
+    T_MPI(MPI_Get_count(&st, MPI_BYTE, &got));
+    MPI_Offset want = off >= size ? 0 : (size - off < len ? size - off : len);
+    T_ASSERT(got == want, "%s: read %d at %lld: got %d bytes, want %lld", what, len,
+             (long long)off, got, (long long)want);
+    for (int i = 0; i < got; i++)
+        T_ASSERT(buf[i] == model[off + i], "%s: byte %lld: got %u want %u", what,
+                 (long long)(off + i), buf[i], model[off + i]);
+    free(buf);
+}
+
 __attribute__((unused)) static MPI_Info tm_hints(void)
 {
     MPI_Info info;
