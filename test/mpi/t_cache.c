@@ -22,10 +22,7 @@ static MPI_Offset model_size;
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t next(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return t_xorshift(&rng);
 }
 
 static void model_write(MPI_Offset off, const unsigned char *b, int len)

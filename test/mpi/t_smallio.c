@@ -20,10 +20,7 @@ static MPI_Offset model_size;
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return t_xorshift(&rng);
 }
 
 static void write_piece(MPI_File fh, int me, int round, int k)

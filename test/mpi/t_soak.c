@@ -15,10 +15,7 @@
 static uint64_t rng;
 static uint64_t next(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return t_xorshift(&rng);
 }
 
 /* rank's part of [lo, lo + REGION) in chunks of ch dealt round robin (ch 0:

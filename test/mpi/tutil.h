@@ -62,6 +62,15 @@ __attribute__((unused)) static int t_finish(void)
     return 0;
 }
 /* hints from DDIO_TEST_HINTS="k=v,k=v" */
+/* xorshift64: the tests' reproducible random numbers (*s: the state, not 0) */
+__attribute__((unused)) static uint64_t t_xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
 /* read len bytes at off and compare count and bytes with a model of the
  * file, model[0, size): short at its end, nothing past it */
 __attribute__((unused)) static void t_read_model(MPI_File fh, MPI_Offset off, int len,
