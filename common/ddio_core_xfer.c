@@ -570,6 +570,10 @@ static void poll_loop(xstate *st)
                 srv_broken(st, i, ETIMEDOUT, "waiting for the transfer");
             }
         }
+        /* A DONE just read may complete a UCX sink that already holds all
+         * its bytes: finish it now, not after the next poll slice. */
+        if (st->ucx)
+            ucx_check_done(st);
         if (st->e->errnum && !st->cancelled && st->npending > 0)
             cancel_rest(st);
     }

@@ -78,7 +78,7 @@ ddio_only() {
 # (it sees "host:port key value" lines, NS the number of servers).
 stats_check() {
   local ns=$1 filter=$2; shift 2
-  "$top/tools/ddio" stats "$@" | tee "$tmp/stats.$$" && awk -v NS="$ns" "$filter" "$tmp/stats.$$"
+  "$top/tools/ddio" stats "$@" > "$tmp/stats.$$" && cat "$tmp/stats.$$" && awk -v NS="$ns" "$filter" "$tmp/stats.$$"
 }
 # Steps that check the disk-directed collective ran keep it for collectives of
 # plain ranges too (which otherwise go as each rank's own XFER)
@@ -393,7 +393,7 @@ if t_selected heartbeat; then
   export HB_SLOW
   # (the disk-directed schedule: BLOCK parts are plain ranges, DD_HINTS)
   t_step heartbeat-wb-rb env DDIO_TIMEOUT=2 ROMIO_HINTS="$DD_HINTS" "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 --root "$root" \
-    -- bash -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p wb,rb ddio:/heartbeat | tee "$1" &&
+    -- bash -o pipefail -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p wb,rb ddio:/heartbeat | tee "$1" &&
     awk -F, "$HB_SLOW" "$1"' "$top/examples/bin/ddio-patterns" "$tmp/heartbeat.csv"
   # ... but a hung server (SIGSTOP: no heartbeats, connection stays open)
   # must still fail the read within the timeout + grace (7 s) of silence

@@ -102,7 +102,7 @@ fi
 logf=$T_TEE      # the results (t_say), the build's output, the known failures
 known=0
 
-if ! "$top/scripts/build-pnetcdf.sh" "$top" "$top/pnetcdf" 2>&1 | tee -a "$logf"; then
+if ! (set -o pipefail; "$top/scripts/build-pnetcdf.sh" "$top" "$top/pnetcdf" 2>&1 | tee -a "$logf"); then
   t_unusable pnetcdf/build "scripts/build-pnetcdf.sh failed"
 fi
 pn=$(cd "$top/pnetcdf" && pwd -P)
