@@ -1394,16 +1394,25 @@ static int cancel_if_member(struct xfer *x, struct xp *a, struct xp *b, uint64_t
     return hit;
 }
 
-int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req,
-                  const char *why)
+/* every XFER of collective call (group, seq), whichever rank sent it: the
+ * plain-range parts of a collective run as separate one-participant XFERs */
+static int cancel_if_call(struct xfer *x, uint64_t group, uint64_t seq, const char *why)
+{
+    if (!group || x->group != group || x->seq != seq)
+        return 0;
+    FAIL(x, ECANCELED, "collective seq %" PRIu64 " cancelled: %s", seq, why);
+    return 1;
+}
+
+int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req, uint64_t group,
+                  uint64_t seq, const char *why)
 {
     struct engine *e = srv->eng;
     int hit = 0;
     pthread_mutex_lock(&e->mu);
-    for (struct xfer *x = e->gates; x && !hit; x = x->next)
-        hit = cancel_if_member(x, a, b, req, why);
-    for (struct xfer *x = e->running; x && !hit; x = x->next)
-        hit = cancel_if_member(x, a, b, req, why);
+    for (int list = 0; list < 2; list++)
+        for (struct xfer *x = list ? e->running : e->gates; x; x = x->next)
+            hit += cancel_if_call(x, group, seq, why) || cancel_if_member(x, a, b, req, why);
     pthread_mutex_unlock(&e->mu);
     return hit;
 }

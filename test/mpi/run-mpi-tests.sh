@@ -413,7 +413,10 @@ if t_selected failfast; then
   root="$tmp/srv-failfast"; mkdir -p "$root"
   t_step failfast-prepare "$run" -s 2 --root "$root" -- \
     mpiexec -n 4 "$top/examples/bin/ddio-patterns" -q -r 8192 -m 512 -p wc ddio:/ff
-  for pat in rc wc; do
+  # rc/wc: the disk-directed collective (one XFER for all ranks per server);
+  # rb/wb: plain ranges, each rank's part its own XFER, cancelled together
+  # by the collective call they belong to
+  for pat in rc wc rb wb; do
     t_step "failfast-$pat" env DDIO_TIMEOUT=10 "$run" -s 2 --throttle-mbps 20 --root "$root" \
       -- bash -c 'mpiexec -n 4 "$0" -q -r 8192 -m 512 -p "$1" ddio:/ff & m=$!
       sleep 2.5; srv=$(pgrep -P "$PPID" -x ddio-server | tail -1); kill -KILL $srv
