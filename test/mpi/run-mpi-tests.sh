@@ -515,6 +515,26 @@ if t_selected abi; then
   else
     t_fail abi-debian-mpicc "t_abi.debian not built: Debian's mpicc.mpich missing?"
   fi
+  # every symbol Debian's MPICH libraries export, ours export too (else a
+  # Debian-built binary that uses one fails to load on ours)
+  for lib in libmpich libmpichfort libmpichcxx; do
+    t_step "abi-symbols-$lib" bash -c 'deb=/usr/lib/x86_64-linux-gnu/$0.so.12 ours=$1/lib/$0.so.12
+      [ -e "$deb" ] || { echo "Debian'"'"'s $deb missing: scripts/install-deps.sh installs it"; exit 1; }
+      [ -e "$ours" ] || { echo "$ours missing: our MPICH lacks $0"; exit 1; }
+      syms() { nm -D --defined-only "$1" | awk "{print \$3}" | sort -u; }
+      missing=$(comm -23 <(syms "$deb") <(syms "$ours"))
+      [ -z "$missing" ] || { echo "$0.so.12 lacks $(echo "$missing" | wc -l) of Debian'"'"'s symbols:"; echo "$missing"; exit 1; }
+      echo "$0.so.12: all $(syms "$deb" | wc -l) of Debian'"'"'s symbols exported"' "$lib" "$MPI"
+  done
+  # a Fortran and a C++ MPI-IO program built with Debian's wrappers, on ddio:
+  # and on ufs:, the files compared
+  for p in t_fio t_cxx; do
+    if [ -x "$bin/$p.debian" ]; then
+      ddio_vs_ufs "abi-$p" 2 3 "$p.debian"
+    else
+      t_fail "abi-$p" "$p.debian not built: Debian's mpif90.mpich / mpicxx.mpich missing?"
+    fi
+  done
 fi
 
 t_done
