@@ -301,7 +301,7 @@ static void print_result(const struct test *t, const char *phase, double secs, c
 {
     const struct cfg *c = t->c;
     double bytes = (double)t->vol * nprocs;
-    printf("RESULT,%s,%s,%d,%lld,%lld,%d,%d,%d,%d,%d,%.0f,%.6f,%.2f,%s\n", c->name, phase, nprocs,
+    printf("RESULT,%s,%s,%d,%lld,%lld,%d,%d,%d,%d,%d,%.0f,%.6f,%.6g,%s\n", c->name, phase, nprocs,
            c->xfer, c->block, c->segments, c->fpp, c->coll, c->random, c->neighbour, bytes, secs,
            bytes / 1048576.0 / secs, status);
     fflush(stdout);

@@ -223,7 +223,7 @@ machine() {
   echo "ddio build: $DDIO_BUILD at $(git -C "$DDIO_BUILD" rev-parse --short HEAD 2>/dev/null)$(git -C "$DDIO_BUILD" diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)')"
   echo "bench: $(git -C "$here" rev-parse --short HEAD 2>/dev/null)"
   echo "mpich: $("$DDIO_BUILD/mpich/bin/mpichversion" 2>/dev/null | head -n 1 | sed 's/  */ /g')"
-  echo "ucx: $(ucx_info -v 2>/dev/null | head -n 1 || echo none)"
+  echo "ucx: $(pkg-config --modversion ucx 2>/dev/null || echo unknown)"
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
