@@ -217,7 +217,7 @@ def latency(lat, out):
                 line = [op, size_name(size)]
                 line += [f"{med[m][0]:.1f} / {med[m][1]:.0f}" if med[m] else "FAIL/missing"
                          for m in ["ufs"] + DDIO]
-                line += [f"{med[m][0] / med['ufs'][0]:.0f}x" if med[m] and med["ufs"] else "n/a" for m in DDIO]
+                line += [f"{med[m][0] / med['ufs'][0]:.2g}x" if med[m] and med["ufs"] else "n/a" for m in DDIO]
                 out.append("| " + " | ".join(line) + " |")
 
 
