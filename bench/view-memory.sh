@@ -14,7 +14,8 @@
 #
 # usage: bench/view-memory.sh [OUT_DIR]
 #   env: SIZES_MIB (default "64 256 1024 4096 16384"), PROCS ("4 8"),
-#        SERVERS (2), WINDOW (16777216), UFS_MAX_TOTAL_MIB (2048), TMO (600)
+#        SERVERS (2), WINDOW (16777216), UFS_MAX_TOTAL_MIB (2048), TMO (600),
+#        REPORT_ONLY=1 (rewrite VIEW-MEMORY.md from an existing OUT_DIR's csv)
 # Writes OUT_DIR/view-memory.csv and OUT_DIR/VIEW-MEMORY.md.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); top=$(cd "$here/.." && pwd)
@@ -33,7 +34,7 @@ mkdir -p "$OUT"
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/view-memory.XXXXXX")
 trap 'rm -rf "$TMPD"' EXIT
 CSV=$OUT/view-memory.csv
-echo "method,P,extent_MiB,window_B,rank_peak_kB,rank_base_kB,rank_grew_kB,server_peak_kB,seconds,status" > "$CSV"
+[ -n "${REPORT_ONLY:-}" ] || echo "method,P,extent_MiB,window_B,rank_peak_kB,rank_base_kB,rank_grew_kB,server_peak_kB,seconds,status" > "$CSV"
 
 # inside ddio-run: the MPI program, then the servers' (our parent's children) peak RSS
 probe='mpiexec "$@"; st=$?
@@ -54,6 +55,7 @@ row() {  # method P mib log rc seconds
 }
 
 for p in $PROCS; do
+  [ -n "${REPORT_ONLY:-}" ] && break
   for mib in $SIZES_MIB; do
     e=$((mib * 1048576))
     root=$TMPD/srv; rm -rf "$root"; mkdir -p "$root"
@@ -80,22 +82,27 @@ done
   echo "(collective at the view's start and end, independent in its middle; the file is sparse)."
   echo "The view: one \`MPI_Type_vector(extent/8/P, 1, P, MPI_DOUBLE)\` per rank, disp = rank x 8."
   echo "Peak = VmHWM of the rank (largest over the ranks); grew = peak minus the rank's VmHWM before"
-  echo "\`MPI_File_set_view\` (the window buffers were already touched); server = largest ddio-server VmHWM."
+  echo "\`MPI_File_set_view\` (the window buffers were already touched); server = largest ddio-server VmHWM;"
+  echo "run = the whole job (start, 3 windows written and read back, checks). The rank peak includes the two"
+  echo "window buffers (a window is at most half the rank's records: 8 MiB at 64 MiB and P = 4, 4 MiB at P = 8)."
   echo
-  echo "| P | view extent | ddio: rank peak | ddio: grew | ddio: server peak | ufs: rank peak | ufs: grew |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| P | view extent | ddio: rank peak | ddio: grew | ddio: server peak | ddio: run | ufs: rank peak | ufs: grew | ufs: run |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   for p in $PROCS; do
     for mib in $SIZES_MIB; do
       d=$(awk -F, -v p="$p" -v m="$mib" '$1=="ddio" && $2==p && $3==m' "$CSV")
       u=$(awk -F, -v p="$p" -v m="$mib" '$1=="ufs" && $2==p && $3==m' "$CSV")
-      cell() { IFS=, read -r _ _ _ _ pk _ gr sv _ st <<<"$1"
-        case $2 in peak) v=$pk ;; grew) v=$gr ;; srv) v=$sv ;; esac
-        if [ "$st" = ok ] && [ -n "$v" ]; then awk -v k="$v" 'BEGIN { printf "%.0f MiB", k / 1024 }'
+      cell() { IFS=, read -r _ _ _ _ pk _ gr sv sec st <<<"$1"
+        case $2 in peak) v=$pk ;; grew) v=$gr ;; srv) v=$sv ;; run) v=$sec ;; esac
+        if [ "$2" = run ]; then [ "$st" = ok ] && echo "$v s" || echo "—"; return; fi
+        if [ "$st" = ok ] && [ -n "$v" ]; then
+          awk -v k="$v" 'BEGIN { if (k < 10240) printf "%d kB", k; else printf "%.0f MiB", k / 1024 }'
         else echo "${st:-—}"; fi; }
-      echo "| $p | $mib MiB | $(cell "$d" peak) | $(cell "$d" grew) | $(cell "$d" srv) | $(cell "$u" peak) | $(cell "$u" grew) |"
+      echo "| $p | $mib MiB | $(cell "$d" peak) | $(cell "$d" grew) | $(cell "$d" srv) | $(cell "$d" run) | $(cell "$u" peak) | $(cell "$u" grew) | $(cell "$u" run) |"
     done
   done
   echo
-  echo "Raw: \`view-memory.csv\`; each run's output: \`METHOD-PP-MIB.log\`."
+  echo "Raw: \`view-memory.csv\`; each run's output: \`METHOD-PN-MIB.log\`."
+  echo "ufs: runs while ROMIO's list (2 x extent over the ranks) stays under $UFS_MAX_TOTAL_MIB MiB (UFS_MAX_TOTAL_MIB): the machine is shared."
 } > "$OUT/VIEW-MEMORY.md"
 cat "$OUT/VIEW-MEMORY.md"
