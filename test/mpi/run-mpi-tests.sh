@@ -329,6 +329,12 @@ if t_selected prop; then
     -s "$((seed + 1))"
   DDIO_TEST_HINTS="romio_ddio_coll_ranges=disable" ddio_vs_ufs_2 prop-p2-s1-dd 1 2 t_prop \
     -n 30 -s "$((seed + 2))"
+  # ROMIO's two-phase over ddio (it flattens the view itself, lazily), and
+  # trees from ROMIO's flattened lists only (romio_ddio_type_desc=disable)
+  DDIO_TEST_HINTS="romio_ddio_collective=twophase" ddio_vs_ufs_2 prop-p3-s2-2ph 2 3 t_prop \
+    -n 20 -s "$((seed + 3))"
+  DDIO_TEST_HINTS="romio_ddio_type_desc=disable" ddio_vs_ufs_2 prop-p4-s2-flat 2 4 t_prop \
+    -n 20 -s "$((seed + 4))"
 fi
 if t_selected viewcost; then
   # a view costs memory by its description, not its pieces: an 8-byte
