@@ -2,12 +2,13 @@
  *
  * Each case draws (from -s SEED and the case number, the same on every rank)
  * a file type nested up to three deep from vector, hvector, indexed,
- * hindexed, indexed_block, struct, subarray, darray, contiguous and resized
- * (monotone, as MPI requires of a view one writes), an etype (the leaf, or
- * MPI_BYTE), a memory type for the writes (any layout MPI allows for
- * writes: negative displacements and lower bounds, decreasing fields,
- * negative strides, zero extent with count > 1, i.e. the same bytes sent
- * again) and one for the reads (no overlap). The ranks interleave their
+ * hindexed, indexed_block, struct, subarray, darray and contiguous, with a
+ * resized on top (monotone with lb 0, as MPI requires of a view one writes;
+ * nested resized types are t_typedesc's: ROMIO's own flattening loses data
+ * there, ufs: too), an etype (the leaf, or MPI_BYTE), a memory type for the
+ * writes (negative displacements, decreasing fields, negative strides, a
+ * moved (negative) lb on top, or zero extent with count > 1, i.e. the same
+ * bytes sent again) and one for the reads (no overlap). The ranks interleave their
  * tiles (filetype resized to P extents, disp rank * extent) unless the top
  * constructor is a darray. Then, on the same file:
  *   write_all of the first part, write (individual pointer) of the rest,
@@ -17,9 +18,12 @@
  * Every position and byte offset the MPI calls returned, and a hash of the
  * stream read back, go to FILE.2, so the harness's byte comparison with the
  * same run on ufs: checks ROMIO's answers and the reads as well as the data
- * (FILE itself). Memory types whose lb was moved (resized, outermost only)
- * are placed by ROMIO's flattening, which departs from MPI's type map for
- * them (ufs: too): for those the ufs: comparison is the only check.
+ * (FILE itself). Memory types with a non-zero lb anywhere are placed by
+ * ROMIO's flattening, which departs from MPI's type map for some of them
+ * (ufs: too; ddio follows ROMIO there): for those the ufs: comparison (of
+ * the file, and of the whole read buffer's hash) is the only check. Each
+ * case is first zeroed over what it touches (ROMIO's data sieving and
+ * two-phase read past end of file write/return buffer garbage on ufs:).
  * The seed is printed; rerun one case with -s SEED -c CASE (-v: the types,
  * byte counts, hashes; with T_PROP_DUMP=1 also where the read bytes landed
  * in rank 0's buffer, with T_PROP_DIAG=1 whether the file holds the written
