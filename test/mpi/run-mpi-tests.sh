@@ -335,6 +335,9 @@ if t_selected prop; then
     -n 20 -s "$((seed + 3))"
   DDIO_TEST_HINTS="romio_ddio_type_desc=disable" ddio_vs_ufs_2 prop-p4-s2-flat 2 4 t_prop \
     -n 20 -s "$((seed + 4))"
+  # every descriptor and type-built tree compared with ROMIO's flattening
+  DDIO_TEST_HINTS="romio_ddio_check_desc=enable" ddio_vs_ufs_2 prop-p3-s2-check 2 3 t_prop \
+    -n 30 -s "$((seed + 5))"
 fi
 if t_selected viewcost; then
   # a view costs memory by its description, not its pieces: an 8-byte
