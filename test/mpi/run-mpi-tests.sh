@@ -316,6 +316,46 @@ if t_selected desc; then
   t_step desc0-tree-check-fires env DDIO_TEST_TREE_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
     mpiexec -n 3 "$bin/t_desc0" ddio:/skew2 expect-intern
 fi
+if t_selected prop; then
+  # property test: random nested file and memory types (every constructor,
+  # zero-extent and negative-lb memory for writes), written and read back
+  # collectively and independently, seeks and positions; the file and the
+  # positions MPI returned (FILE.2) == ufs:. A new seed each run, printed;
+  # DDIO_PROP_SEED=N repeats one.
+  seed=${DDIO_PROP_SEED:-$(( $(date +%s) % 1000000 + 1 ))}
+  t_say "prop: seed $seed (repeat: DDIO_PROP_SEED=$seed $0 prop)"
+  ddio_vs_ufs_2 prop-p4-s2 2 4 t_prop -n 40 -s "$seed"
+  DDIO_TEST_HINTS="striping_unit=5000" ddio_vs_ufs_2 prop-p3-s3-u5000 3 3 t_prop -n 40 \
+    -s "$((seed + 1))"
+  DDIO_TEST_HINTS="romio_ddio_coll_ranges=disable" ddio_vs_ufs_2 prop-p2-s1-dd 1 2 t_prop \
+    -n 30 -s "$((seed + 2))"
+  # ROMIO's two-phase over ddio (it flattens the view itself, lazily), and
+  # trees from ROMIO's flattened lists only (romio_ddio_type_desc=disable)
+  DDIO_TEST_HINTS="romio_ddio_collective=twophase" ddio_vs_ufs_2 prop-p3-s2-2ph 2 3 t_prop \
+    -n 20 -s "$((seed + 3))"
+  DDIO_TEST_HINTS="romio_ddio_type_desc=disable" ddio_vs_ufs_2 prop-p4-s2-flat 2 4 t_prop \
+    -n 20 -s "$((seed + 4))"
+  # every descriptor and type-built tree compared with ROMIO's flattening
+  DDIO_TEST_HINTS="romio_ddio_check_desc=enable" ddio_vs_ufs_2 prop-p3-s2-check 2 3 t_prop \
+    -n 30 -s "$((seed + 5))"
+fi
+if t_selected viewcost; then
+  # a view costs memory by its description, not its pieces: an 8-byte
+  # cyclic view (one vector over the whole extent) at P = 4, windows of
+  # 1 MiB per rank at its start, middle and end; a rank's peak RSS may grow
+  # at most 16 MiB over its pre-view level, at 64 MiB and at 4 GiB of view.
+  # ufs: at 256 MiB shows the measurement sees a flattened view (>= 64 MiB:
+  # ROMIO's 16 bytes per 8-byte record).
+  for e in 67108864 4294967296; do
+    mkdir -p "$tmp/srv-viewcost"
+    t_step "viewcost-ddio-$e" "$run" -s 2 --root "$tmp/srv-viewcost" -- \
+      mpiexec -n 4 "$bin/t_viewcost" -e "$e" -m 16384 "ddio:/viewcost-$e"
+  done
+  mkdir -p "$tmp/ufs"
+  t_step viewcost-ufs-sees-flattening bash -c 'out=$(mpiexec -n 4 "$0" -e 268435456 "$1") \
+    || exit 1; echo "$out"; g=$(sed -n "s/.*grew_kB=\([0-9]*\).*/\1/p" <<<"$out"); \
+    [ "${g:-0}" -ge 65536 ]' "$bin/t_viewcost" "ufs:$tmp/ufs/viewcost"
+fi
 if t_selected nonblock; then
   # every nonblocking form (independent, collective, _at, several
   # outstanding on one and two files) on ddio: vs ufs:, FILE and FILE.2
