@@ -175,8 +175,8 @@ if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-
   t_step hot/ddio "$run" -s 2 --root "$root" -- bash -c \
     'mpiexec -n 4 "$0" "$1" && stats_check 2 "$HOT_CACHED" read_cache_bytes read_disk_bytes write_cache_bytes write_direct_bytes' \
     "$bin/t_hot" ddio:/hot
-  ufs_run hot 4 "$bin/t_hot"
-  t_step hot/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/hot "ufs:$U/hot"
+  ufs_run hot 4 "$bin/t_hot"; hot_ufs="$U/hot"
+  t_step hot/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/hot "ufs:$hot_ufs"
   # the same with the disk-directed schedule for plain ranges too, 64 KiB stripes
   printf 'romio_ddio_coll_ranges disable\nstriping_unit 65536\n' > "$tmp/hot-hints"
   ROMIO_HINTS="$tmp/hot-hints" ddio_vs_ufs hot-u64k 3 3 t_hot
@@ -184,7 +184,7 @@ if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-
   root="$tmp/srv-hot-off"; mkdir -p "$root"
   t_step hot-off/ddio "$run" -s 2 --server-opt --page-cache=off --root "$root" -- \
     mpiexec -n 4 "$bin/t_hot" ddio:/hot-off
-  t_step hot-off/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/hot-off "ufs:$U/hot"
+  t_step hot-off/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/hot-off "ufs:$hot_ufs"
   # synced bytes survive SIGKILL of every server (its independent half went
   # through the page cache)
   root="$tmp/srv-hot-durable"; mkdir -p "$root"
