@@ -75,7 +75,8 @@ struct slot {
     uint64_t old_valid;          /* block bytes below the local size at issue */
     uint64_t write_hi;           /* one past the highest byte written in block */
     uint64_t write_lo;           /* first byte written in block */
-    uint64_t io_lo;              /* first block byte read or written (4 KiB aligned) */
+    uint64_t io_lo;              /* first block byte read or written (4 KiB aligned,
+                                  * but for an exact write) */
     int full, overlap;
     int abandon;                 /* a send that never ended may read it: never reuse */
     int cached;                  /* its disk request goes through the page cache */
