@@ -166,6 +166,32 @@ if t_selected cache; then   # write-behind and read-ahead vs MPI's consistency r
   DDIO_TEST_HINTS="$on" ddio_vs_ufs cache-nonblock 2 3 t_nonblock
   DDIO_TEST_HINTS="$on" ddio_vs_ufs cache-coll 2 4 t_coll
 fi
+if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-reads, coherence
+  # t_hot on the default servers (--page-cache on), and every server must
+  # have served reads from its page cache
+  HOT_CACHED='$2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "read_cache_bytes: " ok+0 " of " NS " servers served reads from the page cache"; exit 1}}'
+  root="$tmp/srv-hot"; mkdir -p "$root"
+  export -f stats_check; export top tmp HOT_CACHED
+  t_step hot/ddio "$run" -s 2 --root "$root" -- bash -c \
+    'mpiexec -n 4 "$0" "$1" && stats_check 2 "$HOT_CACHED" read_cache_bytes read_disk_bytes write_cache_bytes write_direct_bytes' \
+    "$bin/t_hot" ddio:/hot
+  ufs_run hot 4 "$bin/t_hot"; hot_ufs="$U/hot"
+  t_step hot/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/hot "ufs:$hot_ufs"
+  # the same with the disk-directed schedule for plain ranges too, 64 KiB stripes
+  printf 'romio_ddio_coll_ranges disable\nstriping_unit 65536\n' > "$tmp/hot-hints"
+  ROMIO_HINTS="$tmp/hot-hints" ddio_vs_ufs hot-u64k 3 3 t_hot
+  # --page-cache off: the O_DIRECT path for everything above 64 KiB of a block
+  root="$tmp/srv-hot-off"; mkdir -p "$root"
+  t_step hot-off/ddio "$run" -s 2 --server-opt --page-cache=off --root "$root" -- \
+    mpiexec -n 4 "$bin/t_hot" ddio:/hot-off
+  t_step hot-off/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/hot-off "ufs:$hot_ufs"
+  # synced bytes survive SIGKILL of every server (its independent half went
+  # through the page cache)
+  root="$tmp/srv-hot-durable"; mkdir -p "$root"
+  t_step hot-durable-write-kill "$run" -s 2 --root "$root" -- sh -c \
+    "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
+  t_step hot-durable-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
+fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
 if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi
 if t_selected patterns; then
