@@ -312,29 +312,6 @@ static MPI_Datatype lb_top(MPI_Datatype c)
     return t;
 }
 
-/* a buffer for count x t: *base is where the type's origin lies */
-static unsigned char *mem_alloc(MPI_Datatype t, int count, unsigned char **base, size_t *n)
-{
-    MPI_Aint lb, ext, tlb, text, lo, hi;
-    MPI_Type_get_extent(t, &lb, &ext);
-    MPI_Type_get_true_extent(t, &tlb, &text);
-    lo = tlb + (ext < 0 ? (MPI_Aint) (count - 1) * ext : 0);
-    hi = tlb + text + (ext > 0 ? (MPI_Aint) (count - 1) * ext : 0);
-    if (lo > 0)
-        lo = 0;
-    /* a margin on both sides: where ROMIO departs from the type map (a
-     * moved lb) it may place bytes outside it; they must land in the
-     * buffer (and in the harness's comparison), not in the heap */
-    MPI_Aint margin = 2 * ((lb < 0 ? -lb : lb) + (ext < 0 ? -ext : ext)) + 256;
-    lo -= margin;
-    hi += margin;
-    *n = (size_t) (hi - lo) + 1;
-    unsigned char *p = malloc(*n);
-    T_ASSERT(p, "out of memory");
-    *base = p - lo;
-    return p;
-}
-
 static uint64_t fnv(const unsigned char *p, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
@@ -451,8 +428,8 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
     MPI_Count es = size_of(c->etype), wsz = size_of(c->mw), rsz = size_of(c->mr);
     MPI_Count wbytes = wsz * c->wcount;
     size_t nw, nr;
-    unsigned char *bw, *br, *pw = mem_alloc(c->mw, c->wcount, &bw, &nw);
-    unsigned char *pr = mem_alloc(c->mr, c->rcount, &br, &nr);
+    unsigned char *bw, *br, *pw = t_type_alloc(c->mw, c->wcount, 1, &bw, &nw);
+    unsigned char *pr = t_type_alloc(c->mr, c->rcount, 1, &br, &nr);
     for (size_t i = 0; i < nw; i++)
         pw[i] = t_byte(seed * 1000 + (uint64_t) k * 17 + (uint64_t) t_rank, i);
     memset(pr, 0xEE, nr);
