@@ -378,11 +378,21 @@ static struct slot *wait_event(struct xfer *x, int drain)
     return s;
 }
 
+/* A stream the page cache must not take: a disk-directed pass of several
+ * ranks, or a collective's plain-range part (one participant) longer than
+ * PCACHE_RANGE_MAX. Shorter parts are the everyday contiguous collective
+ * (IOR's -c): they are cached as the same call made independently is. */
+static int stream_is_collective(const struct xfer *x)
+{
+    return x->n > 1 || ((x->flags & DDIO_XF_COLLECTIVE) && x->parts[0].have_desc
+                        && x->parts[0].d.length > PCACHE_RANGE_MAX);
+}
+
 /* O_DIRECT or the page cache for this request (pcache.h has the policy) */
 static int use_cache(const struct xfer *x, int d, int write, uint64_t off, size_t len)
 {
     struct pcache_ask a = {.enabled = x->srv->cfg.page_cache, .twin = x->of->bfds[d] >= 0,
-                           .collective = is_collective(x), .write = write, .len = len,
+                           .collective = stream_is_collective(x), .write = write, .len = len,
                            .block = x->B, .fd = x->of->bfds[d], .off = off};
     return pcache_choose(&a);
 }

@@ -11,12 +11,16 @@
  * cache (also with --page-cache off): metadata-sized calls of HDF5 and
  * PnetCDF would otherwise cost a device access each. */
 #define PCACHE_SMALL_IO 65536u
+/* the longest one-participant part of a collective (a rank's plain range)
+ * cached like independent I/O; longer ones are streams that go O_DIRECT */
+#define PCACHE_RANGE_MAX (16u << 20)
 
 /* One block request to decide. */
 struct pcache_ask {
     int enabled;                 /* --page-cache on */
     int twin;                    /* the datafile has a buffered twin (O_DIRECT root) */
-    int collective;              /* part of a collective call (engine is_collective) */
+    int collective;              /* a collective stream (engine stream_is_collective:
+                                  * several ranks, or a long plain-range part) */
     int write;
     uint64_t len, block;         /* bytes of this request; the block size */
     int fd;                      /* for the residency check: the twin */

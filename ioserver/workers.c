@@ -94,15 +94,14 @@ int work_runs_inline(const struct work *w)
 {
     /* Nothing to wait for from this connection: a read, or a write whose
      * bytes came with it. But while it runs the reader reads nothing else,
-     * a CANCEL included: a long read (or a collective call's part, which
-     * another rank's failure may cancel) goes to a request thread, so a
-     * failed call stops in milliseconds, not when this part is done. */
+     * a CANCEL included: a long read goes to a request thread, so a failed
+     * call stops in milliseconds, not when this part is done. */
     const struct ddio_xfer *x = &w->u.x;
     if (w->h.type != DDIO_T_XFER || x->nparticipants != 1)
         return 0;
     if (x->flags & DDIO_XF_INLINE)
         return 1;
-    return x->op == DDIO_X_READ && x->group == 0
+    return x->op == DDIO_X_READ
            && ddio_desc_peek_length(x->desc, x->desc_len) <= WORK_INLINE_READ_MAX;
 }
 

@@ -4,6 +4,7 @@
  * bytes are right whichever path the previous access took (the O_DIRECT
  * and buffered descriptors of one datafile stay coherent). */
 #include "srv_harness.h"
+#include "../../ioserver/pcache.h"   /* PCACHE_RANGE_MAX */
 
 #include <fcntl.h>
 #include <sys/syscall.h>
@@ -149,15 +150,18 @@ static void sync_check(struct cl *c, uint64_t h, const char *path, int evicts)
     printf("ok   SYNC left no dirty page in the datafile\n");
 }
 
-/* Two whole blocks on one server. On a root without O_DIRECT every access
- * is a page-cache one. */
+/* Whole blocks on one server, more than PCACHE_RANGE_MAX of them: this one
+ * client's "collective" XFERs (one participant) stand for a collective
+ * stream, which only that length sends O_DIRECT (a shorter one-participant
+ * part is cached like independent I/O: checked at the end). On a root
+ * without O_DIRECT every access is a page-cache one. */
 void test_page_cache(void)
 {
     struct cl *c = cl_connect();
     struct ddio_layout_rec l;
     struct ddio_open_r r;
     char p[128];
-    uint64_t B = c->bsize, len = 2 * B;
+    uint64_t B = c->bsize, len = (PCACHE_RANGE_MAX / B + 2) * B;
     layout_for(c, &l, B, 1);
     path_name(p, sizeof(p), "pcache");
     CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, &r) == 0, "create %s", p);
@@ -187,6 +191,9 @@ void test_page_cache(void)
     memcpy(model, part, B / 2);
     read_check(c, r.handle, 1, len, model, cr, cr == RD ? RC : RD,
                "collective read after an independent write");
+    /* a collective's short part (IOR's contiguous -c calls) is cached */
+    write_pat(c, r.handle, 1, 2 * B, model, 15, WC, WD, "short collective part written");
+    read_check(c, r.handle, 1, 2 * B, model, RC, RD, "short collective part re-read");
     free(model);
     free(part);
     cl_close(c);
