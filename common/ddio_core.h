@@ -62,6 +62,10 @@ const char *ddio_secret_hint_get(void);
 void ddio_config_striping(long long *unit, int *factor);
 /* timeout: hint_s (> 0), else $DDIO_TIMEOUT, else config, else 30 s */
 int ddio_timeout_ms(int hint_s);
+/* how long a call rides through a lost server (reconnecting, reopening,
+ * resending): hint_s (>= 0; 0 turns recovery off), else
+ * $DDIO_RECOVER_TIMEOUT, else timeout_ms */
+int ddio_recover_ms(int hint_s, int timeout_ms);
 
 /* ---- ddio_core_conn.c: connections ---------------------------------------- */
 
@@ -201,6 +205,10 @@ struct ddio_fh {
      * a timeout) is opened again by path on first use; without, the call
      * fails with EPIPE ("the file must be reopened") */
     int renew;
+    /* recovery: a server whose connection dropped (or that restarted) is
+     * reconnected with backoff, the handle opened again and the call resent,
+     * for up to recover_ms from the loss; 0: the call fails at once */
+    int recover_ms;
     char *path;                 /* namespace path (set by ddio_fh_open) */
     uint32_t amode;
     struct ddio_cache cache;    /* off unless the opener sets its sizes
@@ -228,8 +236,16 @@ int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[
 /* CLOSE every live handle (in parallel); frees srv. 0 or -1 (first error). */
 int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e);
 void ddio_fh_free(struct ddio_fh *f);
-/* stripe server i usable: alive, or renewed (f->renew); else -1 with e */
+/* stripe server i usable: alive, or renewed (f->renew, or with backoff for
+ * up to f->recover_ms); else -1 with e */
 int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e);
+/* one attempt (server i's connection mutex held): connect if needed (at most
+ * conn_ms) and open f's handle there again; 0 or -1 with e */
+int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err *e);
+/* e is worth a recovery (the connection broke, or a collective peer's did) */
+int ddio_err_recoverable(const struct ddio_err *e);
+/* a failed reconnect attempt (e) worth another one */
+int ddio_err_reconnectable(const struct ddio_err *e);
 /* logical size = max over the stripe servers of their logical end; servers
  * with skip[i] set are not asked (their local size is known[i]) */
 int ddio_fh_size(struct ddio_fh *f, const char *skip, const uint64_t *known, uint64_t *size,

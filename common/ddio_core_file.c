@@ -439,31 +439,76 @@ static int open_locked(const struct ddio_fh *f, struct ddio_conn *c, struct ddio
  * again and OPEN by path; the server must still hold stripe i of a file with
  * the same layout. Under the connection's mutex, so threads sharing f renew
  * a handle once. */
-static int renew(struct ddio_fh *f, int i, struct ddio_err *e)
+int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err *e)
 {
     struct ddio_srv *s = &f->srv[i];
     struct ddio_conn *c = s->conn;
-    struct ddio_open_r *r = malloc(sizeof(*r));
-    int rc = r ? 0 : -1;
+    struct ddio_open_r *r;
+    int rc;
 
-    if (!r)
+    if (srv_live(s))
+        return 0;
+    if (!(r = malloc(sizeof(*r)))) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
-    pthread_mutex_lock(&c->mu);
-    if (!rc && !srv_live(s)) {
-        rc = ddio_conn_ready(c, f->timeout_ms, e);
-        if (!rc)
-            rc = open_locked(f, c, r, e);
-        if (!rc && same_layout(f, r, i, c, e))
-            rc = -1;    /* the handle dies with the connection the server keeps */
-        if (!rc) {
-            s->handle = r->handle;
-            s->gen = c->gen;
-        }
+        return -1;
     }
-    pthread_mutex_unlock(&c->mu);
+    rc = ddio_conn_ready(c, conn_ms, e);
+    if (!rc)
+        rc = open_locked(f, c, r, e);
+    if (!rc && same_layout(f, r, i, c, e))
+        rc = -1;        /* the handle dies with the connection the server keeps */
+    if (!rc) {
+        s->handle = r->handle;
+        s->gen = c->gen;
+    }
     free(r);
     if (rc && e->errnum == ENOENT)      /* renamed or deleted meanwhile */
         e->transport = 1;
+    return rc;
+}
+
+int ddio_err_recoverable(const struct ddio_err *e)
+{
+    /* a refused or dropped connection, or a collective whose peer's dropped
+     * (the server failed it for every participant: all of them resend);
+     * not a silent server: its deadline already took the whole timeout */
+    return (e->transport && e->errnum != ETIMEDOUT && e->errnum != EACCES &&
+            e->errnum != ENOENT && e->errnum != ESTALE) || e->errnum == ECONNRESET;
+}
+
+int ddio_err_reconnectable(const struct ddio_err *e)
+{
+    /* a reconnect attempt that timed out (a server still starting, or
+     * draining with a full backlog) is tried again too */
+    return ddio_err_recoverable(e) || (e->transport && e->errnum == ETIMEDOUT);
+}
+
+/* the wait between two reconnect attempts: 20 ms doubling to 500 ms */
+static int backoff_next(int ms)
+{
+    return ms <= 0 ? 20 : ms >= 250 ? 500 : 2 * ms;
+}
+
+/* renew with backoff until the recovery deadline (f->recover_ms from now) */
+static int renew(struct ddio_fh *f, int i, struct ddio_err *e)
+{
+    struct ddio_conn *c = f->srv[i].conn;
+    int64_t give_up = ddio_now_ms() + f->recover_ms;
+    int wait = 0, rc;
+
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        int64_t left = give_up - ddio_now_ms();
+        memset(e, 0, sizeof(*e));
+        rc = ddio_fh_renew_locked(f, i, left > 1000 && f->recover_ms ? 1000 : f->timeout_ms, e);
+        wait = backoff_next(wait);
+        if (!rc || !f->recover_ms || !ddio_err_reconnectable(e) || left < wait)
+            break;
+        pthread_mutex_unlock(&c->mu);   /* others may use c meanwhile */
+        usleep((useconds_t) wait * 1000);
+        pthread_mutex_lock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
@@ -473,7 +518,7 @@ int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e)
 
     if (srv_live(s))
         return 0;
-    if (f->renew && s->conn && f->path)
+    if ((f->renew || f->recover_ms) && s->conn && f->path)
         return renew(f, i, e);
     /* a dropped connection took the server-side handle (and locks) with it;
      * a new connection must not reuse the old handle number */
@@ -488,36 +533,66 @@ int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e)
 /* enc(f, i, w, arg) builds server i's request, or returns 0 to skip it */
 typedef int (*srv_enc_fn)(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg);
 
+/* build server i's request for this pass (0: skipped, or not ready: err) */
+static void fh_prepare(struct ddio_fh *f, int i, struct ddio_call *k, srv_enc_fn enc,
+                       const void *arg)
+{
+    uint64_t handle = f->srv[i].handle;
+
+    ddio_wbuf_free(&k->req);
+    free(k->reply);
+    memset(k, 0, sizeof(*k));
+    ddio_wbuf_init(&k->req);
+    if (!enc(f, i, &k->req, arg) || ddio_fh_ready(f, i, &k->err))
+        return;
+    if (f->srv[i].handle != handle) {   /* renewed: the request names it */
+        ddio_wbuf_free(&k->req);
+        ddio_wbuf_init(&k->req);
+        enc(f, i, &k->req, arg);
+    }
+    k->conn = f->srv[i].conn;
+}
+
 /* fan a request out to the stripe servers enc picks; the first error into e;
- * the calls (replies) stay for the caller in *out when out != NULL */
+ * the calls (replies) stay for the caller in *out when out != NULL. A server
+ * lost meanwhile (f->recover_ms) is reconnected and asked again: these
+ * requests (STAT, SETSIZE, PREALLOC, SYNC, CLOSE, ...) give the same result
+ * when done twice. */
 static int fh_fanout(struct ddio_fh *f, uint16_t type, srv_enc_fn enc, const void *arg,
                      struct ddio_call **out, struct ddio_err *e)
 {
     struct ddio_call *calls = calloc(f->nsrv ? f->nsrv : 1, sizeof(*calls));
-    int rc = 0;
+    char *todo = calloc(f->nsrv ? f->nsrv : 1, 1);
+    int64_t give_up = ddio_now_ms() + f->recover_ms;
+    int rc = 0, again = 1;
 
-    if (!calls) {
+    if (!calls || !todo) {
+        free(calls);
+        free(todo);
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    for (int i = 0; i < f->nsrv; i++) {
-        uint64_t handle = f->srv[i].handle;
-        ddio_wbuf_init(&calls[i].req);
-        if (!enc(f, i, &calls[i].req, arg) || ddio_fh_ready(f, i, &calls[i].err))
-            continue;
-        if (f->srv[i].handle != handle) {       /* renewed: the request names it */
-            ddio_wbuf_free(&calls[i].req);
-            ddio_wbuf_init(&calls[i].req);
-            enc(f, i, &calls[i].req, arg);
+    memset(todo, 1, f->nsrv);
+    while (again) {
+        for (int i = 0; i < f->nsrv; i++)
+            if (todo[i])
+                fh_prepare(f, i, &calls[i], enc, arg);
+            else
+                calls[i].conn = NULL;   /* answered: not sent again */
+        ddio_fanout(calls, f->nsrv, type, f->timeout_ms);
+        again = 0;
+        for (int i = 0; i < f->nsrv; i++) {
+            todo[i] = todo[i] && f->recover_ms && ddio_err_recoverable(&calls[i].err) &&
+                ddio_now_ms() < give_up;
+            again |= todo[i];
         }
-        calls[i].conn = f->srv[i].conn;
     }
-    ddio_fanout(calls, f->nsrv, type, f->timeout_ms);
     for (int i = 0; i < f->nsrv && !rc; i++)
         if (calls[i].err.errnum) {
             *e = calls[i].err;
             rc = -1;
         }
+    free(todo);
     if (out && !rc)
         *out = calls;
     else

@@ -37,6 +37,7 @@ struct srv_stats {
     uint64_t disk_us, net_us;
     uint64_t connections, connections_total;
     uint64_t opens, locks;
+    uint64_t replayed;           /* resent writes answered from replay.h */
     uint64_t inflight;           /* requests running on their own thread now
                                   * (XFER, SETLKW, SYNC, PREALLOC) */
     /* UCX transport: endpoints attached; bytes moved as active messages
