@@ -244,6 +244,8 @@ int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e);
 int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err *e);
 /* e is worth a recovery (the connection broke, or a collective peer's did) */
 int ddio_err_recoverable(const struct ddio_err *e);
+/* the wait before the next reconnect attempt, after waiting ms (0: first) */
+int ddio_backoff_next(int ms);
 /* a failed reconnect attempt (e) worth another one */
 int ddio_err_reconnectable(const struct ddio_err *e);
 /* logical size = max over the stripe servers of their logical end; servers

@@ -301,7 +301,7 @@ static void try_lost(xstate *st)
             resend(st, i);
             continue;
         }
-        s->backoff_ms = s->backoff_ms <= 0 ? 20 : s->backoff_ms >= 250 ? 500 : 2 * s->backoff_ms;
+        s->backoff_ms = ddio_backoff_next(s->backoff_ms);
         s->next_try = ddio_now_ms() + s->backoff_ms;
         if (st->e->errnum || !ddio_err_reconnectable(&err) || s->next_try > st->give_up) {
             s->lost = 0;

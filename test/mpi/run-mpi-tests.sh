@@ -426,7 +426,7 @@ if t_selected failfast; then
 fi
 if t_selected restart; then
   # A server restarted in the middle of a job (test/mpi/restart-server.sh:
-  # SIGTERM or SIGKILL 1 s in, started again on the same port and roots 0.3
+  # SIGTERM or SIGKILL 1 s in (4 s: in the read phase), started again on the same port and roots 0.3
   # s after it exited): the client core reconnects, opens its handles again
   # and resends what had not completed, so the job completes and its file
   # equals the ufs: run's (t_restart also reads every byte back). Modes:
@@ -434,15 +434,16 @@ if t_selected restart; then
   # sync after every collective write. Prints the restart's times and the
   # job's longest round against its median (the stall).
   rs="$here/restart-server.sh"
-  for spec in coll:TERM coll:KILL indep:TERM indep:KILL sync:KILL; do
-    mode=${spec%%:*} sig=${spec##*:} name="restart-$mode-$sig"
+  # indep:KILL:4: the restart lands in the read phase (the writes take ~3 s)
+  for spec in coll:TERM:1 coll:KILL:1 indep:TERM:1 indep:KILL:1 indep:KILL:4 sync:KILL:1; do
+    IFS=: read -r mode sig after <<<"$spec"; name="restart-$mode-$sig-$after"
     root="$tmp/srv-$name"; mkdir -p "$root"
     t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" -s 2 --root "$root" -- bash -c '
-      "$0" 1 "$1" 0.3 1 "$4/restarted.pid" & r=$!
+      "$0" 1 "$1" 0.3 "$6" "$4/restarted.pid" & r=$!
       mpiexec -n 4 "$2" "$3" 30 100 "ddio:/$5"; rc=$?
       wait $r || rc=1
       [ -s "$4/restarted.pid" ] && kill "$(cat "$4/restarted.pid")"
-      exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name"
+      exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after"
     grep -h "^restart:\|rounds" "$tmp/${name}_ddio.log" 2>/dev/null || true
     ufs_run "$name" 4 "$bin/t_restart" "$mode" 30 0
     t_step "$name/cmp" "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$name"
