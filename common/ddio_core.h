@@ -7,11 +7,14 @@
  *   ddio_core_conn.c  connections: pools keyed by host:port, connect + HELLO
  *                     + AUTH (+ UCX), one request/reply, fan-out to several
  *   ddio_core_file.c  a file open on its stripe servers: open / create /
- *                     close, size, set size, sync, and the renewal of a
- *                     handle that died with its connection
+ *                     close, size, set size, sync, locks, and the renewal of
+ *                     a handle that died with its connection (reconnect with
+ *                     backoff for up to recover_ms, reopen, relock, resend)
  *   ddio_core_xfer.c  one XFER to each involved server, served until DONE:
  *                     PUTs into the caller's buffer, GETs answered from it,
- *                     on TCP or UCX (docs/PROTOCOL.md "XFER")
+ *                     on TCP or UCX (docs/PROTOCOL.md "XFER"); a server
+ *                     lost meanwhile reconnected and sent its XFER again
+ *                     (PROTOCOL.md "Resending")
  *   ddio_core_cache.c a file's client cache: write-behind of small writes,
  *                     read-ahead of small reads (MPI-IO's nonatomic rules)
  *
@@ -194,6 +197,12 @@ struct ddio_cache {
     uint64_t hits, misses, flushes;
 };
 
+/* A byte-range lock this process holds (on stripe server 0). */
+struct ddio_lk {
+    uint32_t type;              /* DDIO_LK_RD / DDIO_LK_WR */
+    uint64_t start, len;
+};
+
 /* A file open on its stripe servers. */
 struct ddio_fh {
     int timeout_ms;
@@ -209,6 +218,9 @@ struct ddio_fh {
      * reconnected with backoff, the handle opened again and the call resent,
      * for up to recover_ms from the loss; 0: the call fails at once */
     int recover_ms;
+    struct ddio_lk *locks;      /* held: taken again when server 0's
+                                 * connection is renewed (ddio_fh_lock) */
+    int nlocks, caplocks;
     char *path;                 /* namespace path (set by ddio_fh_open) */
     uint32_t amode;
     struct ddio_cache cache;    /* off unless the opener sets its sizes
@@ -267,6 +279,11 @@ int ddio_fh_sync(struct ddio_fh *f, struct ddio_err *e);
 typedef void (*ddio_henc_fn)(struct ddio_wbuf *w, uint64_t handle, uint64_t arg);
 int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint64_t arg,
                  uint8_t **reply, size_t *len, struct ddio_err *e);
+/* LOCK on stripe server 0 (cmd DDIO_LK_SETLK / SETLKW / UNLCK): the locks
+ * held are remembered and taken again (SETLKW) on a renewed connection,
+ * and the request itself is resent like the others (f->recover_ms) */
+int ddio_fh_lock(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start, uint64_t len,
+                 struct ddio_err *e);
 /* DELETE path on every server of the list (ENOENT everywhere: ENOENT) */
 int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
                 struct ddio_err *e);

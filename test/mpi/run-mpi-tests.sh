@@ -432,18 +432,25 @@ if t_selected restart; then
   # equals the ufs: run's (t_restart also reads every byte back). Modes:
   # collective writes and reads, independent strided writes and reads, a
   # sync after every collective write. Prints the restart's times and the
-  # job's longest round against its median (the stall).
+  # job's longest round against its median (the stall). atomic (below) runs
+  # each write under a lock on server 0, the one restarted: the job
+  # completes whether the restart lands while a lock is held (the client
+  # core takes it again) or between two.
   rs="$here/restart-server.sh"
-  # indep:KILL:4: the restart lands in the read phase (the writes take ~3 s)
-  for spec in coll:TERM:1 coll:KILL:1 indep:TERM:1 indep:KILL:1 indep:KILL:4 sync:KILL:1; do
+  # indep:KILL:4: the restart lands in the read phase (the writes take ~3 s);
+  # atomic: every independent write and read under a lock, and the server
+  # restarted is server 0, which holds them (the client takes them again)
+  for spec in coll:TERM:1 coll:KILL:1 indep:TERM:1 indep:KILL:1 indep:KILL:4 sync:KILL:1 \
+      atomic:KILL:1; do
     IFS=: read -r mode sig after <<<"$spec"; name="restart-$mode-$sig-$after"
+    idx=1; [ "$mode" = atomic ] && idx=0
     root="$tmp/srv-$name"; mkdir -p "$root"
     t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" -s 2 --root "$root" -- bash -c '
-      "$0" 1 "$1" 0.3 "$6" "$4/restarted.pid" & r=$!
+      "$0" "$7" "$1" 0.3 "$6" "$4/restarted.pid" & r=$!
       mpiexec -n 4 "$2" "$3" 30 100 "ddio:/$5"; rc=$?
       wait $r || rc=1
       [ -s "$4/restarted.pid" ] && kill "$(cat "$4/restarted.pid")"
-      exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after"
+      exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$idx"
     grep -h "^restart:\|rounds" "$tmp/${name}_ddio.log" 2>/dev/null || true
     ufs_run "$name" 4 "$bin/t_restart" "$mode" 30 0
     t_step "$name/cmp" "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$name"

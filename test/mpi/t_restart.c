@@ -11,6 +11,9 @@
  *                                         a view), reads paused too
  *   t_restart sync  ROUNDS PAUSE_MS FILE   collective writes, MPI_File_sync
  *                                         after each
+ *   t_restart atomic ROUNDS PAUSE_MS FILE  indep in atomic mode: each write
+ *                                         and read under a byte-range lock
+ *                                         (held on stripe server 0)
  *   t_restart dup   ROUNDS PAUSE_MS FILE   rank 0 alone writes ROUNDS MiB
  *                                         (the server drops a DONE: the
  *                                         resend must be answered, not done)
@@ -89,7 +92,7 @@ static void io_round(MPI_File fh, const char *mode, int r, int write, unsigned c
 {
     MPI_Status st;
     int n = CH * PER;
-    if (!strcmp(mode, "indep")) {
+    if (!strcmp(mode, "indep") || !strcmp(mode, "atomic")) {
         T_MPI(MPI_File_seek(fh, (MPI_Offset) r * CH * PER, MPI_SEEK_SET));
         T_MPI(write ? MPI_File_write(fh, b, n, MPI_BYTE, &st)
               : MPI_File_read(fh, b, n, MPI_BYTE, &st));
@@ -142,19 +145,21 @@ int main(int argc, char **argv)
 {
     MPI_File fh;
     t_init(&argc, &argv);
-    T_ASSERT(argc == 5, "usage: t_restart coll|indep|sync|dup ROUNDS PAUSE_MS FILE");
+    T_ASSERT(argc == 5, "usage: t_restart coll|indep|sync|atomic|dup ROUNDS PAUSE_MS FILE");
     const char *mode = argv[1];
     int nr = atoi(argv[2]), pause_ms = atoi(argv[3]);
     T_ASSERT(nr > 0 && pause_ms >= 0, "bad ROUNDS or PAUSE_MS");
     MPI_File_delete(argv[4], MPI_INFO_NULL);
     T_MPI(MPI_File_open(MPI_COMM_WORLD, argv[4], MPI_MODE_CREATE | MPI_MODE_RDWR,
                         MPI_INFO_NULL, &fh));
+    if (!strcmp(mode, "atomic"))
+        T_MPI(MPI_File_set_atomicity(fh, 1));
     if (!strcmp(mode, "dup"))
         dup_writes(fh, nr);
     else {
         set_dealt_view(fh, 0);
         rounds(fh, mode, nr, pause_ms, 1);
-        rounds(fh, mode, nr, !strcmp(mode, "indep") ? pause_ms : 0, 0);
+        rounds(fh, mode, nr, strcmp(mode, "coll") && strcmp(mode, "sync") ? pause_ms : 0, 0);
     }
     T_MPI(MPI_File_close(&fh));
     return t_finish();
