@@ -42,7 +42,10 @@ done
 sleep "$after"
 t0=$(ms)
 kill -"$sig" "$pid" || exit 1
-while kill -0 "$pid" 2>/dev/null; do
+# gone, or a zombie (a restarted server's parent, an earlier run of this
+# script, has exited: it is reaped late, but it no longer holds the port)
+alive() { [ -r "/proc/$1/stat" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+while alive "$pid"; do
   [ $(( $(ms) - t0 )) -gt 30000 ] && { echo "restart-server: $pid still running 30 s after SIG$sig" >&2; exit 1; }
   sleep 0.005
 done

@@ -440,17 +440,20 @@ if t_selected restart; then
   # indep:KILL:4: the restart lands in the read phase (the writes take ~3 s);
   # atomic: every independent write and read under a lock, and the server
   # restarted is server 0, which holds them (the client takes them again)
-  for spec in coll:TERM:1 coll:KILL:1 indep:TERM:1 indep:KILL:1 indep:KILL:4 sync:KILL:1 \
-      atomic:KILL:1; do
-    IFS=: read -r mode sig after <<<"$spec"; name="restart-$mode-$sig-$after"
+  # coll:KILL:1:3: three restarts in a row (each 0.5 s after the previous
+  # one accepted again), as a soak of restarts
+  for spec in coll:TERM:1:1 coll:KILL:1:1 indep:TERM:1:1 indep:KILL:1:1 indep:KILL:4:1 \
+      sync:KILL:1:1 atomic:KILL:1:1 coll:KILL:1:3; do
+    IFS=: read -r mode sig after times <<<"$spec"; name="restart-$mode-$sig-$after-x$times"
     idx=1; [ "$mode" = atomic ] && idx=0
     root="$tmp/srv-$name"; mkdir -p "$root"
     t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" -s 2 --root "$root" -- bash -c '
-      "$0" "$7" "$1" 0.3 "$6" "$4/restarted.pid" & r=$!
+      { "$0" "$7" "$1" 0.3 "$6" "$4/restarted.pid" &&
+        for ((k = 1; k < $8; k++)); do "$0" "$7" "$1" 0.3 0.5 "$4/restarted.pid" || exit 1; done; } & r=$!
       mpiexec -n 4 "$2" "$3" 30 100 "ddio:/$5"; rc=$?
       wait $r || rc=1
       [ -s "$4/restarted.pid" ] && kill "$(cat "$4/restarted.pid")"
-      exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$idx"
+      exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$idx" "$times"
     grep -h "^restart:\|rounds" "$tmp/${name}_ddio.log" 2>/dev/null || true
     ufs_run "$name" 4 "$bin/t_restart" "$mode" 30 0
     t_step "$name/cmp" "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$name"
