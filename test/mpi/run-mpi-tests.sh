@@ -431,7 +431,8 @@ if t_selected restart; then
   # and resends what had not completed, so the job completes and its file
   # equals the ufs: run's (t_restart also reads every byte back). Modes:
   # collective writes and reads, independent strided writes and reads, a
-  # sync after every collective write. Prints the restart's times and the
+  # sync after every collective write, nonblocking strided writes and reads
+  # in flight (the driver's progress thread). Prints the restart's times and the
   # job's longest round against its median (the stall). atomic (below) runs
   # each write under a lock on server 0, the one restarted: the job
   # completes whether the restart lands while a lock is held (the client
@@ -443,7 +444,7 @@ if t_selected restart; then
   # coll:KILL:1:3: three restarts in a row (each 0.5 s after the previous
   # one accepted again), as a soak of restarts
   for spec in coll:TERM:1:1 coll:KILL:1:1 indep:TERM:1:1 indep:KILL:1:1 indep:KILL:4:1 \
-      sync:KILL:1:1 atomic:KILL:1:1 coll:KILL:1:3; do
+      sync:KILL:1:1 nonblock:KILL:1:1 atomic:KILL:1:1 coll:KILL:1:3; do
     IFS=: read -r mode sig after times <<<"$spec"; name="restart-$mode-$sig-$after-x$times"
     idx=1; [ "$mode" = atomic ] && idx=0
     root="$tmp/srv-$name"; mkdir -p "$root"

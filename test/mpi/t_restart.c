@@ -11,6 +11,9 @@
  *                                         a view), reads paused too
  *   t_restart sync  ROUNDS PAUSE_MS FILE   collective writes, MPI_File_sync
  *                                         after each
+ *   t_restart nonblock ROUNDS PAUSE_MS FILE  indep as MPI_File_iwrite_at /
+ *                                         iread_at + MPI_Wait (the driver's
+ *                                         progress thread, its own connections)
  *   t_restart atomic ROUNDS PAUSE_MS FILE  indep in atomic mode: each write
  *                                         and read under a byte-range lock
  *                                         (held on stripe server 0)
@@ -91,7 +94,15 @@ static void report(double *t, int n, const char *what)
 static void io_round(MPI_File fh, const char *mode, int r, int write, unsigned char *b)
 {
     MPI_Status st;
+    MPI_Request rq;
     int n = CH * PER;
+    if (!strcmp(mode, "nonblock")) {
+        MPI_Offset at = (MPI_Offset) r * CH * PER;
+        T_MPI(write ? MPI_File_iwrite_at(fh, at, b, n, MPI_BYTE, &rq)
+              : MPI_File_iread_at(fh, at, b, n, MPI_BYTE, &rq));
+        T_MPI(MPI_Wait(&rq, &st));
+        return;
+    }
     if (!strcmp(mode, "indep") || !strcmp(mode, "atomic")) {
         T_MPI(MPI_File_seek(fh, (MPI_Offset) r * CH * PER, MPI_SEEK_SET));
         T_MPI(write ? MPI_File_write(fh, b, n, MPI_BYTE, &st)
@@ -145,7 +156,7 @@ int main(int argc, char **argv)
 {
     MPI_File fh;
     t_init(&argc, &argv);
-    T_ASSERT(argc == 5, "usage: t_restart coll|indep|sync|atomic|dup ROUNDS PAUSE_MS FILE");
+    T_ASSERT(argc == 5, "usage: t_restart coll|indep|sync|nonblock|atomic|dup ROUNDS PAUSE_MS FILE");
     const char *mode = argv[1];
     int nr = atoi(argv[2]), pause_ms = atoi(argv[3]);
     T_ASSERT(nr > 0 && pause_ms >= 0, "bad ROUNDS or PAUSE_MS");
