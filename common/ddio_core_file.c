@@ -673,8 +673,10 @@ static int fh_fanout(struct ddio_fh *f, uint16_t type, srv_enc_fn enc, const voi
         ddio_fanout(calls, f->nsrv, type, f->timeout_ms);
         again = 0;
         for (int i = 0; i < f->nsrv; i++) {
-            todo[i] = todo[i] && f->recover_ms && ddio_err_recoverable(&calls[i].err) &&
-                ddio_now_ms() < give_up;
+            /* not sent: ddio_fh_ready already tried to reconnect for the
+             * whole recovery time */
+            todo[i] = todo[i] && calls[i].sent && f->recover_ms &&
+                ddio_err_recoverable(&calls[i].err) && ddio_now_ms() < give_up;
             again |= todo[i];
         }
     }
