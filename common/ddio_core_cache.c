@@ -25,6 +25,7 @@
 #define WB_MAX_EXT  4096        /* an overlap check scans the table */
 #define RA_PAGE     32768       /* what a random small read fetches */
 #define RA_SMALL    4096        /* random reads up to this size fetch a page */
+#define RA_PROBE    16          /* misses before pages must have paid */
 /* Calls from this size on are gathered or read ahead only where they join
  * into one range (sequential): scattered pieces of that size cost the
  * servers as much gathered as one by one (each block is still a round trip
@@ -173,7 +174,11 @@ static int plan_chunk(struct ddio_cache *c, uint64_t off, uint64_t len, int regu
         }
         return 1;
     }
-    if (len > RA_SMALL)
+    /* random small reads: a page pays only where reads come back near each
+     * other; where they do not (a quarter of the misses or fewer turned
+     * into hits) each fetch would cost a 32 KiB transfer for nothing
+     * (measured: 8-byte random reads 75 -> 150-170 us p50 with pages) */
+    if (len > RA_SMALL || (c->misses > RA_PROBE && c->hits * 4 < c->misses))
         return 0;
     k->off = off / RA_PAGE * RA_PAGE;
     k->blen = k->stride = (off + len + RA_PAGE - 1) / RA_PAGE * RA_PAGE - k->off;

@@ -680,11 +680,15 @@ static void cancel_rest(xstate *st)
     st->cancelled = 1;
     for (int i = 0; i < f->nsrv; i++) {
         struct ddio_conn *c = f->srv[i].conn;
-        if (!st->s[i].pending || st->s[i].done || !c || c->sock < 0)
+        int mine = st->s[i].pending && !st->s[i].done;
+        /* a collective's other ranks may still be running their XFERs of
+         * the call on a server this rank is done with (plain-range parts
+         * are separate XFERs): name the call to every server */
+        if (!(mine || st->x->group) || !c || c->sock < 0 || !st->conns[i])
             continue;
         struct ddio_wbuf w;
         ddio_wbuf_init(&w);
-        ddio_enc_cancel(&w, st->s[i].req, st->e->msg);
+        ddio_enc_cancel(&w, mine ? st->s[i].req : 0, st->e->msg, st->x->group, st->x->seq);
         if (!w.err)
             ddio_conn_send(c, DDIO_T_CANCEL, w.p, w.len, &id, ddio_now_ms() + 1000, &ignored);
         ddio_wbuf_free(&w);
@@ -941,11 +945,12 @@ char *ddio_xfer_involved(const struct ddio_fh *f, const struct ddio_desc *d)
 
 /* ---- one participant ------------------------------------------------------------ */
 
-int ddio_xfer_one(struct ddio_fh *f, uint32_t op, uint32_t flags, const struct ddio_desc *d,
-                  const struct ddio_mem *mem, uint64_t *bytes, struct ddio_err *e)
+static int xfer_one(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t group,
+                    uint64_t seq, const struct ddio_desc *d, const struct ddio_mem *mem,
+                    uint64_t *bytes, struct ddio_err *e)
 {
-    struct ddio_xfer_req x = {.f = f,.op = op,.flags = flags,.nparticipants = 1,
-        .fdesc = d,.mem = mem
+    struct ddio_xfer_req x = {.f = f,.op = op,.flags = flags,.group = group,.seq = seq,
+        .nparticipants = 1,.fdesc = d,.mem = mem
     };
     char *inv = ddio_xfer_involved(f, d);
     int rc = inv ? ddio_xfer_run(&x, inv, e) : (ddio_err_set(e, ENOMEM, "ddio: out of memory"), -1);
@@ -954,8 +959,15 @@ int ddio_xfer_one(struct ddio_fh *f, uint32_t op, uint32_t flags, const struct d
     return rc;
 }
 
-int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, void *buf,
-                    uint64_t len, uint64_t *bytes, struct ddio_err *e)
+int ddio_xfer_one(struct ddio_fh *f, uint32_t op, uint32_t flags, const struct ddio_desc *d,
+                  const struct ddio_mem *mem, uint64_t *bytes, struct ddio_err *e)
+{
+    return xfer_one(f, op, flags, 0, 0, d, mem, bytes, e);
+}
+
+int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t group,
+                       uint64_t seq, uint64_t off, void *buf, uint64_t len, uint64_t *bytes,
+                       struct ddio_err *e)
 {
     struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,.length = len,
         .root = ddio_node_leaf(len)
@@ -968,7 +980,13 @@ int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    rc = ddio_xfer_one(f, op, flags, &d, &m, bytes, e);
+    rc = xfer_one(f, op, flags, group, seq, &d, &m, bytes, e);
     ddio_node_free(d.root);
     return rc;
+}
+
+int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, void *buf,
+                    uint64_t len, uint64_t *bytes, struct ddio_err *e)
+{
+    return ddio_xfer_range_of(f, op, flags, 0, 0, off, buf, len, bytes, e);
 }

@@ -99,6 +99,9 @@ int ddio_desc_decode(const void *p, size_t n, uint32_t max_nodes, struct ddio_de
  * descriptor beyond max_depth or max_nodes gives -E2BIG here. */
 int ddio_desc_decode_lim(const void *p, size_t n, uint32_t max_nodes, unsigned max_depth,
                          struct ddio_desc *d);
+/* the stream length an encoded descriptor names, without decoding it
+ * (UINT64_MAX if p is too short to hold one) */
+uint64_t ddio_desc_peek_length(const void *p, size_t n);
 
 /* ---- file-side evaluation (requires monotone) ----------------------------- */
 /* 0 if every stream byte is at a strictly higher offset than the one before

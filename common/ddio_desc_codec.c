@@ -164,6 +164,16 @@ static bool desc_fits(const struct ddio_desc *d)
     return true;
 }
 
+uint64_t ddio_desc_peek_length(const void *p, size_t n)
+{
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, p, n);
+    for (int i = 0; i < 3; i++)
+        (void) ddio_get_u64(&r);        /* disp, extent, start */
+    uint64_t len = ddio_get_u64(&r);
+    return r.err ? UINT64_MAX : len;
+}
+
 int ddio_desc_decode(const void *p, size_t n, uint32_t max_nodes, struct ddio_desc *d)
 {
     int rc = ddio_desc_decode_lim(p, n, max_nodes, DDIO_DESC_MAX_DEPTH, d);

@@ -484,12 +484,17 @@ int ddio_dec_open_r(const void *p, size_t n, struct ddio_open_r *m)
 
 /* ---- small fixed-size requests and replies ------------------------------------ */
 
-void ddio_enc_cancel(struct ddio_wbuf *w, uint64_t req, const char *why)
+void ddio_enc_cancel(struct ddio_wbuf *w, uint64_t req, const char *why, uint64_t group,
+                     uint64_t seq)
 {
     char cut[DDIO_MAX_CANCEL_WHY + 1];
     snprintf(cut, sizeof(cut), "%s", why ? why : "");
     ddio_put_u64(w, req);
     ddio_put_str(w, cut);
+    if (group) {        /* the short form stays what it was */
+        ddio_put_u64(w, group);
+        ddio_put_u64(w, seq);
+    }
 }
 
 int ddio_dec_cancel(const void *p, size_t n, struct ddio_cancel *m)
@@ -499,6 +504,10 @@ int ddio_dec_cancel(const void *p, size_t n, struct ddio_cancel *m)
     ddio_rbuf_init(&r, p, n);
     m->req = ddio_get_u64(&r);
     m->why = ddio_get_str(&r, DDIO_MAX_CANCEL_WHY);
+    if (!r.err && r.off < r.len) {
+        m->group = ddio_get_u64(&r);
+        m->seq = ddio_get_u64(&r);
+    }
     int rc = rbuf_result(&r);
     if (rc) {
         free(m->why);

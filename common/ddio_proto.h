@@ -350,8 +350,11 @@ int  ddio_dec_open_r(const void *p, size_t n, struct ddio_open_r *m);
 struct ddio_cancel {
     uint64_t req;
     char *why;               /* decoded: malloc'd */
+    uint64_t group, seq;     /* optional (0, 0: none): every XFER of this
+                              * collective call, whoever sent it */
 };
-void ddio_enc_cancel(struct ddio_wbuf *w, uint64_t req, const char *why);
+void ddio_enc_cancel(struct ddio_wbuf *w, uint64_t req, const char *why, uint64_t group,
+                     uint64_t seq);
 int  ddio_dec_cancel(const void *p, size_t n, struct ddio_cancel *m);
 void ddio_enc_handle_req(struct ddio_wbuf *w, const struct ddio_handle_req *m);
 int  ddio_dec_handle_req(const void *p, size_t n, struct ddio_handle_req *m);

@@ -29,6 +29,7 @@ void config_defaults(struct srv_config *c)
     c->max_call_mem = 1u << 30;
     c->max_inflight = 64;
     c->stop_timeout_s = 30;
+    c->page_cache = 1;
 }
 
 void config_usage(FILE *f)
@@ -47,6 +48,11 @@ void config_usage(FILE *f)
         "  --block-size BYTES   transfer block size, multiple of 4096 (default 1048576)\n"
         "  --buffers N          aligned I/O buffers per disk (default 4)\n"
         "  --rotate             start each server's block list at a different point\n"
+        "  --page-cache on|off  on (default): independent I/O of any size and collective\n"
+        "                       reads of data the page cache holds go through it (hot\n"
+        "                       re-reads from memory); collective writes and cold\n"
+        "                       collective reads stay O_DIRECT. off: only I/O of at most\n"
+        "                       64 KiB of a block goes through the page cache\n"
         "  --throttle-mbps N    emulate slow disks: each disk moves at most N MiB/s\n"
         "                       (tests and demos; default 0 = off)\n"
         "  --log-level L        error|warn|info|debug (default info); debug logs one line\n"
@@ -124,6 +130,19 @@ static int set_listen(struct srv_config *c, const char *arg, char *err, size_t e
 
 static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen);
 
+/* yes/no values of the flag options (rotate, insecure) and of --page-cache */
+static int parse_bool(const char *v)
+{
+    static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no", "false", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (!strcasecmp(v, yes[i]))
+            return 1;
+        if (!strcasecmp(v, no[i]))
+            return 0;
+    }
+    return -1;
+}
+
 static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen)
 {
     uint64_t v;
@@ -160,6 +179,13 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
         return 0;
     case 'R':
         c->rotate = 1;
+        return 0;
+    case 'K':
+        if ((c->page_cache = parse_bool(arg)) < 0) {
+            c->page_cache = 1;
+            snprintf(err, errlen, "--page-cache: '%s' is not on or off", arg);
+            return -1;
+        }
         return 0;
     case 'T':
         if (!*arg || arg[strspn(arg, "0123456789")] || parse_size(arg, &v) || v > 1000000) {
@@ -248,6 +274,7 @@ static const struct option opts[] = {
     {"block-size", required_argument, NULL, 'b'},
     {"buffers", required_argument, NULL, 'n'},
     {"rotate", no_argument, NULL, 'R'},
+    {"page-cache", required_argument, NULL, 'K'},
     {"throttle-mbps", required_argument, NULL, 'T'},
     {"log-level", required_argument, NULL, 'L'},
     {"insecure", no_argument, NULL, 'I'},
@@ -278,19 +305,6 @@ static char *trim(char *s)
     while (n && strchr(" \t\r\n", s[n - 1]))
         s[--n] = '\0';
     return s;
-}
-
-/* yes/no values of the flag options (rotate, insecure) */
-static int parse_bool(const char *v)
-{
-    static const char *const yes[] = {"1", "yes", "true", "on"}, *const no[] = {"0", "no", "false", "off"};
-    for (size_t i = 0; i < 4; i++) {
-        if (!strcasecmp(v, yes[i]))
-            return 1;
-        if (!strcasecmp(v, no[i]))
-            return 0;
-    }
-    return -1;
 }
 
 /* The file's values, which the configuration points into: kept in one list

@@ -16,6 +16,7 @@ struct srv_config {
     uint64_t block_size;          /* multiple of 4096 */
     unsigned buffers;             /* aligned buffers per disk */
     int rotate;
+    int page_cache;               /* --page-cache on|off (pcache.h), default on */
     unsigned throttle_mibps;      /* emulate disks of this bandwidth; 0 = off */
     int log_level;
     int use_syslog;               /* --syslog: log to syslog, not stderr */

@@ -33,6 +33,7 @@
 #include "ddio_desc.h"
 #include "ddio_log.h"
 #include "ddio_net.h"             /* the clock and errno names only */
+#include "pcache.h"
 #include "planner.h"
 #include "replay.h"
 
@@ -77,9 +78,14 @@ struct slot {
     uint64_t old_valid;          /* block bytes below the local size at issue */
     uint64_t write_hi;           /* one past the highest byte written in block */
     uint64_t write_lo;           /* first byte written in block */
-    uint64_t io_lo;              /* first block byte read or written (4 KiB aligned) */
+    uint64_t io_lo;              /* first block byte read or written (4 KiB aligned,
+                                  * but for an exact write) */
     int full, overlap;
     int abandon;                 /* a send that never ended may read it: never reuse */
+    int cached;                  /* its disk request goes through the page cache */
+    int contig;                  /* writes: one writer, one range [write_lo, write_hi) */
+    int exact;                   /* writes: only [write_lo, write_hi) goes to the file,
+                                  * through the page cache (no read-modify-write) */
     uint32_t pending;            /* GET answers outstanding (x->mu) */
     uint32_t next_part;          /* overlap mode: next participant to pull */
     uint64_t ord;                /* writes: issue order among its disk's blocks */
@@ -375,23 +381,57 @@ static struct slot *wait_event(struct xfer *x, int drain)
     return s;
 }
 
-/* I/O of at most this many bytes of a block goes through the page cache */
-#define SMALL_IO 65536
+/* O_DIRECT or the page cache for this request (pcache.h has the policy) */
+static int use_cache(const struct xfer *x, int d, int write, uint64_t off, size_t len)
+{
+    struct pcache_ask a = {.enabled = x->srv->cfg.page_cache, .twin = x->of->bfds[d] >= 0,
+                           .collective = is_collective(x), .write = write, .len = len,
+                           .block = x->B, .fd = x->of->bfds[d], .off = off};
+    return pcache_choose(&a);
+}
+
+/* Would a write of block s's bytes [write_lo, write_hi) go through the
+ * page cache? (A write's choice needs no residency check: it is the same
+ * for any length above the small-I/O rule's.) */
+static int write_cached(const struct xfer *x, const struct slot *s)
+{
+    uint64_t doff;
+    int d = store_disk_of(x->of, s->a, &doff);
+    return use_cache(x, d, 1, doff + s->write_lo, (size_t)(s->write_hi - s->write_lo));
+}
 
 static void submit_io(struct xfer *x, struct slot *s, int write, size_t len)
 {
     uint64_t doff;
     int d = store_disk_of(x->of, s->a, &doff);
-    /* a few sectors of a block: through the page cache (store.c buffered_twin) */
-    int small = len <= SMALL_IO && len < x->B && x->of->bfds[d] >= 0;
-    s->dr = (struct disk_req){.fd = small ? x->of->bfds[d] : x->of->fds[d], .write = write,
+    /* an exact write is not sector-aligned: it can only go through the cache */
+    int cache = (write && s->exact) || use_cache(x, d, write, doff + s->io_lo, len);
+    /* a root without O_DIRECT (tmpfs) has one descriptor, through the cache */
+    s->cached = cache || !x->srv->store.direct[d];
+    s->dr = (struct disk_req){.fd = cache ? x->of->bfds[d] : x->of->fds[d], .write = write,
                               .buf = (uint8_t *)s->buf + s->io_lo, .off = doff + s->io_lo,
                               .len = len, .cb = disk_done_cb, .arg = s};
     s->io_busy = 1;
-    if (small)                    /* page cache: a copy, not worth two thread wakeups */
+    if (cache)                    /* a memory copy: not worth two thread wakeups */
         disk_run_now(s->disk, &s->dr);
     else
         disk_submit(s->disk, &s->dr);
+}
+
+/* what a finished disk request moved, by path (STATS read_cache_bytes ...) */
+static void count_io(struct xfer *x, const struct slot *s)
+{
+    uint64_t n = s->dr.done;
+    if (s->dr.write && s->cached)
+        x->ctr.write_cache_bytes += n;
+    else if (s->dr.write)
+        x->ctr.write_direct_bytes += n;
+    else if (s->cached)
+        x->ctr.read_cache_bytes += n;
+    else
+        x->ctr.read_disk_bytes += n;
+    if (s->dr.write && s->cached && s->dr.res == 0 && x->of->bfds[s->disk->idx] >= 0)
+        store_note_cached_write(x->of, s->disk->idx, s->dr.off, n);
 }
 
 static size_t round4k(uint64_t n)
@@ -581,8 +621,10 @@ static void write_coverage(struct xfer *x, struct slot *s)
     s->overlap = 0;
     if (writers < 2) {
         s->full = bytes == x->B;
+        s->contig = writers == 1 && bytes == s->write_hi - s->write_lo;
         return;
     }
+    s->contig = 0;
     uint64_t added = 0;
     int overlap = 0;
     memset(x->bitmap, 0, x->B / 8);
@@ -695,7 +737,7 @@ static void write_in_order(struct xfer *x, struct slot *s)
 static void submit_write(struct xfer *x, struct slot *s)
 {
     uint64_t end = s->write_hi;
-    if (x->srv->store.direct[s->disk->idx])
+    if (x->srv->store.direct[s->disk->idx] && !s->exact)
         end = round4k(end);       /* O_DIRECT: whole 4 KiB sectors; trimmed later */
     if (end > x->B)
         end = x->B;
@@ -756,13 +798,21 @@ static void pull_next(struct xfer *x, struct slot *s)
 
 /* A partly covered block reads (and later writes) only the sectors around
  * the bytes written: a small independent write costs a sector or two, not
- * a whole block read and written back. */
+ * a whole block read and written back. One range written through the page
+ * cache reads nothing: the kernel fills partial pages itself. */
 static void start_write(struct xfer *x, struct slot *s)
 {
     write_coverage(x, s);
     s->next_part = 0;
+    s->exact = 0;
     if (s->full || s->write_hi <= s->write_lo) {   /* all of it, or nothing */
         s->io_lo = 0;
+        pull_next(x, s);
+        return;
+    }
+    if (s->contig && write_cached(x, s)) {
+        s->exact = 1;             /* the page cache merges it: no sectors to fill */
+        s->io_lo = s->write_lo;
         pull_next(x, s);
         return;
     }
@@ -799,8 +849,10 @@ static int io_error(struct xfer *x, struct slot *s, const char *what)
 
 static void process(struct xfer *x, struct slot *s)
 {
-    if (s->state == S_READ || s->state == S_RMW || s->state == S_WRITE)
+    if (s->io_busy) {             /* S_READ, S_RMW, or S_WRITE of a byte or more */
         x->ctr.disk_us += s->dr.us;
+        count_io(x, s);
+    }
     s->io_busy = 0;
     switch (s->state) {
     case S_READ:
@@ -1111,10 +1163,11 @@ static void send_done(struct xfer *x, struct part *p)
 
 static void finish(struct xfer *x)
 {
-    for (uint32_t r = 0; r < x->n; r++)
-        send_done(x, &x->parts[r]);
+    /* counted before DONE: a client that reads STATS after its call sees it */
     x->ctr.nparticipants = x->n;
     stats_xfer(&x->srv->stats, &x->ctr, is_collective(x), x->status != 0);
+    for (uint32_t r = 0; r < x->n; r++)
+        send_done(x, &x->parts[r]);
     DDIO_DEBUG("xfer %s %s group %" PRIx64 " seq %" PRIu64 " P=%u: status %s blocks %" PRIu64
                " read %" PRIu64 " written %" PRIu64 " nonconsec %" PRIu64 " sent %" PRIu64
                " recv %" PRIu64 " desc %" PRIu64 " wait %" PRIu64 "us io %" PRIu64 "us disk %"
@@ -1411,16 +1464,25 @@ static int cancel_if_member(struct xfer *x, struct xp *a, struct xp *b, uint64_t
     return hit;
 }
 
-int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req,
-                  const char *why)
+/* every XFER of collective call (group, seq), whichever rank sent it: the
+ * plain-range parts of a collective run as separate one-participant XFERs */
+static int cancel_if_call(struct xfer *x, uint64_t group, uint64_t seq, const char *why)
+{
+    if (!group || x->group != group || x->seq != seq)
+        return 0;
+    FAIL(x, ECANCELED, "collective seq %" PRIu64 " cancelled: %s", seq, why);
+    return 1;
+}
+
+int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req, uint64_t group,
+                  uint64_t seq, const char *why)
 {
     struct engine *e = srv->eng;
     int hit = 0;
     pthread_mutex_lock(&e->mu);
-    for (struct xfer *x = e->gates; x && !hit; x = x->next)
-        hit = cancel_if_member(x, a, b, req, why);
-    for (struct xfer *x = e->running; x && !hit; x = x->next)
-        hit = cancel_if_member(x, a, b, req, why);
+    for (int list = 0; list < 2; list++)
+        for (struct xfer *x = list ? e->running : e->gates; x; x = x->next)
+            hit += cancel_if_call(x, group, seq, why) || cancel_if_member(x, a, b, req, why);
     pthread_mutex_unlock(&e->mu);
     return hit;
 }

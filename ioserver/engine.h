@@ -31,10 +31,11 @@ void engine_get_drop(struct xp_get *g, int err, const char *why);
 /* An endpoint dropped: fail every XFER (waiting or running) it is in. */
 void engine_conn_dropped(struct server *srv, struct xp *ep);
 /* fail the XFER whose participant req arrived on endpoint a or b (the
- * connection's TCP and UCX endpoints), for every participant; returns 1 if
- * one was found */
-int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req,
-                  const char *why);
+ * connection's TCP and UCX endpoints), for every participant, and with
+ * group != 0 every XFER of collective call (group, seq) whoever sent it;
+ * returns how many were found */
+int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req, uint64_t group,
+                  uint64_t seq, const char *why);
 /* Shutdown: fail everything waiting at the gate. */
 void engine_shutdown(struct server *srv);
 

@@ -173,8 +173,9 @@ static void do_lock(struct work *w)
  * connection on TCP */
 /* CANCEL: the client gave up on one of its XFERs here (another server of
  * the call failed): fail it now for every participant, instead of running
- * the rest of it for nobody. Unknown or finished: nothing to do. No reply:
- * the XFER's own DONE answers. */
+ * the rest of it for nobody, and with a collective call named, the other
+ * ranks' XFERs of that call too. Unknown or finished: nothing to do. No
+ * reply: each XFER's own DONE answers. */
 int on_cancel(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
     struct ddio_cancel m;
@@ -183,9 +184,9 @@ int on_cancel(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     pthread_mutex_lock(&c->mu);
     struct xp *u = c->uep ? ucx_xp(c->uep) : NULL;
     pthread_mutex_unlock(&c->mu);
-    int n = engine_cancel(c->srv, &c->xp, u, m.req, m.why);
-    DDIO_DEBUG("connection %" PRIu64 " from %s: CANCEL of request %" PRIu64 ": %s (%s)", c->id,
-               c->peer, m.req, n ? "cancelled" : "not running", m.why);
+    int n = engine_cancel(c->srv, &c->xp, u, m.req, m.group, m.seq, m.why);
+    DDIO_DEBUG("connection %" PRIu64 " from %s: CANCEL of request %" PRIu64 " (collective seq %"
+               PRIu64 "): %d cancelled (%s)", c->id, c->peer, m.req, m.seq, n, m.why);
     free(m.why);
     return 0;
 }

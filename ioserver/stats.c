@@ -39,6 +39,10 @@ void stats_xfer(struct srv_stats *s, const struct xfer_counters *c, int collecti
     s->desc_bytes += c->desc_bytes;
     s->disk_us += c->disk_us;
     s->net_us += c->net_us;
+    s->read_cache_bytes += c->read_cache_bytes;
+    s->read_disk_bytes += c->read_disk_bytes;
+    s->write_cache_bytes += c->write_cache_bytes;
+    s->write_direct_bytes += c->write_direct_bytes;
     if (collective) {
         s->last = *c;
         s->have_last = 1;
@@ -150,6 +154,10 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "bytes_read", s->bytes_read) | add(r, "bytes_written", s->bytes_written)
         | add(r, "nonconsec", s->nonconsec) | add(r, "desc_bytes", s->desc_bytes)
         | add(r, "disk_us", s->disk_us) | add(r, "net_us", s->net_us)
+        | add(r, "read_cache_bytes", s->read_cache_bytes)
+        | add(r, "read_disk_bytes", s->read_disk_bytes)
+        | add(r, "write_cache_bytes", s->write_cache_bytes)
+        | add(r, "write_direct_bytes", s->write_direct_bytes)
         | add(r, "connections", s->connections)
         | add(r, "connections_total", s->connections_total)
         | add(r, "opens", s->opens) | add(r, "locks", s->locks)

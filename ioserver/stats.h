@@ -27,6 +27,9 @@ struct xfer_counters {
     uint64_t disk_us;         /* disk requests, submit to completion */
     uint64_t net_us;          /* writes: first GET to last DATA of a block;
                                * reads: waiting for a client to take PUT data */
+    /* datafile bytes moved, by path (pcache.h): through the page cache
+     * (buffered descriptor) or O_DIRECT; reads include read-modify-write */
+    uint64_t read_cache_bytes, read_disk_bytes, write_cache_bytes, write_direct_bytes;
 };
 
 struct srv_stats {
@@ -35,6 +38,7 @@ struct srv_stats {
     uint64_t blocks_read, blocks_written, bytes_read, bytes_written;
     uint64_t nonconsec, desc_bytes;
     uint64_t disk_us, net_us;
+    uint64_t read_cache_bytes, read_disk_bytes, write_cache_bytes, write_direct_bytes;
     uint64_t connections, connections_total;
     uint64_t opens, locks;
     uint64_t replayed;           /* resent writes answered from replay.h */

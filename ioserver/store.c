@@ -321,6 +321,7 @@ static void ofile_free(struct ofile *of)
     }
     free(of->fds);
     free(of->bfds);
+    free(of->dirty);
     free(of->blk);
     free(of->path);
     lk_destroy(&of->locks);
@@ -424,10 +425,12 @@ static struct ofile *ofile_new(struct store *st, const char *path)
     of->path = strdup(path);
     of->fds = malloc(sizeof(int) * (size_t)st->ndisks);
     of->bfds = malloc(sizeof(int) * (size_t)st->ndisks);
-    if (!of->path || !of->fds || !of->bfds) {
+    of->dirty = calloc((size_t)st->ndisks, sizeof(*of->dirty));
+    if (!of->path || !of->fds || !of->bfds || !of->dirty) {
         free(of->path);
         free(of->fds);
         free(of->bfds);
+        free(of->dirty);
         free(of);
         return NULL;
     }
@@ -783,6 +786,26 @@ int store_sync(struct ofile *of)
         if (fdatasync(of->fds[d]))
             return -errno;
     return 0;
+}
+
+void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len)
+{
+    pthread_mutex_lock(&of->mu);
+    struct store_dirty *t = &of->dirty[d];
+    if (t->bytes == 0 || off < t->lo)
+        t->lo = off;
+    if (t->bytes == 0 || off + len > t->hi)
+        t->hi = off + len;
+    t->bytes += len;
+    int kick = t->bytes >= STORE_WB_KICK;
+    uint64_t lo = t->lo, hi = t->hi;
+    if (kick)
+        t->bytes = 0;
+    int fd = of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d];
+    pthread_mutex_unlock(&of->mu);
+    /* a hint: if it fails, fdatasync at MPI_File_sync still writes them */
+    if (kick)
+        (void)sync_file_range(fd, (off_t)lo, (off_t)(hi - lo), SYNC_FILE_RANGE_WRITE);
 }
 
 void store_note_write(struct ofile *of, uint64_t end)

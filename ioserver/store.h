@@ -20,6 +20,15 @@
 #define STORE_META_MAGIC   0x4D4C4444u   /* "DDLM" */
 #define STORE_META_VERSION 1u
 
+/* bytes written through the page cache since writeback was last started,
+ * and the datafile range they lie in */
+struct store_dirty { uint64_t bytes, lo, hi; };
+
+/* Page-cache writes start writeback once this much is dirty in a datafile,
+ * so MPI_File_sync finds little left to write (a sync of 1 GiB of dirty
+ * pages would take as long as the whole write did). */
+#define STORE_WB_KICK (256u * 1024u)
+
 struct ofile {
     char *path;                  /* normalized relative path */
     int refs;                    /* under store.mu */
@@ -27,6 +36,8 @@ struct ofile {
     int ndisks;
     int *fds;                    /* one datafile per disk */
     int *bfds;                   /* the same files without O_DIRECT (-1: none) */
+    struct store_dirty *dirty;   /* per disk: page-cache writes not yet pushed
+                                  * to writeback (under mu) */
     uint64_t block_size;
     struct ddio_stripe disks;    /* {block_size, ndisks}: local -> disk math */
     struct ddio_layout_rec layout;
@@ -89,7 +100,14 @@ int store_rename(struct store *st, const char *from, const char *to, char *msg, 
 uint64_t store_size(struct ofile *of);
 int store_setsize(struct ofile *of, uint64_t local_size);
 int store_prealloc(struct ofile *of, uint64_t off, uint64_t len);
+/* MPI_File_sync: fdatasync of every datafile. Both descriptors of a
+ * datafile (O_DIRECT and its buffered twin) name one inode, so one
+ * fdatasync writes the pages dirtied through either. */
 int store_sync(struct ofile *of);
+/* len bytes at datafile offset off of disk d were written through the
+ * buffered twin: past STORE_WB_KICK dirty bytes, start their writeback
+ * (sync_file_range SYNC_FILE_RANGE_WRITE: starts it, waits for nothing). */
+void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len);
 /* A write of local bytes [.., end) was submitted: the size grows to end. */
 void store_note_write(struct ofile *of, uint64_t end);
 /* Cut each datafile back to its share of the local size (O_DIRECT writes

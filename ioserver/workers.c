@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "workers.h"
+#include "ddio_desc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -91,10 +92,18 @@ static void refuse_busy(struct conn *c, struct work *w)
  * a wakeup per call. It counts as a request in flight like any other. */
 int work_runs_inline(const struct work *w)
 {
-    /* nothing to wait for from this connection: a read, or a write whose
-     * bytes came with it */
-    return w->h.type == DDIO_T_XFER && w->u.x.nparticipants == 1
-           && (w->u.x.op == DDIO_X_READ || (w->u.x.flags & DDIO_XF_INLINE));
+    /* Nothing to wait for from this connection: a read, or a write whose
+     * bytes came with it. But while it runs the reader reads nothing else,
+     * a CANCEL included: a long read (or a collective call's part, which
+     * another rank's failure may cancel) goes to a request thread, so a
+     * failed call stops in milliseconds, not when this part is done. */
+    const struct ddio_xfer *x = &w->u.x;
+    if (w->h.type != DDIO_T_XFER || x->nparticipants != 1)
+        return 0;
+    if (x->flags & DDIO_XF_INLINE)
+        return 1;
+    return x->op == DDIO_X_READ && x->group == 0
+           && ddio_desc_peek_length(x->desc, x->desc_len) <= WORK_INLINE_READ_MAX;
 }
 
 void work_run_inline(struct conn *c, struct work *w)

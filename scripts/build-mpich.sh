@@ -49,7 +49,10 @@ fi
 
 conf_opts=(--with-device="$device" --with-pm=hydra --with-hwloc=/usr
   --with-datatype-engine=dataloop --with-file-system=ufs+nfs+ddio
-  --enable-shared --disable-static --disable-fortran --disable-cxx --disable-doc
+  --enable-shared --disable-static --disable-doc
+  --enable-fortran=all --enable-cxx   # Debian's ABI: libmpichfort.so.12, libmpichcxx.so.12
+  "FFLAGS=-O2 -fallow-invalid-boz -fallow-argument-mismatch"
+  "FCFLAGS=-O2 -fallow-invalid-boz -fallow-argument-mismatch"
   MPILIBNAME=mpich
   --enable-yield=sched_yield   # see below
   LIBS=-lcrypto)   # the shared library's ddio_auth (HMAC-SHA-256) needs libcrypto

@@ -5,7 +5,7 @@ set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-PKGS=(build-essential autoconf automake libtool pkg-config m4 dpkg-dev
+PKGS=(build-essential gfortran autoconf automake libtool pkg-config m4 dpkg-dev
       libaio-dev check libsubunit-dev
       libssl-dev libucx-dev
       mpich libmpich-dev libhdf5-mpich-dev hdf5-tools

@@ -73,4 +73,46 @@ if ! grep -q 'ADIOI_DDIO_Is_mount_path' "$fstype"; then
 }' "$fstype"
   grep -q 'ADIOI_DDIO_Is_mount_path' "$fstype" || die "could not add the ddio mount check to $fstype"
 fi
+# 7. views are never flattened for ddio files (issue #23): ROMIO flattens the
+#    etype and filetype in ADIO_Set_view (16 bytes per contiguous piece, held
+#    until the view changes) and walks that list for positions. For
+#    file_system == ADIO_DDIO these four functions hand over to the driver,
+#    which answers from its constructor-built tree (adio/ad_ddio/ad_ddio_pos.c);
+#    the seek is the driver's own table entry. ROMIO's two-phase fallback
+#    (romio_ddio_collective=twophase) still flattens, lazily, when it runs.
+#    Each hook goes first in the function body: one call, then return.
+pos="$romio/adio/common"
+hook() {  # file, signature start (regex), call
+  local f="$pos/$1"
+  [ -f "$f" ] || die "missing $f"
+  grep -q 'fd->file_system == ADIO_DDIO' "$f" && return 0
+  need "$f" "^$2"
+  sed -i "/^$2/,/^{\$/{
+/^{\$/a\\
+#ifdef ROMIO_DDIO\\
+    /* ddio: from the driver's view tree, never a flattened list (romio-register.sh 7) */\\
+    if (fd->file_system == ADIO_DDIO) {\\
+        $3;\\
+        return;\\
+    }\\
+#endif
+}" "$f"
+  grep -q 'fd->file_system == ADIO_DDIO' "$f" || die "could not hook $f"
+}
+hook ad_set_view.c 'void ADIO_Set_view(ADIO_File fd,' \
+  'ADIOI_DDIO_Set_view(fd, disp, etype, filetype, info, error_code)'
+hook get_fp_posn.c 'void ADIOI_Get_position(ADIO_File fd,' 'ADIOI_DDIO_Get_position(fd, offset)'
+hook byte_offset.c 'void ADIOI_Get_byte_offset(ADIO_File fd,' \
+  'ADIOI_DDIO_Get_byte_offset(fd, offset, disp)'
+hook eof_offset.c 'void ADIOI_Get_eof_offset(ADIO_File fd,' 'ADIOI_DDIO_Get_eof_offset(fd, eof_offset)'
+if ! grep -q 'ADIOI_DDIO_Set_view' "$proto"; then
+  need "$proto" '^int ADIOI_DDIO_Is_mount_path(const char \*filename);'
+  sed -i 's|^int ADIOI_DDIO_Is_mount_path(const char \*filename);|&\
+/* called by ROMIO'"'"'s set_view and position code (scripts/romio-register.sh 7) */\
+void ADIOI_DDIO_Set_view(ADIO_File fd, ADIO_Offset disp, MPI_Datatype etype,\
+                         MPI_Datatype filetype, MPI_Info info, int *error_code);\
+void ADIOI_DDIO_Get_position(ADIO_File fd, ADIO_Offset * offset);\
+void ADIOI_DDIO_Get_byte_offset(ADIO_File fd, ADIO_Offset offset, ADIO_Offset * disp);\
+void ADIOI_DDIO_Get_eof_offset(ADIO_File fd, ADIO_Offset * eof_offset);|' "$proto"
+fi
 echo "romio-register: ddio registered in MPICH $ver ROMIO"

@@ -219,6 +219,18 @@ int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int c
                         MPI_Datatype datatype, ADIOI_DDIO_Err * e);
 void ADIOI_DDIO_Mem_free(ADIOI_DDIO_Mem * m);
 void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v);
+/* the tree of fd's current (non-contiguous) view, built once per view: 0, or
+ * -errno (-ENOMEM also when the filetype has no data) */
+int ADIOI_DDIO_View_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e);
+/* view data bytes that lie below the address `rel`, relative to the view's
+ * first data byte (disp + base), in O(tree depth) */
+uint64_t ADIOI_DDIO_View_bytes_before(const ADIOI_DDIO_View * v, int64_t rel);
+
+/* ---- ad_ddio_pos.c: set_view and positions in the view, from the tree ---- */
+/* (ADIOI_DDIO_Set_view, _Get_position, _Get_byte_offset, _Get_eof_offset are
+ * declared in ROMIO's adioi_fs_proto.h: ROMIO's own functions call them) */
+ADIO_Offset ADIOI_DDIO_SeekIndividual(ADIO_File fd, ADIO_Offset offset, int whence,
+                                      int *error_code);
 /* fd->fp_ind after `len` stream bytes of d (ROMIO: one past the last byte) */
 void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_desc *d,
                            uint64_t len);

@@ -172,15 +172,17 @@ static int coll_agree_first(coll_call * c, int *indep)
 /* a contiguous part, moved as independent I/O would (not through the
  * client cache: a collective is a point others may look after). One
  * participant: no gate; the flag makes the servers count it (and fire their
- * fault points) as the collective it is. */
-static void coll_range_transfer(coll_call * c)
+ * fault points) as the collective it is, and (group, seq) lets a rank that
+ * fails cancel every rank's part of the call. */
+static void coll_range_transfer(coll_call * c, uint64_t seq)
 {
     int64_t lo, hi;
 
     coll_range(c, &lo, &hi);
     if (hi > lo)
-        ddio_xfer_range(&c->f->fh, c->op, DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
-                        (uint64_t) lo, c->mem.buf, (uint64_t) (hi - lo), &c->bytes, &c->e);
+        ddio_xfer_range_of(&c->f->fh, c->op, DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
+                           c->f->group, seq, (uint64_t) lo, c->mem.buf, (uint64_t) (hi - lo),
+                           &c->bytes, &c->e);
 }
 
 static void coll_transfer(coll_call * c, uint64_t seq)
@@ -230,7 +232,7 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     if (!coll_agree_first(&c, &indep)) {
         c.t[2] = MPI_Wtime();
         if (indep)
-            coll_range_transfer(&c);
+            coll_range_transfer(&c, seq);
         else
             coll_transfer(&c, seq);
         c.t[3] = MPI_Wtime();

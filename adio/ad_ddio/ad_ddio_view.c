@@ -46,7 +46,7 @@ static int tree_check(ADIOI_DDIO_File * f, MPI_Datatype t, const struct ddio_nod
 /* The cached tree of the current view. Every set_view bumps view_gen and
  * gives fd->filetype a new copy, so (gen, filetype) identify the view: the
  * type path never needs ROMIO's flattened list. */
-static int view_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e)
+int ADIOI_DDIO_View_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e)
 {
     ADIOI_DDIO_File *f = fd->fs_ptr;
     ADIOI_DDIO_View *v = &f->view;
@@ -74,8 +74,7 @@ static int view_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e)
     return 0;
 }
 
-/* view data bytes that lie below the relative file address `rel` */
-static uint64_t view_bytes_before(const ADIOI_DDIO_View * v, int64_t rel)
+uint64_t ADIOI_DDIO_View_bytes_before(const ADIOI_DDIO_View * v, int64_t rel)
 {
     struct ddio_desc tile = {.disp = 0,.extent = v->extent,.root = v->root,
         .start = 0,.length = v->size
@@ -112,13 +111,13 @@ int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, ui
         *owns_root = 1;
         return leaf_desc(d, off, len);
     }
-    if ((rc = view_get(fd, &v, e)))
+    if ((rc = ADIOI_DDIO_View_get(fd, &v, e)))
         return rc;
     d->disp = fd->disp + v->base;
     d->extent = v->extent;
     d->root = v->root;
     d->length = len;
-    d->start = file_ptr_type == ADIO_INDIVIDUAL ? view_bytes_before(v, fd->fp_ind - d->disp)
+    d->start = file_ptr_type == ADIO_INDIVIDUAL ? ADIOI_DDIO_View_bytes_before(v, fd->fp_ind - d->disp)
         : (uint64_t) offset *(uint64_t) fd->etype_size;
     return 0;
 }
@@ -145,8 +144,6 @@ int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int c
         return 0;
     MPI_Type_get_extent(datatype, &lb, &extent);
     MPI_Type_size_x(datatype, &size);
-    if (extent <= 0 && count > 1)
-        return -EINVAL;
     /* per call, but the type path costs the type's description, not its
      * pieces (and ROMIO caches the flattened list on the type) */
     m->desc.root = tree_of(f, datatype, &base, &from_type);
@@ -159,7 +156,10 @@ int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int c
     if ((rc = tree_check(f, datatype, m->desc.root, base, from_type, e)))
         return rc;
     m->desc.disp = base;
-    m->desc.extent = extent > 0 ? extent : (int64_t) size;
+    /* any extent MPI allows: zero (count copies of the same bytes, e.g. IOR's
+     * resized(contig, 0, 0) for writes) or negative; the memory walkers
+     * (ddio_desc_gather / _scatter) place tile t at disp + t * extent */
+    m->desc.extent = extent;
     m->desc.start = 0;
     m->desc.length = (uint64_t) count *(uint64_t) size;
     return 0;

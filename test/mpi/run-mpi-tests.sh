@@ -166,6 +166,32 @@ if t_selected cache; then   # write-behind and read-ahead vs MPI's consistency r
   DDIO_TEST_HINTS="$on" ddio_vs_ufs cache-nonblock 2 3 t_nonblock
   DDIO_TEST_HINTS="$on" ddio_vs_ufs cache-coll 2 4 t_coll
 fi
+if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-reads, coherence
+  # t_hot on the default servers (--page-cache on), and every server must
+  # have served reads from its page cache
+  HOT_CACHED='$2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "read_cache_bytes: " ok+0 " of " NS " servers served reads from the page cache"; exit 1}}'
+  root="$tmp/srv-hot"; mkdir -p "$root"
+  export -f stats_check; export top tmp HOT_CACHED
+  t_step hot/ddio "$run" -s 2 --root "$root" -- bash -c \
+    'mpiexec -n 4 "$0" "$1" && stats_check 2 "$HOT_CACHED" read_cache_bytes read_disk_bytes write_cache_bytes write_direct_bytes' \
+    "$bin/t_hot" ddio:/hot
+  ufs_run hot 4 "$bin/t_hot"; hot_ufs="$U/hot"
+  t_step hot/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/hot "ufs:$hot_ufs"
+  # the same with the disk-directed schedule for plain ranges too, 64 KiB stripes
+  printf 'romio_ddio_coll_ranges disable\nstriping_unit 65536\n' > "$tmp/hot-hints"
+  ROMIO_HINTS="$tmp/hot-hints" ddio_vs_ufs hot-u64k 3 3 t_hot
+  # --page-cache off: the O_DIRECT path for everything above 64 KiB of a block
+  root="$tmp/srv-hot-off"; mkdir -p "$root"
+  t_step hot-off/ddio "$run" -s 2 --server-opt --page-cache=off --root "$root" -- \
+    mpiexec -n 4 "$bin/t_hot" ddio:/hot-off
+  t_step hot-off/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/hot-off "ufs:$hot_ufs"
+  # synced bytes survive SIGKILL of every server (its independent half went
+  # through the page cache)
+  root="$tmp/srv-hot-durable"; mkdir -p "$root"
+  t_step hot-durable-write-kill "$run" -s 2 --root "$root" -- sh -c \
+    "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
+  t_step hot-durable-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
+fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
 if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi
 if t_selected patterns; then
@@ -316,6 +342,46 @@ if t_selected desc; then
   t_step desc0-tree-check-fires env DDIO_TEST_TREE_SKEW=8 "$run" -s 2 --root "$tmp/srv-desc0-skew" -- \
     mpiexec -n 3 "$bin/t_desc0" ddio:/skew2 expect-intern
 fi
+if t_selected prop; then
+  # property test: random nested file and memory types (every constructor,
+  # zero-extent and negative-lb memory for writes), written and read back
+  # collectively and independently, seeks and positions; the file and the
+  # positions MPI returned (FILE.2) == ufs:. A new seed each run, printed;
+  # DDIO_PROP_SEED=N repeats one.
+  seed=${DDIO_PROP_SEED:-$(( $(date +%s) % 1000000 + 1 ))}
+  t_say "prop: seed $seed (repeat: DDIO_PROP_SEED=$seed $0 prop)"
+  ddio_vs_ufs_2 prop-p4-s2 2 4 t_prop -n 40 -s "$seed"
+  DDIO_TEST_HINTS="striping_unit=5000" ddio_vs_ufs_2 prop-p3-s3-u5000 3 3 t_prop -n 40 \
+    -s "$((seed + 1))"
+  DDIO_TEST_HINTS="romio_ddio_coll_ranges=disable" ddio_vs_ufs_2 prop-p2-s1-dd 1 2 t_prop \
+    -n 30 -s "$((seed + 2))"
+  # ROMIO's two-phase over ddio (it flattens the view itself, lazily), and
+  # trees from ROMIO's flattened lists only (romio_ddio_type_desc=disable)
+  DDIO_TEST_HINTS="romio_ddio_collective=twophase" ddio_vs_ufs_2 prop-p3-s2-2ph 2 3 t_prop \
+    -n 20 -s "$((seed + 3))"
+  DDIO_TEST_HINTS="romio_ddio_type_desc=disable" ddio_vs_ufs_2 prop-p4-s2-flat 2 4 t_prop \
+    -n 20 -s "$((seed + 4))"
+  # every descriptor and type-built tree compared with ROMIO's flattening
+  DDIO_TEST_HINTS="romio_ddio_check_desc=enable" ddio_vs_ufs_2 prop-p3-s2-check 2 3 t_prop \
+    -n 30 -s "$((seed + 5))"
+fi
+if t_selected viewcost; then
+  # a view costs memory by its description, not its pieces: an 8-byte
+  # cyclic view (one vector over the whole extent) at P = 4, windows of
+  # 1 MiB per rank at its start, middle and end; a rank's peak RSS may grow
+  # at most 16 MiB over its pre-view level, at 64 MiB and at 4 GiB of view.
+  # ufs: at 256 MiB shows the measurement sees a flattened view (>= 64 MiB:
+  # ROMIO's 16 bytes per 8-byte record).
+  for e in 67108864 4294967296; do
+    mkdir -p "$tmp/srv-viewcost"
+    t_step "viewcost-ddio-$e" "$run" -s 2 --root "$tmp/srv-viewcost" -- \
+      mpiexec -n 4 "$bin/t_viewcost" -e "$e" -m 16384 "ddio:/viewcost-$e"
+  done
+  mkdir -p "$tmp/ufs"
+  t_step viewcost-ufs-sees-flattening bash -c 'out=$(mpiexec -n 4 "$0" -e 268435456 "$1") \
+    || exit 1; echo "$out"; g=$(sed -n "s/.*grew_kB=\([0-9]*\).*/\1/p" <<<"$out"); \
+    [ "${g:-0}" -ge 65536 ]' "$bin/t_viewcost" "ufs:$tmp/ufs/viewcost"
+fi
 if t_selected nonblock; then
   # every nonblocking form (independent, collective, _at, several
   # outstanding on one and two files) on ddio: vs ufs:, FILE and FILE.2
@@ -415,7 +481,10 @@ if t_selected failfast; then
   root="$tmp/srv-failfast"; mkdir -p "$root"
   t_step failfast-prepare "$run" -s 2 --root "$root" -- \
     mpiexec -n 4 "$top/examples/bin/ddio-patterns" -q -r 8192 -m 512 -p wc ddio:/ff
-  for pat in rc wc; do
+  # rc/wc: the disk-directed collective (one XFER for all ranks per server);
+  # rb/wb: plain ranges, each rank's part its own XFER, cancelled together
+  # by the collective call they belong to
+  for pat in rc wc rb wb; do
     t_step "failfast-$pat" env DDIO_TIMEOUT=10 DDIO_RECOVER_TIMEOUT=1 "$run" -s 2 --throttle-mbps 20 --root "$root" \
       -- bash -c 'mpiexec -n 4 "$0" -q -r 8192 -m 512 -p "$1" ddio:/ff & m=$!
       sleep 2.5; srv=$(pgrep -P "$PPID" -x ddio-server | tail -1); kill -KILL $srv
@@ -564,6 +633,26 @@ if t_selected abi; then
   else
     t_fail abi-debian-mpicc "t_abi.debian not built: Debian's mpicc.mpich missing?"
   fi
+  # every symbol Debian's MPICH libraries export, ours export too (else a
+  # Debian-built binary that uses one fails to load on ours)
+  for lib in libmpich libmpichfort libmpichcxx; do
+    t_step "abi-symbols-$lib" bash -c 'deb=/usr/lib/x86_64-linux-gnu/$0.so.12 ours=$1/lib/$0.so.12
+      [ -e "$deb" ] || { echo "Debian'"'"'s $deb missing: scripts/install-deps.sh installs it"; exit 1; }
+      [ -e "$ours" ] || { echo "$ours missing: our MPICH lacks $0"; exit 1; }
+      syms() { nm -D --defined-only "$1" | awk "{print \$3}" | sort -u; }
+      missing=$(comm -23 <(syms "$deb") <(syms "$ours"))
+      [ -z "$missing" ] || { echo "$0.so.12 lacks $(echo "$missing" | wc -l) of Debian'"'"'s symbols:"; echo "$missing"; exit 1; }
+      echo "$0.so.12: all $(syms "$deb" | wc -l) of Debian'"'"'s symbols exported"' "$lib" "$MPI"
+  done
+  # a Fortran and a C++ MPI-IO program built with Debian's wrappers, on ddio:
+  # and on ufs:, the files compared
+  for p in t_fio t_cxx; do
+    if [ -x "$bin/$p.debian" ]; then
+      ddio_vs_ufs "abi-$p" 2 3 "$p.debian"
+    else
+      t_fail "abi-$p" "$p.debian not built: Debian's mpif90.mpich / mpicxx.mpich missing?"
+    fi
+  done
 fi
 
 t_done

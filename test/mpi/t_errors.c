@@ -98,6 +98,55 @@ static int extent_fn(MPI_Datatype datatype, MPI_Aint * extent, void *extra_state
     return MPI_Type_get_extent(datatype, &lb, extent);
 }
 
+/* hindexed of n 4-byte blocks at d[] (bytes) */
+static MPI_Datatype blocks(int n, const MPI_Aint * d)
+{
+    int bl[3] = { 4, 4, 4 };
+    MPI_Datatype t;
+    MPI_Type_create_hindexed(n, bl, d, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+/* MPI's rules for a view's etype and filetype (MPI 4.0 14.3): displacements
+ * non-negative and monotonically nondecreasing, no overlap when writing.
+ * ddio checks them on the view's tree (ad_ddio_pos.c), ROMIO on its
+ * flattened list: the same classes on both, and positions right after. */
+static void view_rules(MPI_File fh, const char *f)
+{
+    const MPI_Aint neg[2] = { -8, 8 }, dec[2] = { 16, 0 }, ovl[2] = { 0, 2 }, ok[2] = { 0, 8 };
+    MPI_Datatype tn = blocks(2, neg), td = blocks(2, dec), to = blocks(2, ovl), tk = blocks(2, ok);
+    MPI_Offset pos, byte;
+    MPI_File fr;
+    int err;
+
+    err = MPI_File_set_view(fh, 0, MPI_BYTE, tn, "native", MPI_INFO_NULL);
+    expect_class(err, MPI_ERR_IO, "set_view: a negative displacement in the filetype");
+    err = MPI_File_set_view(fh, 0, tn, tn, "native", MPI_INFO_NULL);
+    expect_class(err, MPI_ERR_IO, "set_view: a negative displacement in the etype");
+    err = MPI_File_set_view(fh, 0, MPI_BYTE, td, "native", MPI_INFO_NULL);
+    expect_class(err, MPI_ERR_IO, "set_view: decreasing displacements");
+    err = MPI_File_set_view(fh, 0, MPI_BYTE, to, "native", MPI_INFO_NULL);
+    expect_class(err, MPI_ERR_IO, "set_view: overlapping filetype on a writable file");
+    T_MPI(MPI_File_set_view(fh, 100, MPI_BYTE, tk, "native", MPI_INFO_NULL));
+    T_MPI(MPI_File_get_position(fh, &pos));
+    T_MPI(MPI_File_get_byte_offset(fh, 5, &byte));
+    T_ASSERT(pos == 0 && byte == 109, "view (0,4),(8,4) at 100: position %lld, etype 5 at %lld",
+             (long long) pos, (long long) byte);
+    T_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    /* overlap is allowed when reading only */
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_RDONLY, MPI_INFO_NULL, &fr));
+    MPI_File_set_errhandler(fr, MPI_ERRORS_RETURN);
+    T_MPI(MPI_File_set_view(fr, 0, MPI_BYTE, to, "native", MPI_INFO_NULL));
+    err = MPI_File_set_view(fr, 0, MPI_BYTE, td, "native", MPI_INFO_NULL);
+    expect_class(err, MPI_ERR_IO, "set_view: decreasing displacements, read-only");
+    T_MPI(MPI_File_close(&fr));
+    MPI_Type_free(&tn);
+    MPI_Type_free(&td);
+    MPI_Type_free(&to);
+    MPI_Type_free(&tk);
+}
+
 static void classes(const char *f)
 {
     MPI_File fh;
@@ -134,6 +183,7 @@ static void classes(const char *f)
                             MPI_INFO_NULL, &fx);
         expect_class(err, MPI_ERR_FILE_EXISTS, "CREATE|EXCL of an existing file");
     }
+    view_rules(fh, f);
     /* a data representation nobody registered; a hint the ranks disagree on */
     err = MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "no-such-rep", MPI_INFO_NULL);
     expect_class(err, MPI_ERR_UNSUPPORTED_DATAREP, "set_view with an unknown datarep");

@@ -93,23 +93,6 @@ static int looks_contig(MPI_Datatype t)
     return sz == ext && sz == text && tlb <= 0;
 }
 
-/* a buffer for count x t: *base is where the type's origin lies */
-static unsigned char *mem_alloc(MPI_Datatype t, int count, unsigned char **base, size_t *n)
-{
-    MPI_Aint lb, ext, tlb, text, lo, hi;
-    MPI_Type_get_extent(t, &lb, &ext);
-    MPI_Type_get_true_extent(t, &tlb, &text);
-    lo = tlb + (ext < 0 ? (MPI_Aint) (count - 1) * ext : 0);
-    hi = tlb + text + (ext > 0 ? (MPI_Aint) (count - 1) * ext : 0);
-    if (lo > 0)
-        lo = 0;
-    *n = (size_t) (hi - lo) + 1;
-    unsigned char *p = malloc(*n);
-    T_ASSERT(p, "out of memory");
-    *base = p - lo;
-    return p;
-}
-
 static void run_case(tcase * c, int k)
 {
     MPI_Datatype ft = c->ft;
@@ -152,7 +135,7 @@ static void run_case(tcase * c, int k)
     MPI_Info_free(&info);
 
     size_t n;
-    unsigned char *b0, *b1, *w = mem_alloc(c->mt, mcount, &b0, &n), *r = mem_alloc(c->mt, mcount,
+    unsigned char *b0, *b1, *w = t_type_alloc(c->mt, mcount, 0, &b0, &n), *r = t_type_alloc(c->mt, mcount, 0,
                                                                                 &b1, &n);
     for (size_t i = 0; i < n; i++) {
         w[i] = t_byte((uint64_t) k * 977 + (uint64_t) t_rank, i);

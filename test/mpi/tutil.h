@@ -111,4 +111,30 @@ __attribute__((unused)) static MPI_Info tm_hints(void)
     }
     return info;
 }
+/* A buffer for count x t: *base is where the type's origin lies, *n its
+ * size. With margin, room on both sides: where ROMIO departs from the type
+ * map (a moved lb) it may place bytes outside it; they must land in the
+ * buffer (and in a harness's comparison), not in the heap. */
+static inline unsigned char *t_type_alloc(MPI_Datatype t, int count, int margin,
+                                          unsigned char **base, size_t *n)
+{
+    MPI_Aint lb, ext, tlb, text, lo, hi;
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    lo = tlb + (ext < 0 ? (MPI_Aint) (count - 1) * ext : 0);
+    hi = tlb + text + (ext > 0 ? (MPI_Aint) (count - 1) * ext : 0);
+    if (lo > 0)
+        lo = 0;
+    if (margin) {
+        MPI_Aint m = 2 * ((lb < 0 ? -lb : lb) + (ext < 0 ? -ext : ext)) + 256;
+        lo -= m;
+        hi += m;
+    }
+    *n = (size_t) (hi - lo) + 1;
+    unsigned char *p = malloc(*n);
+    T_ASSERT(p, "out of memory");
+    *base = p - lo;
+    return p;
+}
+
 #endif

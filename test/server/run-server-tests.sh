@@ -67,7 +67,7 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
   t_tmpdir D2 /dev/shm
   mkdir -p "$D2/a" "$D2/b"
   echo "== two disks on tmpfs ($D2), 64 KiB blocks, 2 buffers, --rotate"
-  run server/two-disks-tmpfs "$D2" "--root $D2/a --root $D2/b --block-size 65536 --buffers 2 --rotate"
+  ROOT1=$D2/a run server/two-disks-tmpfs "$D2" "--root $D2/a --root $D2/b --block-size 65536 --buffers 2 --rotate"
 else
   t_skip server/two-disks-tmpfs "no writable /dev/shm"
 fi

@@ -142,6 +142,7 @@ void test_write_order(void);
 void test_heartbeat(void);
 void test_files(void);
 void test_stats(void);
+void test_page_cache(void);
 void test_locks(void);
 void test_malformed_before_auth(void);
 void test_malformed_after_auth(void);

@@ -47,7 +47,8 @@ static const char *BASE =
     "secret_file = /etc/ddio/secret\n"
     "log-level = debug\n"
     "max_connections = 99\n"
-    "stop_timeout = 7\n";
+    "stop_timeout = 7\n"
+    "page_cache = off\n";
 
 START_TEST(file_applies)
 {
@@ -65,6 +66,7 @@ START_TEST(file_applies)
     ck_assert_str_eq(c.secret_file, "/etc/ddio/secret");
     ck_assert_uint_eq(c.max_conns, 99);
     ck_assert_uint_eq(c.stop_timeout_s, 7);
+    ck_assert_int_eq(c.page_cache, 0);
 }
 END_TEST
 
@@ -83,6 +85,12 @@ START_TEST(flags_beat_file)
     ck_assert_int_eq(c.nroots, 1);                 /* --root replaced both */
     ck_assert_str_eq(c.roots[0], "/x");
     ck_assert_uint_eq(c.max_conns, 99);            /* the rest from the file */
+    ck_assert_int_eq(c.page_cache, 0);
+    ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, "--page-cache", "on", NULL), 0);
+    ck_assert_int_eq(c.page_cache, 1);
+    ck_assert_int_eq(parse(&c, err, sizeof(err), "--listen", "0.0.0.0:0", "--root", "/x", "--insecure",
+                           NULL), 0);
+    ck_assert_int_eq(c.page_cache, 1);             /* the default */
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, "--insecure", NULL), 0);
     ck_assert_int_eq(c.insecure, 1);
     ck_assert_ptr_null(c.secret_file);
@@ -112,6 +120,9 @@ START_TEST(mistakes)
     ck_assert_ptr_nonnull(strstr(err, ":1: expected 'option = value'"));
     write_conf("config = /etc/other\n");
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, NULL), -1);
+    ck_assert_int_eq(parse(&c, err, sizeof(err), "--listen", "0.0.0.0:0", "--root", "/x",
+                           "--insecure", "--page-cache", "sometimes", NULL), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--page-cache: 'sometimes' is not on or off"));
     write_conf("rotate = maybe\n");
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, NULL), -1);
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", "/nonexistent/ddio.conf", NULL),

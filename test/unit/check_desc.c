@@ -1112,6 +1112,24 @@ static void put_deep(struct ddio_wbuf *w, int depth)
 }
 
 /* a server's tighter limits: well-formed but too deep or too big is E2BIG */
+/* the server peeks at a request's length to pick the thread that runs it */
+START_TEST(test_peek_length)
+{
+    struct ddio_desc d = {.disp = 4096,.extent = 1 << 20,.start = 0,.length = 3u << 20,
+        .root = ddio_node_leaf(1 << 20)
+    };
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_desc_encode(&w, &d);
+    ck_assert_uint_eq(ddio_desc_peek_length(w.p, w.len), 3u << 20);
+    ck_assert_uint_eq(ddio_desc_peek_length(w.p, 32), 3u << 20);
+    ck_assert_uint_eq(ddio_desc_peek_length(w.p, 31), UINT64_MAX);
+    ck_assert_uint_eq(ddio_desc_peek_length(NULL, 0), UINT64_MAX);
+    ddio_wbuf_free(&w);
+    ddio_node_free(d.root);
+}
+END_TEST
+
 START_TEST(test_decode_limits)
 {
     struct ddio_wbuf w;
@@ -1311,6 +1329,7 @@ static Suite *desc_suite(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_construct);
+    tcase_add_test(tc, test_peek_length);
     tcase_add_test(tc, test_from_flat_basic);
     tcase_add_test(tc, test_from_flat_groups);
     tcase_add_test(tc, test_random_trees);

@@ -1460,12 +1460,24 @@ START_TEST(cancel_msg)
     struct ddio_wbuf w;
     struct ddio_cancel m;
     ddio_wbuf_init(&w);
-    ddio_enc_cancel(&w, 42, "server a:1: gone");
+    ddio_enc_cancel(&w, 42, "server a:1: gone", 0, 0);
     ck_assert_int_eq(ddio_dec_cancel(w.p, w.len, &m), 0);
     ck_assert_uint_eq(m.req, 42);
     ck_assert_str_eq(m.why, "server a:1: gone");
+    ck_assert_uint_eq(m.group, 0);
     free(m.why);
     ck_assert_int_eq(ddio_dec_cancel(w.p, w.len - 1, &m), -EPROTO);
+    ck_assert_ptr_null(m.why);
+    ddio_wbuf_free(&w);
+    /* naming a collective call: both fields back; a cut one refused */
+    ddio_wbuf_init(&w);
+    ddio_enc_cancel(&w, 0, "rank 2 failed", 0x1234abcdull, 77);
+    ck_assert_int_eq(ddio_dec_cancel(w.p, w.len, &m), 0);
+    ck_assert_uint_eq(m.req, 0);
+    ck_assert_uint_eq(m.group, 0x1234abcdull);
+    ck_assert_uint_eq(m.seq, 77);
+    free(m.why);
+    ck_assert_int_eq(ddio_dec_cancel(w.p, w.len - 4, &m), -EPROTO);
     ck_assert_ptr_null(m.why);
     ddio_wbuf_free(&w);
     /* a reason longer than the limit is cut by the encoder, refused by
@@ -1474,7 +1486,7 @@ START_TEST(cancel_msg)
     memset(big, 'x', sizeof(big) - 1);
     big[sizeof(big) - 1] = 0;
     ddio_wbuf_init(&w);
-    ddio_enc_cancel(&w, 1, big);
+    ddio_enc_cancel(&w, 1, big, 0, 0);
     ck_assert_int_eq(ddio_dec_cancel(w.p, w.len, &m), 0);
     ck_assert_uint_eq(strlen(m.why), DDIO_MAX_CANCEL_WHY);
     free(m.why);

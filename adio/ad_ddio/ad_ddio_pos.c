@@ -1,0 +1,223 @@
+/* set_view and positions in the view, answered from the view's tree.
+ *
+ * ROMIO flattens the etype and the filetype in ADIO_Set_view (one 16-byte
+ * entry per contiguous piece, held until the view changes: a cyclic 8-byte
+ * view of a 16 GiB file is GBs per rank) and walks that list in
+ * ADIOI_GEN_SeekIndividual, ADIOI_Get_position, ADIOI_Get_byte_offset and
+ * ADIOI_Get_eof_offset. For ddio files scripts/romio-register.sh (step 7)
+ * hands those four to the functions below; the seek is our table entry. They
+ * use the constructor-built tree of ad_ddio_type.c, whose size follows the
+ * type's description, and cost O(tree depth) per call. ROMIO's flattened list
+ * is made only where the tree builder refuses a type (ad_ddio_view.c,
+ * tree_of), for a view that breaks the MPI rules (to name which one, as
+ * ROMIO does), and by ROMIO's two-phase fallback (romio_ddio_collective=
+ * twophase) when it runs. */
+#include "ad_ddio.h"
+#include <string.h>
+
+static void type_release(MPI_Datatype * t)
+{
+    int ni, na, nd, combiner;
+    MPI_Type_get_envelope(*t, &ni, &na, &nd, &combiner);
+    if (combiner != MPI_COMBINER_NAMED)
+        MPI_Type_free(t);
+}
+
+/* ROMIO keeps its own copy of a derived etype / filetype (ad_set_view.c) */
+static MPI_Datatype type_keep(MPI_Datatype t)
+{
+    int ni, na, nd, combiner;
+    MPI_Datatype copy;
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner);
+    if (combiner == MPI_COMBINER_NAMED)
+        return t;
+    MPI_Type_contiguous(1, t, &copy);
+    MPI_Type_commit(&copy);
+    return copy;
+}
+
+/* ADIOI_TYPE_* flags of a non-monotone or refused type: ROMIO's flattening
+ * tells a decreasing type (always erroneous) from an overlapping one
+ * (erroneous for writing only); the tree only knows "not monotone" */
+static int flat_flags(MPI_Datatype t)
+{
+    return ADIOI_Flatten_and_find(t)->flag;
+}
+
+/* ROMIO's check_type flags (ADIOI_TYPE_NEGATIVE / _DECREASE / _OVERLAP) of t
+ * from its tree; `root`/`base` may be a tree already built for t */
+static int type_flags(MPI_Datatype t, const struct ddio_node *root, int64_t base)
+{
+    int contig, flags;
+    MPI_Aint tlb, textent;
+    MPI_Count size;
+    struct ddio_node *own = NULL;
+    struct ddio_desc one;
+
+    MPI_Type_size_x(t, &size);
+    if (size == 0)
+        return 0;               /* no data byte: nothing to check (as ROMIO) */
+    ADIOI_Datatype_iscontig(t, &contig);
+    if (contig) {
+        MPI_Type_get_true_extent(t, &tlb, &textent);
+        return tlb < 0 ? ADIOI_TYPE_NEGATIVE : 0;
+    }
+    if (!root)
+        root = own = ADIOI_DDIO_Tree_from_type(t, &base);
+    if (!root)
+        return flat_flags(t);
+    one = (struct ddio_desc) {.disp = 0,.extent = 1,.root = (struct ddio_node *) root,
+        .start = 0,.length = root->size
+    };
+    flags = base < 0 ? ADIOI_TYPE_NEGATIVE : 0;
+    if (!flags && ddio_desc_check_monotone(&one))
+        flags = flat_flags(t);
+    if (own)
+        ddio_node_free(own);
+    return flags;
+}
+
+/* ROMIO's check_type (ad_set_view.c): 0, or -1 with *error_code set */
+static int type_check(ADIO_File fd, int flags, const char *kind, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_SET_VIEW";
+    char msg[128] = "";
+
+    if (flags & ADIOI_TYPE_NEGATIVE)
+        snprintf(msg, sizeof(msg), "displacements of %s must be non-negative", kind);
+    else if (flags & ADIOI_TYPE_DECREASE)
+        snprintf(msg, sizeof(msg), "displacements of %s must be in a monotonically "
+                 "nondecreasing order", kind);
+    else if ((fd->orig_access_mode & (ADIO_WRONLY | ADIO_RDWR)) && (flags & ADIOI_TYPE_OVERLAP))
+        snprintf(msg, sizeof(msg), "%s is not permitted to contain overlapping regions", kind);
+    if (!msg[0])
+        return 0;
+    *error_code = MPIO_Err_create_code(*error_code, MPIR_ERR_RECOVERABLE, myname, __LINE__,
+                                       MPI_ERR_IO, "**iobadoverlap", " **iobadoverlap %s", msg);
+    return -1;
+}
+
+/* the view's tree for fd's non-contiguous filetype, checked; then the first
+ * byte the view can access (ROMIO's initial fp_ind). 0 or -1 (*error_code) */
+static int view_set(ADIO_File fd, int *error_code)
+{
+    static char myname[] = "ADIOI_DDIO_SET_VIEW";
+    ADIOI_DDIO_Err e = { 0 };
+    ADIOI_DDIO_View *v;
+    int rc;
+
+    if ((rc = ADIOI_DDIO_View_get(fd, &v, &e))) {
+        if (!e.errnum)
+            ddio_err_set(&e, -rc, "ddio: cannot describe the file view (%s)", strerror(-rc));
+        *error_code = ADIOI_DDIO_Err_code(myname, &e);
+        return -1;
+    }
+    if (type_check(fd, type_flags(fd->filetype, v->root, v->base), "filetype", error_code))
+        return -1;
+    struct ddio_desc tile = {.disp = fd->disp + v->base,.extent = v->extent,.root = v->root,
+        .start = 0,.length = v->size
+    };
+    fd->fp_ind = ddio_desc_addr(&tile, 0);
+    return 0;
+}
+
+void ADIOI_DDIO_Set_view(ADIO_File fd, ADIO_Offset disp, MPI_Datatype etype,
+                         MPI_Datatype filetype, MPI_Info info, int *error_code)
+{
+    int err, contig;
+    MPI_Count ftsize;
+
+    type_release(&fd->etype);
+    type_release(&fd->filetype);
+    ADIO_SetInfo(fd, info, &err);       /* bumps view_gen: the cached tree is stale */
+    fd->etype = type_keep(etype);
+    if (type_check(fd, type_flags(fd->etype, NULL, 0), "etype", error_code))
+        return;
+    fd->filetype = type_keep(filetype);
+    MPI_Type_size_x(fd->etype, &fd->etype_size);
+    fd->disp = disp;
+    ADIOI_Datatype_iscontig(fd->filetype, &contig);
+    MPI_Type_size_x(fd->filetype, &ftsize);
+    if (contig) {
+        if (type_check(fd, type_flags(fd->filetype, NULL, 0), "filetype", error_code))
+            return;
+        fd->fp_ind = disp;
+    } else if (ftsize > 0 && view_set(fd, error_code))
+        return;
+    /* (a filetype without data leaves fp_ind where it was, as in ROMIO) */
+    *error_code = MPI_SUCCESS;
+}
+
+/* absolute byte offset of view data byte `bytes` (ROMIO's seek arithmetic) */
+static int view_byte_addr(ADIO_File fd, ADIO_Offset bytes, ADIO_Offset * addr)
+{
+    ADIOI_DDIO_Err e = { 0 };
+    ADIOI_DDIO_View *v;
+    if (ADIOI_DDIO_View_get(fd, &v, &e))
+        return -1;
+    struct ddio_desc view = {.disp = fd->disp + v->base,.extent = v->extent,.root = v->root,
+        .start = 0,.length = UINT64_MAX
+    };
+    *addr = ddio_desc_addr(&view, (uint64_t) bytes);
+    return 0;
+}
+
+/* view data bytes below the absolute byte offset `off` (0 when the view
+ * cannot be described: only a zero-size filetype, whose positions are 0) */
+static ADIO_Offset view_bytes_below(ADIO_File fd, ADIO_Offset off)
+{
+    ADIOI_DDIO_Err e = { 0 };
+    ADIOI_DDIO_View *v;
+    if (ADIOI_DDIO_View_get(fd, &v, &e))
+        return 0;
+    return (ADIO_Offset) ADIOI_DDIO_View_bytes_before(v, off - (fd->disp + v->base));
+}
+
+static int view_contig(ADIO_File fd)
+{
+    int contig;
+    ADIOI_Datatype_iscontig(fd->filetype, &contig);
+    return contig;
+}
+
+void ADIOI_DDIO_Get_byte_offset(ADIO_File fd, ADIO_Offset offset, ADIO_Offset * disp)
+{
+    if (view_contig(fd) || view_byte_addr(fd, offset * fd->etype_size, disp))
+        *disp = fd->disp + fd->etype_size * offset;
+}
+
+ADIO_Offset ADIOI_DDIO_SeekIndividual(ADIO_File fd, ADIO_Offset offset, int whence,
+                                      int *error_code)
+{
+    MPI_Count ftsize;
+    ADIO_Offset off;
+
+    MPL_UNREFERENCED_ARG(whence);       /* ROMIO converts to SEEK_SET first */
+    *error_code = MPI_SUCCESS;
+    MPI_Type_size_x(fd->filetype, &ftsize);
+    if (ftsize == 0)
+        return 0;               /* as ADIOI_GEN_SeekIndividual: no position to map */
+    ADIOI_DDIO_Get_byte_offset(fd, offset, &off);
+    fd->fp_ind = off;
+    return off;
+}
+
+void ADIOI_DDIO_Get_position(ADIO_File fd, ADIO_Offset * offset)
+{
+    if (view_contig(fd))
+        *offset = (fd->fp_ind - fd->disp) / fd->etype_size;
+    else
+        *offset = view_bytes_below(fd, fd->fp_ind) / fd->etype_size;
+}
+
+/* the end of file in etypes of the view: the next etype at or after it */
+void ADIOI_DDIO_Get_eof_offset(ADIO_File fd, ADIO_Offset * eof_offset)
+{
+    ADIO_Fcntl_t fc;
+    int err;
+    ADIO_Offset bytes;
+
+    ADIO_Fcntl(fd, ADIO_FCNTL_GET_FSIZE, &fc, &err);
+    bytes = view_contig(fd) ? fc.fsize - fd->disp : view_bytes_below(fd, fc.fsize);
+    *eof_offset = (bytes + fd->etype_size - 1) / fd->etype_size;
+}

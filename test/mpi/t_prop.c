@@ -1,0 +1,602 @@
+/* Property test: random nested datatypes as file views and memory types.
+ *
+ * Each case draws (from -s SEED and the case number, the same on every rank)
+ * a file type nested up to three deep from vector, hvector, indexed,
+ * hindexed, indexed_block, struct, subarray, darray and contiguous, with a
+ * resized on top (monotone with lb 0, as MPI requires of a view one writes;
+ * nested resized types are t_typedesc's: ROMIO's own flattening loses data
+ * there, ufs: too), an etype (the leaf, or MPI_BYTE), a memory type for the
+ * writes (negative displacements, decreasing fields, negative strides, a
+ * moved (negative) lb on top, or zero extent with count > 1, i.e. the same
+ * bytes sent again) and one for the reads (no overlap). The ranks interleave their
+ * tiles (filetype resized to P extents, disp rank * extent) unless the top
+ * constructor is a darray. Then, on the same file:
+ *   write_all of the first part, write (individual pointer) of the rest,
+ *   read_at of the first part, read_at_all of the rest: the stream read
+ *   back must equal the stream written (MPI_Pack of both buffers);
+ *   seek to a random etype, get_position, get_byte_offset, seek to the end.
+ * Every position and byte offset the MPI calls returned, and a hash of the
+ * stream read back, go to FILE.2, so the harness's byte comparison with the
+ * same run on ufs: checks ROMIO's answers and the reads as well as the data
+ * (FILE itself). Memory types with a non-zero lb anywhere are placed by
+ * ROMIO's flattening, which departs from MPI's type map for some of them
+ * (ufs: too; ddio follows ROMIO there): for those the ufs: comparison (of
+ * the file, and of the whole read buffer's hash) is the only check. Each
+ * case is first zeroed over what it touches (ROMIO's data sieving and
+ * two-phase read past end of file write/return buffer garbage on ufs:).
+ * The seed is printed; rerun one case with -s SEED -c CASE (-v: the types,
+ * byte counts, hashes; with T_PROP_DUMP=1 also where the read bytes landed
+ * in rank 0's buffer, with T_PROP_DIAG=1 whether the file holds the written
+ * stream).
+ * usage: t_prop [-n NCASES] [-s SEED] [-c CASE] [-v] FILE */
+#include "tmodel.h"
+#include <stdarg.h>
+#include <unistd.h>
+
+#define NREC 9                  /* positions (and a hash of the bytes read) per case */
+#define MAX_FTSIZE (24 << 10)   /* data bytes of one file tile */
+#define MAX_EXTENT (1 << 20)
+
+static uint64_t rs;
+static int verbose, n_romio_map;
+
+static unsigned rnd(unsigned n)
+{
+    return n ? (unsigned) (t_xorshift(&rs) % n) : 0;
+}
+
+static MPI_Aint ext_of(MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(t, &lb, &ext);
+    return ext;
+}
+
+static MPI_Count size_of(MPI_Datatype t)
+{
+    MPI_Count s;
+    MPI_Type_size_x(t, &s);
+    return s;
+}
+
+static void tfree(MPI_Datatype * t)
+{
+    int ni, na, nt, comb;
+    MPI_Type_get_envelope(*t, &ni, &na, &nt, &comb);
+    if (comb != MPI_COMBINER_NAMED)
+        MPI_Type_free(t);
+}
+
+/* a type description for the failure messages */
+static char desc[2][2048];
+static void say(int which, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int which, const char *fmt, ...)
+{
+    size_t n = strlen(desc[which]);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n < sizeof(desc[which]) - 1)
+        vsnprintf(desc[which] + n, sizeof(desc[which]) - n, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- file types: monotone, lb 0, data in [0, extent) ---------------------------- */
+
+static MPI_Datatype leaf;       /* this case's element type */
+static int top_darray;          /* the view is a darray: no interleaving */
+
+/* n increasing displacements, in units, with gaps: disp[i+1] >= disp[i] + bl[i]
+ * (no zero-length blocks: t_desc0 has those, on ddio: only, as ROMIO's ufs:
+ * mishandles some) */
+static void increasing(int n, int *bl, MPI_Aint *d, int maxbl)
+{
+    MPI_Aint at = 0;            /* lb 0 */
+    for (int i = 0; i < n; i++) {
+        bl[i] = 1 + (int) rnd((unsigned) maxbl);
+        d[i] = at;
+        at += bl[i] + rnd(4);
+    }
+}
+
+static MPI_Datatype gen_file(int depth, int top);
+
+/* lb 0 at every level: ROMIO's two-phase misplaces some views whose types
+ * have a positive lb (ADIOI_Calc_aggregator aborts on ufs:), so the
+ * generator keeps to views ufs: handles */
+static MPI_Datatype lb0(MPI_Datatype t)
+{
+    MPI_Aint lb, ext;
+    MPI_Datatype r;
+    MPI_Type_get_extent(t, &lb, &ext);
+    if (lb == 0)
+        return t;
+    MPI_Type_create_resized(t, 0, lb + ext, &r);
+    tfree(&t);
+    return r;
+}
+
+static MPI_Datatype file_child(int depth)
+{
+    return depth > 0 ? gen_file(depth - 1, 0) : leaf;
+}
+
+static MPI_Datatype gen_file(int depth, int top)
+{
+    MPI_Datatype c, t;
+    int n = 1 + (int) rnd(4), bl[4], id[4];
+    MPI_Aint d[4], e;
+    unsigned k = depth == 0 ? 0 : 1 + rnd(top ? 9 : 8);
+
+    if (k == 0) {
+        say(0, "contig(%d)", n);
+        MPI_Type_contiguous(n, leaf, &t);
+        return t;
+    }
+    if (k == 8) {               /* darray over all ranks, of the leaf */
+        int nd = 1 + (int) rnd(2), g[2], dist[2], darg[2], ps[2] = { 0, 0 };
+        MPI_Dims_create(t_size, nd, ps);
+        for (int i = 0; i < nd; i++) {
+            unsigned w = rnd(3);
+            dist[i] = w == 0 ? MPI_DISTRIBUTE_BLOCK : MPI_DISTRIBUTE_CYCLIC;
+            darg[i] = w == 2 ? 1 + (int) rnd(3) : MPI_DISTRIBUTE_DFLT_DARG;
+            /* every rank gets data (ROMIO's flattening of an empty darray
+             * nested in a struct breaks the view's order) */
+            g[i] = w == 0 ? ps[i] * (1 + (int) rnd(3)) : ps[i] * (w == 2 ? darg[i] : 1)
+                + (int) rnd(7);
+        }
+        int corder = rnd(2);
+        say(0, "darray(%dd %s)", nd, corder ? "C" : "F");
+        T_MPI(MPI_Type_create_darray(t_size, t_rank, nd, g, dist, darg, ps,
+                                     corder ? MPI_ORDER_C : MPI_ORDER_FORTRAN, leaf, &t));
+        top_darray = top;
+        return t;
+    }
+    say(0, "%s", (const char *[]) {
+        "", "vector(", "hvector(", "indexed(", "hindexed(", "indexed_block(", "struct(",
+        "subarray(", "", "resized("}[k]);
+    if (k == 6) {               /* struct of n different children at increasing offsets */
+        MPI_Datatype ty[4];
+        MPI_Aint at = 0;
+        for (int i = 0; i < n; i++) {
+            ty[i] = file_child(depth);
+            bl[i] = 1 + (int) rnd(2);
+            d[i] = at;
+            at += bl[i] * ext_of(ty[i]) + rnd(3) * 8;
+            say(0, i + 1 < n ? "," : "");
+        }
+        MPI_Type_create_struct(n, bl, d, ty, &t);
+        for (int i = 0; i < n; i++)
+            tfree(&ty[i]);
+        say(0, ")");
+        return t;
+    }
+    c = file_child(depth);
+    e = ext_of(c);
+    switch (k) {
+    case 1:
+        bl[0] = 1 + (int) rnd(3);
+        MPI_Type_vector(n + 1, bl[0], bl[0] + (int) rnd(4), c, &t);
+        break;
+    case 2:
+        bl[0] = 1 + (int) rnd(3);
+        MPI_Type_create_hvector(n + 1, bl[0], bl[0] * e + rnd(3) * 4, c, &t);
+        break;
+    case 3:
+        increasing(n, bl, d, 3);
+        for (int i = 0; i < n; i++)
+            id[i] = (int) d[i];
+        MPI_Type_indexed(n, bl, id, c, &t);
+        break;
+    case 4:
+        increasing(n, bl, d, 3);
+        for (MPI_Aint i = 0, pad = 0; i < n; i++) {      /* byte gaps keep the order */
+            pad += i > 0 ? (MPI_Aint) rnd(2) * 4 : 0;
+            d[i] = d[i] * e + pad;
+        }
+        MPI_Type_create_hindexed(n, bl, d, c, &t);
+        break;
+    case 5:
+        increasing(n, bl, d, 1);
+        bl[0] = 1 + (int) rnd(2);
+        for (int i = 0; i < n; i++)
+            id[i] = (int) d[i] * bl[0];
+        MPI_Type_create_indexed_block(n, bl[0], id, c, &t);
+        break;
+    case 7: {
+        int nd = 1 + (int) rnd(3), sz[3], sub[3], st[3];
+        for (int i = 0; i < nd; i++) {
+            sz[i] = 1 + (int) rnd(6);
+            sub[i] = 1 + (int) rnd((unsigned) sz[i]);
+            st[i] = (int) rnd((unsigned) (sz[i] - sub[i] + 1));
+        }
+        T_MPI(MPI_Type_create_subarray(nd, sz, sub, st, rnd(2) ? MPI_ORDER_C : MPI_ORDER_FORTRAN,
+                                       c, &t));
+        break;
+    }
+    default:
+        MPI_Type_create_resized(c, 0, e + (MPI_Aint) rnd(5) * 8, &t);
+        break;
+    }
+    tfree(&c);
+    say(0, ")");
+    return t;
+}
+
+/* ---- memory types: anything MPI allows (writes), no overlap (reads) ------------- */
+
+static int mem_lb;              /* a memory type drawn has a part with lb != 0 */
+
+static MPI_Datatype gen_mem(int depth)
+{
+    MPI_Datatype c, t;
+    int n = 1 + (int) rnd(3), bl[3];
+    MPI_Aint d[3], e;
+    unsigned k = depth == 0 ? 0 : 1 + rnd(4);
+
+    if (k == 4)                 /* (4 is lb_down's, on top only) */
+        k = 5;
+    if (k == 0) {
+        n = 1 + (int) rnd(3);
+        say(1, "contig(%d)", n);
+        MPI_Type_contiguous(n, leaf, &t);
+        return t;
+    }
+    c = gen_mem(depth - 1);
+    e = ext_of(c);
+    switch (k) {
+    case 1:                     /* negative stride */
+        say(1, "[hvector -stride]");
+        MPI_Type_create_hvector(n + 1, 1, -(e + (MPI_Aint) rnd(3) * 4), c, &t);
+        break;
+    case 2:                     /* decreasing displacements, some negative */
+        for (int i = 0; i < n; i++) {
+            bl[i] = 1;
+            d[i] = (MPI_Aint) (n - 1 - i) * (e + 8) - 64;
+        }
+        say(1, "[hindexed decreasing, negative]");
+        MPI_Type_create_hindexed(n, bl, d, c, &t);
+        break;
+    case 3: {                   /* struct: fields out of address order */
+        MPI_Datatype ty[2] = { c, leaf };
+        MPI_Aint le = ext_of(leaf), tlb, text;
+        MPI_Type_get_true_extent(c, &tlb, &text);
+        bl[0] = 1;
+        bl[1] = 2;
+        d[0] = 2 * le + 8 - tlb;        /* c's data after the leaves' */
+        d[1] = 0;
+        say(1, "[struct reversed]");
+        MPI_Type_create_struct(2, bl, d, ty, &t);
+        break;
+    }
+    default:
+        say(1, "[vector]");
+        MPI_Type_vector(n + 1, 1, 2, c, &t);
+        break;
+    }
+    say(1, "(");
+    tfree(&c);
+    say(1, ")");
+    MPI_Type_get_extent(t, &d[0], &e);
+    mem_lb |= d[0] != 0;
+    return t;
+}
+
+/* the lower bound moved down (negative), the data inside: only on the
+ * outermost memory type, as ROMIO's flattening (hence ufs:) departs from
+ * the MPI type map for a resized type with a non-zero lb nested in another
+ * (docs/DESIGN.md 9.5) */
+static MPI_Datatype lb_down(MPI_Datatype c)
+{
+    MPI_Aint lb, ext, down = 8 + (MPI_Aint) rnd(3) * 8;
+    MPI_Datatype t;
+    MPI_Type_get_extent(c, &lb, &ext);
+    say(1, " resized(lb %ld)", (long) (lb - down));
+    MPI_Type_create_resized(c, lb - down, ext + down + (MPI_Aint) rnd(3) * 8, &t);
+    tfree(&c);
+    return t;
+}
+
+/* resized(t, 0, extent) on top: ROMIO 4.0.2's flattening emits lb/ub
+ * markers for the first resized it meets, and (h)indexed replication of a
+ * child holding them loses the child's data (ufs: too; t_typedesc), so the
+ * first one met is this one; t's data may still lie below 0 */
+static MPI_Datatype lb_top(MPI_Datatype c)
+{
+    MPI_Datatype t;
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(c, &lb, &ext);
+    if (lb != 0)                /* (moving it would be lb_down's case) */
+        return c;
+    MPI_Type_create_resized(c, 0, ext, &t);
+    tfree(&c);
+    return t;
+}
+
+static uint64_t fnv(const unsigned char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static unsigned char *pack(const void *b, int count, MPI_Datatype t, MPI_Count bytes)
+{
+    unsigned char *p = malloc((size_t) bytes + 1);
+    int pos = 0;
+    T_ASSERT(p, "out of memory");
+    MPI_Pack(b, count, t, p, (int) bytes, &pos, MPI_COMM_SELF);
+    T_ASSERT(pos == bytes, "pack: %d of %lld bytes", pos, (long long) bytes);
+    return p;
+}
+
+/* ---- one case ------------------------------------------------------------------- */
+
+typedef struct pcase {
+    MPI_Datatype ft, view, etype, mw, mr;
+    int wcount, rcount;         /* of mw / mr */
+    int romio_map;              /* a memory type with a moved lb: ROMIO (so ufs:, and
+                                 * ddio, which follows ROMIO's flattening there)
+                                 * departs from MPI's type map (docs/DESIGN.md 9.5):
+                                 * no MPI_Pack check, the harness's ufs: one only */
+    MPI_Offset disp;
+} pcase;
+
+static const MPI_Datatype leaves[4] = { MPI_CHAR, MPI_SHORT, MPI_INT, MPI_DOUBLE };
+
+static int draw(pcase * c, int k, uint64_t seed)
+{
+    rs = seed * 0x9E3779B97F4A7C15ull + (uint64_t) k * 7919 + 1;
+    desc[0][0] = desc[1][0] = 0;
+    top_darray = 0;
+    leaf = leaves[rnd(4)];
+    c->ft = lb0(gen_file(1 + (int) rnd(3), 1));
+    MPI_Type_commit(&c->ft);
+    MPI_Count fsz = size_of(c->ft), lsz = size_of(leaf);
+    MPI_Aint ext = ext_of(c->ft);
+    int ok = fsz > 0 && fsz <= MAX_FTSIZE && ext <= MAX_EXTENT;
+    MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!ok) {                  /* too big (or a darray leaving a rank nothing) */
+        MPI_Type_free(&c->ft);
+        return 0;
+    }
+    c->etype = rnd(2) ? leaf : MPI_BYTE;
+    if (top_darray) {
+        c->view = c->ft;
+        c->disp = 0;
+    } else {
+        MPI_Type_create_resized(c->ft, 0, ext * t_size, &c->view);
+        MPI_Type_commit(&c->view);
+        c->disp = (MPI_Offset) t_rank * ext;
+    }
+    /* memory: 1 to 3 tiles of data, a multiple of the leaf */
+    MPI_Offset want = (MPI_Offset) (fsz * (1 + rnd(3))) - (MPI_Offset) rnd(3) * lsz;
+    c->romio_map = mem_lb = 0;
+    if (rnd(5) == 0) {          /* zero extent: count copies of the same bytes */
+        MPI_Datatype one;
+        int m = 1 + (int) rnd(4);
+        MPI_Type_contiguous(m, leaf, &one);
+        MPI_Type_create_resized(one, 0, 0, &c->mw);
+        MPI_Type_free(&one);
+        snprintf(desc[1], sizeof(desc[1]), "resized(contig(%d), 0, 0) [zero extent]", m);
+    } else {
+        c->mw = gen_mem((int) rnd(3));
+        if (rnd(4) == 0) {
+            c->mw = lb_down(c->mw);
+            c->romio_map = 1;
+        } else
+            c->mw = lb_top(c->mw);
+    }
+    MPI_Type_commit(&c->mw);
+    c->wcount = (int) ((want + size_of(c->mw) - 1) / size_of(c->mw));
+    say(1, " x %d; read as ", c->wcount);
+    c->mr = gen_mem((int) rnd(3));
+    if (rnd(4) == 0) {
+        c->mr = lb_down(c->mr);
+        c->romio_map = 1;
+    } else
+        c->mr = lb_top(c->mr);
+    MPI_Type_commit(&c->mr);
+    /* a non-zero lb anywhere in the memory types: ROMIO's placement (ufs:, and
+     * ddio's, which follows ROMIO's flattening for such types) is the
+     * reference, not MPI_Pack: ROMIO 4.0.2 departs from the type map there */
+    MPI_Aint lbw, lbr, e0;
+    MPI_Type_get_extent(c->mw, &lbw, &e0);
+    MPI_Type_get_extent(c->mr, &lbr, &e0);
+    c->romio_map |= lbw != 0 || lbr != 0 || mem_lb;
+    c->rcount = (int) ((c->wcount * size_of(c->mw) + size_of(c->mr) - 1) / size_of(c->mr));
+    return 1;
+}
+
+static void release(pcase * c)
+{
+    if (c->view != c->ft)
+        MPI_Type_free(&c->view);
+    MPI_Type_free(&c->ft);
+    MPI_Type_free(&c->mw);
+    MPI_Type_free(&c->mr);
+}
+
+#define CHECK(cond, ...) T_ASSERT(cond, "case %d (seed %llu): %s | memory %s: " __VA_ARGS__)
+#define CTX k, (unsigned long long) seed, desc[0], desc[1]
+
+/* write (half collective, half independent), read back (half independent,
+ * half collective), compare the streams; positions into rec[] */
+static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset region,
+                     MPI_Offset * rec)
+{
+    MPI_Count es = size_of(c->etype), wsz = size_of(c->mw), rsz = size_of(c->mr);
+    MPI_Count wbytes = wsz * c->wcount;
+    size_t nw, nr;
+    unsigned char *bw, *br, *pw = t_type_alloc(c->mw, c->wcount, 1, &bw, &nw);
+    unsigned char *pr = t_type_alloc(c->mr, c->rcount, 1, &br, &nr);
+    for (size_t i = 0; i < nw; i++)
+        pw[i] = t_byte(seed * 1000 + (uint64_t) k * 17 + (uint64_t) t_rank, i);
+    memset(pr, 0xEE, nr);
+
+    /* zeros first over what the case may touch: ROMIO's data sieving
+     * writes back whatever its buffer held for the holes past end of file
+     * (ufs:), which no other run reproduces, and its two-phase read fills
+     * the buffer past end of file where ddio reads short */
+    MPI_Count fsz = size_of(c->ft);
+    MPI_Count touched = wbytes > rsz * c->rcount ? wbytes : rsz * c->rcount;   /* reads too:
+                                                 * no end of file inside the case's reads */
+    MPI_Offset reach = region + c->disp + (touched + fsz - 1) / fsz * ext_of(c->view) + 1;
+    MPI_Allreduce(MPI_IN_PLACE, &reach, 1, MPI_OFFSET, MPI_MAX, MPI_COMM_WORLD);
+    tm_prefill(fh, region, reach);
+    T_MPI(MPI_File_set_view(fh, region + c->disp, c->etype, c->view, "native", MPI_INFO_NULL));
+    T_MPI(MPI_File_get_position(fh, &rec[0]));
+    int w1 = c->wcount / 2;
+    T_MPI(MPI_File_write_all(fh, bw, w1, c->mw, MPI_STATUS_IGNORE));
+    T_MPI(MPI_File_get_position(fh, &rec[1]));
+    CHECK(rec[1] * es == w1 * wsz, "position %lld after write_all of %lld bytes", CTX,
+          (long long) rec[1], (long long) (w1 * wsz));
+    /* the rest continues at the individual pointer: a zero-extent type
+     * sends the same bytes again, so the buffer origin does not move */
+    MPI_Aint wext = ext_of(c->mw);
+    T_MPI(MPI_File_write(fh, bw + wext * w1, c->wcount - w1, c->mw, MPI_STATUS_IGNORE));
+    T_MPI(MPI_File_get_position(fh, &rec[2]));
+    T_MPI(MPI_File_get_byte_offset(fh, rec[2], &rec[3]));
+
+    /* read back: the first half independently at an explicit offset, the
+     * rest collectively */
+    int r1 = c->rcount / 2;
+    MPI_Aint rext = ext_of(c->mr);
+    MPI_Status st1, st2;
+    int n1, n2;
+    T_MPI(MPI_File_read_at(fh, 0, br, r1, c->mr, &st1));
+    T_MPI(MPI_File_read_at_all(fh, (MPI_Offset) (r1 * rsz / es), br + rext * r1, c->rcount - r1,
+                               c->mr, &st2));
+    MPI_Get_count(&st1, MPI_BYTE, &n1);
+    MPI_Get_count(&st2, MPI_BYTE, &n2);
+    if (verbose)
+        printf("    rank %d: wrote %lld bytes (%d + %d x %lld), read %d + %d (%d + %d x %lld)\n",
+               t_rank, (long long) wbytes, w1, c->wcount - w1, (long long) wsz, n1, n2, r1,
+               c->rcount - r1, (long long) rsz);
+    unsigned char *sw = pack(bw, c->wcount, c->mw, wbytes);
+    if (getenv("T_PROP_DIAG")) {        /* which side differs from MPI's type map */
+        unsigned char *raw = malloc((size_t) wbytes + 1);
+        MPI_Datatype bv;
+        MPI_Type_contiguous((int) es, MPI_BYTE, &bv);
+        MPI_Type_commit(&bv);
+        T_MPI(MPI_File_read_at(fh, 0, raw, (int) (wbytes / es), bv, MPI_STATUS_IGNORE));
+        MPI_Type_free(&bv);
+        for (MPI_Count i = 0; i < wbytes; i++)
+            if (raw[i] != sw[i]) {
+                printf("DIAG rank %d: file stream byte %lld is %u, written stream %u\n", t_rank,
+                       (long long) i, raw[i], sw[i]);
+                break;
+            }
+        free(raw);
+    }
+    unsigned char *sr = pack(br, c->rcount, c->mr, rsz * c->rcount);
+    for (MPI_Count i = 0; i < wbytes && !c->romio_map; i++)
+        CHECK(sw[i] == sr[i], "stream byte %lld of %lld read back as %u, wrote %u", CTX,
+              (long long) i, (long long) wbytes, sr[i], sw[i]);
+    /* what was read, for ufs:: the stream, or where ROMIO's placement
+     * departs from the type map, the whole buffer (margins included) */
+    rec[8] = (MPI_Offset) (c->romio_map ? fnv(pr, nr) : fnv(sr, (size_t) wbytes));
+    n_romio_map += c->romio_map;
+    if (verbose)
+    if (verbose && getenv("T_PROP_DUMP") && t_rank == 0) {
+        printf("    rank 0 buffer (rel. origin), bytes read:");
+        for (size_t i = 0; i < nr; i++)
+            if (pr[i] != 0xEE && (i == 0 || pr[i - 1] == 0xEE))
+                printf(" [%ld", (long) ((unsigned char *) pr + i - br));
+            else if (pr[i] == 0xEE && i > 0 && pr[i - 1] != 0xEE)
+                printf(",%ld)", (long) ((unsigned char *) pr + i - br));
+        printf("\n");
+        MPI_Aint tl, te, l, e;
+        MPI_Type_get_true_extent(c->mr, &tl, &te);
+        MPI_Type_get_extent(c->mr, &l, &e);
+        printf("    type: lb %ld extent %ld true lb %ld true extent %ld count %d\n", (long) l,
+               (long) e, (long) tl, (long) te, c->rcount);
+    }
+    {
+        MPI_Count same = 0;
+        for (MPI_Count i = 0; i < wbytes; i++)
+            same += sw[i] == sr[i];
+        printf("    rank %d: read hash %016llx%s, %lld of %lld bytes as MPI_Pack says; %u %u %u %u\n",
+               t_rank, (unsigned long long) rec[8], c->romio_map ? " (ROMIO's placement)" : "",
+               (long long) same, (long long) wbytes, sr[0], sr[1], sr[2], sr[3]);
+    }
+    /* (bytes past the written ones read whatever the other ranks wrote:
+     * the harness compares those through the file) */
+
+    /* seeks: a random etype, then the end of file (every rank wrote) */
+    MPI_Offset etypes = wbytes / es, to = etypes ? (MPI_Offset) rnd((unsigned) etypes) : 0;
+    T_MPI(MPI_File_seek(fh, to, MPI_SEEK_SET));
+    T_MPI(MPI_File_get_position(fh, &rec[4]));
+    CHECK(rec[4] == to, "position %lld after seeking to %lld", CTX, (long long) rec[4],
+          (long long) to);
+    T_MPI(MPI_File_get_byte_offset(fh, to, &rec[5]));
+    MPI_Barrier(MPI_COMM_WORLD);
+    T_MPI(MPI_File_seek(fh, 0, MPI_SEEK_END));
+    T_MPI(MPI_File_get_position(fh, &rec[6]));
+    if (rec[6] > 0) {
+        T_MPI(MPI_File_seek(fh, -1, MPI_SEEK_CUR));
+        T_MPI(MPI_File_get_position(fh, &rec[7]));
+    }
+    free(sw);
+    free(sr);
+    free(pw);
+    free(pr);
+}
+
+int main(int argc, char **argv)
+{
+    int ncases = 40, only = -1, opt;
+    uint64_t seed = 1;
+    t_init(&argc, &argv);
+    while ((opt = getopt(argc, argv, "n:s:c:v")) != -1) {
+        if (opt == 'n')
+            ncases = atoi(optarg);
+        else if (opt == 's')
+            seed = strtoull(optarg, NULL, 0);
+        else if (opt == 'c')
+            only = atoi(optarg);
+        else if (opt == 'v')
+            verbose = 1;
+    }
+    T_ASSERT(optind == argc - 1 && seed, "usage: t_prop [-n N] [-s SEED] [-c CASE] [-v] FILE");
+    if (t_rank == 0)
+        printf("t_prop: seed %llu, %d cases, P=%d (rerun: -s %llu [-c CASE])\n",
+               (unsigned long long) seed, ncases, t_size, (unsigned long long) seed);
+
+    MPI_File fh, fp;
+    MPI_Info info = tm_hints();
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, argv[optind], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Offset *rec = calloc((size_t) ncases * NREC, sizeof(MPI_Offset)), region = 0;
+    T_ASSERT(rec, "out of memory");
+    int ran = 0;
+    for (int k = 0; k < ncases; k++) {
+        pcase c;
+        if ((only >= 0 && k != only) || !draw(&c, k, seed))
+            continue;
+        if (verbose && t_rank == 0)
+            printf("  case %d: file %s, etype %s | memory %s\n", k, desc[0],
+                   c.etype == MPI_BYTE ? "byte" : "leaf", desc[1]);
+        run_case(fh, &c, k, seed, region, rec + (size_t) k * NREC);
+        /* the next case starts past everything this one wrote */
+        MPI_Offset end;
+        T_MPI(MPI_File_get_size(fh, &end));
+        region = (end + 4095) / 4096 * 4096;
+        release(&c);
+        ran++;
+    }
+    T_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    T_MPI(MPI_File_close(&fh));
+    /* the positions MPI returned, for the harness to compare with ufs: */
+    char *pname = t_name(argv[optind], ".2");
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, pname, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fp));
+    T_MPI(MPI_File_write_at_all(fp, (MPI_Offset) t_rank * ncases * NREC * 8, rec,
+                                ncases * NREC * 8, MPI_BYTE, MPI_STATUS_IGNORE));
+    T_MPI(MPI_File_close(&fp));
+    MPI_Info_free(&info);
+    if (t_rank == 0)
+        printf("t_prop: %d of %d cases ran (%d with a memory lb != 0: checked against ufs: only)\n",
+               ran, ncases, n_romio_map);
+    free(rec);
+    free(pname);
+    return t_finish();
+}
