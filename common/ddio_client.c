@@ -554,6 +554,7 @@ int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
     f->fh.timeout_ms = cl->timeout_ms;
     f->fh.xport = cl->xport;
     f->fh.renew = 1;    /* a handle lost with its connection is opened again */
+    f->fh.recover_ms = ddio_recover_ms(-1, cl->timeout_ms);    /* and the call resent */
     if (conns_all(cl, conns, &e) ||
         ddio_fh_open(&f->fh, conns, cl->n, path, DDIO_O_RDWR,
                      (flags & DDIO_CO_CREAT) ? &cr : NULL, &e))

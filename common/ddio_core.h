@@ -7,11 +7,14 @@
  *   ddio_core_conn.c  connections: pools keyed by host:port, connect + HELLO
  *                     + AUTH (+ UCX), one request/reply, fan-out to several
  *   ddio_core_file.c  a file open on its stripe servers: open / create /
- *                     close, size, set size, sync, and the renewal of a
- *                     handle that died with its connection
+ *                     close, size, set size, sync, locks, and the renewal of
+ *                     a handle that died with its connection (reconnect with
+ *                     backoff for up to recover_ms, reopen, relock, resend)
  *   ddio_core_xfer.c  one XFER to each involved server, served until DONE:
  *                     PUTs into the caller's buffer, GETs answered from it,
- *                     on TCP or UCX (docs/PROTOCOL.md "XFER")
+ *                     on TCP or UCX (docs/PROTOCOL.md "XFER"); a server
+ *                     lost meanwhile reconnected and sent its XFER again
+ *                     (PROTOCOL.md "Resending")
  *   ddio_core_cache.c a file's client cache: write-behind of small writes,
  *                     read-ahead of small reads (MPI-IO's nonatomic rules)
  *
@@ -62,6 +65,10 @@ const char *ddio_secret_hint_get(void);
 void ddio_config_striping(long long *unit, int *factor);
 /* timeout: hint_s (> 0), else $DDIO_TIMEOUT, else config, else 30 s */
 int ddio_timeout_ms(int hint_s);
+/* how long a call rides through a lost server (reconnecting, reopening,
+ * resending): hint_s (>= 0; 0 turns recovery off), else
+ * $DDIO_RECOVER_TIMEOUT, else timeout_ms */
+int ddio_recover_ms(int hint_s, int timeout_ms);
 
 /* ---- ddio_core_conn.c: connections ---------------------------------------- */
 
@@ -190,6 +197,12 @@ struct ddio_cache {
     uint64_t hits, misses, flushes;
 };
 
+/* A byte-range lock this process holds (on stripe server 0). */
+struct ddio_lk {
+    uint32_t type;              /* DDIO_LK_RD / DDIO_LK_WR */
+    uint64_t start, len;
+};
+
 /* A file open on its stripe servers. */
 struct ddio_fh {
     int timeout_ms;
@@ -201,6 +214,13 @@ struct ddio_fh {
      * a timeout) is opened again by path on first use; without, the call
      * fails with EPIPE ("the file must be reopened") */
     int renew;
+    /* recovery: a server whose connection dropped (or that restarted) is
+     * reconnected with backoff, the handle opened again and the call resent,
+     * for up to recover_ms from the loss; 0: the call fails at once */
+    int recover_ms;
+    struct ddio_lk *locks;      /* held: taken again when server 0's
+                                 * connection is renewed (ddio_fh_lock) */
+    int nlocks, caplocks;
     char *path;                 /* namespace path (set by ddio_fh_open) */
     uint32_t amode;
     struct ddio_cache cache;    /* off unless the opener sets its sizes
@@ -228,8 +248,18 @@ int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[
 /* CLOSE every live handle (in parallel); frees srv. 0 or -1 (first error). */
 int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e);
 void ddio_fh_free(struct ddio_fh *f);
-/* stripe server i usable: alive, or renewed (f->renew); else -1 with e */
+/* stripe server i usable: alive, or renewed (f->renew, or with backoff for
+ * up to f->recover_ms); else -1 with e */
 int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e);
+/* one attempt (server i's connection mutex held): connect if needed (at most
+ * conn_ms) and open f's handle there again; 0 or -1 with e */
+int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err *e);
+/* e is worth a recovery (the connection broke, or a collective peer's did) */
+int ddio_err_recoverable(const struct ddio_err *e);
+/* the wait before the next reconnect attempt, after waiting ms (0: first) */
+int ddio_backoff_next(int ms);
+/* a failed reconnect attempt (e) worth another one */
+int ddio_err_reconnectable(const struct ddio_err *e);
 /* logical size = max over the stripe servers of their logical end; servers
  * with skip[i] set are not asked (their local size is known[i]) */
 int ddio_fh_size(struct ddio_fh *f, const char *skip, const uint64_t *known, uint64_t *size,
@@ -249,6 +279,11 @@ int ddio_fh_sync(struct ddio_fh *f, struct ddio_err *e);
 typedef void (*ddio_henc_fn)(struct ddio_wbuf *w, uint64_t handle, uint64_t arg);
 int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint64_t arg,
                  uint8_t **reply, size_t *len, struct ddio_err *e);
+/* LOCK on stripe server 0 (cmd DDIO_LK_SETLK / SETLKW / UNLCK): the locks
+ * held are remembered and taken again (SETLKW) on a renewed connection,
+ * and the request itself is resent like the others (f->recover_ms) */
+int ddio_fh_lock(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start, uint64_t len,
+                 struct ddio_err *e);
 /* DELETE path on every server of the list (ENOENT everywhere: ENOENT) */
 int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
                 struct ddio_err *e);

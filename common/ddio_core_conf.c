@@ -86,6 +86,20 @@ int ddio_timeout_ms(int hint_s)
     return s * 1000;
 }
 
+int ddio_recover_ms(int hint_s, int timeout_ms)
+{
+    const char *env = getenv("DDIO_RECOVER_TIMEOUT");
+    int s = hint_s;
+
+    if (s < 0 && env && *env)
+        s = atoi(env);
+    if (s < 0)
+        return timeout_ms;      /* default: as long as any other wait */
+    if (s > 24 * 3600)
+        s = 24 * 3600;
+    return s * 1000;
+}
+
 void ddio_free_list(char **list, int n)
 {
     for (int i = 0; i < n; i++)

@@ -435,35 +435,171 @@ static int open_locked(const struct ddio_fh *f, struct ddio_conn *c, struct ddio
     return rc;
 }
 
+/* ---- byte-range locks ------------------------------------------------------------ */
+
+/* a blocking lock may legitimately wait up to the timeout on the server;
+ * the client waits a little longer to receive its ETIMEDOUT */
+#define LOCK_GRACE_MS 5000
+
+/* one LOCK on server 0's handle (its connection's mutex held) */
+static int lock_locked(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start,
+                       uint64_t len, struct ddio_err *e)
+{
+    struct ddio_lock m = {.handle = f->srv[0].handle,.cmd = cmd,.type = type,.start = start,
+        .len = len,.timeout_ms = (uint32_t) f->timeout_ms
+    };
+    struct ddio_wbuf w;
+    uint8_t *reply = NULL;
+    size_t n;
+    int rc;
+
+    ddio_wbuf_init(&w);
+    ddio_enc_lock(&w, &m);
+    rc = ddio_conn_call_locked(f->srv[0].conn, DDIO_T_LOCK, &w,
+                               ddio_now_ms() + f->timeout_ms + LOCK_GRACE_MS, &reply, &n, e);
+    ddio_wbuf_free(&w);
+    free(reply);
+    return rc;
+}
+
+/* the locks f held on a connection that was lost, taken again on the new one */
+static int relock_locked(struct ddio_fh *f, struct ddio_err *e)
+{
+    for (int k = 0; k < f->nlocks; k++)
+        if (lock_locked(f, DDIO_LK_SETLKW, f->locks[k].type, f->locks[k].start,
+                        f->locks[k].len, e))
+            return -1;
+    return 0;
+}
+
+/* note a granted lock, or forget the ones an unlock released (ROMIO unlocks
+ * the ranges it locked) */
+static void lock_note(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start,
+                      uint64_t len)
+{
+    if (cmd == DDIO_LK_UNLCK) {
+        int m = 0;
+        for (int k = 0; k < f->nlocks; k++)
+            if (f->locks[k].start < start || f->locks[k].start + f->locks[k].len > start + len)
+                f->locks[m++] = f->locks[k];
+        f->nlocks = m;
+        return;
+    }
+    if (f->nlocks == f->caplocks) {
+        int cap = f->caplocks ? 2 * f->caplocks : 4;
+        struct ddio_lk *v = realloc(f->locks, cap * sizeof(*v));
+        if (!v)
+            return;     /* not taken again after a reconnect: as before */
+        f->locks = v;
+        f->caplocks = cap;
+    }
+    f->locks[f->nlocks++] = (struct ddio_lk) {.type = type,.start = start,.len = len };
+}
+
+int ddio_fh_lock(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start, uint64_t len,
+                 struct ddio_err *e)
+{
+    int64_t give_up = ddio_now_ms() + f->recover_ms;
+    int rc;
+
+    for (;;) {
+        memset(e, 0, sizeof(*e));
+        rc = !f->srv ? (ddio_err_set(e, EBADF, "ddio: file not open"), -1)
+            : ddio_fh_ready(f, 0, e);
+        if (!rc) {
+            pthread_mutex_lock(&f->srv[0].conn->mu);
+            rc = lock_locked(f, cmd, type, start, len, e);
+            pthread_mutex_unlock(&f->srv[0].conn->mu);
+        }
+        if (!rc || !f->recover_ms || !ddio_err_recoverable(e) || ddio_now_ms() >= give_up)
+            break;
+    }
+    if (!rc)
+        lock_note(f, cmd, type, start, len);
+    return rc;
+}
+
 /* Stripe server i's connection dropped since its handle was opened: connect
  * again and OPEN by path; the server must still hold stripe i of a file with
  * the same layout. Under the connection's mutex, so threads sharing f renew
  * a handle once. */
-static int renew(struct ddio_fh *f, int i, struct ddio_err *e)
+int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err *e)
 {
     struct ddio_srv *s = &f->srv[i];
     struct ddio_conn *c = s->conn;
-    struct ddio_open_r *r = malloc(sizeof(*r));
-    int rc = r ? 0 : -1;
+    struct ddio_open_r *r;
+    int rc;
 
-    if (!r)
+    if (srv_live(s))
+        return 0;
+    if (!(r = malloc(sizeof(*r)))) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
-    pthread_mutex_lock(&c->mu);
-    if (!rc && !srv_live(s)) {
-        rc = ddio_conn_ready(c, f->timeout_ms, e);
-        if (!rc)
-            rc = open_locked(f, c, r, e);
-        if (!rc && same_layout(f, r, i, c, e))
-            rc = -1;    /* the handle dies with the connection the server keeps */
-        if (!rc) {
-            s->handle = r->handle;
-            s->gen = c->gen;
-        }
+        return -1;
     }
-    pthread_mutex_unlock(&c->mu);
+    rc = ddio_conn_ready(c, conn_ms, e);
+    if (!rc)
+        rc = open_locked(f, c, r, e);
+    if (!rc && same_layout(f, r, i, c, e))
+        rc = -1;        /* the handle dies with the connection the server keeps */
+    if (!rc) {
+        s->handle = r->handle;
+        s->gen = c->gen;
+    }
     free(r);
+    if (!rc && i == 0 && f->nlocks && relock_locked(f, e)) {
+        ddio_conn_fail(c);      /* try again from the connect, locks and all */
+        e->transport = 1;
+        rc = -1;
+    }
     if (rc && e->errnum == ENOENT)      /* renamed or deleted meanwhile */
         e->transport = 1;
+    return rc;
+}
+
+int ddio_err_recoverable(const struct ddio_err *e)
+{
+    /* a refused or dropped connection, or a collective whose peer's dropped
+     * (the server failed it for every participant: all of them resend);
+     * not a silent server: its deadline already took the whole timeout */
+    return (e->transport && e->errnum != ETIMEDOUT && e->errnum != EACCES &&
+            e->errnum != ENOENT && e->errnum != ESTALE) || e->errnum == ECONNRESET;
+}
+
+int ddio_err_reconnectable(const struct ddio_err *e)
+{
+    /* a reconnect attempt that timed out (a server still starting, or
+     * draining with a full backlog) is tried again too */
+    return ddio_err_recoverable(e) || (e->transport && e->errnum == ETIMEDOUT);
+}
+
+/* 20 ms doubling to 200 ms: a restarted server is back within ~0.1 s of
+ * its start, and an attempt against a port nobody listens on costs nothing;
+ * a host that does not answer at all costs the attempt's connect timeout */
+int ddio_backoff_next(int ms)
+{
+    return ms <= 0 ? 20 : ms >= 100 ? 200 : 2 * ms;
+}
+
+/* renew with backoff until the recovery deadline (f->recover_ms from now) */
+static int renew(struct ddio_fh *f, int i, struct ddio_err *e)
+{
+    struct ddio_conn *c = f->srv[i].conn;
+    int64_t give_up = ddio_now_ms() + f->recover_ms;
+    int wait = 0, rc;
+
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        int64_t left = give_up - ddio_now_ms();
+        memset(e, 0, sizeof(*e));
+        rc = ddio_fh_renew_locked(f, i, left > 1000 && f->recover_ms ? 1000 : f->timeout_ms, e);
+        wait = ddio_backoff_next(wait);
+        if (!rc || !f->recover_ms || !ddio_err_reconnectable(e) || left < wait)
+            break;
+        pthread_mutex_unlock(&c->mu);   /* others may use c meanwhile */
+        usleep((useconds_t) wait * 1000);
+        pthread_mutex_lock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
     return rc;
 }
 
@@ -473,7 +609,7 @@ int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e)
 
     if (srv_live(s))
         return 0;
-    if (f->renew && s->conn && f->path)
+    if ((f->renew || f->recover_ms) && s->conn && f->path)
         return renew(f, i, e);
     /* a dropped connection took the server-side handle (and locks) with it;
      * a new connection must not reuse the old handle number */
@@ -488,36 +624,68 @@ int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e)
 /* enc(f, i, w, arg) builds server i's request, or returns 0 to skip it */
 typedef int (*srv_enc_fn)(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg);
 
+/* build server i's request for this pass (0: skipped, or not ready: err) */
+static void fh_prepare(struct ddio_fh *f, int i, struct ddio_call *k, srv_enc_fn enc,
+                       const void *arg)
+{
+    uint64_t handle = f->srv[i].handle;
+
+    ddio_wbuf_free(&k->req);
+    free(k->reply);
+    memset(k, 0, sizeof(*k));
+    ddio_wbuf_init(&k->req);
+    if (!enc(f, i, &k->req, arg) || ddio_fh_ready(f, i, &k->err))
+        return;
+    if (f->srv[i].handle != handle) {   /* renewed: the request names it */
+        ddio_wbuf_free(&k->req);
+        ddio_wbuf_init(&k->req);
+        enc(f, i, &k->req, arg);
+    }
+    k->conn = f->srv[i].conn;
+}
+
 /* fan a request out to the stripe servers enc picks; the first error into e;
- * the calls (replies) stay for the caller in *out when out != NULL */
+ * the calls (replies) stay for the caller in *out when out != NULL. A server
+ * lost meanwhile (f->recover_ms) is reconnected and asked again: these
+ * requests (STAT, SETSIZE, PREALLOC, SYNC, CLOSE, ...) give the same result
+ * when done twice. */
 static int fh_fanout(struct ddio_fh *f, uint16_t type, srv_enc_fn enc, const void *arg,
                      struct ddio_call **out, struct ddio_err *e)
 {
     struct ddio_call *calls = calloc(f->nsrv ? f->nsrv : 1, sizeof(*calls));
-    int rc = 0;
+    char *todo = calloc(f->nsrv ? f->nsrv : 1, 1);
+    int64_t give_up = ddio_now_ms() + f->recover_ms;
+    int rc = 0, again = 1;
 
-    if (!calls) {
+    if (!calls || !todo) {
+        free(calls);
+        free(todo);
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    for (int i = 0; i < f->nsrv; i++) {
-        uint64_t handle = f->srv[i].handle;
-        ddio_wbuf_init(&calls[i].req);
-        if (!enc(f, i, &calls[i].req, arg) || ddio_fh_ready(f, i, &calls[i].err))
-            continue;
-        if (f->srv[i].handle != handle) {       /* renewed: the request names it */
-            ddio_wbuf_free(&calls[i].req);
-            ddio_wbuf_init(&calls[i].req);
-            enc(f, i, &calls[i].req, arg);
+    memset(todo, 1, f->nsrv);
+    while (again) {
+        for (int i = 0; i < f->nsrv; i++)
+            if (todo[i])
+                fh_prepare(f, i, &calls[i], enc, arg);
+            else
+                calls[i].conn = NULL;   /* answered: not sent again */
+        ddio_fanout(calls, f->nsrv, type, f->timeout_ms);
+        again = 0;
+        for (int i = 0; i < f->nsrv; i++) {
+            /* not sent: ddio_fh_ready already tried to reconnect for the
+             * whole recovery time */
+            todo[i] = todo[i] && calls[i].sent && f->recover_ms &&
+                ddio_err_recoverable(&calls[i].err) && ddio_now_ms() < give_up;
+            again |= todo[i];
         }
-        calls[i].conn = f->srv[i].conn;
     }
-    ddio_fanout(calls, f->nsrv, type, f->timeout_ms);
     for (int i = 0; i < f->nsrv && !rc; i++)
         if (calls[i].err.errnum) {
             *e = calls[i].err;
             rc = -1;
         }
+    free(todo);
     if (out && !rc)
         *out = calls;
     else
@@ -708,6 +876,9 @@ int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
 
 void ddio_fh_free(struct ddio_fh *f)
 {
+    free(f->locks);
+    f->locks = NULL;
+    f->nlocks = f->caplocks = 0;
     ddio_cache_free(&f->cache);
     free(f->srv);
     f->srv = NULL;

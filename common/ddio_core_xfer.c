@@ -30,6 +30,11 @@
 #include "ddio_xport.h"
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +58,10 @@ typedef struct xsrv {
     int have_size;
     uint64_t local_size;
     int64_t deadline;           /* fail if it sends nothing until then */
+    int lost;                   /* connection lost: to reconnect and resend */
+    int64_t next_try;           /* lost: the next reconnect attempt */
+    int backoff_ms;             /* lost: the wait after a failed attempt */
+    int no_ucx;                 /* resent: by TCP (its sink counted old bytes) */
 } xsrv;
 
 typedef struct xstate {
@@ -73,7 +82,27 @@ typedef struct xstate {
                                  * during the XFER */
     struct ddio_err *e;
     int cancelled;              /* CANCEL sent to the servers still working */
+    struct ddio_wbuf dw;        /* the encoded descriptor (kept for resends) */
+    int nlost;                  /* servers lost and not given up yet */
+    int64_t give_up;            /* recovery ends (0: nothing lost yet) */
+    int resent;                 /* some XFER was sent again */
+    uint64_t once_call;         /* writes with recovery: the call's id */
 } xstate;
+
+/* ---- call ids: a resent write is answered, not done twice ------------------ */
+
+static uint64_t client_id;
+static pthread_once_t client_once = PTHREAD_ONCE_INIT;
+static _Atomic uint64_t next_call = 1;
+
+/* this process's id in the servers' tables of answers: random, so that
+ * processes on different hosts (and a restarted one) never share one */
+static void client_id_init(void)
+{
+    if (getrandom(&client_id, sizeof(client_id), 0) != (ssize_t) sizeof(client_id))
+        client_id = ((uint64_t) getpid() << 32) ^ (uint64_t) time(NULL) ^ (uint64_t) clock();
+    client_id |= 1;     /* never 0 */
+}
 
 static void note_error(xstate *st, const struct ddio_err *err)
 {
@@ -89,6 +118,27 @@ static void srv_finish(xstate *st, int i)
     }
 }
 
+/* Server i's XFER ended with err, which recovery may undo (ddio_fh's
+ * recover_ms): it is then reconnected and sent again (try_lost), else the
+ * error is the call's. 1: taken for recovery. */
+static int srv_lose(xstate *st, int i, const struct ddio_err *err)
+{
+    int64_t now = ddio_now_ms();
+    srv_finish(st, i);
+    if (!st->f->recover_ms || !ddio_err_recoverable(err) || st->e->errnum ||
+        (st->give_up && now >= st->give_up)) {
+        note_error(st, err);
+        return 0;
+    }
+    if (!st->give_up)
+        st->give_up = now + st->f->recover_ms;
+    st->s[i].lost = 1;
+    st->s[i].next_try = now;
+    st->s[i].backoff_ms = 0;
+    st->nlost++;
+    return 1;
+}
+
 static void srv_broken(xstate *st, int i, int errnum, const char *what)
 {
     struct ddio_err err;
@@ -101,9 +151,14 @@ static void srv_broken(xstate *st, int i, int errnum, const char *what)
         ddio_err_set(&err, errnum, "ddio server %s: %s: %s (%s)", c->name, what,
                      strerror(errnum), ddio_errno_name(errnum));
     err.transport = 1;  /* the connection, not the server's answer */
-    note_error(st, &err);
     ddio_conn_fail(c);
-    srv_finish(st, i);
+    srv_lose(st, i, &err);
+}
+
+static int seg_cmp(const void *a, const void *b)
+{
+    const struct ddio_seg *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off;
 }
 
 /* ---- sending the XFERs ------------------------------------------------------ */
@@ -144,55 +199,152 @@ static int want_ucx(xstate *st, int i)
     return 1;
 }
 
-static void send_xfers(xstate *st)
+/* the XFER to server i (its handle made usable): pending once sent */
+static void send_one(xstate *st, int i, int64_t deadline)
 {
     struct ddio_xfer_req *x = st->x;
     struct ddio_fh *f = st->f;
-    struct ddio_wbuf dw, w;
+    struct ddio_wbuf w;
+    struct ddio_err err;
+    struct ddio_xfer m = {
+        .handle = f->srv[i].handle,.op = x->op,.flags = x->flags,
+        .group = x->group,.seq = x->seq,.nparticipants = x->nparticipants,
+        .rank = x->rank,.timeout_ms = (uint32_t) f->timeout_ms,
+        .desc_len = (uint32_t) st->dw.len,.desc = st->dw.p
+    };
+    if (x->op == DDIO_X_WRITE && x->nparticipants == 1 && x->mem->contig
+        && x->fdesc->length <= DDIO_MAX_INLINE) {
+        /* a small write carries its bytes: one round trip, no GET and
+         * DATA (on either transport) */
+        m.flags |= DDIO_XF_INLINE;
+        m.inline_len = (uint32_t) x->fdesc->length;
+        m.inline_data = (const uint8_t *) x->mem->buf;
+    } else if (!st->s[i].no_ucx && want_ucx(st, i)) {
+        m.flags |= DDIO_XF_UCX;
+        m.ucx_token = st->s[i].sink->token;
+        m.ucx_len = x->fdesc->length;
+    }
+    if (st->once_call) {
+        m.flags |= DDIO_XF_ONCE;
+        m.once_client = client_id;
+        m.once_call = st->once_call;
+    }
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &m);
+    if (!w.err && !ddio_conn_send(f->srv[i].conn, DDIO_T_XFER, w.p, w.len,
+                                   &st->s[i].req, deadline, &err)) {
+        st->s[i].pending = 1;
+        st->npending++;
+        st->s[i].deadline = ddio_now_ms() + f->timeout_ms + XFER_GRACE_MS;
+    } else if (w.err)
+        ddio_err_set(&err, ENOMEM, "ddio: out of memory encoding an XFER");
+    if (!st->s[i].pending && !(err.transport && srv_lose(st, i, &err)))
+        note_error(st, &err);
+    ddio_wbuf_free(&w);
+}
+
+static void send_xfers(xstate *st)
+{
+    struct ddio_fh *f = st->f;
     int64_t deadline = ddio_now_ms() + f->timeout_ms;
     struct ddio_err err;
 
-    ddio_wbuf_init(&dw);
-    ddio_desc_encode(&dw, x->fdesc);
-    for (int i = 0; i < f->nsrv; i++) {
-        if (!st->conns[i])      /* not involved, or ddio_fh_ready failed: noted */
-            continue;
-        if (dw.err) {
-            ddio_err_set(&err, ENOMEM, "ddio: out of memory encoding a descriptor");
-            note_error(st, &err);
-            break;
-        }
-        struct ddio_xfer m = {
-            .handle = f->srv[i].handle,.op = x->op,.flags = x->flags,
-            .group = x->group,.seq = x->seq,.nparticipants = x->nparticipants,
-            .rank = x->rank,.timeout_ms = (uint32_t) f->timeout_ms,
-            .desc_len = (uint32_t) dw.len,.desc = dw.p
-        };
-        if (x->op == DDIO_X_WRITE && x->nparticipants == 1 && x->mem->contig
-            && x->fdesc->length <= DDIO_MAX_INLINE) {
-            /* a small write carries its bytes: one round trip, no GET and
-             * DATA (on either transport) */
-            m.flags |= DDIO_XF_INLINE;
-            m.inline_len = (uint32_t) x->fdesc->length;
-            m.inline_data = (const uint8_t *) x->mem->buf;
-        } else if (want_ucx(st, i)) {
-            m.flags |= DDIO_XF_UCX;
-            m.ucx_token = st->s[i].sink->token;
-            m.ucx_len = x->fdesc->length;
-        }
-        ddio_wbuf_init(&w);
-        ddio_enc_xfer(&w, &m);
-        if (!w.err && !ddio_conn_send(f->srv[i].conn, DDIO_T_XFER, w.p, w.len,
-                                       &st->s[i].req, deadline, &err)) {
-            st->s[i].pending = 1;
-            st->npending++;
-        } else if (w.err)
-            ddio_err_set(&err, ENOMEM, "ddio: out of memory encoding an XFER");
-        if (!st->s[i].pending)
-            note_error(st, &err);
-        ddio_wbuf_free(&w);
+    ddio_wbuf_init(&st->dw);
+    ddio_desc_encode(&st->dw, st->x->fdesc);
+    if (st->dw.err) {
+        ddio_err_set(&err, ENOMEM, "ddio: out of memory encoding a descriptor");
+        note_error(st, &err);
+        return;
     }
-    ddio_wbuf_free(&dw);
+    for (int i = 0; i < f->nsrv; i++)
+        if (st->conns[i])       /* else not involved, or ddio_fh_ready failed: noted */
+            send_one(st, i, deadline);
+}
+
+/* ---- recovery: reconnect, open again, resend ------------------------------ */
+
+/* Server i is sent its XFER again: from scratch (a write's bytes are written
+ * again, the same ones: PROTOCOL.md "Resending"), by TCP (its UCX sink may
+ * hold bytes of the first attempt). */
+static void resend(xstate *st, int i)
+{
+    xsrv *s = &st->s[i];
+    if (s->sink) {
+        if (ddio_ucx_sink_remove(st->ucx, s->sink, ddio_now_ms() + 200) == 0)
+            free(s->sink);
+        s->sink = NULL;
+    }
+    s->no_ucx = 1;
+    s->done = 0;
+    s->have_size = 0;
+    s->expect = 0;
+    st->resent = 1;
+    send_one(st, i, ddio_now_ms() + st->f->timeout_ms);
+}
+
+/* one reconnect attempt for every lost server that is due; the lost ones
+ * past the deadline (or refused for good) fail the call */
+static void try_lost(xstate *st)
+{
+    for (int i = 0; i < st->f->nsrv && st->nlost > 0; i++) {
+        xsrv *s = &st->s[i];
+        int64_t now = ddio_now_ms(), left = st->give_up - now;
+        struct ddio_err err;
+        if (!s->lost || (now < s->next_try && !st->e->errnum))
+            continue;
+        memset(&err, 0, sizeof(err));
+        if (st->e->errnum)      /* the call failed elsewhere: no point */
+            ddio_err_set(&err, ECANCELED, "not resent");
+        else if (!ddio_fh_renew_locked(st->f, i, left > 1000 ? 1000 : (int) left + 1, &err)) {
+            s->lost = 0;
+            st->nlost--;
+            resend(st, i);
+            continue;
+        }
+        s->backoff_ms = ddio_backoff_next(s->backoff_ms);
+        s->next_try = ddio_now_ms() + s->backoff_ms;
+        if (st->e->errnum || !ddio_err_reconnectable(&err) || s->next_try > st->give_up) {
+            s->lost = 0;
+            st->nlost--;
+            if (!st->e->errnum) {
+                size_t l = strlen(err.msg);
+                snprintf(err.msg + l, sizeof(err.msg) - l, " (gave up reconnecting after "
+                         "%d ms: romio_ddio_recover_timeout / DDIO_RECOVER_TIMEOUT)",
+                         st->f->recover_ms);
+            }
+            note_error(st, &err);
+        }
+    }
+}
+
+/* the earliest reconnect attempt due */
+static int64_t next_try(const xstate *st)
+{
+    int64_t t = INT64_MAX;
+    for (int i = 0; i < st->f->nsrv; i++)
+        if (st->s[i].lost && st->s[i].next_try < t)
+            t = st->s[i].next_try;
+    return t;
+}
+
+/* after a resend a read's ranges may repeat: count each byte once */
+static void got_merge(xstate *st)
+{
+    size_t m = 0;
+    qsort(st->got, st->ngot, sizeof(*st->got), seg_cmp);
+    st->got_bytes = 0;
+    for (size_t k = 0; k < st->ngot; k++) {
+        struct ddio_seg g = st->got[k];
+        if (m && st->got[m - 1].off + st->got[m - 1].len >= g.off) {
+            uint64_t end = g.off + g.len, pend = st->got[m - 1].off + st->got[m - 1].len;
+            if (end > pend)
+                st->got[m - 1].len = end - st->got[m - 1].off;
+        } else
+            st->got[m++] = g;
+    }
+    st->ngot = m;
+    for (size_t k = 0; k < m; k++)
+        st->got_bytes += st->got[k].len;
 }
 
 /* ---- segments ----------------------------------------------------------------- */
@@ -358,7 +510,7 @@ static int on_get(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
     if (st->x->op != DDIO_X_WRITE)
         return -EPROTO;
     if (ddio_conn_recv_payload(c, h, dl, &p, &err)) {
-        note_error(st, &err);
+        srv_lose(st, i, &err);
         return -EPIPE;
     }
     if (ddio_dec_get(p, h->len, &sg) || !segs_valid(st, &sg) ||
@@ -396,12 +548,14 @@ static int on_done(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
     struct ddio_err err;
 
     if (ddio_conn_recv_payload(c, h, dl, &p, &err)) {
-        note_error(st, &err);
+        srv_lose(st, i, &err);
         return -EPIPE;
     }
     if (h->status) {
         ddio_conn_server_error(c, h->status, p, h->len, &err);
-        note_error(st, &err);
+        free(p);
+        srv_lose(st, i, &err);  /* a collective whose peer dropped: resent */
+        return 0;
     } else if (ddio_dec_xfer_r(p, h->len, &r)) {
         free(p);
         return -EPROTO;
@@ -550,8 +704,12 @@ static void poll_loop(xstate *st)
 
     for (int i = 0; i < f->nsrv; i++)
         st->s[i].deadline = silence_deadline(f);
-    while (st->npending > 0 && pf && which) {
+    while ((st->npending > 0 || st->nlost > 0) && pf && which) {
+        if (st->nlost > 0)
+            try_lost(st);
         int k = poll_set(st, pf, which, &first);
+        if (st->nlost > 0 && next_try(st) < first)
+            first = next_try(st);
         int64_t left = first - ddio_now_ms();
         if (left < 0)
             left = 0;
@@ -579,7 +737,7 @@ static void poll_loop(xstate *st)
         if (st->ucx)
             ucx_check_done(st);
         if (st->e->errnum && !st->cancelled && st->npending > 0)
-            cancel_rest(st);
+            cancel_rest(st);        /* recovery given up, or not possible */
     }
     if (!pf || !which) {
         struct ddio_err err;
@@ -594,12 +752,6 @@ static void poll_loop(xstate *st)
 }
 
 /* ---- end of file: short counts and holes ----------------------------------- */
-
-static int seg_cmp(const void *a, const void *b)
-{
-    const struct ddio_seg *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
 
 static int zero_piece(void *arg, int64_t addr, uint64_t len, uint64_t stream_off)
 {
@@ -654,7 +806,7 @@ static void finish_read(xstate *st)
  * counter, never freed. */
 static void ucx_end(xstate *st)
 {
-    int64_t dl = ddio_now_ms() + (st->e->errnum ? 200 : 5000);
+    int64_t dl = ddio_now_ms() + (st->e->errnum || st->resent ? 200 : 5000);
     struct ddio_err err;
     int rc;
 
@@ -670,6 +822,11 @@ static void ucx_end(xstate *st)
     else if (st->sends)
         rc = -ETIMEDOUT;
     else
+        rc = 0;
+    /* after a resend, sends still pending went to the endpoint of a lost
+     * connection (every server that is still there said DONE, so it had
+     * all its DATA): they will never complete, and count for nothing */
+    if (rc == -ETIMEDOUT && st->resent && !st->e->errnum)
         rc = 0;
     if (rc) {
         ddio_err_set(&err, -rc, "ddio: sending write data by UCX failed (%s)",
@@ -712,6 +869,7 @@ static void xstate_free(xstate *st)
     free(st->got);
     free(st->bounce);
     free(st->conns);
+    ddio_wbuf_free(&st->dw);
 }
 
 int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
@@ -723,6 +881,10 @@ int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err
     st.f = x->f;
     st.e = e;
     x->bytes = 0;
+    if (x->op == DDIO_X_WRITE && x->f->recover_ms) {
+        pthread_once(&client_once, client_id_init);
+        st.once_call = atomic_fetch_add(&next_call, 1);
+    }
     st.s = calloc(x->f->nsrv, sizeof(*st.s));
     if (!st.s)
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
@@ -733,6 +895,8 @@ int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err
         ucx_end(&st);
         ddio_conns_unlock(st.conns, x->f->nsrv);
     }
+    if (!e->errnum && st.resent && x->op == DDIO_X_READ)
+        got_merge(&st);
     if (!e->errnum && x->op == DDIO_X_WRITE)
         x->bytes = x->fdesc->length;
     else if (!e->errnum && (st.got_bytes == x->fdesc->length || x->raw))

@@ -622,6 +622,10 @@ void ddio_enc_xfer(struct ddio_wbuf *w, const struct ddio_xfer *m)
         ddio_put_u32(w, m->inline_len);
         ddio_put_bytes(w, m->inline_data, m->inline_len);
     }
+    if (m->flags & DDIO_XF_ONCE) {
+        ddio_put_u64(w, m->once_client);
+        ddio_put_u64(w, m->once_call);
+    }
 }
 
 /* rank < nparticipants is checked here because the server indexes its
@@ -655,6 +659,12 @@ int ddio_dec_xfer(const void *p, size_t n, struct ddio_xfer *m)
                        || m->nparticipants != 1 || (m->flags & DDIO_XF_UCX)))
             r.err = -EPROTO;
         m->inline_data = ddio_get_bytes(&r, m->inline_len);
+    }
+    if (!r.err && (m->flags & DDIO_XF_ONCE)) {
+        m->once_client = ddio_get_u64(&r);
+        m->once_call = ddio_get_u64(&r);
+        if (!r.err && m->op != DDIO_X_WRITE)    /* a read's DONE says nothing of its data */
+            r.err = -EPROTO;
     }
     int rc = rbuf_result(&r);
     if (rc)

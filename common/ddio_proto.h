@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      2u   /* 2: HELLO|R nonce + AUTH handshake */
+#define DDIO_VERSION      3u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -205,6 +205,9 @@ struct ddio_prealloc {       /* PREALLOC: local byte range */
                                    * length follow (docs/TRANSPORT.md) */
 #define DDIO_XF_INLINE     0x8u   /* a one-participant write whose whole stream
                                    * follows the descriptor: no GET/DATA */
+#define DDIO_XF_ONCE      0x10u   /* a write that must not run twice: client and
+                                   * call id follow; a resend of a call the
+                                   * server remembers gets the first DONE */
 #define DDIO_MAX_INLINE    65536u /* the largest inline stream */
 #define DDIO_MAX_UCXADDR   16384u /* UCX worker address */
 struct ddio_xfer {
@@ -224,6 +227,9 @@ struct ddio_xfer {
     /* with DDIO_XF_INLINE: the stream's bytes (point into the payload) */
     uint32_t inline_len;
     const uint8_t *inline_data;
+    /* with DDIO_XF_ONCE (writes only): the client process's random id and
+     * its number for the call, the same in every resend */
+    uint64_t once_client, once_call;
 };
 /* XFER reply (DONE) */
 struct ddio_xfer_r {

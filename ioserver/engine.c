@@ -35,6 +35,7 @@
 #include "ddio_net.h"             /* the clock and errno names only */
 #include "pcache.h"
 #include "planner.h"
+#include "replay.h"
 
 #define MAX_PARTICIPANTS (1u << 16)
 /* --max-call-memory: half for the participants' decoded descriptors, half
@@ -59,6 +60,8 @@ struct part {
     const uint8_t *inl;          /* DDIO_XF_INLINE: its stream, in the request's
                                   * payload (one participant: the payload lives
                                   * until the XFER ends) */
+    int once;                    /* DDIO_XF_ONCE: its DONE is remembered (replay.h) */
+    uint64_t once_client, once_call;
 };
 
 enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE };
@@ -1163,6 +1166,8 @@ static void send_done(struct xfer *x, struct part *p)
         xp_reply_err(p->ep, DDIO_T_XFER | DDIO_REPLY, p->req, ENOMEM, "DONE: out of memory");
         return;
     }
+    if (p->once)
+        replay_note(p->once_client, p->once_call, w.p, w.len);
     xp_reply(p->ep, DDIO_T_XFER | DDIO_REPLY, p->req, 0, w.p, w.len, deadline_of(x));
 }
 
@@ -1243,6 +1248,9 @@ static void add_part(struct xfer *x, struct xp *ep, uint64_t req, const struct d
     p->rank = m->rank;
     p->present = 1;
     p->last_ms = ddio_now_ms();   /* its client's deadline starts now */
+    p->once = (m->flags & DDIO_XF_ONCE) != 0;
+    p->once_client = m->once_client;
+    p->once_call = m->once_call;
     x->arrived++;
     x->ctr.desc_bytes += m->desc_len;
     *bad = load_desc(&x->srv->cfg, p, m, why, whylen);
@@ -1365,9 +1373,18 @@ void engine_xfer(struct server *srv, struct xp *ep, uint64_t req,
                  const struct ddio_xfer *m, struct ofile *of)
 {
     char why[256];
+    uint8_t *done;
+    size_t n;
     if (check_header(m, why, sizeof(why))) {
         store_release(&srv->store, of);
         xp_reply_err(ep, DDIO_T_XFER | DDIO_REPLY, req, EINVAL, "%s", why);
+        return;
+    }
+    if ((m->flags & DDIO_XF_ONCE) && replay_find(m->once_client, m->once_call, &done, &n)) {
+        /* a resend of a write done here already: its first answer */
+        store_release(&srv->store, of);
+        stats_bump(&srv->stats, &srv->stats.replayed);
+        xp_reply(ep, DDIO_T_XFER | DDIO_REPLY, req, 0, done, n, ddio_now_ms() + XP_REPLY_TIMEOUT_MS);
         return;
     }
     if (m->nparticipants > 1) {

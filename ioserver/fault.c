@@ -14,13 +14,13 @@ static const char *const names[FAULT_NPOINTS] = {
     [FAULT_OPEN] = "open",             [FAULT_SYNC] = "sync",
     [FAULT_COLL_READ] = "coll-read",   [FAULT_COLL_WRITE] = "coll-write",
     [FAULT_INDEP_READ] = "indep-read", [FAULT_INDEP_WRITE] = "indep-write",
-    [FAULT_DIRECT_SEND] = "direct-send",
+    [FAULT_DIRECT_SEND] = "direct-send", [FAULT_DONE] = "done",
 };
 #define CUTS_LOGGED 2              /* of each kind (header, payload) */
 
 static int armed = -1;            /* enum fault_point, -1 = none */
 static unsigned long target;      /* fire at this hit */
-static int sig = SIGKILL;           /* 0: short (fault_cut) */
+static int sig = SIGKILL;           /* 0: short (fault_cut) or drop (fault_drop) */
 static atomic_ulong hits;
 
 int fault_arm(const char *spec, char *err, size_t errlen)
@@ -46,18 +46,19 @@ int fault_arm(const char *spec, char *err, size_t errlen)
     if (p < 0 || errno || end == n || *end || v == 0 || *n == '-')
         goto bad;
     int is_short = act && strcmp(act, "short") == 0;
-    if (act && strcmp(act, "kill") != 0 && strcmp(act, "stop") != 0 && !is_short)
+    int is_drop = act && strcmp(act, "drop") == 0;
+    if (act && strcmp(act, "kill") != 0 && strcmp(act, "stop") != 0 && !is_short && !is_drop)
         goto bad;
-    if (is_short && p != FAULT_DIRECT_SEND)
+    if ((is_short && p != FAULT_DIRECT_SEND) || (is_drop != (p == FAULT_DONE)))
         goto bad;
-    sig = is_short ? 0 : (act && strcmp(act, "stop") == 0) ? SIGSTOP : SIGKILL;
+    sig = is_short || is_drop ? 0 : (act && strcmp(act, "stop") == 0) ? SIGSTOP : SIGKILL;
     armed = p;
     target = v;
     return 0;
 bad:
-    snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short] with POINT one of open, "
-             "sync, coll-read, coll-write, indep-read, indep-write, direct-send, N >= 1 "
-             "and short only for direct-send, got '%s'", spec);
+    snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short|drop] with POINT one of "
+             "open, sync, coll-read, coll-write, indep-read, indep-write, direct-send, done, "
+             "N >= 1, short only for direct-send and done only with drop, got '%s'", spec);
     return -1;
 }
 
@@ -70,6 +71,14 @@ void fault_hit(enum fault_point p)
     DDIO_WARN("fault point %s:%lu reached: %s", names[p], target,
               sig == SIGKILL ? "SIGKILL" : "SIGSTOP");
     raise(sig);
+}
+
+int fault_drop(enum fault_point p)
+{
+    if ((int)p != armed || sig || atomic_fetch_add(&hits, 1) + 1 != target)
+        return 0;
+    DDIO_WARN("fault point %s:%lu reached: connection closed instead", names[p], target);
+    return 1;
 }
 
 size_t fault_cut(enum fault_point p, size_t hlen, size_t plen)

@@ -17,17 +17,24 @@ enum fault_point {
     FAULT_INDEP_READ,    /* the same for independent XFERs */
     FAULT_INDEP_WRITE,
     FAULT_DIRECT_SEND,   /* a reply sent by the thread that queued it (conn.c) */
+    FAULT_DONE,          /* a successful XFER's DONE, before it is sent (tcp.c):
+                          * action drop closes the connection instead */
     FAULT_NPOINTS
 };
 
-/* Parse "POINT:N[:kill|stop|short]" (POINT: open sync coll-read coll-write
- * indep-read indep-write direct-send; N >= 1; default action kill; short
- * only with direct-send) and arm it. 0, or -1 with one line in err. */
+/* Parse "POINT:N[:kill|stop|short|drop]" (POINT: open sync coll-read
+ * coll-write indep-read indep-write direct-send done; N >= 1; default action
+ * kill; short only with direct-send, drop only with done) and arm it. 0, or
+ * -1 with one line in err. */
 int fault_arm(const char *spec, char *err, size_t errlen);
 
 /* Count a pass through point p; at the armed count, SIGKILL (or SIGSTOP)
  * this process. Cheap when nothing is armed. */
 void fault_hit(enum fault_point p);
+
+/* Point p armed with drop: 1 at the N-th pass (the caller then closes the
+ * connection instead of sending), else 0. */
+int fault_drop(enum fault_point p);
 
 /* For a send of hlen header + plen payload bytes at point p: how many bytes
  * the socket may take. hlen + plen unless "p:N:short" is armed; then from

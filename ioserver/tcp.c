@@ -17,6 +17,7 @@
 
 #include "ddio_net.h"
 #include "engine.h"
+#include "fault.h"
 
 static struct conn *conn_of(const struct xp *ep)
 {
@@ -43,6 +44,11 @@ static const char *tcp_name(const struct xp *ep)
 static int tcp_reply(struct xp *ep, uint16_t type, uint64_t req, int32_t status,
                      uint8_t *payload, size_t len, int64_t deadline_ms)
 {
+    if (type == (DDIO_T_XFER | DDIO_REPLY) && status == 0 && fault_drop(FAULT_DONE)) {
+        free(payload);  /* the answer lost with the connection (tests) */
+        conn_kill(conn_of(ep), "fault point done");
+        return -ECONNRESET;
+    }
     return conn_send(conn_of(ep), type, req, status, payload, len, 0, deadline_ms);
 }
 

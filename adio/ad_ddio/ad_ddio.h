@@ -64,6 +64,8 @@ typedef struct ADIOI_DDIO_File {
     char *mount_servers;        /* user.ddio.servers of a path on a ddio mount, or NULL */
     char *secret_hint;          /* romio_ddio_secret_file, or NULL */
     int timeout_s;              /* romio_ddio_timeout, 0 = not given */
+    int recover_s;              /* romio_ddio_recover_timeout (recover_given) */
+    int recover_given;
     int collective;             /* ADIOI_DDIO_COLL_* */
     int presort;                /* ADIOI_HINT_ENABLE / ADIOI_HINT_DISABLE */
     int coll_ranges;            /* romio_ddio_coll_ranges: ADIOI_HINT_DISABLE keeps
@@ -167,6 +169,8 @@ size_t ADIOI_DDIO_Cache_bytes(int hint);
 #define ADIOI_DDIO_POOL_MAIN  0
 #define ADIOI_DDIO_POOL_ASYNC 1
 struct ddio_pool *ADIOI_DDIO_Pool(int pool);
+/* how long a call rides through a lost server (ddio_recover_ms) */
+int ADIOI_DDIO_Recover_ms(const ADIOI_DDIO_File * f);
 int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,
                         ADIOI_DDIO_Err * e);
 

@@ -3,6 +3,11 @@
  *   romio_ddio_servers    host:port,...   servers for files created/opened
  *                                         with this info (open time only)
  *   romio_ddio_timeout    seconds         every wait's deadline
+ *   romio_ddio_recover_timeout seconds    how long a call rides through a
+ *                                         server restart or a dropped
+ *                                         connection (reconnect, reopen,
+ *                                         resend); 0: fail at once (default:
+ *                                         $DDIO_RECOVER_TIMEOUT, else the timeout)
  *   romio_ddio_secret_file path           shared secret for authenticating to the
  *                                         servers (open time only; see ddio_auth.h)
  *   romio_ddio_collective ddio|twophase   collective path: disk-directed
@@ -151,6 +156,8 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
     ADIOI_Info_set(fd->info, "ddio_desc_builder", "none");
     snprintf(value, sizeof(value), "%d", ddio_timeout_ms(f->timeout_s) / 1000);
     ADIOI_Info_set(fd->info, "romio_ddio_timeout", value);
+    snprintf(value, sizeof(value), "%d", ADIOI_DDIO_Recover_ms(f) / 1000);
+    ADIOI_Info_set(fd->info, "romio_ddio_recover_timeout", value);
     snprintf(value, sizeof(value), "%zu", ADIOI_DDIO_Cache_bytes(f->write_behind));
     ADIOI_Info_set(fd->info, "romio_ddio_write_behind", value);
     snprintf(value, sizeof(value), "%zu", ADIOI_DDIO_Cache_bytes(f->read_ahead));
@@ -174,8 +181,15 @@ static void install_bytes(ADIO_File fd, MPI_Info info, const char *key, int *dst
     (void) fd;
 }
 
+int ADIOI_DDIO_Recover_ms(const ADIOI_DDIO_File * f)
+{
+    return ddio_recover_ms(f->recover_given ? f->recover_s : -1, ddio_timeout_ms(f->timeout_s));
+}
+
 void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 {
+    int recover_s = -1;
+
     static char myname[] = "ADIOI_DDIO_SETINFO";
     ADIOI_DDIO_File *f = ADIOI_DDIO_File_get(fd);
 
@@ -200,6 +214,11 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
                                              &f->type_desc, myname, error_code);
         install_bytes(fd, users_info, "romio_ddio_write_behind", &f->write_behind);
         install_bytes(fd, users_info, "romio_ddio_read_ahead", &f->read_ahead);
+        install_bytes(fd, users_info, "romio_ddio_recover_timeout", &recover_s);
+        if (recover_s >= 0) {
+            f->recover_s = recover_s;
+            f->recover_given = 1;
+        }
         f->striping_factor_given |=
             ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
                                              &f->striping_factor, myname, error_code) == 0 &&
@@ -213,6 +232,7 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         ADIOI_DDIO_Err e;
         memset(&e, 0, sizeof(e));
         f->fh.timeout_ms = ddio_timeout_ms(f->timeout_s);
+        f->fh.recover_ms = ADIOI_DDIO_Recover_ms(f);
         /* set_view (it passes here) and new cache sizes: buffered writes go */
         if (ADIOI_DDIO_Cache_flush(fd, 0, &e) || ADIOI_DDIO_Cache_setup(fd, ADIOI_DDIO_Xfer_flags(f), &e)) {
             *error_code = ADIOI_DDIO_Err_code(myname, &e);

@@ -9,31 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* a blocking lock may legitimately wait up to the timeout on the server;
- * the client waits a little longer to receive its ETIMEDOUT */
-#define LOCK_GRACE_MS 5000
-
+/* the client core keeps the locks held and takes them again after a
+ * reconnect (ddio_fh_lock) */
 int ADIOI_DDIO_Lock(ADIOI_DDIO_File * f, uint32_t cmd, uint32_t type, uint64_t start,
                     uint64_t len, ADIOI_DDIO_Err * e)
 {
-    struct ddio_lock m = {.cmd = cmd,.type = type,.start = start,.len = len,
-        .timeout_ms = (uint32_t) f->fh.timeout_ms
-    };
-    struct ddio_wbuf w;
-    int64_t deadline = ddio_now_ms() + f->fh.timeout_ms + LOCK_GRACE_MS;
-    uint8_t *reply = NULL;
-    size_t n;
-    int rc;
-
-    if (!f->fh.srv || ddio_fh_ready(&f->fh, 0, e))
-        return -1;
-    m.handle = f->fh.srv[0].handle;
-    ddio_wbuf_init(&w);
-    ddio_enc_lock(&w, &m);
-    rc = ddio_conn_call(f->fh.srv[0].conn, DDIO_T_LOCK, &w, deadline, &reply, &n, e);
-    ddio_wbuf_free(&w);
-    free(reply);
-    return rc;
+    return ddio_fh_lock(&f->fh, cmd, type, start, len, e);
 }
 
 static int is_blocking(int cmd)

@@ -117,7 +117,10 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
     fd->fd_sys = -1;    /* no generic POSIX path may touch fd 0 */
     fd->fd_direct = -1;
     f->fh.timeout_ms = ddio_timeout_ms(f->timeout_s);
-    f->fh.renew = 0;    /* a lost connection fails the file's calls (EPIPE) */
+    /* a lost connection is recovered for up to recover_ms (reconnect,
+     * reopen, resend: ddio_core.h), then fails the file's calls */
+    f->fh.renew = 0;
+    f->fh.recover_ms = ADIOI_DDIO_Recover_ms(f);
     ADIOI_DDIO_Target(fd->filename, path, sizeof(path), servers, sizeof(servers));
     free(f->mount_servers);
     f->mount_servers = *servers ? strdup(servers) : NULL;

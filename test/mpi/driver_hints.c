@@ -38,12 +38,14 @@ static int config_mode(const char *name, const char *servers)
     setenv("DDIO_CONFIG", path, 1);
     unsetenv("DDIO_SERVERS");
     unsetenv("DDIO_TIMEOUT");   /* the variable beats the file */
+    unsetenv("DDIO_RECOVER_TIMEOUT");
     T_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
                         &fh));
     T_MPI(MPI_File_get_info(fh, &used));
     expect(used, "striping_unit", "65536");
     expect(used, "striping_factor", "1");
     expect(used, "romio_ddio_timeout", "23");
+    expect(used, "romio_ddio_recover_timeout", "23");    /* default: the timeout */
     MPI_Info_free(&used);
     T_MPI(MPI_File_close(&fh));
     /* hints beat the configuration file */
@@ -52,11 +54,13 @@ static int config_mode(const char *name, const char *servers)
     MPI_Info_set(info, "striping_unit", "8192");
     MPI_Info_set(info, "striping_factor", "2");
     MPI_Info_set(info, "romio_ddio_timeout", "19");
+    MPI_Info_set(info, "romio_ddio_recover_timeout", "5");
     T_MPI(MPI_File_open(MPI_COMM_WORLD, name2, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     T_MPI(MPI_File_get_info(fh, &used));
     expect(used, "striping_unit", "8192");
     expect(used, "striping_factor", "2");
     expect(used, "romio_ddio_timeout", "19");
+    expect(used, "romio_ddio_recover_timeout", "5");
     MPI_Info_free(&used);
     T_MPI(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -89,6 +93,7 @@ int main(int argc, char **argv)
     MPI_Info_create(&info);
     MPI_Info_set(info, "romio_ddio_servers", servers);
     MPI_Info_set(info, "romio_ddio_timeout", "17");
+    MPI_Info_set(info, "romio_ddio_recover_timeout", "0");
     MPI_Info_set(info, "romio_ddio_presort", "disable");
     MPI_Info_set(info, "romio_ddio_collective", "twophase");
     MPI_Info_set(info, "romio_ddio_no_such_hint", "1");
@@ -98,6 +103,7 @@ int main(int argc, char **argv)
     T_MPI(MPI_File_get_info(fh, &used));
     expect(used, "romio_ddio_servers", servers);
     expect(used, "romio_ddio_timeout", "17");
+    expect(used, "romio_ddio_recover_timeout", "0");   /* recovery off */
     expect(used, "romio_ddio_presort", "disable");
     expect(used, "romio_ddio_collective", "twophase");
     expect(used, "striping_factor", "1");

@@ -136,6 +136,7 @@ void test_independent_1m(void);
 void test_independent_64k_of_2(void);
 void test_independent_4k_of_2(void);
 void test_inline(void);
+void test_once(void);
 void test_collective(void);
 void test_write_order(void);
 void test_heartbeat(void);

@@ -1420,6 +1420,41 @@ START_TEST(xfer_inline)
 }
 END_TEST
 
+/* DDIO_XF_ONCE: client and call id after the other tails (writes only) */
+START_TEST(xfer_once)
+{
+    static const uint8_t desc[3] = {1, 2, 3}, data[5] = {9, 8, 7, 6, 5};
+    struct ddio_xfer x = {.handle = 1, .op = DDIO_X_WRITE,
+                          .flags = DDIO_XF_INLINE | DDIO_XF_ONCE, .nparticipants = 1,
+                          .desc_len = 3, .desc = desc, .inline_len = 5, .inline_data = data,
+                          .once_client = 0x1234567890abcdefull, .once_call = 77}, y;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), 0);
+    ck_assert_uint_eq(y.once_client, 0x1234567890abcdefull);
+    ck_assert_uint_eq(y.once_call, 77);
+    ck_assert_mem_eq(y.inline_data, data, 5);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len - 1, &y), -EPROTO);     /* ids cut short */
+    ddio_wbuf_free(&w);
+    /* without the flag the ids are not on the wire */
+    x.flags = DDIO_XF_INLINE;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), 0);
+    ck_assert_uint_eq(y.once_client, 0);
+    ddio_wbuf_free(&w);
+    /* a read's DONE says nothing of its data: refused */
+    struct ddio_xfer r = {.handle = 1, .op = DDIO_X_READ, .flags = DDIO_XF_ONCE,
+                          .nparticipants = 1, .desc_len = 3, .desc = desc, .once_client = 1,
+                          .once_call = 1};
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &r);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), -EPROTO);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
 START_TEST(cancel_msg)
 {
     struct ddio_wbuf w;
@@ -1925,6 +1960,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, rt_ucx);
     tcase_add_test(tc, bad_ucx);
     tcase_add_test(tc, xfer_inline);
+    tcase_add_test(tc, xfer_once);
     tcase_add_test(tc, cancel_msg);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

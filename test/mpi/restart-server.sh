@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Restart one server of a ddio-run session, as an operator (or systemd)
+# would: inside the session (DDIO_SERVERS set), after AFTER seconds send
+# SIGNAL to server I (its index in DDIO_SERVERS), wait until it has exited,
+# wait DELAY seconds, start it again with the same arguments on the same
+# port and roots (without --fault), and wait until it accepts connections.
+# Prints what it measured:
+#   restart: SIGTERM; exited after X ms; accepting again after Y ms
+#   (Y - DELAY: the start itself, Z ms)
+# The new server's pid goes to PIDFILE: the caller stops it (ddio-run stops
+# only the servers it started). Its log goes to PIDFILE.log.
+# usage: restart-server.sh I SIGNAL DELAY AFTER PIDFILE
+set -u
+idx=$1 sig=$2 delay=$3 after=$4 pidfile=$5
+IFS=, read -ra list <<<"${DDIO_SERVERS:?not inside a ddio-run session}"
+port=${list[$idx]##*:}
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+arg_after() { local want=$1; shift; while [ $# -gt 0 ]; do [ "$1" = "$want" ] && { echo "$2"; return; }; shift; done; }
+
+# the server of that port: the one whose --port-file holds it
+pid=""
+for p in $(pgrep -u "$(id -u)" -x ddio-server); do
+  mapfile -d '' -t argv < "/proc/$p/cmdline" 2>/dev/null || continue
+  pf=$(arg_after --port-file "${argv[@]}")
+  [ -n "$pf" ] && [ "$(cat "$pf" 2>/dev/null)" = "$port" ] && { pid=$p; break; }
+done
+[ -n "$pid" ] || { echo "restart-server: no server on port $port" >&2; exit 1; }
+exe=$(readlink "/proc/$pid/exe")
+args=()
+skip=0
+for ((k = 1; k < ${#argv[@]}; k++)); do
+  a=${argv[$k]}
+  if [ $skip = 1 ]; then skip=0; continue; fi
+  case $a in
+    --fault) skip=1 ;;
+    --listen) args+=(--listen "127.0.0.1:$port"); skip=1 ;;
+    --port-file) args+=(--port-file "$pidfile.port"); skip=1 ;;
+    *) args+=("$a") ;;
+  esac
+done
+
+sleep "$after"
+t0=$(ms)
+kill -"$sig" "$pid" || exit 1
+# gone, or a zombie (a restarted server's parent, an earlier run of this
+# script, has exited: it is reaped late, but it no longer holds the port)
+alive() { [ -r "/proc/$1/stat" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+while alive "$pid"; do
+  [ $(( $(ms) - t0 )) -gt 30000 ] && { echo "restart-server: $pid still running 30 s after SIG$sig" >&2; exit 1; }
+  sleep 0.005
+done
+t1=$(ms)
+sleep "$delay"
+rm -f "$pidfile.port"
+t2=$(ms)
+"$exe" "${args[@]}" 2>"$pidfile.log" &
+echo $! > "$pidfile"
+until [ -s "$pidfile.port" ]; do
+  kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$pidfile.log" >&2; echo "restart-server: the new server exited" >&2; exit 1; }
+  [ $(( $(ms) - t2 )) -gt 20000 ] && { echo "restart-server: not accepting after 20 s" >&2; exit 1; }
+  sleep 0.002
+done
+t3=$(ms)
+echo "restart: SIG$sig; exited after $((t1 - t0)) ms; accepting again after $((t3 - t0)) ms (the start itself: $((t3 - t2)) ms)"
