@@ -104,6 +104,10 @@ static void client_id_init(void)
     client_id |= 1;     /* never 0 */
 }
 
+/* a message handler's "the server is lost and that is already noted"
+ * (positive: no errno a send or receive returns can be mistaken for it) */
+#define XFER_REPORTED 1
+
 static void note_error(xstate *st, const struct ddio_err *err)
 {
     if (!st->e->errnum)
@@ -511,7 +515,7 @@ static int on_get(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
         return -EPROTO;
     if (ddio_conn_recv_payload(c, h, dl, &p, &err)) {
         srv_lose(st, i, &err);
-        return -EPIPE;
+        return XFER_REPORTED;
     }
     if (ddio_dec_get(p, h->len, &sg) || !segs_valid(st, &sg) ||
         sg.total > DDIO_MAX_PAYLOAD - 4)
@@ -549,7 +553,7 @@ static int on_done(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
 
     if (ddio_conn_recv_payload(c, h, dl, &p, &err)) {
         srv_lose(st, i, &err);
-        return -EPIPE;
+        return XFER_REPORTED;
     }
     if (h->status) {
         ddio_conn_server_error(c, h->status, p, h->len, &err);
@@ -618,7 +622,7 @@ static void handle_msg(xstate *st, int i)
         rc = h.len ? -EPROTO : 0;       /* heartbeat: the caller resets the deadline */
     else
         rc = -EPROTO;
-    if (rc == -EPIPE) { /* already reported */
+    if (rc == XFER_REPORTED) {  /* (a send's own -EPIPE is an error to report) */
         ddio_conn_fail(c);
         srv_finish(st, i);
     } else if (rc)
@@ -705,8 +709,12 @@ static void poll_loop(xstate *st)
     for (int i = 0; i < f->nsrv; i++)
         st->s[i].deadline = silence_deadline(f);
     while ((st->npending > 0 || st->nlost > 0) && pf && which) {
-        if (st->nlost > 0)
+        if (st->nlost > 0) {
             try_lost(st);
+            if (st->npending == 0 && st->nlost == 0)
+                break;  /* recovery gave up, nothing else to wait for (a poll
+                         * of nothing would sleep its 60 s cap) */
+        }
         int k = poll_set(st, pf, which, &first);
         if (st->nlost > 0 && next_try(st) < first)
             first = next_try(st);
