@@ -26,18 +26,6 @@ static unsigned char gen_byte(int gen, MPI_Offset off)
     return t_byte((uint64_t) gen * 7 + 1, (uint64_t) off);
 }
 
-/* rank's chunks of [lo, hi) */
-static void set_dealt_view(MPI_File fh, MPI_Offset lo)
-{
-    MPI_Datatype chunk, ft;
-    MPI_Type_contiguous(CH, MPI_BYTE, &chunk);
-    MPI_Type_create_resized(chunk, 0, (MPI_Aint) CH * t_size, &ft);
-    MPI_Type_commit(&ft);
-    T_MPI(MPI_File_set_view(fh, lo + (MPI_Offset) t_rank * CH, MPI_BYTE, ft, "native",
-                            MPI_INFO_NULL));
-    MPI_Type_free(&chunk);
-    MPI_Type_free(&ft);
-}
 
 /* the bytes of generation gen this rank writes in [lo, hi) under the view */
 static unsigned char *dealt_data(int gen, MPI_Offset lo, MPI_Offset hi, int *n)
@@ -56,7 +44,7 @@ static void prep(const char *path)
     MPI_File fh;
     int n;
     T_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-    set_dealt_view(fh, 0);
+    t_set_dealt_view(fh, 0, CH);
     unsigned char *b = dealt_data(1, 0, SIZE, &n);
     T_MPI(MPI_File_write_all(fh, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
     T_MPI(MPI_File_sync(fh));
@@ -105,7 +93,7 @@ static int phase_call(const char *path, const char *phase, MPI_File *fh, double 
             *fh = MPI_FILE_NULL;
         return err;
     }
-    set_dealt_view(*fh, W0);
+    t_set_dealt_view(*fh, W0, CH);
     unsigned char *b = dealt_data(2, W0, W1, &n);
     if (strcmp(phase, "sync") == 0) {
         T_MPI(MPI_File_write_all(*fh, b, n, MPI_BYTE, MPI_STATUS_IGNORE));

@@ -45,18 +45,6 @@ static unsigned char pat(MPI_Offset off)
     return t_byte(0x5e5, (uint64_t) off);
 }
 
-/* this rank's chunks from file offset lo on */
-static void set_dealt_view(MPI_File fh, MPI_Offset lo)
-{
-    MPI_Datatype chunk, ft;
-    MPI_Type_contiguous(CH, MPI_BYTE, &chunk);
-    MPI_Type_create_resized(chunk, 0, (MPI_Aint) CH * t_size, &ft);
-    MPI_Type_commit(&ft);
-    T_MPI(MPI_File_set_view(fh, lo + (MPI_Offset) t_rank * CH, MPI_BYTE, ft, "native",
-                            MPI_INFO_NULL));
-    MPI_Type_free(&chunk);
-    MPI_Type_free(&ft);
-}
 
 /* the bytes of this rank's part of round r, in view order */
 static void fill(unsigned char *b, int r)
@@ -168,7 +156,7 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "dup"))
         dup_writes(fh, nr);
     else {
-        set_dealt_view(fh, 0);
+        t_set_dealt_view(fh, 0, CH);
         rounds(fh, mode, nr, pause_ms, 1);
         rounds(fh, mode, nr, strcmp(mode, "coll") && strcmp(mode, "sync") ? pause_ms : 0, 0);
     }

@@ -137,4 +137,18 @@ static inline unsigned char *t_type_alloc(MPI_Datatype t, int count, int margin,
     return p;
 }
 
+/* a view of this rank's chunks of ch bytes dealt round-robin over the
+ * ranks, from file offset lo on */
+static inline void t_set_dealt_view(MPI_File fh, MPI_Offset lo, int ch)
+{
+    MPI_Datatype chunk, ft;
+    MPI_Type_contiguous(ch, MPI_BYTE, &chunk);
+    MPI_Type_create_resized(chunk, 0, (MPI_Aint) ch * t_size, &ft);
+    MPI_Type_commit(&ft);
+    T_MPI(MPI_File_set_view(fh, lo + (MPI_Offset) t_rank * ch, MPI_BYTE, ft, "native",
+                            MPI_INFO_NULL));
+    MPI_Type_free(&chunk);
+    MPI_Type_free(&ft);
+}
+
 #endif
