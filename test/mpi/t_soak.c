@@ -22,20 +22,13 @@ static uint64_t next(void)
  * one contiguous block per rank) */
 static int set_view(MPI_File fh, MPI_Offset lo, int ch)
 {
-    MPI_Datatype c, ft;
     int per = (int) (REGION / t_size);
     if (ch == 0) {
         T_MPI(MPI_File_set_view(fh, lo + (MPI_Offset) t_rank * per, MPI_BYTE, MPI_BYTE, "native",
                                 MPI_INFO_NULL));
         return per;
     }
-    MPI_Type_contiguous(ch, MPI_BYTE, &c);
-    MPI_Type_create_resized(c, 0, (MPI_Aint) ch * t_size, &ft);
-    MPI_Type_commit(&ft);
-    T_MPI(MPI_File_set_view(fh, lo + (MPI_Offset) t_rank * ch, MPI_BYTE, ft, "native",
-                            MPI_INFO_NULL));
-    MPI_Type_free(&c);
-    MPI_Type_free(&ft);
+    t_set_dealt_view(fh, lo, ch);
     return per;
 }
 
