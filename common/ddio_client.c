@@ -555,6 +555,7 @@ int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
     f->fh.xport = cl->xport;
     f->fh.renew = 1;    /* a handle lost with its connection is opened again */
     f->fh.recover_ms = ddio_recover_ms(-1, cl->timeout_ms);    /* and the call resent */
+    f->fh.local_read = ddio_local_read_on(-1);
     if (conns_all(cl, conns, &e) ||
         ddio_fh_open(&f->fh, conns, cl->n, path, DDIO_O_RDWR,
                      (flags & DDIO_CO_CREAT) ? &cr : NULL, &e))
@@ -627,7 +628,10 @@ static ssize_t xfer(struct ddio_cfile *f, uint32_t op, char *buf, size_t len, ui
     if (!(d.root = ddio_node_leaf(len)) ||
         (!involved && !(involved = inv = ddio_xfer_involved(&f->fh, &d))))
         rc = (say(msg, msglen, "out of memory"), -ENOMEM);
-    if (!rc && ddio_xfer_run(&x, involved, &e))
+    if (!rc && op == DDIO_X_READ
+        && ddio_local_pread(&f->fh, off, buf, len, involved, raw, &x.bytes))
+        ;       /* read on this host from the servers' datafiles */
+    else if (!rc && ddio_xfer_run(&x, involved, &e))
         rc = fail(&e, msg, msglen);
     free(inv);
     ddio_desc_free(&d);

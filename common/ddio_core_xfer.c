@@ -984,6 +984,11 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
     int rc;
 
     *bytes = 0;
+    /* same host: from the page cache, no round trip (ddio_core_local.c); a
+     * collective's part only while the servers would cache it too */
+    if (op == DDIO_X_READ && (!group || len <= DDIO_LOCAL_COLL_MAX)
+        && ddio_local_pread(f, off, buf, len, NULL, 0, bytes))
+        return 0;
     if (!d.root) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
