@@ -628,10 +628,7 @@ static ssize_t xfer(struct ddio_cfile *f, uint32_t op, char *buf, size_t len, ui
     if (!(d.root = ddio_node_leaf(len)) ||
         (!involved && !(involved = inv = ddio_xfer_involved(&f->fh, &d))))
         rc = (say(msg, msglen, "out of memory"), -ENOMEM);
-    if (!rc && op == DDIO_X_READ
-        && ddio_local_pread(&f->fh, off, buf, len, involved, raw, &x.bytes))
-        ;       /* read on this host from the servers' datafiles */
-    else if (!rc && ddio_xfer_run(&x, involved, &e))
+    if (!rc && ddio_xfer_run(&x, involved, &e))
         rc = fail(&e, msg, msglen);
     free(inv);
     ddio_desc_free(&d);
