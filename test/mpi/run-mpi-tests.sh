@@ -104,7 +104,8 @@ ddio_vs_ufs_coll() {
 # pass on the other transport (test/mpi/run-mpi-tests-other.sh). Left out:
 # descriptor sizes, metadata (open/EXCL/delete, hints' errors, missing
 # servers, authentication, ABI) and small I/O that goes by TCP whatever the
-# transport (below DDIO_UCX_MIN_STREAM, or forced: shortsend).
+# transport (below DDIO_UCX_MIN_STREAM, or forced: shortsend); same-host
+# reads (local: the second pass turns them off, t_other_pass in test/lib.sh).
 NOT_DATA=" busy sameblock smallio excl delclose desc-size errors missing auth abi shortsend local "
 if [ "${1:-}" = --data-groups ]; then
   shift
