@@ -16,7 +16,9 @@
 #     (8), each rank's peak at most 128 MiB above its pre-view level (the
 #     two window buffers are touched before it is taken);
 #   - throughput: TPUT_MIB (4096) of the cyclic view at P = FULL_P with
-#     8-byte records and with 8 KiB records, the same bytes.
+#     8-byte records and with 8 KiB records, the same bytes, TPUT_REPS
+#     times each, alternated; the report gives the medians and their ratio
+#     (target: 8-byte >= 0.8 x 8 KiB).
 # Files are deleted after each run.
 #
 # ROMIO flattens the view in set_view (16 bytes per piece: 2 x extent / P
@@ -25,11 +27,16 @@
 # and the table says where it stopped.
 #
 # usage: bench/view-memory.sh [OUT_DIR]
-#   env: SIZES_MIB (default "64 256 1024 4096 16384"), PROCS ("4 8"),
+#   env: SIZES_MIB (default "64 256 1024 4096 16384"), DARRAY_SIZES_MIB
+#        ("64 256 1024": MPICH's own darray type costs 32 bytes per piece, see
+#        below), PROCS ("4 8"),
 #        VIEWS ("cyclic darray-bc darray-cc"), SERVERS (2), WINDOW (16777216),
 #        UFS_MAX_TOTAL_MIB (2048), FULL_MIB (16384), FULL_P (8), TPUT_MIB (4096),
+#        TPUT_REPS (3: pairs of throughput runs), FULL_MIB=0 skips the target run,
 #        FULL=0 (skip the full runs), SWEEP=0 (skip the sweep), TMO (1800),
-#        REPORT_ONLY=1 (rewrite VIEW-MEMORY.md from an existing OUT_DIR's csv)
+#        REPORT_ONLY=1 (rewrite VIEW-MEMORY.md from an existing OUT_DIR's csv),
+#        APPEND=1 (add rows to an existing csv: the full runs and the sweep
+#        run one after the other)
 # Writes OUT_DIR/view-memory.csv and OUT_DIR/VIEW-MEMORY.md.
 set -u
 here=$(cd "$(dirname "$0")" && pwd); top=$(cd "$here/.." && pwd)
@@ -43,6 +50,12 @@ UFS_MAX_TOTAL_MIB=${UFS_MAX_TOTAL_MIB:-2048}
 FULL_MIB=${FULL_MIB:-16384}
 FULL_P=${FULL_P:-8}
 TPUT_MIB=${TPUT_MIB:-4096}
+TPUT_REPS=${TPUT_REPS:-3}
+# MPICH 4.0.2's MPI_Type_commit of a darray holds 32 bytes per contiguous
+# piece in the rank (its datatype engine, before any file is opened, on any
+# file system): 1 GiB of darray-bc view is 512 MiB per rank at P = 8, 4 GiB
+# would be 8-16 GiB over the ranks on this 23 GiB machine
+DARRAY_SIZES_MIB=${DARRAY_SIZES_MIB:-"64 256 1024"}
 TMO=${TMO:-1800}
 BIN=$top/test/mpi/bin/t_viewcost
 export PATH="$top/mpich/bin:$PATH"
@@ -52,7 +65,7 @@ mkdir -p "$OUT"
 TMPD=$(mktemp -d "${TMPDIR:-/tmp}/view-memory.XXXXXX")
 trap 'rm -rf "$TMPD"' EXIT
 CSV=$OUT/view-memory.csv
-[ -n "${REPORT_ONLY:-}" ] || echo "method,view,rec,P,extent_MiB,window_B,mode,rank_peak_kB,rank_base_kB,rank_grew_kB,server_peak_kB,write_MBps,read_MBps,seconds,status" > "$CSV"
+[ -n "${REPORT_ONLY:-}" ] || { [ -n "${APPEND:-}" ] && [ -e "$CSV" ]; } || echo "method,view,rec,P,extent_MiB,window_B,mode,rank_peak_kB,rank_base_kB,rank_grew_kB,server_peak_kB,write_MBps,read_MBps,seconds,status" > "$CSV"
 
 # inside ddio-run: the MPI program, then the servers' (our parent's children) peak RSS
 probe='mpiexec "$@"; st=$?
@@ -98,8 +111,9 @@ ufs_run() {  # view P mib
 
 if [ -z "${REPORT_ONLY:-}" ] && [ "${SWEEP:-1}" != 0 ]; then
   for v in $VIEWS; do
+    sizes=$SIZES_MIB; case $v in darray*) sizes=$DARRAY_SIZES_MIB ;; esac
     for p in $PROCS; do
-      for mib in $SIZES_MIB; do
+      for mib in $sizes; do
         ddio_run "$v" 8 "$p" "$mib" window
         ufs_run "$v" "$p" "$mib"
       done
@@ -107,9 +121,11 @@ if [ -z "${REPORT_ONLY:-}" ] && [ "${SWEEP:-1}" != 0 ]; then
   done
 fi
 if [ -z "${REPORT_ONLY:-}" ] && [ "${FULL:-1}" != 0 ]; then
-  ddio_run cyclic 8 "$FULL_P" "$FULL_MIB" full -a -m 131072
-  ddio_run cyclic 8 "$FULL_P" "$TPUT_MIB" full -a
-  ddio_run cyclic 8192 "$FULL_P" "$TPUT_MIB" full -a
+  [ "$FULL_MIB" = 0 ] || ddio_run cyclic 8 "$FULL_P" "$FULL_MIB" full -a -m 131072
+  for _ in $(seq "$TPUT_REPS"); do    # alternated, so drift hits both alike
+    ddio_run cyclic 8 "$FULL_P" "$TPUT_MIB" full -a
+    ddio_run cyclic 8192 "$FULL_P" "$TPUT_MIB" full -a
+  done
 fi
 
 kb() { awk -v k="$1" 'BEGIN { if (k == "") print "—"; else if (k < 10240) printf "%d kB", k; else printf "%.0f MiB", k / 1024 }'; }
@@ -120,7 +136,9 @@ kb() { awk -v k="$1" 'BEGIN { if (k == "") print "—"; else if (k < 10240) prin
   echo "Views: \`cyclic\`, one \`MPI_Type_vector(extent/8/P, 1, P, MPI_DOUBLE)\` per rank, disp = rank x 8;"
   echo "\`darray-bc\` and \`darray-cc\`, \`MPI_Type_create_darray\` over a 2-D array of doubles with 8192 columns on"
   echo "an \`MPI_Dims_create(P, 2)\` grid: rows BLOCK x columns CYCLIC (8-byte pieces), and block-cyclic"
-  echo "CYCLIC(2) x CYCLIC(2) (16-byte pieces)."
+  echo "CYCLIC(2) x CYCLIC(2) (16-byte pieces). The darrays stop at $(echo $DARRAY_SIZES_MIB | awk '{print $NF}') MiB: MPICH 4.0.2's \`MPI_Type_commit\` of a darray"
+  echo "holds 32 bytes per contiguous piece in every rank (before any file is opened, on any file system: it is the"
+  echo "base below, not the growth), 512 MiB per rank at 1 GiB and P = 8; 4 GiB would need 8-16 GiB over the ranks."
   echo
   echo "## Sweep: windows in a sparse file"
   echo
@@ -151,7 +169,15 @@ kb() { awk -v k="$1" 'BEGIN { if (k == "") print "—"; else if (k < 10240) prin
     echo "| $v | $r B | $p | $mib MiB | $(kb "$pk") | $(kb "$gr") | $(kb "$sv") | $wb | $rb | $sec s | $st |"
   done
   echo
-  echo "Raw: \`view-memory.csv\`; each run's output: \`METHOD-VIEW-...log\`."
-  echo "ufs: runs while ROMIO's list (up to 2 x extent over the ranks) stays under $UFS_MAX_TOTAL_MIB MiB (UFS_MAX_TOTAL_MIB): the machine is shared."
+  med() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+  for dir in write read; do
+    col=12; [ $dir = read ] && col=13
+    a=$(awk -F, -v m="$TPUT_MIB" -v c=$col '$1=="ddio" && $7=="full" && $3==8 && $5==m && $15=="ok" { print $c }' "$CSV" | med)
+    b=$(awk -F, -v m="$TPUT_MIB" -v c=$col '$1=="ddio" && $7=="full" && $3==8192 && $5==m && $15=="ok" { print $c }' "$CSV" | med)
+    [ -n "$a" ] && [ -n "$b" ] && echo "Throughput, $TPUT_MIB MiB at P = $FULL_P, $dir: 8-byte records $a MB/s, 8 KiB records $b MB/s (medians): $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')x (target >= 0.8x)."
+  done
+  echo
+  echo "Raw: \`view-memory.csv\`; each run's output: \`METHOD-VIEW-...log\` (the last of each name)."
+  echo "ufs: runs only while ROMIO's flattened list (up to 2 x extent over the ranks) stays under UFS_MAX_TOTAL_MIB: the machine is shared (the skipped rows say where it stopped)."
 } > "$OUT/VIEW-MEMORY.md"
 cat "$OUT/VIEW-MEMORY.md"
