@@ -170,11 +170,15 @@ kb() { awk -v k="$1" 'BEGIN { if (k == "") print "—"; else if (k < 10240) prin
   done
   echo
   med() { sort -n | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
-  for dir in write read; do
-    col=12; [ $dir = read ] && col=13
-    a=$(awk -F, -v m="$TPUT_MIB" -v c=$col '$1=="ddio" && $7=="full" && $3==8 && $5==m && $15=="ok" { print $c }' "$CSV" | med)
-    b=$(awk -F, -v m="$TPUT_MIB" -v c=$col '$1=="ddio" && $7=="full" && $3==8192 && $5==m && $15=="ok" { print $c }' "$CSV" | med)
-    [ -n "$a" ] && [ -n "$b" ] && echo "Throughput, $TPUT_MIB MiB at P = $FULL_P, $dir: 8-byte records $a MB/s, 8 KiB records $b MB/s (medians): $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')x (target >= 0.8x)."
+  # every file size with runs of both record sizes (the target run counts
+  # among the 8-byte ones of its size)
+  for m in $(awk -F, '$1=="ddio" && $7=="full" && $3==8192 { print $5 }' "$CSV" | sort -un); do
+    for dir in write read; do
+      col=12; [ $dir = read ] && col=13
+      a=$(awk -F, -v m="$m" -v c=$col '$1=="ddio" && $7=="full" && $3==8 && $5==m && $15=="ok" { print $c }' "$CSV" | med)
+      b=$(awk -F, -v m="$m" -v c=$col '$1=="ddio" && $7=="full" && $3==8192 && $5==m && $15=="ok" { print $c }' "$CSV" | med)
+      [ -n "$a" ] && [ -n "$b" ] && echo "Throughput, $m MiB, $dir: 8-byte records $a MB/s, 8 KiB records $b MB/s (medians): $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')x (target >= 0.8x)."
+    done
   done
   echo
   echo "Raw: \`view-memory.csv\`; each run's output: \`METHOD-VIEW-...log\` (the last of each name)."
