@@ -38,7 +38,16 @@ struct ddio_local {
     int fds[DDIO_MAX_LOCAL_DISKS];
     const uint64_t *size;       /* the server's local size (shared page) */
     struct ddio_stripe disks;   /* local offset -> (disk, offset) */
+    int64_t quiet_ms;           /* when poll last found the connection quiet */
 };
+
+/* How long a connection found quiet is taken as quiet without asking the
+ * kernel again: a poll per call would double an 8-byte read's cost. A
+ * server that dies meanwhile leaves its files as they were (its own
+ * writes done); one that restarted is noticed by the next call that talks
+ * to it (a write, or the sync MPI requires before reading others' writes),
+ * which renews the handle and with it these descriptors. */
+#define QUIET_MS 1
 
 /* ---- the process's listener ------------------------------------------------- */
 
@@ -214,6 +223,7 @@ static struct ddio_local *usable(struct ddio_fh *f, int i)
     if (ok && (L->state != 1 || L->gen != s->gen)) {
         local_clear(L);
         L->gen = s->gen;
+        L->quiet_ms = INT64_MIN / 2;
         L->state = acquire(f, i, L) ? -1 : 1;
         ok = L->state == 1 && c->sock >= 0;
     }
@@ -235,10 +245,16 @@ static int quiet_all(struct ddio_fh *f, struct ddio_local *const *L)
 {
     struct pollfd p[DDIO_MAX_SERVERS];
     nfds_t n = 0;
+    int64_t now = ddio_now_ms();
     for (int i = 0; i < f->nsrv; i++)
-        if (L[i])
+        if (L[i] && now - L[i]->quiet_ms > QUIET_MS)
             p[n++] = (struct pollfd) {.fd = f->srv[i].conn->sock,.events = POLLIN | POLLRDHUP };
-    return poll(p, n, 0) == 0;
+    if (n && poll(p, n, 0) != 0)
+        return 0;
+    for (int i = 0; n && i < f->nsrv; i++)
+        if (L[i])
+            L[i]->quiet_ms = now;
+    return 1;
 }
 
 /* ---- the read ---------------------------------------------------------------- */

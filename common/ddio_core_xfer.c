@@ -996,14 +996,16 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
                        uint64_t seq, uint64_t off, void *buf, uint64_t len, uint64_t *bytes,
                        struct ddio_err *e)
 {
-    struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,.length = len,
-        .root = ddio_node_leaf(len)
-    };
+    struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,.length = len };
     struct ddio_mem m = {.buf = buf,.contig = 1 };
     int rc;
 
     *bytes = 0;
-    if (!d.root) {
+    /* the common case of read_here (below) without building a descriptor */
+    if (op == DDIO_X_READ && (!group || len <= DDIO_LOCAL_COLL_MAX)
+        && ddio_local_pread(f, off, buf, len, NULL, 0, bytes))
+        return 0;
+    if (!(d.root = ddio_node_leaf(len))) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
