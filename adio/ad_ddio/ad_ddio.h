@@ -171,8 +171,10 @@ size_t ADIOI_DDIO_Cache_bytes(int hint);
 struct ddio_pool *ADIOI_DDIO_Pool(int pool);
 /* how long a call rides through a lost server (ddio_recover_ms) */
 int ADIOI_DDIO_Recover_ms(const ADIOI_DDIO_File * f);
-int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,
-                        ADIOI_DDIO_Err * e);
+/* the main pool's connection to addr; a refused connect tried again with
+ * backoff for up to recover_ms (a server restarting meanwhile) */
+int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, int recover_ms,
+                        ADIOI_DDIO_Conn ** out, ADIOI_DDIO_Err * e);
 
 /* ---- ad_ddio_file.c: fd->fs_ptr ---- */
 ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd);

@@ -138,6 +138,7 @@ void test_independent_4k_of_2(void);
 void test_inline(void);
 void test_once(void);
 void test_collective(void);
+void test_resent_gate(void);
 void test_write_order(void);
 void test_heartbeat(void);
 void test_files(void);
