@@ -189,8 +189,10 @@ static int call(struct ddio_client *cl, int i, uint16_t type, const struct ddio_
                               &e))
         return fail(&e, msg, msglen);
     ddio_wbuf_init(&k.req);
-    ddio_put_bytes(&k.req, req->p, req->len);
-    k.req.err = req->err;
+    if (req) {                  /* NULL: no payload (STATS) */
+        ddio_put_bytes(&k.req, req->p, req->len);
+        k.req.err = req->err;
+    }
     ddio_fanout_recover(&k, 1, type, cl->timeout_ms, cl->recover_ms);
     ddio_wbuf_free(&k.req);
     if (k.err.errnum) {

@@ -537,7 +537,7 @@ if t_selected restart; then
   # kills the server 0.2 s after its N-th DONE left, before the others of
   # that collective: the ranks without one resend (DDIO_XF_RESENT) and the
   # restarted server runs them without the answered ones after its 1 s grace
-  # (its log says so; before, the call failed after DDIO_TIMEOUT); done:122
+  # (its log, at info, says so; before, the call failed after DDIO_TIMEOUT); done:122
   # lands in the read phase (30 rounds x 4 ranks of writes first). The job
   # completes, reads every byte back, and its file equals ufs:'s.
   for spec in coll:open:1 coll:open:3 coll:coll-write:5 coll:coll-read:3 coll:done:2 \
@@ -546,7 +546,7 @@ if t_selected restart; then
     IFS=: read -r mode point n <<<"$spec"; name="restart-at-$mode-$point-$n"
     idx=1; [ "$mode" = atomic ] && idx=0
     root="$tmp/srv-$name"; mkdir -p "$root"
-    t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" -s 2 --root "$root" --fault "$idx:$point:$n:kill" -- bash -c '
+    t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" -s 2 -l info --root "$root" --fault "$idx:$point:$n:kill" -- bash -c '
       "$0" "$5" fault 0.3 0 "$3/restarted.pid" & r=$!
       mpiexec -n 4 "$1" "$2" 30 100 "ddio:/$4"; rc=$?
       wait $r || rc=1
