@@ -644,7 +644,10 @@ static void call_recover(struct ddio_call *k, uint16_t type, int timeout_ms, int
     for (;;) {
         int64_t left = give_up - ddio_now_ms();
         struct ddio_err e;
-        if (!reconnect(k->conn, left > 1000 ? 1000 : (int) (left > 0 ? left : 1), &e)) {
+        /* a refused connect fails at once; a slow handshake (a loaded
+         * host) gets the timeout, within the recovery time */
+        int conn_ms = left < timeout_ms ? (int) (left > 0 ? left : 1) : timeout_ms;
+        if (!reconnect(k->conn, conn_ms, &e)) {
             free(k->reply);
             k->reply = NULL;
             k->reply_len = 0;
@@ -684,7 +687,9 @@ int ddio_pool_get_recover(struct ddio_pool *p, const char *addr, int timeout_ms,
     for (;;) {
         int64_t left = give_up - ddio_now_ms();
         memset(e, 0, sizeof(*e));
-        if (!ddio_pool_get(p, addr, recover_ms && left > 1000 ? 1000 : timeout_ms, out, e))
+        /* each attempt has the whole timeout: a refused connect (a server
+         * restarting) fails at once, a slow handshake must not */
+        if (!ddio_pool_get(p, addr, timeout_ms, out, e))
             return 0;
         wait = ddio_backoff_next(wait);
         if (!recover_ms || !ddio_err_reconnectable(e) || left < wait)
