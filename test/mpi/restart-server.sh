@@ -5,7 +5,8 @@
 # wait DELAY seconds, start it again with the same arguments on the same
 # port and roots (without --fault), and wait until it accepts connections.
 # SIGNAL `fault`: send nothing; the server kills itself at its --fault point
-# (a precise phase); wait (up to 60 s) until it has, then restart it.
+# (a precise phase); wait (up to 60 s) until it has, then restart it. The
+# caller starts the job once PIDFILE.found exists (the server was found).
 # Prints what it measured:
 #   restart: SIGTERM; exited after X ms; accepting again after Y ms
 #   (Y - DELAY: the start itself, Z ms)
@@ -41,6 +42,9 @@ for ((k = 1; k < ${#argv[@]}; k++)); do
   esac
 done
 
+# found and its arguments read: a job may start now (a fault point can kill
+# the server before this script would have found it)
+touch "$pidfile.found"
 sleep "$after"
 wait_ms=30000
 if [ "$sig" = fault ]; then

@@ -548,6 +548,7 @@ if t_selected restart; then
     root="$tmp/srv-$name"; mkdir -p "$root"
     t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" -s 2 -l info --root "$root" --fault "$idx:$point:$n:kill" -- bash -c '
       "$0" "$5" fault 0.3 0 "$3/restarted.pid" & r=$!
+      for ((k = 0; k < 1000; k++)); do [ -e "$3/restarted.pid.found" ] && break; sleep 0.01; done
       mpiexec -n 4 "$1" "$2" 30 100 "ddio:/$4"; rc=$?
       wait $r || rc=1
       [ -s "$3/restarted.pid" ] && kill "$(cat "$3/restarted.pid")"
