@@ -629,7 +629,8 @@ if t_selected soak; then
   grep -h "^soak\|^restart:" "$tmp/soak-restarts.log"
 fi
 if t_selected missing; then
-  # nothing listens on the second port: refused at once
+  # nothing listens on the second port: refused, tried again for the
+  # recovery time (the timeout, 3 s: a server restarting while a job opens)
   t_step missing-refused env DDIO_SERVERS=127.0.0.1:1 DDIO_TIMEOUT=3 \
     mpiexec -n 2 "$bin/t_missing" ddio:/m 10
   # a listener that never answers: the deadline must fire
