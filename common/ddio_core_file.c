@@ -442,7 +442,8 @@ int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[
             memcmp(s.conns[i]->id, ids[i], DDIO_ID_LEN))
             ddio_err_set(e, ESTALE, "ddio: server %s has another identity than at "
                          "open (restarted with another storage root?)", addrs[i]);
-    if (!e->errnum && !open_send(&s, f->path, f->amode, NULL, f->timeout_ms, f->recover_ms, e)) {
+    if (!e->errnum &&
+        !open_send(&s, f->path, f->amode, NULL, f->timeout_ms, f->recover_ms, e)) {
         for (int i = 0; i < f->nsrv && !e->errnum; i++)
             if (s.calls[i].err.errnum)
                 *e = s.calls[i].err;
