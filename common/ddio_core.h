@@ -69,6 +69,8 @@ int ddio_timeout_ms(int hint_s);
  * resending): hint_s (>= 0; 0 turns recovery off), else
  * $DDIO_RECOVER_TIMEOUT, else timeout_ms */
 int ddio_recover_ms(int hint_s, int timeout_ms);
+/* same-host reads on unless DDIO_LOCAL_READ=0 (hint: 1 on, 0 off, -1 none) */
+int ddio_local_read_on(int hint);
 
 /* ---- ddio_core_conn.c: connections ---------------------------------------- */
 
@@ -160,6 +162,7 @@ struct ddio_srv {
     unsigned gen;               /* conn->gen when the handle was opened */
     uint64_t handle;
     int is_open;
+    struct ddio_local *local;   /* same-host reads (ddio_core_local.c), or NULL */
 };
 
 /* ---- ddio_core_cache.c: the client cache (types; functions below) ---------- */
@@ -225,6 +228,8 @@ struct ddio_fh {
     int nlocks, caplocks;
     char *path;                 /* namespace path (set by ddio_fh_open) */
     uint32_t amode;
+    int local_read;             /* read from same-host servers' datafiles
+                                 * directly (ddio_local_pread); 0: never */
     struct ddio_cache cache;    /* off unless the opener sets its sizes
                                  * (ddio_cache_init); close and sync flush it */
 };
@@ -343,6 +348,21 @@ int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off
 int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t group,
                        uint64_t seq, uint64_t off, void *buf, uint64_t len, uint64_t *bytes,
                        struct ddio_err *e);
+
+/* ---- ddio_core_local.c: reads from same-host servers' datafiles ----------------- */
+
+/* File bytes [off, off+len) into buf straight from the stripe servers'
+ * datafiles, when every server needed runs on this host and handed its
+ * descriptors over (LOCAL; asked once per server and file). only (NULL:
+ * all) limits the servers read; raw: bytes past a server's size are left
+ * alone and *bytes counts those found, else holes read as zeros and *bytes
+ * is the bytes below the end of file. 1: done; 0: not done (read through
+ * the servers: not local, off, a server that may have gone, a read error). */
+#define DDIO_LOCAL_COLL_MAX (16u << 20)     /* the servers' PCACHE_RANGE_MAX */
+int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
+                     const char *only, int raw, uint64_t *bytes);
+/* close the descriptors of every stripe server (before f->srv goes) */
+void ddio_local_release(struct ddio_fh *f);
 
 /* ---- ddio_core_cache.c: the client cache of an open file ------------------------ */
 

@@ -100,6 +100,14 @@ int ddio_recover_ms(int hint_s, int timeout_ms)
     return s * 1000;
 }
 
+int ddio_local_read_on(int hint)
+{
+    const char *env = getenv("DDIO_LOCAL_READ");
+    if (hint >= 0)
+        return hint;
+    return !(env && *env && atoi(env) == 0);
+}
+
 void ddio_free_list(char **list, int n)
 {
     for (int i = 0; i < n; i++)

@@ -987,6 +987,7 @@ int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
         }
         f->renew = renew_was;
     }
+    ddio_local_release(f);
     free(f->srv);
     f->srv = NULL;
     f->nsrv = 0;
@@ -999,6 +1000,7 @@ void ddio_fh_free(struct ddio_fh *f)
     f->locks = NULL;
     f->nlocks = f->caplocks = 0;
     ddio_cache_free(&f->cache);
+    ddio_local_release(f);
     free(f->srv);
     f->srv = NULL;
     free(f->path);

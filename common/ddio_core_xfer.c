@@ -885,6 +885,23 @@ static void xstate_free(xstate *st)
     ddio_wbuf_free(&st->dw);
 }
 
+/* a read of one participant that the client can do itself on this host
+ * (ddio_core_local.c): a contiguous file range into contiguous memory; of
+ * a collective, only a plain-range part the servers would cache too */
+static int read_here(struct ddio_xfer_req *x, const char *involved)
+{
+    const struct ddio_desc *d = x->fdesc;
+    int64_t first, end;
+
+    if (x->op != DDIO_X_READ || x->nparticipants != 1 || !x->mem->contig || !d->length
+        || d->root->kind != DDIO_N_LEAF || (x->group && d->length > DDIO_LOCAL_COLL_MAX))
+        return 0;
+    ddio_desc_bounds(d, &first, &end);
+    return end - first == (int64_t) d->length
+        && ddio_local_pread(x->f, (uint64_t) first, x->mem->buf, d->length, involved, x->raw,
+                            &x->bytes);
+}
+
 int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
 {
     xstate st;
@@ -894,6 +911,8 @@ int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err
     st.f = x->f;
     st.e = e;
     x->bytes = 0;
+    if (read_here(x, involved))
+        return 0;
     if (x->op == DDIO_X_WRITE && x->f->recover_ms) {
         pthread_once(&client_once, client_id_init);
         st.once_call = atomic_fetch_add(&next_call, 1);

@@ -516,6 +516,57 @@ int ddio_dec_cancel(const void *p, size_t n, struct ddio_cancel *m)
     return rc;
 }
 
+void ddio_enc_local_req(struct ddio_wbuf *w, const struct ddio_local_req *m)
+{
+    ddio_put_u64(w, m->handle);
+    ddio_put_bytes(w, m->nonce, DDIO_LOCAL_NONCE);
+    ddio_put_str(w, m->name);
+}
+
+int ddio_dec_local_req(const void *p, size_t n, struct ddio_local_req *m)
+{
+    struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    m->handle = ddio_get_u64(&r);
+    const uint8_t *nonce = ddio_get_bytes(&r, DDIO_LOCAL_NONCE);
+    if (nonce)
+        memcpy(m->nonce, nonce, DDIO_LOCAL_NONCE);
+    m->name = ddio_get_str(&r, DDIO_MAX_LOCAL_NAME);
+    /* the server connects to this name: only ddio's own, never another
+     * program's abstract socket */
+    if (!r.err && strncmp(m->name, DDIO_LOCAL_PREFIX, strlen(DDIO_LOCAL_PREFIX)) != 0)
+        r.err = -EPROTO;
+    int rc = rbuf_result(&r);
+    if (rc) {
+        free(m->name);
+        m->name = NULL;
+    }
+    return rc;
+}
+
+void ddio_enc_local_msg(struct ddio_wbuf *w, const struct ddio_local_msg *m)
+{
+    ddio_put_bytes(w, m->nonce, DDIO_LOCAL_NONCE);
+    ddio_put_u32(w, m->ndisks);
+    ddio_put_u64(w, m->block_size);
+}
+
+int ddio_dec_local_msg(const void *p, size_t n, struct ddio_local_msg *m)
+{
+    struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    const uint8_t *nonce = ddio_get_bytes(&r, DDIO_LOCAL_NONCE);
+    if (nonce)
+        memcpy(m->nonce, nonce, DDIO_LOCAL_NONCE);
+    m->ndisks = ddio_get_u32(&r);
+    m->block_size = ddio_get_u64(&r);
+    if (!r.err && (m->ndisks == 0 || m->ndisks > DDIO_MAX_LOCAL_DISKS || m->block_size == 0))
+        r.err = -EPROTO;
+    return rbuf_result(&r);
+}
+
 void ddio_enc_handle_req(struct ddio_wbuf *w, const struct ddio_handle_req *m)
 {
     ddio_put_u64(w, m->handle);
@@ -1151,7 +1202,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_STATS] = "STATS", [DDIO_T_PROGRESS] = "PROGRESS",
         [DDIO_T_PSTAT] = "PSTAT", [DDIO_T_READDIR] = "READDIR", [DDIO_T_MKDIR] = "MKDIR",
         [DDIO_T_RMDIR] = "RMDIR", [DDIO_T_RENAME] = "RENAME",
-        [DDIO_T_UCXADDR] = "UCXADDR", [DDIO_T_CANCEL] = "CANCEL",
+        [DDIO_T_UCXADDR] = "UCXADDR", [DDIO_T_CANCEL] = "CANCEL", [DDIO_T_LOCAL] = "LOCAL",
     };
     static const char *const rep[DDIO_T_MAX] = {
         [DDIO_T_HELLO] = "HELLO|R", [DDIO_T_AUTH] = "AUTH|R", [DDIO_T_OPEN] = "OPEN|R",
@@ -1162,6 +1213,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_STATS] = "STATS|R", [DDIO_T_PROGRESS] = "PROGRESS|R",
         [DDIO_T_PSTAT] = "PSTAT|R", [DDIO_T_READDIR] = "READDIR|R",
         [DDIO_T_MKDIR] = "MKDIR|R", [DDIO_T_RMDIR] = "RMDIR|R", [DDIO_T_RENAME] = "RENAME|R",
+        [DDIO_T_LOCAL] = "LOCAL|R",
         [DDIO_T_UCXADDR] = "UCXADDR|R", [DDIO_T_CANCEL] = "CANCEL|R",
     };
     if (!type_valid(type))

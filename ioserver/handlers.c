@@ -15,6 +15,7 @@
 #include "ddio_net.h"
 #include "engine.h"
 #include "fault.h"
+#include "local.h"
 #include "locks.h"
 #include "reply.h"
 #include "ucx.h"
@@ -283,6 +284,27 @@ int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     ddio_wbuf_init(&w);
     ddio_enc_u64_r(&w, &r);
     return reply_w(c, h, &w);
+}
+
+int on_local(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_local_req m;
+    if (ddio_dec_local_req(p, h->len, &m))
+        return bad_payload(c, h);
+    struct ofile *of = handle_retain(c, h, m.handle);
+    int rc = of ? local_hand_over(of, &m) : 0;
+    free(m.name);
+    if (!of)
+        return 0;
+    store_release(&c->srv->store, of);
+    if (rc == -ECONNREFUSED || rc == -ENOENT)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EHOSTUNREACH,
+                             "local reads: the client is not on this host"), 0;
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "local reads of %s: %s",
+                             of->path, ddio_errno_name(-rc)), 0;
+    stats_bump(&c->srv->stats, &c->srv->stats.local_handovers);
+    return reply_ok(c, h);
 }
 
 int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)

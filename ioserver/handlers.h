@@ -11,6 +11,8 @@ int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_stats(struct conn *c, const struct ddio_hdr *h);
+/* LOCAL: the file's read-only descriptors to a client on this host */
+int on_local(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_cancel(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 /* XFER, SYNC, PREALLOC, LOCK: may take over *payload */
 int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload);

@@ -161,6 +161,7 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "connections", s->connections)
         | add(r, "connections_total", s->connections_total)
         | add(r, "opens", s->opens) | add(r, "locks", s->locks)
+        | add(r, "local_handovers", s->local_handovers)
         | add(r, "replayed", s->replayed)
         | add(r, "heap_in_use", heap_in_use())
         | add(r, "inflight", s->inflight)

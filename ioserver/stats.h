@@ -41,6 +41,7 @@ struct srv_stats {
     uint64_t read_cache_bytes, read_disk_bytes, write_cache_bytes, write_direct_bytes;
     uint64_t connections, connections_total;
     uint64_t opens, locks;
+    uint64_t local_handovers;    /* LOCAL: files handed to same-host readers */
     uint64_t replayed;           /* resent writes answered from replay.h */
     uint64_t inflight;           /* requests running on their own thread now
                                   * (XFER, SETLKW, SYNC, PREALLOC) */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -319,6 +320,10 @@ static void ofile_free(struct ofile *of)
         if (of->bfds && of->bfds[d] >= 0)
             close(of->bfds[d]);
     }
+    if (of->sizemap)
+        munmap(of->sizemap, sizeof(*of->sizemap));
+    if (of->sizefd >= 0)
+        close(of->sizefd);
     free(of->fds);
     free(of->bfds);
     free(of->dirty);
@@ -437,6 +442,7 @@ static struct ofile *ofile_new(struct store *st, const char *path)
     of->ndisks = st->ndisks;
     for (int d = 0; d < st->ndisks; d++)
         of->fds[d] = of->bfds[d] = -1;
+    of->sizefd = -1;
     of->block_size = st->block_size;
     of->disks.unit = st->block_size;
     of->disks.count = (uint32_t)st->ndisks;
@@ -504,6 +510,13 @@ static int init_size(struct ofile *of)
     }
     of->size = size;
     return 0;
+}
+
+/* of->mu held: same-host readers see the new size (local.c) */
+static void size_publish(struct ofile *of)
+{
+    if (of->sizemap)
+        __atomic_store_n(of->sizemap, of->size, __ATOMIC_RELEASE);
 }
 
 static int datafile_exists(struct store *st, const char *path)
@@ -738,8 +751,10 @@ int store_setsize(struct ofile *of, uint64_t local_size)
         return -EFBIG;
     pthread_mutex_lock(&of->mu);
     int rc = truncate_all(of, local_size);
-    if (rc == 0)
+    if (rc == 0) {
         of->size = local_size;
+        size_publish(of);
+    }
     pthread_mutex_unlock(&of->mu);
     return rc;
 }
@@ -773,10 +788,65 @@ int store_prealloc(struct ofile *of, uint64_t off, uint64_t len)
     int rc = 0;
     if (off + len > of->size) {
         rc = truncate_all(of, off + len);
-        if (rc == 0)
+        if (rc == 0) {
             of->size = off + len;
+            size_publish(of);
+        }
     }
     pthread_mutex_unlock(&of->mu);
+    return rc;
+}
+
+static int reopen_ro(int fd)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+    int r = open(p, O_RDONLY | O_CLOEXEC);
+    return r >= 0 ? r : -errno;
+}
+
+/* of->mu held: the size page, made on first use */
+static int size_page(struct ofile *of)
+{
+    if (of->sizefd >= 0)
+        return 0;
+    int fd = memfd_create("ddio-size", MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    void *m = MAP_FAILED;
+    if (ftruncate(fd, (off_t)sizeof(*of->sizemap)) == 0)
+        m = mmap(NULL, sizeof(*of->sizemap), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    of->sizefd = fd;
+    of->sizemap = m;
+    size_publish(of);
+    return 0;
+}
+
+int store_local_fds(struct ofile *of, int *sizefd, int *fds)
+{
+    int n = 0, rc;
+    *sizefd = -1;
+    pthread_mutex_lock(&of->mu);
+    rc = size_page(of);
+    if (rc == 0 && (*sizefd = reopen_ro(of->sizefd)) < 0)
+        rc = *sizefd;
+    for (; rc == 0 && n < of->ndisks; n++)
+        if ((fds[n] = reopen_ro(of->fds[n])) < 0)
+            rc = fds[n];
+    pthread_mutex_unlock(&of->mu);
+    if (rc) {
+        while (n-- > 0)
+            if (fds[n] >= 0)
+                close(fds[n]);
+        if (*sizefd >= 0)
+            close(*sizefd);
+        *sizefd = -1;
+    }
     return rc;
 }
 
@@ -811,8 +881,10 @@ void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len
 void store_note_write(struct ofile *of, uint64_t end)
 {
     pthread_mutex_lock(&of->mu);
-    if (end > of->size)
+    if (end > of->size) {
         of->size = end;
+        size_publish(of);
+    }
     pthread_mutex_unlock(&of->mu);
 }
 

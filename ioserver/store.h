@@ -44,6 +44,9 @@ struct ofile {
     pthread_mutex_t mu;          /* size, block locks */
     pthread_cond_t blk_cv;       /* CLOCK_MONOTONIC */
     uint64_t size;               /* local size (bytes of local space) */
+    int sizefd;                  /* memfd whose first 8 bytes mirror size, for
+                                  * same-host readers (-1: none yet) */
+    uint64_t *sizemap;           /* its mapping (under mu) */
     uint64_t *blk;               /* local blocks locked for read-modify-write */
     unsigned nblk, capblk;
     struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
@@ -99,6 +102,11 @@ int store_rename(struct store *st, const char *from, const char *to, char *msg, 
 
 uint64_t store_size(struct ofile *of);
 int store_setsize(struct ofile *of, uint64_t local_size);
+/* A read-only descriptor of a page whose first 8 bytes are the local size,
+ * kept current (same-host readers map it: local.c), and read-only
+ * descriptors of the datafiles (fds[0..ndisks)), buffered. 0 or -errno; the
+ * caller closes what it got. */
+int store_local_fds(struct ofile *of, int *sizefd, int *fds);
 int store_prealloc(struct ofile *of, uint64_t off, uint64_t len);
 /* MPI_File_sync: fdatasync of every datafile. Both descriptors of a
  * datafile (O_DIRECT and its buffered twin) name one inode, so one

@@ -453,3 +453,11 @@ t_stat_sum() { awk -v k="$2" '$2==k{s+=$3} END{print s+0}' "$1" 2>/dev/null || e
 t_other_transport() {
   if [ "$("$SRC/scripts/auto-transport.sh")" = tcp ]; then echo ucx; else echo tcp; fi
 }
+# t_other_pass: the second pass's environment: the other transport, and
+# reads through the servers (DDIO_LOCAL_READ=0): the first pass reads
+# contiguous ranges on this host from the servers' datafiles, as users do,
+# so the servers' read path is exercised here
+t_other_pass() {
+  DDIO_TRANSPORT=$(t_other_transport)
+  export DDIO_TRANSPORT DDIO_LOCAL_READ=0
+}

@@ -182,6 +182,12 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #define CLEANUP (free(m.from), free(m.to))
     SIMPLE(FZ_RENAME, struct ddio_rename, ddio_dec_rename, ddio_enc_rename)
 #undef CLEANUP
+#define CLEANUP free(m.name)
+    SIMPLE(FZ_LOCAL_REQ, struct ddio_local_req, ddio_dec_local_req, ddio_enc_local_req)
+#undef CLEANUP
+#define CLEANUP (void)0
+    SIMPLE(FZ_LOCAL_MSG, struct ddio_local_msg, ddio_dec_local_msg, ddio_enc_local_msg)
+#undef CLEANUP
     case FZ_XFER: {
         struct ddio_xfer m;
         int rc = ddio_dec_xfer(p, n, &m);

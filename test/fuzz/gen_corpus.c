@@ -208,6 +208,16 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_rename(&w, &rn);
     emit("rename", FZ_RENAME, &w);
+    struct ddio_local_req lq = { .handle = 3, .name = DDIO_LOCAL_PREFIX "42/00ff" };
+    memset(lq.nonce, 7, sizeof(lq.nonce));
+    ddio_wbuf_init(&w);
+    ddio_enc_local_req(&w, &lq);
+    emit("local_req", FZ_LOCAL_REQ, &w);
+    struct ddio_local_msg lm = { .ndisks = 2, .block_size = 1 << 20 };
+    memset(lm.nonce, 9, sizeof(lm.nonce));
+    ddio_wbuf_init(&w);
+    ddio_enc_local_msg(&w, &lm);
+    emit("local_msg", FZ_LOCAL_MSG, &w);
 }
 
 /* A descriptor as its own target, and inside an XFER like on the wire. */

@@ -89,11 +89,18 @@ posix_transport() {   # the mount's data went the way DDIO_TRANSPORT says ($XPOR
   dd if="$T/rand" of="$M/p/x" bs=1M status=none
   dd if="$M/p/x" bs=1M status=none | cmp - "$T/rand"
   p1=$(stats_sum ucx_put_bytes); g1=$(stats_sum ucx_get_bytes)
+  # reads: on this host from the servers' datafiles (same-host reads), or
+  # with DDIO_LOCAL_READ=0 (the second pass) by the transport like writes
+  local p_want=2000000; [ "${DDIO_LOCAL_READ:-1}" = 0 ] || p_want=0
   if [ "$XPORT" = ucx ]; then   # FUSE's requests (128 KiB) reach DDIO_UCX_MIN_STREAM
-    [ $((p1 - p0)) -ge 2000000 ] && [ $((g1 - g0)) -ge 2000000 ] \
+    [ $((p1 - p0)) -ge $p_want ] && [ $((g1 - g0)) -ge 2000000 ] \
       || die "ucx: only $((p1 - p0)) bytes read and $((g1 - g0)) written by UCX of 3000017"
   else
     [ "$p1" = "$p0" ] && [ "$g1" = "$g0" ] || die "tcp, yet $((p1 - p0)) / $((g1 - g0)) bytes by UCX"
+  fi
+  if [ "${DDIO_LOCAL_READ:-1}" != 0 ]; then
+    [ "$p1" = "$p0" ] && [ "$(stats_sum local_handovers)" -gt 0 ] \
+      || die "same-host reads: $((p1 - p0)) bytes read by UCX, $(stats_sum local_handovers) handovers"
   fi
   rm "$M/p/x"
 }
@@ -134,9 +141,11 @@ mpi_relative() {   # a relative name under the mount's working directory
 mpi_read_cp() {   # cp into the mount, MPI-IO reads it by plain path and by ddio:
   mkdir -p "$M/mpi"
   cp "$T/rand" "$M/mpi/cp.bin"
-  local before; before=$(stats_sum xfers)
+  local before h0; before=$(stats_sum xfers); h0=$(stats_sum local_handovers)
   env -u DDIO_SERVERS mpiexec -n 1 "$FILECMP" "$M/mpi/cp.bin" "ufs:$T/rand"
-  [ "$(stats_sum xfers)" -gt "$before" ] || die "the plain-path read did not reach the servers"
+  # through the servers, or (same-host reads) from the files they handed over
+  [ "$(stats_sum xfers)" -gt "$before" ] || [ "$(stats_sum local_handovers)" -gt "$h0" ] \
+    || die "the plain-path read did not reach the servers"
   mpiexec -n 1 "$FILECMP" "ddio:/mpi/cp.bin" "ufs:$T/rand"
 }
 mpi_delete() {

@@ -51,7 +51,10 @@ head -c 3000017 /dev/urandom > "$tmp/rand"
 group() {  # group NAME: one ddio-run --mount session running that group's cases
   local g=$1 log="$tmp/$1.log" rc
   rm -rf "$tmp/srv-$g"; mkdir -p "$tmp/srv-$g"
-  timeout -k 10 "$T_LIMIT" "$top/tools/ddio-run" -s 2 --root "$tmp/srv-$g" --mount "$M" -- \
+  # errors: a stopped server must fail reads too (same-host reads would be
+  # served from its files without it)
+  local lr=${DDIO_LOCAL_READ:-1}; [ "$g" = errors ] && lr=0
+  DDIO_LOCAL_READ=$lr timeout -k 10 "$T_LIMIT" "$top/tools/ddio-run" -s 2 --root "$tmp/srv-$g" --mount "$M" -- \
     bash "$here/mount-cases.sh" "$g" >"$log" 2>&1
   rc=$?
   t_relay "$log"

@@ -6,6 +6,5 @@
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
-DDIO_TRANSPORT=$(t_other_transport)
-export DDIO_TRANSPORT
+t_other_pass
 exec "$SRC/test/mpi/run-mpi-tests.sh" --data-groups "$@"

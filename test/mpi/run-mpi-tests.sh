@@ -104,8 +104,9 @@ ddio_vs_ufs_coll() {
 # pass on the other transport (test/mpi/run-mpi-tests-other.sh). Left out:
 # descriptor sizes, metadata (open/EXCL/delete, hints' errors, missing
 # servers, authentication, ABI) and small I/O that goes by TCP whatever the
-# transport (below DDIO_UCX_MIN_STREAM, or forced: shortsend).
-NOT_DATA=" busy sameblock smallio excl delclose desc-size errors missing auth abi shortsend "
+# transport (below DDIO_UCX_MIN_STREAM, or forced: shortsend); same-host
+# reads (local: the second pass turns them off, t_other_pass in test/lib.sh).
+NOT_DATA=" busy sameblock smallio excl delclose desc-size errors missing auth abi shortsend local "
 if [ "${1:-}" = --data-groups ]; then
   shift
   groups=()
@@ -172,7 +173,8 @@ if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-
   HOT_CACHED='$2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "read_cache_bytes: " ok+0 " of " NS " servers served reads from the page cache"; exit 1}}'
   root="$tmp/srv-hot"; mkdir -p "$root"
   export -f stats_check; export top tmp HOT_CACHED
-  t_step hot/ddio "$run" -s 2 --root "$root" -- bash -c \
+  # (reads through the servers: same-host reads would bypass their cache)
+  t_step hot/ddio env DDIO_LOCAL_READ=0 "$run" -s 2 --root "$root" -- bash -c \
     'mpiexec -n 4 "$0" "$1" && stats_check 2 "$HOT_CACHED" read_cache_bytes read_disk_bytes write_cache_bytes write_direct_bytes' \
     "$bin/t_hot" ddio:/hot
   ufs_run hot 4 "$bin/t_hot"; hot_ufs="$U/hot"
@@ -191,6 +193,27 @@ if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-
   t_step hot-durable-write-kill "$run" -s 2 --root "$root" -- sh -c \
     "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
   t_step hot-durable-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
+fi
+if t_selected local; then  # same-host reads from the servers' datafiles (ddio_core_local.c)
+  # every server handed its descriptors over and served no read itself;
+  # with DDIO_LOCAL_READ=0 (and with the hint off) the servers read, as before
+  LOCAL_ON='$2=="local_handovers"{n++; if ($3>0) ok++} $2=="read_cache_bytes"||$2=="read_disk_bytes"{rd+=$3} END{if (n!=NS || ok!=n || rd!=0) {print "local_handovers: " ok+0 " of " NS " servers; bytes the servers read: " rd+0; exit 1}}'
+  LOCAL_OFF='$2=="local_handovers"{h+=$3} $2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (h!=0 || ok!=NS) {print "handovers " h+0 ", servers that read: " ok+0 " of " NS; exit 1}}'
+  export -f stats_check; export top tmp LOCAL_ON LOCAL_OFF
+  local_run() {  # NAME FILTER RUN-ARGS... -- ENV...
+    local name=$1 filter=$2 root="$tmp/srv-$1"; shift 2
+    mkdir -p "$root"
+    t_step "$name/ddio" "$run" --root "$root" "$@" -- bash -c \
+      'mpiexec -n 3 "$0" "$1" && stats_check "$2" "$3" local_handovers read_cache_bytes read_disk_bytes' \
+      "$bin/t_local" "ddio:/$name" "$ns" "$filter"
+    t_step "$name/cmp" "$run" --root "$root" "$@" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/local"
+  }
+  ufs_run local 3 "$bin/t_local"
+  ns=2; local_run local "$LOCAL_ON" -s 2
+  # three servers of two disks each, 64 KiB blocks, 64 KiB stripes
+  ns=3; DDIO_TEST_HINTS=striping_unit=65536 local_run local-disks "$LOCAL_ON" -s 3 -d 2 -b 65536
+  ns=2; DDIO_LOCAL_READ=0 local_run local-off "$LOCAL_OFF" -s 2
+  ns=2; DDIO_TEST_HINTS=romio_ddio_local_read=disable local_run local-hint-off "$LOCAL_OFF" -s 2
 fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
 if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi
@@ -391,8 +414,10 @@ if t_selected nonblock; then
     t_nonblock
   # overlap: servers throttled to 4 MiB/s per disk, 4 MiB per rank per
   # case (about 1 s of I/O): call < 25% and compute + wait < 80% of the sum
+  # (reads through the servers: same-host reads come from the page cache,
+  # unthrottled, too fast to show anything)
   mkdir -p "$tmp/srv-overlap"
-  t_step nonblock-overlap "$run" -s 2 --throttle-mbps 4 --root "$tmp/srv-overlap" -- \
+  t_step nonblock-overlap env DDIO_LOCAL_READ=0 "$run" -s 2 --throttle-mbps 4 --root "$tmp/srv-overlap" -- \
     mpiexec -n 2 "$bin/t_nonblock" overlap 4 ddio:/overlap
 fi
 if t_selected features; then

@@ -137,6 +137,7 @@ void test_independent_64k_of_2(void);
 void test_independent_4k_of_2(void);
 void test_inline(void);
 void test_once(void);
+void test_local(void);
 void test_collective(void);
 void test_resent_gate(void);
 void test_write_order(void);

@@ -1524,6 +1524,51 @@ START_TEST(cancel_msg)
 }
 END_TEST
 
+START_TEST(local_msgs)
+{
+    struct ddio_wbuf w;
+    struct ddio_local_req q = {.handle = 9, .name = DDIO_LOCAL_PREFIX "12/ab"}, rq;
+    struct ddio_local_msg m = {.ndisks = 3, .block_size = 65536}, rm;
+    memset(q.nonce, 0x5a, sizeof(q.nonce));
+    ddio_wbuf_init(&w);
+    ddio_enc_local_req(&w, &q);
+    ck_assert_int_eq(ddio_dec_local_req(w.p, w.len, &rq), 0);
+    ck_assert_uint_eq(rq.handle, 9);
+    ck_assert_str_eq(rq.name, q.name);
+    ck_assert_mem_eq(rq.nonce, q.nonce, sizeof(q.nonce));
+    free(rq.name);
+    ck_assert_int_eq(ddio_dec_local_req(w.p, w.len - 1, &rq), -EPROTO);
+    ck_assert_ptr_null(rq.name);
+    ddio_wbuf_free(&w);
+    /* the server connects to the name: another program's socket refused */
+    q.name = "/tmp/.X11-unix/X0";
+    ddio_wbuf_init(&w);
+    ddio_enc_local_req(&w, &q);
+    ck_assert_int_eq(ddio_dec_local_req(w.p, w.len, &rq), -EPROTO);
+    ck_assert_ptr_null(rq.name);
+    ddio_wbuf_free(&w);
+    memset(m.nonce, 0xa5, sizeof(m.nonce));
+    ddio_wbuf_init(&w);
+    ddio_enc_local_msg(&w, &m);
+    ck_assert_int_eq(ddio_dec_local_msg(w.p, w.len, &rm), 0);
+    ck_assert_uint_eq(rm.ndisks, 3);
+    ck_assert_uint_eq(rm.block_size, 65536);
+    ck_assert_mem_eq(rm.nonce, m.nonce, sizeof(m.nonce));
+    ddio_wbuf_free(&w);
+    /* no disks, too many, a zero block size: refused */
+    for (int k = 0; k < 3; k++) {
+        struct ddio_local_msg bad = m;
+        if (k == 0) bad.ndisks = 0;
+        if (k == 1) bad.ndisks = DDIO_MAX_LOCAL_DISKS + 1;
+        if (k == 2) bad.block_size = 0;
+        ddio_wbuf_init(&w);
+        ddio_enc_local_msg(&w, &bad);
+        ck_assert_int_eq(ddio_dec_local_msg(w.p, w.len, &rm), -EPROTO);
+        ddio_wbuf_free(&w);
+    }
+}
+END_TEST
+
 START_TEST(bad_ucx)
 {
     struct ddio_wbuf w;
@@ -1986,6 +2031,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, xfer_once);
     tcase_add_test(tc, xfer_resent);
     tcase_add_test(tc, cancel_msg);
+    tcase_add_test(tc, local_msgs);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
 

@@ -1,0 +1,335 @@
+/* Same-host reads (LOCAL, PROTOCOL.md): when a file's stripe servers run on
+ * this host, a contiguous read is served by the client itself from the
+ * servers' datafiles, through descriptors the servers hand over once per
+ * open file: one copy out of the page cache, as ufs: pays, instead of a
+ * round trip with the data on the connection. The servers keep every write
+ * (its order, durability, replay); a server publishes its local size in a
+ * shared page, so the end of file and holes read as the server would answer.
+ *
+ * The descriptors are only trusted while the connection they came with is
+ * the one the file's handle lives on and has nothing to say (no hangup, no
+ * message): a server that died or restarted is then read the usual way,
+ * which reconnects or fails as every other call does. Writes never take this
+ * path, so MPI-IO's consistency is the servers': what a rank wrote (DONE
+ * came back) is in the page cache these reads see. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ddio_core.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ddio_log.h"
+#include "ddio_net.h"
+
+struct ddio_local {
+    unsigned gen;               /* conn->gen the descriptors came with */
+    int state;                  /* 1: usable; -1: not offered (another host) */
+    int nfds;                   /* datafiles, one per server disk */
+    int fds[DDIO_MAX_LOCAL_DISKS];
+    const uint64_t *size;       /* the server's local size (shared page) */
+    struct ddio_stripe disks;   /* local offset -> (disk, offset) */
+};
+
+/* ---- the process's listener ------------------------------------------------- */
+
+static pthread_mutex_t lis_mu = PTHREAD_MUTEX_INITIALIZER;
+static int lis_fd = -1;
+static pid_t lis_pid;
+static char lis_name[64];
+
+/* lis_mu held: an abstract SOCK_SEQPACKET listener named for this process */
+static int listener(void)
+{
+    uint64_t r = 0;
+    if (lis_fd >= 0 && lis_pid == getpid())
+        return lis_fd;
+    if (lis_fd >= 0)
+        close(lis_fd);      /* a forked child's copy: never its own */
+    lis_fd = -1;
+    if (getrandom(&r, sizeof(r), 0) != (ssize_t) sizeof(r))
+        return -1;
+    snprintf(lis_name, sizeof(lis_name), DDIO_LOCAL_PREFIX "%d/%016llx", (int) getpid(),
+             (unsigned long long) r);
+    struct sockaddr_un a = {.sun_family = AF_UNIX };
+    size_t n = strlen(lis_name);
+    memcpy(a.sun_path + 1, lis_name, n);
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -1;
+    if (bind(s, (struct sockaddr *) &a, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + n))
+        || listen(s, 64)) {
+        close(s);
+        return -1;
+    }
+    lis_fd = s;
+    lis_pid = getpid();
+    return s;
+}
+
+/* ---- taking the descriptors ------------------------------------------------- */
+
+static void close_fds(const int *fds, int n)
+{
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+}
+
+/* one queued message on an accepted connection: the nonce must match */
+static int take_msg(int s, const uint8_t *nonce, struct ddio_local *L)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * (DDIO_MAX_LOCAL_DISKS + 1))];
+        struct cmsghdr align;
+    } u;
+    uint8_t p[64];
+    struct iovec iov = {.iov_base = p,.iov_len = sizeof(p) };
+    struct msghdr mh = {.msg_iov = &iov,.msg_iovlen = 1,.msg_control = u.buf,
+        .msg_controllen = sizeof(u.buf)
+    };
+    struct ddio_local_msg m;
+    int fds[DDIO_MAX_LOCAL_DISKS + 1], nfd = 0;
+    ssize_t n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+
+    for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && nfd == 0) {
+            nfd = (int) ((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t) nfd);
+        }
+    if (n < 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || ddio_dec_local_msg(p, (size_t) n, &m)
+        || memcmp(m.nonce, nonce, DDIO_LOCAL_NONCE) || nfd != (int) m.ndisks + 1) {
+        close_fds(fds, nfd);
+        return -1;
+    }
+    void *map = mmap(NULL, sizeof(uint64_t), PROT_READ, MAP_SHARED, fds[0], 0);
+    close(fds[0]);
+    if (map == MAP_FAILED) {
+        close_fds(fds + 1, nfd - 1);
+        return -1;
+    }
+    L->size = map;
+    L->nfds = nfd - 1;
+    memcpy(L->fds, fds + 1, sizeof(int) * (size_t) L->nfds);
+    L->disks.unit = m.block_size;
+    L->disks.count = m.ndisks;
+    return 0;
+}
+
+/* after the server's reply its connection and message are queued: accept
+ * until ours is found (a stale one from a failed earlier try is dropped) */
+static int take_fds(int lis, const uint8_t *nonce, struct ddio_local *L)
+{
+    for (int k = 0; k < 8; k++) {
+        int s = accept4(lis, NULL, NULL, SOCK_CLOEXEC);
+        if (s < 0)
+            return -1;
+        int rc = take_msg(s, nonce, L);
+        close(s);
+        if (rc == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* c->mu held: LOCAL for stripe server i's handle. 0: L is usable; -1: this
+ * server will not be read locally (another host, an old server, an error:
+ * logged at debug level, the reads go to the server as before) */
+static int acquire(struct ddio_fh *f, int i, struct ddio_local *L)
+{
+    struct ddio_conn *c = f->srv[i].conn;
+    struct ddio_local_req m = {.handle = f->srv[i].handle };
+    struct ddio_wbuf w;
+    struct ddio_err e;
+    uint8_t *reply = NULL;
+    size_t len = 0;
+    int rc = -1, lis;
+
+    memset(&e, 0, sizeof(e));
+    pthread_mutex_lock(&lis_mu);
+    if ((lis = listener()) >= 0 && getrandom(m.nonce, sizeof(m.nonce), 0) == sizeof(m.nonce)) {
+        m.name = lis_name;
+        ddio_wbuf_init(&w);
+        ddio_enc_local_req(&w, &m);
+        rc = ddio_conn_call_locked(c, DDIO_T_LOCAL, &w, ddio_now_ms() + f->timeout_ms, &reply,
+                                   &len, &e);
+        ddio_wbuf_free(&w);
+        free(reply);
+        if (rc == 0 && take_fds(lis, m.nonce, L))
+            ddio_err_set(&e, EPROTO, "no descriptors came with the answer");
+        rc = e.errnum ? -1 : 0;
+    }
+    pthread_mutex_unlock(&lis_mu);
+    if (rc)
+        DDIO_DEBUG("local reads of %s from %s: off (%s)", f->path ? f->path : "?",
+                       c->name, e.errnum ? e.msg : "no local socket");
+    return rc;
+}
+
+static void local_clear(struct ddio_local *L)
+{
+    close_fds(L->fds, L->nfds);
+    if (L->size)
+        munmap((void *) L->size, sizeof(uint64_t));
+    memset(L, 0, sizeof(*L));
+}
+
+void ddio_local_release(struct ddio_fh *f)
+{
+    for (int i = 0; f->srv && i < f->nsrv; i++) {
+        if (f->srv[i].local)
+            local_clear(f->srv[i].local);
+        free(f->srv[i].local);
+        f->srv[i].local = NULL;
+    }
+}
+
+/* stripe server i's descriptors if they can be trusted now: its handle is
+ * on the connection they came with, which nobody else is using; NULL: read
+ * through the server. *sock: the connection's socket, for quiet_all. */
+static struct ddio_local *usable(struct ddio_fh *f, int i, int *sock)
+{
+    struct ddio_srv *s = &f->srv[i];
+    struct ddio_conn *c = s->conn;
+    struct ddio_local *L = s->local;
+
+    if (!c || !s->is_open || (L && L->state < 0 && L->gen == s->gen))
+        return NULL;
+    if (!L && !(L = s->local = calloc(1, sizeof(*L))))
+        return NULL;
+    if (pthread_mutex_trylock(&c->mu))
+        return NULL;    /* another thread is talking to it: its way */
+    int ok = c->gen == s->gen && c->sock >= 0;
+    if (ok && (L->state != 1 || L->gen != s->gen)) {
+        local_clear(L);
+        L->gen = s->gen;
+        L->state = acquire(f, i, L) ? -1 : 1;
+        ok = L->state == 1 && c->sock >= 0;
+    }
+    *sock = c->sock;
+    pthread_mutex_unlock(&c->mu);
+    return ok ? L : NULL;
+}
+
+/* the connections have nothing to say: no hangup, no message waiting (a
+ * server that died or restarted has closed its end) */
+static int quiet_all(const int *socks, int n)
+{
+    struct pollfd p[DDIO_MAX_SERVERS];
+    for (int i = 0; i < n; i++)
+        p[i] = (struct pollfd) {.fd = socks[i],.events = POLLIN | POLLRDHUP };
+    return poll(p, (nfds_t) n, 0) == 0;
+}
+
+/* ---- the read ---------------------------------------------------------------- */
+
+typedef struct lread {
+    struct ddio_local **L;      /* per stripe server (NULL: not read) */
+    uint64_t *size;             /* each one's local size, read once */
+    char *buf;
+    uint64_t off;               /* logical offset of buf[0] */
+    uint64_t n;                 /* !raw: bytes below the end of file */
+    int raw;
+    uint64_t got;               /* bytes found in datafiles */
+    uint32_t cur;               /* disk_piece: the server, and where its */
+    char *dst;                  /* local offset base goes */
+    uint64_t base;
+} lread;
+
+/* a disk's share of a server's local range; past the datafile's end: zeros */
+static int disk_piece(void *arg, uint32_t disk, uint64_t local_off, uint64_t doff, uint64_t len)
+{
+    lread *r = arg;
+    const struct ddio_local *L = r->L[r->cur];
+    char *dst = r->dst + (local_off - r->base);
+    uint64_t done = 0;
+
+    while (done < len) {
+        ssize_t k = pread(L->fds[disk], dst + done, len - done, (off_t) (doff + done));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -errno;
+        if (k == 0)
+            break;
+        done += (uint64_t) k;
+    }
+    memset(dst + done, 0, len - done);
+    return 0;
+}
+
+/* one stripe unit's piece of the range: the bytes below its server's local
+ * size from the datafiles; below the end of file but past that size: a hole */
+static int stripe_piece(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
+                        uint64_t len)
+{
+    lread *r = arg;
+    uint64_t sz = r->size[server], pos = logical_off - r->off;
+    uint64_t avail = sz > local_off ? (sz - local_off < len ? sz - local_off : len) : 0;
+    uint64_t want = r->raw ? avail : len;
+    int rc = 0;
+
+    if (!r->L[server])
+        return 0;
+    if (avail) {
+        r->dst = r->buf + pos;
+        r->base = local_off;
+        r->cur = server;
+        rc = ddio_layout_foreach(&r->L[server]->disks, local_off, avail, disk_piece, r);
+        r->got += avail;
+    }
+    if (want > avail)
+        memset(r->buf + pos + avail, 0, want - avail);
+    return rc;
+}
+
+/* !raw: the stream bytes below the logical end of file (every server's) */
+static uint64_t below_eof(const struct ddio_fh *f, const uint64_t *size, uint64_t off,
+                          uint64_t len)
+{
+    uint64_t eof = 0;
+    for (int i = 0; i < f->nsrv; i++) {
+        uint64_t e = ddio_layout_logical_end(&f->stripe, (uint32_t) i, size[i]);
+        if (e > eof)
+            eof = e;
+    }
+    return eof <= off ? 0 : (eof - off < len ? eof - off : len);
+}
+
+int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
+                     const char *only, int raw, uint64_t *bytes)
+{
+    struct ddio_local *L[DDIO_MAX_SERVERS] = { 0 };
+    uint64_t size[DDIO_MAX_SERVERS];
+    int socks[DDIO_MAX_SERVERS], n = 0;
+    lread r = {.L = L,.size = size,.buf = buf,.off = off,.raw = raw };
+
+    if (!f->local_read || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0)
+        return 0;
+    /* without raw every server's size matters (the end of file) */
+    for (int i = 0; i < f->nsrv; i++) {
+        if (raw && only && !only[i])
+            continue;
+        if (!(L[i] = usable(f, i, &socks[n++])))
+            return 0;
+        size[i] = __atomic_load_n(L[i]->size, __ATOMIC_ACQUIRE);
+    }
+    if (!quiet_all(socks, n))
+        return 0;
+    for (int i = 0; only && i < f->nsrv; i++)
+        if (!only[i])
+            L[i] = NULL;        /* sized, not read */
+    r.n = raw ? len : below_eof(f, size, off, len);
+    if (r.n && ddio_layout_foreach(&f->stripe, off, r.n, stripe_piece, &r))
+        return 0;       /* a read error: the server's path reports it */
+    *bytes = raw ? r.got : r.n;
+    return 1;
+}

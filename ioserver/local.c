@@ -1,0 +1,85 @@
+/* LOCAL: a client on this host reads a file's bytes itself. The server hands
+ * it read-only descriptors of the file's datafiles (buffered: the page cache
+ * the server's own independent I/O goes through) and of a page that mirrors
+ * the file's local size, over an abstract AF_UNIX socket the client listens
+ * on. Reads of cached data then cost the client one copy out of the page
+ * cache, the same as ufs:, instead of a round trip with the data on the
+ * connection. Only reading: writes, their order, durability and replay stay
+ * with the server. A client elsewhere cannot be reached (abstract names are
+ * per network namespace): the connect fails and the client reads as before. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "local.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+
+/* connect to the client's listener (queued in its backlog: no wait) */
+static int dial(const char *name)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    if (n + 1 > sizeof(a.sun_path))
+        return -ENAMETOOLONG;
+    memcpy(a.sun_path + 1, name, n);        /* abstract: leading NUL */
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -errno;
+    if (connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n))) {
+        int rc = -errno;
+        close(s);
+        return rc;
+    }
+    return s;
+}
+
+/* one message: the encoded ddio_local_msg and the descriptors */
+static int send_fds(int s, const struct ddio_wbuf *w, const int *fds, int n)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * (DDIO_MAX_LOCAL_DISKS + 1))];
+        struct cmsghdr align;
+    } u;
+    struct iovec iov = {.iov_base = w->p, .iov_len = w->len};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                        .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n)};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)n);
+    return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)w->len ? 0 : -errno;
+}
+
+int local_hand_over(struct ofile *of, const struct ddio_local_req *m)
+{
+    int fds[DDIO_MAX_LOCAL_DISKS + 1], rc, s;
+    if (of->ndisks > (int)DDIO_MAX_LOCAL_DISKS)
+        return -E2BIG;
+    if ((rc = store_local_fds(of, &fds[0], fds + 1)))
+        return rc;
+    struct ddio_local_msg msg = {.ndisks = (uint32_t)of->ndisks, .block_size = of->block_size};
+    memcpy(msg.nonce, m->nonce, DDIO_LOCAL_NONCE);
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_local_msg(&w, &msg);
+    if (w.err)
+        rc = -ENOMEM;
+    else if ((s = dial(m->name)) < 0)
+        rc = s;
+    else {
+        rc = send_fds(s, &w, fds, of->ndisks + 1);
+        close(s);
+    }
+    ddio_wbuf_free(&w);
+    for (int i = 0; i <= of->ndisks; i++)
+        close(fds[i]);
+    return rc;
+}

@@ -1,0 +1,134 @@
+/* LOCAL (ioserver/local.c): a same-host client gets a file's read-only
+ * datafile descriptors and a page mirroring its local size. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "srv_harness.h"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+/* an abstract SOCK_SEQPACKET listener named name (no leading NUL) */
+static int listen_abstract(const char *name)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    size_t n = strlen(name);
+    memcpy(a.sun_path + 1, name, n);
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    CHECK(s >= 0, "socket: %s", strerror(errno));
+    CHECK(bind(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) == 0
+          && listen(s, 4) == 0, "bind/listen %s: %s", name, strerror(errno));
+    return s;
+}
+
+static int local_call(struct cl *c, uint64_t handle, const char *name, const uint8_t *nonce)
+{
+    struct ddio_local_req q = {.handle = handle, .name = (char *)name};
+    memcpy(q.nonce, nonce, DDIO_LOCAL_NONCE);
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_local_req(&w, &q);
+    return call_simple(c, DDIO_T_LOCAL, &w);
+}
+
+/* the one queued message: its header and descriptors (returns how many) */
+static int take(int lis, struct ddio_local_msg *m, int *fds)
+{
+    int s = accept4(lis, NULL, NULL, SOCK_CLOEXEC), n = 0;
+    CHECK(s >= 0, "no connection from the server: %s", strerror(errno));
+    union { char b[CMSG_SPACE(sizeof(int) * 65)]; struct cmsghdr al; } u;
+    uint8_t p[64];
+    struct iovec iov = {.iov_base = p, .iov_len = sizeof(p)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+                        .msg_controllen = sizeof(u.b)};
+    ssize_t k = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+    CHECK(k > 0, "recvmsg: %s", k < 0 ? strerror(errno) : "nothing");
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+        if (cm->cmsg_type == SCM_RIGHTS) {
+            n = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)n);
+        }
+    CHECK(ddio_dec_local_msg(p, (size_t)k, m) == 0, "undecodable local message");
+    close(s);
+    return n;
+}
+
+void test_local(void)
+{
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128], name[96];
+    uint8_t nonce[DDIO_LOCAL_NONCE];
+    layout_for(c, &l, 1u << 20, 1);
+    path_name(p, sizeof(p), "local");
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, &r) == 0, "create %s", p);
+    uint64_t len = 100000;
+    uint8_t *w = malloc(len), *back = malloc(len);
+    fill_pattern(w, len, 11);
+    struct ddio_desc d;
+    struct dspec s = {.disp = 0, .count = 1, .len = len, .extent = (int64_t)len, .length = len};
+    build_desc(&s, &d);
+    struct xres x = cl_xfer(c, r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, &d, w, NULL, TMO);
+    CHECK(x.status == 0, "write failed (%s)", strerror(x.status));
+
+    snprintf(name, sizeof(name), DDIO_LOCAL_PREFIX "srv-test/%d", (int)getpid());
+    int lis = listen_abstract(name), fds[65];
+    memset(nonce, 0x3c, sizeof(nonce));
+    CHECK(local_call(c, r.handle, name, nonce) == 0, "LOCAL refused");
+    struct ddio_local_msg m;
+    int n = take(lis, &m, fds);
+    CHECK(!memcmp(m.nonce, nonce, sizeof(nonce)), "the nonce did not come back");
+    CHECK(m.ndisks == c->ndisks && m.block_size == c->bsize && n == (int)m.ndisks + 1,
+          "ndisks %u block %" PRIu64 " with %d descriptors (server: %u disks, %" PRIu64 ")",
+          m.ndisks, m.block_size, n, c->ndisks, c->bsize);
+    const uint64_t *size = mmap(NULL, 8, PROT_READ, MAP_SHARED, fds[0], 0);
+    CHECK(size != MAP_FAILED, "size page: %s", strerror(errno));
+    CHECK(*size == len, "size page says %" PRIu64 ", wrote %" PRIu64, *size, len);
+    CHECK(mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0) == MAP_FAILED,
+          "the size page can be mapped writable");
+    if (m.ndisks == 1) {
+        CHECK(pread(fds[1], back, len, 0) == (ssize_t)len && !memcmp(back, w, len),
+              "the datafile does not hold what was written");
+        CHECK(pwrite(fds[1], w, 1, 0) < 0 && errno == EBADF, "the datafile is writable");
+    }
+    /* a later write moves the size the page shows, no new LOCAL needed */
+    struct dspec s2 = {.disp = (int64_t)len, .count = 1, .len = len, .extent = (int64_t)len,
+                       .length = len};
+    struct ddio_desc d2;
+    build_desc(&s2, &d2);
+    x = cl_xfer(c, r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, &d2, w, NULL, TMO);
+    CHECK(x.status == 0 && *size == 2 * len, "after a second write: status %d, size page %" PRIu64,
+          x.status, *size);
+    /* and so does SETSIZE */
+    struct ddio_setsize ss = {.handle = r.handle, .local_size = 1234};
+    struct ddio_wbuf sw;
+    ddio_wbuf_init(&sw);
+    ddio_enc_setsize(&sw, &ss);
+    CHECK(call_simple(c, DDIO_T_SETSIZE, &sw) == 0 && *size == 1234,
+          "after SETSIZE 1234 the size page says %" PRIu64, *size);
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    munmap((void *)size, 8);
+
+    /* nobody listening under the name: EHOSTUNREACH, the connection stays */
+    char none[96];
+    snprintf(none, sizeof(none), DDIO_LOCAL_PREFIX "nobody/%d", (int)getpid());
+    CHECK(local_call(c, r.handle, none, nonce) == EHOSTUNREACH,
+          "LOCAL to a name nobody listens on: not EHOSTUNREACH");
+    CHECK(local_call(c, r.handle + 1000, name, nonce) == EBADF, "LOCAL of a bad handle: not EBADF");
+    CHECK(cl_handle_op(c, DDIO_T_STAT, r.handle, &v) == 0 && v == 1234,
+          "STAT after the refusals: %" PRIu64, v);
+    /* a name outside ddio's prefix is a malformed request */
+    CHECK(local_call(c, r.handle, "other-program", nonce) == EPROTO,
+          "LOCAL naming another program's socket: not EPROTO");
+    printf("ok   local: descriptors and size page handed over; refusals\n");
+    close(lis);
+    ddio_node_free(d.root);
+    ddio_node_free(d2.root);
+    free(w);
+    free(back);
+    cl_close(c);
+}
