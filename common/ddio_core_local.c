@@ -193,40 +193,52 @@ void ddio_local_release(struct ddio_fh *f)
 }
 
 /* stripe server i's descriptors if they can be trusted now: its handle is
- * on the connection they came with, which nobody else is using; NULL: read
- * through the server. *sock: the connection's socket, for quiet_all. */
-static struct ddio_local *usable(struct ddio_fh *f, int i, int *sock)
+ * on the connection they came with. Locks that connection (try-lock: a
+ * thread talking to it, or reading through it, sends this read the usual
+ * way); the caller unlocks it when done, so no thread renews, closes or
+ * reuses the descriptors under a read (the mount reads from many threads).
+ * NULL: not locked, read through the server. */
+static struct ddio_local *usable(struct ddio_fh *f, int i)
 {
     struct ddio_srv *s = &f->srv[i];
     struct ddio_conn *c = s->conn;
-    struct ddio_local *L = s->local;
+    struct ddio_local *L;
 
-    if (!c || !s->is_open || (L && L->state < 0 && L->gen == s->gen))
+    if (!c || !s->is_open || pthread_mutex_trylock(&c->mu))
         return NULL;
-    if (!L && !(L = s->local = calloc(1, sizeof(*L))))
+    if (!(L = s->local) && !(L = s->local = calloc(1, sizeof(*L)))) {
+        pthread_mutex_unlock(&c->mu);
         return NULL;
-    if (pthread_mutex_trylock(&c->mu))
-        return NULL;    /* another thread is talking to it: its way */
-    int ok = c->gen == s->gen && c->sock >= 0;
+    }
+    int ok = c->gen == s->gen && c->sock >= 0 && !(L->state < 0 && L->gen == s->gen);
     if (ok && (L->state != 1 || L->gen != s->gen)) {
         local_clear(L);
         L->gen = s->gen;
         L->state = acquire(f, i, L) ? -1 : 1;
         ok = L->state == 1 && c->sock >= 0;
     }
-    *sock = c->sock;
-    pthread_mutex_unlock(&c->mu);
+    if (!ok)
+        pthread_mutex_unlock(&c->mu);
     return ok ? L : NULL;
 }
 
-/* the connections have nothing to say: no hangup, no message waiting (a
- * server that died or restarted has closed its end) */
-static int quiet_all(const int *socks, int n)
+static void unlock_all(struct ddio_fh *f, struct ddio_local *const *L)
+{
+    for (int i = 0; i < f->nsrv; i++)
+        if (L[i])
+            pthread_mutex_unlock(&f->srv[i].conn->mu);
+}
+
+/* the connections (locked) have nothing to say: no hangup, no message
+ * waiting (a server that died or restarted has closed its end) */
+static int quiet_all(struct ddio_fh *f, struct ddio_local *const *L)
 {
     struct pollfd p[DDIO_MAX_SERVERS];
-    for (int i = 0; i < n; i++)
-        p[i] = (struct pollfd) {.fd = socks[i],.events = POLLIN | POLLRDHUP };
-    return poll(p, (nfds_t) n, 0) == 0;
+    nfds_t n = 0;
+    for (int i = 0; i < f->nsrv; i++)
+        if (L[i])
+            p[n++] = (struct pollfd) {.fd = f->srv[i].conn->sock,.events = POLLIN | POLLRDHUP };
+    return poll(p, n, 0) == 0;
 }
 
 /* ---- the read ---------------------------------------------------------------- */
@@ -307,10 +319,10 @@ static uint64_t below_eof(const struct ddio_fh *f, const uint64_t *size, uint64_
 int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
                      const char *only, int raw, uint64_t *bytes)
 {
-    struct ddio_local *L[DDIO_MAX_SERVERS] = { 0 };
+    struct ddio_local *L[DDIO_MAX_SERVERS] = { 0 }, *R[DDIO_MAX_SERVERS] = { 0 };
     uint64_t size[DDIO_MAX_SERVERS];
-    int socks[DDIO_MAX_SERVERS], n = 0;
-    lread r = {.L = L,.size = size,.buf = buf,.off = off,.raw = raw };
+    lread r = {.L = R,.size = size,.buf = buf,.off = off,.raw = raw };
+    int rc = 0;
 
     if (!f->local_read || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0)
         return 0;
@@ -318,18 +330,20 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
     for (int i = 0; i < f->nsrv; i++) {
         if (raw && only && !only[i])
             continue;
-        if (!(L[i] = usable(f, i, &socks[n++])))
+        if (!(L[i] = usable(f, i))) {
+            unlock_all(f, L);
             return 0;
+        }
         size[i] = __atomic_load_n(L[i]->size, __ATOMIC_ACQUIRE);
+        R[i] = !only || only[i] ? L[i] : NULL;  /* sized, maybe not read */
     }
-    if (!quiet_all(socks, n))
-        return 0;
-    for (int i = 0; only && i < f->nsrv; i++)
-        if (!only[i])
-            L[i] = NULL;        /* sized, not read */
-    r.n = raw ? len : below_eof(f, size, off, len);
-    if (r.n && ddio_layout_foreach(&f->stripe, off, r.n, stripe_piece, &r))
-        return 0;       /* a read error: the server's path reports it */
-    *bytes = raw ? r.got : r.n;
-    return 1;
+    if (quiet_all(f, L)) {
+        r.n = raw ? len : below_eof(f, size, off, len);
+        /* a read error: the server's path reports it */
+        rc = !r.n || !ddio_layout_foreach(&f->stripe, off, r.n, stripe_piece, &r);
+    }
+    unlock_all(f, L);
+    if (rc)
+        *bytes = raw ? r.got : r.n;
+    return rc;
 }

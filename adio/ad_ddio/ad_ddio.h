@@ -230,6 +230,10 @@ int ADIOI_DDIO_View_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e
 /* view data bytes that lie below the address `rel`, relative to the view's
  * first data byte (disp + base), in O(tree depth) */
 uint64_t ADIOI_DDIO_View_bytes_before(const ADIOI_DDIO_View * v, int64_t rel);
+/* datatypes this process described from ROMIO's flattened list because the
+ * tree builder refused them (each logged once to stderr): get_info's
+ * ddio_flat_types */
+long ADIOI_DDIO_Flat_types(void);
 
 /* ---- ad_ddio_pos.c: set_view and positions in the view, from the tree ---- */
 /* (ADIOI_DDIO_Set_view, _Get_position, _Get_byte_offset, _Get_eof_offset are
@@ -241,12 +245,21 @@ void ADIOI_DDIO_Advance_fp(ADIO_File fd, int file_ptr_type, const struct ddio_de
                            uint64_t len);
 
 /* ---- ad_ddio_type.c: trees from the datatype's constructors ---- */
+/* Why Tree_from_type gave up on a type: the innermost combiner it was
+ * reading (MPI_COMBINER_NAMED: the type as a whole) and a reason (NULL: no
+ * data, or out of memory) */
+typedef struct ADIOI_DDIO_Refusal {
+    int combiner;
+    const char *reason;
+} ADIOI_DDIO_Refusal;
 /* The tree of a non-contiguous type t, relative to its lowest data byte
  * (*base), placing bytes exactly as ROMIO's flattening does, in time
  * proportional to t's constructor description; NULL when t has no data, is
  * not supported, would be too large, or where ROMIO's flattening departs
- * from the MPI type map (the caller then uses Tree_from_flat). */
-struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base);
+ * from the MPI type map (the caller then uses Tree_from_flat; *why, if not
+ * NULL, says where and why). */
+struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base,
+                                            ADIOI_DDIO_Refusal * why);
 /* the same from ROMIO's flattened list (one entry per contiguous piece) */
 struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base);
 /* romio_ddio_check_desc: 0 if root (at base) has the same merged pieces, in

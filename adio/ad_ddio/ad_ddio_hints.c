@@ -53,7 +53,10 @@
  * (from ROMIO's flattened list), or "none" before the view's first
  * non-contiguous access (and for contiguous views, which need no tree); and
  * ddio_mem_builder: the same for the memory type of the last access with a
- * non-contiguous one (absent before the first).
+ * non-contiguous one (absent before the first); ddio_flat_types: how many
+ * datatypes this process has described from ROMIO's flattened list because
+ * the tree builder refused them (ad_ddio_view.c; each is also logged once
+ * to stderr), as of this file's last set_view or fallback.
  *
  * Every MPI_File_set_view passes through here (ADIO_Set_view calls
  * ADIO_SetInfo), so this is also where the cached file-view tree is
@@ -160,6 +163,8 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                        : f->transport == DDIO_XPORT_TCP ? "tcp" : "auto");
     /* the view may change here: view_get says how its tree was built */
     ADIOI_Info_set(fd->info, "ddio_desc_builder", "none");
+    snprintf(value, sizeof(value), "%ld", ADIOI_DDIO_Flat_types());
+    ADIOI_Info_set(fd->info, "ddio_flat_types", value);
     snprintf(value, sizeof(value), "%d", ddio_timeout_ms(f->timeout_s) / 1000);
     ADIOI_Info_set(fd->info, "romio_ddio_timeout", value);
     snprintf(value, sizeof(value), "%d", ADIOI_DDIO_Recover_ms(f) / 1000);

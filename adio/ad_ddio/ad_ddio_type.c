@@ -45,7 +45,25 @@ typedef struct tctx {
     int64_t budget;             /* nodes we may still create */
     int lbub_set;               /* ROMIO's flat->lb_idx/ub_idx are set */
     int nesting;
+    ADIOI_DDIO_Refusal *why;    /* the first refusal, for the caller's log */
 } tctx;
+
+/* Give up on the type (the caller falls back to ROMIO's flattened list),
+ * remembering the first reason: the innermost, the one a user can fix.
+ * build_combiner() adds the combiner it happened in. */
+static int refuse(tctx * c, const char *reason)
+{
+    if (c->why && !c->why->reason)
+        c->why->reason = reason;
+    return -1;
+}
+
+/* the combiner a refusal happened in: the innermost one, set once */
+static void refused_in(tctx * c, int comb)
+{
+    if (c->why && c->why->reason && c->why->combiner == MPI_COMBINER_NAMED)
+        c->why->combiner = comb;
+}
 
 /* One type's data: node `n` at offset `off` from the type's origin. */
 typedef struct tres {
@@ -95,7 +113,7 @@ static int node_depth(const struct ddio_node *n)
 static int spend(tctx * c, int64_t nodes)
 {
     c->budget -= nodes;
-    return c->budget >= 0 ? 0 : -1;
+    return c->budget >= 0 ? 0 : refuse(c, "more nodes than the tree budget");
 }
 
 /* cnt copies of x at stride st, with the VEC folded where it adds nothing:
@@ -283,9 +301,10 @@ static int tdesc_get(MPI_Datatype t, tdesc * d, tctx * c)
     memset(d, 0, sizeof(*d));
     MPI_Type_get_envelope(t, &d->ni, &d->na, &d->nt, &d->comb);
     /* a description longer than the node budget cannot fit */
-    if (d->comb == MPI_COMBINER_NAMED || d->ni / 2 > c->budget || d->na > c->budget ||
-        d->nt > c->budget)
+    if (d->comb == MPI_COMBINER_NAMED)
         return -1;
+    if (d->ni / 2 > c->budget || d->na > c->budget || d->nt > c->budget)
+        return refuse(c, "a description longer than the tree budget");
     d->ints = malloc((size_t) (d->ni + 1) * sizeof(int));
     d->adds = malloc((size_t) (d->na + 1) * sizeof(MPI_Aint));
     d->types = malloc((size_t) (d->nt + 1) * sizeof(MPI_Datatype));
@@ -307,7 +326,7 @@ static void tres_free(tres * r)
 }
 
 /* A type ROMIO takes whole: size bytes from its origin. */
-static int build_dense(MPI_Datatype t, tres * out)
+static int build_dense(tctx * c, MPI_Datatype t, tres * out)
 {
     MPI_Aint lb, ext, tlb, text;
     MPI_Count size;
@@ -319,12 +338,13 @@ static int build_dense(MPI_Datatype t, tres * out)
     if (size == 0) {
         /* MPI_LB / MPI_UB and other named empties: not worth the cases */
         if (is_named(t))
-            return -1;
+            return refuse(c, "an empty named type (MPI_LB, MPI_UB)");
         out->zl = 1;
         return 0;
     }
     if (size != ext || tlb != 0 || size > INT64_MAX)
-        return -1;
+        return refuse(c, "a part ROMIO takes whole (named or contiguous) has holes or "
+                      "a moved lower bound");
     out->n = ddio_node_leaf((uint64_t) size);
     return out->n ? 0 : -1;
 }
@@ -335,10 +355,10 @@ static int build(tctx * c, MPI_Datatype t, tres * out)
 
     memset(out, 0, sizeof(*out));
     if (is_named(t))
-        return build_dense(t, out);
+        return build_dense(c, t, out);
     ADIOI_Datatype_iscontig(t, &contig);
     if (contig)
-        return build_dense(t, out);
+        return build_dense(c, t, out);
     return build_combiner(c, t, out);
 }
 
@@ -405,8 +425,11 @@ static int build_indexed(tctx * c, const tdesc * d, const tres * ch, tres * out)
         /* ROMIO keeps one copy of the child for empty blocks; its
          * indexed/hindexed replication skips zero-length entries and
          * misaligns after them */
-        if (n == 0 || (blockform ? blk == 0 : any_zero(bl, n)) || (!blockform && ch->zl))
-            return -1;
+        if (n == 0 || (blockform ? blk == 0 : any_zero(bl, n)))
+            return refuse(c, "zero blocks of a derived type (ROMIO keeps one copy)");
+        if (!blockform && ch->zl)
+            return refuse(c, "blocks of a derived type with zero-length pieces (ROMIO "
+                          "misplaces what follows them)");
     }
     out->zl = ch->zl || (blockform && blk == 0);
     if (bytes)
@@ -429,7 +452,7 @@ static int build_struct(tctx * c, const tdesc * d, tres * out)
         int64_t off;
         rc = build(c, d->types[i], &f);
         if (!rc && !f.dense && d->ints[1 + i] == 0)
-            rc = -1;    /* ROMIO keeps one copy of an empty derived field */
+            rc = refuse(c, "a derived field of block length 0 (ROMIO keeps one copy)");
         out->zl |= f.zl;
         if (!rc && f.n && d->ints[1 + i] > 0)
             rc = __builtin_add_overflow((int64_t) d->adds[i], f.off, &off) ||
@@ -452,7 +475,7 @@ static int build_resized(tctx * c, const tdesc * d, tres * out)
     c->lbub_set = 1;
     rc = build(c, d->types[0], out);
     if (!rc && d->adds[0] != 0 && (first ? !out->dense : out->dense))
-        rc = -1;        /* ROMIO moves the data by lb here */
+        rc = refuse(c, "a lower bound != 0 where ROMIO's flattening moves the data by it");
     out->zl |= first;
     out->dense = 0;
     return rc;
@@ -504,7 +527,8 @@ static int build_strided(tctx * c, const tdesc * d, tres * out)
     /* ROMIO: a vector of 0 blocks still emits one; zero copies of a derived
      * child leave one copy */
     if ((d->comb != MPI_COMBINER_CONTIGUOUS && cnt == 0) || (!ch.dense && (cnt == 0 || bl == 0)))
-        return tres_free(out), -1;
+        return tres_free(out), refuse(c, "a count or block length of 0 (ROMIO emits or keeps "
+                                      "one block)");
     out->zl |= cnt == 0 || bl == 0;
     if (!ch.n)
         return 0;
@@ -521,10 +545,12 @@ static int build_combiner(tctx * c, MPI_Datatype t, tres * out)
 
     memset(out, 0, sizeof(*out));
     if (c->nesting >= TYPE_MAX_NESTING)
-        return -1;
+        return refuse(c, "constructors nested deeper than 64");
     if (tdesc_get(t, &d, c)) {
-        if (d.comb != MPI_COMBINER_NAMED)
+        if (d.comb != MPI_COMBINER_NAMED) {
+            refused_in(c, d.comb);
             tdesc_free(&d);
+        }
         return -1;
     }
     c->nesting++;
@@ -532,7 +558,7 @@ static int build_combiner(tctx * c, MPI_Datatype t, tres * out)
         case MPI_COMBINER_DUP:
             rc = build(c, d.types[0], out);
             if (!rc && out->dense)
-                rc = -1;        /* not reached through ROMIO's recursion */
+                rc = refuse(c, "a dup of a type ROMIO takes whole");
             break;
         case MPI_COMBINER_CONTIGUOUS:
         case MPI_COMBINER_VECTOR:
@@ -561,11 +587,13 @@ static int build_combiner(tctx * c, MPI_Datatype t, tres * out)
             rc = build_array(c, &d, out);
             break;
         default:       /* F90 types, Fortran-integer forms: the flat path */
-            rc = -1;
+            rc = refuse(c, "a constructor the tree builder does not read");
             break;
     }
-    if (rc)
+    if (rc) {
+        refused_in(c, d.comb);
         tres_free(out);
+    }
     else
         out->dense = 0;
     tdesc_free(&d);
@@ -591,15 +619,18 @@ static struct ddio_node *node_shift(struct ddio_node *n, int64_t d)
     return ddio_node_list(1, &d, &n);
 }
 
-struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base)
+struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base,
+                                            ADIOI_DDIO_Refusal * why)
 {
-    tctx c = {.budget = TYPE_MAX_NODES };
+    tctx c = {.budget = TYPE_MAX_NODES,.why = why };
     tres r;
     MPI_Count size;
     int contig;
 
     ADIOI_Datatype_iscontig(t, &contig);
     /* contiguous types never reach the flattening either (callers) */
+    if (why)
+        *why = (ADIOI_DDIO_Refusal) {.combiner = MPI_COMBINER_NAMED };
     if (contig || build_combiner(&c, t, &r) || !r.n)
         return NULL;
     MPI_Type_size_x(t, &size);
@@ -607,6 +638,7 @@ struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base)
         __builtin_add_overflow(r.off, r.n->lo, base) ||
         !(r.n = node_shift(r.n, -r.n->lo)) || ddio_node_finish(r.n) ||
         node_depth(r.n) > DDIO_DESC_MAX_DEPTH || node_count(r.n) > TYPE_MAX_NODES) {
+        refuse(&c, "a tree that does not fit a descriptor (depth, nodes, size)");
         ddio_node_free(r.n);
         return NULL;
     }

@@ -13,6 +13,7 @@
 #include "ad_ddio.h"
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v)
@@ -22,14 +23,108 @@ void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v)
     memset(v, 0, sizeof(*v));
 }
 
+/* ---- types the tree builder refused: counted, logged once per type ---- */
+
+static _Atomic long flat_types;         /* types described from the flat list */
+static int seen_keyval = MPI_KEYVAL_INVALID;
+
+long ADIOI_DDIO_Flat_types(void)
+{
+    return flat_types;
+}
+
+static const char *combiner_name(int comb)
+{
+    static const struct { int c; const char *n; } names[] = {
+        {MPI_COMBINER_NAMED, "the type as a whole"}, {MPI_COMBINER_DUP, "dup"},
+        {MPI_COMBINER_CONTIGUOUS, "contiguous"}, {MPI_COMBINER_VECTOR, "vector"},
+        {MPI_COMBINER_HVECTOR, "hvector"}, {MPI_COMBINER_INDEXED, "indexed"},
+        {MPI_COMBINER_HINDEXED, "hindexed"}, {MPI_COMBINER_INDEXED_BLOCK, "indexed_block"},
+        {MPI_COMBINER_HINDEXED_BLOCK, "hindexed_block"}, {MPI_COMBINER_STRUCT, "struct"},
+        {MPI_COMBINER_SUBARRAY, "subarray"}, {MPI_COMBINER_DARRAY, "darray"},
+        {MPI_COMBINER_RESIZED, "resized"}, {MPI_COMBINER_F90_REAL, "f90_real"},
+        {MPI_COMBINER_F90_COMPLEX, "f90_complex"}, {MPI_COMBINER_F90_INTEGER, "f90_integer"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].c == comb)
+            return names[i].n;
+    return "a Fortran-integer form";
+}
+
+/* The user's type behind set_view's private copies (ad_ddio_pos.c keeps
+ * contiguous(1, t)), so a view set again with the same type is not new.
+ * Returns a reference the caller frees when *owned. */
+static MPI_Datatype user_type(MPI_Datatype t, int *owned)
+{
+    int ni, na, nt, comb, cnt;
+    MPI_Aint a;
+    MPI_Datatype child;
+
+    *owned = 0;
+    for (;;) {
+        MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+        if (comb != MPI_COMBINER_CONTIGUOUS)
+            return t;
+        MPI_Type_get_contents(t, 1, 0, 1, &cnt, &a, &child);
+        MPI_Type_get_envelope(child, &ni, &na, &nt, &comb);
+        if (cnt != 1 || comb == MPI_COMBINER_NAMED) {
+            if (comb != MPI_COMBINER_NAMED)
+                MPI_Type_free(&child);
+            return t;
+        }
+        if (*owned)
+            MPI_Type_free(&t);
+        t = child;
+        *owned = 1;
+    }
+}
+
+/* One more type from ROMIO's flattened list: counted (per process, reported
+ * by get_info as ddio_flat_types), and the first time for this type (an
+ * attribute on it, gone with it) a warning saying where the tree builder
+ * gave up: the type then costs 16 bytes per contiguous piece on this rank. */
+static void flat_fallback(ADIO_File fd, MPI_Datatype t, const ADIOI_DDIO_Refusal * why)
+{
+    int owned, flag, ni, na, nt, comb;
+    void *val;
+    char n[32];
+    MPI_Datatype u = user_type(t, &owned);
+    MPI_Count size;
+
+    if (seen_keyval == MPI_KEYVAL_INVALID)
+        MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &seen_keyval,
+                               NULL);
+    MPI_Type_get_attr(u, seen_keyval, &val, &flag);
+    if (!flag) {
+        MPI_Type_set_attr(u, seen_keyval, NULL);
+        snprintf(n, sizeof(n), "%ld", ++flat_types);
+        MPI_Type_size_x(u, &size);
+        MPI_Type_get_envelope(u, &ni, &na, &nt, &comb);
+        fprintf(stderr, "ddio: a datatype (%s, %lld bytes) is described from ROMIO's flattened "
+                "list, 16 bytes per contiguous piece: the tree builder gave up in %s: %s\n",
+                combiner_name(comb), (long long) size, combiner_name(why->combiner),
+                why->reason ? why->reason : "out of memory");
+        ADIOI_Info_set(fd->info, "ddio_flat_types", n);
+    }
+    if (owned)
+        MPI_Type_free(&u);
+}
+
 /* The type path unless romio_ddio_type_desc=disable or the type is not
  * supported there; then ROMIO's flattened list (cached on the type by ROMIO). */
-static struct ddio_node *tree_of(ADIOI_DDIO_File * f, MPI_Datatype t, int64_t * base,
-                                 int *from_type)
+static struct ddio_node *tree_of(ADIO_File fd, MPI_Datatype t, int64_t * base, int *from_type)
 {
+    ADIOI_DDIO_File *f = fd->fs_ptr;
+    ADIOI_DDIO_Refusal why;
     struct ddio_node *root = NULL;
-    if (f->type_desc != ADIOI_HINT_DISABLE)
-        root = ADIOI_DDIO_Tree_from_type(t, base);
+    MPI_Count size;
+
+    if (f->type_desc != ADIOI_HINT_DISABLE) {
+        root = ADIOI_DDIO_Tree_from_type(t, base, &why);
+        MPI_Type_size_x(t, &size);
+        if (!root && size > 0)
+            flat_fallback(fd, t, &why);
+    }
     *from_type = root != NULL;
     return root ? root : ADIOI_DDIO_Tree_from_flat(ADIOI_Flatten_and_find(t), base);
 }
@@ -60,7 +155,7 @@ int ADIOI_DDIO_View_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e
     ADIOI_DDIO_View_free(v);
     MPI_Type_get_extent(fd->filetype, &lb, &extent);
     MPI_Type_size_x(fd->filetype, &size);
-    v->root = tree_of(f, fd->filetype, &v->base, &v->from_type);
+    v->root = tree_of(fd, fd->filetype, &v->base, &v->from_type);
     if (!v->root || extent <= 0)
         return -ENOMEM;
     ADIOI_Info_set(fd->info, "ddio_desc_builder", v->from_type ? "type" : "flat");
@@ -146,7 +241,7 @@ int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int c
     MPI_Type_size_x(datatype, &size);
     /* per call, but the type path costs the type's description, not its
      * pieces (and ROMIO caches the flattened list on the type) */
-    m->desc.root = tree_of(f, datatype, &base, &from_type);
+    m->desc.root = tree_of(fd, datatype, &base, &from_type);
     if (!m->desc.root)
         return -ENOMEM;
     if (f->mem_builder != 1 + from_type) {      /* an info update per call is not free */

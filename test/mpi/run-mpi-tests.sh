@@ -353,6 +353,17 @@ if t_selected desc; then
   ddio_vs_ufs_coll typedesc-p4-s2 2 4 t_typedesc -n 60
   DDIO_TEST_HINTS="striping_unit=5000" ddio_vs_ufs_coll typedesc-p3-s3-u5000 3 3 t_typedesc \
     -n 60 -s 7
+  # a type the tree builder refuses is logged once per rank and type (the
+  # fixed cases' two, each set as the view twice; t_typedesc checks the
+  # ddio_flat_types count): 2 x P lines naming the constructor
+  mkdir -p "$tmp/srv-flatlog"
+  t_step typedesc-flat-logged-once "$run" -s 2 --root "$tmp/srv-flatlog" -- bash -c \
+    'mpiexec -n 3 "$0" -n 0 ddio:/flatlog 2> "$1"; rc=$?; cat "$1"
+     n=$(grep -c "described from ROMIO.s flattened list" "$1")
+     v=$(grep -c "flattened list.*gave up in vector: a part ROMIO takes whole" "$1")
+     b=$(grep -c "flattened list.*gave up in hindexed: .*tree budget" "$1")
+     echo "$n log lines ($v vector, $b hindexed)"; [ "$rc" = 0 ] && [ "$n" = 6 ] && [ "$v" = 3 ] && [ "$b" = 3 ]' \
+    "$bin/t_typedesc" "$tmp/flatlog.err"
   # zero-length blocks and lb/ub markers: descriptor == ROMIO's flattening
   # (check hint) and a data round trip, on ddio: only
   ddio_only desc0-p3-s2 2 3 t_desc0
@@ -370,10 +381,16 @@ if t_selected prop; then
   # zero-extent and negative-lb memory for writes), written and read back
   # collectively and independently, seeks and positions; the file and the
   # positions MPI returned (FILE.2) == ufs:. A new seed each run, printed;
-  # DDIO_PROP_SEED=N repeats one.
+  # DDIO_PROP_SEED=N repeats one (and the P it draws). Etypes larger than
+  # the pieces and the large-count calls are drawn per case; P is 1, 4, 6
+  # and one drawn from the seed (2-8).
   seed=${DDIO_PROP_SEED:-$(( $(date +%s) % 1000000 + 1 ))}
-  t_say "prop: seed $seed (repeat: DDIO_PROP_SEED=$seed $0 prop)"
+  rp=$(( 2 + seed % 7 ))
+  t_say "prop: seed $seed, random P $rp (repeat: DDIO_PROP_SEED=$seed $0 prop)"
   ddio_vs_ufs_2 prop-p4-s2 2 4 t_prop -n 40 -s "$seed"
+  ddio_vs_ufs_2 prop-p1-s2 2 1 t_prop -n 20 -s "$((seed + 6))"
+  ddio_vs_ufs_2 prop-p6-s3 3 6 t_prop -n 20 -s "$((seed + 7))"
+  ddio_vs_ufs_2 "prop-p$rp-s2-random" 2 "$rp" t_prop -n 20 -s "$((seed + 8))"
   DDIO_TEST_HINTS="striping_unit=5000" ddio_vs_ufs_2 prop-p3-s3-u5000 3 3 t_prop -n 40 \
     -s "$((seed + 1))"
   DDIO_TEST_HINTS="romio_ddio_coll_ranges=disable" ddio_vs_ufs_2 prop-p2-s1-dd 1 2 t_prop \

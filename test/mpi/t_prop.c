@@ -5,14 +5,18 @@
  * hindexed, indexed_block, struct, subarray, darray and contiguous, with a
  * resized on top (monotone with lb 0, as MPI requires of a view one writes;
  * nested resized types are t_typedesc's: ROMIO's own flattening loses data
- * there, ufs: too), an etype (the leaf, or MPI_BYTE), a memory type for the
+ * there, ufs: too), an etype (MPI_BYTE, the leaf, or an etype larger than
+ * the pieces: a contiguous of 2-4 leaves, the file type then built of such
+ * etypes while the memory types keep to single leaves), a memory type for the
  * writes (negative displacements, decreasing fields, negative strides, a
  * moved (negative) lb on top, or zero extent with count > 1, i.e. the same
  * bytes sent again) and one for the reads (no overlap). The ranks interleave their
  * tiles (filetype resized to P extents, disp rank * extent) unless the top
  * constructor is a darray. Then, on the same file:
  *   write_all of the first part, write (individual pointer) of the rest,
- *   read_at of the first part, read_at_all of the rest: the stream read
+ *   read_at of the first part, read_at_all of the rest (a third of the
+ *   cases call the large-count forms, write_all_c and read_at_all_c; the
+ *   counts are chosen so every call moves whole etypes): the stream read
  *   back must equal the stream written (MPI_Pack of both buffers);
  *   seek to a random etype, get_position, get_byte_offset, seek to the end.
  * Every position and byte offset the MPI calls returned, and a hash of the
@@ -24,6 +28,9 @@
  * the file, and of the whole read buffer's hash) is the only check. Each
  * case is first zeroed over what it touches (ROMIO's data sieving and
  * two-phase read past end of file write/return buffer garbage on ufs:).
+ * On ddio: a case whose memory types have no moved lb must leave get_info's
+ * ddio_flat_types alone (every type it draws takes the constructor path);
+ * the count of types that fell back is printed at the end.
  * The seed is printed; rerun one case with -s SEED -c CASE (-v: the types,
  * byte counts, hashes; with T_PROP_DUMP=1 also where the read bytes landed
  * in rank 0's buffer, with T_PROP_DIAG=1 whether the file holds the written
@@ -82,7 +89,8 @@ static void say(int which, const char *fmt, ...)
 
 /* ---- file types: monotone, lb 0, data in [0, extent) ---------------------------- */
 
-static MPI_Datatype leaf;       /* this case's element type */
+static MPI_Datatype leaf;       /* this case's element type (memory types) */
+static MPI_Datatype fleaf;      /* the file types': the leaf, or the big etype */
 static int top_darray;          /* the view is a darray: no interleaving */
 
 /* n increasing displacements, in units, with gaps: disp[i+1] >= disp[i] + bl[i]
@@ -117,7 +125,7 @@ static MPI_Datatype lb0(MPI_Datatype t)
 
 static MPI_Datatype file_child(int depth)
 {
-    return depth > 0 ? gen_file(depth - 1, 0) : leaf;
+    return depth > 0 ? gen_file(depth - 1, 0) : fleaf;
 }
 
 static MPI_Datatype gen_file(int depth, int top)
@@ -129,7 +137,7 @@ static MPI_Datatype gen_file(int depth, int top)
 
     if (k == 0) {
         say(0, "contig(%d)", n);
-        MPI_Type_contiguous(n, leaf, &t);
+        MPI_Type_contiguous(n, fleaf, &t);
         return t;
     }
     if (k == 8) {               /* darray over all ranks, of the leaf */
@@ -147,7 +155,7 @@ static MPI_Datatype gen_file(int depth, int top)
         int corder = rnd(2);
         say(0, "darray(%dd %s)", nd, corder ? "C" : "F");
         T_MPI(MPI_Type_create_darray(t_size, t_rank, nd, g, dist, darg, ps,
-                                     corder ? MPI_ORDER_C : MPI_ORDER_FORTRAN, leaf, &t));
+                                     corder ? MPI_ORDER_C : MPI_ORDER_FORTRAN, fleaf, &t));
         top_darray = top;
         return t;
     }
@@ -332,9 +340,40 @@ static unsigned char *pack(const void *b, int count, MPI_Datatype t, MPI_Count b
 
 /* ---- one case ------------------------------------------------------------------- */
 
+static MPI_Count gcd(MPI_Count a, MPI_Count b)
+{
+    while (b) {
+        MPI_Count t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+static MPI_Count round_up(MPI_Count v, MPI_Count m)
+{
+    return (v + m - 1) / m * m;
+}
+
+/* get_info's ddio_flat_types: datatypes described from ROMIO's flattened
+ * list (absent, 0, on ufs:) */
+static long flat_types(MPI_File fh)
+{
+    MPI_Info got;
+    char v[64];
+    int flag;
+    T_MPI(MPI_File_get_info(fh, &got));
+    MPI_Info_get(got, "ddio_flat_types", sizeof(v) - 1, v, &flag);
+    MPI_Info_free(&got);
+    return flag ? atol(v) : 0;
+}
+
 typedef struct pcase {
     MPI_Datatype ft, view, etype, mw, mr;
     int wcount, rcount;         /* of mw / mr */
+    int w1, r1;                 /* the first part's counts (whole etypes) */
+    int big;                    /* etype: a contiguous of `big` leaves (else 0) */
+    int large;                  /* the collective calls are the _c forms */
     int romio_map;              /* a memory type with a moved lb: ROMIO (so ufs:, and
                                  * ddio, which follows ROMIO's flattening there)
                                  * departs from MPI's type map (docs/DESIGN.md 9.5):
@@ -349,7 +388,14 @@ static int draw(pcase * c, int k, uint64_t seed)
     rs = seed * 0x9E3779B97F4A7C15ull + (uint64_t) k * 7919 + 1;
     desc[0][0] = desc[1][0] = 0;
     top_darray = 0;
-    leaf = leaves[rnd(4)];
+    leaf = fleaf = leaves[rnd(4)];
+    unsigned ek = rnd(3);       /* etype: MPI_BYTE, the leaf, or bigger */
+    c->big = ek == 2 ? 2 + (int) rnd(3) : 0;
+    if (c->big) {
+        MPI_Type_contiguous(c->big, leaf, &fleaf);
+        MPI_Type_commit(&fleaf);
+    }
+    c->large = rnd(3) == 0;
     c->ft = lb0(gen_file(1 + (int) rnd(3), 1));
     MPI_Type_commit(&c->ft);
     MPI_Count fsz = size_of(c->ft), lsz = size_of(leaf);
@@ -358,9 +404,10 @@ static int draw(pcase * c, int k, uint64_t seed)
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
     if (!ok) {                  /* too big (or a darray leaving a rank nothing) */
         MPI_Type_free(&c->ft);
+        tfree(&fleaf);
         return 0;
     }
-    c->etype = rnd(2) ? leaf : MPI_BYTE;
+    c->etype = ek == 2 ? fleaf : ek == 1 ? leaf : MPI_BYTE;
     if (top_darray) {
         c->view = c->ft;
         c->disp = 0;
@@ -388,7 +435,11 @@ static int draw(pcase * c, int k, uint64_t seed)
             c->mw = lb_top(c->mw);
     }
     MPI_Type_commit(&c->mw);
-    c->wcount = (int) ((want + size_of(c->mw) - 1) / size_of(c->mw));
+    /* whole etypes in every call (MPI: else erroneous, and ROMIO refuses) */
+    MPI_Count es = size_of(c->etype), uw = es / gcd(size_of(c->mw), es);
+    want -= want % es;
+    c->wcount = (int) round_up((want + size_of(c->mw) - 1) / size_of(c->mw), uw);
+    c->w1 = (int) (c->wcount / 2 / uw * uw);
     say(1, " x %d; read as ", c->wcount);
     c->mr = gen_mem((int) rnd(3));
     if (rnd(4) == 0) {
@@ -404,12 +455,21 @@ static int draw(pcase * c, int k, uint64_t seed)
     MPI_Type_get_extent(c->mw, &lbw, &e0);
     MPI_Type_get_extent(c->mr, &lbr, &e0);
     c->romio_map |= lbw != 0 || lbr != 0 || mem_lb;
-    c->rcount = (int) ((c->wcount * size_of(c->mw) + size_of(c->mr) - 1) / size_of(c->mr));
+    MPI_Count ur = es / gcd(size_of(c->mr), es);
+    c->rcount = (int) round_up((c->wcount * size_of(c->mw) + size_of(c->mr) - 1) /
+                               size_of(c->mr), ur);
+    c->r1 = (int) (c->rcount / 2 / ur * ur);
+    if (c->big)
+        say(0, " etype contig(%d)", c->big);
+    if (c->large)
+        say(0, " [_c calls]");
     return 1;
 }
 
 static void release(pcase * c)
 {
+    if (c->big)
+        MPI_Type_free(&c->etype);
     if (c->view != c->ft)
         MPI_Type_free(&c->view);
     MPI_Type_free(&c->ft);
@@ -446,8 +506,12 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
     tm_prefill(fh, region, reach);
     T_MPI(MPI_File_set_view(fh, region + c->disp, c->etype, c->view, "native", MPI_INFO_NULL));
     T_MPI(MPI_File_get_position(fh, &rec[0]));
-    int w1 = c->wcount / 2;
-    T_MPI(MPI_File_write_all(fh, bw, w1, c->mw, MPI_STATUS_IGNORE));
+    long flat0 = flat_types(fh);
+    int w1 = c->w1;
+    if (c->large)
+        T_MPI(MPI_File_write_all_c(fh, bw, (MPI_Count) w1, c->mw, MPI_STATUS_IGNORE));
+    else
+        T_MPI(MPI_File_write_all(fh, bw, w1, c->mw, MPI_STATUS_IGNORE));
     T_MPI(MPI_File_get_position(fh, &rec[1]));
     CHECK(rec[1] * es == w1 * wsz, "position %lld after write_all of %lld bytes", CTX,
           (long long) rec[1], (long long) (w1 * wsz));
@@ -460,18 +524,29 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
 
     /* read back: the first half independently at an explicit offset, the
      * rest collectively */
-    int r1 = c->rcount / 2;
+    int r1 = c->r1;
     MPI_Aint rext = ext_of(c->mr);
     MPI_Status st1, st2;
-    int n1, n2;
+    MPI_Count n1, n2;
     T_MPI(MPI_File_read_at(fh, 0, br, r1, c->mr, &st1));
-    T_MPI(MPI_File_read_at_all(fh, (MPI_Offset) (r1 * rsz / es), br + rext * r1, c->rcount - r1,
-                               c->mr, &st2));
-    MPI_Get_count(&st1, MPI_BYTE, &n1);
-    MPI_Get_count(&st2, MPI_BYTE, &n2);
+    if (c->large)
+        T_MPI(MPI_File_read_at_all_c(fh, (MPI_Offset) (r1 * rsz / es), br + rext * r1,
+                                     (MPI_Count) (c->rcount - r1), c->mr, &st2));
+    else
+        T_MPI(MPI_File_read_at_all(fh, (MPI_Offset) (r1 * rsz / es), br + rext * r1,
+                                   c->rcount - r1, c->mr, &st2));
+    MPI_Get_count_c(&st1, MPI_BYTE, &n1);
+    MPI_Get_count_c(&st2, MPI_BYTE, &n2);
+    CHECK(n1 == r1 * rsz && n2 == (c->rcount - r1) * rsz, "read %lld + %lld bytes, asked "
+          "%lld + %lld", CTX, (long long) n1, (long long) n2, (long long) (r1 * rsz),
+          (long long) ((c->rcount - r1) * rsz));
+    long flat1 = flat_types(fh);
+    CHECK(c->romio_map || flat1 == flat0, "ddio_flat_types went from %ld to %ld: a type "
+          "without a moved lb fell back to ROMIO's flattened list", CTX, flat0, flat1);
     if (verbose)
-        printf("    rank %d: wrote %lld bytes (%d + %d x %lld), read %d + %d (%d + %d x %lld)\n",
-               t_rank, (long long) wbytes, w1, c->wcount - w1, (long long) wsz, n1, n2, r1,
+        printf("    rank %d: wrote %lld bytes (%d + %d x %lld), read %lld + %lld (%d + %d x %lld)\n",
+               t_rank, (long long) wbytes, w1, c->wcount - w1, (long long) wsz, (long long) n1,
+               (long long) n2, r1,
                c->rcount - r1, (long long) rsz);
     unsigned char *sw = pack(bw, c->wcount, c->mw, wbytes);
     if (getenv("T_PROP_DIAG")) {        /* which side differs from MPI's type map */
@@ -497,7 +572,6 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
      * departs from the type map, the whole buffer (margins included) */
     rec[8] = (MPI_Offset) (c->romio_map ? fnv(pr, nr) : fnv(sr, (size_t) wbytes));
     n_romio_map += c->romio_map;
-    if (verbose)
     if (verbose && getenv("T_PROP_DUMP") && t_rank == 0) {
         printf("    rank 0 buffer (rel. origin), bytes read:");
         for (size_t i = 0; i < nr; i++)
@@ -512,7 +586,7 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
         printf("    type: lb %ld extent %ld true lb %ld true extent %ld count %d\n", (long) l,
                (long) e, (long) tl, (long) te, c->rcount);
     }
-    {
+    if (verbose) {
         MPI_Count same = 0;
         for (MPI_Count i = 0; i < wbytes; i++)
             same += sw[i] == sr[i];
@@ -575,7 +649,7 @@ int main(int argc, char **argv)
             continue;
         if (verbose && t_rank == 0)
             printf("  case %d: file %s, etype %s | memory %s\n", k, desc[0],
-                   c.etype == MPI_BYTE ? "byte" : "leaf", desc[1]);
+                   c.etype == MPI_BYTE ? "byte" : c.big ? "big" : "leaf", desc[1]);
         run_case(fh, &c, k, seed, region, rec + (size_t) k * NREC);
         /* the next case starts past everything this one wrote */
         MPI_Offset end;
@@ -585,6 +659,7 @@ int main(int argc, char **argv)
         ran++;
     }
     T_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    long flat = flat_types(fh);
     T_MPI(MPI_File_close(&fh));
     /* the positions MPI returned, for the harness to compare with ufs: */
     char *pname = t_name(argv[optind], ".2");
@@ -594,8 +669,9 @@ int main(int argc, char **argv)
     T_MPI(MPI_File_close(&fp));
     MPI_Info_free(&info);
     if (t_rank == 0)
-        printf("t_prop: %d of %d cases ran (%d with a memory lb != 0: checked against ufs: only)\n",
-               ran, ncases, n_romio_map);
+        printf("t_prop: %d of %d cases ran (%d with a memory lb != 0: checked against ufs: only); "
+               "rank 0 described %ld datatypes from ROMIO's flattened list\n", ran, ncases,
+               n_romio_map, flat);
     free(rec);
     free(pname);
     return t_finish();

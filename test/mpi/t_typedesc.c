@@ -10,7 +10,10 @@
  * ddio_desc_builder / ddio_mem_builder = "type" (the constructor path), or
  * "flat" for the cases that must fall back: a named type with holes
  * (MPI_SHORT_INT, which ROMIO flattens as one block), a type longer than
- * the tree budget, and romio_ddio_type_desc=disable.
+ * the tree budget, and romio_ddio_type_desc=disable. A type that falls back
+ * without that hint is counted once (get_info's ddio_flat_types grows by
+ * one, and not again when the same view is set and used a second time); a
+ * case whose types both take the type path leaves the count alone.
  * Part 2, random cases: seeded random nested file and memory types (-s SEED,
  * -n COUNT), written and read back the same way; the type path must be
  * taken for most of them.
@@ -69,6 +72,21 @@ static void info_want(const char *key, char want, const char *name, int *nt, int
     *nf += !strcmp(v, "flat");
     T_ASSERT(!want || !strcmp(v, want == 'T' ? "type" : "flat"), "%s: %s is %s, want %s", name,
              key, v, want == 'T' ? "type" : "flat");
+}
+
+/* get_info's ddio_flat_types (0 on ufs:) */
+static long flat_types(void)
+{
+    MPI_Info got;
+    char v[64];
+    int flag;
+    if (!on_ddio)
+        return 0;
+    T_MPI(MPI_File_get_info(fh, &got));
+    MPI_Info_get(got, "ddio_flat_types", sizeof(v) - 1, v, &flag);
+    MPI_Info_free(&got);
+    T_ASSERT(flag, "ddio_flat_types not reported");
+    return atol(v);
 }
 
 /* frees c if it is derived (constructors below take ownership of their
@@ -131,8 +149,8 @@ static void run_case(tcase * c, int k)
         *eq = 0;
         MPI_Info_set(info, kv, eq + 1);
     }
+    long flat0 = flat_types();
     T_MPI(MPI_File_set_view(fh, disp, MPI_BYTE, ft, "native", info));
-    MPI_Info_free(&info);
 
     size_t n;
     unsigned char *b0, *b1, *w = t_type_alloc(c->mt, mcount, 0, &b0, &n), *r = t_type_alloc(c->mt, mcount, 0,
@@ -146,6 +164,19 @@ static void run_case(tcase * c, int k)
         info_want("ddio_desc_builder", c->want, c->name, &n_type, &n_flat);
     if (c->mt != MPI_BYTE && mcount && !looks_contig(c->mt))
         info_want("ddio_mem_builder", c->mwant, c->name, &n_mtype, &n_mflat);
+    long flat1 = flat_types();
+    if (!c->hint && c->want == 'F') {
+        T_ASSERT(!on_ddio || flat1 == flat0 + 1, "%s: ddio_flat_types went from %ld to %ld, "
+                 "want +1", c->name, flat0, flat1);
+        /* the same type again: already counted (and logged) */
+        T_MPI(MPI_File_set_view(fh, disp, MPI_BYTE, ft, "native", info));
+        T_MPI(MPI_File_write_all(fh, b0, mcount, c->mt, MPI_STATUS_IGNORE));
+        T_ASSERT(flat_types() == flat1, "%s: ddio_flat_types %ld after the same view again, "
+                 "want %ld", c->name, flat_types(), flat1);
+    } else if (!c->hint && c->want == 'T' && c->mwant == 'T')
+        T_ASSERT(flat1 == flat0, "%s: ddio_flat_types went from %ld to %ld on the type path",
+                 c->name, flat0, flat1);
+    MPI_Info_free(&info);
     T_MPI(MPI_File_seek(fh, 0, MPI_SEEK_SET));
     T_MPI(MPI_File_read_all(fh, b1, mcount, c->mt, MPI_STATUS_IGNORE));
     if (mcount) {
