@@ -38,8 +38,10 @@ if [ "$restarts" -gt 0 ]; then
       sig=KILL; [ $((k % 2)) = 1 ] && sig=TERM
       "$here/restart-server.sh" 1 "$sig" 0.3 1 "${SOAK_PIDFILE:?}" || exit 1
     done; } & restarter=$!
-  # the restarted server is no child of ddio-run: stopped here, also on failure
-  trap 'kill "$restarter" 2>/dev/null; wait "$restarter" 2>/dev/null
+  # the restarted server is no child of ddio-run: stopped here, also on
+  # failure, after the restarts (a few seconds; killing the loop instead
+  # could leave a restart-server.sh that starts one more server afterwards)
+  trap 'wait "$restarter" 2>/dev/null
         [ -s "$SOAK_PIDFILE" ] && kill "$(cat "$SOAK_PIDFILE")" 2>/dev/null' EXIT
 fi
 t0=$SECONDS
