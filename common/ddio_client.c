@@ -27,6 +27,7 @@ struct ddio_client {
     int n;
     char **addr;                 /* the server list, in list order */
     int timeout_ms;
+    int recover_ms;              /* a lost server: reconnect, resend (ddio_recover_ms) */
     uint64_t unit;
     char *servers;
     int xport;                   /* DDIO_TRANSPORT */
@@ -113,6 +114,7 @@ struct ddio_client *ddio_client_new(const char *servers, int timeout_ms, uint64_
         cl->pool.client_name = "ddio-client";
         cl->pool.strict_ucx = 1;
         cl->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
+        cl->recover_ms = ddio_recover_ms(-1, cl->timeout_ms);
         cl->unit = unit ? unit : DDIO_DFLT_UNIT;
         cl->servers = servers ? strdup(servers) : NULL;
     }
@@ -168,36 +170,50 @@ const char *ddio_client_server_addr(const struct ddio_client *cl, int i)
 static int conns_all(struct ddio_client *cl, struct ddio_conn **conns, struct ddio_err *e)
 {
     for (int i = 0; i < cl->n; i++)
-        if (ddio_pool_get(&cl->pool, cl->addr[i], cl->timeout_ms, &conns[i], e))
+        if (ddio_pool_get_recover(&cl->pool, cl->addr[i], cl->timeout_ms, cl->recover_ms,
+                                  &conns[i], e))
             return -1;
     return 0;
 }
 
-/* One request and its reply on server i: 0 with the reply in *rp (may be
- * NULL), or -errno with the message in msg. */
+/* One request and its reply on server i (resent to it after a lost
+ * connection: PSTAT, READDIR, STATS are reads): 0 with the reply in *rp
+ * (may be NULL), or -errno with the message in msg. */
 static int call(struct ddio_client *cl, int i, uint16_t type, const struct ddio_wbuf *req,
                 uint8_t **rp, size_t *rn, char *msg, size_t msglen)
 {
-    struct ddio_conn *c;
+    struct ddio_call k = {0};
     struct ddio_err e = {0};
-    uint8_t *p = NULL;
-    size_t n = 0;
 
-    if (ddio_pool_get(&cl->pool, cl->addr[i], cl->timeout_ms, &c, &e) ||
-        ddio_conn_call(c, type, req, ddio_now_ms() + cl->timeout_ms, &p, &n, &e))
+    if (ddio_pool_get_recover(&cl->pool, cl->addr[i], cl->timeout_ms, cl->recover_ms, &k.conn,
+                              &e))
         return fail(&e, msg, msglen);
+    ddio_wbuf_init(&k.req);
+    if (req) {                  /* NULL: no payload (STATS) */
+        ddio_put_bytes(&k.req, req->p, req->len);
+        k.req.err = req->err;
+    }
+    ddio_fanout_recover(&k, 1, type, cl->timeout_ms, cl->recover_ms);
+    ddio_wbuf_free(&k.req);
+    if (k.err.errnum) {
+        free(k.reply);
+        return fail(&k.err, msg, msglen);
+    }
     if (rp) {
-        *rp = p;
-        *rn = n;
+        *rp = k.reply;
+        *rn = k.reply_len;
     } else
-        free(p);
+        free(k.reply);
     return 0;
 }
 
 /* ---- namespace ---------------------------------------------------------------- */
 
-/* A request sent to every server at once; the outcome: the first hard error
- * (any status but ok and `soft`), else ok if any server said ok, else `soft`. */
+/* A request sent to every server at once (resent to one lost meanwhile);
+ * the outcome: the first hard error (any status but ok and `soft`), else ok
+ * if any server said ok, else `soft`. A resent request's `soft` is ok: the
+ * first one ran before the answer was lost (MKDIR's EEXIST; DELETE's,
+ * RMDIR's, RENAME's ENOENT). */
 static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf *req, int soft,
                   char *msg, size_t msglen)
 {
@@ -219,11 +235,11 @@ static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf 
         if (req->err)
             calls[i].req.err = req->err;
     }
-    ddio_fanout(calls, cl->n, type, cl->timeout_ms);
+    ddio_fanout_recover(calls, cl->n, type, cl->timeout_ms, cl->recover_ms);
     for (int i = 0; i < cl->n; i++) {
         struct ddio_err *ei = &calls[i].err;
         int rc = ei->errnum ? fail(ei, NULL, 0) : 0;
-        if (rc == 0)
+        if (rc == 0 || (rc == soft && calls[i].resent))
             ok = 1;
         else if (rc != soft && !hard)
             hard = fail(ei, msg, msglen);
@@ -554,7 +570,7 @@ int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
     f->fh.timeout_ms = cl->timeout_ms;
     f->fh.xport = cl->xport;
     f->fh.renew = 1;    /* a handle lost with its connection is opened again */
-    f->fh.recover_ms = ddio_recover_ms(-1, cl->timeout_ms);    /* and the call resent */
+    f->fh.recover_ms = cl->recover_ms;  /* and the call resent */
     f->fh.local_read = ddio_local_read_on(-1);
     if (conns_all(cl, conns, &e) ||
         ddio_fh_open(&f->fh, conns, cl->n, path, DDIO_O_RDWR,

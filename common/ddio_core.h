@@ -140,6 +140,8 @@ struct ddio_call {
     uint8_t *reply;             /* reply payload (malloc'd) */
     size_t reply_len;
     struct ddio_err err;
+    int resent;                 /* sent again after its connection was lost
+                                 * (ddio_fanout_recover) */
 };
 /* Send every call's request, then collect every reply (the servers work in
  * parallel); each call gets its own outcome. Locks the connections. At most
@@ -265,6 +267,17 @@ int ddio_err_recoverable(const struct ddio_err *e);
 int ddio_backoff_next(int ms);
 /* a failed reconnect attempt (e) worth another one */
 int ddio_err_reconnectable(const struct ddio_err *e);
+/* ddio_fanout riding through lost connections: a call whose connection
+ * failed (ddio_err_recoverable) is sent again, the same request, after
+ * reconnecting with backoff, for up to recover_ms (0: plain ddio_fanout);
+ * its `resent` is then set, so the caller can read the answer of a request
+ * that may have run before the loss (a DELETE's ENOENT, a create's EEXIST) */
+void ddio_fanout_recover(struct ddio_call *calls, int n, uint16_t type, int timeout_ms,
+                         int recover_ms);
+/* ddio_pool_get, a refused or dropped connect tried again with backoff for
+ * up to recover_ms (a server restarting while a job opens its files) */
+int ddio_pool_get_recover(struct ddio_pool *p, const char *addr, int timeout_ms, int recover_ms,
+                          struct ddio_conn **out, struct ddio_err *e);
 /* logical size = max over the stripe servers of their logical end; servers
  * with skip[i] set are not asked (their local size is known[i]) */
 int ddio_fh_size(struct ddio_fh *f, const char *skip, const uint64_t *known, uint64_t *size,
@@ -289,9 +302,11 @@ int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint
  * and the request itself is resent like the others (f->recover_ms) */
 int ddio_fh_lock(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start, uint64_t len,
                  struct ddio_err *e);
-/* DELETE path on every server of the list (ENOENT everywhere: ENOENT) */
+/* DELETE path on every server of the list (ENOENT everywhere: ENOENT);
+ * resent to a server lost meanwhile for up to recover_ms (a resent DELETE's
+ * ENOENT counts as done: the first one may have run) */
 int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
-                struct ddio_err *e);
+                int recover_ms, struct ddio_err *e);
 
 /* ---- ddio_core_xfer.c: transfers ------------------------------------------------ */
 

@@ -57,8 +57,61 @@ static void open_encode(open_set *s, int i, const char *path, uint32_t amode,
     open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i);
 }
 
+static int layout_same(const struct ddio_layout_rec *a, const struct ddio_layout_rec *b);
+static void close_one(struct ddio_conn *c, uint64_t handle, int timeout_ms);
+
+/* A create resent after its connection was lost got EEXIST: the first one
+ * may have created the file before the answer was lost (a server killed
+ * after creating, a dropped connection). Ours if server i holds exactly the
+ * layout we proposed at index i and no byte yet: another creator's would
+ * name other servers or another striping, or be written to. (Two creators
+ * of one path with the same servers and striping, one of whose answers was
+ * lost, cannot be told apart: PROTOCOL.md "Resending".) */
+static void reclaim_create(open_set *s, int i, const char *path, uint32_t amode,
+                           const struct ddio_layout_rec *proto, int timeout_ms)
+{
+    struct ddio_call *k = &s->calls[i];
+    struct ddio_open_r *r = &s->res[i];
+    struct ddio_wbuf w;
+    struct ddio_err e;
+    uint8_t *p = NULL;
+    size_t n = 0;
+
+    memset(&e, 0, sizeof(e));
+    open_msg(&w, k->conn, path, amode & ~(DDIO_O_CREAT | DDIO_O_EXCL), NULL, 0);
+    if (!ddio_conn_call(k->conn, DDIO_T_OPEN, &w, ddio_now_ms() + timeout_ms, &p, &n, &e) &&
+        !ddio_dec_open_r(p, n, r)) {
+        if (layout_same(&r->layout, proto) && r->layout.server_index == (uint32_t) i &&
+            r->local_size == 0) {
+            memset(&k->err, 0, sizeof(k->err));
+            r->created = 1;     /* undone (deleted) like a fresh create */
+        } else
+            close_one(k->conn, r->handle, timeout_ms);
+    }
+    ddio_wbuf_free(&w);
+    free(p);
+}
+
+/* calls [lo, hi) sent (resent to a server lost meanwhile), answers decoded */
+static void open_fan(open_set *s, int lo, int hi, const char *path, uint32_t amode,
+                     const struct ddio_layout_rec *proto, int timeout_ms, int recover_ms)
+{
+    ddio_fanout_recover(s->calls + lo, hi - lo, DDIO_T_OPEN, timeout_ms, recover_ms);
+    for (int i = lo; i < hi; i++) {
+        struct ddio_call *k = &s->calls[i];
+        if (!k->conn)
+            ddio_err_set(&k->err, ECANCELED, "not sent");
+        else if (proto && k->resent && k->err.errnum == EEXIST)
+            reclaim_create(s, i, path, amode, proto, timeout_ms);
+        else if (!k->err.errnum && ddio_dec_open_r(k->reply, k->reply_len, &s->res[i]))
+            ddio_err_set(&k->err, EPROTO, "ddio server %s: malformed OPEN reply",
+                         k->conn->name);
+    }
+}
+
 static int open_send(open_set *s, const char *path, uint32_t amode,
-                     const struct ddio_layout_rec *proto, int timeout_ms, struct ddio_err *e)
+                     const struct ddio_layout_rec *proto, int timeout_ms, int recover_ms,
+                     struct ddio_err *e)
 {
     s->calls = calloc(s->n, sizeof(*s->calls));
     s->res = calloc(s->n, sizeof(*s->res));
@@ -71,21 +124,13 @@ static int open_send(open_set *s, const char *path, uint32_t amode,
     if (proto && s->n > 1) {
         /* stripe server 0 decides who creates: only its O_EXCL winner goes
          * on to the others, so racing creators never split a file */
-        ddio_fanout(s->calls, 1, DDIO_T_OPEN, timeout_ms);
+        open_fan(s, 0, 1, path, amode, proto, timeout_ms, recover_ms);
         if (s->calls[0].err.errnum)
             for (int i = 1; i < s->n; i++)
                 s->calls[i].conn = NULL;        /* not sent: no error of its own */
-        ddio_fanout(s->calls + 1, s->n - 1, DDIO_T_OPEN, timeout_ms);
+        open_fan(s, 1, s->n, path, amode, proto, timeout_ms, recover_ms);
     } else
-        ddio_fanout(s->calls, s->n, DDIO_T_OPEN, timeout_ms);
-    for (int i = 0; i < s->n; i++) {
-        struct ddio_call *k = &s->calls[i];
-        if (!k->conn)
-            ddio_err_set(&k->err, ECANCELED, "not sent");
-        else if (!k->err.errnum && ddio_dec_open_r(k->reply, k->reply_len, &s->res[i]))
-            ddio_err_set(&k->err, EPROTO, "ddio server %s: malformed OPEN reply",
-                         k->conn->name);
-    }
+        open_fan(s, 0, s->n, path, amode, proto, timeout_ms, recover_ms);
     return 0;
 }
 
@@ -250,7 +295,7 @@ static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, con
     open_set s = {.n = n,.conns = conns };
     int first = -1, rc = 0;
 
-    if (!open_send(&s, path, amode, NULL, f->timeout_ms, e)) {
+    if (!open_send(&s, path, amode, NULL, f->timeout_ms, f->recover_ms, e)) {
         for (int i = 0; i < n && !e->errnum; i++) {
             struct ddio_err *ei = &s.calls[i].err;
             if (!ei->errnum && first < 0)
@@ -289,7 +334,8 @@ static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const 
     L->stripe_count = (uint32_t) count;
     for (int i = 0; i < count; i++)
         memcpy(L->ids[i], conns[i]->id, DDIO_ID_LEN);
-    if (!open_send(&s, path, amode | DDIO_O_CREAT | DDIO_O_EXCL, L, f->timeout_ms, e)) {
+    if (!open_send(&s, path, amode | DDIO_O_CREAT | DDIO_O_EXCL, L, f->timeout_ms,
+                   f->recover_ms, e)) {
         for (int i = 0; i < count && !e->errnum; i++)
             if (s.calls[i].err.errnum)
                 *e = s.calls[i].err;
@@ -396,7 +442,8 @@ int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[
             memcmp(s.conns[i]->id, ids[i], DDIO_ID_LEN))
             ddio_err_set(e, ESTALE, "ddio: server %s has another identity than at "
                          "open (restarted with another storage root?)", addrs[i]);
-    if (!e->errnum && !open_send(&s, f->path, f->amode, NULL, f->timeout_ms, e)) {
+    if (!e->errnum &&
+        !open_send(&s, f->path, f->amode, NULL, f->timeout_ms, f->recover_ms, e)) {
         for (int i = 0; i < f->nsrv && !e->errnum; i++)
             if (s.calls[i].err.errnum)
                 *e = s.calls[i].err;
@@ -578,6 +625,78 @@ int ddio_err_reconnectable(const struct ddio_err *e)
 int ddio_backoff_next(int ms)
 {
     return ms <= 0 ? 20 : ms >= 100 ? 200 : 2 * ms;
+}
+
+/* one attempt to connect c again (its mutex taken here) */
+static int reconnect(struct ddio_conn *c, int conn_ms, struct ddio_err *e)
+{
+    pthread_mutex_lock(&c->mu);
+    memset(e, 0, sizeof(*e));
+    int rc = ddio_conn_ready(c, conn_ms, e);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+/* call k's connection was lost: connect again and resend, with backoff,
+ * until an answer (of any kind) or give_up */
+static void call_recover(struct ddio_call *k, uint16_t type, int timeout_ms, int64_t give_up)
+{
+    int wait = 0;
+    for (;;) {
+        int64_t left = give_up - ddio_now_ms();
+        struct ddio_err e;
+        /* a refused connect fails at once; a slow handshake (a loaded
+         * host) gets the timeout, within the recovery time */
+        int conn_ms = left < timeout_ms ? (int) (left > 0 ? left : 1) : timeout_ms;
+        if (!reconnect(k->conn, conn_ms, &e)) {
+            free(k->reply);
+            k->reply = NULL;
+            k->reply_len = 0;
+            memset(&k->err, 0, sizeof(k->err));
+            k->resent = 1;
+            ddio_fanout(k, 1, type, timeout_ms);
+            if (!ddio_err_recoverable(&k->err))
+                return;         /* answered */
+        } else if (!ddio_err_reconnectable(&e)) {
+            k->err = e;
+            return;
+        }
+        wait = ddio_backoff_next(wait);
+        if (ddio_now_ms() + wait > give_up)
+            return;             /* k->err: the last failure */
+        usleep((useconds_t) wait * 1000);
+    }
+}
+
+void ddio_fanout_recover(struct ddio_call *calls, int n, uint16_t type, int timeout_ms,
+                         int recover_ms)
+{
+    int64_t give_up = ddio_now_ms() + recover_ms;
+
+    ddio_fanout(calls, n, type, timeout_ms);
+    for (int i = 0; i < n && recover_ms; i++)
+        if (calls[i].conn && ddio_err_recoverable(&calls[i].err))
+            call_recover(&calls[i], type, timeout_ms, give_up);
+}
+
+int ddio_pool_get_recover(struct ddio_pool *p, const char *addr, int timeout_ms, int recover_ms,
+                          struct ddio_conn **out, struct ddio_err *e)
+{
+    int64_t give_up = ddio_now_ms() + recover_ms;
+    int wait = 0;
+
+    for (;;) {
+        int64_t left = give_up - ddio_now_ms();
+        memset(e, 0, sizeof(*e));
+        /* each attempt has the whole timeout: a refused connect (a server
+         * restarting) fails at once, a slow handshake must not */
+        if (!ddio_pool_get(p, addr, timeout_ms, out, e))
+            return 0;
+        wait = ddio_backoff_next(wait);
+        if (!recover_ms || !ddio_err_reconnectable(e) || left < wait)
+            return -1;
+        usleep((useconds_t) wait * 1000);
+    }
 }
 
 /* renew with backoff until the recovery deadline (f->recover_ms from now) */
@@ -889,7 +1008,7 @@ void ddio_fh_free(struct ddio_fh *f)
 }
 
 int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
-                struct ddio_err *e)
+                int recover_ms, struct ddio_err *e)
 {
     struct ddio_call *calls = calloc(n ? n : 1, sizeof(*calls));
     struct ddio_path_req m = {.path = (char *) path };
@@ -904,9 +1023,9 @@ int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_m
         ddio_enc_path_req(&calls[i].req, &m);
         calls[i].conn = conns[i];
     }
-    ddio_fanout(calls, n, DDIO_T_DELETE, timeout_ms);
+    ddio_fanout_recover(calls, n, DDIO_T_DELETE, timeout_ms, recover_ms);
     for (int i = 0; i < n && !e->errnum; i++) {
-        if (!calls[i].err.errnum)
+        if (!calls[i].err.errnum || (calls[i].resent && calls[i].err.errnum == ENOENT))
             found++;
         else if (calls[i].err.errnum != ENOENT)
             *e = calls[i].err;

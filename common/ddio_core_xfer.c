@@ -62,6 +62,7 @@ typedef struct xsrv {
     int64_t next_try;           /* lost: the next reconnect attempt */
     int backoff_ms;             /* lost: the wait after a failed attempt */
     int no_ucx;                 /* resent: by TCP (its sink counted old bytes) */
+    int resent;                 /* sent again: DDIO_XF_RESENT */
 } xsrv;
 
 typedef struct xstate {
@@ -228,6 +229,9 @@ static void send_one(xstate *st, int i, int64_t deadline)
         m.ucx_token = st->s[i].sink->token;
         m.ucx_len = x->fdesc->length;
     }
+    if (st->s[i].resent)        /* a collective's gate runs without the ranks
+                                 * answered before a restart */
+        m.flags |= DDIO_XF_RESENT;
     if (st->once_call) {
         m.flags |= DDIO_XF_ONCE;
         m.once_client = client_id;
@@ -279,6 +283,7 @@ static void resend(xstate *st, int i)
         s->sink = NULL;
     }
     s->no_ucx = 1;
+    s->resent = 1;
     s->done = 0;
     s->have_size = 0;
     s->expect = 0;

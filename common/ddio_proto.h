@@ -211,6 +211,10 @@ struct ddio_prealloc {       /* PREALLOC: local byte range */
 #define DDIO_XF_ONCE      0x10u   /* a write that must not run twice: client and
                                    * call id follow; a resend of a call the
                                    * server remembers gets the first DONE */
+#define DDIO_XF_RESENT    0x20u   /* sent again after a lost connection or a
+                                   * restarted server: a collective's gate runs
+                                   * the participants that came (PROTOCOL.md
+                                   * "Resending") */
 #define DDIO_MAX_INLINE    65536u /* the largest inline stream */
 #define DDIO_MAX_UCXADDR   16384u /* UCX worker address */
 struct ddio_xfer {

@@ -46,6 +46,10 @@
 #define SEGS_PER_MSG 1024u
 #define DEFAULT_TIMEOUT_MS 60000u
 #define MIN_BEAT_MS 250u
+/* a resent collective (DDIO_XF_RESENT) runs with the participants that came
+ * when no other one came for this long: the rest got their DONE before the
+ * server restarted and will never come */
+#define RESEND_GRACE_MS 1000
 
 struct part {
     struct xp *ep;               /* referenced */
@@ -103,6 +107,8 @@ struct xfer {
     struct part *parts;          /* indexed by rank */
     uint32_t arrived;
     int64_t t_first_us;
+    int resent;                  /* some participant's XFER is a resend */
+    int64_t last_arrival_ms;     /* the latest participant came then */
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* CLOCK_MONOTONIC */
     int status;
@@ -1189,7 +1195,8 @@ static void finish(struct xfer *x)
                x->ctr.disk_us, x->ctr.net_us, x->ctr.sorted, x->ctr.out_of_order);
 }
 
-/* run a complete XFER (all participants present) and answer everyone */
+/* run an XFER (all participants present, or those of a re-formed resend)
+ * and answer everyone */
 static void execute(struct server *srv, struct xfer *x)
 {
     struct engine *e = srv->eng;
@@ -1252,6 +1259,8 @@ static void add_part(struct xfer *x, struct xp *ep, uint64_t req, const struct d
     p->once_client = m->once_client;
     p->once_call = m->once_call;
     x->arrived++;
+    x->resent |= (m->flags & DDIO_XF_RESENT) != 0;
+    x->last_arrival_ms = p->last_ms;
     x->ctr.desc_bytes += m->desc_len;
     *bad = load_desc(&x->srv->cfg, p, m, why, whylen);
     if (!*bad && (m->flags & DDIO_XF_INLINE)) {
@@ -1265,12 +1274,42 @@ static void add_part(struct xfer *x, struct xp *ep, uint64_t req, const struct d
     }
 }
 
+/* the gate this XFER joins (e->mu held); a resend passes by a failed one
+ * (its first attempt's, still waiting for late participants) */
 static struct xfer *find_gate(struct engine *e, const struct ofile *of, const struct ddio_xfer *m)
 {
-    for (struct xfer *x = e->gates; x; x = x->next)
-        if (x->of == of && x->group == m->group && x->seq == m->seq)
+    for (struct xfer *x = e->gates; x; x = x->next) {
+        if (x->of != of || x->group != m->group || x->seq != m->seq)
+            continue;
+        if (!(m->flags & DDIO_XF_RESENT) || !failed(x))
             return x;
+    }
     return NULL;
+}
+
+/* Until when the gate waits: the deadline, or for a resent call (x->mu
+ * held) RESEND_GRACE_MS after the latest arrival. A collective's parts are
+ * independent (each rank's bytes are its own; the gate only buys one sorted
+ * sweep), so a resent call runs with the participants that came: the others
+ * were answered before a restart, or come later and run on their own. */
+static int64_t gate_until(const struct xfer *x, int64_t dl)
+{
+    return x->resent ? min64(dl, x->last_arrival_ms + RESEND_GRACE_MS) : dl;
+}
+
+/* nobody else came in time: a resent call runs with those present, another
+ * fails; x->mu held */
+static void gate_expired(struct xfer *x)
+{
+    if (x->resent) {
+        DDIO_INFO("collective %s seq %" PRIu64 " resent: running %u of %u participants "
+                  "(the others were answered before, or run on their own)", op_name(x->op),
+                  x->seq, x->arrived, x->n);
+        return;
+    }
+    fail_locked(x, ETIMEDOUT, "collective %s seq %" PRIu64 ": %u of %u participants "
+                "arrived within %u ms", op_name(x->op), x->seq, x->arrived, x->n,
+                x->timeout_ms);
 }
 
 /* The creator waits for the others (or the deadline) and runs the pass.
@@ -1290,11 +1329,9 @@ static void gate_wait(struct server *srv, struct xfer *x)
         int64_t wake = beat_locked(x);
         if (x->arrived >= x->n)
             break;                /* the last one came while the lock was dropped */
-        if (cond_wait_ms(&x->cv, &x->mu, min64(wake, dl)) == ETIMEDOUT && x->arrived < x->n
-            && ddio_now_ms() >= dl) {
-            fail_locked(x, ETIMEDOUT, "collective %s seq %" PRIu64 ": %u of %u participants "
-                        "arrived within %u ms", op_name(x->op), x->seq, x->arrived, x->n,
-                        x->timeout_ms);
+        if (cond_wait_ms(&x->cv, &x->mu, min64(wake, gate_until(x, dl))) == ETIMEDOUT
+            && x->arrived < x->n && ddio_now_ms() >= gate_until(x, dl)) {
+            gate_expired(x);
             break;
         }
     }

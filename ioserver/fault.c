@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ddio_log.h"
 
@@ -14,9 +15,11 @@ static const char *const names[FAULT_NPOINTS] = {
     [FAULT_OPEN] = "open",             [FAULT_SYNC] = "sync",
     [FAULT_COLL_READ] = "coll-read",   [FAULT_COLL_WRITE] = "coll-write",
     [FAULT_INDEP_READ] = "indep-read", [FAULT_INDEP_WRITE] = "indep-write",
-    [FAULT_DIRECT_SEND] = "direct-send", [FAULT_DONE] = "done",
+    [FAULT_DIRECT_SEND] = "direct-send", [FAULT_CLOSE] = "close",
+    [FAULT_DONE] = "done",
 };
 #define CUTS_LOGGED 2              /* of each kind (header, payload) */
+#define DONE_KILL_DELAY_NS 200000000L  /* done:N:kill: the answer has left by then */
 
 static int armed = -1;            /* enum fault_point, -1 = none */
 static unsigned long target;      /* fire at this hit */
@@ -49,7 +52,9 @@ int fault_arm(const char *spec, char *err, size_t errlen)
     int is_drop = act && strcmp(act, "drop") == 0;
     if (act && strcmp(act, "kill") != 0 && strcmp(act, "stop") != 0 && !is_short && !is_drop)
         goto bad;
-    if ((is_short && p != FAULT_DIRECT_SEND) || (is_drop != (p == FAULT_DONE)))
+    /* done: drop, or kill after the answer left (not stop, not the default) */
+    if ((is_short && p != FAULT_DIRECT_SEND) || (is_drop && p != FAULT_DONE) ||
+        (p == FAULT_DONE && !is_drop && !(act && strcmp(act, "kill") == 0)))
         goto bad;
     sig = is_short || is_drop ? 0 : (act && strcmp(act, "stop") == 0) ? SIGSTOP : SIGKILL;
     armed = p;
@@ -57,8 +62,9 @@ int fault_arm(const char *spec, char *err, size_t errlen)
     return 0;
 bad:
     snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short|drop] with POINT one of "
-             "open, sync, coll-read, coll-write, indep-read, indep-write, direct-send, done, "
-             "N >= 1, short only for direct-send and done only with drop, got '%s'", spec);
+             "open, sync, coll-read, coll-write, indep-read, indep-write, direct-send, close, "
+             "done, "
+             "N >= 1, short only for direct-send, done only with drop or kill, got '%s'", spec);
     return -1;
 }
 
@@ -70,6 +76,10 @@ void fault_hit(enum fault_point p)
         return;
     DDIO_WARN("fault point %s:%lu reached: %s", names[p], target,
               sig == SIGKILL ? "SIGKILL" : "SIGSTOP");
+    if (p == FAULT_DONE) {        /* after the answer: let the writer send it */
+        struct timespec ts = {0, DONE_KILL_DELAY_NS};
+        nanosleep(&ts, NULL);
+    }
     raise(sig);
 }
 

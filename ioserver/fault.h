@@ -17,14 +17,18 @@ enum fault_point {
     FAULT_INDEP_READ,    /* the same for independent XFERs */
     FAULT_INDEP_WRITE,
     FAULT_DIRECT_SEND,   /* a reply sent by the thread that queued it (conn.c) */
-    FAULT_DONE,          /* a successful XFER's DONE, before it is sent (tcp.c):
-                          * action drop closes the connection instead */
+    FAULT_CLOSE,         /* a CLOSE request, before it is served */
+    FAULT_DONE,          /* a successful XFER's DONE (tcp.c): action drop
+                          * closes the connection instead of sending it, kill
+                          * kills the server 0.2 s after it was queued (the
+                          * call's other ranks get none) */
     FAULT_NPOINTS
 };
 
 /* Parse "POINT:N[:kill|stop|short|drop]" (POINT: open sync coll-read
- * coll-write indep-read indep-write direct-send done; N >= 1; default action
- * kill; short only with direct-send, drop only with done) and arm it. 0, or
+ * coll-write indep-read indep-write direct-send close done; N >= 1; default action
+ * kill; short only with direct-send, drop only with done, done only with
+ * drop or kill) and arm it. 0, or
  * -1 with one line in err. */
 int fault_arm(const char *spec, char *err, size_t errlen);
 

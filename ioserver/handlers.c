@@ -260,6 +260,7 @@ int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct ddio_handle_req m;
     if (ddio_dec_handle_req(p, h->len, &m))
         return bad_payload(c, h);
+    fault_hit(FAULT_CLOSE);
     int last;
     struct ofile *of = handle_remove(c, m.handle, &last);
     if (!of)

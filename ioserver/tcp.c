@@ -49,7 +49,10 @@ static int tcp_reply(struct xp *ep, uint16_t type, uint64_t req, int32_t status,
         conn_kill(conn_of(ep), "fault point done");
         return -ECONNRESET;
     }
-    return conn_send(conn_of(ep), type, req, status, payload, len, 0, deadline_ms);
+    int rc = conn_send(conn_of(ep), type, req, status, payload, len, 0, deadline_ms);
+    if (type == (DDIO_T_XFER | DDIO_REPLY) && status == 0)
+        fault_hit(FAULT_DONE);    /* done:N:kill (tests) */
+    return rc;
 }
 
 static int tcp_progress(struct xp *ep, uint64_t req, int64_t deadline_ms)

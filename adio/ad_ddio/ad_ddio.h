@@ -174,8 +174,10 @@ struct ddio_pool *ADIOI_DDIO_Pool(int pool);
 int ADIOI_DDIO_Recover_ms(const ADIOI_DDIO_File * f);
 /* same-host reads from the servers' datafiles: the hint, else DDIO_LOCAL_READ */
 int ADIOI_DDIO_Local_read(const ADIOI_DDIO_File * f);
-int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,
-                        ADIOI_DDIO_Err * e);
+/* the main pool's connection to addr; a refused connect tried again with
+ * backoff for up to recover_ms (a server restarting meanwhile) */
+int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, int recover_ms,
+                        ADIOI_DDIO_Conn ** out, ADIOI_DDIO_Err * e);
 
 /* ---- ad_ddio_file.c: fd->fs_ptr ---- */
 ADIOI_DDIO_File *ADIOI_DDIO_File_get(ADIO_File fd);

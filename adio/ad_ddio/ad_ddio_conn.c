@@ -14,8 +14,9 @@ struct ddio_pool *ADIOI_DDIO_Pool(int pool)
     return &pools[pool];
 }
 
-int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, ADIOI_DDIO_Conn ** out,
-                        ADIOI_DDIO_Err * e)
+int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, int recover_ms,
+                        ADIOI_DDIO_Conn ** out, ADIOI_DDIO_Err * e)
 {
-    return ddio_pool_get(&pools[ADIOI_DDIO_POOL_MAIN], addr, timeout_ms, out, e);
+    return ddio_pool_get_recover(&pools[ADIOI_DDIO_POOL_MAIN], addr, timeout_ms, recover_ms,
+                                 out, e);
 }

@@ -2,7 +2,8 @@
  * the servers come from DDIO_SERVERS, a ddio mount's user.ddio.servers (a
  * plain path on the mount), DDIO_CONFIG, or the list last given by hint in
  * this process. DELETE goes to every server, since the stripe
- * count is stored with the file; ENOENT only if no server had it. */
+ * count is stored with the file; ENOENT only if no server had it. A server
+ * lost meanwhile is reconnected and asked again (DDIO_RECOVER_TIMEOUT). */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -11,15 +12,16 @@
 static int delete_on(char **list, int n, const char *path, int timeout_ms, ADIOI_DDIO_Err * e)
 {
     ADIOI_DDIO_Conn **conns = calloc(n, sizeof(*conns));
+    int recover_ms = ddio_recover_ms(-1, timeout_ms);   /* no hints here: the environment's */
 
     if (!conns) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
     for (int i = 0; i < n && !e->errnum; i++)
-        ADIOI_DDIO_Conn_get(list[i], timeout_ms, &conns[i], e);
+        ADIOI_DDIO_Conn_get(list[i], timeout_ms, recover_ms, &conns[i], e);
     if (!e->errnum)
-        ddio_delete(conns, n, path, timeout_ms, e);
+        ddio_delete(conns, n, path, timeout_ms, recover_ms, e);
     free(conns);
     return e->errnum ? -1 : 0;
 }

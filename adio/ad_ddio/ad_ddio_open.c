@@ -55,7 +55,7 @@ static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,
         return -1;
     *conns = calloc(*n, sizeof(**conns));
     for (int i = 0; i < *n && !e->errnum; i++)
-        ADIOI_DDIO_Conn_get(list[i], f->fh.timeout_ms, &(*conns)[i], e);
+        ADIOI_DDIO_Conn_get(list[i], f->fh.timeout_ms, f->fh.recover_ms, &(*conns)[i], e);
     ddio_free_list(list, *n);
     return e->errnum ? -1 : 0;
 }

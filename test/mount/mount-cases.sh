@@ -281,7 +281,7 @@ data = open(path, "rb").read()
 assert data == ref[:1 << 20] + b"after" + ref[(1 << 20) + 5:], "content after recovery"
 PY
 }
-errors_dead_server() {   # a killed server: EIO at once, no hang
+errors_dead_server() {   # a killed server: EIO once recovery (DDIO_RECOVER_TIMEOUT) gives up, no hang
   echo data > "$M/dead"
   local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
   kill -KILL "$pid"

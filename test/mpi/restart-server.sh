@@ -4,6 +4,9 @@
 # SIGNAL to server I (its index in DDIO_SERVERS), wait until it has exited,
 # wait DELAY seconds, start it again with the same arguments on the same
 # port and roots (without --fault), and wait until it accepts connections.
+# SIGNAL `fault`: send nothing; the server kills itself at its --fault point
+# (a precise phase); wait (up to 60 s) until it has, then restart it. The
+# caller starts the job once PIDFILE.found exists (the server was found).
 # Prints what it measured:
 #   restart: SIGTERM; exited after X ms; accepting again after Y ms
 #   (Y - DELAY: the start itself, Z ms)
@@ -39,14 +42,24 @@ for ((k = 1; k < ${#argv[@]}; k++)); do
   esac
 done
 
+# found and its arguments read: a job may start now (a fault point can kill
+# the server before this script would have found it)
+touch "$pidfile.found"
 sleep "$after"
-t0=$(ms)
-kill -"$sig" "$pid" || exit 1
+wait_ms=30000
+if [ "$sig" = fault ]; then
+  wait_ms=60000
+  sig=KILL-at-fault-point   # (the message's name for it)
+  t0=$(ms)
+else
+  t0=$(ms)
+  kill -"$sig" "$pid" || exit 1
+fi
 # gone, or a zombie (a restarted server's parent, an earlier run of this
 # script, has exited: it is reaped late, but it no longer holds the port)
 alive() { [ -r "/proc/$1/stat" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 while alive "$pid"; do
-  [ $(( $(ms) - t0 )) -gt 30000 ] && { echo "restart-server: $pid still running 30 s after SIG$sig" >&2; exit 1; }
+  [ $(( $(ms) - t0 )) -gt $wait_ms ] && { echo "restart-server: $pid still running $((wait_ms / 1000)) s after SIG$sig" >&2; exit 1; }
   sleep 0.005
 done
 t1=$(ms)
@@ -61,4 +74,8 @@ until [ -s "$pidfile.port" ]; do
   sleep 0.002
 done
 t3=$(ms)
-echo "restart: SIG$sig; exited after $((t1 - t0)) ms; accepting again after $((t3 - t0)) ms (the start itself: $((t3 - t2)) ms)"
+if [ "$wait_ms" = 60000 ]; then   # no signal: timed from its exit
+  echo "restart: $sig; accepting again $((t3 - t1)) ms after it exited (the start itself: $((t3 - t2)) ms)"
+else
+  echo "restart: SIG$sig; exited after $((t1 - t0)) ms; accepting again after $((t3 - t0)) ms (the start itself: $((t3 - t2)) ms)"
+fi

@@ -9,6 +9,11 @@
 # error, or if a server's heap in use grew by more than 1 MiB from the warm
 # point to the end (RSS is reported, not judged: glibc keeps freed memory
 # in per-thread arenas, so RSS creeps while nothing leaks).
+# With SOAK_RESTARTS=K, server 1 is restarted K times while the jobs run
+# (restart-server.sh: SIGKILL and SIGTERM in turn, 1 s apart, 0.3 s down
+# each time; the last one's pid in SOAK_PIDFILE, stopped at exit): every
+# byte is still verified, and the heap is reported, not judged (a restarted
+# server starts from nothing).
 # usage: soak.sh T_SOAK JOBS RANKS OPS1 OPS2 [ROUNDS]   (ROUNDS - 1 rounds of OPS2)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +21,7 @@ ddio=${DDIO_TOOL:-$here/../../tools/ddio}
 prog=$1 jobs=$2 ranks=$3 ops1=$4 ops2=$5 rounds=${6:-2}
 srv=$(pgrep -P "$PPID" -x ddio-server | tr '\n' ' ')
 [ -n "$srv" ] || { echo "soak: no servers found under ddio-run"; exit 1; }
-rss() { local p s=""; for p in $srv; do s="$s $(awk '/^VmRSS/{print $2}' /proc/$p/status)"; done; echo $s; }
+rss() { local p s=""; for p in $srv; do s="$s $(awk '/^VmRSS/{print $2}' /proc/$p/status 2>/dev/null)"; done; echo $s; }
 heap() { "$ddio" stats heap_in_use | awk '{printf " %d", $3 / 1024}'; }
 round() {   # round OPS SEED
   local j pids=() rc=0
@@ -26,7 +31,19 @@ round() {   # round OPS SEED
   for j in "${pids[@]}"; do wait "$j" || rc=1; done
   return $rc
 }
+restarts=${SOAK_RESTARTS:-0} restarter=""
 echo "soak: start: heap in use KiB [$(heap) ] RSS KiB [$(rss)]"
+if [ "$restarts" -gt 0 ]; then
+  { for ((k = 0; k < restarts; k++)); do
+      sig=KILL; [ $((k % 2)) = 1 ] && sig=TERM
+      "$here/restart-server.sh" 1 "$sig" 0.3 1 "${SOAK_PIDFILE:?}" || exit 1
+    done; } & restarter=$!
+  # the restarted server is no child of ddio-run: stopped here, also on
+  # failure, after the restarts (a few seconds; killing the loop instead
+  # could leave a restart-server.sh that starts one more server afterwards)
+  trap 'wait "$restarter" 2>/dev/null
+        [ -s "$SOAK_PIDFILE" ] && kill "$(cat "$SOAK_PIDFILE")" 2>/dev/null' EXIT
+fi
 t0=$SECONDS
 round "$ops1" 1 || { echo "soak: round 1 failed"; exit 1; }
 warm=$(heap)
@@ -36,6 +53,11 @@ for ((k = 2; k <= rounds; k++)); do
   end=$(heap)
   echo "soak: after round $k: heap in use KiB [$end ] RSS KiB [$(rss)]"
 done
+if [ -n "$restarter" ]; then
+  wait "$restarter" || { echo "soak: a restart failed"; exit 1; }
+  echo "soak: server 1 restarted $restarts times during the rounds; every byte verified"
+  exit 0      # the heap: a restarted server's starts over
+fi
 ops=$((jobs * (ops1 + ops2 * (rounds - 1))))
 dt=$((SECONDS - t0))
 echo "soak: $jobs jobs x $ranks ranks: $ops operations (a write and a verified read each) in $dt s, $(awk -v o=$ops -v t=$dt 'BEGIN{printf "%.1f", o / (t ? t : 1)}') ops/s, 0 errors"

@@ -63,6 +63,7 @@ int main(int argc, char **argv)
     run_case("errors/truncated", test_malformed_truncated);
     run_case("errors/garbage-descriptor", test_malformed_descriptor);
     run_case("xfer/collective", test_collective);
+    run_case("xfer/resent-gate", test_resent_gate);
     run_case("xfer/write-order", test_write_order);
     run_case("xfer/heartbeat", test_heartbeat);
     run_case("ns/stats", test_stats);

@@ -1455,6 +1455,29 @@ START_TEST(xfer_once)
 }
 END_TEST
 
+/* DDIO_XF_RESENT: a flag only, passed through, no tail on the wire */
+START_TEST(xfer_resent)
+{
+    static const uint8_t desc[3] = {1, 2, 3};
+    struct ddio_xfer x = {.handle = 1, .op = DDIO_X_READ,
+                          .flags = DDIO_XF_COLLECTIVE | DDIO_XF_RESENT, .group = 5, .seq = 9,
+                          .nparticipants = 4, .rank = 3, .desc_len = 3, .desc = desc}, y;
+    struct ddio_wbuf w, plain;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), 0);
+    ck_assert_uint_eq(y.flags, DDIO_XF_COLLECTIVE | DDIO_XF_RESENT);
+    ck_assert_uint_eq(y.rank, 3);
+    ck_assert_uint_eq(y.seq, 9);
+    x.flags = DDIO_XF_COLLECTIVE;
+    ddio_wbuf_init(&plain);
+    ddio_enc_xfer(&plain, &x);
+    ck_assert_uint_eq(plain.len, w.len);                       /* no tail */
+    ddio_wbuf_free(&plain);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
 START_TEST(cancel_msg)
 {
     struct ddio_wbuf w;
@@ -2006,6 +2029,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, bad_ucx);
     tcase_add_test(tc, xfer_inline);
     tcase_add_test(tc, xfer_once);
+    tcase_add_test(tc, xfer_resent);
     tcase_add_test(tc, cancel_msg);
     tcase_add_test(tc, local_msgs);
     tcase_set_timeout(tc, 60);
