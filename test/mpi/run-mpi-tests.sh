@@ -357,7 +357,7 @@ if t_selected desc; then
   # fixed cases' two, each set as the view twice; t_typedesc checks the
   # ddio_flat_types count): 2 x P lines naming the constructor
   mkdir -p "$tmp/srv-flatlog"
-  t_step typedesc-flat-logged-once "$run" -s 2 --root "$tmp/srv-flatlog" -- bash -c \
+  t_step typedesc-flat-logged-once env DDIO_VERBOSE=1 "$run" -s 2 --root "$tmp/srv-flatlog" -- bash -c \
     'mpiexec -n 3 "$0" -n 0 ddio:/flatlog 2> "$1"; rc=$?; cat "$1"
      n=$(grep -c "described from ROMIO.s flattened list" "$1")
      v=$(grep -c "flattened list.*gave up in vector: a part ROMIO takes whole" "$1")

@@ -102,7 +102,7 @@ is_io() { [ "$1" != userioerr ] && grep -qE 'MPI_File_i?(read|write)' "$srcio/$1
 
 # judge MODE NAME: MPICH's rule (plus coll_xfers on ddio); prints why not
 judge() {
-  local mode=$1 n=$2 r="$tmp/res-$1" rc k
+  local mode=$1 n=$2 r="$tmp/res-$1" rc k l
   rc=$(cat "$r/$n.rc" 2>/dev/null || echo none)
   [ "$rc" = 0 ] || { echo "exit status $rc"; return 1; }
   grep -qE '^\s*No [Ee]rrors\s*$' "$r/$n.out" || { echo "no 'No Errors' line"; return 1; }
@@ -114,13 +114,14 @@ judge() {
     [ "${k:-0}" -gt 0 ] || { echo "opens 0: its file was not opened on the ddio servers"; return 1; }
   fi
   if [ "$mode" = ddio ] && is_io "$n"; then
-    k=$(cat "$r/$n.xfers" 2>/dev/null || echo 0)
-    [ "${k:-0}" -gt 0 ] || { echo "xfers 0: its I/O did not go to the ddio servers"; return 1; }
+    k=$(cat "$r/$n.xfers" 2>/dev/null || echo 0); l=$(cat "$r/$n.local" 2>/dev/null || echo 0)
+    [ "${k:-0}" -gt 0 ] || [ "${l:-0}" -gt 0 ] || { echo "xfers 0: its I/O did not go to the ddio servers"; return 1; }
   fi
   if [ "$mode" = ddio ] && is_coll "$n"; then
-    k=$(cat "$r/$n.coll" 2>/dev/null || echo 0)
-    [ "${k:-0}" -gt 0 ] || { echo "coll_xfers 0: the collective did not take the disk-directed path"; return 1; }
-    echo "coll_xfers $k"
+    # a collective of plain ranges that only reads may be all same-host reads
+    k=$(cat "$r/$n.coll" 2>/dev/null || echo 0); l=$(cat "$r/$n.local" 2>/dev/null || echo 0)
+    [ "${k:-0}" -gt 0 ] || [ "${l:-0}" -gt 0 ] || { echo "coll_xfers 0: the collective did not take the disk-directed path"; return 1; }
+    echo "coll_xfers $k${l:+, same-host handovers $l}"
   fi
 }
 

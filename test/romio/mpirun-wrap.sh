@@ -58,13 +58,16 @@ if [ "$WRAP_MODE" = ddio ]; then
     bash -c 'cd "$RUN_DIR" || exit 2
              if [ -n "$PRE_CMD" ]; then bash -c "$PRE_CMD" >"$PROG_OUT.pre" 2>&1 || exit 3; fi
              mpiexec -n "$0" "$@" </dev/null >"$PROG_OUT" 2>&1; rc=$?
-             cd /; "$STATS_TOOL" stats coll_xfers xfers opens >"$STATS_OUT" 2>&1; exit $rc' "$np" "$prog" "$@" \
+             cd /; "$STATS_TOOL" stats coll_xfers xfers opens local_handovers >"$STATS_OUT" 2>&1; exit $rc' "$np" "$prog" "$@" \
     </dev/null >"$WRAP_OUT/$rec.run" 2>&1
   rc=$?
   [ $rc = 3 ] && cat "$out.pre" "$WRAP_OUT/$rec.run" >>"$out" 2>/dev/null
   awk '$2=="coll_xfers"{s+=$3} END{print s+0}' "$WRAP_OUT/$rec.stats" >"$WRAP_OUT/$rec.coll" 2>/dev/null
   awk '$2=="xfers"{s+=$3} END{print s+0}' "$WRAP_OUT/$rec.stats" >"$WRAP_OUT/$rec.xfers" 2>/dev/null
   awk '$2=="opens"{s+=$3} END{print s+0}' "$WRAP_OUT/$rec.stats" >"$WRAP_OUT/$rec.opens" 2>/dev/null
+  # same-host reads: the file's descriptors handed over (reads then reach
+  # the servers' files without an XFER)
+  awk '$2=="local_handovers"{s+=$3} END{print s+0}' "$WRAP_OUT/$rec.stats" >"$WRAP_OUT/$rec.local" 2>/dev/null
   rm -rf "$srv"
 else
   if [ -n "$PRE_CMD" ]; then bash -c "$PRE_CMD" >"$out.pre" 2>&1 || cat "$out.pre" >&2; fi

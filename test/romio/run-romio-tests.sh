@@ -216,13 +216,14 @@ judge() {
     [ "${o:-0}" -gt 0 ] || { echo "opens 0: its file was not opened on the ddio servers"; return 1; }
   fi
   if [ "$mode" = ddio ] && is_io "$base"; then
-    local x; x=$(cat "$r/$n.xfers" 2>/dev/null || echo 0)
-    [ "${x:-0}" -gt 0 ] || { echo "xfers 0: its I/O did not go to the ddio servers"; return 1; }
+    local x l; x=$(cat "$r/$n.xfers" 2>/dev/null || echo 0); l=$(cat "$r/$n.local" 2>/dev/null || echo 0)
+    [ "${x:-0}" -gt 0 ] || [ "${l:-0}" -gt 0 ] || { echo "xfers 0: its I/O did not go to the ddio servers"; return 1; }
   fi
   if [ "$mode" = ddio ] && is_coll "$base"; then
-    local k; k=$(cat "$r/$n.coll" 2>/dev/null || echo 0)
-    [ "${k:-0}" -gt 0 ] || { echo "coll_xfers 0: the collective did not take the disk-directed path"; return 1; }
-    echo "coll_xfers $k"
+    # a collective of plain ranges that only reads may be all same-host reads
+    local k l; k=$(cat "$r/$n.coll" 2>/dev/null || echo 0); l=$(cat "$r/$n.local" 2>/dev/null || echo 0)
+    [ "${k:-0}" -gt 0 ] || [ "${l:-0}" -gt 0 ] || { echo "coll_xfers 0: the collective did not take the disk-directed path"; return 1; }
+    echo "coll_xfers $k${l:+, same-host handovers $l}"
   fi
   return 0
 }
