@@ -522,6 +522,14 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
     T_MPI(MPI_File_get_position(fh, &rec[2]));
     T_MPI(MPI_File_get_byte_offset(fh, rec[2], &rec[3]));
 
+    /* MPI's rule before reading what other ranks wrote (a read past this
+     * rank's stream meets their bytes): sync-barrier-sync. Without it the
+     * bytes read there depended on timing (seen on ddio: seed 768674 case 1
+     * at P = 3, a read buffer's hash differing from run to run) */
+    T_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    T_MPI(MPI_File_sync(fh));
+
     /* read back: the first half independently at an explicit offset, the
      * rest collectively */
     int r1 = c->r1;
