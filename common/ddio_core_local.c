@@ -69,14 +69,14 @@ static int listener(void)
         return -1;
     snprintf(lis_name, sizeof(lis_name), DDIO_LOCAL_PREFIX "%d/%016llx", (int) getpid(),
              (unsigned long long) r);
-    struct sockaddr_un a = {.sun_family = AF_UNIX };
-    size_t n = strlen(lis_name);
-    memcpy(a.sun_path + 1, lis_name, n);
+    struct sockaddr_un a;
+    socklen_t alen;
+    if (ddio_abstract_addr(lis_name, &a, &alen))
+        return -1;
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s < 0)
         return -1;
-    if (bind(s, (struct sockaddr *) &a, (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + n))
-        || listen(s, 64)) {
+    if (bind(s, (struct sockaddr *) &a, alen) || listen(s, 64)) {
         close(s);
         return -1;
     }

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -487,4 +488,16 @@ const char *ddio_errno_name(int err)
         if (tab[i].e == err)
             return tab[i].name;
     return "EUNKNOWN";
+}
+
+int ddio_abstract_addr(const char *name, struct sockaddr_un *a, socklen_t *len)
+{
+    size_t n = strlen(name);
+    memset(a, 0, sizeof(*a));
+    if (n + 1 > sizeof(a->sun_path))
+        return -ENAMETOOLONG;
+    a->sun_family = AF_UNIX;
+    memcpy(a->sun_path + 1, name, n);       /* abstract: a leading NUL */
+    *len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + 1 + n);
+    return 0;
 }

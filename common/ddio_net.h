@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 #include "ddio_proto.h"
 
@@ -24,6 +25,10 @@ int ddio_parse_hostport(const char *s, char *host, size_t hostlen, int *port);
 int ddio_connect(const char *host, int port, int64_t deadline_ms);
 /* Listen on host:port (port 0 = any free port); *bound_port gets the port. */
 int ddio_listen(const char *host, int port, int *bound_port);
+/* the address of abstract AF_UNIX name (no leading NUL): 0, or
+ * -ENAMETOOLONG */
+struct sockaddr_un;
+int ddio_abstract_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
 /* TCP_NODELAY on a connected (or accepted) socket */
 void ddio_nodelay(int fd);
 

@@ -20,20 +20,22 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ddio_net.h"
+
 
 /* connect to the client's listener (queued in its backlog: no wait) */
 static int dial(const char *name)
 {
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    size_t n = strlen(name);
-    if (n + 1 > sizeof(a.sun_path))
-        return -ENAMETOOLONG;
-    memcpy(a.sun_path + 1, name, n);        /* abstract: leading NUL */
+    struct sockaddr_un a;
+    socklen_t alen;
+    int rc = ddio_abstract_addr(name, &a, &alen);
+    if (rc)
+        return rc;
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s < 0)
         return -errno;
-    if (connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n))) {
-        int rc = -errno;
+    if (connect(s, (struct sockaddr *)&a, alen)) {
+        rc = -errno;
         close(s);
         return rc;
     }

@@ -12,12 +12,12 @@
 /* an abstract SOCK_SEQPACKET listener named name (no leading NUL) */
 static int listen_abstract(const char *name)
 {
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    size_t n = strlen(name);
-    memcpy(a.sun_path + 1, name, n);
+    struct sockaddr_un a;
+    socklen_t alen;
+    CHECK(ddio_abstract_addr(name, &a, &alen) == 0, "name too long: %s", name);
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
     CHECK(s >= 0, "socket: %s", strerror(errno));
-    CHECK(bind(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) == 0
+    CHECK(bind(s, (struct sockaddr *)&a, alen) == 0
           && listen(s, 4) == 0, "bind/listen %s: %s", name, strerror(errno));
     return s;
 }
