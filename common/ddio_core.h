@@ -365,11 +365,13 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
 int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
                      const char *only, int raw, uint64_t *bytes);
 /* Buf into file bytes [off, off+len) straight into the datafiles of the
- * stripe servers the range touches, when each runs on this host and handed
- * over writable descriptors (a handle opened for writing, f->local_write):
- * each server's size page is raised first, then the bytes written. 1:
- * done; 0: not done (write through the servers, which redo any part done). */
-int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len);
+ * stripe servers the range touches (of those, only the ones `only` marks;
+ * NULL: all), when each runs on this host and handed over writable
+ * descriptors (a handle opened for writing, f->local_write): each server's
+ * size page is raised first, then its bytes written. 1: done; 0: not done
+ * (write through the servers, which redo any part done). */
+int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,
+                      const char *only);
 /* close the descriptors of every stripe server (before f->srv goes) */
 void ddio_local_release(struct ddio_fh *f);
 

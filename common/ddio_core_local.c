@@ -377,7 +377,7 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
 /* ---- the write ---------------------------------------------------------------- */
 
 typedef struct lwrite {
-    struct ddio_local **L;      /* per stripe server */
+    struct ddio_local **L;      /* per stripe server (NULL: not written) */
     const char *buf;
     uint64_t off;               /* logical offset of buf[0] */
     const char *src;            /* disk_wpiece: where the server's */
@@ -417,6 +417,8 @@ static int stripe_wpiece(void *arg, uint32_t server, uint64_t logical_off, uint6
                          uint64_t len)
 {
     lwrite *w = arg;
+    if (!w->L[server])
+        return 0;
     size_raise(w->L[server]->size, local_off + len);
     w->src = w->buf + (logical_off - w->off);
     w->base = local_off;
@@ -434,7 +436,8 @@ static int mark_touched(void *arg, uint32_t server, uint64_t logical_off, uint64
     return 0;
 }
 
-int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len)
+int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,
+                      const char *only)
 {
     struct ddio_local *L[DDIO_MAX_SERVERS] = { 0 };
     char touched[DDIO_MAX_SERVERS] = { 0 };
@@ -446,7 +449,7 @@ int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t
         return 0;
     ddio_layout_foreach(&f->stripe, off, len, mark_touched, touched);
     for (int i = 0; i < f->nsrv; i++) {
-        if (!touched[i])
+        if (!touched[i] || (only && !only[i]))
             continue;
         if (!(L[i] = usable(f, i)) || !L[i]->writable) {
             unlock_all(f, L);

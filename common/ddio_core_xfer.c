@@ -904,7 +904,7 @@ static int read_here(struct ddio_xfer_req *x, const char *involved)
 
 /* an independent write of a contiguous range from contiguous memory, which
  * the client can do itself on this host (ddio_core_local.c) */
-static int write_here(struct ddio_xfer_req *x)
+static int write_here(struct ddio_xfer_req *x, const char *involved)
 {
     const struct ddio_desc *d = x->fdesc;
     int64_t first, end;
@@ -914,7 +914,7 @@ static int write_here(struct ddio_xfer_req *x)
         return 0;
     ddio_desc_bounds(d, &first, &end);
     if (end - first != (int64_t) d->length
-        || !ddio_local_pwrite(x->f, (uint64_t) first, x->mem->buf, d->length))
+        || !ddio_local_pwrite(x->f, (uint64_t) first, x->mem->buf, d->length, involved))
         return 0;
     x->bytes = d->length;
     return 1;
@@ -929,7 +929,7 @@ int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err
     st.f = x->f;
     st.e = e;
     x->bytes = 0;
-    if (read_here(x, involved) || write_here(x))
+    if (read_here(x, involved) || write_here(x, involved))
         return 0;
     if (x->op == DDIO_X_WRITE && x->f->recover_ms) {
         pthread_once(&client_once, client_id_init);
@@ -1028,7 +1028,7 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
     if (op == DDIO_X_READ && (!group || len <= DDIO_LOCAL_COLL_MAX)
         && ddio_local_pread(f, off, buf, len, NULL, 0, bytes))
         return 0;
-    if (op == DDIO_X_WRITE && !group && ddio_local_pwrite(f, off, buf, len)) {
+    if (op == DDIO_X_WRITE && !group && ddio_local_pwrite(f, off, buf, len, NULL)) {
         *bytes = len;
         return 0;
     }

@@ -173,8 +173,8 @@ if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-
   HOT_CACHED='$2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "read_cache_bytes: " ok+0 " of " NS " servers served reads from the page cache"; exit 1}}'
   root="$tmp/srv-hot"; mkdir -p "$root"
   export -f stats_check; export top tmp HOT_CACHED
-  # (reads through the servers: same-host reads would bypass their cache)
-  t_step hot/ddio env DDIO_LOCAL_READ=0 "$run" -s 2 --root "$root" -- bash -c \
+  # (reads and writes through the servers: same-host I/O would bypass their cache)
+  t_step hot/ddio env DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0 "$run" -s 2 --root "$root" -- bash -c \
     'mpiexec -n 4 "$0" "$1" && stats_check 2 "$HOT_CACHED" read_cache_bytes read_disk_bytes write_cache_bytes write_direct_bytes' \
     "$bin/t_hot" ddio:/hot
   ufs_run hot 4 "$bin/t_hot"; hot_ufs="$U/hot"
@@ -448,7 +448,7 @@ if t_selected nonblock; then
   # (reads through the servers: same-host reads come from the page cache,
   # unthrottled, too fast to show anything)
   mkdir -p "$tmp/srv-overlap"
-  t_step nonblock-overlap env DDIO_LOCAL_READ=0 "$run" -s 2 --throttle-mbps 4 --root "$tmp/srv-overlap" -- \
+  t_step nonblock-overlap env DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0 "$run" -s 2 --throttle-mbps 4 --root "$tmp/srv-overlap" -- \
     mpiexec -n 2 "$bin/t_nonblock" overlap 4 ddio:/overlap
 fi
 if t_selected features; then
@@ -623,7 +623,8 @@ if t_selected restart; then
   # (server 0's bytes_written is exactly the 4 MiB written to it, 5 MiB if
   # it had run twice) and its `replayed` counter is 1.
   root="$tmp/srv-restart-dup"; mkdir -p "$root"
-  t_step restart-dup "$run" -s 2 --transport tcp --root "$root" --fault 0:done:1:drop -- bash -c '
+  # (writes through the servers: a same-host write is not an XFER)
+  t_step restart-dup env DDIO_LOCAL_WRITE=0 "$run" -s 2 --transport tcp --root "$root" --fault 0:done:1:drop -- bash -c '
     mpiexec -n 2 "$0" dup 8 0 ddio:/dup &&
     "$1" stats replayed bytes_written | tee /dev/stderr | awk -v s0="${DDIO_SERVERS%%,*}" "
       \$1 == s0 && \$2 == \"replayed\" { r = \$3 } \$1 == s0 && \$2 == \"bytes_written\" { w = \$3 }
