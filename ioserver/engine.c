@@ -68,6 +68,10 @@ struct part {
     uint64_t once_client, once_call;
 };
 
+/* a collective failed (or refused) because the server stops (SIGTERM): the
+ * clients resend it, to the server's restart (ECONNRESET is recoverable) */
+#define STOPPING_MSG "server stopping: a collective is resent to its restart"
+
 enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE };
 enum { EXACT_RUNS = 2 };         /* slot.exact: several ranges */
 
@@ -617,6 +621,26 @@ static void read_done(struct xfer *x, struct slot *s)
 
 /* ---- write pipeline ------------------------------------------------------------------------- */
 
+/* x->bitmap: bit i set when byte i of block s is written by a participant;
+ * returns how many are; *overlap = 1 when two write one byte */
+static uint64_t cover_bitmap(struct xfer *x, const struct slot *s, int *overlap)
+{
+    struct bseg g[SEGS_PER_MSG];
+    uint64_t added = 0;
+    memset(x->bitmap, 0, x->B / 8);
+    for (uint32_t r = 0; r < x->n; r++) {
+        struct part *p = &x->parts[r];
+        uint64_t o = s->a, end = s->a + x->B;
+        while (o < end) {
+            size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            for (size_t i = 0; i < n; i++)   /* bit boff is address L */
+                added += ddio_desc_cover(&p->d, x->bitmap, g[i].L - (int64_t)g[i].boff,
+                                         g[i].s_lo, g[i].s_hi, overlap);
+        }
+    }
+    return added;
+}
+
 /* Which participants write this block, how much of it, up to where, and
  * whether two of them overlap. With one writer the count of its bytes
  * decides full coverage (a monotone stream never repeats a byte); with
@@ -652,19 +676,8 @@ static void write_coverage(struct xfer *x, struct slot *s)
         return;
     }
     s->contig = 0;
-    uint64_t added = 0;
     int overlap = 0;
-    memset(x->bitmap, 0, x->B / 8);
-    for (uint32_t r = 0; r < x->n; r++) {
-        struct part *p = &x->parts[r];
-        uint64_t o = s->a, end = s->a + x->B;
-        while (o < end) {
-            size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
-            for (size_t i = 0; i < n; i++)   /* bit boff is address L */
-                added += ddio_desc_cover(&p->d, x->bitmap, g[i].L - (int64_t)g[i].boff,
-                                         g[i].s_lo, g[i].s_hi, &overlap);
-        }
-    }
+    uint64_t added = cover_bitmap(x, s, &overlap);
     s->overlap = overlap;
     s->full = added == x->B;
 }
@@ -832,21 +845,10 @@ static void pull_next(struct xfer *x, struct slot *s)
  * from a bitmap of the block's coverage by every participant. 0 or -ENOMEM. */
 static int written_runs(struct xfer *x, struct slot *s)
 {
-    struct bseg g[SEGS_PER_MSG];
     int overlap = 0;
     if (!x->bitmap && !(x->bitmap = calloc(x->B / 64, sizeof(uint64_t))))
         return -ENOMEM;
-    memset(x->bitmap, 0, x->B / 8);
-    for (uint32_t r = 0; r < x->n; r++) {
-        struct part *p = &x->parts[r];
-        uint64_t o = s->a, end = s->a + x->B;
-        while (o < end) {
-            size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
-            for (size_t i = 0; i < n; i++)
-                ddio_desc_cover(&p->d, x->bitmap, g[i].L - (int64_t)g[i].boff,
-                                g[i].s_lo, g[i].s_hi, &overlap);
-        }
-    }
+    cover_bitmap(x, s, &overlap);
     s->nruns = 0;
     for (uint64_t b = s->write_lo; b < s->write_hi;) {
         if (!(x->bitmap[b / 64] >> (b % 64) & 1)) {
@@ -1406,6 +1408,8 @@ static void gate_wait(struct server *srv, struct xfer *x)
             for (uint32_t r = 0; r < x->n; r++)
                 send_done(x, &x->parts[r]);   /* parts are stable: only added */
             pthread_mutex_lock(&x->mu);
+            if (atomic_load(&srv->stopping))
+                break;            /* nobody waits for late ones: they resend */
         }
         int64_t wake = beat_locked(x);
         if (x->arrived >= x->n)
@@ -1503,6 +1507,12 @@ void engine_xfer(struct server *srv, struct xp *ep, uint64_t req,
         store_release(&srv->store, of);
         stats_bump(&srv->stats, &srv->stats.replayed);
         xp_reply(ep, DDIO_T_XFER | DDIO_REPLY, req, 0, done, n, ddio_now_ms() + XP_REPLY_TIMEOUT_MS);
+        return;
+    }
+    if (m->nparticipants > 1 && atomic_load(&srv->stopping)) {
+        /* a gate now could wait for ranks that cannot connect any more */
+        store_release(&srv->store, of);
+        xp_reply_err(ep, DDIO_T_XFER | DDIO_REPLY, req, ECONNRESET, "%s", STOPPING_MSG);
         return;
     }
     if (m->nparticipants > 1) {
@@ -1613,6 +1623,15 @@ int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req, 
             hit += cancel_if_call(x, group, seq, why) || cancel_if_member(x, a, b, req, why);
     pthread_mutex_unlock(&e->mu);
     return hit;
+}
+
+void engine_stopping(struct server *srv)
+{
+    struct engine *e = srv->eng;
+    pthread_mutex_lock(&e->mu);
+    for (struct xfer *x = e->gates; x; x = x->next)
+        FAIL(x, ECONNRESET, "%s", STOPPING_MSG);
+    pthread_mutex_unlock(&e->mu);
 }
 
 void engine_shutdown(struct server *srv)

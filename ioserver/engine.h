@@ -37,6 +37,11 @@ void engine_conn_dropped(struct server *srv, struct xp *ep);
 int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req, uint64_t group,
                   uint64_t seq, const char *why);
 /* Shutdown: fail everything waiting at the gate. */
+/* SIGTERM: the collectives still waiting for participants fail (ECONNRESET:
+ * their clients resend them to the restarted server). A rank that must
+ * reconnect can no longer join them, so the drain would wait for their
+ * deadline while the clients' recovery ran out. */
+void engine_stopping(struct server *srv);
 void engine_shutdown(struct server *srv);
 
 #endif

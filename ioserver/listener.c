@@ -124,6 +124,7 @@ int listener_drain(struct server *srv, int wait_ms)
         close(srv->lfd);
         srv->lfd = -1;
     }
+    engine_stopping(srv);
     int64_t dl = ddio_now_ms() + wait_ms;
     int busy, idle = 0;
     while ((busy = busy_conns(srv)) > 0 || ++idle < 2) {
