@@ -123,6 +123,17 @@ if ! make -C "$comp" -j"$jobs" > "$base/make.log" 2>&1; then
 fi
 so="$comp/.libs/mca_io_romio321.so"
 [ -f "$so" ] || die "no $so after make"
+# Open MPI opens components with lazy binding: a symbol no library of the
+# process defines (an MPICH-only macro taken for a function, say) would
+# fail only when first called. Every undefined symbol must be defined by
+# Debian's Open MPI libraries, libc, libm or libcrypto.
+defined=$(for l in libmpi.so.40 libopen-rte.so.40 libopen-pal.so.40 libc.so.6 libm.so.6 libcrypto.so.3; do
+            p=$(ldconfig -p | awk -v l="$l" '$1==l && /x86-64|x86_64/{print $NF; exit}')
+            [ -n "$p" ] && nm -D --defined-only "$p" | awk '{print $3}'
+          done | sed 's/@.*//' | sort -u)
+missing=$(nm -D --undefined-only "$so" | awk '{print $2}' | sed 's/@.*//' | sort -u \
+          | grep -v -e '^_ITM_' -e '^__gmon_start__$' | comm -23 - <(echo "$defined"))
+[ -z "$missing" ] || die "$so needs symbols Debian's Open MPI does not define: $(echo $missing)"
 mkdir -p "$out"
 cmp -s "$so" "$out/mca_io_romio321.so" || cp "$so" "$out/mca_io_romio321.so"
 log "built in $(( $(date +%s) - start ))s: $out/mca_io_romio321.so"

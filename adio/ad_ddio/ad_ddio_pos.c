@@ -194,7 +194,7 @@ ADIO_Offset ADIOI_DDIO_SeekIndividual(ADIO_File fd, ADIO_Offset offset, int when
     MPI_Count ftsize;
     ADIO_Offset off;
 
-    MPL_UNREFERENCED_ARG(whence);       /* ROMIO converts to SEEK_SET first */
+    (void) whence;              /* ROMIO converts to SEEK_SET first */
     *error_code = MPI_SUCCESS;
     MPI_Type_size_x(fd->filetype, &ftsize);
     if (ftsize == 0)
