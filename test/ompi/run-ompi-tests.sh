@@ -6,16 +6,18 @@
 #   c        programs of test/mpi and examples/ built with Debian's
 #            mpicc.openmpi: t_coll and ddio-patterns (collective and
 #            independent, Kotz's cyclic and block patterns), t_indep,
-#            t_typedesc (subarray, darray, nested views; every descriptor
-#            checked against ROMIO 3.2.1's flattening), t_nonblock
+#            t_nonblock (t_desc and t_typedesc are MPICH's: their model
+#            and get_info checks do not hold on Open MPI's datatypes and
+#            its own MPI_File_get_info)
 #   mpi4py   Debian's python3-mpi4py: MPI.File with subarray and cyclic
 #            views, independent, collective and nonblocking (t_mpi4py.py)
 #   h5py     Debian's python3-h5py-mpi: parallel h5py, collective,
 #            independent and chunked writes, read back (t_h5py.py)
-# Each program runs on ddio: (servers started by ddio-run --ompi) and on
-# ufs: (Debian's own ROMIO component: the control), and the files are
-# compared byte for byte (filecmp, built with mpicc.openmpi, reading both
-# through MPI-IO). The ddio runs of the collective programs must show the
+# Each program runs on ddio: (servers started by ddio-run --ompi) and on a
+# local file through Open MPI's OMPIO (the control: see ctl below), and the
+# files are compared byte for byte (filecmp, built with mpicc.openmpi,
+# reading both through MPI-IO); t_nonblock has no control and checks
+# itself. The ddio runs of the collective programs must show the
 # disk-directed collective on every server (coll_xfers > 0). One more
 # test: a ddio: name with Debian's own component must fail (so the plug-in
 # is what reaches ddio).
@@ -47,17 +49,21 @@ export DDIO_OMPI_COMPONENT_DIR=$comp
 
 # --- programs: built with Debian's mpicc.openmpi ----------------------------
 bin=$tmp/bin; mkdir -p "$bin"
-for s in test/mpi/t_coll.c test/mpi/t_indep.c test/mpi/t_typedesc.c test/mpi/t_nonblock.c \
+for s in test/mpi/t_coll.c test/mpi/t_indep.c test/mpi/t_nonblock.c \
          test/mpi/filecmp.c examples/ddio-patterns.c; do
   mpicc.openmpi -O2 -g -Wall -Wextra -Werror -I"$SRC/test/mpi" -o "$bin/$(basename "$s" .c)" "$SRC/$s" \
     || t_unusable ompi/compile "mpicc.openmpi $s"
 done
 U=$tmp/ufs; mkdir -p "$U"
 
-# ufs NAME NP CMD...: the control, Debian's own ROMIO component on ufs:$U/NAME
-ufs() {
+# ctl NAME NP CMD...: the control, Open MPI's own MPI-IO (OMPIO, its
+# default) on the local file $U/NAME. Not Debian's ROMIO 3.2.1 on ufs:,
+# which fails three of these programs by itself (docs/CONFORMANCE.md:
+# MPI_File_iwrite_all calls a NULL entry and crashes, a Kotz read pattern
+# reads wrong bytes, a zero-byte collective reports bytes written)
+ctl() {
   local name=$1 np=$2; shift 2
-  t_step "$name/ufs" mpirun.openmpi -n "$np" --mca io romio321 "$@" "ufs:$U/$name"
+  t_step "$name/ompio" mpirun.openmpi -n "$np" --mca io ompio "$@" "$U/$name"
 }
 # ddio NAME NS NP CMD...: on ddio:/NAME through the plug-in; with OMPI_COLL
 # set, every server must have run a disk-directed collective
@@ -89,7 +95,7 @@ cmpf() {
 echo "romio_ddio_coll_ranges disable" > "$tmp/dd-hints"
 both() {   # both NAME NS NP SUFFIXES CMD...
   local name=$1 ns=$2 np=$3 sfx=$4; shift 4
-  ddio "$name" "$ns" "$np" "$@" && ufs "$name" "$np" "$@" && cmpf "$name" "$ns" $sfx
+  ddio "$name" "$ns" "$np" "$@" && ctl "$name" "$np" "$@" && cmpf "$name" "$ns" $sfx
 }
 
 t_select "$@"
@@ -99,8 +105,9 @@ if t_selected c; then
   OMPI_COLL=1 both cpat-p4-s3-r8 3 4 = "$bin/ddio-patterns" -q -r 8 -m 2 -p wc,rc,wb,rb
   both patterns-p3-s2-r8k 2 3 = "$bin/ddio-patterns" -q -r 8192 -m 16
   both indep-p3-s2 2 3 = "$bin/t_indep"
-  both typedesc-p3-s2 2 3 = "$bin/t_typedesc" -n 40
-  both nonblock-p3-s2 2 3 "= .2" "$bin/t_nonblock"
+  # t_nonblock checks every byte, count and pointer itself; OMPIO does not
+  # finish it (its run hangs: no control), Debian's ROMIO crashes in it
+  ddio nonblock-p3-s2 2 3 "$bin/t_nonblock"
   # the plug-in is what reaches ddio: with Debian's own component the same
   # program cannot even create a ddio: file (a local path "ddio:/..." to it)
   t_expect_fail ompi/debian-component-refuses-ddio MPI_ERR_NO_SUCH_FILE \

@@ -63,10 +63,13 @@ def subarray():
     f = MPI.File.Open(comm, name, MPI.MODE_CREATE | MPI.MODE_RDWR)
     f.Set_view(0, MPI.INT32_T, ft)
     f.Write_all(mine)
+    if f.Get_position() != mine.size:           # in etypes: the individual pointer moved
+        bad.append("subarray: position %d after Write_all, want %d" % (f.Get_position(), mine.size))
     f.Sync()
     comm.Barrier()
     f.Sync()
     back = np.zeros_like(mine)
+    f.Seek(0)
     f.Read_all(back)
     check("subarray Read_all", back, mine)
     f.Close()
