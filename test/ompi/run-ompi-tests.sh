@@ -23,7 +23,10 @@
 # is what reaches ddio).
 # Every command is time-bounded (t_step: DDIO_TEST_LIMIT, default 300 s;
 # the first component build, OMPI_BUILD_LIMIT, default 3600 s).
-# usage: run-ompi-tests.sh [-k] [GROUP...]   groups: c mpi4py h5py (default all)
+#   mount    plain paths under a ddio mount (ddio-run --ompi --mount): t_coll
+#            and t_h5py, compared through the mount with POSIX cmp, the HDF5
+#            file read back with serial h5py (needs /dev/fuse)
+# usage: run-ompi-tests.sh [-k] [GROUP...]   groups: c mpi4py h5py mount (default all)
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -122,5 +125,25 @@ if t_selected h5py; then
   t_section "h5py (python3-h5py-mpi)"
   both h5py-p3-s2 2 3 = "$PY" "$here/t_h5py.py"
   both h5py-p4-s3 3 4 = "$PY" "$here/t_h5py.py"
+fi
+if t_selected mount && t_have_fuse; then
+  t_section "plain paths under a ddio mount (ddio-run --ompi --mount)"
+  mnt=$tmp/mnt; mkdir -p "$mnt"
+  # ROMIO 3.2.1 routes the plain path to the driver (the collective ran on
+  # every server), and the bytes read through the mount (POSIX cmp) equal
+  # the control's; the HDF5 file also reads back with serial h5py there
+  h5cmp='import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+bad = [k for k in b if not np.array_equal(a[k][...], b[k][...])]
+sys.exit("serial h5py: datasets differ: %s" % bad if bad or sorted(a) != sorted(b) else 0)'
+  export mnt h5cmp PY
+  ctl mount-coll 3 "$bin/t_coll" &&
+    t_step mount-coll/ddio "$run" --ompi --mount "$mnt" -s 2 --root "$tmp/srv-mount-coll" -- bash -c \
+      'mpirun -n 3 "$0" "$mnt/mount-coll" && stats_ok 2 && cmp "$mnt/mount-coll" "$1/mount-coll" &&
+       cmp "$mnt/mount-coll.2" "$1/mount-coll.2"' "$bin/t_coll" "$U"
+  ctl mount-h5py 3 "$PY" "$here/t_h5py.py" &&
+    t_step mount-h5py/ddio "$run" --ompi --mount "$mnt" -s 2 --root "$tmp/srv-mount-h5py" -- bash -c \
+      'mpirun -n 3 "$PY" "$0" "$mnt/mount-h5py" && cmp "$mnt/mount-h5py" "$1/mount-h5py" &&
+       "$PY" -c "$h5cmp" "$mnt/mount-h5py" "$1/mount-h5py"' "$here/t_h5py.py" "$U"
 fi
 t_done
