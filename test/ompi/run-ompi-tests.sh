@@ -23,10 +23,13 @@
 # is what reaches ddio).
 # Every command is time-bounded (t_step: DDIO_TEST_LIMIT, default 300 s;
 # the first component build, OMPI_BUILD_LIMIT, default 3600 s).
+#   netcdf   Debian's libnetcdf-mpi-dev (netCDF-C 4.9 over parallel HDF5):
+#            t_nc4par.c, netCDF-4 collective, independent and chunked
+#            writes read back in parallel, on ddio: names and on the mount
 #   mount    plain paths under a ddio mount (ddio-run --ompi --mount): t_coll
 #            and t_h5py, compared through the mount with POSIX cmp, the HDF5
 #            file read back with serial h5py (needs /dev/fuse)
-# usage: run-ompi-tests.sh [-k] [GROUP...]   groups: c mpi4py h5py mount (default all)
+# usage: run-ompi-tests.sh [-k] [GROUP...]   groups: c mpi4py h5py netcdf mount (default all)
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -57,6 +60,9 @@ for s in test/mpi/t_coll.c test/mpi/t_indep.c test/mpi/t_nonblock.c \
   mpicc.openmpi -O2 -g -Wall -Wextra -Werror -I"$SRC/test/mpi" -o "$bin/$(basename "$s" .c)" "$SRC/$s" \
     || t_unusable ompi/compile "mpicc.openmpi $s"
 done
+nc=/usr/lib/x86_64-linux-gnu/netcdf/mpi
+mpicc.openmpi -O2 -g -Wall -Wextra -Werror -I"$nc/include" -o "$bin/t_nc4par" "$here/t_nc4par.c" \
+  -L"$nc/lib" -lnetcdf -Wl,-rpath,"$nc/lib" || t_unusable ompi/compile "t_nc4par.c (libnetcdf-mpi-dev)"
 U=$tmp/ufs; mkdir -p "$U"
 
 # ctl NAME NP CMD...: the control, Open MPI's own MPI-IO (OMPIO, its
@@ -126,6 +132,11 @@ if t_selected h5py; then
   both h5py-p3-s2 2 3 = "$PY" "$here/t_h5py.py"
   both h5py-p4-s3 3 4 = "$PY" "$here/t_h5py.py"
 fi
+if t_selected netcdf; then
+  t_section "netCDF-4 parallel (libnetcdf-mpi-dev)"
+  OMPI_COLL=1 both nc4par-p3-s2 2 3 = "$bin/t_nc4par"
+  both nc4par-p4-s3 3 4 = "$bin/t_nc4par"
+fi
 if t_selected mount && t_have_fuse; then
   t_section "plain paths under a ddio mount (ddio-run --ompi --mount)"
   mnt=$tmp/mnt; mkdir -p "$mnt"
@@ -141,6 +152,9 @@ sys.exit("serial h5py: datasets differ: %s" % bad if bad or sorted(a) != sorted(
     t_step mount-coll/ddio "$run" --ompi --mount "$mnt" -s 2 --root "$tmp/srv-mount-coll" -- bash -c \
       'mpirun -n 3 "$0" "$mnt/mount-coll" && stats_ok 2 && cmp "$mnt/mount-coll" "$1/mount-coll" &&
        cmp "$mnt/mount-coll.2" "$1/mount-coll.2"' "$bin/t_coll" "$U"
+  ctl mount-nc4par 3 "$bin/t_nc4par" &&
+    t_step mount-nc4par/ddio "$run" --ompi --mount "$mnt" -s 2 --root "$tmp/srv-mount-nc4par" -- bash -c \
+      'mpirun -n 3 "$0" "$mnt/mount-nc4par" && cmp "$mnt/mount-nc4par" "$1/mount-nc4par"' "$bin/t_nc4par" "$U"
   ctl mount-h5py 3 "$PY" "$here/t_h5py.py" &&
     t_step mount-h5py/ddio "$run" --ompi --mount "$mnt" -s 2 --root "$tmp/srv-mount-h5py" -- bash -c \
       'mpirun -n 3 "$PY" "$0" "$mnt/mount-h5py" && cmp "$mnt/mount-h5py" "$1/mount-h5py" &&
