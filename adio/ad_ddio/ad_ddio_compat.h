@@ -9,8 +9,8 @@
  *
  * - Locks: 3.2.1 has no ADIOI_xxx_SetLock entry; its lock macros call
  *   fcntl(2) on fd->fd_sys, which a ddio file does not have. There the
- *   driver claims no locks, so ROMIO takes none (no atomic mode, no shared
- *   file pointer: ROMIO refuses them with its "unsupported" errors).
+ *   driver claims no locks, so ROMIO takes none: the driver refuses atomic
+ *   mode (ad_ddio_fcntl.c) and ROMIO the shared file pointer.
  * - Nonblocking I/O: MPICH's generalized request classes (MPIX_Grequest_class
  *   with a poll function run by MPI_Test/MPI_Wait) are not in Open MPI's
  *   libmpi (Debian's 4.1.4 exports no ompi_grequestx_*). There a request is

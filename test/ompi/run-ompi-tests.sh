@@ -8,7 +8,8 @@
 #            independent, Kotz's cyclic and block patterns), t_indep,
 #            t_nonblock (t_desc and t_typedesc are MPICH's: their model
 #            and get_info checks do not hold on Open MPI's datatypes and
-#            its own MPI_File_get_info)
+#            its own MPI_File_get_info); t_refuse: atomic mode and the
+#            shared file pointer are refused on ROMIO 3.2.1, cleanly
 #   mpi4py   Debian's python3-mpi4py: MPI.File with subarray and cyclic
 #            views, independent, collective and nonblocking (t_mpi4py.py)
 #   h5py     Debian's python3-h5py-mpi: parallel h5py, collective,
@@ -60,6 +61,8 @@ for s in test/mpi/t_coll.c test/mpi/t_indep.c test/mpi/t_nonblock.c \
   mpicc.openmpi -O2 -g -Wall -Wextra -Werror -I"$SRC/test/mpi" -o "$bin/$(basename "$s" .c)" "$SRC/$s" \
     || t_unusable ompi/compile "mpicc.openmpi $s"
 done
+mpicc.openmpi -O2 -g -Wall -Wextra -Werror -o "$bin/t_refuse" "$here/t_refuse.c" \
+  || t_unusable ompi/compile "t_refuse.c"
 nc=/usr/lib/x86_64-linux-gnu/netcdf/mpi
 mpicc.openmpi -O2 -g -Wall -Wextra -Werror -I"$nc/include" -o "$bin/t_nc4par" "$here/t_nc4par.c" \
   -L"$nc/lib" -lnetcdf -Wl,-rpath,"$nc/lib" || t_unusable ompi/compile "t_nc4par.c (libnetcdf-mpi-dev)"
@@ -117,6 +120,8 @@ if t_selected c; then
   # t_nonblock checks every byte, count and pointer itself; OMPIO does not
   # finish it (its run hangs: no control), Debian's ROMIO crashes in it
   ddio nonblock-p3-s2 2 3 "$bin/t_nonblock"
+  # atomic mode and the shared file pointer are refused, the file stays usable
+  ddio refuse-p3-s1 1 3 "$bin/t_refuse"
   # the plug-in is what reaches ddio: with Debian's own component the same
   # program cannot even create a ddio: file (a local path "ddio:/..." to it)
   t_expect_fail ompi/debian-component-refuses-ddio MPI_ERR_NO_SUCH_FILE \
