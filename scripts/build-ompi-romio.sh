@@ -135,6 +135,10 @@ missing=$(nm -D --undefined-only "$so" | awk '{print $2}' | sed 's/@.*//' | sort
           | grep -v -e '^_ITM_' -e '^__gmon_start__$' | comm -23 - <(echo "$defined"))
 [ -z "$missing" ] || die "$so needs symbols Debian's Open MPI does not define: $(echo $missing)"
 mkdir -p "$out"
-cmp -s "$so" "$out/mca_io_romio321.so" || cp "$so" "$out/mca_io_romio321.so"
+# a new file renamed into place: a job running meanwhile keeps the old one
+if ! cmp -s "$so" "$out/mca_io_romio321.so"; then
+  cp "$so" "$out/.mca_io_romio321.so.$$" && mv -f "$out/.mca_io_romio321.so.$$" "$out/mca_io_romio321.so" \
+    || die "cannot install $out/mca_io_romio321.so"
+fi
 log "built in $(( $(date +%s) - start ))s: $out/mca_io_romio321.so"
 if [ -n "$link" ]; then ln -sfn "$out" "$link"; fi
