@@ -23,7 +23,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-METHODS = ["ddio", "ddio-tcp", "ddio-ucx", "ddio-nosort", "ddio-2ph", "ufs-2ph", "ufs-indep"]
+METHODS = ["ddio", "ddio-tcp", "ddio-ucx", "ddio-nosort", "ddio-2ph", "ufs-2ph", "ufs-indep",
+           "ompi-ddio", "ompi-ompio", "ompi-romio"]
 LABELS = {
     "ddio": "(1) ddio disk-directed",
     "ddio-tcp": "(1t) ddio, TCP transport",
@@ -32,11 +33,16 @@ LABELS = {
     "ddio-2ph": "(3) ddio servers, ROMIO two-phase",
     "ufs-2ph": "(4) ufs: two-phase (ROMIO default)",
     "ufs-indep": "(5) ufs: independent + data sieving",
+    "ompi-ddio": "(O1) Debian's Open MPI, ddio through the plug-in",
+    "ompi-ompio": "(O2) Debian's Open MPI, OMPIO on the local file system",
+    "ompi-romio": "(O3) Debian's Open MPI, its ROMIO 3.2.1 on ufs:",
 }
 SHORT = {"ddio": "ddio", "ddio-tcp": "ddio tcp", "ddio-ucx": "ddio ucx", "ddio-nosort": "ddio nosort", "ddio-2ph": "ddio 2ph",
-         "ufs-2ph": "ufs 2ph", "ufs-indep": "ufs indep"}
+         "ufs-2ph": "ufs 2ph", "ufs-indep": "ufs indep",
+         "ompi-ddio": "ompi ddio", "ompi-ompio": "ompi ompio", "ompi-romio": "ompi romio"}
 COLORS = {"ddio": "#1b5e20", "ddio-tcp": "#2e7d32", "ddio-ucx": "#ef6c00", "ddio-nosort": "#66bb6a", "ddio-2ph": "#a5d6a7",
-          "ufs-2ph": "#1565c0", "ufs-indep": "#90caf9"}
+          "ufs-2ph": "#1565c0", "ufs-indep": "#90caf9",
+          "ompi-ddio": "#6a1b9a", "ompi-ompio": "#c62828", "ompi-romio": "#ef9a9a"}
 ROMIO = ["ufs-2ph", "ufs-indep"]
 PATTERN_ORDER = ["wn", "wb", "wc", "wnb", "wbb", "wcb", "wbc", "wcc", "wcn",
                  "ra", "rn", "rb", "rc", "rnb", "rnc", "rbn", "rbb", "rbc", "rcn", "rcb", "rcc"]

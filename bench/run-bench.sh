@@ -14,6 +14,8 @@ CMDLINE="$0 $*"
 top=$(cd "$here/.." && pwd)
 
 ALL_METHODS="ddio,ddio-tcp,ddio-ucx,ddio-nosort,ddio-2ph,ufs-2ph,ufs-indep"
+# Debian's Open MPI (not in the default set: --methods names them)
+OMPI_METHODS="ompi-ddio,ompi-ompio,ompi-romio"
 ALL_WRITES="wn,wb,wc,wnb,wbb,wcb,wbc,wcc,wcn"
 ALL_READS="ra,rn,rb,rc,rnb,rnc,rbn,rbb,rbc,rcn,rcb,rcc"
 
@@ -26,7 +28,8 @@ usage: bench/run-bench.sh [options]
   -m, --mib N            file size in MiB (default 256)
   -r, --recsizes LIST    record sizes in bytes (default 8,8192)
   -p, --patterns LIST    patterns (default all; writes run before reads)
-      --methods LIST     subset of $ALL_METHODS (default all)
+      --methods LIST     subset of $ALL_METHODS
+                         (default all) and of $OMPI_METHODS
   -n, --reps N           repetitions of every run (default 1)
       --from-rep K       add repetitions K..N to the results already in OUT
                          (an interrupted or too-short run), with the same
@@ -58,6 +61,13 @@ methods:
   ufs-2ph      ufs: ROMIO defaults (two-phase collective buffering)
   ufs-indep    ufs: romio_cb_read=disable,romio_cb_write=disable (independent
                I/O with data sieving)
+  ompi-ddio    Debian's Open MPI (mpirun.openmpi, ddio-patterns built with
+               mpicc.openmpi) on ddio: through the plug-in (ddio-run --ompi;
+               scripts/build-ompi-romio.sh builds it, cached)
+  ompi-ompio   the same program on a local file through Open MPI's OMPIO
+               (its default MPI-IO)
+  ompi-romio   the same on ufs: through Debian's own ROMIO 3.2.1 component
+               (defaults: two-phase)
 
 Output in OUT: results.csv, ceiling.csv, machine.txt, params.txt, logs/,
 REPORT.md and PNG charts (bench/report.py).
@@ -105,15 +115,21 @@ IFS=, read -r -a methods <<<"$METHODS"
 IFS=, read -r -a recsizes <<<"$RECSIZES"
 IFS=, read -r -a pats <<<"$PATTERNS"
 for m in "${methods[@]}"; do
-  case ",$ALL_METHODS," in *",$m,"*) ;; *) die "unknown method '$m' (known: $ALL_METHODS)";; esac
+  case ",$ALL_METHODS,$OMPI_METHODS," in *",$m,"*) ;; *) die "unknown method '$m' (known: $ALL_METHODS,$OMPI_METHODS)";; esac
 done
+is_ddio() { [[ $1 == ddio* || $1 == ompi-ddio ]]; }
+NEED_MPICH=0; NEED_OMPI=0
+for m in "${methods[@]}"; do if [[ $m == ompi-* ]]; then NEED_OMPI=1; else NEED_MPICH=1; fi; done
 writes=(); reads=()
 for p in "${pats[@]}"; do
   case ",$ALL_WRITES," in *",$p,"*) writes+=("$p"); continue;; esac
   case ",$ALL_READS," in *",$p,"*) reads+=("$p"); continue;; esac
   die "unknown pattern '$p'"
 done
-[ -x "$MPICH/bin/mpiexec" ] && [ -x "$MPICH/bin/mpicc" ] || die "no MPICH at $MPICH (build it: make mpich-build)"
+[ $NEED_MPICH = 0 ] || { [ -x "$MPICH/bin/mpiexec" ] && [ -x "$MPICH/bin/mpicc" ]; } \
+  || die "no MPICH at $MPICH (build it: make mpich-build)"
+[ $NEED_OMPI = 0 ] || { command -v mpirun.openmpi >/dev/null && command -v mpicc.openmpi >/dev/null; } \
+  || die "no Debian Open MPI (scripts/install-deps.sh: openmpi-bin libopenmpi-dev)"
 command -v timeout >/dev/null || die "timeout(1) not found"
 
 [ -n "$OUT" ] || OUT=$here/results/$(date +%Y%m%d-%H%M%S)-$(hostname -s)
@@ -141,8 +157,22 @@ build() {   # build OUTPUT SOURCE... -- COMMAND...
   "$@" || die "cannot build $out"
 }
 PATBIN=$BIN/ddio-patterns
-build "$PATBIN" "$top/examples/ddio-patterns.c" "$MPICH/lib/libmpich.so" -- \
+[ $NEED_MPICH = 0 ] || build "$PATBIN" "$top/examples/ddio-patterns.c" "$MPICH/lib/libmpich.so" -- \
   "$MPICH/bin/mpicc" -O2 -g -o "$PATBIN" "$top/examples/ddio-patterns.c"
+# Open MPI: the same workload built with Debian's mpicc.openmpi, and for
+# ompi-ddio the plug-in (cached; ddio-run --ompi finds it in $top/ompi-romio)
+PATBIN_OMPI=$BIN/ddio-patterns.openmpi
+OMPI_MPIRUN=(mpirun.openmpi -n "$P" --mca rmaps_base_oversubscribe 1)
+if [ $NEED_OMPI = 1 ]; then
+  build "$PATBIN_OMPI" "$top/examples/ddio-patterns.c" -- \
+    mpicc.openmpi -O2 -g -o "$PATBIN_OMPI" "$top/examples/ddio-patterns.c"
+  [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  case ",$METHODS," in *,ompi-ddio,*)
+    log "the Open MPI plug-in (scripts/build-ompi-romio.sh)"
+    "$top/scripts/build-ompi-romio.sh" "$top" "$top/ompi-romio" >> "$OUT/run.log" 2>&1 \
+      || die "scripts/build-ompi-romio.sh failed (see $OUT/run.log)" ;;
+  esac
+fi
 CEIL=$BIN/ddio-ceiling
 build "$CEIL" "$here/ddio-ceiling.c" -- \
   ${CC:-cc} -std=gnu11 -O2 -g -Wall -o "$CEIL" "$here/ddio-ceiling.c" -laio
@@ -189,6 +219,7 @@ MACHINE=$OUT/machine.txt
   [ -r /sys/block/$d/queue/scheduler ] && echo "device scheduler: $(cat /sys/block/$d/queue/scheduler)"
   [ -r /sys/block/$d/size ] && echo "device size: $(( $(cat /sys/block/$d/size) / 2097152 )) GiB"
   echo "git commit: $(git -C "$top" rev-parse HEAD 2>/dev/null)$(git -C "$top" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+  [ $NEED_OMPI = 1 ] && echo "openmpi: $(ompi_info --version 2>/dev/null | head -n1) ($(dpkg-query -W -f='${Version}' libopenmpi3 2>/dev/null))"
   echo "mpich: $("$MPICH/bin/mpichversion" 2>/dev/null | sed -n "s/^MPICH Version:[[:space:]]*//p") ($MPICH)"
   echo "drop_caches: $( [ -w /proc/sys/vm/drop_caches ] && echo writable || echo 'NOT writable: reads are warm')"
   echo "ddio: $( [ $DDIO_OK = 1 ] && echo available || echo "unavailable: $DDIO_WHY")"
@@ -311,7 +342,7 @@ beside() {   # beside METHOD PATTERN REC REP OP FILE...
   fi
 }
 run_files() {   # run_files METHOD REC: the data files a run of METHOD used
-  if [[ $1 == ddio* ]]; then
+  if is_ddio "$1"; then
     # the servers' data files, not their metadata under .ddio/
     find "$ROOT" -name .ddio -prune -o -type f -name "bench-r$2.dat" -print 2>/dev/null | sort
   else
@@ -335,15 +366,27 @@ run_one() {
   args=(-C -p "$pat" -r "$rec" -m "$MIB")
   for h in $(method_hints "$m") "${HINTS[@]}"; do args+=(-H "$h"); done
   local srv=0
-  if [[ $m == ddio* ]]; then
+  if is_ddio "$m"; then
     srv=$NSERV
     local extra=(); read -r -a extra <<<"$DDIO_RUN_ARGS"
     # the profile: per-call phase times from every rank (DDIO_TIMING) and
     # the servers' per-XFER counters (debug log, printed after the run)
     case "$m" in ddio-tcp) extra+=(--transport tcp);; ddio-ucx) extra+=(--transport ucx);; esac
-    cmd=(env DDIO_TIMING=1 DDIO_RUN_CPU=1 "$DDIO_RUN" -s "$NSERV" --root "$ROOT" -l debug \
-         --keep-logs "${extra[@]}" -- "$here/cpu-wrap.sh" mpiexec -n "$P" "$PATBIN" "${args[@]}" \
-         "ddio:/bench-r$rec.dat")
+    if [ "$m" = ompi-ddio ]; then
+      cmd=(env DDIO_TIMING=1 DDIO_RUN_CPU=1 "$DDIO_RUN" --ompi -s "$NSERV" --root "$ROOT" -l debug \
+           --keep-logs "${extra[@]}" -- "$here/cpu-wrap.sh" "${OMPI_MPIRUN[@]}" "$PATBIN_OMPI" \
+           "${args[@]}" "ddio:/bench-r$rec.dat")
+    else
+      cmd=(env DDIO_TIMING=1 DDIO_RUN_CPU=1 "$DDIO_RUN" -s "$NSERV" --root "$ROOT" -l debug \
+           --keep-logs "${extra[@]}" -- "$here/cpu-wrap.sh" mpiexec -n "$P" "$PATBIN" "${args[@]}" \
+           "ddio:/bench-r$rec.dat")
+    fi
+  elif [ "$m" = ompi-ompio ]; then
+    cmd=("$here/cpu-wrap.sh" "${OMPI_MPIRUN[@]}" --mca io ompio "$PATBIN_OMPI" "${args[@]}" \
+         "$TMPD/ufs/$m-r$rec.dat")
+  elif [ "$m" = ompi-romio ]; then
+    cmd=("$here/cpu-wrap.sh" "${OMPI_MPIRUN[@]}" --mca io romio321 "$PATBIN_OMPI" "${args[@]}" \
+         "ufs:$TMPD/ufs/$m-r$rec.dat")
   else
     cmd=("$here/cpu-wrap.sh" mpiexec -n "$P" "$PATBIN" "${args[@]}" "ufs:$TMPD/ufs/$m-r$rec.dat")
   fi
@@ -356,7 +399,7 @@ run_one() {
     log "$m $pat r=$rec: $why"
     return 1
   fi
-  if [[ $m == ddio* ]] && [ $DDIO_OK = 0 ]; then
+  if is_ddio "$m" && [ $DDIO_OK = 0 ]; then
     echo "skipped: $DDIO_WHY" > "$lg"
     [ -z "$prep" ] && echo "$m,$pat,$op,$rec,$P,$srv,$MIB,,,,FAIL(ddio unavailable),$rep,$cold," >> "$RES"
     return 1
@@ -433,8 +476,8 @@ for ((rep = FROM; rep <= REPS; rep++)); do
   for rec in "${recsizes[@]}"; do
     for m in "${methods[@]}"; do
       ROOT=$TMPD/ddio/$m-r$rec
-      [[ $m == ddio* ]] && mkdir -p "$ROOT"
-      log "== rep $rep/$REPS: $m, $rec-byte records, P=$P, $MIB MiB$([[ $m == ddio* ]] && echo ", $NSERV servers")"
+      is_ddio "$m" && mkdir -p "$ROOT"
+      log "== rep $rep/$REPS: $m, $rec-byte records, P=$P, $MIB MiB$(is_ddio "$m" && echo ", $NSERV servers")"
       for pat in "${writes[@]}"; do run_one "$m" "$pat" "$rec" "$rep"; done
       # Reads need the file: write it once (not recorded) when no write ran.
       if [ ${#reads[@]} -gt 0 ] && [ ${#writes[@]} -eq 0 ] && [ $rep = "$FROM" ]; then
@@ -448,7 +491,7 @@ if [ $KEEP = 0 ]; then
   for rec in "${recsizes[@]}"; do
     for m in "${methods[@]}"; do
       rm -f "$TMPD/ufs/$m-r$rec.dat"
-      [[ $m == ddio* ]] && rm -rf "$TMPD/ddio/$m-r$rec"
+      is_ddio "$m" && rm -rf "$TMPD/ddio/$m-r$rec"
     done
   done
 fi

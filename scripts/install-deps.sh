@@ -12,7 +12,15 @@ PKGS=(build-essential gfortran autoconf automake libtool pkg-config m4 dpkg-dev
       python3 python3-matplotlib
       clang libclang-rt-14-dev iproute2 procps util-linux
       libfuse3-dev fuse3 attr
-      patchelf man-db groff-base strace)   # make install (MPICH relocation), man pages, install test
+      patchelf man-db groff-base strace    # make install (MPICH relocation), man pages, install test
+      openmpi-bin libopenmpi-dev python3-mpi4py python3-h5py-mpi   # Open MPI plug-in and its tests
+      libnetcdf-mpi-dev)
+# Installing Open MPI makes it the `mpi` and `mpirun` alternatives (mpicc,
+# mpirun, mpiexec in /usr/bin): the project never uses those names
+# unqualified; it puts its MPICH's bin first on PATH or names the flavour
+# (mpicc.mpich, mpirun.openmpi), and HDF5 by its mpich paths (libnetcdf-mpi-dev
+# brings libhdf5-openmpi-dev, which takes the h5pcc and hdf5-mpi.pc
+# alternatives: the project uses h5pcc.mpich and /usr/include/hdf5/mpich).
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Copies the ddio driver (adio/ad_ddio) and the MPI-free shared library
-# (common/, less what only the tools use: tools_only below) into an MPICH
-# tree's ROMIO, and writes the driver's Makefile.mk.
+# (common/, less what only the tools use: tools_only below) into a ROMIO
+# (an MPICH tree's src/mpi/romio, or a ROMIO directory itself: Open MPI's
+# ompi/mca/io/romio321/romio), and writes the driver's Makefile.mk.
 # Only files whose contents changed are copied, so make rebuilds only what
 # depends on them. Prints "changed" when the file list changed (so automake
 # reruns through ROMIO's own regeneration rules).
-# Usage: overlay-driver.sh PROJECT_DIR MPICH_SRC_DIR
+# Usage: overlay-driver.sh PROJECT_DIR MPICH_SRC_DIR|ROMIO_DIR
 set -euo pipefail
 shopt -s nullglob
 proj=${1:?usage}; top=${2:?usage}
-dst="$top/src/mpi/romio/adio/ad_ddio"
+if [ -d "$top/src/mpi/romio" ]; then dst="$top/src/mpi/romio/adio/ad_ddio"
+else dst="$top/adio/ad_ddio"; fi
 mkdir -p "$dst"
 sync_file() {  # src dst: copy only when contents differ
   if ! cmp -s "$1" "$2"; then cp "$1" "$2"; echo "overlay: updated ${2#$top/}"; fi

@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
-# Registers the ddio driver in an MPICH 4.0.x source tree's ROMIO.
-# Usage: romio-register.sh MPICH_SRC_DIR
+# Registers the ddio driver in a ROMIO: MPICH 4.0.x's (src/mpi/romio) or
+# Open MPI 4.1.x's ROMIO 3.2.1 io component (ompi/mca/io/romio321/romio).
+# Usage: romio-register.sh MPICH_OR_OPENMPI_SRC_DIR
 # Idempotent. Refuses, with a clear message, a tree whose registration points
 # (known file systems, adio.h constants, fs prototypes, fstype table,
-# adio/Makefile.mk) do not look the way this script expects.
+# adio/Makefile.mk) do not look the way this script expects. The two ROMIOs
+# differ only in the anchors of steps 1, 2 and 4; the driver's own source
+# differences are in adio/ad_ddio/ad_ddio_compat.h.
 set -euo pipefail
-top=${1:?usage: romio-register.sh MPICH_SRC_DIR}
-romio="$top/src/mpi/romio"
+top=${1:?usage: romio-register.sh MPICH_OR_OPENMPI_SRC_DIR}
 die() { echo "romio-register: $*" >&2; exit 1; }
 
-[ -f "$top/maint/version.m4" ] || die "$top is not an MPICH source tree (no maint/version.m4)"
-ver=$(sed -n 's/^m4_define(\[MPICH_VERSION_m4\],\[\([^]]*\)\].*/\1/p' "$top/maint/version.m4")
-case "$ver" in
-  4.0|4.0.*) ;;
-  *) die "MPICH $ver is not supported: the ddio registration fits MPICH 4.0.x only" ;;
-esac
+if [ -f "$top/maint/version.m4" ]; then
+  romio="$top/src/mpi/romio"; flavor=mpich40
+  ver=$(sed -n 's/^m4_define(\[MPICH_VERSION_m4\],\[\([^]]*\)\].*/\1/p' "$top/maint/version.m4")
+  case "$ver" in
+    4.0|4.0.*) ;;
+    *) die "MPICH $ver is not supported: the ddio registration fits MPICH 4.0.x only" ;;
+  esac
+  what="MPICH $ver"
+elif [ -d "$top/ompi/mca/io/romio321/romio" ] && [ -f "$top/VERSION" ]; then
+  romio="$top/ompi/mca/io/romio321/romio"; flavor=romio321
+  ver=$(sed -n 's/^major=//p; s/^minor=//p' "$top/VERSION" | paste -sd.)
+  case "$ver" in
+    4.1) ;;
+    *) die "Open MPI $ver is not supported: the ddio registration fits Open MPI 4.1.x (ROMIO 3.2.1)" ;;
+  esac
+  what="Open MPI $ver (ROMIO 3.2.1)"
+else
+  die "$top is neither an MPICH source tree (maint/version.m4) nor an Open MPI one (ompi/mca/io/romio321)"
+fi
 
 cfg="$romio/configure.ac"; adioh="$romio/adio/include/adio.h"
 proto="$romio/adio/include/adioi_fs_proto.h"; fstype="$romio/adio/common/ad_fstype.c"
@@ -22,21 +37,24 @@ mk="$romio/adio/Makefile.mk"
 for f in "$cfg" "$adioh" "$proto" "$fstype" "$mk"; do [ -f "$f" ] || die "missing $f"; done
 
 # Each edit: skip if already present, else require its anchor and apply.
-need() { grep -q "$2" "$1" || die "anchor '$2' not found in $1 (MPICH $ver layout differs)"; }
+need() { grep -q "$2" "$1" || die "anchor '$2' not found in $1 ($what layout differs)"; }
 
 # 1. ROMIO configure.ac: known file systems (else the driver is silently never built)
-if ! grep -q 'testfs xfs panfs lustre gpfs ime quobytefs ddio' "$cfg"; then
-  need "$cfg" 'testfs xfs panfs lustre gpfs ime quobytefs\])'
-  sed -i 's/testfs xfs panfs lustre gpfs ime quobytefs\])/testfs xfs panfs lustre gpfs ime quobytefs ddio])/' "$cfg"
+if [ $flavor = mpich40 ]; then fslist='testfs xfs panfs lustre gpfs ime quobytefs'
+else fslist='testfs xfs panfs gridftp lustre gpfs zoidfs hfs piofs sfs'; fi
+if ! grep -q "$fslist ddio" "$cfg"; then
+  need "$cfg" "$fslist\\])"
+  sed -i "s/$fslist\\])/$fslist ddio])/" "$cfg"
 fi
 if ! grep -q 'ROMIO_DDIO' "$cfg"; then
   need "$cfg" '^if test -n "\$file_system_ufs"; then'
   sed -i 's/^if test -n "\$file_system_ufs"; then/if test -n "$file_system_ddio"; then\n    AC_DEFINE(ROMIO_DDIO,1,[Define for ROMIO with the ddio disk-directed I\/O driver])\nfi\n\n&/' "$cfg"
 fi
 # 2. adio.h constant
+if [ $flavor = mpich40 ]; then lastfs='^#define ADIO_QUOBYTEFS  *171'; else lastfs='^#define ADIO_GPFS  *168'; fi
 if ! grep -q 'ADIO_DDIO' "$adioh"; then
-  need "$adioh" '^#define ADIO_QUOBYTEFS  *171'
-  sed -i 's|^#define ADIO_QUOBYTEFS  *171.*|&\n#define ADIO_DDIO                172    /* ddio disk-directed I/O servers */|' "$adioh"
+  need "$adioh" "$lastfs"
+  sed -i "s|$lastfs.*|&\\n#define ADIO_DDIO                172    /* ddio disk-directed I/O servers */|" "$adioh"
 fi
 # 3. fs prototypes
 if ! grep -q 'ADIO_DDIO_operations' "$proto"; then
@@ -44,9 +62,18 @@ if ! grep -q 'ADIO_DDIO_operations' "$proto"; then
   sed -i 's|^#ifdef ROMIO_TESTFS|#ifdef ROMIO_DDIO\nextern struct ADIOI_Fns_struct ADIO_DDIO_operations;\n/* prototypes are in adio/ad_ddio/ad_ddio.h */\n#endif\n\n&|' "$proto"
 fi
 # 4. fstype table
+#    (MPICH 4.0: one table row; ROMIO 3.2.1: the prefix chain and the
+#    file system -> operations chain)
 if ! grep -q 'ADIO_DDIO_operations' "$fstype"; then
-  need "$fstype" '^#ifdef ROMIO_TESTFS'
-  sed -i '0,/^#ifdef ROMIO_TESTFS/s|^#ifdef ROMIO_TESTFS|#ifdef ROMIO_DDIO\n    {\&ADIO_DDIO_operations, ADIO_DDIO, "ddio:"},\n#endif\n&|' "$fstype"
+  if [ $flavor = mpich40 ]; then
+    need "$fstype" '^#ifdef ROMIO_TESTFS'
+    sed -i '0,/^#ifdef ROMIO_TESTFS/s|^#ifdef ROMIO_TESTFS|#ifdef ROMIO_DDIO\n    {\&ADIO_DDIO_operations, ADIO_DDIO, "ddio:"},\n#endif\n&|' "$fstype"
+  else
+    need "$fstype" '^    else if (!strncmp(filename, "testfs:", 7) *$'
+    need "$fstype" '^    if (file_system == ADIO_TESTFS) {$'
+    sed -i 's|^    else if (!strncmp(filename, "testfs:", 7) *$|    else if (!strncmp(filename, "ddio:", 5) \|\| !strncmp(filename, "DDIO:", 5)) {\n\t*fstype = ADIO_DDIO;\n    }\n&|' "$fstype"
+    sed -i 's|^    if (file_system == ADIO_TESTFS) {$|    if (file_system == ADIO_DDIO) {\n#ifndef ROMIO_DDIO\n\t*error_code = MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE,\n\t\t\t\t\t   myname, __LINE__, MPI_ERR_IO,\n\t\t\t\t\t   "**iofstypeunsupported", 0);\n\treturn;\n#else\n\t*ops = \&ADIO_DDIO_operations;\n#endif\n    }\n&|' "$fstype"
+  fi
 fi
 # 5. adio/Makefile.mk
 if ! grep -q 'ad_ddio/Makefile.mk' "$mk"; then
@@ -115,4 +142,4 @@ void ADIOI_DDIO_Get_position(ADIO_File fd, ADIO_Offset * offset);\
 void ADIOI_DDIO_Get_byte_offset(ADIO_File fd, ADIO_Offset offset, ADIO_Offset * disp);\
 void ADIOI_DDIO_Get_eof_offset(ADIO_File fd, ADIO_Offset * eof_offset);|' "$proto"
 fi
-echo "romio-register: ddio registered in MPICH $ver ROMIO"
+echo "romio-register: ddio registered in $what ROMIO"

@@ -35,5 +35,7 @@ struct ADIOI_Fns_struct ADIO_DDIO_operations = {
     .fsname = "DDIO: disk-directed I/O servers",
     .ADIOI_xxx_IreadStridedColl = ADIOI_DDIO_IreadStridedColl,
     .ADIOI_xxx_IwriteStridedColl = ADIOI_DDIO_IwriteStridedColl,
+#if ADIOI_DDIO_HAVE_SETLOCK
     .ADIOI_xxx_SetLock = ADIOI_DDIO_SetLock,
+#endif
 };

@@ -14,6 +14,7 @@
 
 #include "adio.h"
 #include "adioi.h"
+#include "ad_ddio_compat.h"
 #include <stdint.h>
 #include <stddef.h>
 #include <limits.h>

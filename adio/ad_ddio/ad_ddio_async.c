@@ -26,7 +26,11 @@
  * The thread runs requests one at a time in call order, so nonblocking
  * collectives on different files must be started in the same order on every
  * rank (on one file MPI requires it anyway); otherwise they fail after the
- * timeout, they do not hang. */
+ * timeout, they do not hang.
+ *
+ * Without MPICH's generalized request classes (ROMIO 3.2.1 in Open MPI:
+ * ad_ddio_compat.h) the call itself drives its request to the end (the
+ * same thread, the same agreement) and returns it completed. */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <pthread.h>
@@ -108,8 +112,10 @@ static struct {
 } pq = {
 .mu = PTHREAD_MUTEX_INITIALIZER};
 
+#if ADIOI_DDIO_HAVE_GREQX
 static MPIX_Grequest_class greq_class;
 static int greq_class_made;
+#endif
 
 static void nap(long ns)
 {
@@ -219,7 +225,9 @@ static void finish(job * j)
     pthread_mutex_lock(&in.mu);
     j->af->pending--;
     pthread_mutex_unlock(&in.mu);
+#if ADIOI_DDIO_HAVE_GREQX
     MPI_Grequest_complete(j->greq);
+#endif
 }
 
 /* the blocking path's second agreement, as nonblocking collectives */
@@ -319,6 +327,17 @@ static int progress_all(void)
 
 /* ---- the generalized request --------------------------------------------------- */
 
+static void job_free(job * j)
+{
+    if (j->op.d.root)
+        ddio_node_free(j->op.d.root);
+    ADIOI_DDIO_Mem_free(&j->op.mem);
+    free(j->op.involved);
+    free(j);
+}
+
+#if ADIOI_DDIO_HAVE_GREQX
+
 static int query_fn(void *state, MPI_Status * status)
 {
     job *j = state;
@@ -327,15 +346,6 @@ static int query_fn(void *state, MPI_Status * status)
     status->MPI_SOURCE = MPI_UNDEFINED;
     status->MPI_TAG = MPI_UNDEFINED;
     return j->error_code;
-}
-
-static void job_free(job * j)
-{
-    if (j->op.d.root)
-        ddio_node_free(j->op.d.root);
-    ADIOI_DDIO_Mem_free(&j->op.mem);
-    free(j->op.involved);
-    free(j);
 }
 
 static int free_fn(void *state)
@@ -375,6 +385,7 @@ static int wait_fn(int count, void **states, double timeout, MPI_Status * status
         }
     return MPI_SUCCESS;
 }
+#endif
 
 /* ---- starting a request (main thread, inside ROMIO's critical section) ---------- */
 
@@ -448,6 +459,7 @@ static job *job_new(ADIO_File fd, ADIOI_DDIO_Iop * op, const char *myname)
     return j;
 }
 
+#if ADIOI_DDIO_HAVE_GREQX
 static int greq_make(job * j)
 {
     if (!greq_class_made) {
@@ -458,6 +470,35 @@ static int greq_make(job * j)
     }
     return MPIX_Grequest_class_allocate(greq_class, j, &j->greq) == MPI_SUCCESS ? 0 : -1;
 }
+
+static void hand_back(ADIO_File fd, job * j, MPI_Request * request, int *error_code)
+{
+    (void) fd;
+    *request = j->greq;
+    *error_code = MPI_SUCCESS;
+}
+#else
+static int greq_make(job * j)
+{
+    j->greq = MPI_REQUEST_NULL;
+    return 0;
+}
+
+/* no poll function to progress it from MPI_Test/MPI_Wait: run it to its
+ * end here, then a completed request with its byte count, or the error */
+static void hand_back(ADIO_File fd, job * j, MPI_Request * request, int *error_code)
+{
+    while (j->state != ST_COMPLETE) {
+        progress_all();
+        if (j->state != ST_COMPLETE)
+            nap(20000);
+    }
+    *error_code = j->error_code;
+    if (*error_code == MPI_SUCCESS)
+        MPIO_Completed_request_create(&fd, (MPI_Offset) j->bytes, error_code, request);
+    job_free(j);
+}
+#endif
 
 static void iop_free(ADIOI_DDIO_Iop * op)
 {
@@ -513,8 +554,7 @@ void ADIOI_DDIO_Async_start(ADIO_File fd, ADIOI_DDIO_Iop * op, MPI_Request * req
     in.tail = j;
     pthread_mutex_unlock(&in.mu);
     enqueue(j);
-    *request = j->greq;
-    *error_code = MPI_SUCCESS;
+    hand_back(fd, j, request, error_code);
 }
 
 /* ---- close -------------------------------------------------------------------------- */

@@ -246,7 +246,7 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
          * when a read stops short at end of file */
         ADIOI_DDIO_Advance_fp(fd, file_ptr_type, &c.d, c.len);
         if (op == DDIO_X_WRITE && c.len)
-            fd->dirty_write = 1;
+            ADIOI_DDIO_Set_dirty(fd, 1);
 #ifdef HAVE_STATUS_SET_BYTES
         MPIR_Status_set_bytes(status, datatype, (MPI_Count) c.bytes);
 #endif
@@ -322,7 +322,7 @@ static void coll_istart(ADIO_File fd, uint32_t op, const void *buf, int count,
         iop.mem = c.mem;
         ADIOI_DDIO_Advance_fp(fd, file_ptr_type, &c.d, c.len);
         if (op == DDIO_X_WRITE && c.len)
-            fd->dirty_write = 1;
+            ADIOI_DDIO_Set_dirty(fd, 1);
     }
     fd->fp_sys_posn = -1;
     ADIOI_DDIO_Async_start(fd, &iop, request, error_code, myname);
@@ -335,8 +335,8 @@ void ADIOI_DDIO_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatyp
     static char myname[] = "ADIOI_DDIO_IREADSTRIDEDCOLL";
 
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
-        ADIOI_GEN_IreadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, request,
-                                   error_code);
+        ADIOI_DDIO_GEN_IreadStridedColl(fd, buf, count, datatype, file_ptr_type, offset,
+                                        request, error_code);
         return;
     }
     coll_istart(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, request,
@@ -350,8 +350,8 @@ void ADIOI_DDIO_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
     static char myname[] = "ADIOI_DDIO_IWRITESTRIDEDCOLL";
 
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
-        ADIOI_GEN_IwriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, request,
-                                    error_code);
+        ADIOI_DDIO_GEN_IwriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset,
+                                         request, error_code);
         return;
     }
     coll_istart(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, request,

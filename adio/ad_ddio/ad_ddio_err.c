@@ -39,6 +39,7 @@ int ADIOI_DDIO_Err_code(const char *myname, const ADIOI_DDIO_Err * e)
 {
     if (!e->errnum)
         return MPI_SUCCESS;
+    ADIOI_DDIO_Say_err(myname, e->errnum, e->msg);
     return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, myname, __LINE__,
                                 err_class(e->errnum), "**io", "**io %s", e->msg);
 }

@@ -35,6 +35,6 @@ void ADIOI_DDIO_Flush(ADIO_File fd, int *error_code)
         fprintf(stderr, "ddio-timing rank %d sync barrier_ms %.2f sync_ms %.2f bcast_ms %.2f\n",
                 rank, (t[1] - t[0]) * 1e3, (t[2] - t[1]) * 1e3, (MPI_Wtime() - t[2]) * 1e3);
     if (!e.errnum)
-        fd->dirty_write = 0;
+        ADIOI_DDIO_Set_dirty(fd, 0);
     *error_code = ADIOI_DDIO_Err_code(myname, &e);
 }

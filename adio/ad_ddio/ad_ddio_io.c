@@ -43,7 +43,7 @@ static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
         if (file_ptr_type == ADIO_INDIVIDUAL)
             fd->fp_ind += (ADIO_Offset) bytes;
         if (op == DDIO_X_WRITE && bytes)
-            fd->dirty_write = 1;
+            ADIOI_DDIO_Set_dirty(fd, 1);
 #ifdef HAVE_STATUS_SET_BYTES
         MPIR_Status_set_bytes(status, datatype, (MPI_Count) bytes);
 #endif
@@ -135,7 +135,7 @@ static void strided_io(ADIO_File fd, uint32_t op, const void *buf, int count,
         ddio_node_free(d.root);
     ADIOI_DDIO_Mem_free(&mem);
     if (op == DDIO_X_WRITE && bytes)
-        fd->dirty_write = 1;
+        ADIOI_DDIO_Set_dirty(fd, 1);
   done:
     fd->fp_sys_posn = -1;       /* as ROMIO's strided paths do */
 #ifdef HAVE_STATUS_SET_BYTES
@@ -203,7 +203,7 @@ static void icontig(ADIO_File fd, uint32_t op, const void *buf, int count,
         fd->fp_ind += (ADIO_Offset) len;
     fd->fp_sys_posn = -1;
     if (op == DDIO_X_WRITE)
-        fd->dirty_write = 1;
+        ADIOI_DDIO_Set_dirty(fd, 1);
     ADIOI_DDIO_Async_start(fd, &iop, request, error_code, myname);
 }
 
@@ -283,7 +283,7 @@ static void istrided(ADIO_File fd, uint32_t op, const void *buf, int count,
     ADIOI_DDIO_Advance_fp(fd, file_ptr_type, &iop.d, len);
     fd->fp_sys_posn = -1;
     if (op == DDIO_X_WRITE)
-        fd->dirty_write = 1;
+        ADIOI_DDIO_Set_dirty(fd, 1);
     ADIOI_DDIO_Async_start(fd, &iop, request, error_code, myname);
 }
 

@@ -203,7 +203,7 @@ void ADIOI_DDIO_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
     fd->access_mode = access_mode;
     ADIOI_DDIO_File_get(fd)->group = b.group;
     fd->is_open = 1;
-    fd->dirty_write = 0;
+    ADIOI_DDIO_Set_dirty(fd, 0);
     *error_code = ADIOI_DDIO_Err_code(myname, &e);
     if (e.errnum)       /* ADIO_Open calls Close only on ranks that succeeded */
         ADIOI_DDIO_File_free(fd);

@@ -41,7 +41,7 @@ static MPI_Datatype type_keep(MPI_Datatype t)
  * (erroneous for writing only); the tree only knows "not monotone" */
 static int flat_flags(MPI_Datatype t)
 {
-    return ADIOI_Flatten_and_find(t)->flag;
+    return ADIOI_DDIO_Flat_flags(t);
 }
 
 /* ROMIO's check_type flags (ADIOI_TYPE_NEGATIVE / _DECREASE / _OVERLAP) of t
@@ -128,12 +128,14 @@ void ADIOI_DDIO_Set_view(ADIO_File fd, ADIO_Offset disp, MPI_Datatype etype,
     MPI_Count ftsize;
 
     type_release(&fd->etype);
+    ADIOI_DDIO_Flat_view_drop(fd->filetype);
     type_release(&fd->filetype);
     ADIO_SetInfo(fd, info, &err);       /* bumps view_gen: the cached tree is stale */
     fd->etype = type_keep(etype);
     if (type_check(fd, type_flags(fd->etype, NULL, 0), "etype", error_code))
         return;
     fd->filetype = type_keep(filetype);
+    ADIOI_DDIO_Flat_view_keep(fd->filetype);
     MPI_Type_size_x(fd->etype, &fd->etype_size);
     fd->disp = disp;
     ADIOI_Datatype_iscontig(fd->filetype, &contig);
@@ -192,7 +194,7 @@ ADIO_Offset ADIOI_DDIO_SeekIndividual(ADIO_File fd, ADIO_Offset offset, int when
     MPI_Count ftsize;
     ADIO_Offset off;
 
-    MPL_UNREFERENCED_ARG(whence);       /* ROMIO converts to SEEK_SET first */
+    (void) whence;              /* ROMIO converts to SEEK_SET first */
     *error_code = MPI_SUCCESS;
     MPI_Type_size_x(fd->filetype, &ftsize);
     if (ftsize == 0)

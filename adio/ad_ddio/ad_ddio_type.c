@@ -690,7 +690,8 @@ int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t 
 {
     piece_log a = { 0 }, b = { 0 };
     int64_t fbase;
-    struct ddio_node *flat = ADIOI_DDIO_Tree_from_flat(ADIOI_Flatten_and_find(t), &fbase);
+    int added;
+    struct ddio_node *flat = ADIOI_DDIO_Tree_from_flat(ADIOI_DDIO_Flat_find(t, &added), &fbase);
     size_t i = 0;
     int rc = 0;
 
@@ -717,6 +718,7 @@ int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t 
                            i < b.n ? (long long) b.a[i] : -1LL,
                            i < b.n ? (unsigned long long) b.l[i] : 0ULL);
     }
+    ADIOI_DDIO_Flat_done(t, added);
     ddio_node_free(flat);
     free(a.a);
     free(a.l);

@@ -130,7 +130,12 @@ static struct ddio_node *tree_of(ADIO_File fd, MPI_Datatype t, int64_t * base, i
             flat_fallback(fd, t, &why);
     }
     *from_type = root != NULL;
-    return root ? root : ADIOI_DDIO_Tree_from_flat(ADIOI_Flatten_and_find(t), base);
+    if (!root) {
+        int added;
+        root = ADIOI_DDIO_Tree_from_flat(ADIOI_DDIO_Flat_find(t, &added), base);
+        ADIOI_DDIO_Flat_done(t, added);
+    }
+    return root;
 }
 
 /* romio_ddio_check_desc: a type-built tree must equal the flat one */
