@@ -120,14 +120,15 @@ check_step() {
 abi_check_tests() {
   local deb=/usr/lib/x86_64-linux-gnu ours; ours=$(cd "$MPI" && pwd -P)/lib
   local p progs=()
-  for p in t_abi t_fio t_cxx; do [ -x "$bin/$p.debian" ] && progs+=("$bin/$p.debian"); done
-  [ ${#progs[@]} = 3 ] || { t_fail abi-check "Debian-built test programs missing"; return; }
+  for p in t_abi t_fio t_f08 t_cxx; do [ -x "$bin/$p.debian" ] && progs+=("$bin/$p.debian"); done
+  [ ${#progs[@]} = 4 ] || { t_fail abi-check "Debian-built test programs missing"; return; }
   command -v patchelf >/dev/null || { t_fail abi-check "patchelf missing: scripts/install-deps.sh installs it"; return; }
   cp "$bin/t_abi.debian" "$tmp/t_rpath" && patchelf --force-rpath --set-rpath "$deb" "$tmp/t_rpath"
   cp "$bin/t_abi.debian" "$tmp/t_runpath" && patchelf --set-rpath "$deb" "$tmp/t_runpath"
   cp "$tmp/t_rpath" "$tmp/t_fixed" && patchelf --remove-rpath "$tmp/t_fixed"
   check_step abi-check-debian-built 0 "t_abi.debian: libmpich.so.12 => $ours/libmpich.so.12: has the ddio driver
 t_fio.debian: libmpich.so.12 => $ours/libmpich.so.12: has the ddio driver
+t_f08.debian: libmpich.so.12 => $ours/libmpich.so.12: has the ddio driver
 t_cxx.debian: libmpich.so.12 => $ours/libmpich.so.12: has the ddio driver" "$run" --check "${progs[@]}"
   check_step abi-check-rpath 1 "t_rpath: libmpich.so.12 => $deb/libmpich.so.12: no ddio driver
 DT_RPATH \\($deb\\) is searched before LD_LIBRARY_PATH
@@ -777,9 +778,9 @@ if t_selected abi; then
       [ -z "$missing" ] || { echo "$0.so.12 lacks $(echo "$missing" | wc -l) of Debian'"'"'s symbols:"; echo "$missing"; exit 1; }
       echo "$0.so.12: all $(syms "$deb" | wc -l) of Debian'"'"'s symbols exported"' "$lib" "$MPI"
   done
-  # a Fortran and a C++ MPI-IO program built with Debian's wrappers, on ddio:
-  # and on ufs:, the files compared (t_fio leaves two)
-  for p in t_fio t_cxx; do
+  # Fortran (use mpi; use mpi_f08) and C++ MPI-IO programs built with
+  # Debian's wrappers, on ddio: and on ufs:, the files compared (t_fio leaves two)
+  for p in t_fio t_f08 t_cxx; do
     if [ -x "$bin/$p.debian" ]; then
       if [ $p = t_fio ]; then ddio_vs_ufs_2 "abi-$p" 2 3 "$p.debian"; else ddio_vs_ufs "abi-$p" 2 3 "$p.debian"; fi
     else
