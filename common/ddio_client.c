@@ -572,6 +572,7 @@ int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
     f->fh.renew = 1;    /* a handle lost with its connection is opened again */
     f->fh.recover_ms = cl->recover_ms;  /* and the call resent */
     f->fh.local_read = ddio_local_read_on(-1);
+    f->fh.local_write = ddio_local_write_on(-1);
     if (conns_all(cl, conns, &e) ||
         ddio_fh_open(&f->fh, conns, cl->n, path, DDIO_O_RDWR,
                      (flags & DDIO_CO_CREAT) ? &cr : NULL, &e))

@@ -71,6 +71,7 @@ int ddio_timeout_ms(int hint_s);
 int ddio_recover_ms(int hint_s, int timeout_ms);
 /* same-host reads on unless DDIO_LOCAL_READ=0 (hint: 1 on, 0 off, -1 none) */
 int ddio_local_read_on(int hint);
+int ddio_local_write_on(int hint);   /* the same for writes: DDIO_LOCAL_WRITE */
 
 /* ---- ddio_core_conn.c: connections ---------------------------------------- */
 
@@ -230,6 +231,8 @@ struct ddio_fh {
     uint32_t amode;
     int local_read;             /* read from same-host servers' datafiles
                                  * directly (ddio_local_pread); 0: never */
+    int local_write;            /* write independent contiguous ranges into
+                                 * them (ddio_local_pwrite); 0: never */
     struct ddio_cache cache;    /* off unless the opener sets its sizes
                                  * (ddio_cache_init); close and sync flush it */
 };
@@ -349,7 +352,7 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
                        uint64_t seq, uint64_t off, void *buf, uint64_t len, uint64_t *bytes,
                        struct ddio_err *e);
 
-/* ---- ddio_core_local.c: reads from same-host servers' datafiles ----------------- */
+/* ---- ddio_core_local.c: I/O on same-host servers' datafiles -------------------- */
 
 /* File bytes [off, off+len) into buf straight from the stripe servers'
  * datafiles, when every server needed runs on this host and handed its
@@ -361,6 +364,14 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
 #define DDIO_LOCAL_COLL_MAX (16u << 20)     /* the servers' PCACHE_RANGE_MAX */
 int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
                      const char *only, int raw, uint64_t *bytes);
+/* Buf into file bytes [off, off+len) straight into the datafiles of the
+ * stripe servers the range touches (of those, only the ones `only` marks;
+ * NULL: all), when each runs on this host and handed over writable
+ * descriptors (a handle opened for writing, f->local_write): each server's
+ * size page is raised first, then its bytes written. 1: done; 0: not done
+ * (write through the servers, which redo any part done). */
+int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,
+                      const char *only);
 /* close the descriptors of every stripe server (before f->srv goes) */
 void ddio_local_release(struct ddio_fh *f);
 

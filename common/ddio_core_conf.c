@@ -100,12 +100,22 @@ int ddio_recover_ms(int hint_s, int timeout_ms)
     return s * 1000;
 }
 
-int ddio_local_read_on(int hint)
+static int on_unless_zero(int hint, const char *var)
 {
-    const char *env = getenv("DDIO_LOCAL_READ");
+    const char *env = getenv(var);
     if (hint >= 0)
         return hint;
     return !(env && *env && atoi(env) == 0);
+}
+
+int ddio_local_read_on(int hint)
+{
+    return on_unless_zero(hint, "DDIO_LOCAL_READ");
+}
+
+int ddio_local_write_on(int hint)
+{
+    return on_unless_zero(hint, "DDIO_LOCAL_WRITE");
 }
 
 void ddio_free_list(char **list, int n)

@@ -438,7 +438,7 @@ int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[
     if (!f->srv || !s.conns)
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
     for (int i = 0; i < f->nsrv && !e->errnum; i++)
-        if (!ddio_pool_get(pool, addrs[i], f->timeout_ms, &s.conns[i], e) &&
+        if (!ddio_pool_get_recover(pool, addrs[i], f->timeout_ms, f->recover_ms, &s.conns[i], e) &&
             memcmp(s.conns[i]->id, ids[i], DDIO_ID_LEN))
             ddio_err_set(e, ESTALE, "ddio: server %s has another identity than at "
                          "open (restarted with another storage root?)", addrs[i]);

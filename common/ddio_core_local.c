@@ -1,17 +1,22 @@
-/* Same-host reads (LOCAL, PROTOCOL.md): when a file's stripe servers run on
- * this host, a contiguous read is served by the client itself from the
- * servers' datafiles, through descriptors the servers hand over once per
- * open file: one copy out of the page cache, as ufs: pays, instead of a
- * round trip with the data on the connection. The servers keep every write
- * (its order, durability, replay); a server publishes its local size in a
- * shared page, so the end of file and holes read as the server would answer.
+/* Same-host I/O (LOCAL, PROTOCOL.md): when a file's stripe servers run on
+ * this host, a contiguous read, and an independent contiguous write, is done
+ * by the client itself on the servers' datafiles, through descriptors the
+ * servers hand over once per open file: one copy into or out of the page
+ * cache, as ufs: pays, instead of a round trip with the data on the
+ * connection. A server publishes its local size in a shared page, so the
+ * end of file and holes read as the server would answer; a writer raises
+ * that page (a compare-and-swap maximum) before it writes, so the server's
+ * size, and every reader's end of file, include its bytes. The server keeps
+ * its own writes from undoing a client's (ioserver/local.c): from the first
+ * writable handover on it writes partly covered blocks byte-exact.
  *
  * The descriptors are only trusted while the connection they came with is
  * the one the file's handle lives on and has nothing to say (no hangup, no
- * message): a server that died or restarted is then read the usual way,
- * which reconnects or fails as every other call does. Writes never take this
- * path, so MPI-IO's consistency is the servers': what a rank wrote (DONE
- * came back) is in the page cache these reads see. */
+ * message): a server that died or restarted is then reached the usual way,
+ * which reconnects or fails as every other call does. MPI-IO's consistency
+ * is the page cache's: what a rank wrote, itself or through a server, is
+ * in the page cache every later read sees, and MPI_File_sync's fdatasync
+ * on the server covers the inode's pages whoever dirtied them. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -34,9 +39,10 @@
 struct ddio_local {
     unsigned gen;               /* conn->gen the descriptors came with */
     int state;                  /* 1: usable; -1: not offered (another host) */
+    int writable;               /* read-write descriptors and size page */
     int nfds;                   /* datafiles, one per server disk */
     int fds[DDIO_MAX_LOCAL_DISKS];
-    const uint64_t *size;       /* the server's local size (shared page) */
+    uint64_t *size;             /* the server's local size (shared page) */
     struct ddio_stripe disks;   /* local offset -> (disk, offset) */
     int64_t quiet_ms;           /* when poll last found the connection quiet */
 };
@@ -119,7 +125,9 @@ static int take_msg(int s, const uint8_t *nonce, struct ddio_local *L)
         close_fds(fds, nfd);
         return -1;
     }
-    void *map = mmap(NULL, sizeof(uint64_t), PROT_READ, MAP_SHARED, fds[0], 0);
+    L->writable = (m.flags & DDIO_LOCAL_WRITE) != 0;
+    void *map = mmap(NULL, sizeof(uint64_t), PROT_READ | (L->writable ? PROT_WRITE : 0),
+                     MAP_SHARED, fds[0], 0);
     close(fds[0]);
     if (map == MAP_FAILED) {
         close_fds(fds + 1, nfd - 1);
@@ -155,7 +163,9 @@ static int take_fds(int lis, const uint8_t *nonce, struct ddio_local *L)
 static int acquire(struct ddio_fh *f, int i, struct ddio_local *L)
 {
     struct ddio_conn *c = f->srv[i].conn;
-    struct ddio_local_req m = {.handle = f->srv[i].handle };
+    struct ddio_local_req m = {.handle = f->srv[i].handle,
+        .flags = f->local_write && (f->amode & (DDIO_O_WRONLY | DDIO_O_RDWR)) ? DDIO_LOCAL_WRITE : 0
+    };
     struct ddio_wbuf w;
     struct ddio_err e;
     uint8_t *reply = NULL;
@@ -178,7 +188,7 @@ static int acquire(struct ddio_fh *f, int i, struct ddio_local *L)
     }
     pthread_mutex_unlock(&lis_mu);
     if (rc)
-        DDIO_DEBUG("local reads of %s from %s: off (%s)", f->path ? f->path : "?",
+        DDIO_DEBUG("same-host I/O of %s on %s: off (%s)", f->path ? f->path : "?",
                        c->name, e.errnum ? e.msg : "no local socket");
     return rc;
 }
@@ -187,7 +197,7 @@ static void local_clear(struct ddio_local *L)
 {
     close_fds(L->fds, L->nfds);
     if (L->size)
-        munmap((void *) L->size, sizeof(uint64_t));
+        munmap(L->size, sizeof(uint64_t));
     memset(L, 0, sizeof(*L));
 }
 
@@ -362,4 +372,93 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
     if (rc)
         *bytes = raw ? r.got : r.n;
     return rc;
+}
+
+/* ---- the write ---------------------------------------------------------------- */
+
+typedef struct lwrite {
+    struct ddio_local **L;      /* per stripe server (NULL: not written) */
+    const char *buf;
+    uint64_t off;               /* logical offset of buf[0] */
+    const char *src;            /* disk_wpiece: where the server's */
+    uint64_t base;              /* local offset base comes from */
+    uint32_t cur;
+} lwrite;
+
+static int disk_wpiece(void *arg, uint32_t disk, uint64_t local_off, uint64_t doff, uint64_t len)
+{
+    lwrite *w = arg;
+    const char *src = w->src + (local_off - w->base);
+    int fd = w->L[w->cur]->fds[disk];
+
+    for (uint64_t done = 0; done < len;) {
+        ssize_t k = pwrite(fd, src + done, len - done, (off_t) (doff + done));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return k < 0 ? -errno : -EIO;
+        done += (uint64_t) k;
+    }
+    return 0;
+}
+
+/* raise *page to at least v (the server and other writers raise it too) */
+static void size_raise(uint64_t *page, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(page, __ATOMIC_ACQUIRE);
+    while (cur < v && !__atomic_compare_exchange_n(page, &cur, v, 0, __ATOMIC_ACQ_REL,
+                                                   __ATOMIC_ACQUIRE))
+        ;
+}
+
+/* one stripe unit's piece: the size first (nothing trims past it), then the
+ * bytes, on the server's disks */
+static int stripe_wpiece(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
+                         uint64_t len)
+{
+    lwrite *w = arg;
+    if (!w->L[server])
+        return 0;
+    size_raise(w->L[server]->size, local_off + len);
+    w->src = w->buf + (logical_off - w->off);
+    w->base = local_off;
+    w->cur = server;
+    return ddio_layout_foreach(&w->L[server]->disks, local_off, len, disk_wpiece, w);
+}
+
+static int mark_touched(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
+                        uint64_t len)
+{
+    (void) logical_off;
+    (void) local_off;
+    (void) len;
+    ((char *) arg)[server] = 1;
+    return 0;
+}
+
+int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,
+                      const char *only)
+{
+    struct ddio_local *L[DDIO_MAX_SERVERS] = { 0 };
+    char touched[DDIO_MAX_SERVERS] = { 0 };
+    lwrite w = {.L = L,.buf = buf,.off = off };
+    int done = 0;
+
+    if (!f->local_write || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0
+        || !(f->amode & (DDIO_O_WRONLY | DDIO_O_RDWR)))
+        return 0;
+    ddio_layout_foreach(&f->stripe, off, len, mark_touched, touched);
+    for (int i = 0; i < f->nsrv; i++) {
+        if (!touched[i] || (only && !only[i]))
+            continue;
+        if (!(L[i] = usable(f, i)) || !L[i]->writable) {
+            unlock_all(f, L);
+            return 0;
+        }
+    }
+    /* a write error: the server's path redoes it and reports it */
+    if (quiet_all(f, L))
+        done = !ddio_layout_foreach(&f->stripe, off, len, stripe_wpiece, &w);
+    unlock_all(f, L);
+    return done;
 }

@@ -902,6 +902,24 @@ static int read_here(struct ddio_xfer_req *x, const char *involved)
                             &x->bytes);
 }
 
+/* an independent write of a contiguous range from contiguous memory, which
+ * the client can do itself on this host (ddio_core_local.c) */
+static int write_here(struct ddio_xfer_req *x, const char *involved)
+{
+    const struct ddio_desc *d = x->fdesc;
+    int64_t first, end;
+
+    if (x->op != DDIO_X_WRITE || x->nparticipants != 1 || x->group || !x->mem->contig
+        || !d->length || d->root->kind != DDIO_N_LEAF)
+        return 0;
+    ddio_desc_bounds(d, &first, &end);
+    if (end - first != (int64_t) d->length
+        || !ddio_local_pwrite(x->f, (uint64_t) first, x->mem->buf, d->length, involved))
+        return 0;
+    x->bytes = d->length;
+    return 1;
+}
+
 int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
 {
     xstate st;
@@ -911,7 +929,7 @@ int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err
     st.f = x->f;
     st.e = e;
     x->bytes = 0;
-    if (read_here(x, involved))
+    if (read_here(x, involved) || write_here(x, involved))
         return 0;
     if (x->op == DDIO_X_WRITE && x->f->recover_ms) {
         pthread_once(&client_once, client_id_init);
@@ -1010,6 +1028,10 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
     if (op == DDIO_X_READ && (!group || len <= DDIO_LOCAL_COLL_MAX)
         && ddio_local_pread(f, off, buf, len, NULL, 0, bytes))
         return 0;
+    if (op == DDIO_X_WRITE && !group && ddio_local_pwrite(f, off, buf, len, NULL)) {
+        *bytes = len;
+        return 0;
+    }
     if (!(d.root = ddio_node_leaf(len))) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;

@@ -521,6 +521,7 @@ void ddio_enc_local_req(struct ddio_wbuf *w, const struct ddio_local_req *m)
     ddio_put_u64(w, m->handle);
     ddio_put_bytes(w, m->nonce, DDIO_LOCAL_NONCE);
     ddio_put_str(w, m->name);
+    ddio_put_u32(w, m->flags);
 }
 
 int ddio_dec_local_req(const void *p, size_t n, struct ddio_local_req *m)
@@ -533,6 +534,9 @@ int ddio_dec_local_req(const void *p, size_t n, struct ddio_local_req *m)
     if (nonce)
         memcpy(m->nonce, nonce, DDIO_LOCAL_NONCE);
     m->name = ddio_get_str(&r, DDIO_MAX_LOCAL_NAME);
+    m->flags = ddio_get_u32(&r);
+    if (!r.err && (m->flags & ~DDIO_LOCAL_WRITE))
+        r.err = -EPROTO;
     /* the server connects to this name: only ddio's own, never another
      * program's abstract socket */
     if (!r.err && strncmp(m->name, DDIO_LOCAL_PREFIX, strlen(DDIO_LOCAL_PREFIX)) != 0)
@@ -550,6 +554,7 @@ void ddio_enc_local_msg(struct ddio_wbuf *w, const struct ddio_local_msg *m)
     ddio_put_bytes(w, m->nonce, DDIO_LOCAL_NONCE);
     ddio_put_u32(w, m->ndisks);
     ddio_put_u64(w, m->block_size);
+    ddio_put_u32(w, m->flags);
 }
 
 int ddio_dec_local_msg(const void *p, size_t n, struct ddio_local_msg *m)
@@ -562,7 +567,9 @@ int ddio_dec_local_msg(const void *p, size_t n, struct ddio_local_msg *m)
         memcpy(m->nonce, nonce, DDIO_LOCAL_NONCE);
     m->ndisks = ddio_get_u32(&r);
     m->block_size = ddio_get_u64(&r);
-    if (!r.err && (m->ndisks == 0 || m->ndisks > DDIO_MAX_LOCAL_DISKS || m->block_size == 0))
+    m->flags = ddio_get_u32(&r);
+    if (!r.err && (m->ndisks == 0 || m->ndisks > DDIO_MAX_LOCAL_DISKS || m->block_size == 0
+                   || (m->flags & ~DDIO_LOCAL_WRITE)))
         r.err = -EPROTO;
     return rbuf_result(&r);
 }

@@ -17,8 +17,8 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      4u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
-                                 * 4: LOCAL */
+#define DDIO_VERSION      5u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+                                 * 4: LOCAL; 5: LOCAL flags (same-host writes) */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -54,7 +54,7 @@ enum ddio_type {
     DDIO_T_RENAME   = 21,  /* file or directory */
     DDIO_T_UCXADDR  = 22,  /* client -> server, after AUTH: UCX wanted (reply: address) */
     DDIO_T_CANCEL   = 23,  /* client -> server: fail an XFER of ours now (no reply) */
-    DDIO_T_LOCAL    = 24,  /* client -> server: hand me this file's read-only
+    DDIO_T_LOCAL    = 24,  /* client -> server: hand me this file's datafile
                             * descriptors over my local socket (same host) */
     DDIO_T_MAX      = 25
 };
@@ -363,24 +363,29 @@ struct ddio_cancel {
 void ddio_enc_cancel(struct ddio_wbuf *w, uint64_t req, const char *why, uint64_t group,
                      uint64_t seq);
 int  ddio_dec_cancel(const void *p, size_t n, struct ddio_cancel *m);
-/* LOCAL: a handle of this connection, a nonce, and the abstract AF_UNIX
- * SOCK_SEQPACKET name (without its leading NUL) the client listens on. The
- * server connects there and sends one message: struct ddio_local_msg's
- * encoding with SCM_RIGHTS descriptors (the size page, then one read-only
- * datafile per disk); then it replies (empty). */
+/* LOCAL: a handle of this connection, a nonce, the abstract AF_UNIX
+ * SOCK_SEQPACKET name (without its leading NUL) the client listens on, and
+ * flags. The server connects there and sends one message: struct
+ * ddio_local_msg's encoding with SCM_RIGHTS descriptors (the size page, then
+ * one datafile per disk: read-only, or read-write when the message's flags
+ * grant DDIO_LOCAL_WRITE); then it replies (empty). */
 #define DDIO_LOCAL_NONCE 16u
 #define DDIO_LOCAL_PREFIX "ddio-local/"
 #define DDIO_MAX_LOCAL_NAME 100u
 #define DDIO_MAX_LOCAL_DISKS 64u
+#define DDIO_LOCAL_WRITE 0x1u /* writes too: read-write descriptors, and the
+                               * size page writable (the client raises it) */
 struct ddio_local_req {
     uint64_t handle;
     uint8_t nonce[DDIO_LOCAL_NONCE];
     char *name;              /* decoded: malloc'd; starts with DDIO_LOCAL_PREFIX */
+    uint32_t flags;          /* DDIO_LOCAL_WRITE: asked for (a writable handle) */
 };
 struct ddio_local_msg {      /* on the local socket, beside the descriptors */
     uint8_t nonce[DDIO_LOCAL_NONCE];
     uint32_t ndisks;         /* datafile descriptors after the size page's */
     uint64_t block_size;     /* local space -> disk striping unit */
+    uint32_t flags;          /* DDIO_LOCAL_WRITE: granted */
 };
 void ddio_enc_local_req(struct ddio_wbuf *w, const struct ddio_local_req *m);
 int  ddio_dec_local_req(const void *p, size_t n, struct ddio_local_req *m); /* free m->name */

@@ -21,6 +21,7 @@
 struct handle {
     uint64_t id;
     struct ofile *of;
+    int writable;                /* opened for writing (same-host writes) */
     struct handle *next;
 };
 

@@ -252,30 +252,44 @@ static void throttle(struct disk *d, const struct disk_req *r)
         ;
 }
 
+/* bytes [lo, hi) of r (relative to its buf and off); what moved is added
+ * to r->done. 0: all of it; 1: end of file (a short read); -1: r->res set */
+static int run_range(struct disk_req *r, uint64_t lo, uint64_t hi)
+{
+    while (lo < hi) {
+        void *p = (char *)r->buf + lo;
+        size_t n = (size_t)(hi - lo);
+        off_t off = (off_t)(r->off + lo);
+        ssize_t k = r->write ? pwrite(r->fd, p, n, off) : pread(r->fd, p, n, off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            r->res = -errno;
+            return -1;
+        }
+        if (k == 0) {             /* end of file: a short read; a stuck write */
+            if (!r->write)
+                return 1;
+            r->res = -EIO;
+            return -1;
+        }
+        r->done += (size_t)k;
+        lo += (uint64_t)k;
+    }
+    return 0;
+}
+
 void disk_run_now(struct disk *d, struct disk_req *r)
 {
     pthread_mutex_lock(&d->mu);
     account_start(d, r);
     pthread_mutex_unlock(&d->mu);
     throttle(d, r);
-    while (r->done < r->len) {
-        void *p = (char *)r->buf + r->done;
-        size_t n = r->len - r->done;
-        off_t off = (off_t)(r->off + r->done);
-        ssize_t k = r->write ? pwrite(r->fd, p, n, off) : pread(r->fd, p, n, off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k < 0) {
-            r->res = -errno;
+    if (!r->segs)
+        run_range(r, 0, r->len);
+    for (size_t i = 0; r->segs && i < r->nsegs; i++)
+        if (run_range(r, r->segs[i].lo, r->segs[i].hi))
             break;
-        }
-        if (k == 0) {             /* end of file: a short read; a stuck write */
-            if (r->write)
-                r->res = -EIO;
-            break;
-        }
-        r->done += (size_t)k;
-    }
     finish(d, r);
 }
 

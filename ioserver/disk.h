@@ -10,12 +10,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* one range of a request made of several (disk_run_now only): offsets
+ * relative to the request's buf and off */
+struct disk_seg { uint64_t lo, hi; };
+
 struct disk_req {
     int fd;
     int write;
     void *buf;
     uint64_t off;           /* datafile offset */
-    size_t len;
+    size_t len;             /* with segs: the sum of their lengths */
+    const struct disk_seg *segs;   /* NULL: [0, len); else these ranges */
+    size_t nsegs;
     size_t done;            /* bytes transferred so far (short completions) */
     int res;                /* 0 or -errno when complete */
     int nonconsec;          /* set at first submission: off != previous end */

@@ -69,6 +69,7 @@ struct part {
 };
 
 enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE };
+enum { EXACT_RUNS = 2 };         /* slot.exact: several ranges */
 
 struct slot {
     struct xfer *x;
@@ -89,7 +90,10 @@ struct slot {
     int cached;                  /* its disk request goes through the page cache */
     int contig;                  /* writes: one writer, one range [write_lo, write_hi) */
     int exact;                   /* writes: only [write_lo, write_hi) goes to the file,
-                                  * through the page cache (no read-modify-write) */
+                                  * through the page cache (no read-modify-write);
+                                  * EXACT_RUNS: only the bytes written (runs) */
+    struct disk_seg *runs;       /* EXACT_RUNS: the block's written ranges */
+    size_t nruns, capruns;
     uint32_t pending;            /* GET answers outstanding (x->mu) */
     uint32_t next_part;          /* overlap mode: next participant to pull */
     uint64_t ord;                /* writes: issue order among its disk's blocks */
@@ -286,6 +290,8 @@ static void xfer_free(struct xfer *x)
     store_release(&x->srv->store, x->of);
     free(x->parts);
     free(x->blocks);
+    for (unsigned i = 0; x->slots && i < x->nslots; i++)
+        free(x->slots[i].runs);
     free(x->slots);
     free(x->ready);
     free(x->bitmap);
@@ -424,9 +430,14 @@ static void submit_io(struct xfer *x, struct slot *s, int write, size_t len)
     int cache = (write && s->exact) || use_cache(x, d, write, doff + s->io_lo, len);
     /* a root without O_DIRECT (tmpfs) has one descriptor, through the cache */
     s->cached = cache || !x->srv->store.direct[d];
-    s->dr = (struct disk_req){.fd = cache ? x->of->bfds[d] : x->of->fds[d], .write = write,
+    int fd = cache && x->of->bfds[d] >= 0 ? x->of->bfds[d] : x->of->fds[d];
+    s->dr = (struct disk_req){.fd = fd, .write = write,
                               .buf = (uint8_t *)s->buf + s->io_lo, .off = doff + s->io_lo,
                               .len = len, .cb = disk_done_cb, .arg = s};
+    if (write && s->exact == EXACT_RUNS) {
+        s->dr.segs = s->runs;
+        s->dr.nsegs = s->nruns;
+    }
     s->io_busy = 1;
     if (cache)                    /* a memory copy: not worth two thread wakeups */
         disk_run_now(s->disk, &s->dr);
@@ -758,6 +769,11 @@ static void submit_write(struct xfer *x, struct slot *s)
     if (end > x->B)
         end = x->B;
     uint64_t len = end - s->io_lo;
+    if (s->exact == EXACT_RUNS) {
+        len = 0;
+        for (size_t i = 0; i < s->nruns; i++)
+            len += s->runs[i].hi - s->runs[i].lo;
+    }
     if (len == 0) {               /* no byte of this block was written */
         s->state = S_WRITE;
         s->dr.res = 0;
@@ -812,6 +828,66 @@ static void pull_next(struct xfer *x, struct slot *s)
     }
 }
 
+/* The ranges of block s the call writes, into s->runs (block offsets),
+ * from a bitmap of the block's coverage by every participant. 0 or -ENOMEM. */
+static int written_runs(struct xfer *x, struct slot *s)
+{
+    struct bseg g[SEGS_PER_MSG];
+    int overlap = 0;
+    if (!x->bitmap && !(x->bitmap = calloc(x->B / 64, sizeof(uint64_t))))
+        return -ENOMEM;
+    memset(x->bitmap, 0, x->B / 8);
+    for (uint32_t r = 0; r < x->n; r++) {
+        struct part *p = &x->parts[r];
+        uint64_t o = s->a, end = s->a + x->B;
+        while (o < end) {
+            size_t n = block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            for (size_t i = 0; i < n; i++)
+                ddio_desc_cover(&p->d, x->bitmap, g[i].L - (int64_t)g[i].boff,
+                                g[i].s_lo, g[i].s_hi, &overlap);
+        }
+    }
+    s->nruns = 0;
+    for (uint64_t b = s->write_lo; b < s->write_hi;) {
+        if (!(x->bitmap[b / 64] >> (b % 64) & 1)) {
+            b++;
+            continue;
+        }
+        uint64_t e = b;
+        while (e < s->write_hi && (x->bitmap[e / 64] >> (e % 64) & 1))
+            e++;
+        if (s->nruns == s->capruns) {
+            size_t cap = s->capruns ? 2 * s->capruns : 16;
+            struct disk_seg *v = realloc(s->runs, cap * sizeof(*v));
+            if (!v)
+                return -ENOMEM;
+            s->runs = v;
+            s->capruns = cap;
+        }
+        s->runs[s->nruns++] = (struct disk_seg){b, e};
+        b = e;
+    }
+    return 0;
+}
+
+/* A file a same-host client writes itself (store.h local_writers): a partly
+ * covered block goes to the page cache byte-exact, one pwrite per written
+ * range, never read and written back whole sectors: those would put old
+ * bytes back over what the client wrote meanwhile to the same sectors. */
+static int exact_runs(struct xfer *x, struct slot *s)
+{
+    int rc = written_runs(x, s);
+    if (rc) {
+        FAIL(x, -rc, "write of %s: %s", x->of->path, ddio_errno_name(-rc));
+        release_slot(x, s);
+        return rc;
+    }
+    s->exact = EXACT_RUNS;
+    s->io_lo = 0;
+    pull_next(x, s);
+    return 0;
+}
+
 /* A partly covered block reads (and later writes) only the sectors around
  * the bytes written: a small independent write costs a sector or two, not
  * a whole block read and written back. One range written through the page
@@ -826,7 +902,12 @@ static void start_write(struct xfer *x, struct slot *s)
         pull_next(x, s);
         return;
     }
-    if (s->contig && write_cached(x, s)) {
+    int local_writers = __atomic_load_n(&x->of->local_writers, __ATOMIC_ACQUIRE);
+    if (local_writers && !s->contig) {
+        exact_runs(x, s);
+        return;
+    }
+    if (s->contig && (local_writers || write_cached(x, s))) {
         s->exact = 1;             /* the page cache merges it: no sectors to fill */
         s->io_lo = s->write_lo;
         pull_next(x, s);

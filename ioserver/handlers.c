@@ -25,15 +25,22 @@
 
 /* ---- handles --------------------------------------------------------------------------- */
 
-static struct ofile *handle_get(struct conn *c, uint64_t id)
+static struct ofile *handle_get_w(struct conn *c, uint64_t id, int *writable)
 {
     pthread_mutex_lock(&c->mu);
     struct handle *h = c->handles;
     while (h && h->id != id)
         h = h->next;
     struct ofile *of = h ? h->of : NULL;
+    if (writable)
+        *writable = h && h->writable;
     pthread_mutex_unlock(&c->mu);
     return of;
+}
+
+static struct ofile *handle_get(struct conn *c, uint64_t id)
+{
+    return handle_get_w(c, id, NULL);
 }
 
 /* the reply to a request naming a handle this connection does not have */
@@ -44,9 +51,10 @@ static int bad_handle(struct conn *c, const struct ddio_hdr *h, uint64_t id)
 }
 
 /* a handle's file, with a reference the caller releases; replies EBADF */
-static struct ofile *handle_retain(struct conn *c, const struct ddio_hdr *h, uint64_t id)
+static struct ofile *handle_retain(struct conn *c, const struct ddio_hdr *h, uint64_t id,
+                                   int *writable)
 {
-    struct ofile *of = handle_get(c, id);
+    struct ofile *of = handle_get_w(c, id, writable);
     if (!of) {
         bad_handle(c, h, id);
         return NULL;
@@ -55,7 +63,7 @@ static struct ofile *handle_retain(struct conn *c, const struct ddio_hdr *h, uin
     return of;
 }
 
-static uint64_t handle_add(struct conn *c, struct ofile *of)
+static uint64_t handle_add(struct conn *c, struct ofile *of, uint32_t amode)
 {
     struct handle *h = calloc(1, sizeof(*h));
     if (!h)
@@ -63,6 +71,7 @@ static uint64_t handle_add(struct conn *c, struct ofile *of)
     pthread_mutex_lock(&c->mu);
     h->id = ++c->next_handle;
     h->of = of;
+    h->writable = (amode & (DDIO_O_WRONLY | DDIO_O_RDWR)) != 0;
     h->next = c->handles;
     c->handles = h;
     pthread_mutex_unlock(&c->mu);
@@ -238,7 +247,7 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
     stats_bump(&c->srv->stats, &c->srv->stats.opens);
     struct ddio_open_r *r = calloc(1, sizeof(*r));
-    uint64_t id = r ? handle_add(c, of) : 0;
+    uint64_t id = r ? handle_add(c, of, m.amode) : 0;
     if (!id) {
         free(r);
         store_release(&c->srv->store, of);
@@ -291,18 +300,24 @@ int on_local(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct ddio_local_req m;
     if (ddio_dec_local_req(p, h->len, &m))
         return bad_payload(c, h);
-    struct ofile *of = handle_retain(c, h, m.handle);
-    int rc = of ? local_hand_over(of, &m) : 0;
-    free(m.name);
-    if (!of)
+    int writable = 0;
+    struct ofile *of = handle_retain(c, h, m.handle, &writable);
+    if (!of) {
+        free(m.name);
         return 0;
-    store_release(&c->srv->store, of);
+    }
+    /* writes only through a handle opened for writing */
+    int rc = local_hand_over(of, &m, writable && (m.flags & DDIO_LOCAL_WRITE));
+    free(m.name);
     if (rc == -ECONNREFUSED || rc == -ENOENT)
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EHOSTUNREACH,
-                             "local reads: the client is not on this host"), 0;
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EHOSTUNREACH,
+                      "same-host I/O: the client is not on this host");
+    else if (rc)
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "same-host I/O of %s: %s",
+                      of->path, ddio_errno_name(-rc));
+    store_release(&c->srv->store, of);
     if (rc)
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "local reads of %s: %s",
-                             of->path, ddio_errno_name(-rc)), 0;
+        return 0;
     stats_bump(&c->srv->stats, &c->srv->stats.local_handovers);
     return reply_ok(c, h);
 }
@@ -404,7 +419,7 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
                              "bytes exceeds the limit of %" PRIu64 " bytes (--max-desc)", len,
                              c->srv->cfg.max_desc), 0;
     }
-    if (rc || !(w->of = handle_retain(c, h, handle))) {
+    if (rc || !(w->of = handle_retain(c, h, handle, NULL))) {
         work_free(w);
         return rc ? bad_payload(c, h) : 0;
     }

@@ -1,12 +1,18 @@
-/* LOCAL: a client on this host reads a file's bytes itself. The server hands
- * it read-only descriptors of the file's datafiles (buffered: the page cache
- * the server's own independent I/O goes through) and of a page that mirrors
- * the file's local size, over an abstract AF_UNIX socket the client listens
- * on. Reads of cached data then cost the client one copy out of the page
- * cache, the same as ufs:, instead of a round trip with the data on the
- * connection. Only reading: writes, their order, durability and replay stay
- * with the server. A client elsewhere cannot be reached (abstract names are
- * per network namespace): the connect fails and the client reads as before. */
+/* LOCAL: a client on this host reads, and writes contiguous ranges of, a
+ * file's bytes itself. The server hands it descriptors of the file's
+ * datafiles (buffered: the page cache the server's own independent I/O goes
+ * through; read-write when the client asked and its handle may write) and of
+ * a page that mirrors the file's local size, over an abstract AF_UNIX socket
+ * the client listens on. A call then costs the client one copy into or out
+ * of the page cache, the same as ufs:, instead of a round trip with the data
+ * on the connection. A writer raises the size page before it writes; the
+ * server folds the page into its size, writes partly covered blocks
+ * byte-exact from then on (a read-modify-write would put back old bytes over
+ * the client's) and no longer trims the datafiles (store.h). Durability is
+ * unchanged: MPI_File_sync's fdatasync covers the inode's pages, whoever
+ * dirtied them. A client elsewhere cannot be reached (abstract names are per
+ * network namespace): the connect fails and the client goes through the
+ * server as before. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -60,26 +66,27 @@ static int send_fds(int s, const struct ddio_wbuf *w, const int *fds, int n)
     return sendmsg(s, &mh, MSG_NOSIGNAL) == (ssize_t)w->len ? 0 : -errno;
 }
 
-int local_hand_over(struct ofile *of, const struct ddio_local_req *m)
+int local_hand_over(struct ofile *of, const struct ddio_local_req *m, int write)
 {
     int fds[DDIO_MAX_LOCAL_DISKS + 1], rc, s;
     if (of->ndisks > (int)DDIO_MAX_LOCAL_DISKS)
         return -E2BIG;
-    if ((rc = store_local_fds(of, &fds[0], fds + 1)))
+    /* first the client's socket: one on another host must not turn the
+     * file's partial-block writes byte-exact (store_local_fds) */
+    if ((s = dial(m->name)) < 0)
+        return s;
+    if ((rc = store_local_fds(of, &write, &fds[0], fds + 1))) {
+        close(s);
         return rc;
-    struct ddio_local_msg msg = {.ndisks = (uint32_t)of->ndisks, .block_size = of->block_size};
+    }
+    struct ddio_local_msg msg = {.ndisks = (uint32_t)of->ndisks, .block_size = of->block_size,
+                                 .flags = write ? DDIO_LOCAL_WRITE : 0};
     memcpy(msg.nonce, m->nonce, DDIO_LOCAL_NONCE);
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_local_msg(&w, &msg);
-    if (w.err)
-        rc = -ENOMEM;
-    else if ((s = dial(m->name)) < 0)
-        rc = s;
-    else {
-        rc = send_fds(s, &w, fds, of->ndisks + 1);
-        close(s);
-    }
+    rc = w.err ? -ENOMEM : send_fds(s, &w, fds, of->ndisks + 1);
+    close(s);
     ddio_wbuf_free(&w);
     for (int i = 0; i <= of->ndisks; i++)
         close(fds[i]);

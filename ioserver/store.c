@@ -512,11 +512,31 @@ static int init_size(struct ofile *of)
     return 0;
 }
 
-/* of->mu held: same-host readers see the new size (local.c) */
-static void size_publish(struct ofile *of)
+/* of->mu held: same-host clients see the new size (local.c). A growth is
+ * a compare-and-swap maximum, since a same-host writer may be raising the
+ * page at the same moment; a set size (truncate) is stored as it is. */
+static void size_publish(struct ofile *of, int set)
 {
-    if (of->sizemap)
+    if (!of->sizemap)
+        return;
+    if (set) {
         __atomic_store_n(of->sizemap, of->size, __ATOMIC_RELEASE);
+        return;
+    }
+    uint64_t cur = __atomic_load_n(of->sizemap, __ATOMIC_ACQUIRE);
+    while (cur < of->size && !__atomic_compare_exchange_n(of->sizemap, &cur, of->size, 0,
+                                                          __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+        ;
+}
+
+/* of->mu held: what same-host writers wrote (they raise the page first) */
+static void size_fold(struct ofile *of)
+{
+    if (of->sizemap && __atomic_load_n(&of->local_writers, __ATOMIC_ACQUIRE)) {
+        uint64_t v = __atomic_load_n(of->sizemap, __ATOMIC_ACQUIRE);
+        if (v > of->size)
+            of->size = v;
+    }
 }
 
 static int datafile_exists(struct store *st, const char *path)
@@ -724,6 +744,7 @@ int store_delete(struct store *st, const char *path, char *msg, size_t msglen)
 uint64_t store_size(struct ofile *of)
 {
     pthread_mutex_lock(&of->mu);
+    size_fold(of);
     uint64_t s = of->size;
     pthread_mutex_unlock(&of->mu);
     return s;
@@ -753,7 +774,7 @@ int store_setsize(struct ofile *of, uint64_t local_size)
     int rc = truncate_all(of, local_size);
     if (rc == 0) {
         of->size = local_size;
-        size_publish(of);
+        size_publish(of, 1);
     }
     pthread_mutex_unlock(&of->mu);
     return rc;
@@ -786,22 +807,24 @@ int store_prealloc(struct ofile *of, uint64_t off, uint64_t len)
     /* fallocate grew some datafiles; make every disk agree on the size */
     pthread_mutex_lock(&of->mu);
     int rc = 0;
+    size_fold(of);
     if (off + len > of->size) {
         rc = truncate_all(of, off + len);
         if (rc == 0) {
             of->size = off + len;
-            size_publish(of);
+            size_publish(of, 0);
         }
     }
     pthread_mutex_unlock(&of->mu);
     return rc;
 }
 
-static int reopen_ro(int fd)
+/* a new open file description of fd's file (buffered, whatever fd is) */
+static int reopen(int fd, int write)
 {
     char p[64];
     snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
-    int r = open(p, O_RDONLY | O_CLOEXEC);
+    int r = open(p, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     return r >= 0 ? r : -errno;
 }
 
@@ -823,20 +846,42 @@ static int size_page(struct ofile *of)
     }
     of->sizefd = fd;
     of->sizemap = m;
-    size_publish(of);
+    size_publish(of, 1);
     return 0;
 }
 
-int store_local_fds(struct ofile *of, int *sizefd, int *fds)
+/* of->mu held: no block of the file is locked for writing, waited for up to
+ * LOCAL_QUIESCE_MS. A write already past its choice between byte-exact and
+ * read-modify-write holds its block's lock until it is on the page cache or
+ * disk, so writers given descriptors after this never race with one. */
+#define LOCAL_QUIESCE_MS 200
+static int blocks_quiet(struct ofile *of)
+{
+    int64_t dl = ddio_now_ms() + LOCAL_QUIESCE_MS;
+    while (of->nblk > 0 && ddio_now_ms() < dl) {
+        struct timespec ts = {.tv_sec = dl / 1000, .tv_nsec = (dl % 1000) * 1000000};
+        pthread_cond_timedwait(&of->blk_cv, &of->mu, &ts);
+    }
+    return of->nblk == 0;
+}
+
+int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
 {
     int n = 0, rc;
     *sizefd = -1;
     pthread_mutex_lock(&of->mu);
     rc = size_page(of);
-    if (rc == 0 && (*sizefd = reopen_ro(of->sizefd)) < 0)
+    /* the first writer: only once no write is halfway through a block */
+    if (*write && !__atomic_load_n(&of->local_writers, __ATOMIC_ACQUIRE)) {
+        if (blocks_quiet(of))
+            __atomic_store_n(&of->local_writers, 1, __ATOMIC_RELEASE);
+        else
+            *write = 0;         /* a busy file: reads only, this time */
+    }
+    if (rc == 0 && (*sizefd = reopen(of->sizefd, *write)) < 0)
         rc = *sizefd;
     for (; rc == 0 && n < of->ndisks; n++)
-        if ((fds[n] = reopen_ro(of->fds[n])) < 0)
+        if ((fds[n] = reopen(of->fds[n], *write)) < 0)
             rc = fds[n];
     pthread_mutex_unlock(&of->mu);
     if (rc) {
@@ -881,15 +926,18 @@ void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len
 void store_note_write(struct ofile *of, uint64_t end)
 {
     pthread_mutex_lock(&of->mu);
+    size_fold(of);
     if (end > of->size) {
         of->size = end;
-        size_publish(of);
+        size_publish(of, 0);
     }
     pthread_mutex_unlock(&of->mu);
 }
 
 int store_trim(struct ofile *of)
 {
+    if (__atomic_load_n(&of->local_writers, __ATOMIC_ACQUIRE))
+        return 0;
     pthread_mutex_lock(&of->mu);
     int rc = 0;
     for (int d = 0; d < of->ndisks && rc == 0; d++) {

@@ -46,7 +46,13 @@ struct ofile {
     uint64_t size;               /* local size (bytes of local space) */
     int sizefd;                  /* memfd whose first 8 bytes mirror size, for
                                   * same-host readers (-1: none yet) */
-    uint64_t *sizemap;           /* its mapping (under mu) */
+    uint64_t *sizemap;           /* its mapping (under mu); with local
+                                  * writers also raised by them (atomics) */
+    int local_writers;           /* a same-host client was given writable
+                                  * descriptors (atomic; never reset while
+                                  * open): partly covered blocks are written
+                                  * byte-exact, never read-modify-written,
+                                  * and the datafiles are never trimmed */
     uint64_t *blk;               /* local blocks locked for read-modify-write */
     unsigned nblk, capblk;
     struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
@@ -102,11 +108,13 @@ int store_rename(struct store *st, const char *from, const char *to, char *msg, 
 
 uint64_t store_size(struct ofile *of);
 int store_setsize(struct ofile *of, uint64_t local_size);
-/* A read-only descriptor of a page whose first 8 bytes are the local size,
- * kept current (same-host readers map it: local.c), and read-only
- * descriptors of the datafiles (fds[0..ndisks)), buffered. 0 or -errno; the
- * caller closes what it got. */
-int store_local_fds(struct ofile *of, int *sizefd, int *fds);
+/* A descriptor of a page whose first 8 bytes are the local size, kept
+ * current (same-host clients map it: local.c), and descriptors of the
+ * datafiles (fds[0..ndisks)), buffered: read-only, or with *write set
+ * read-write (the page too: a same-host writer raises the size itself, and
+ * of->local_writers is set; *write is cleared when no block went unlocked
+ * for a moment to set it). 0 or -errno; the caller closes what it got. */
+int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds);
 int store_prealloc(struct ofile *of, uint64_t off, uint64_t len);
 /* MPI_File_sync: fdatasync of every datafile. Both descriptors of a
  * datafile (O_DIRECT and its buffered twin) name one inode, so one
@@ -119,7 +127,9 @@ void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len
 /* A write of local bytes [.., end) was submitted: the size grows to end. */
 void store_note_write(struct ofile *of, uint64_t end);
 /* Cut each datafile back to its share of the local size (O_DIRECT writes
- * pad to 4 KiB); never below a submitted write, since those are in size. */
+ * pad to 4 KiB); never below a submitted write, since those are in size.
+ * Not with local writers: they write before the size they raised is seen
+ * here, and with them no write pads (only whole blocks go O_DIRECT). */
 int store_trim(struct ofile *of);
 /* disk and in-datafile offset of local offset off */
 int store_disk_of(const struct ofile *of, uint64_t off, uint64_t *disk_off);

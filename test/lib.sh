@@ -454,10 +454,11 @@ t_other_transport() {
   if [ "$("$SRC/scripts/auto-transport.sh")" = tcp ]; then echo ucx; else echo tcp; fi
 }
 # t_other_pass: the second pass's environment: the other transport, and
-# reads through the servers (DDIO_LOCAL_READ=0): the first pass reads
-# contiguous ranges on this host from the servers' datafiles, as users do,
-# so the servers' read path is exercised here
+# reads and writes through the servers (DDIO_LOCAL_READ=0,
+# DDIO_LOCAL_WRITE=0): the first pass reads contiguous ranges, and writes
+# independent ones, on this host in the servers' datafiles, as users do, so
+# the servers' paths for those are exercised here
 t_other_pass() {
   DDIO_TRANSPORT=$(t_other_transport)
-  export DDIO_TRANSPORT DDIO_LOCAL_READ=0
+  export DDIO_TRANSPORT DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0
 }

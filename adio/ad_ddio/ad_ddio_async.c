@@ -408,6 +408,7 @@ static ADIOI_DDIO_Afile *afile_get(ADIO_File fd, ADIOI_DDIO_Err * e)
     af->sh.timeout_ms = f->fh.timeout_ms;
     af->sh.recover_ms = f->fh.recover_ms;
     af->sh.local_read = f->fh.local_read;
+    af->sh.local_write = f->fh.local_write;
     af->sh.xport = f->fh.xport;
     af->sh.renew = 1;
     for (int i = 0; i < n; i++) {

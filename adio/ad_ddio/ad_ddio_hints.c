@@ -18,6 +18,10 @@
  *                                         host straight out of their datafiles
  *                                         (default enable, unless
  *                                         DDIO_LOCAL_READ=0; ddio_core_local.c)
+ *   romio_ddio_local_write enable|disable independent contiguous writes to
+ *                                         servers on this host straight into
+ *                                         their datafiles (default enable,
+ *                                         unless DDIO_LOCAL_WRITE=0)
  *   romio_ddio_coll_ranges enable|disable a collective whose parts are
  *                                         separate contiguous ranges goes as
  *                                         each rank's own XFER (default
@@ -152,6 +156,8 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                    f->presort == ADIOI_HINT_DISABLE ? "disable" : "enable");
     ADIOI_Info_set(fd->info, "romio_ddio_local_read",
                    ADIOI_DDIO_Local_read(f) ? "enable" : "disable");
+    ADIOI_Info_set(fd->info, "romio_ddio_local_write",
+                   ADIOI_DDIO_Local_write(f) ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "romio_ddio_coll_ranges",
                    f->coll_ranges == ADIOI_HINT_DISABLE ? "disable" : "enable");
     ADIOI_Info_set(fd->info, "romio_ddio_check_desc",
@@ -198,6 +204,12 @@ int ADIOI_DDIO_Local_read(const ADIOI_DDIO_File * f)
                               : f->local_read == ADIOI_HINT_DISABLE ? 0 : -1);
 }
 
+int ADIOI_DDIO_Local_write(const ADIOI_DDIO_File * f)
+{
+    return ddio_local_write_on(f->local_write == ADIOI_HINT_ENABLE ? 1
+                               : f->local_write == ADIOI_HINT_DISABLE ? 0 : -1);
+}
+
 int ADIOI_DDIO_Recover_ms(const ADIOI_DDIO_File * f)
 {
     return ddio_recover_ms(f->recover_given ? f->recover_s : -1, ddio_timeout_ms(f->timeout_s));
@@ -225,6 +237,8 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
                                              &f->presort, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_local_read",
                                              &f->local_read, myname, error_code);
+        ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_local_write",
+                                             &f->local_write, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_coll_ranges",
                                              &f->coll_ranges, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_check_desc",
@@ -253,6 +267,7 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         f->fh.timeout_ms = ddio_timeout_ms(f->timeout_s);
         f->fh.recover_ms = ADIOI_DDIO_Recover_ms(f);
         f->fh.local_read = ADIOI_DDIO_Local_read(f);
+        f->fh.local_write = ADIOI_DDIO_Local_write(f);
         /* set_view (it passes here) and new cache sizes: buffered writes go */
         if (ADIOI_DDIO_Cache_flush(fd, 0, &e) || ADIOI_DDIO_Cache_setup(fd, ADIOI_DDIO_Xfer_flags(f), &e)) {
             *error_code = ADIOI_DDIO_Err_code(myname, &e);

@@ -122,6 +122,7 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
     f->fh.renew = 0;
     f->fh.recover_ms = ADIOI_DDIO_Recover_ms(f);
     f->fh.local_read = ADIOI_DDIO_Local_read(f);
+    f->fh.local_write = ADIOI_DDIO_Local_write(f);
     ADIOI_DDIO_Target(fd->filename, path, sizeof(path), servers, sizeof(servers));
     free(f->mount_servers);
     f->mount_servers = *servers ? strdup(servers) : NULL;

@@ -120,7 +120,7 @@ grep -q -- '-t, --timeout S .*seconds any wait may take before' <("$DDIO" --help
 # ---- observability: debug level logs one line per call with its counters -----------------
 mkdir -p "$tmp/srv2"
 head -c 3000017 /dev/urandom >"$tmp/f"
-DDIO_LOCAL_READ=0 timeout -k 10 120 "$RUN" -s 2 --root "$tmp/srv2" --log-level debug --keep-logs -- \
+DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0 timeout -k 10 120 "$RUN" -s 2 --root "$tmp/srv2" --log-level debug --keep-logs -- \
   bash -c '"$0" cp "$1" ddio:/logged && "$0" cp ddio:/logged "$1.back"' "$DDIO" "$tmp/f" \
   >"$tmp/dbg.out" 2>"$tmp/dbg.err"
 rc=$?

@@ -89,11 +89,14 @@ posix_transport() {   # the mount's data went the way DDIO_TRANSPORT says ($XPOR
   dd if="$T/rand" of="$M/p/x" bs=1M status=none
   dd if="$M/p/x" bs=1M status=none | cmp - "$T/rand"
   p1=$(stats_sum ucx_put_bytes); g1=$(stats_sum ucx_get_bytes)
-  # reads: on this host from the servers' datafiles (same-host reads), or
-  # with DDIO_LOCAL_READ=0 (the second pass) by the transport like writes
-  local p_want=2000000; [ "${DDIO_LOCAL_READ:-1}" = 0 ] || p_want=0
+  # reads and writes: on this host in the servers' datafiles (same-host
+  # I/O), or with DDIO_LOCAL_READ=0 / DDIO_LOCAL_WRITE=0 (the second pass)
+  # by the transport
+  local p_want=2000000 g_want=2000000
+  [ "${DDIO_LOCAL_READ:-1}" = 0 ] || p_want=0
+  [ "${DDIO_LOCAL_WRITE:-1}" = 0 ] || g_want=0
   if [ "$XPORT" = ucx ]; then   # FUSE's requests (128 KiB) reach DDIO_UCX_MIN_STREAM
-    [ $((p1 - p0)) -ge $p_want ] && [ $((g1 - g0)) -ge 2000000 ] \
+    [ $((p1 - p0)) -ge $p_want ] && [ $((g1 - g0)) -ge $g_want ] \
       || die "ucx: only $((p1 - p0)) bytes read and $((g1 - g0)) written by UCX of 3000017"
   else
     [ "$p1" = "$p0" ] && [ "$g1" = "$g0" ] || die "tcp, yet $((p1 - p0)) / $((g1 - g0)) bytes by UCX"

@@ -222,8 +222,8 @@ if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-
   HOT_CACHED='$2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "read_cache_bytes: " ok+0 " of " NS " servers served reads from the page cache"; exit 1}}'
   root="$tmp/srv-hot"; mkdir -p "$root"
   export -f stats_check; export top tmp HOT_CACHED
-  # (reads through the servers: same-host reads would bypass their cache)
-  t_step hot/ddio env DDIO_LOCAL_READ=0 "$run" -s 2 --root "$root" -- bash -c \
+  # (reads and writes through the servers: same-host I/O would bypass their cache)
+  t_step hot/ddio env DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0 "$run" -s 2 --root "$root" -- bash -c \
     'mpiexec -n 4 "$0" "$1" && stats_check 2 "$HOT_CACHED" read_cache_bytes read_disk_bytes write_cache_bytes write_direct_bytes' \
     "$bin/t_hot" ddio:/hot
   ufs_run hot 4 "$bin/t_hot"; hot_ufs="$U/hot"
@@ -243,26 +243,40 @@ if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-
     "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
   t_step hot-durable-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
 fi
-if t_selected local; then  # same-host reads from the servers' datafiles (ddio_core_local.c)
-  # every server handed its descriptors over and served no read itself;
-  # with DDIO_LOCAL_READ=0 (and with the hint off) the servers read, as before
-  LOCAL_ON='$2=="local_handovers"{n++; if ($3>0) ok++} $2=="read_cache_bytes"||$2=="read_disk_bytes"{rd+=$3} END{if (n!=NS || ok!=n || rd!=0) {print "local_handovers: " ok+0 " of " NS " servers; bytes the servers read: " rd+0; exit 1}}'
-  LOCAL_OFF='$2=="local_handovers"{h+=$3} $2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (h!=0 || ok!=NS) {print "handovers " h+0 ", servers that read: " ok+0 " of " NS; exit 1}}'
-  export -f stats_check; export top tmp LOCAL_ON LOCAL_OFF
-  local_run() {  # NAME FILTER RUN-ARGS... -- ENV...
-    local name=$1 filter=$2 root="$tmp/srv-$1"; shift 2
+if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_local.c)
+  # t_local (reads; its writes are independent contiguous ranges too): every
+  # server handed its descriptors over and served no read and no write
+  # itself; with DDIO_LOCAL_READ=0 / DDIO_LOCAL_WRITE=0 (and with the hints
+  # off) the servers read / write, as before
+  LOCAL_ON='$2=="local_handovers"{n++; if ($3>0) ok++} $2=="read_cache_bytes"||$2=="read_disk_bytes"{rd+=$3} $2=="bytes_written"{wr+=$3} END{if (n!=NS || ok!=n || rd!=0 || wr!=0) {print "local_handovers: " ok+0 " of " NS " servers; bytes the servers read: " rd+0 ", wrote: " wr+0; exit 1}}'
+  LOCAL_OFF='$2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (ok!=NS) {print "servers that read: " ok+0 " of " NS; exit 1}}'
+  LOCAL_WOFF='$2=="bytes_written"{n++; if ($3>0) ok++} END{if (ok!=NS) {print "servers that wrote: " ok+0 " of " NS; exit 1}}'
+  export -f stats_check; export top tmp LOCAL_ON LOCAL_OFF LOCAL_WOFF
+  local_run() {  # NAME PROG FILTER RUN-ARGS...
+    local name=$1 prog=$2 filter=$3 root="$tmp/srv-$1"; shift 3
     mkdir -p "$root"
     t_step "$name/ddio" "$run" --root "$root" "$@" -- bash -c \
-      'mpiexec -n 3 "$0" "$1" && stats_check "$2" "$3" local_handovers read_cache_bytes read_disk_bytes' \
-      "$bin/t_local" "ddio:/$name" "$ns" "$filter"
-    t_step "$name/cmp" "$run" --root "$root" "$@" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/local"
+      'mpiexec -n 3 "$0" "$1" && stats_check "$2" "$3" local_handovers read_cache_bytes read_disk_bytes bytes_written' \
+      "$bin/$prog" "ddio:/$name" "$ns" "$filter"
+    t_step "$name/cmp" "$run" --root "$root" "$@" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$prog"
   }
-  ufs_run local 3 "$bin/t_local"
-  ns=2; local_run local "$LOCAL_ON" -s 2
+  ufs_run t_local 3 "$bin/t_local"
+  ns=2; local_run local t_local "$LOCAL_ON" -s 2
   # three servers of two disks each, 64 KiB blocks, 64 KiB stripes
-  ns=3; DDIO_TEST_HINTS=striping_unit=65536 local_run local-disks "$LOCAL_ON" -s 3 -d 2 -b 65536
-  ns=2; DDIO_LOCAL_READ=0 local_run local-off "$LOCAL_OFF" -s 2
-  ns=2; DDIO_TEST_HINTS=romio_ddio_local_read=disable local_run local-hint-off "$LOCAL_OFF" -s 2
+  ns=3; DDIO_TEST_HINTS=striping_unit=65536 local_run local-disks t_local "$LOCAL_ON" -s 3 -d 2 -b 65536
+  ns=2; DDIO_LOCAL_READ=0 local_run local-off t_local "$LOCAL_OFF" -s 2
+  ns=2; DDIO_TEST_HINTS=romio_ddio_local_read=disable local_run local-hint-off t_local "$LOCAL_OFF" -s 2
+  ns=2; DDIO_LOCAL_WRITE=0 local_run local-woff t_local "$LOCAL_WOFF" -s 2
+  ns=2; DDIO_TEST_HINTS=romio_ddio_local_write=disable local_run local-whint-off t_local "$LOCAL_WOFF" -s 2
+  # t_localw (writes: own writes at once, sizes, a hole, a collective's
+  # partly covered sectors raced by another rank's writes); its collective
+  # goes through the servers, so only the handovers are required
+  LOCAL_HO='$2=="local_handovers"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "local_handovers: " ok+0 " of " NS " servers"; exit 1}}'
+  export LOCAL_HO
+  ufs_run t_localw 3 "$bin/t_localw"
+  ns=2; local_run localw t_localw "$LOCAL_HO" -s 2
+  ns=3; DDIO_TEST_HINTS=striping_unit=65536 local_run localw-disks t_localw "$LOCAL_HO" -s 3 -d 2 -b 65536
+  ns=2; DDIO_LOCAL_WRITE=0 local_run localw-woff t_localw "$LOCAL_WOFF" -s 2
 fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
 if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi
@@ -483,7 +497,7 @@ if t_selected nonblock; then
   # (reads through the servers: same-host reads come from the page cache,
   # unthrottled, too fast to show anything)
   mkdir -p "$tmp/srv-overlap"
-  t_step nonblock-overlap env DDIO_LOCAL_READ=0 "$run" -s 2 --throttle-mbps 4 --root "$tmp/srv-overlap" -- \
+  t_step nonblock-overlap env DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0 "$run" -s 2 --throttle-mbps 4 --root "$tmp/srv-overlap" -- \
     mpiexec -n 2 "$bin/t_nonblock" overlap 4 ddio:/overlap
 fi
 if t_selected features; then
@@ -658,7 +672,8 @@ if t_selected restart; then
   # (server 0's bytes_written is exactly the 4 MiB written to it, 5 MiB if
   # it had run twice) and its `replayed` counter is 1.
   root="$tmp/srv-restart-dup"; mkdir -p "$root"
-  t_step restart-dup "$run" -s 2 --transport tcp --root "$root" --fault 0:done:1:drop -- bash -c '
+  # (writes through the servers: a same-host write is not an XFER)
+  t_step restart-dup env DDIO_LOCAL_WRITE=0 "$run" -s 2 --transport tcp --root "$root" --fault 0:done:1:drop -- bash -c '
     mpiexec -n 2 "$0" dup 8 0 ddio:/dup &&
     "$1" stats replayed bytes_written | tee /dev/stderr | awk -v s0="${DDIO_SERVERS%%,*}" "
       \$1 == s0 && \$2 == \"replayed\" { r = \$3 } \$1 == s0 && \$2 == \"bytes_written\" { w = \$3 }

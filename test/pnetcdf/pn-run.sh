@@ -26,9 +26,17 @@ start=$(date +%s)
 # (SIGPIPE) from the launcher around a program that never speaks PMI.
 launch=(mpiexec -n "$np")
 if [ "$np" = 1 ] && [ -x "$1" ] && ! ldd "$1" 2>/dev/null | grep -q 'libmpi'; then launch=(); fi
-timeout -k 10 "${PN_LIMIT:-180}" "${launch[@]}" "$@"
+# The command's output goes through a file, so a failure's last lines can be
+# shown by the harness (PN_LOG.failout) as well as in make's output.
+out=$(mktemp "${TMPDIR:-/tmp}/pn-run.XXXXXX")
+timeout -k 10 "${PN_LIMIT:-180}" "${launch[@]}" "$@" > "$out" 2>&1
 rc=$?
-[ $rc -eq 124 ] && echo "pn-run: TIMEOUT after ${PN_LIMIT:-180}s: $*" >&2
+cat "$out"
+[ $rc -eq 124 ] && echo "pn-run: TIMEOUT after ${PN_LIMIT:-180}s: $*" | tee -a "$out" >&2
+if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+  { echo "---- exit $rc: $np $(basename "$PWD") $*"; tail -n 25 "$out"; } >> "$PN_LOG.failout"
+fi
+rm -f "$out"
 echo "$rc $(( $(date +%s) - start )) $np $(basename "$PWD") $*" >> "$PN_LOG"
 [ "${PN_KEEP_GOING:-0}" = 1 ] && exit 0
 exit $rc

@@ -152,7 +152,11 @@ judge() {  # MODE RESULTS: count the commands and directory makes
     elif [ "$rc" = 77 ]; then t_skip "$name" "PN_SKIP: hangs on ufs: too"
     elif [ "$mode" = ddio ] && [ "${PN_DDIO_STRICT:-0}" != 1 ]; then
       known=$((known + 1)); echo "known (no POSIX view in force mode): $name (exit $rc)" >> "$logf"
-    else t_fail "$name" "exit $rc${secs:+, ${secs}s}"; fi
+    else t_fail "$name" "exit $rc${secs:+, ${secs}s}"
+      # its output's last lines (pn-run.sh), so a CI log names the cause
+      awk -v c="$np $dir $cmd" 'index($0, "---- exit ") == 1 { on = (substr($0, index($0, ": ") + 2) == c) ; if (on) n++ }
+        on && n == 1' "$res.failout" 2>/dev/null | sed 's/^/    /' | tee -a "$logf"
+    fi
   done < "$res"
   while read -r _ rc phase dir; do
     [ "$rc" = 0 ] && continue

@@ -1,5 +1,6 @@
-/* LOCAL (ioserver/local.c): a same-host client gets a file's read-only
- * datafile descriptors and a page mirroring its local size. */
+/* LOCAL (ioserver/local.c): a same-host client gets a file's datafile
+ * descriptors (read-only, or read-write for a writer) and a page mirroring
+ * its local size. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -22,14 +23,20 @@ static int listen_abstract(const char *name)
     return s;
 }
 
-static int local_call(struct cl *c, uint64_t handle, const char *name, const uint8_t *nonce)
+static int local_call_f(struct cl *c, uint64_t handle, const char *name, const uint8_t *nonce,
+                        uint32_t flags)
 {
-    struct ddio_local_req q = {.handle = handle, .name = (char *)name};
+    struct ddio_local_req q = {.handle = handle, .name = (char *)name, .flags = flags};
     memcpy(q.nonce, nonce, DDIO_LOCAL_NONCE);
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_local_req(&w, &q);
     return call_simple(c, DDIO_T_LOCAL, &w);
+}
+
+static int local_call(struct cl *c, uint64_t handle, const char *name, const uint8_t *nonce)
+{
+    return local_call_f(c, handle, name, nonce, 0);
 }
 
 /* the one queued message: its header and descriptors (returns how many) */
@@ -52,6 +59,44 @@ static int take(int lis, struct ddio_local_msg *m, int *fds)
     CHECK(ddio_dec_local_msg(p, (size_t)k, m) == 0, "undecodable local message");
     close(s);
     return n;
+}
+
+/* LOCAL with DDIO_LOCAL_WRITE: read-write descriptors and size page for a
+ * handle opened for writing (what the client raises the server counts);
+ * read-only ones for a handle opened read-only */
+static void test_local_write(struct cl *c, uint64_t handle, int lis, const char *name,
+                             const uint8_t *nonce, const char *path,
+                             const struct ddio_layout_rec *l)
+{
+    struct ddio_local_msg m;
+    int fds[65];
+    uint64_t v = 0;
+    CHECK(local_call_f(c, handle, name, nonce, DDIO_LOCAL_WRITE) == 0, "LOCAL (write) refused");
+    int n = take(lis, &m, fds);
+    CHECK(m.flags == DDIO_LOCAL_WRITE, "a writable handle got flags %u", m.flags);
+    uint64_t *size = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0);
+    CHECK(size != MAP_FAILED, "writable size page: %s", strerror(errno));
+    if (m.ndisks == 1) {
+        uint8_t b[4] = {1, 2, 3, 4}, back[4];
+        CHECK(pwrite(fds[1], b, 4, 4996) == 4, "the datafile is not writable: %s", strerror(errno));
+        CHECK(pread(fds[1], back, 4, 4996) == 4 && !memcmp(b, back, 4), "the bytes did not stay");
+    }
+    __atomic_store_n(size, 5000, __ATOMIC_RELEASE);
+    CHECK(cl_handle_op(c, DDIO_T_STAT, handle, &v) == 0 && v == 5000,
+          "a writer raised the size page to 5000; STAT says %" PRIu64, v);
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    munmap(size, 8);
+    /* read-only handle: read-only descriptors, whatever it asks */
+    struct ddio_open_r ro;
+    CHECK(cl_open(c, path, DDIO_O_RDONLY, l, &ro) == 0, "open %s read-only", path);
+    CHECK(local_call_f(c, ro.handle, name, nonce, DDIO_LOCAL_WRITE) == 0, "LOCAL (ro) refused");
+    n = take(lis, &m, fds);
+    CHECK(m.flags == 0, "a read-only handle got flags %u", m.flags);
+    CHECK(mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fds[0], 0) == MAP_FAILED,
+          "a read-only handle's size page can be mapped writable");
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
 }
 
 void test_local(void)
@@ -113,6 +158,11 @@ void test_local(void)
         close(fds[i]);
     munmap((void *)size, 8);
 
+    test_local_write(c, r.handle, lis, name, nonce, p, &l);
+    ddio_wbuf_init(&sw);
+    ddio_enc_setsize(&sw, &ss);
+    CHECK(call_simple(c, DDIO_T_SETSIZE, &sw) == 0, "SETSIZE 1234 again");
+
     /* nobody listening under the name: EHOSTUNREACH, the connection stays */
     char none[96];
     snprintf(none, sizeof(none), DDIO_LOCAL_PREFIX "nobody/%d", (int)getpid());
@@ -124,7 +174,7 @@ void test_local(void)
     /* a name outside ddio's prefix is a malformed request */
     CHECK(local_call(c, r.handle, "other-program", nonce) == EPROTO,
           "LOCAL naming another program's socket: not EPROTO");
-    printf("ok   local: descriptors and size page handed over; refusals\n");
+    printf("ok   local: descriptors and size page handed over; refusals; writers\n");
     close(lis);
     ddio_node_free(d.root);
     ddio_node_free(d2.root);

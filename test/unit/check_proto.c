@@ -1527,8 +1527,9 @@ END_TEST
 START_TEST(local_msgs)
 {
     struct ddio_wbuf w;
-    struct ddio_local_req q = {.handle = 9, .name = DDIO_LOCAL_PREFIX "12/ab"}, rq;
-    struct ddio_local_msg m = {.ndisks = 3, .block_size = 65536}, rm;
+    struct ddio_local_req q = {.handle = 9, .name = DDIO_LOCAL_PREFIX "12/ab",
+                               .flags = DDIO_LOCAL_WRITE}, rq;
+    struct ddio_local_msg m = {.ndisks = 3, .block_size = 65536, .flags = DDIO_LOCAL_WRITE}, rm;
     memset(q.nonce, 0x5a, sizeof(q.nonce));
     ddio_wbuf_init(&w);
     ddio_enc_local_req(&w, &q);
@@ -1536,10 +1537,19 @@ START_TEST(local_msgs)
     ck_assert_uint_eq(rq.handle, 9);
     ck_assert_str_eq(rq.name, q.name);
     ck_assert_mem_eq(rq.nonce, q.nonce, sizeof(q.nonce));
+    ck_assert_uint_eq(rq.flags, DDIO_LOCAL_WRITE);
     free(rq.name);
     ck_assert_int_eq(ddio_dec_local_req(w.p, w.len - 1, &rq), -EPROTO);
     ck_assert_ptr_null(rq.name);
     ddio_wbuf_free(&w);
+    /* an unknown flag: refused */
+    q.flags = 0x2;
+    ddio_wbuf_init(&w);
+    ddio_enc_local_req(&w, &q);
+    ck_assert_int_eq(ddio_dec_local_req(w.p, w.len, &rq), -EPROTO);
+    ck_assert_ptr_null(rq.name);
+    ddio_wbuf_free(&w);
+    q.flags = 0;
     /* the server connects to the name: another program's socket refused */
     q.name = "/tmp/.X11-unix/X0";
     ddio_wbuf_init(&w);
@@ -1553,14 +1563,16 @@ START_TEST(local_msgs)
     ck_assert_int_eq(ddio_dec_local_msg(w.p, w.len, &rm), 0);
     ck_assert_uint_eq(rm.ndisks, 3);
     ck_assert_uint_eq(rm.block_size, 65536);
+    ck_assert_uint_eq(rm.flags, DDIO_LOCAL_WRITE);
     ck_assert_mem_eq(rm.nonce, m.nonce, sizeof(m.nonce));
     ddio_wbuf_free(&w);
-    /* no disks, too many, a zero block size: refused */
-    for (int k = 0; k < 3; k++) {
+    /* no disks, too many, a zero block size, an unknown flag: refused */
+    for (int k = 0; k < 4; k++) {
         struct ddio_local_msg bad = m;
         if (k == 0) bad.ndisks = 0;
         if (k == 1) bad.ndisks = DDIO_MAX_LOCAL_DISKS + 1;
         if (k == 2) bad.block_size = 0;
+        if (k == 3) bad.flags = 0x80;
         ddio_wbuf_init(&w);
         ddio_enc_local_msg(&w, &bad);
         ck_assert_int_eq(ddio_dec_local_msg(w.p, w.len, &rm), -EPROTO);
