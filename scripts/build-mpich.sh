@@ -14,6 +14,8 @@
 #        DDIO_CACHE_DIR     cache root (default ~/.cache/ddio)
 #        DDIO_JOBS          make -j (default: number of cores)
 # LINK (optional) becomes a symlink to the install prefix.
+# Each phase's wall and CPU seconds are appended to $base/build-times (what
+# the cached build costs: docs/ARCHITECTURE.md "How the driver gets into MPICH").
 set -euo pipefail
 proj=$(cd "${1:?usage: build-mpich.sh PROJECT_DIR [LINK]}" && pwd)
 link=${2:-}
@@ -71,6 +73,14 @@ mkdir -p "$base"
 exec 9>"$base/.lock"
 flock 9
 log "cache $base"
+# timed PHASE LOG DIR CMD...: run CMD in DIR with its output in LOG, and
+# append the phase's wall and CPU (user + system, with its children's)
+# seconds to build-times; the status is CMD's
+timed() {
+  local phase=$1 out=$2 dir=$3 TIMEFORMAT; shift 3
+  TIMEFORMAT="$(date -u +%FT%TZ) $phase: %0R s wall, %0U s user, %0S s sys (-j$jobs)"
+  { time (cd "$dir" && "$@" > "$out" 2>&1) ; } 2>> "$base/build-times"
+}
 
 # --- extract + register + regenerate ROMIO (once per key) -----------------
 if [ ! -e "$base/.registered" ]; then
@@ -84,7 +94,7 @@ if [ ! -e "$base/.registered" ]; then
   "$proj/scripts/romio-register.sh" "$srcdir"
   "$proj/scripts/overlay-driver.sh" "$proj" "$srcdir" >/dev/null
   log "regenerating ROMIO build files (autoreconf)"
-  (cd "$srcdir/src/mpi/romio" && autoreconf -if -I confdb) > "$base/autoreconf.log" 2>&1 \
+  timed romio-autoreconf "$base/autoreconf.log" "$srcdir/src/mpi/romio" autoreconf -if -I confdb \
     || die "ROMIO autoreconf failed; see $base/autoreconf.log"
   touch "$base/.registered"
 fi
@@ -93,7 +103,7 @@ fi
 if [ ! -e "$base/.configured" ]; then
   mkdir -p "$bld"
   log "configuring MPICH (${conf_opts[*]}); log: $base/configure.log"
-  (cd "$bld" && "$srcdir/configure" --prefix="$prefix" "${conf_opts[@]}") > "$base/configure.log" 2>&1 \
+  timed configure "$base/configure.log" "$bld" "$srcdir/configure" --prefix="$prefix" "${conf_opts[@]}" \
     || die "MPICH configure failed; see $base/configure.log"
   touch "$base/.configured"
 fi
@@ -102,11 +112,12 @@ fi
 "$proj/scripts/overlay-driver.sh" "$proj" "$srcdir"
 log "make -j$jobs (log: $base/make.log)"
 start=$(date +%s)
-if ! (cd "$bld" && make -j"$jobs" && make install) > "$base/make.log" 2>&1; then
+phase=make; [ -e "$prefix/lib/libmpich.so.12" ] || phase=first-make
+if ! timed "$phase" "$base/make.log" "$bld" sh -c 'make -j"$1" && make install' _ "$jobs"; then
   grep -E "error|Error" "$base/make.log" | head -n 30 >&2 || true
   die "MPICH build failed; see $base/make.log"
 fi
-log "built and installed in $(( $(date +%s) - start ))s: $prefix"
+log "built and installed in $(( $(date +%s) - start ))s: $prefix ($(tail -n1 "$base/build-times"))"
 # Debian's applications link libmpich.so.12; MPILIBNAME=mpich gives exactly that.
 [ -e "$prefix/lib/libmpich.so.12" ] || die "libmpich.so.12 missing from $prefix/lib"
 if [ -n "$link" ]; then ln -sfn "$prefix" "$link"; fi

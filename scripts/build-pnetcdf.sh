@@ -14,7 +14,8 @@
 # tarball ships no configure; Debian's build runs dh_autoreconf too).
 # PnetCDF is built static (its default; the programs still link our
 # libmpich.so dynamically, so driver rebuilds apply without rebuilding this),
-# without Fortran and C++ (our MPICH is built --disable-fortran --disable-cxx).
+# with its Fortran 77 and 90 APIs (our MPICH's mpif77/mpif90, gfortran) and
+# without C++.
 #
 # Usage: build-pnetcdf.sh PROJECT_DIR [LINK]
 #   env: DDIO_PNETCDF_DSC  a pnetcdf .dsc (default: apt-get source pnetcdf)
@@ -54,7 +55,7 @@ dsc=$(cd "$(dirname "$dsc")" && pwd)/$(basename "$dsc")
 src_id=$(cd "$(dirname "$dsc")" && sha256sum "$(basename "$dsc")" \
   $(awk '/^Files:/{f=1;next} /^[^ ]/{f=0} f{print $3}' "$(basename "$dsc")") | cut -c1-64)
 
-conf_opts=(--with-mpi="$mpich_prefix" --disable-fortran --disable-cxx
+conf_opts=(--with-mpi="$mpich_prefix" --enable-fortran --disable-cxx
   --disable-shared --enable-static)
 # The key names the MPICH by its version and ABI (mpi.h), not by its prefix:
 # the programs link libmpich.so.12 with a RUNPATH that LD_LIBRARY_PATH (test/

@@ -100,6 +100,55 @@ ddio_vs_ufs_coll() {
   t_step "$name/cmp" "$run" -s "$ns" --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$name"
 }
 
+# check_step NAME RC REGEXES CMD...: CMD exits RC ("nonzero": any but 0)
+# and its output (stdout and stderr) matches each line of REGEXES (grep -E)
+check_step() {
+  local name=$1 want=$2 re=$3; shift 3
+  t_step "$name" bash -c 'want=$1 re=$2; shift 2; out=$("$@" 2>&1); rc=$?; echo "$out"
+    case $want in nonzero) [ $rc != 0 ] ;; *) [ $rc = "$want" ] ;; esac || { echo "exit $rc, expected $want"; exit 1; }
+    while IFS= read -r l; do
+      [ -z "$l" ] || grep -qE -- "$l" <<< "$out" || { echo "no line matches: $l"; exit 1; }
+    done <<< "$re"' _ "$want" "$re" "$@"
+}
+# The runtime check of the library a program loads (ddio-run --check, and
+# ddio-run's warning before a command): Debian-built programs load ours
+# under ddio-run; a copy with a DT_RPATH to Debian's directory (which wins
+# over LD_LIBRARY_PATH) loads Debian's, fails on ddio: with
+# *iofstypeunsupported, and is named with the fix; with that fix applied it
+# runs on ddio:; a RUNPATH loses to LD_LIBRARY_PATH, and outside ddio-run
+# the note names the trap
+abi_check_tests() {
+  local deb=/usr/lib/x86_64-linux-gnu ours; ours=$(cd "$MPI" && pwd -P)/lib
+  local p progs=()
+  for p in t_abi t_fio t_f08 t_cxx; do [ -x "$bin/$p.debian" ] && progs+=("$bin/$p.debian"); done
+  [ ${#progs[@]} = 4 ] || { t_fail abi-check "Debian-built test programs missing"; return; }
+  command -v patchelf >/dev/null || { t_fail abi-check "patchelf missing: scripts/install-deps.sh installs it"; return; }
+  cp "$bin/t_abi.debian" "$tmp/t_rpath" && patchelf --force-rpath --set-rpath "$deb" "$tmp/t_rpath"
+  cp "$bin/t_abi.debian" "$tmp/t_runpath" && patchelf --set-rpath "$deb" "$tmp/t_runpath"
+  cp "$tmp/t_rpath" "$tmp/t_fixed" && patchelf --remove-rpath "$tmp/t_fixed"
+  check_step abi-check-debian-built 0 "t_abi.debian: libmpich.so.12 => $ours/libmpich.so.12: has the ddio driver
+t_fio.debian: libmpich.so.12 => $ours/libmpich.so.12: has the ddio driver
+t_f08.debian: libmpich.so.12 => $ours/libmpich.so.12: has the ddio driver
+t_cxx.debian: libmpich.so.12 => $ours/libmpich.so.12: has the ddio driver" "$run" --check "${progs[@]}"
+  check_step abi-check-rpath 1 "t_rpath: libmpich.so.12 => $deb/libmpich.so.12: no ddio driver
+DT_RPATH \\($deb\\) is searched before LD_LIBRARY_PATH
+fix: patchelf --remove-rpath" "$run" --check "$tmp/t_rpath"
+  check_step abi-check-runpath 0 "t_runpath: libmpich.so.12 => $ours/libmpich.so.12: has the ddio driver
+without ddio-run \\(LD_LIBRARY_PATH unset\\)
+t_runpath: libmpich.so.12 => $deb/libmpich.so.12: no ddio driver
+RUNPATH \\($deb\\) finds
+export LD_LIBRARY_PATH=$ours" env -u LD_LIBRARY_PATH "$run" --check "$tmp/t_runpath"
+  check_step abi-check-not-mpi 1 "loads no MPI library" "$run" --check "$(command -v true)"
+  mkdir -p "$tmp/srv-abi-check"
+  check_step abi-check-warning nonzero "^ddio-run: warning: .*t_rpath: libmpich.so.12 => $deb/libmpich.so.12: no ddio driver
+fix: patchelf --remove-rpath
+iofstypeunsupported ddio:/abi-rpath" env DDIO_EXPECT_LIB=ch4: \
+    "$run" -s 2 --root "$tmp/srv-abi-check" -- mpiexec -n 2 "$tmp/t_rpath" ddio:/abi-rpath
+  t_step abi-check-fixed bash -c 'out=$(env DDIO_EXPECT_LIB=ch3:nemesis "$@" 2>&1); rc=$?; echo "$out"
+    [ $rc = 0 ] && ! grep -q "ddio-run: warning" <<< "$out"' _ \
+    "$run" -s 2 --root "$tmp/srv-abi-check" -- mpiexec -n 2 "$tmp/t_fixed" ddio:/abi-fixed
+}
+
 # --data-groups: the groups whose bytes a transport moves, for the second
 # pass on the other transport (test/mpi/run-mpi-tests-other.sh). Left out:
 # descriptor sizes, metadata (open/EXCL/delete, hints' errors, missing
@@ -744,15 +793,16 @@ if t_selected abi; then
       [ -z "$missing" ] || { echo "$0.so.12 lacks $(echo "$missing" | wc -l) of Debian'"'"'s symbols:"; echo "$missing"; exit 1; }
       echo "$0.so.12: all $(syms "$deb" | wc -l) of Debian'"'"'s symbols exported"' "$lib" "$MPI"
   done
-  # a Fortran and a C++ MPI-IO program built with Debian's wrappers, on ddio:
-  # and on ufs:, the files compared
-  for p in t_fio t_cxx; do
+  # Fortran (use mpi; use mpi_f08) and C++ MPI-IO programs built with
+  # Debian's wrappers, on ddio: and on ufs:, the files compared (t_fio leaves two)
+  for p in t_fio t_f08 t_cxx; do
     if [ -x "$bin/$p.debian" ]; then
-      ddio_vs_ufs "abi-$p" 2 3 "$p.debian"
+      if [ $p = t_fio ]; then ddio_vs_ufs_2 "abi-$p" 2 3 "$p.debian"; else ddio_vs_ufs "abi-$p" 2 3 "$p.debian"; fi
     else
       t_fail "abi-$p" "$p.debian not built: Debian's mpif90.mpich / mpicxx.mpich missing?"
     fi
   done
+  abi_check_tests
 fi
 
 t_done

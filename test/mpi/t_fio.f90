@@ -3,8 +3,11 @@
 ! Each rank writes its 8-byte integers cyclically (every nprocs-th element,
 ! a vector file view) in one collective call, then reads its neighbour's
 ! back collectively and a contiguous tail independently (nonblocking), and
-! checks every value; the file it leaves is compared with the same run on
-! ufs: by the test runner. usage: t_fio FILE
+! checks every value; then, in FILE.2, each rank writes its block of rows of
+! a 2-D array through a subarray view with the blocking independent
+! MPI_File_write (individual file pointer) and reads its neighbour's block
+! with MPI_File_read_at. The files it leaves are compared with the same run
+! on ufs: by the test runner. usage: t_fio FILE
 program t_fio
   use mpi
   implicit none
@@ -79,10 +82,63 @@ program t_fio
   call MPI_File_close(fh, ierr)
   call check(ierr, 'MPI_File_close')
   call MPI_Type_free(ftype, ierr)
+  call subarray_part(trim(fname) // '.2')
   if (rank == 0) print '(a,i0,a)', 't_fio: ', nprocs, ' ranks, every value checked'
   call MPI_Finalize(ierr)
 
 contains
+  ! FILE.2: a (16 * nprocs) x 40 array of default integers in Fortran
+  ! order; rank r owns rows 16r+1 .. 16r+16 (40 pieces of 16, strided)
+  subroutine subarray_part(name)
+    character(len=*), intent(in) :: name
+    integer, parameter :: ly = 16, lx = 40
+    integer :: a(ly, lx), b(ly, lx), mine, theirs, f2, i, j
+    integer :: st(MPI_STATUS_SIZE)
+    integer(kind=MPI_OFFSET_KIND) :: pos
+    do j = 1, lx
+       do i = 1, ly
+          a(i, j) = rank * 100000 + j * 100 + i
+       end do
+    end do
+    mine = rows_type(rank)
+    theirs = rows_type(nbr)
+    call MPI_File_open(MPI_COMM_WORLD, name, ior(MPI_MODE_CREATE, MPI_MODE_RDWR), &
+         MPI_INFO_NULL, f2, ierr)
+    call check(ierr, 'MPI_File_open (subarray)')
+    call MPI_File_set_view(f2, 0_MPI_OFFSET_KIND, MPI_INTEGER, mine, 'native', MPI_INFO_NULL, ierr)
+    call check(ierr, 'MPI_File_set_view (subarray)')
+    call MPI_File_write(f2, a, ly * lx, MPI_INTEGER, st, ierr)
+    call check(ierr, 'MPI_File_write (subarray)')
+    call MPI_File_get_position(f2, pos, ierr)
+    if (pos /= ly * lx) call fail('file pointer after MPI_File_write')
+    call MPI_File_sync(f2, ierr)
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call MPI_File_sync(f2, ierr)
+    call MPI_File_set_view(f2, 0_MPI_OFFSET_KIND, MPI_INTEGER, theirs, 'native', MPI_INFO_NULL, ierr)
+    b = 0
+    call MPI_File_read_at(f2, 0_MPI_OFFSET_KIND, b, ly * lx, MPI_INTEGER, st, ierr)
+    call check(ierr, 'MPI_File_read_at (subarray)')
+    do j = 1, lx
+       do i = 1, ly
+          if (b(i, j) /= nbr * 100000 + j * 100 + i) call fail('neighbour''s subarray differs')
+       end do
+    end do
+    call MPI_File_get_size(f2, pos, ierr)
+    if (pos /= int(ly, MPI_OFFSET_KIND) * nprocs * lx * 4) call fail('subarray file size')
+    call MPI_File_close(f2, ierr)
+    call check(ierr, 'MPI_File_close (subarray)')
+    call MPI_Type_free(mine, ierr)
+    call MPI_Type_free(theirs, ierr)
+  end subroutine subarray_part
+  integer function rows_type(r)
+    integer, intent(in) :: r
+    integer :: sizes(2), subs(2), starts(2), e
+    sizes = (/ 16 * nprocs, 40 /)
+    subs = (/ 16, 40 /)
+    starts = (/ 16 * r, 0 /)
+    call MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_FORTRAN, MPI_INTEGER, rows_type, e)
+    call MPI_Type_commit(rows_type, e)
+  end function rows_type
   subroutine check(e, what)
     integer, intent(in) :: e
     character(len=*), intent(in) :: what

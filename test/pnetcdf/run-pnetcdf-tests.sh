@@ -24,9 +24,9 @@
 #          to POSIX, so every test must pass.
 # The ddio modes must show the I/O reached the servers (their opens, xfers
 # and bytes_written counters, read in the same ddio-run session).
-# Then the ncmpidiff step: PnetCDF's C examples, 4 processes each, write the
-# same file on ddio and on ufs:, and ncmpidiff (and a byte compare through
-# MPI-IO, filecmp) must find them equal.
+# Then the ncmpidiff step: PnetCDF's C, Fortran 77 and Fortran 90 examples,
+# 4 processes each, write the same file on ddio and on ufs:, and ncmpidiff
+# (and a byte compare through MPI-IO, filecmp) must find them equal.
 # Writes test/pnetcdf/pnetcdf.out; closes with "pnetcdf: N passed, N failed".
 # usage: run-pnetcdf-tests.sh [MODE...]
 #   env: PN_LIMIT     seconds per command (default 180)
@@ -46,17 +46,24 @@ export PN_LIMIT=${PN_LIMIT:-180}
 export PN_SKIP=${PN_SKIP-"np4:null_args np4:error_precedence"}
 wrap="$here/pn-run.sh"
 case "$wrap" in *NP*) echo "run-pnetcdf-tests: path $wrap contains 'NP', which PnetCDF's scripts replace" >&2; exit 2 ;; esac
-# The directories PnetCDF's `make check` and `make ptest` visit in a C-only
-# build (test/Makefile.am C_SUBDIRS, then examples and benchmarks).
+# The directories PnetCDF's `make check` and `make ptest` visit (test/
+# Makefile.am C_SUBDIRS, then examples and benchmarks), with the Fortran
+# examples; PnetCDF's Fortran API tests (test/nf_test, nf90_test, F90) are
+# not run.
 ALL_DIRS="test/C test/fandc test/nc_test test/cdf_format test/header test/testcases
-test/nonblocking examples/C examples/tutorial benchmarks/C"
+test/nonblocking examples/C examples/F77 examples/F90 examples/tutorial benchmarks/C"
 # Every directory by default (and so in CI); PN_DIRS="test/C ..." for some.
 DIRS=${PN_DIRS:-all}
 [ "$DIRS" = all ] && DIRS=$ALL_DIRS
-# The examples the ncmpidiff step runs (PnetCDF's examples/C that write a file).
-DIFF_PROGS="collective_write nonblocking_write column_wise block_cyclic flexible_api mput
-put_varn_float put_varn_int put_vara transpose vard_int i_varn_int64 bput_varn_uint
-bput_varn_int64 fill_mode ghost_cell req_all vard_mvars time_var global_attributes"
+# The examples the ncmpidiff step runs (PnetCDF's examples that write a
+# file: C, Fortran 77 and Fortran 90), as DIR/PROGRAM under examples/.
+DIFF_PROGS="$(printf 'C/%s ' collective_write nonblocking_write column_wise block_cyclic flexible_api mput \
+put_varn_float put_varn_int put_vara transpose vard_int i_varn_int64 bput_varn_uint \
+bput_varn_int64 fill_mode ghost_cell req_all vard_mvars time_var global_attributes)
+$(printf 'F77/%s ' nonblocking_write column_wise block_cyclic flexible_api put_varn_int put_varn_real \
+put_vara transpose vard_int i_varn_real bput_varn_int8 fill_mode time_var)
+$(printf 'F90/%s ' nonblocking_write column_wise block_cyclic flexible_api put_varn_int put_varn_real \
+put_var transpose vard_int fill_mode)"
 
 # --- inner: one mode's runs, inside ddio-run when the mode needs servers ---
 if [ "${1:-}" = --inner ]; then
@@ -79,11 +86,13 @@ if [ "${1:-}" = --diff ]; then
   # ncmpidiff step inside ddio-run: each example writes ddio and ufs files.
   ex=$2 udir=$3 ddir=$4 res=$5 copy=$6
   export PN_LOG=$res PN_KEEP_GOING=1
-  cd "$ex"
-  for p in $DIFF_PROGS; do
-    [ -x "./$p" ] || { echo "1 0 0 diff missing-example $p" >> "$res"; continue; }
-    "$wrap" -n 4 "./$p" -q "ufs:$udir/$p.nc"
-    "$wrap" -n 4 "./$p" -q "$ddir/$p.nc"
+  for dp in $DIFF_PROGS; do
+    cd "$ex/${dp%/*}"; p=${dp#*/}
+    [ -x "./$p" ] || { echo "1 0 0 diff missing-example $dp" >> "$res"; continue; }
+    # the Fortran and C examples of one name write different files
+    [ "${dp%/*}" = C ] || p=$p.${dp%/*}
+    "$wrap" -n 4 "./${dp#*/}" -q "ufs:$udir/$p.nc"
+    "$wrap" -n 4 "./${dp#*/}" -q "$ddir/$p.nc"
     # the byte compare reads the ddio file through MPI-IO
     "$wrap" "$top/test/pnetcdf/bin/filecmp" "$ddir/$p.nc" "ufs:$udir/$p.nc"
     if [ "$copy" = 1 ]; then
@@ -196,10 +205,10 @@ mkdir -p "$tmp/diff-ufs" "$tmp/srv-diff" "$tmp/mnt"
 if [ $has_mount = 1 ]; then
   timeout -k 10 3600 "$top/tools/ddio-run" -s 2 --root "$tmp/srv-diff" --mount "$tmp/mnt" -- \
     bash -c 'mkdir -p "$1/diff" && exec "$0" --diff "$2" "$3" "$1/diff" "$4" 0' \
-    "$0" "$tmp/mnt" "$bld/examples/C" "$tmp/diff-ufs" "$res"
+    "$0" "$tmp/mnt" "$bld/examples" "$tmp/diff-ufs" "$res"
 else
   timeout -k 10 3600 "$top/tools/ddio-run" -s 2 --root "$tmp/srv-diff" -- \
-    "$0" --diff "$bld/examples/C" "$tmp/diff-ufs" "ddio:/diff" "$res" 1
+    "$0" --diff "$bld/examples" "$tmp/diff-ufs" "ddio:/diff" "$res" 1
 fi
 p0=$T_PASS f0=$T_FAIL
 judge diff "$res"
