@@ -20,25 +20,25 @@
 static void read_span(MPI_File fh, MPI_Offset lo, MPI_Offset hi, int call, const char *what)
 {
     for (MPI_Offset o = lo; o < hi; o += call)
-        t_read_model(fh, o, call, t_model, t_model_size, what);
+        t_read_model(fh, o, call, t_file, t_file_size, what);
 }
 
 static void write_region(MPI_File fh, int rank, uint64_t seed)
 {
     MPI_Offset off = (MPI_Offset) rank * REGION;
     for (int r = 0; r < t_size; r++)
-        t_model_set((MPI_Offset) r * REGION, REGION, seed);
-    T_MPI(MPI_File_write_at(fh, off, t_model + off, REGION, MPI_BYTE, MPI_STATUS_IGNORE));
+        t_file_set((MPI_Offset) r * REGION, REGION, seed);
+    T_MPI(MPI_File_write_at(fh, off, t_file + off, REGION, MPI_BYTE, MPI_STATUS_IGNORE));
 }
 
 static void reads_everywhere(MPI_File fh, const char *what)
 {
     read_span(fh, 0, 64 * KiB, 8, what);
-    read_span(fh, 0, t_model_size, 4 * KiB, what);
-    read_span(fh, 0, t_model_size, MiB + 13, what);
-    t_read_model(fh, t_model_size - 100, 4 * KiB, t_model, t_model_size, what);      /* straddles */
-    t_read_model(fh, t_model_size, 4 * KiB, t_model, t_model_size, what);            /* at the end */
-    t_read_model(fh, t_model_size + 1000, 8, t_model, t_model_size, what);           /* past it */
+    read_span(fh, 0, t_file_size, 4 * KiB, what);
+    read_span(fh, 0, t_file_size, MiB + 13, what);
+    t_read_model(fh, t_file_size - 100, 4 * KiB, t_file, t_file_size, what);      /* straddles */
+    t_read_model(fh, t_file_size, 4 * KiB, t_file, t_file_size, what);            /* at the end */
+    t_read_model(fh, t_file_size + 1000, 8, t_file, t_file_size, what);           /* past it */
 }
 
 /* each rank's REGION read collectively as a plain range */
@@ -53,8 +53,8 @@ static void coll_read(MPI_File fh, const char *what)
     T_MPI(MPI_Get_count(&st, MPI_BYTE, &got));
     T_ASSERT(got == REGION, "%s: got %d of %d bytes", what, got, REGION);
     for (int i = 0; i < REGION; i++)
-        T_ASSERT(b[i] == t_model[off + i], "%s: byte %lld: got %u want %u", what,
-                 (long long) (off + i), b[i], t_model[off + i]);
+        T_ASSERT(b[i] == t_file[off + i], "%s: byte %lld: got %u want %u", what,
+                 (long long) (off + i), b[i], t_file[off + i]);
     free(b);
 }
 
@@ -75,49 +75,49 @@ int main(int argc, char **argv)
     coll_read(fh, "collective read of a range");
 
     /* a hole: rank 0 writes 4 KiB far past the end */
-    MPI_Offset far = t_model_size + HOLE;
-    t_model_set(far, 4 * KiB, 2);
+    MPI_Offset far = t_file_size + HOLE;
+    t_file_set(far, 4 * KiB, 2);
     if (t_rank == 0)
-        T_MPI(MPI_File_write_at(fh, far, t_model + far, 4 * KiB, MPI_BYTE, MPI_STATUS_IGNORE));
+        T_MPI(MPI_File_write_at(fh, far, t_file + far, 4 * KiB, MPI_BYTE, MPI_STATUS_IGNORE));
     t_sync_barrier_sync(fh);
-    read_span(fh, far - HOLE - 8 * KiB, t_model_size, MiB + 13, "across the hole");
+    read_span(fh, far - HOLE - 8 * KiB, t_file_size, MiB + 13, "across the hole");
 
     /* bytes this rank read before, overwritten by another rank */
     int w = t_size - 1;
-    t_model_set(0, REGION / 2, 3);
+    t_file_set(0, REGION / 2, 3);
     if (t_rank == w)
-        T_MPI(MPI_File_write_at(fh, 0, t_model, REGION / 2, MPI_BYTE, MPI_STATUS_IGNORE));
+        T_MPI(MPI_File_write_at(fh, 0, t_file, REGION / 2, MPI_BYTE, MPI_STATUS_IGNORE));
     t_sync_barrier_sync(fh);
     read_span(fh, 0, REGION, 64 * KiB, "after another rank overwrote them");
 
     /* shrink: short counts at the new end; grow: zeros past the old one */
     MPI_Offset half = (MPI_Offset) REGION * t_size / 2 + 12345;
     T_MPI(MPI_File_set_size(fh, half));
-    t_model_size = half;
+    t_file_size = half;
     t_sync_barrier_sync(fh);
     reads_everywhere(fh, "after set_size shrank the file");
     T_MPI(MPI_File_set_size(fh, half + 3 * MiB));
-    t_model_grow(half + 3 * MiB);
+    t_file_grow(half + 3 * MiB);
     t_sync_barrier_sync(fh);
-    read_span(fh, half - 4 * KiB, t_model_size, MiB + 13, "after set_size grew the file");
+    read_span(fh, half - 4 * KiB, t_file_size, MiB + 13, "after set_size grew the file");
 
     /* another open of the file (its own handles) extends it; the first one
      * sees the new end and bytes */
-    MPI_Offset ext = t_model_size;
-    t_model_set(ext, 2 * MiB + 7, 4);
+    MPI_Offset ext = t_file_size;
+    t_file_set(ext, 2 * MiB + 7, 4);
     MPI_Barrier(MPI_COMM_WORLD);        /* every rank read the old end */
     T_MPI(MPI_File_open(MPI_COMM_SELF, argv[1], MPI_MODE_RDWR, info, &solo));
     if (t_rank == 0)
-        T_MPI(MPI_File_write_at(solo, ext, t_model + ext, 2 * MiB + 7, MPI_BYTE,
+        T_MPI(MPI_File_write_at(solo, ext, t_file + ext, 2 * MiB + 7, MPI_BYTE,
                                 MPI_STATUS_IGNORE));
     T_MPI(MPI_File_sync(solo));
     MPI_Barrier(MPI_COMM_WORLD);
     T_MPI(MPI_File_sync(fh));
-    read_span(fh, ext - 4 * KiB, t_model_size + 4 * KiB, MiB + 13, "after another open extended it");
+    read_span(fh, ext - 4 * KiB, t_file_size + 4 * KiB, MiB + 13, "after another open extended it");
     T_MPI(MPI_File_close(&solo));
 
     T_MPI(MPI_File_close(&fh));
     MPI_Info_free(&info);
-    free(t_model);
+    free(t_file);
     return t_finish();
 }

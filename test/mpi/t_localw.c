@@ -40,21 +40,21 @@ static void check_size(MPI_File fh, MPI_Offset want, const char *what)
 static void write_region(MPI_File fh, int call, uint64_t seed, MPI_Offset base)
 {
     for (int r = 0; r < t_size; r++)
-        t_model_set(base + (MPI_Offset) r * REGION, REGION, seed);
+        t_file_set(base + (MPI_Offset) r * REGION, REGION, seed);
     MPI_Offset lo = base + (MPI_Offset) t_rank * REGION, hi = lo + REGION;
     for (MPI_Offset o = lo; o < hi; o += call) {
         int n = (int) (hi - o < call ? hi - o : call);
-        T_MPI(MPI_File_write_at(fh, o, t_model + o, n, MPI_BYTE, MPI_STATUS_IGNORE));
-        t_read_model(fh, o, n, t_model, t_model_size, "a rank's own write, read at once");
+        T_MPI(MPI_File_write_at(fh, o, t_file + o, n, MPI_BYTE, MPI_STATUS_IGNORE));
+        t_read_model(fh, o, n, t_file, t_file_size, "a rank's own write, read at once");
     }
 }
 
 /* every byte, then a barrier: the next writes must not meet a reader */
 static void read_all(MPI_File fh, const char *what)
 {
-    for (MPI_Offset o = 0; o < t_model_size; o += MiB + 13)
-        t_read_model(fh, o, MiB + 13, t_model, t_model_size, what);
-    t_read_model(fh, t_model_size - 10, 4 * KiB, t_model, t_model_size, what);
+    for (MPI_Offset o = 0; o < t_file_size; o += MiB + 13)
+        t_read_model(fh, o, MiB + 13, t_file, t_file_size, what);
+    t_read_model(fh, t_file_size - 10, 4 * KiB, t_file, t_file_size, what);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -62,11 +62,11 @@ static void read_all(MPI_File fh, const char *what)
  * (seed cs), [CUT, SECT) the racer's (seed rs) */
 static void race_model(MPI_Offset base, uint64_t cs, uint64_t rs)
 {
-    t_model_grow(base + (MPI_Offset) RACE_SECTS * SECT);
+    t_file_grow(base + (MPI_Offset) RACE_SECTS * SECT);
     for (int k = 0; k < RACE_SECTS; k++)
         for (int i = 0; i < SECT; i++) {
             MPI_Offset o = base + (MPI_Offset) k * SECT + i;
-            t_model[o] = t_byte(i < CUT ? cs : rs, (uint64_t) o);
+            t_file[o] = t_byte(i < CUT ? cs : rs, (uint64_t) o);
         }
 }
 
@@ -82,7 +82,7 @@ static void race_collective(MPI_File fh, MPI_Offset base)
     int n = 0;
     if (t_rank == 0) {
         for (int k = 0; k < RACE_SECTS; k++)
-            memcpy(b + (size_t) k * CUT, t_model + base + (MPI_Offset) k * SECT, CUT);
+            memcpy(b + (size_t) k * CUT, t_file + base + (MPI_Offset) k * SECT, CUT);
         n = RACE_SECTS * CUT;
     }
     T_MPI(MPI_File_write_at_all(fh, 0, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
@@ -96,7 +96,7 @@ static void race_independent(MPI_File solo, MPI_Offset base)
 {
     for (int k = 0; k < RACE_SECTS; k++) {
         MPI_Offset o = base + (MPI_Offset) k * SECT + CUT;
-        T_MPI(MPI_File_write_at(solo, o, t_model + o, SECT - CUT, MPI_BYTE, MPI_STATUS_IGNORE));
+        T_MPI(MPI_File_write_at(solo, o, t_file + o, SECT - CUT, MPI_BYTE, MPI_STATUS_IGNORE));
     }
 }
 
@@ -105,7 +105,7 @@ static void race_independent(MPI_File solo, MPI_Offset base)
  * their communicator); both start after one barrier */
 static void race(MPI_File fh, MPI_File mine)
 {
-    MPI_Offset base = (t_model_size + SECT - 1) / SECT * SECT;
+    MPI_Offset base = (t_file_size + SECT - 1) / SECT * SECT;
     int racer = t_rank == t_size - 1;
     for (int round = 0; round < ROUNDS; round++) {
         race_model(base, 100 + (uint64_t) round, 200 + (uint64_t) round);
@@ -118,8 +118,8 @@ static void race(MPI_File fh, MPI_File mine)
             race_collective(mine, base);
         T_MPI(MPI_File_sync(mine));
         t_sync_barrier_sync(fh);
-        for (MPI_Offset o = base; o < t_model_size; o += MiB)
-            t_read_model(fh, o, MiB, t_model, t_model_size, "after the race");
+        for (MPI_Offset o = base; o < t_file_size; o += MiB)
+            t_read_model(fh, o, MiB, t_file, t_file_size, "after the race");
         MPI_Barrier(MPI_COMM_WORLD);
     }
 }
@@ -144,19 +144,19 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; i++) {
         write_region(fh, calls[i], 10 + (uint64_t) i, 0);
         if (t_rank == t_size - 1)
-            check_size(fh, t_model_size, "the last rank's size after its own writes");
+            check_size(fh, t_file_size, "the last rank's size after its own writes");
         t_sync_barrier_sync(fh);
-        check_size(fh, t_model_size, "the size after sync-barrier-sync");
+        check_size(fh, t_file_size, "the size after sync-barrier-sync");
         read_all(fh, "every byte after sync-barrier-sync");
     }
 
     /* a hole: rank 0 writes 4 KiB 3 MiB past the end */
-    MPI_Offset far = t_model_size + 3 * MiB;
-    t_model_set(far, 4 * KiB, 20);
+    MPI_Offset far = t_file_size + 3 * MiB;
+    t_file_set(far, 4 * KiB, 20);
     if (t_rank == 0) {
-        T_MPI(MPI_File_write_at(fh, far, t_model + far, 4 * KiB, MPI_BYTE, MPI_STATUS_IGNORE));
-        check_size(fh, t_model_size, "the size after a write past the end");
-        t_read_model(fh, far - 3 * MiB, 3 * MiB + 4 * KiB, t_model, t_model_size, "the hole, at once");
+        T_MPI(MPI_File_write_at(fh, far, t_file + far, 4 * KiB, MPI_BYTE, MPI_STATUS_IGNORE));
+        check_size(fh, t_file_size, "the size after a write past the end");
+        t_read_model(fh, far - 3 * MiB, 3 * MiB + 4 * KiB, t_file, t_file_size, "the hole, at once");
     }
     t_sync_barrier_sync(fh);
     read_all(fh, "across the hole");
@@ -171,6 +171,6 @@ int main(int argc, char **argv)
 
     T_MPI(MPI_File_close(&fh));
     MPI_Info_free(&info);
-    free(t_model);
+    free(t_file);
     return t_finish();
 }

@@ -95,28 +95,28 @@ __attribute__((unused)) static void t_read_model(MPI_File fh, MPI_Offset off, in
 
 /* A model of a file's bytes that grows with the writes, the same on every
  * rank (each rank applies every rank's writes to it): t_local, t_localw */
-__attribute__((unused)) static unsigned char *t_model;
-__attribute__((unused)) static MPI_Offset t_model_size, t_model_cap;
+__attribute__((unused)) static unsigned char *t_file;
+__attribute__((unused)) static MPI_Offset t_file_size, t_file_cap;
 
 /* zeros up to `to` (a write past the end leaves a hole) */
-__attribute__((unused)) static void t_model_grow(MPI_Offset to)
+__attribute__((unused)) static void t_file_grow(MPI_Offset to)
 {
-    if (to > t_model_cap) {
-        t_model_cap = to * 2;
-        t_model = realloc(t_model, (size_t)t_model_cap);
-        T_ASSERT(t_model, "out of memory");
+    if (to > t_file_cap) {
+        t_file_cap = to * 2;
+        t_file = realloc(t_file, (size_t)t_file_cap);
+        T_ASSERT(t_file, "out of memory");
     }
-    if (to > t_model_size)
-        memset(t_model + t_model_size, 0, (size_t)(to - t_model_size));
-    t_model_size = to > t_model_size ? to : t_model_size;
+    if (to > t_file_size)
+        memset(t_file + t_file_size, 0, (size_t)(to - t_file_size));
+    t_file_size = to > t_file_size ? to : t_file_size;
 }
 
 /* bytes [off, off + n) of pattern `seed` */
-__attribute__((unused)) static void t_model_set(MPI_Offset off, MPI_Offset n, uint64_t seed)
+__attribute__((unused)) static void t_file_set(MPI_Offset off, MPI_Offset n, uint64_t seed)
 {
-    t_model_grow(off + n);
+    t_file_grow(off + n);
     for (MPI_Offset i = 0; i < n; i++)
-        t_model[off + i] = t_byte(seed, (uint64_t)(off + i));
+        t_file[off + i] = t_byte(seed, (uint64_t)(off + i));
 }
 
 /* MPI's way to make every rank's writes visible to every rank (nonatomic) */
