@@ -17,8 +17,13 @@ static void t_init(int *argc, char ***argv)
     MPI_Comm_size(MPI_COMM_WORLD, &t_size);
 }
 
-#define T_FAIL(...) do { fprintf(stderr, "FAIL rank %d %s:%d: ", t_rank, __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); MPI_Abort(MPI_COMM_WORLD, 1); } while (0)
+/* the message in one write: another rank's MPI_Abort may kill this process
+ * between two (a test that looks for the message would then miss it) */
+#define T_FAIL(...) do { char m_[4096]; \
+    int o_ = snprintf(m_, sizeof m_, "FAIL rank %d %s:%d: ", t_rank, __FILE__, __LINE__); \
+    o_ += snprintf(m_ + o_, sizeof m_ - (size_t)o_ - 1, __VA_ARGS__); \
+    if (o_ > (int)sizeof m_ - 2) o_ = (int)sizeof m_ - 2; \
+    m_[o_++] = '\n'; fwrite(m_, 1, (size_t)o_, stderr); MPI_Abort(MPI_COMM_WORLD, 1); } while (0)
 
 #define T_MPI(call) do { int e_ = (call); if (e_ != MPI_SUCCESS) { \
     char s_[MPI_MAX_ERROR_STRING]; int n_; MPI_Error_string(e_, s_, &n_); \
