@@ -527,7 +527,9 @@ if t_selected errors; then
   t_step errors-classes "$run" -s 2 --root "$tmp/srv-classes" -- mpiexec -n 3 "$bin/t_errors" classes ddio:/classes
   t_step errors-classes-ufs mpiexec -n 3 "$bin/t_errors" classes "ufs:$tmp/ufs/classes"
   mkdir -p "$tmp/srv-lost" "$tmp/lost"
-  t_step errors-lostserver "$run" -s 2 --root "$tmp/srv-lost" -- bash -c \
+  # (recovery 2 s: each of its calls first tries to reconnect for that long;
+  # with the default, the timeout, the group took 120 s)
+  t_step errors-lostserver env DDIO_RECOVER_TIMEOUT=2 "$run" -s 2 --root "$tmp/srv-lost" -- bash -c \
     'mpiexec -n 3 "$0" lostserver ddio:/lost "$1" & m=$!
      for i in $(seq 600); do [ -e "$1/ready" ] && break; sleep 0.1; done
      kill -KILL $(pgrep -P "$PPID" -x ddio-server | head -1); touch "$1/killed"; wait $m' \
