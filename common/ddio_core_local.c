@@ -402,15 +402,6 @@ static int disk_wpiece(void *arg, uint32_t disk, uint64_t local_off, uint64_t do
     return 0;
 }
 
-/* raise *page to at least v (the server and other writers raise it too) */
-static void size_raise(uint64_t *page, uint64_t v)
-{
-    uint64_t cur = __atomic_load_n(page, __ATOMIC_ACQUIRE);
-    while (cur < v && !__atomic_compare_exchange_n(page, &cur, v, 0, __ATOMIC_ACQ_REL,
-                                                   __ATOMIC_ACQUIRE))
-        ;
-}
-
 /* one stripe unit's piece: the size first (nothing trims past it), then the
  * bytes, on the server's disks */
 static int stripe_wpiece(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
@@ -419,7 +410,7 @@ static int stripe_wpiece(void *arg, uint32_t server, uint64_t logical_off, uint6
     lwrite *w = arg;
     if (!w->L[server])
         return 0;
-    size_raise(w->L[server]->size, local_off + len);
+    ddio_size_raise(w->L[server]->size, local_off + len);
     w->src = w->buf + (logical_off - w->off);
     w->base = local_off;
     w->cur = server;
@@ -447,9 +438,10 @@ int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t
     if (!f->local_write || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0
         || !(f->amode & (DDIO_O_WRONLY | DDIO_O_RDWR)))
         return 0;
-    ddio_layout_foreach(&f->stripe, off, len, mark_touched, touched);
+    if (!only)          /* the callers with a descriptor have marked them */
+        ddio_layout_foreach(&f->stripe, off, len, mark_touched, touched);
     for (int i = 0; i < f->nsrv; i++) {
-        if (!touched[i] || (only && !only[i]))
+        if (!(only ? only[i] : touched[i]))
             continue;
         if (!(L[i] = usable(f, i)) || !L[i]->writable) {
             unlock_all(f, L);

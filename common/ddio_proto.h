@@ -387,6 +387,15 @@ struct ddio_local_msg {      /* on the local socket, beside the descriptors */
     uint64_t block_size;     /* local space -> disk striping unit */
     uint32_t flags;          /* DDIO_LOCAL_WRITE: granted */
 };
+/* a size page raised to at least v: a compare-and-swap maximum, since the
+ * server and every same-host writer raise it concurrently */
+static inline void ddio_size_raise(uint64_t *page, uint64_t v)
+{
+    uint64_t cur = __atomic_load_n(page, __ATOMIC_ACQUIRE);
+    while (cur < v && !__atomic_compare_exchange_n(page, &cur, v, 0, __ATOMIC_ACQ_REL,
+                                                   __ATOMIC_ACQUIRE))
+        ;
+}
 void ddio_enc_local_req(struct ddio_wbuf *w, const struct ddio_local_req *m);
 int  ddio_dec_local_req(const void *p, size_t n, struct ddio_local_req *m); /* free m->name */
 void ddio_enc_local_msg(struct ddio_wbuf *w, const struct ddio_local_msg *m);

@@ -876,18 +876,17 @@ static int written_runs(struct xfer *x, struct slot *s)
  * covered block goes to the page cache byte-exact, one pwrite per written
  * range, never read and written back whole sectors: those would put old
  * bytes back over what the client wrote meanwhile to the same sectors. */
-static int exact_runs(struct xfer *x, struct slot *s)
+static void exact_runs(struct xfer *x, struct slot *s)
 {
     int rc = written_runs(x, s);
     if (rc) {
         FAIL(x, -rc, "write of %s: %s", x->of->path, ddio_errno_name(-rc));
         release_slot(x, s);
-        return rc;
+        return;
     }
     s->exact = EXACT_RUNS;
     s->io_lo = 0;
     pull_next(x, s);
-    return 0;
 }
 
 /* A partly covered block reads (and later writes) only the sectors around

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cond.h"
 #include "ddio_log.h"
 #include "ddio_net.h"
 #include "store_int.h"
@@ -447,11 +448,7 @@ static struct ofile *ofile_new(struct store *st, const char *path)
     of->disks.unit = st->block_size;
     of->disks.count = (uint32_t)st->ndisks;
     pthread_mutex_init(&of->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&of->blk_cv, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init_mono(&of->blk_cv);
     lk_init(&of->locks);
     return of;
 }
@@ -519,14 +516,10 @@ static void size_publish(struct ofile *of, int set)
 {
     if (!of->sizemap)
         return;
-    if (set) {
+    if (set)
         __atomic_store_n(of->sizemap, of->size, __ATOMIC_RELEASE);
-        return;
-    }
-    uint64_t cur = __atomic_load_n(of->sizemap, __ATOMIC_ACQUIRE);
-    while (cur < of->size && !__atomic_compare_exchange_n(of->sizemap, &cur, of->size, 0,
-                                                          __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
-        ;
+    else
+        ddio_size_raise(of->sizemap, of->size);
 }
 
 /* of->mu held: what same-host writers wrote (they raise the page first) */
@@ -858,10 +851,8 @@ static int size_page(struct ofile *of)
 static int blocks_quiet(struct ofile *of)
 {
     int64_t dl = ddio_now_ms() + LOCAL_QUIESCE_MS;
-    while (of->nblk > 0 && ddio_now_ms() < dl) {
-        struct timespec ts = {.tv_sec = dl / 1000, .tv_nsec = (dl % 1000) * 1000000};
-        pthread_cond_timedwait(&of->blk_cv, &of->mu, &ts);
-    }
+    while (of->nblk > 0 && cond_wait_ms(&of->blk_cv, &of->mu, dl) != ETIMEDOUT)
+        ;
     return of->nblk == 0;
 }
 
@@ -971,9 +962,7 @@ int store_blk_lock(struct ofile *of, uint64_t k, int wait, int64_t deadline_ms)
             rc = wait ? -ETIMEDOUT : -EAGAIN;
             break;
         }
-        struct timespec ts = {.tv_sec = deadline_ms / 1000,
-                              .tv_nsec = (deadline_ms % 1000) * 1000000};
-        pthread_cond_timedwait(&of->blk_cv, &of->mu, &ts);
+        cond_wait_ms(&of->blk_cv, &of->mu, deadline_ms);
     }
     if (rc == 0 && of->nblk == of->capblk) {
         unsigned cap = of->capblk ? 2 * of->capblk : 16;
