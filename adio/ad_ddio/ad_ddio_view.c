@@ -266,6 +266,12 @@ int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int c
     m->desc.extent = extent;
     m->desc.start = 0;
     m->desc.length = (uint64_t) count *(uint64_t) size;
+    /* ROMIO's flattening of some types places two pieces on the same bytes
+     * where the type map has none (a contiguous struct field with a moved
+     * true lb is taken from its displacement: t_prop); ufs: then keeps the
+     * later piece, and so must a read here (ddio_xfer_run). Type-built
+     * trees follow the type map, which a read type may not overlap in. */
+    m->ordered = !from_type && ddio_desc_overlaps(&m->desc);
     return 0;
 }
 

@@ -28,6 +28,9 @@
  * the file, and of the whole read buffer's hash) is the only check. Each
  * case is first zeroed over what it touches (ROMIO's data sieving and
  * two-phase read past end of file write/return buffer garbage on ufs:).
+ * After the random cases, one fixed case (draw_overlap): a read memory type
+ * whose ROMIO flattening places pieces on the same bytes; the later piece
+ * in stream order must stay, as on ufs:, whichever server answers first.
  * On ddio: a case whose memory types have no moved lb must leave get_info's
  * ddio_flat_types alone (every type it draws takes the constructor path);
  * the count of types that fell back is printed at the end.
@@ -466,6 +469,50 @@ static int draw(pcase * c, int k, uint64_t seed)
     return 1;
 }
 
+/* The last case, fixed: a read memory type ROMIO's flattening lays out
+ * with overlapping pieces, where its type map has none: struct {
+ * hindexed(1, {1}, {-64}, contig(3, int)) at 80, two ints at 0 }, extent
+ * 28. ROMIO takes the contiguous field at its displacement (80, not 16),
+ * so element k's field lands on element k+3's ints; ufs: places the
+ * stream in order (the later piece stays), and ddio must too, whichever
+ * server's bytes arrive first (it once placed them as they came: seed
+ * 768674 case 1 differed from ufs: in about a third of the runs at P = 3
+ * over 3 servers). 64 KiB per rank in 4 KiB tiles, so many such pairs
+ * straddle tiles held by different servers. */
+static void draw_overlap(pcase * c)
+{
+    MPI_Datatype c3, f, ty[2];
+    int one = 1, bl[2] = { 1, 2 };
+    MPI_Aint m64 = -64, d[2] = { 80, 0 };
+
+    desc[0][0] = desc[1][0] = 0;
+    top_darray = c->big = c->large = 0;
+    leaf = fleaf = c->etype = MPI_INT;
+    MPI_Type_contiguous(1024, MPI_INT, &c->ft);
+    MPI_Type_commit(&c->ft);
+    MPI_Type_create_resized(c->ft, 0, 4096 * t_size, &c->view);
+    MPI_Type_commit(&c->view);
+    c->disp = (MPI_Offset) t_rank * 4096;
+    MPI_Type_contiguous(1, MPI_INT, &c->mw);
+    MPI_Type_commit(&c->mw);
+    c->wcount = 16384;
+    c->w1 = 8192;
+    MPI_Type_contiguous(3, MPI_INT, &c3);
+    MPI_Type_create_hindexed(1, &one, &m64, c3, &f);
+    ty[0] = f;
+    ty[1] = MPI_INT;
+    MPI_Type_create_struct(2, bl, d, ty, &c->mr);
+    MPI_Type_commit(&c->mr);
+    MPI_Type_free(&c3);
+    MPI_Type_free(&f);
+    c->rcount = 16384 * 4 / 20 + 1;    /* 20 bytes each: 65540 >= 65536 */
+    c->r1 = c->rcount / 2;
+    c->romio_map = 1;
+    say(0, "contig(1024) int, 4 KiB tiles");
+    say(1, "contig(1) int; read as struct(hindexed(-64, contig(3)) at 80, 2 int at 0) "
+        "[ROMIO's pieces overlap]");
+}
+
 static void release(pcase * c)
 {
     if (c->big)
@@ -648,12 +695,16 @@ int main(int argc, char **argv)
     MPI_File fh, fp;
     MPI_Info info = tm_hints();
     T_MPI(MPI_File_open(MPI_COMM_WORLD, argv[optind], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
-    MPI_Offset *rec = calloc((size_t) ncases * NREC, sizeof(MPI_Offset)), region = 0;
+    MPI_Offset *rec = calloc((size_t) (ncases + 1) * NREC, sizeof(MPI_Offset)), region = 0;
     T_ASSERT(rec, "out of memory");
     int ran = 0;
-    for (int k = 0; k < ncases; k++) {
+    for (int k = 0; k <= ncases; k++) {       /* case ncases: draw_overlap's */
         pcase c;
-        if ((only >= 0 && k != only) || !draw(&c, k, seed))
+        if (only >= 0 && k != only)
+            continue;
+        if (k == ncases)
+            draw_overlap(&c);
+        else if (!draw(&c, k, seed))
             continue;
         if (verbose && t_rank == 0)
             printf("  case %d: file %s, etype %s | memory %s\n", k, desc[0],
@@ -672,13 +723,13 @@ int main(int argc, char **argv)
     /* the positions MPI returned, for the harness to compare with ufs: */
     char *pname = t_name(argv[optind], ".2");
     T_MPI(MPI_File_open(MPI_COMM_WORLD, pname, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fp));
-    T_MPI(MPI_File_write_at_all(fp, (MPI_Offset) t_rank * ncases * NREC * 8, rec,
-                                ncases * NREC * 8, MPI_BYTE, MPI_STATUS_IGNORE));
+    T_MPI(MPI_File_write_at_all(fp, (MPI_Offset) t_rank * (ncases + 1) * NREC * 8, rec,
+                                (ncases + 1) * NREC * 8, MPI_BYTE, MPI_STATUS_IGNORE));
     T_MPI(MPI_File_close(&fp));
     MPI_Info_free(&info);
     if (t_rank == 0)
         printf("t_prop: %d of %d cases ran (%d with a memory lb != 0: checked against ufs: only); "
-               "rank 0 described %ld datatypes from ROMIO's flattened list\n", ran, ncases,
+               "rank 0 described %ld datatypes from ROMIO's flattened list\n", ran, ncases + 1,
                n_romio_map, flat);
     free(rec);
     free(pname);
