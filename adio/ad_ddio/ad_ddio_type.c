@@ -7,9 +7,10 @@
  * the type's constructor description (blocks, fields, dimensions), never the
  * number of pieces.
  *
- * The result must place every byte exactly where ROMIO's flattening
- * (ADIOI_Flatten, adio/common/flatten.c) does, because ROMIO's other drivers
- * (ufs:) and romio_ddio_check_desc use that list. It is built with MPI's
+ * For a file view (typemap = 0) the result must place every byte exactly
+ * where ROMIO's flattening (ADIOI_Flatten, adio/common/flatten.c) does,
+ * because ROMIO's other drivers (ufs:) and romio_ddio_check_desc use that
+ * list. It is built with MPI's
  * typemap rules, and it gives up (NULL: the caller falls back to the
  * flattened list) wherever ROMIO 4.0.2's flattening departs from them:
  *   - "simple" children (named, or ADIOI_Datatype_iscontig) are taken by
