@@ -465,6 +465,8 @@ static int draw(pcase * c, int k, uint64_t seed)
     /* whole etypes in every call (MPI: else erroneous, and ROMIO refuses) */
     MPI_Count es = size_of(c->etype), uw = es / gcd(size_of(c->mw), es);
     want -= want % es;
+    if (want <= 0)              /* a tile of one leaf, less two leaves */
+        want = es;
     c->wcount = (int) round_up((want + size_of(c->mw) - 1) / size_of(c->mw), uw);
     c->w1 = (int) (c->wcount / 2 / uw * uw);
     say(1, " x %d; read as ", c->wcount);
