@@ -318,6 +318,10 @@ struct ddio_mem {
     char *buf;
     int contig;
     struct ddio_desc desc;      /* !contig: memory type, addresses from buf */
+    int ordered;                /* !contig, pieces that may share bytes
+                                 * (ddio_desc_overlaps): a read is received
+                                 * whole, then placed in stream order, so
+                                 * the last piece's bytes stay */
 };
 
 /* One participant's XFER, independent or collective. */

@@ -920,7 +920,40 @@ static int write_here(struct ddio_xfer_req *x, const char *involved)
     return 1;
 }
 
+static int xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
+
+/* A read into memory whose pieces share bytes (ROMIO's flattening of some
+ * types: docs/DESIGN.md 9.5): the servers' PUTs arrive in any order, so
+ * placing them as they come would leave whichever came last. ROMIO's ufs:
+ * places in stream order; so does this: the stream into a contiguous
+ * buffer, then scattered in order (holes and the end of file as there). */
+static int ordered_read(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
+{
+    const struct ddio_mem *m = x->mem;
+    struct ddio_mem cm = {.contig = 1 };
+    int rc;
+
+    if (!(cm.buf = malloc(x->fdesc->length ? x->fdesc->length : 1))) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    x->mem = &cm;
+    rc = xfer_run(x, involved, e);
+    x->mem = m;
+    if (!rc)
+        ddio_desc_scatter(&m->desc, m->buf, 0, 0, x->bytes, cm.buf);
+    free(cm.buf);
+    return rc;
+}
+
 int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
+{
+    if (x->op == DDIO_X_READ && !x->raw && !x->mem->contig && x->mem->ordered)
+        return ordered_read(x, involved, e);
+    return xfer_run(x, involved, e);
+}
+
+static int xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
 {
     xstate st;
 
