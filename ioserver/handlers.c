@@ -240,7 +240,8 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct ofile *of;
     int created = 0;
     char msg[768];
-    int rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &of, &created,
+    struct store_creator cr = {m.once_client, m.once_call};   /* 0, 0 without DDIO_O_ONCE */
+    int rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &cr, &of, &created,
                         msg, sizeof(msg));
     free(m.path);
     if (rc)

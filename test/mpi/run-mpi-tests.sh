@@ -680,6 +680,30 @@ if t_selected restart; then
     "$1" stats replayed bytes_written | tee /dev/stderr | awk -v s0="${DDIO_SERVERS%%,*}" "
       \$1 == s0 && \$2 == \"replayed\" { r = \$3 } \$1 == s0 && \$2 == \"bytes_written\" { w = \$3 }
       END { exit !(r == 1 && w == 4194304) }"' "$bin/t_restart" "$top/tools/ddio"
+  # The answer lost with the server itself: server 0 SIGKILLs itself in place
+  # of sending the DONE of the first write it completed (--fault
+  # 0:done:1:crash: written, its answer noted in the table, not sent),
+  # restart-server.sh starts it again on the same port and roots 0.3 s after,
+  # and the client resends the call to the new process, which must answer it
+  # from the table it reloaded (ioserver/replay.c): the NEW process's
+  # `replayed` is 1 and its `bytes_written` is 3 MiB, the 3 later MiB of the
+  # 4 server 0 holds (4 MiB if it had written the first one again). TCP and
+  # UCX (the DONE goes through the TCP endpoint either way).
+  for tr in tcp ucx; do
+    root="$tmp/srv-restart-dup-crash-$tr"; mkdir -p "$root"
+    t_step "restart-dup-crash-$tr" env DDIO_LOCAL_WRITE=0 DDIO_TIMEOUT=10 "$run" -s 2 --transport "$tr" \
+        --root "$root" --fault 0:done:1:crash -- bash -c '
+      "$2" 0 fault 0.3 0 "$3/restarted.pid" & r=$!
+      for ((k = 0; k < 1000; k++)); do [ -e "$3/restarted.pid.found" ] && break; sleep 0.01; done
+      mpiexec -n 2 "$0" dup 8 0 ddio:/dup; rc=$?
+      wait $r || rc=1
+      grep -h "answers table" "$3/restarted.pid.log" >&2
+      [ $rc = 0 ] && { "$1" stats replayed bytes_written | tee /dev/stderr | awk -v s0="${DDIO_SERVERS%%,*}" "
+        \$1 == s0 && \$2 == \"replayed\" { r = \$3 } \$1 == s0 && \$2 == \"bytes_written\" { w = \$3 }
+        END { exit !(r == 1 && w == 3145728) }" || rc=1; }
+      [ -s "$3/restarted.pid" ] && kill "$(cat "$3/restarted.pid")"
+      exit $rc' "$bin/t_restart" "$top/tools/ddio" "$rs" "$root"
+  done
 fi
 if t_selected faults; then
   # A server dies (SIGKILL) or hangs (SIGSTOP) at a deterministic point of
