@@ -113,17 +113,17 @@ static int header_ok(void)
            h->max_answer == REPLAY_MAX_ANSWER;
 }
 
-/* an empty table in the file: the header written last, so a start cut
- * short before it makes the next one start empty again */
-static int file_reset(void)
+/* an empty table in the file (zeros already: a new file): the header
+ * cleared first and written last, so a start cut short in between makes
+ * the next one start empty again */
+static void file_reset(int zeros)
 {
-    if (ftruncate(fd, 0) || ftruncate(fd, (off_t) MAP_SIZE))
-        return -errno;
+    if (!zeros)
+        memset(base, 0, MAP_SIZE);
     struct file_hdr h = {.version = VERSION, .clients = REPLAY_CLIENTS,
                          .per_client = REPLAY_PER_CLIENT, .max_answer = REPLAY_MAX_ANSWER};
     memcpy(h.magic, MAGIC, sizeof(h.magic));
     memcpy(base, &h, sizeof(h));
-    return 0;
 }
 
 static int map_file(const char *path, struct replay_info *info)
@@ -137,6 +137,11 @@ static int map_file(const char *path, struct replay_info *info)
         return -errno;
     if ((size_t) sb.st_size != MAP_SIZE && ftruncate(fd, (off_t) MAP_SIZE))
         return -errno;
+    /* every block allocated now: a store into a hole of a full file system
+     * would be SIGBUS, not an error */
+    int e = posix_fallocate(fd, 0, (off_t) MAP_SIZE);
+    if (e)
+        return -e;
     void *p = mmap(NULL, MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED)
         return -errno;
@@ -144,7 +149,8 @@ static int map_file(const char *path, struct replay_info *info)
     if ((size_t) sb.st_size == MAP_SIZE && header_ok())
         return 0;
     info->fresh = 1;
-    return file_reset();
+    file_reset(sb.st_size == 0);
+    return 0;
 }
 
 /* a slot reloaded: its tick counted, entries not its own or torn dropped */
