@@ -33,8 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAGIC   "DDIOrply"
-#define VERSION 1u
+#define TABLE_MAGIC   "DDIOrply"
+#define TABLE_VERSION 1u
 #define HDR_SIZE 4096u
 
 struct file_hdr {               /* at offset 0; the slots follow at HDR_SIZE */
@@ -108,7 +108,7 @@ static int map_anon(void)
 static int header_ok(void)
 {
     const struct file_hdr *h = (const struct file_hdr *) base;
-    return !memcmp(h->magic, MAGIC, sizeof(h->magic)) && h->version == VERSION &&
+    return !memcmp(h->magic, TABLE_MAGIC, sizeof(h->magic)) && h->version == TABLE_VERSION &&
            h->clients == REPLAY_CLIENTS && h->per_client == REPLAY_PER_CLIENT &&
            h->max_answer == REPLAY_MAX_ANSWER;
 }
@@ -120,9 +120,9 @@ static void file_reset(int zeros)
 {
     if (!zeros)
         memset(base, 0, MAP_SIZE);
-    struct file_hdr h = {.version = VERSION, .clients = REPLAY_CLIENTS,
+    struct file_hdr h = {.version = TABLE_VERSION, .clients = REPLAY_CLIENTS,
                          .per_client = REPLAY_PER_CLIENT, .max_answer = REPLAY_MAX_ANSWER};
-    memcpy(h.magic, MAGIC, sizeof(h.magic));
+    memcpy(h.magic, TABLE_MAGIC, sizeof(h.magic));
     memcpy(base, &h, sizeof(h));
 }
 
