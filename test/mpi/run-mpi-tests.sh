@@ -691,7 +691,7 @@ if t_selected restart; then
   # UCX (the DONE goes through the TCP endpoint either way).
   for tr in tcp ucx; do
     root="$tmp/srv-restart-dup-crash-$tr"; mkdir -p "$root"
-    t_step "restart-dup-crash-$tr" env DDIO_LOCAL_WRITE=0 DDIO_TIMEOUT=10 "$run" -s 2 --transport "$tr" \
+    t_step "restart-dup-crash-$tr" env DDIO_LOCAL_WRITE=0 DDIO_TIMEOUT=10 "$run" -s 2 -l info --transport "$tr" \
         --root "$root" --fault 0:done:1:crash -- bash -c '
       "$2" 0 fault 0.3 0 "$3/restarted.pid" & r=$!
       for ((k = 0; k < 1000; k++)); do [ -e "$3/restarted.pid.found" ] && break; sleep 0.01; done
