@@ -377,6 +377,10 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
  * (write through the servers, which redo any part done). */
 int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,
                       const char *only);
+/* A collective's contiguous part up to this size is written here too: below
+ * it the servers' round trip costs more than the copy (bench/ior.sh sf-coll);
+ * above it their O_DIRECT stream of sorted blocks wins. */
+#define DDIO_LOCAL_COLL_WRITE_MAX (256u << 10)
 /* close the descriptors of every stripe server (before f->srv goes) */
 void ddio_local_release(struct ddio_fh *f);
 

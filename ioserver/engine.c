@@ -1277,6 +1277,21 @@ static void finish(struct xfer *x)
                x->ctr.disk_us, x->ctr.net_us, x->ctr.sorted, x->ctr.out_of_order);
 }
 
+/* An XFER whose participant's endpoint was dropped before the XFER was
+ * listed (its request thread was between reading it and joining when the
+ * client died) fails now instead of at the gate's deadline: the drop's scan
+ * of the lists did not see it. e->mu held. */
+static void fail_if_dropped(struct xfer *x)
+{
+    pthread_mutex_lock(&x->mu);
+    for (uint32_t r = 0; r < x->n; r++)
+        if (x->parts[r].present && __atomic_load_n(&x->parts[r].ep->dropped, __ATOMIC_ACQUIRE)) {
+            fail_locked(x, ECONNRESET, "rank %u (%s) disconnected", r, xp_name(x->parts[r].ep));
+            break;
+        }
+    pthread_mutex_unlock(&x->mu);
+}
+
 /* run an XFER (all participants present, or those of a re-formed resend)
  * and answer everyone */
 static void execute(struct server *srv, struct xfer *x)
@@ -1285,6 +1300,7 @@ static void execute(struct server *srv, struct xfer *x)
     pthread_mutex_lock(&e->mu);
     x->next = e->running;
     e->running = x;
+    fail_if_dropped(x);
     pthread_mutex_unlock(&e->mu);
     x->ctr.wait_us = (uint64_t)(ddio_now_us() - x->t_first_us);
     if (!failed(x))
@@ -1456,6 +1472,8 @@ static void join(struct server *srv, struct xp *ep, uint64_t req, const struct d
         add_part(x, ep, req, m, &bad, why, sizeof(why));
         if (bad)
             fail_locked(x, -bad, "%s", why);
+        else if (__atomic_load_n(&ep->dropped, __ATOMIC_ACQUIRE))
+            fail_locked(x, ECONNRESET, "rank %u (%s) disconnected", m->rank, xp_name(ep));
         pthread_cond_broadcast(&x->cv);
         pthread_mutex_unlock(&x->mu);
         pthread_mutex_unlock(&e->mu);
@@ -1473,6 +1491,7 @@ static void join(struct server *srv, struct xp *ep, uint64_t req, const struct d
         FAIL(x, -bad, "%s", why);
     x->next = e->gates;
     e->gates = x;
+    fail_if_dropped(x);
     pthread_mutex_unlock(&e->mu);
     gate_wait(srv, x);
 }
@@ -1578,6 +1597,7 @@ void engine_conn_dropped(struct server *srv, struct xp *ep)
 {
     struct engine *e = srv->eng;
     pthread_mutex_lock(&e->mu);
+    __atomic_store_n(&ep->dropped, 1, __ATOMIC_RELEASE);
     for (struct xfer *x = e->gates; x; x = x->next)
         fail_if_member(x, ep);
     for (struct xfer *x = e->running; x; x = x->next)

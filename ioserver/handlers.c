@@ -108,20 +108,28 @@ static void do_xfer(struct work *w)
 {
     struct conn *c = w->c;
     struct xp *ep = &c->xp;
+    struct uep *u = NULL;
     if (w->u.x.flags & DDIO_XF_UCX) {
         char why[256] = "this connection has no UCX endpoint (UCXADDR first)";
+        /* referenced: the reader may drop the connection's endpoint (the
+         * client died) while this XFER still binds to it and joins */
         pthread_mutex_lock(&c->mu);
-        struct uep *u = c->uep;
+        if ((u = c->uep))
+            xp_ref(ucx_xp(u));
         pthread_mutex_unlock(&c->mu);
         int rc = u ? ucx_bind(u, w->h.req, &w->u.x, why, sizeof(why)) : -EPROTO;
         if (rc) {
             conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, w->h.req, -rc, "XFER: %s", why);
             store_release(&c->srv->store, w->of);
+            if (u)
+                xp_unref(ucx_xp(u));
             return;
         }
         ep = ucx_xp(u);
     }
     engine_xfer(c->srv, ep, w->h.req, &w->u.x, w->of);   /* takes w->of */
+    if (u)
+        xp_unref(ucx_xp(u));
 }
 
 static void do_sync(struct work *w)

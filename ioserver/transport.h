@@ -30,6 +30,8 @@ struct xp_get;
 struct xp {
     const struct xport_ops *ops;
     struct server *srv;          /* its server: error messages name it */
+    int dropped;                 /* engine_conn_dropped ran (atomic; under the
+                                  * engine's lock): an XFER joining later fails */
 };
 
 /* fills the n stream bytes of a PUT, in stream order (the engine gathers

@@ -6,6 +6,7 @@
  * a hole left by a write far past the end (zeros, full count); bytes
  * another rank overwrote after this rank read them; set_size shrinking
  * (short counts) and growing (zeros); collective reads of plain ranges;
+ * collective writes of plain ranges (written here too up to 256 KiB);
  * and a read after another process (a second open) extended the file.
  * The file left is compared with ufs: by the runner. usage: t_local FILE */
 #include "tutil.h"
@@ -89,6 +90,24 @@ int main(int argc, char **argv)
         T_MPI(MPI_File_write_at(fh, 0, t_file, REGION / 2, MPI_BYTE, MPI_STATUS_IGNORE));
     t_sync_barrier_sync(fh);
     read_span(fh, 0, REGION, 64 * KiB, "after another rank overwrote them");
+
+    /* collective writes of plain ranges up to DDIO_LOCAL_COLL_WRITE_MAX
+     * (256 KiB) are written here too: each rank rewrites its region in
+     * calls of 4 KiB, 64 KiB + 3 and 256 KiB, all ranks together (the
+     * runner's check that the servers wrote nothing covers these) */
+    int calls[] = {4 * KiB, 64 * KiB + 3, 256 * KiB};
+    for (int c = 0; c < 3; c++) {
+        for (int r = 0; r < t_size; r++)
+            t_file_set((MPI_Offset) r * REGION, 4 * calls[c], 5 + (uint64_t) c);
+        for (int k = 0; k < 4; k++) {
+            MPI_Offset o = (MPI_Offset) t_rank * REGION + (MPI_Offset) k * calls[c];
+            T_MPI(MPI_File_write_at_all(fh, o, t_file + o, calls[c], MPI_BYTE,
+                                        MPI_STATUS_IGNORE));
+            t_read_model(fh, o, calls[c], t_file, t_file_size, "own collective write at once");
+        }
+    }
+    t_sync_barrier_sync(fh);
+    read_span(fh, 0, t_file_size, 64 * KiB, "after collective writes of ranges");
 
     /* shrink: short counts at the new end; grow: zeros past the old one */
     MPI_Offset half = (MPI_Offset) REGION * t_size / 2 + 12345;
