@@ -254,6 +254,8 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     free(m.path);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    if (created)
+        fault_hit(FAULT_CREATED);   /* tests: created, the answer never sent */
     stats_bump(&c->srv->stats, &c->srv->stats.opens);
     struct ddio_open_r *r = calloc(1, sizeof(*r));
     uint64_t id = r ? handle_add(c, of, m.amode) : 0;
