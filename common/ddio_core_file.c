@@ -336,26 +336,29 @@ static int open_settled(struct ddio_fh *f, struct ddio_conn **conns, int n, cons
     }
 }
 
+/* The create goes first (stripe server 0's O_EXCL decides): a new file, the
+ * common case of MPI_MODE_CREATE, costs no lookup; EEXIST there means the
+ * file is there (or being made by another creator) and is opened instead,
+ * unless MPI_MODE_EXCL asked for a new one. */
 static int create_file(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
                        uint32_t amode, const struct ddio_create *cr, struct ddio_err *e)
 {
     int64_t deadline = ddio_now_ms() + f->timeout_ms;
 
     for (;;) {
-        if (open_settled(f, conns, n, path, amode, e) == 0) {
-            if (!cr->excl)
-                return 0;
-            ddio_fh_close(f, NULL);
-            ddio_err_set(e, EEXIST, "ddio: %s: file exists (MPI_MODE_EXCL)", path);
-            return -1;
-        }
-        if (e->errnum != ENOENT)
-            return -1;
         memset(e, 0, sizeof(*e));
         if (create_new(f, conns, n, path, amode, cr, e) == 0)
             return 0;
-        /* someone else created it between our look and our create */
-        if (e->errnum != EEXIST || cr->excl || ddio_now_ms() > deadline)
+        if (e->errnum != EEXIST)
+            return -1;
+        if (cr->excl) {
+            ddio_err_set(e, EEXIST, "ddio: %s: file exists (MPI_MODE_EXCL)", path);
+            return -1;
+        }
+        if (open_settled(f, conns, n, path, amode, e) == 0)
+            return 0;
+        /* deleted between our create and our open: create again */
+        if (e->errnum != ENOENT || ddio_now_ms() > deadline)
             return -1;
     }
 }
