@@ -105,6 +105,17 @@ static void client_id_init(void)
     client_id |= 1;     /* never 0 */
 }
 
+uint64_t ddio_client_id(void)
+{
+    pthread_once(&client_once, client_id_init);
+    return client_id;
+}
+
+uint64_t ddio_call_id(void)
+{
+    return atomic_fetch_add(&next_call, 1);
+}
+
 /* a message handler's "the server is lost and that is already noted"
  * (positive: no errno a send or receive returns can be mistaken for it) */
 #define XFER_REPORTED 1
@@ -234,7 +245,7 @@ static void send_one(xstate *st, int i, int64_t deadline)
         m.flags |= DDIO_XF_RESENT;
     if (st->once_call) {
         m.flags |= DDIO_XF_ONCE;
-        m.once_client = client_id;
+        m.once_client = ddio_client_id();
         m.once_call = st->once_call;
     }
     ddio_wbuf_init(&w);
@@ -965,8 +976,7 @@ static int xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_e
     if (read_here(x, involved) || write_here(x, involved))
         return 0;
     if (x->op == DDIO_X_WRITE && x->f->recover_ms) {
-        pthread_once(&client_once, client_id_init);
-        st.once_call = atomic_fetch_add(&next_call, 1);
+        st.once_call = ddio_call_id();
     }
     st.s = calloc(x->f->nsrv, sizeof(*st.s));
     if (!st.s)
