@@ -135,7 +135,7 @@ static void do_xfer(struct work *w)
 static void do_sync(struct work *w)
 {
     fault_hit(FAULT_SYNC);
-    int rc = store_sync(w->of);
+    int rc = store_sync(&w->c->srv->store, w->of);
     if (rc)
         conn_send_err(w->c, DDIO_T_SYNC | DDIO_REPLY, w->h.req, -rc, "fdatasync %s: %s",
                       w->of->path, ddio_errno_name(-rc));

@@ -160,7 +160,12 @@ int unlink_beneath(int dirfd, const char *rel, int flags)
 
 /* ---- small file helpers ------------------------------------------------------ */
 
-static int write_atomic(struct store *st, int dirfd, const char *rel, const void *p, size_t n)
+/* rel under dirfd, written to a temporary file and renamed into place (a
+ * reader sees the old record or the new one, never half of one); durable:
+ * fsynced before the rename, else whoever needs it durable syncs it later
+ * (sync_meta) */
+static int write_atomic(struct store *st, int dirfd, const char *rel, const void *p, size_t n,
+                        int durable)
 {
     char tmp[64];
     snprintf(tmp, sizeof(tmp), "w.%d.%u", (int)getpid(), st->tmpseq++);
@@ -169,7 +174,7 @@ static int write_atomic(struct store *st, int dirfd, const char *rel, const void
         return -errno;
     ssize_t w = write(fd, p, n);
     int rc = (w == (ssize_t)n) ? 0 : (w < 0 ? -errno : -EIO);
-    if (rc == 0 && fsync(fd))
+    if (rc == 0 && durable && fsync(fd))
         rc = -errno;
     close(fd);
     if (rc == 0) {
@@ -222,7 +227,7 @@ static int load_server_id(struct store *st, int ddiofd, char *err, size_t errlen
         snprintf(err, errlen, "getrandom: %s", strerror(errno));
         return -errno;
     }
-    int rc = write_atomic(st, ddiofd, "server-id", st->id, DDIO_ID_LEN);
+    int rc = write_atomic(st, ddiofd, "server-id", st->id, DDIO_ID_LEN, 1);
     if (rc)
         snprintf(err, errlen, "%s/%s/server-id: %s", st->roots[0], META_DIR, strerror(-rc));
     else
@@ -592,8 +597,11 @@ static int create_file(struct store *st, struct ofile *of, const struct ddio_lay
     ddio_wbuf_init(&w);
     rc = store_meta_encode(&of->layout, &of->creator, &w);
     if (rc == 0)
-        rc = write_atomic(st, st->metafd, of->path, w.p, w.len);
+        rc = write_atomic(st, st->metafd, of->path, w.p, w.len, 0);
     ddio_wbuf_free(&w);
+    /* durable at the file's first MPI_File_sync, like its data: a create
+     * costs no fsync (one per stripe server, in turn, on the create path) */
+    __atomic_store_n(&of->meta_pending, rc == 0, __ATOMIC_RELEASE);
     if (rc)
         snprintf(msg, msglen, "store layout of %s: %s", of->path, ddio_errno_name(-rc));
     return rc;
@@ -607,7 +615,9 @@ int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
     if (!buf)
         return -ENOMEM;
     ssize_t n = read_small(st->metafd, path, buf, cap);
-    int rc = n < 0 ? (int)n : store_meta_decode(buf, (size_t)n, l, cr);
+    /* empty: a create whose record never reached the disk (renamed, not yet
+     * synced, then the host crashed): the file was never made durable */
+    int rc = n < 0 ? (int)n : n == 0 ? -ENOENT : store_meta_decode(buf, (size_t)n, l, cr);
     free(buf);
     if (rc && rc != -ENOENT)
         snprintf(msg, msglen, "layout record of %s: %s", path,
@@ -919,12 +929,50 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
     return rc;
 }
 
-int store_sync(struct ofile *of)
+/* rel under dirfd and the directory holding it fsynced */
+static int fsync_entry(int dirfd, const char *rel)
+{
+    const char *name;
+    int rc = 0, fd = open_beneath(dirfd, rel, O_RDONLY | O_NOFOLLOW, 0);
+    if (fd < 0)
+        return fd;
+    if (fsync(fd))
+        rc = -errno;
+    close(fd);
+    int pfd = rc ? -1 : open_parent(dirfd, rel, &name);
+    if (pfd >= 0) {
+        /* (an O_PATH parent cannot be fsynced: reopen it for reading) */
+        int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0 || fsync(dfd))
+            rc = -errno;
+        if (dfd >= 0)
+            close(dfd);
+        close(pfd);
+    } else if (!rc)
+        rc = pfd;
+    return rc;
+}
+
+/* a file created here: its layout record and the directory entries of the
+ * record and of its datafiles made durable, once */
+static int sync_meta(struct store *st, struct ofile *of)
+{
+    if (!__atomic_load_n(&of->meta_pending, __ATOMIC_ACQUIRE))
+        return 0;
+    int rc = fsync_entry(st->metafd, of->path);
+    for (int d = 0; d < of->ndisks && !rc; d++)
+        rc = fsync_entry(st->rootfd[d], of->path);
+    if (!rc)
+        __atomic_store_n(&of->meta_pending, 0, __ATOMIC_RELEASE);
+    return rc;
+}
+
+int store_sync(struct store *st, struct ofile *of)
 {
     for (int d = 0; d < of->ndisks; d++)
         if (fdatasync(of->fds[d]))
             return -errno;
-    return 0;
+    return sync_meta(st, of);
 }
 
 void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len)

@@ -61,6 +61,9 @@ struct ofile {
     uint64_t *blk;               /* local blocks locked for read-modify-write */
     unsigned nblk, capblk;
     struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
+    int meta_pending;            /* created by this process, its layout record
+                                  * and directory entries not fsynced yet
+                                  * (atomic): the first store_sync does it */
     struct ofile *next;
 };
 
@@ -129,7 +132,7 @@ int store_prealloc(struct ofile *of, uint64_t off, uint64_t len);
 /* MPI_File_sync: fdatasync of every datafile. Both descriptors of a
  * datafile (O_DIRECT and its buffered twin) name one inode, so one
  * fdatasync writes the pages dirtied through either. */
-int store_sync(struct ofile *of);
+int store_sync(struct store *st, struct ofile *of);
 /* len bytes at datafile offset off of disk d were written through the
  * buffered twin: past STORE_WB_KICK dirty bytes, start their writeback
  * (sync_file_range SYNC_FILE_RANGE_WRITE: starts it, waits for nothing). */

@@ -142,6 +142,31 @@ START_TEST(t_create_excl_open_delete)
 }
 END_TEST
 
+/* a create's layout record and directory entries are made durable by the
+ * file's first sync, not by the create; a record left empty (a create that
+ * never reached the disk before the host crashed) reads as no file */
+START_TEST(t_meta_durable_at_sync)
+{
+    start(2);
+    struct ofile *of;
+    int created;
+    ck_assert_int_eq(open_f("m/f", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+    ck_assert_int_eq(__atomic_load_n(&of->meta_pending, __ATOMIC_ACQUIRE), 1);
+    ck_assert_int_eq(store_sync(&st, of), 0);
+    ck_assert_int_eq(__atomic_load_n(&of->meta_pending, __ATOMIC_ACQUIRE), 0);
+    ck_assert_int_eq(store_sync(&st, of), 0);
+    store_release(&st, of);
+    /* opened again: not created here, nothing pending */
+    ck_assert_int_eq(open_f("m/f", DDIO_O_RDWR, &of, &created), 0);
+    ck_assert_int_eq(__atomic_load_n(&of->meta_pending, __ATOMIC_ACQUIRE), 0);
+    store_release(&st, of);
+    char p[400];
+    snprintf(p, sizeof(p), "%s/.ddio/meta/m/f", root1);
+    ck_assert_int_eq(truncate(p, 0), 0);
+    ck_assert_int_eq(open_f("m/f", DDIO_O_RDWR, &of, &created), -ENOENT);
+}
+END_TEST
+
 START_TEST(t_confinement)
 {
     start(1);
@@ -302,7 +327,7 @@ START_TEST(t_sizes_two_disks)
     ck_assert_int_eq(sb.st_size, 65536 + 100);
     ck_assert_int_eq(store_prealloc(of, 0, 5 * 65536), 0);
     ck_assert_uint_eq(store_size(of), 5 * 65536);
-    ck_assert_int_eq(store_sync(of), 0);
+    ck_assert_int_eq(store_sync(&st, of), 0);
     store_note_write(of, 6 * 65536 + 7);
     ck_assert_uint_eq(store_size(of), 6 * 65536 + 7);
     store_release(&st, of);
@@ -442,6 +467,7 @@ int main(void)
     tcase_add_test(tc, t_server_id_persists);
     tcase_add_test(tc, t_create_excl_open_delete);
     tcase_add_test(tc, t_confinement);
+    tcase_add_test(tc, t_meta_durable_at_sync);
     tcase_add_test(tc, t_layout_roundtrip);
     tcase_add_test(tc, t_create_resent);
     tcase_add_test(tc, t_stored_layout_and_stale);
