@@ -188,19 +188,39 @@ void layout_for(struct cl *c, struct ddio_layout_rec *l, uint64_t unit, uint32_t
         memset(l->ids[i], 0x10 + (int)i, DDIO_ID_LEN);   /* other (absent) servers */
 }
 
-int cl_open(struct cl *c, const char *path, uint32_t amode, const struct ddio_layout_rec *l,
-                   struct ddio_open_r *r)
+int cl_open_m(struct cl *c, const struct ddio_open *o, struct ddio_open_r *r)
 {
-    struct ddio_open o = {.path = (char *)path, .amode = amode, .layout = *l};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
-    ddio_enc_open(&w, &o);
+    ddio_enc_open(&w, o);
     struct msg m;
     int st = call(c, DDIO_T_OPEN, &w, &m);
     if (st == 0)
         CHECK(ddio_dec_open_r(m.p, m.h.len, r) == 0, "OPEN reply malformed");
     free(m.p);
     return st;
+}
+
+int cl_open(struct cl *c, const char *path, uint32_t amode, const struct ddio_layout_rec *l,
+                   struct ddio_open_r *r)
+{
+    struct ddio_open o = {.path = (char *)path, .amode = amode, .layout = *l};
+    return cl_open_m(c, &o, r);
+}
+
+uint64_t cl_stat(struct cl *c, const char *key)
+{
+    struct msg m;
+    struct ddio_stats_r s;
+    uint64_t v = UINT64_MAX;
+    CHECK(call(c, DDIO_T_STATS, NULL, &m) == 0, "STATS failed");
+    CHECK(ddio_dec_stats_r(m.p, m.h.len, &s) == 0, "STATS malformed");
+    for (uint32_t i = 0; i < s.n; i++)
+        if (strcmp(s.kv[i].key, key) == 0)
+            v = s.kv[i].val;
+    ddio_stats_r_free(&s);
+    free(m.p);
+    return v;
 }
 
 int cl_handle_op(struct cl *c, uint16_t type, uint64_t handle, uint64_t *value)

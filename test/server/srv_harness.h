@@ -101,6 +101,10 @@ int call_simple(struct cl *c, uint16_t type, struct ddio_wbuf *w);
 struct cl *cl_connect(void);
 void cl_close(struct cl *c);
 void layout_for(struct cl *c, struct ddio_layout_rec *l, uint64_t unit, uint32_t count);
+/* OPEN with the whole message (ids, flags) as given; the reply into r */
+int cl_open_m(struct cl *c, const struct ddio_open *o, struct ddio_open_r *r);
+/* one STATS counter of the server; UINT64_MAX if it has none by that name */
+uint64_t cl_stat(struct cl *c, const char *key);
 int cl_open(struct cl *c, const char *path, uint32_t amode, const struct ddio_layout_rec *l,
                    struct ddio_open_r *r);
 int cl_handle_op(struct cl *c, uint16_t type, uint64_t handle, uint64_t *value);

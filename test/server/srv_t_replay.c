@@ -39,15 +39,7 @@ static int create_once(struct cl *c, const char *path, uint64_t client, uint64_t
     struct ddio_open o = {.path = (char *)path, .amode = DDIO_O_RDWR | DDIO_O_CREAT |
                           DDIO_O_EXCL | (client ? DDIO_O_ONCE : 0), .layout = l,
                           .once_client = client, .once_call = num};
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    ddio_enc_open(&w, &o);
-    struct msg m;
-    int st = call(c, DDIO_T_OPEN, &w, &m);
-    if (st == 0)
-        CHECK(ddio_dec_open_r(m.p, m.h.len, r) == 0, "OPEN reply malformed");
-    free(m.p);
-    return st;
+    return cl_open_m(c, &o, r);
 }
 
 static int rename_once(struct cl *c, const char *from, const char *to, uint64_t client,
@@ -63,16 +55,7 @@ static int rename_once(struct cl *c, const char *from, const char *to, uint64_t 
 
 static uint64_t stat_of(struct cl *c, const char *key)
 {
-    struct msg m;
-    struct ddio_stats_r s;
-    uint64_t v = UINT64_MAX;
-    CHECK(call(c, DDIO_T_STATS, NULL, &m) == 0, "STATS failed");
-    CHECK(ddio_dec_stats_r(m.p, m.h.len, &s) == 0, "STATS malformed");
-    for (uint32_t i = 0; i < s.n; i++)
-        if (strcmp(s.kv[i].key, key) == 0)
-            v = s.kv[i].val;
-    ddio_stats_r_free(&s);
-    free(m.p);
+    uint64_t v = cl_stat(c, key);
     CHECK(v != UINT64_MAX, "STATS has no %s", key);
     return v;
 }

@@ -25,20 +25,6 @@ static int ucx_xfer(struct cl *c, uint64_t handle, char *msg, size_t n)
     return st;
 }
 
-static uint64_t stat_of(struct cl *c, const char *key)
-{
-    struct msg m;
-    struct ddio_stats_r s;
-    uint64_t v = UINT64_MAX;
-    CHECK(call(c, DDIO_T_STATS, NULL, &m) == 0, "STATS failed");
-    CHECK(ddio_dec_stats_r(m.p, m.h.len, &s) == 0, "STATS malformed");
-    for (uint32_t i = 0; i < s.n; i++)
-        if (strcmp(s.kv[i].key, key) == 0)
-            v = s.kv[i].val;
-    ddio_stats_r_free(&s);
-    free(m.p);
-    return v;
-}
 
 /* A UCX rank that never fetches its read data (its worker is never
  * progressed): the server's sends from a block cannot end, so its wait for
@@ -139,7 +125,7 @@ void test_ucx(int offered)
     struct ddio_ucx_ep *e = ddio_ucx_connect(u, saddr, salen, cookie, ddio_now_ms() + TMO, why,
                                              sizeof(why));
     CHECK(e, "ATTACH: %s", why);
-    CHECK(stat_of(c, "ucx_eps") >= 1, "STATS ucx_eps not counted");
+    CHECK(cl_stat(c, "ucx_eps") >= 1, "STATS ucx_eps not counted");
     ucx_stalled_read(c, r.handle);
     ddio_ucx_disconnect(bad);
     ddio_ucx_disconnect(e);
