@@ -48,6 +48,9 @@
 #            restart (t_fault, the MPI suite's faults group); t_durable:
 #            every server SIGKILLed after a sync, all bytes there after
 #            the restart
+#   restart  a server restarted mid-job (SIGTERM, SIGKILL; collective,
+#            independent, sync, nonblocking; three restarts in a row): the job
+#            completes, its file == the control's (t_restart)
 #   auth     a wrong secret, none, and one with loose permissions refused
 #            on every rank with MPI_ERR_ACCESS (the driver's message, which
 #            Open MPI's MPI_Error_string leaves out, on stderr); the secret
@@ -58,7 +61,7 @@
 #            them), and =ucx with Open MPI's own pml ucx in the same
 #            processes; each == the OMPIO control
 # usage: run-ompi-tests.sh [-k] [GROUP...]
-#   groups: c mpi4py h5py netcdf mount suite faults auth transports (default all)
+#   groups: c mpi4py h5py netcdf mount suite faults restart auth transports (default all)
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -88,6 +91,7 @@ for s in test/mpi/t_coll.c test/mpi/t_indep.c test/mpi/t_nonblock.c \
          test/mpi/t_smallio.c test/mpi/t_sameblock.c test/mpi/t_self.c test/mpi/t_size.c \
          test/mpi/t_features.c test/mpi/t_prop.c test/mpi/t_excl.c test/mpi/t_delclose.c \
          test/mpi/driver_basic.c test/mpi/t_fault.c test/mpi/t_durable.c test/mpi/t_auth.c \
+         test/mpi/t_restart.c \
          test/mpi/filecmp.c examples/ddio-patterns.c; do
   mpicc.openmpi -O2 -g -Wall -Wextra -Werror -I"$SRC/test/mpi" -o "$bin/$(basename "$s" .c)" "$SRC/$s" -lm \
     || t_unusable ompi/compile "mpicc.openmpi $s"
@@ -228,6 +232,29 @@ if t_selected faults; then
   t_step durable-write-kill "$run" --ompi -s 2 --root "$root" -- sh -c \
     "mpirun -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
   t_step durable-restart-check "$run" --ompi -s 2 --root "$root" -- mpirun -n 3 "$bin/t_durable" check ddio:/durable
+fi
+if t_selected restart; then
+  t_section "a server restarted mid-job (test/mpi/restart-server.sh)"
+  # as the MPI suite's restart group: server 1 SIGTERMed or SIGKILLed 1 s
+  # in (4 s: in the read phase), started again on the same port and roots
+  # 0.3 s after it exited; the job completes (t_restart reads every byte
+  # back) and its file == the control's. coll:KILL:1:3: three restarts in a
+  # row. (The suite's atomic mode is refused here.)
+  rs="$SRC/test/mpi/restart-server.sh"
+  for spec in coll:TERM:1:1 coll:KILL:1:1 indep:TERM:1:1 indep:KILL:1:1 indep:KILL:4:1 \
+      sync:KILL:1:1 nonblock:KILL:1:1 coll:KILL:1:3; do
+    IFS=: read -r mode sig after times <<<"$spec"; name="restart-$mode-$sig-$after-x$times"
+    root="$tmp/srv-$name"; mkdir -p "$root"
+    t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" --ompi -s 2 --root "$root" -- bash -c '
+      { "$0" 1 "$1" 0.3 "$6" "$4/restarted.pid" &&
+        for ((k = 1; k < $7; k++)); do "$0" 1 "$1" 0.3 0.5 "$4/restarted.pid" || exit 1; done; } & r=$!
+      mpirun -n 4 "$2" "$3" 30 100 "ddio:/$5"; rc=$?
+      wait $r || rc=1
+      [ -s "$4/restarted.pid" ] && kill "$(cat "$4/restarted.pid")"
+      exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$times"
+    grep -h "^restart:\|rounds" "$tmp/${name}_ddio.log" 2>/dev/null || true
+    ctl "$name" 4 "$bin/t_restart" "$mode" 30 0 && cmpf "$name" 2 =
+  done
 fi
 if t_selected auth; then
   t_section "authentication"
