@@ -42,7 +42,7 @@
 #            fails a program (t_size: preallocate; t_features: SEEK_END) or
 #            places bytes differently from ROMIO (t_prop: memory types with
 #            a moved lb, which ROMIO places by its flattening), the control
-#            is Debian's own ROMIO 3.2.1 on ufs: (ctl_romio)
+#            is Debian's own ROMIO 3.2.1 on ufs: (CTL_ROMIO=1, see ctl)
 #   faults   a server killed (or stopped) at a --fault point: every rank's
 #            call fails within the bound, the bytes synced before survive a
 #            restart (t_fault, the MPI suite's faults group); t_durable:
@@ -107,7 +107,10 @@ U=$tmp/ufs; mkdir -p "$U"
 # default) on the local file $U/NAME. Not Debian's ROMIO 3.2.1 on ufs:,
 # which fails three of these programs by itself (docs/CONFORMANCE.md:
 # MPI_File_iwrite_all calls a NULL entry and crashes, a Kotz read pattern
-# reads wrong bytes, a zero-byte collective reports bytes written)
+# reads wrong bytes, a zero-byte collective reports bytes written). With
+# CTL_ROMIO=1 it is that ROMIO on ufs:$U/NAME after all, for the programs
+# OMPIO fails itself (t_size, t_features) or places bytes differently from
+# ROMIO's flattening (t_prop)
 ctl() {
   local name=$1 np=$2; shift 2
   if [ -n "${CTL_ROMIO:-}" ]; then
