@@ -48,6 +48,12 @@
 #            restart (t_fault, the MPI suite's faults group); t_durable:
 #            every server SIGKILLed after a sync, all bytes there after
 #            the restart
+#   cache    the client cache (write-behind, read-ahead hints): t_cache
+#            (its atomic step left out, said), t_smallio, t_indep, t_coll
+#            with the cache on, each == OMPIO's
+#   local    same-host reads and writes (the servers' datafiles handed
+#            over): t_local with the servers' counters (none read or wrote
+#            itself; with DDIO_LOCAL_READ=0 / _WRITE=0 they did), t_localw
 #   restart  a server restarted mid-job (SIGTERM, SIGKILL; collective,
 #            independent, sync, nonblocking; three restarts in a row): the job
 #            completes, its file == the control's (t_restart)
@@ -61,7 +67,8 @@
 #            them), and =ucx with Open MPI's own pml ucx in the same
 #            processes; each == the OMPIO control
 # usage: run-ompi-tests.sh [-k] [GROUP...]
-#   groups: c mpi4py h5py netcdf mount suite faults restart auth transports (default all)
+#   groups: c mpi4py h5py netcdf mount suite cache local faults restart auth transports
+#   (default all)
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -91,7 +98,7 @@ for s in test/mpi/t_coll.c test/mpi/t_indep.c test/mpi/t_nonblock.c \
          test/mpi/t_smallio.c test/mpi/t_sameblock.c test/mpi/t_self.c test/mpi/t_size.c \
          test/mpi/t_features.c test/mpi/t_prop.c test/mpi/t_excl.c test/mpi/t_delclose.c \
          test/mpi/driver_basic.c test/mpi/t_fault.c test/mpi/t_durable.c test/mpi/t_auth.c \
-         test/mpi/t_restart.c \
+         test/mpi/t_restart.c test/mpi/t_cache.c test/mpi/t_local.c test/mpi/t_localw.c \
          test/mpi/filecmp.c examples/ddio-patterns.c; do
   mpicc.openmpi -O2 -g -Wall -Wextra -Werror -I"$SRC/test/mpi" -o "$bin/$(basename "$s" .c)" "$SRC/$s" -lm \
     || t_unusable ompi/compile "mpicc.openmpi $s"
@@ -235,6 +242,54 @@ if t_selected faults; then
   t_step durable-write-kill "$run" --ompi -s 2 --root "$root" -- sh -c \
     "mpirun -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
   t_step durable-restart-check "$run" --ompi -s 2 --root "$root" -- mpirun -n 3 "$bin/t_durable" check ddio:/durable
+fi
+if t_selected cache; then
+  t_section "the client cache (write-behind, read-ahead hints)"
+  # t_cache against MPI's consistency rules, as the MPI suite's cache group;
+  # its atomic-mode step is refused here (left out, said, on the control
+  # too); with the cache off (no hints) get_info cannot show the driver's
+  # defaults (Open MPI's copy of the hints): that check is left out there
+  export T_CACHE_SKIP=atomic
+  DDIO_TEST_HINTS="romio_ddio_write_behind=4194304,romio_ddio_read_ahead=4194304" \
+    T_CACHE_WB=4194304 T_CACHE_RA=4194304 both cache-p3-s2 2 3 = "$bin/t_cache"
+  DDIO_TEST_HINTS="romio_ddio_write_behind=65536,romio_ddio_read_ahead=32768,striping_unit=6000" \
+    T_CACHE_WB=65536 T_CACHE_RA=32768 both cache-small-p2-s3 3 2 = "$bin/t_cache"
+  T_CACHE_SKIP="atomic info" both cache-off-p2-s2 2 2 = "$bin/t_cache"
+  unset T_CACHE_SKIP
+  on="romio_ddio_write_behind=4194304,romio_ddio_read_ahead=4194304"
+  DDIO_TEST_HINTS="$on" both cache-smallio-p3-s2 2 3 = "$bin/t_smallio"
+  DDIO_TEST_HINTS="$on,striping_unit=4096" both cache-indep-p3-s2 2 3 = "$bin/t_indep"
+  DDIO_TEST_HINTS="$on" OMPI_COLL=1 both cache-coll-p4-s2 2 4 = "$bin/t_coll"
+fi
+if t_selected local; then
+  t_section "same-host reads and writes on the servers' datafiles"
+  # as the MPI suite's local group: with the servers on this host, every
+  # server handed its datafiles' descriptors over and read and wrote
+  # nothing itself (t_local); with DDIO_LOCAL_READ=0 / DDIO_LOCAL_WRITE=0
+  # the servers do; t_localw's own writes, sizes, holes and raced sectors.
+  # The control of t_local is Debian's ROMIO 3.2.1 on ufs: (OMPIO fails its
+  # own check: a rank's collective write read back at once)
+  LOCAL_ON='$2=="local_handovers"{n++; if ($3>0) ok++} $2=="read_cache_bytes"||$2=="read_disk_bytes"{rd+=$3} $2=="bytes_written"{wr+=$3} END{if (n!=NS || ok!=n || rd!=0 || wr!=0) {print "local_handovers: " ok+0 " of " NS " servers; bytes the servers read: " rd+0 ", wrote: " wr+0; exit 1}}'
+  LOCAL_OFF='$2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (ok!=NS) {print "servers that read: " ok+0 " of " NS; exit 1}}'
+  LOCAL_WOFF='$2=="bytes_written"{n++; if ($3>0) ok++} END{if (ok!=NS) {print "servers that wrote: " ok+0 " of " NS; exit 1}}'
+  LOCAL_HO='$2=="local_handovers"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "local_handovers: " ok+0 " of " NS " servers"; exit 1}}'
+  stats_filter() {   # NS FILTER: inside the session, every server's counters
+    "$top/tools/ddio" stats local_handovers read_cache_bytes read_disk_bytes bytes_written \
+      | tee /dev/stderr | awk -v NS="$1" "$2"
+  }
+  export -f stats_filter
+  local_run() {   # NAME NS PROG FILTER: on ddio, the counters, == the control
+    local name=$1 ns=$2 prog=$3 filter=$4
+    mkdir -p "$tmp/srv-$name"
+    t_step "$name/ddio" "$run" --ompi -s "$ns" --root "$tmp/srv-$name" -- \
+      bash -c 'mpirun -n 3 "$0" "$1" && stats_filter "$2" "$3"' "$bin/$prog" "ddio:/$name" "$ns" "$filter"
+    ctl "$name" 3 "$bin/$prog" && cmpf "$name" "$ns" =
+  }
+  CTL_ROMIO=1 local_run local-p3-s2 2 t_local "$LOCAL_ON"
+  CTL_ROMIO=1 DDIO_LOCAL_READ=0 local_run local-off-p3-s2 2 t_local "$LOCAL_OFF"
+  CTL_ROMIO=1 DDIO_LOCAL_WRITE=0 local_run local-woff-p3-s2 2 t_local "$LOCAL_WOFF"
+  local_run localw-p3-s2 2 t_localw "$LOCAL_HO"
+  DDIO_LOCAL_WRITE=0 local_run localw-woff-p3-s2 2 t_localw "$LOCAL_WOFF"
 fi
 if t_selected restart; then
   t_section "a server restarted mid-job (test/mpi/restart-server.sh)"
