@@ -211,11 +211,12 @@ static int call(struct ddio_client *cl, int i, uint16_t type, const struct ddio_
 
 /* A request sent to every server at once (resent to one lost meanwhile);
  * the outcome: the first hard error (any status but ok and `soft`), else ok
- * if any server said ok, else `soft`. A resent request's `soft` is ok: the
- * first one ran before the answer was lost (MKDIR's EEXIST; DELETE's,
- * RMDIR's, RENAME's ENOENT). */
+ * if any server said ok, else `soft`. With resent_ok, a resent request's
+ * `soft` is ok: the first one ran before the answer was lost (MKDIR's
+ * EEXIST; DELETE's, RMDIR's ENOENT). RENAME is answered from the server's
+ * table instead (its ids), so its resend's ENOENT is a real one. */
 static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf *req, int soft,
-                  char *msg, size_t msglen)
+                  int resent_ok, char *msg, size_t msglen)
 {
     struct ddio_call *calls = calloc(cl->n, sizeof(*calls));
     struct ddio_conn *conns[DDIO_MAX_SERVERS];
@@ -239,7 +240,7 @@ static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf 
     for (int i = 0; i < cl->n; i++) {
         struct ddio_err *ei = &calls[i].err;
         int rc = ei->errnum ? fail(ei, NULL, 0) : 0;
-        if (rc == 0 || (rc == soft && calls[i].resent))
+        if (rc == 0 || (rc == soft && resent_ok && calls[i].resent))
             ok = 1;
         else if (rc != soft && !hard)
             hard = fail(ei, msg, msglen);
@@ -428,7 +429,7 @@ int ddio_client_mkdir(struct ddio_client *cl, const char *path, uint32_t mode,
     struct ddio_mkdir m = {.path = (char *)path, .mode = mode & 07777};
     ddio_wbuf_init(&w);
     ddio_enc_mkdir(&w, &m);
-    int rc = fanout(cl, DDIO_T_MKDIR, &w, -EEXIST, msg, msglen);
+    int rc = fanout(cl, DDIO_T_MKDIR, &w, -EEXIST, 1, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }
@@ -457,7 +458,7 @@ int ddio_client_rmdir(struct ddio_client *cl, const char *path, char *msg, size_
     if (rc)
         return rc;
     path_req(&w, path);
-    rc = fanout(cl, DDIO_T_RMDIR, &w, -ENOENT, msg, msglen);
+    rc = fanout(cl, DDIO_T_RMDIR, &w, -ENOENT, 1, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }
@@ -466,7 +467,7 @@ int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size
 {
     struct ddio_wbuf w;
     path_req(&w, path);
-    int rc = fanout(cl, DDIO_T_DELETE, &w, -ENOENT, msg, msglen);
+    int rc = fanout(cl, DDIO_T_DELETE, &w, -ENOENT, 1, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }
@@ -475,10 +476,11 @@ int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
                        char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
-    struct ddio_rename m = {.from = (char *)from, .to = (char *)to};
+    struct ddio_rename m = {.from = (char *)from, .to = (char *)to,
+                            .once_client = ddio_client_id(), .once_call = ddio_call_id()};
     ddio_wbuf_init(&w);
     ddio_enc_rename(&w, &m);
-    int rc = fanout(cl, DDIO_T_RENAME, &w, -ENOENT, msg, msglen);
+    int rc = fanout(cl, DDIO_T_RENAME, &w, -ENOENT, 0, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }

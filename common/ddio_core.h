@@ -270,11 +270,16 @@ int ddio_err_recoverable(const struct ddio_err *e);
 int ddio_backoff_next(int ms);
 /* a failed reconnect attempt (e) worth another one */
 int ddio_err_reconnectable(const struct ddio_err *e);
+/* ids of calls that must not run twice (PROTOCOL.md "Resending": XFER's
+ * DDIO_XF_ONCE, OPEN's DDIO_O_ONCE, RENAME's): this process's random id
+ * (non-zero), and a new call number */
+uint64_t ddio_client_id(void);
+uint64_t ddio_call_id(void);
 /* ddio_fanout riding through lost connections: a call whose connection
  * failed (ddio_err_recoverable) is sent again, the same request, after
  * reconnecting with backoff, for up to recover_ms (0: plain ddio_fanout);
  * its `resent` is then set, so the caller can read the answer of a request
- * that may have run before the loss (a DELETE's ENOENT, a create's EEXIST) */
+ * that may have run before the loss (a DELETE's ENOENT) */
 void ddio_fanout_recover(struct ddio_call *calls, int n, uint16_t type, int timeout_ms,
                          int recover_ms);
 /* ddio_pool_get, a refused or dropped connect tried again with backoff for
@@ -318,6 +323,10 @@ struct ddio_mem {
     char *buf;
     int contig;
     struct ddio_desc desc;      /* !contig: memory type, addresses from buf */
+    int ordered;                /* !contig, pieces that may share bytes
+                                 * (ddio_desc_overlaps): a read is received
+                                 * whole, then placed in stream order, so
+                                 * the last piece's bytes stay */
 };
 
 /* One participant's XFER, independent or collective. */

@@ -27,9 +27,11 @@ typedef struct open_set {
     struct ddio_open_r *res;
 } open_set;
 
-/* OPEN of path on c into w: with proto (a create), stripe i of that layout */
+/* OPEN of path on c into w: with proto (a create), stripe i of that layout,
+ * and the create's ids (call non-zero: DDIO_O_ONCE), the same on every
+ * stripe server and in every resend */
 static void open_msg(struct ddio_wbuf *w, const struct ddio_conn *c, const char *path,
-                     uint32_t amode, const struct ddio_layout_rec *proto, int i)
+                     uint32_t amode, const struct ddio_layout_rec *proto, int i, uint64_t call)
 {
     struct ddio_open m;
     memset(&m, 0, sizeof(m));
@@ -44,65 +46,28 @@ static void open_msg(struct ddio_wbuf *w, const struct ddio_conn *c, const char 
         m.layout.stripe_count = 1;
         memcpy(m.layout.ids[0], c->id, DDIO_ID_LEN);
     }
+    if (call) {
+        m.amode |= DDIO_O_ONCE;
+        m.once_client = ddio_client_id();
+        m.once_call = call;
+    }
     m.layout.ndisks = c->ndisks;
     m.layout.block_size = c->block_size;
     ddio_wbuf_init(w);
     ddio_enc_open(w, &m);
 }
 
-static void open_encode(open_set *s, int i, const char *path, uint32_t amode,
-                        const struct ddio_layout_rec *proto)
-{
-    s->calls[i].conn = s->conns[i];
-    open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i);
-}
-
-static int layout_same(const struct ddio_layout_rec *a, const struct ddio_layout_rec *b);
-static void close_one(struct ddio_conn *c, uint64_t handle, int timeout_ms);
-
-/* A create resent after its connection was lost got EEXIST: the first one
- * may have created the file before the answer was lost (a server killed
- * after creating, a dropped connection). Ours if server i holds exactly the
- * layout we proposed at index i and no byte yet: another creator's would
- * name other servers or another striping, or be written to. (Two creators
- * of one path with the same servers and striping, one of whose answers was
- * lost, cannot be told apart: PROTOCOL.md "Resending".) */
-static void reclaim_create(open_set *s, int i, const char *path, uint32_t amode,
-                           const struct ddio_layout_rec *proto, int timeout_ms)
-{
-    struct ddio_call *k = &s->calls[i];
-    struct ddio_open_r *r = &s->res[i];
-    struct ddio_wbuf w;
-    struct ddio_err e;
-    uint8_t *p = NULL;
-    size_t n = 0;
-
-    memset(&e, 0, sizeof(e));
-    open_msg(&w, k->conn, path, amode & ~(DDIO_O_CREAT | DDIO_O_EXCL), NULL, 0);
-    if (!ddio_conn_call(k->conn, DDIO_T_OPEN, &w, ddio_now_ms() + timeout_ms, &p, &n, &e) &&
-        !ddio_dec_open_r(p, n, r)) {
-        if (layout_same(&r->layout, proto) && r->layout.server_index == (uint32_t) i &&
-            r->local_size == 0) {
-            memset(&k->err, 0, sizeof(k->err));
-            r->created = 1;     /* undone (deleted) like a fresh create */
-        } else
-            close_one(k->conn, r->handle, timeout_ms);
-    }
-    ddio_wbuf_free(&w);
-    free(p);
-}
-
-/* calls [lo, hi) sent (resent to a server lost meanwhile), answers decoded */
-static void open_fan(open_set *s, int lo, int hi, const char *path, uint32_t amode,
-                     const struct ddio_layout_rec *proto, int timeout_ms, int recover_ms)
+/* calls [lo, hi) sent (resent to a server lost meanwhile), answers decoded.
+ * A resent create's EEXIST is another creator's: the server answers the
+ * resend of a create whose first run made the file as a create (the ids
+ * stored with the file: PROTOCOL.md "Resending"). */
+static void open_fan(open_set *s, int lo, int hi, int timeout_ms, int recover_ms)
 {
     ddio_fanout_recover(s->calls + lo, hi - lo, DDIO_T_OPEN, timeout_ms, recover_ms);
     for (int i = lo; i < hi; i++) {
         struct ddio_call *k = &s->calls[i];
         if (!k->conn)
             ddio_err_set(&k->err, ECANCELED, "not sent");
-        else if (proto && k->resent && k->err.errnum == EEXIST)
-            reclaim_create(s, i, path, amode, proto, timeout_ms);
         else if (!k->err.errnum && ddio_dec_open_r(k->reply, k->reply_len, &s->res[i]))
             ddio_err_set(&k->err, EPROTO, "ddio server %s: malformed OPEN reply",
                          k->conn->name);
@@ -113,24 +78,27 @@ static int open_send(open_set *s, const char *path, uint32_t amode,
                      const struct ddio_layout_rec *proto, int timeout_ms, int recover_ms,
                      struct ddio_err *e)
 {
+    uint64_t call = proto ? ddio_call_id() : 0;
     s->calls = calloc(s->n, sizeof(*s->calls));
     s->res = calloc(s->n, sizeof(*s->res));
     if (!s->calls || !s->res) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    for (int i = 0; i < s->n; i++)
-        open_encode(s, i, path, amode, proto);
+    for (int i = 0; i < s->n; i++) {
+        s->calls[i].conn = s->conns[i];
+        open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i, call);
+    }
     if (proto && s->n > 1) {
         /* stripe server 0 decides who creates: only its O_EXCL winner goes
          * on to the others, so racing creators never split a file */
-        open_fan(s, 0, 1, path, amode, proto, timeout_ms, recover_ms);
+        open_fan(s, 0, 1, timeout_ms, recover_ms);
         if (s->calls[0].err.errnum)
             for (int i = 1; i < s->n; i++)
                 s->calls[i].conn = NULL;        /* not sent: no error of its own */
-        open_fan(s, 1, s->n, path, amode, proto, timeout_ms, recover_ms);
+        open_fan(s, 1, s->n, timeout_ms, recover_ms);
     } else
-        open_fan(s, 0, s->n, path, amode, proto, timeout_ms, recover_ms);
+        open_fan(s, 0, s->n, timeout_ms, recover_ms);
     return 0;
 }
 
@@ -368,26 +336,29 @@ static int open_settled(struct ddio_fh *f, struct ddio_conn **conns, int n, cons
     }
 }
 
+/* The create goes first (stripe server 0's O_EXCL decides): a new file, the
+ * common case of MPI_MODE_CREATE, costs no lookup; EEXIST there means the
+ * file is there (or being made by another creator) and is opened instead,
+ * unless MPI_MODE_EXCL asked for a new one. */
 static int create_file(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
                        uint32_t amode, const struct ddio_create *cr, struct ddio_err *e)
 {
     int64_t deadline = ddio_now_ms() + f->timeout_ms;
 
     for (;;) {
-        if (open_settled(f, conns, n, path, amode, e) == 0) {
-            if (!cr->excl)
-                return 0;
-            ddio_fh_close(f, NULL);
-            ddio_err_set(e, EEXIST, "ddio: %s: file exists (MPI_MODE_EXCL)", path);
-            return -1;
-        }
-        if (e->errnum != ENOENT)
-            return -1;
         memset(e, 0, sizeof(*e));
         if (create_new(f, conns, n, path, amode, cr, e) == 0)
             return 0;
-        /* someone else created it between our look and our create */
-        if (e->errnum != EEXIST || cr->excl || ddio_now_ms() > deadline)
+        if (e->errnum != EEXIST)
+            return -1;
+        if (cr->excl) {
+            ddio_err_set(e, EEXIST, "ddio: %s: file exists (MPI_MODE_EXCL)", path);
+            return -1;
+        }
+        if (open_settled(f, conns, n, path, amode, e) == 0)
+            return 0;
+        /* deleted between our create and our open: create again */
+        if (e->errnum != ENOENT || ddio_now_ms() > deadline)
             return -1;
     }
 }
@@ -471,7 +442,7 @@ static int open_locked(const struct ddio_fh *f, struct ddio_conn *c, struct ddio
     size_t n = 0;
     int rc;
 
-    open_msg(&w, c, f->path, f->amode, NULL, 0);
+    open_msg(&w, c, f->path, f->amode, NULL, 0, 0);
     rc = ddio_conn_call_locked(c, DDIO_T_OPEN, &w, ddio_now_ms() + f->timeout_ms, &p, &n, e);
     ddio_wbuf_free(&w);
     if (!rc && ddio_dec_open_r(p, n, r)) {

@@ -105,6 +105,17 @@ static void client_id_init(void)
     client_id |= 1;     /* never 0 */
 }
 
+uint64_t ddio_client_id(void)
+{
+    pthread_once(&client_once, client_id_init);
+    return client_id;
+}
+
+uint64_t ddio_call_id(void)
+{
+    return atomic_fetch_add(&next_call, 1);
+}
+
 /* a message handler's "the server is lost and that is already noted"
  * (positive: no errno a send or receive returns can be mistaken for it) */
 #define XFER_REPORTED 1
@@ -234,7 +245,7 @@ static void send_one(xstate *st, int i, int64_t deadline)
         m.flags |= DDIO_XF_RESENT;
     if (st->once_call) {
         m.flags |= DDIO_XF_ONCE;
-        m.once_client = client_id;
+        m.once_client = ddio_client_id();
         m.once_call = st->once_call;
     }
     ddio_wbuf_init(&w);
@@ -920,7 +931,40 @@ static int write_here(struct ddio_xfer_req *x, const char *involved)
     return 1;
 }
 
+static int xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
+
+/* A read into memory whose pieces share bytes (ROMIO's flattening of some
+ * types: docs/DESIGN.md 9.5): the servers' PUTs arrive in any order, so
+ * placing them as they come would leave whichever came last. ROMIO's ufs:
+ * places in stream order; so does this: the stream into a contiguous
+ * buffer, then scattered in order (holes and the end of file as there). */
+static int ordered_read(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
+{
+    const struct ddio_mem *m = x->mem;
+    struct ddio_mem cm = {.contig = 1 };
+    int rc;
+
+    if (!(cm.buf = malloc(x->fdesc->length ? x->fdesc->length : 1))) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    x->mem = &cm;
+    rc = xfer_run(x, involved, e);
+    x->mem = m;
+    if (!rc)
+        ddio_desc_scatter(&m->desc, m->buf, 0, 0, x->bytes, cm.buf);
+    free(cm.buf);
+    return rc;
+}
+
 int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
+{
+    if (x->op == DDIO_X_READ && !x->raw && !x->mem->contig && x->mem->ordered)
+        return ordered_read(x, involved, e);
+    return xfer_run(x, involved, e);
+}
+
+static int xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
 {
     xstate st;
 
@@ -932,8 +976,7 @@ int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err
     if (read_here(x, involved) || write_here(x, involved))
         return 0;
     if (x->op == DDIO_X_WRITE && x->f->recover_ms) {
-        pthread_once(&client_once, client_id_init);
-        st.once_call = atomic_fetch_add(&next_call, 1);
+        st.once_call = ddio_call_id();
     }
     st.s = calloc(x->f->nsrv, sizeof(*st.s));
     if (!st.s)

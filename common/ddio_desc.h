@@ -131,6 +131,13 @@ int ddio_desc_walk_stream(const struct ddio_desc *d, uint64_t s_lo, uint64_t s_h
 int ddio_desc_walk_file(const struct ddio_desc *d, int64_t lo, int64_t hi,
                         ddio_piece_fn fn, void *arg);
 
+/* 1 if two stream bytes of d may share an address (memory side: a read
+ * then lands in stream order only if the pieces are applied in it): two
+ * pieces of one tile overlap, or the stream spans several tiles and a
+ * tile's address range is wider than |extent| (conservative there); else
+ * 0. Also 1 when out of memory. Time: a tile's pieces, sorted. */
+int ddio_desc_overlaps(const struct ddio_desc *d);
+
 /* Copy between a buffer laid out by `d` and a packed stream buffer, for
  * stream bytes [s_lo, s_hi). `buf` holds addresses starting at `buf_addr`
  * (buf[0] is address buf_addr); every piece in the range must fall inside it.

@@ -1,6 +1,7 @@
 /* Descriptor evaluators: stream offset <-> address in O(depth), bounds, walkers. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 
 #include "ddio_desc_int.h"
 
@@ -271,4 +272,72 @@ int ddio_desc_walk_file(const struct ddio_desc *d, int64_t lo, int64_t hi,
         return 0;
     return ddio_desc_walk_stream(d, ddio_desc_stream_before(d, lo),
                                  ddio_desc_stream_before(d, hi), fn, arg);
+}
+
+/* ---- overlap (memory side) ----------------------------------------------- */
+
+struct pieces {
+    int64_t *lo, *hi;           /* [lo, hi) of each piece */
+    size_t n, cap;
+};
+
+static int add_piece(void *arg, int64_t addr, uint64_t len, uint64_t stream_off)
+{
+    struct pieces *p = arg;
+    (void)stream_off;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 64;
+        int64_t *lo = realloc(p->lo, cap * sizeof(*lo)), *hi;
+        if (lo)
+            p->lo = lo;
+        hi = lo ? realloc(p->hi, cap * sizeof(*hi)) : NULL;
+        if (!hi)
+            return -ENOMEM;
+        p->hi = hi;
+        p->cap = cap;
+    }
+    p->lo[p->n] = addr;
+    p->hi[p->n++] = wrap_add(addr, (int64_t)len);
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* two pieces of one tile share a byte: with both ends sorted apart, the
+ * k-th piece by start must begin at or after the (k-1)-th end (pieces are
+ * non-empty, so this holds exactly when no two intersect) */
+static int tile_overlaps(const struct ddio_desc *d)
+{
+    struct ddio_desc t = *d;
+    struct pieces p = { 0 };
+    int rc;
+
+    t.start = 0;
+    t.length = d->root->size;
+    rc = ddio_desc_walk_stream(&t, 0, t.length, add_piece, &p);
+    if (!rc) {
+        qsort(p.lo, p.n, sizeof(*p.lo), cmp_i64);
+        qsort(p.hi, p.n, sizeof(*p.hi), cmp_i64);
+        for (size_t k = 1; k < p.n && !rc; k++)
+            rc = p.lo[k] < p.hi[k - 1];
+    }
+    free(p.lo);
+    free(p.hi);
+    return rc != 0;
+}
+
+int ddio_desc_overlaps(const struct ddio_desc *d)
+{
+    uint64_t t0, t1;
+    if (d->length == 0)
+        return 0;
+    desc_tiles(d, &t0, &t1);
+    if (t1 > t0 && (i128)d->root->hi - d->root->lo >
+        (d->extent < 0 ? -(i128)d->extent : (i128)d->extent))
+        return 1;
+    return tile_overlaps(d);
 }

@@ -442,6 +442,10 @@ void ddio_enc_open(struct ddio_wbuf *w, const struct ddio_open *m)
     ddio_put_str(w, m->path);
     ddio_put_u32(w, m->amode);
     ddio_enc_layout(w, &m->layout);
+    if (m->amode & DDIO_O_ONCE) {
+        ddio_put_u64(w, m->once_client);
+        ddio_put_u64(w, m->once_call);
+    }
 }
 
 int ddio_dec_open(const void *p, size_t n, struct ddio_open *m)
@@ -453,6 +457,14 @@ int ddio_dec_open(const void *p, size_t n, struct ddio_open *m)
     m->amode = ddio_get_u32(&r);
     if (!r.err)
         ddio_dec_layout(&r, &m->layout);
+    if (!r.err && (m->amode & DDIO_O_ONCE)) {
+        m->once_client = ddio_get_u64(&r);
+        m->once_call = ddio_get_u64(&r);
+        /* the ids name a create, and a client */
+        if (!r.err && (!m->once_client || (m->amode & (DDIO_O_CREAT | DDIO_O_EXCL)) !=
+                                              (DDIO_O_CREAT | DDIO_O_EXCL)))
+            r.err = -EPROTO;
+    }
     int rc = rbuf_result(&r);
     if (rc) {
         free(m->path);
@@ -1117,6 +1129,8 @@ void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m)
 {
     ddio_put_str(w, m->from);
     ddio_put_str(w, m->to);
+    ddio_put_u64(w, m->once_client);
+    ddio_put_u64(w, m->once_call);
 }
 
 int ddio_dec_rename(const void *p, size_t n, struct ddio_rename *m)
@@ -1126,6 +1140,8 @@ int ddio_dec_rename(const void *p, size_t n, struct ddio_rename *m)
     ddio_rbuf_init(&r, p, n);
     m->from = ddio_get_str(&r, DDIO_MAX_STR);
     m->to = ddio_get_str(&r, DDIO_MAX_STR);
+    m->once_client = ddio_get_u64(&r);
+    m->once_call = ddio_get_u64(&r);
     return ns_result(&r, m, sizeof(*m), m->from, m->to);
 }
 

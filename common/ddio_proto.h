@@ -17,8 +17,9 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      5u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
-                                 * 4: LOCAL; 5: LOCAL flags (same-host writes) */
+#define DDIO_VERSION      6u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+                                 * 4: LOCAL; 5: LOCAL flags (same-host writes);
+                                 * 6: OPEN's and RENAME's once ids */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -165,10 +166,16 @@ struct ddio_layout_rec {
 #define DDIO_O_RDWR    0x04u
 #define DDIO_O_CREAT   0x08u
 #define DDIO_O_EXCL    0x10u
+#define DDIO_O_ONCE    0x20u     /* a create (CREAT|EXCL only) with the
+                                  * creator's ids: stored with the file, so
+                                  * its resend finds the file its own */
 struct ddio_open {
     char *path;              /* relative to the storage root; confined */
     uint32_t amode;
     struct ddio_layout_rec layout;  /* proposed (used on create) */
+    /* with DDIO_O_ONCE: the client process's id (non-zero) and its number
+     * for the create, the same in every resend */
+    uint64_t once_client, once_call;
 };
 struct ddio_open_r {
     uint64_t handle;
@@ -321,6 +328,9 @@ struct ddio_mkdir {
 };
 struct ddio_rename {
     char *from, *to;
+    /* the client's id and its number for the call, the same in every
+     * resend (0, 0: none): a done rename's answer is kept by them */
+    uint64_t once_client, once_call;
 };
 
 /* STATS reply: key/value counters */

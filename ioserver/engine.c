@@ -1410,9 +1410,22 @@ static void gate_expired(struct xfer *x)
                 x->timeout_ms);
 }
 
+/* every participant that came has lost its connection (a job that died):
+ * x->mu held */
+static int arrived_all_dropped(const struct xfer *x)
+{
+    for (uint32_t r = 0; r < x->n; r++)
+        if (x->parts[r].present && !__atomic_load_n(&x->parts[r].ep->dropped, __ATOMIC_ACQUIRE))
+            return 0;
+    return 1;
+}
+
 /* The creator waits for the others (or the deadline) and runs the pass.
  * After a failure the gate stays until everyone arrived or the deadline, so
- * late participants get the error at once instead of waiting in vain. */
+ * late participants get the error at once instead of waiting in vain; but
+ * not once every participant that came is gone (the job died: its request
+ * threads and connections are let go now, and a late rank, if any, meets
+ * a gate of its own and its deadline). */
 static void gate_wait(struct server *srv, struct xfer *x)
 {
     int64_t dl = x->t_first_us / 1000 + x->timeout_ms;
@@ -1425,6 +1438,8 @@ static void gate_wait(struct server *srv, struct xfer *x)
             pthread_mutex_lock(&x->mu);
             if (atomic_load(&srv->stopping))
                 break;            /* nobody waits for late ones: they resend */
+            if (arrived_all_dropped(x))
+                break;
         }
         int64_t wake = beat_locked(x);
         if (x->arrived >= x->n)
@@ -1588,6 +1603,7 @@ static void fail_if_member(struct xfer *x, struct xp *ep)
     for (uint32_t r = 0; r < x->n; r++)
         if (x->parts[r].present && x->parts[r].ep == ep) {
             fail_locked(x, ECONNRESET, "rank %u (%s) disconnected", r, xp_name(ep));
+            pthread_cond_broadcast(&x->cv);   /* a failed gate rechecks who is left */
             break;
         }
     pthread_mutex_unlock(&x->mu);

@@ -16,7 +16,7 @@ static const char *const names[FAULT_NPOINTS] = {
     [FAULT_COLL_READ] = "coll-read",   [FAULT_COLL_WRITE] = "coll-write",
     [FAULT_INDEP_READ] = "indep-read", [FAULT_INDEP_WRITE] = "indep-write",
     [FAULT_DIRECT_SEND] = "direct-send", [FAULT_CLOSE] = "close",
-    [FAULT_DONE] = "done",
+    [FAULT_DONE] = "done",             [FAULT_CREATED] = "created",
 };
 #define CUTS_LOGGED 2              /* of each kind (header, payload) */
 #define DONE_KILL_DELAY_NS 200000000L  /* done:N:kill: the answer has left by then */
@@ -24,6 +24,7 @@ static const char *const names[FAULT_NPOINTS] = {
 static int armed = -1;            /* enum fault_point, -1 = none */
 static unsigned long target;      /* fire at this hit */
 static int sig = SIGKILL;           /* 0: short (fault_cut) or drop (fault_drop) */
+static int crash;                 /* done:N:crash: killed in place of the send */
 static atomic_ulong hits;
 
 int fault_arm(const char *spec, char *err, size_t errlen)
@@ -50,27 +51,30 @@ int fault_arm(const char *spec, char *err, size_t errlen)
         goto bad;
     int is_short = act && strcmp(act, "short") == 0;
     int is_drop = act && strcmp(act, "drop") == 0;
-    if (act && strcmp(act, "kill") != 0 && strcmp(act, "stop") != 0 && !is_short && !is_drop)
+    int is_crash = act && strcmp(act, "crash") == 0;
+    if (act && strcmp(act, "kill") != 0 && strcmp(act, "stop") != 0 && !is_short && !is_drop
+        && !is_crash)
         goto bad;
-    /* done: drop, or kill after the answer left (not stop, not the default) */
-    if ((is_short && p != FAULT_DIRECT_SEND) || (is_drop && p != FAULT_DONE) ||
-        (p == FAULT_DONE && !is_drop && !(act && strcmp(act, "kill") == 0)))
+    /* done: drop, crash, or kill after the answer left (not stop, not the default) */
+    if ((is_short && p != FAULT_DIRECT_SEND) || ((is_drop || is_crash) && p != FAULT_DONE) ||
+        (p == FAULT_DONE && !is_drop && !is_crash && !(act && strcmp(act, "kill") == 0)))
         goto bad;
+    crash = is_crash;
     sig = is_short || is_drop ? 0 : (act && strcmp(act, "stop") == 0) ? SIGSTOP : SIGKILL;
     armed = p;
     target = v;
     return 0;
 bad:
-    snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short|drop] with POINT one of "
-             "open, sync, coll-read, coll-write, indep-read, indep-write, direct-send, close, "
-             "done, "
-             "N >= 1, short only for direct-send, done only with drop or kill, got '%s'", spec);
+    snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short|drop|crash] with POINT "
+             "one of open, sync, coll-read, coll-write, indep-read, indep-write, direct-send, "
+             "close, done, created, N >= 1, short only for direct-send, done only with drop, crash or "
+             "kill, got '%s'", spec);
     return -1;
 }
 
 void fault_hit(enum fault_point p)
 {
-    if ((int)p != armed || !sig)
+    if ((int)p != armed || !sig || crash)
         return;
     if (atomic_fetch_add(&hits, 1) + 1 != target)
         return;
@@ -81,6 +85,14 @@ void fault_hit(enum fault_point p)
         nanosleep(&ts, NULL);
     }
     raise(sig);
+}
+
+void fault_crash(enum fault_point p)
+{
+    if ((int)p != armed || !crash || atomic_fetch_add(&hits, 1) + 1 != target)
+        return;
+    DDIO_WARN("fault point %s:%lu reached: SIGKILL in place of the send", names[p], target);
+    raise(SIGKILL);
 }
 
 int fault_drop(enum fault_point p)

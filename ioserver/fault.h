@@ -19,22 +19,29 @@ enum fault_point {
     FAULT_DIRECT_SEND,   /* a reply sent by the thread that queued it (conn.c) */
     FAULT_CLOSE,         /* a CLOSE request, before it is served */
     FAULT_DONE,          /* a successful XFER's DONE (tcp.c): action drop
-                          * closes the connection instead of sending it, kill
+                          * closes the connection instead of sending it, crash
+                          * kills the server instead of sending it (the write
+                          * done and its answer noted: replay.h), kill
                           * kills the server 0.2 s after it was queued (the
                           * call's other ranks get none) */
+    FAULT_CREATED,       /* an OPEN that created the file, before its answer */
     FAULT_NPOINTS
 };
 
-/* Parse "POINT:N[:kill|stop|short|drop]" (POINT: open sync coll-read
- * coll-write indep-read indep-write direct-send close done; N >= 1; default action
- * kill; short only with direct-send, drop only with done, done only with
- * drop or kill) and arm it. 0, or
+/* Parse "POINT:N[:kill|stop|short|drop|crash]" (POINT: open sync coll-read
+ * coll-write indep-read indep-write direct-send close done created; N >= 1; default action
+ * kill; short only with direct-send, drop and crash only with done, done
+ * only with drop, crash or kill) and arm it. 0, or
  * -1 with one line in err. */
 int fault_arm(const char *spec, char *err, size_t errlen);
 
 /* Count a pass through point p; at the armed count, SIGKILL (or SIGSTOP)
  * this process. Cheap when nothing is armed. */
 void fault_hit(enum fault_point p);
+
+/* Point p armed with crash: SIGKILL at the N-th pass (before the send the
+ * caller is about to make). */
+void fault_crash(enum fault_point p);
 
 /* Point p armed with drop: 1 at the N-th pass (the caller then closes the
  * connection instead of sending), else 0. */

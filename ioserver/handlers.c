@@ -248,11 +248,14 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct ofile *of;
     int created = 0;
     char msg[768];
-    int rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &of, &created,
+    struct store_creator cr = {m.once_client, m.once_call};   /* 0, 0 without DDIO_O_ONCE */
+    int rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &cr, &of, &created,
                         msg, sizeof(msg));
     free(m.path);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    if (created)
+        fault_hit(FAULT_CREATED);   /* tests: created, the answer never sent */
     stats_bump(&c->srv->stats, &c->srv->stats.opens);
     struct ddio_open_r *r = calloc(1, sizeof(*r));
     uint64_t id = r ? handle_add(c, of, m.amode) : 0;

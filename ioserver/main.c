@@ -17,6 +17,7 @@
 #include "listener.h"
 #include "ucx.h"
 #include "notify.h"
+#include "replay.h"
 #include "server.h"
 
 #define SHUTDOWN_WAIT_MS 10000
@@ -101,9 +102,30 @@ static void server_init_sync(struct server *srv)
     srv->queue_cap = 2 * srv->cfg.block_size + (256u << 10);
 }
 
+/* the answers of resent requests, as the previous process left them */
+static void replay_load(struct server *srv)
+{
+    char path[4096], err[4200];
+    struct replay_info in;
+    struct timespec t0, t1;
+    store_state_path(&srv->store, "replay", path, sizeof(path));
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    replay_open(path, &in, err, sizeof(err));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (!in.persistent)
+        DDIO_WARN("answers of resent writes kept in memory only (lost with a restart): %s", err);
+    else
+        DDIO_INFO("answers table %s: %s%u answers of %u clients reloaded, %u torn dropped "
+                  "(%.1f ms)", path, in.fresh ? "new; " : "", in.answers, in.clients, in.torn,
+                  ms);
+}
+
 static int startup(struct server *srv, char *err, size_t errlen)
 {
     int rc = store_init(&srv->store, &srv->cfg, err, errlen);
+    if (rc == 0)
+        replay_load(srv);
     if (rc == 0)
         rc = start_disks(srv, err, errlen);
     if (rc == 0 && (rc = engine_create(srv)) != 0)
@@ -181,6 +203,7 @@ int main(int argc, char **argv)
         store_fini(&srv->store);
         engine_destroy(srv);
         ucx_destroy(srv);
+        replay_close();
     }
     ddio_secret_clear(&srv->secret);
     DDIO_INFO("stopped");

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "replay.h"
 #include "reply.h"
 
 /* the end of a request that changes the store: its error (cause in msg)
@@ -92,13 +93,28 @@ int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     return reply_done(c, h, rc, msg);
 }
 
+/* A RENAME with ids that succeeded is remembered (replay.h), so its resend
+ * after a lost answer (a dropped connection, a restarted server) is
+ * answered done, not run again: the source is gone by then, and the second
+ * run's ENOENT could not be told from a real one. */
 int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
     struct ddio_rename m;
     char msg[768];
+    uint8_t *done;
+    size_t n;
     if (ddio_dec_rename(p, h->len, &m))
         return bad_payload(c, h);
-    int rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
+    int once = m.once_client != 0;
+    int rc = 0;
+    if (once && replay_find(m.once_client, m.once_call, &done, &n)) {
+        free(done);             /* (empty) */
+        stats_bump(&c->srv->stats, &c->srv->stats.replayed);
+    } else {
+        rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
+        if (rc == 0 && once)
+            replay_note(m.once_client, m.once_call, (const uint8_t *)"", 0);
+    }
     free(m.from);
     free(m.to);
     return reply_done(c, h, rc, msg);

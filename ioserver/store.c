@@ -313,6 +313,11 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
     return 0;
 }
 
+void store_state_path(const struct store *st, const char *name, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%s/%s", st->roots[0], META_DIR, name);
+}
+
 static void ofile_free(struct ofile *of)
 {
     for (int d = 0; d < of->ndisks; d++) {
@@ -359,25 +364,39 @@ void store_fini(struct store *st)
 
 /* ---- layout records ---------------------------------------------------------------- */
 
-int store_meta_encode(const struct ddio_layout_rec *l, struct ddio_wbuf *w)
+int store_meta_encode(const struct ddio_layout_rec *l, const struct store_creator *cr,
+                      struct ddio_wbuf *w)
 {
     ddio_put_u32(w, STORE_META_MAGIC);
     ddio_put_u32(w, STORE_META_VERSION);
     ddio_enc_layout(w, l);
+    ddio_put_u64(w, cr ? cr->client : 0);
+    ddio_put_u64(w, cr ? cr->call : 0);
     return w->err;
 }
 
-int store_meta_decode(const void *p, size_t n, struct ddio_layout_rec *l)
+/* version 1 (before creators were kept) is read as made by nobody known */
+int store_meta_decode(const void *p, size_t n, struct ddio_layout_rec *l,
+                      struct store_creator *cr)
 {
     struct ddio_rbuf r;
+    struct store_creator none = {0, 0};
     ddio_rbuf_init(&r, p, n);
     uint32_t magic = ddio_get_u32(&r);
     uint32_t ver = ddio_get_u32(&r);
-    if (r.err || magic != STORE_META_MAGIC || ver != STORE_META_VERSION)
+    if (r.err || magic != STORE_META_MAGIC || ver < 1 || ver > STORE_META_VERSION)
         return -EPROTO;
     memset(l, 0, sizeof(*l));
-    if (ddio_dec_layout(&r, l) || ddio_rbuf_done(&r))
+    if (ddio_dec_layout(&r, l))
         return -EPROTO;
+    if (ver >= 2) {
+        none.client = ddio_get_u64(&r);
+        none.call = ddio_get_u64(&r);
+    }
+    if (ddio_rbuf_done(&r))
+        return -EPROTO;
+    if (cr)
+        *cr = none;
     return 0;
 }
 
@@ -558,9 +577,11 @@ static int check_proposed(struct store *st, struct ddio_layout_rec *l, char *msg
 }
 
 static int create_file(struct store *st, struct ofile *of, const struct ddio_layout_rec *proposed,
-                       char *msg, size_t msglen)
+                       const struct store_creator *cr, char *msg, size_t msglen)
 {
     of->layout = *proposed;
+    if (cr)
+        of->creator = *cr;
     int rc = check_proposed(st, &of->layout, msg, msglen);
     if (rc)
         return rc;
@@ -569,7 +590,7 @@ static int create_file(struct store *st, struct ofile *of, const struct ddio_lay
         return rc;
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
-    rc = store_meta_encode(&of->layout, &w);
+    rc = store_meta_encode(&of->layout, &of->creator, &w);
     if (rc == 0)
         rc = write_atomic(st, st->metafd, of->path, w.p, w.len);
     ddio_wbuf_free(&w);
@@ -579,14 +600,14 @@ static int create_file(struct store *st, struct ofile *of, const struct ddio_lay
 }
 
 int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
-              char *msg, size_t msglen)
+              struct store_creator *cr, char *msg, size_t msglen)
 {
     size_t cap = 64 + sizeof(*l) + 4 * DDIO_MAX_SERVERS;
     uint8_t *buf = malloc(cap);
     if (!buf)
         return -ENOMEM;
     ssize_t n = read_small(st->metafd, path, buf, cap);
-    int rc = n < 0 ? (int)n : store_meta_decode(buf, (size_t)n, l);
+    int rc = n < 0 ? (int)n : store_meta_decode(buf, (size_t)n, l, cr);
     free(buf);
     if (rc && rc != -ENOENT)
         snprintf(msg, msglen, "layout record of %s: %s", path,
@@ -594,17 +615,31 @@ int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
     return rc;
 }
 
+/* a create (CREAT|EXCL) that finds the file: its own resend if the file
+ * was made with its ids (the first run's answer was lost), opened as a
+ * create; else EEXIST */
+static int create_again(const struct ofile *of, uint32_t amode, const struct store_creator *cr,
+                        int *created, char *msg, size_t msglen)
+{
+    if (!(amode & DDIO_O_CREAT) || !(amode & DDIO_O_EXCL))
+        return 0;
+    if (cr && cr->client && of->creator.client == cr->client && of->creator.call == cr->call) {
+        *created = 1;
+        return 0;
+    }
+    snprintf(msg, msglen, "create %s: EEXIST", of->path);
+    return -EEXIST;
+}
+
 /* open a file not yet in the table */
 static int open_new(struct store *st, const char *path, uint32_t amode,
-                    const struct ddio_layout_rec *proposed, struct ofile *of, int *created,
-                    char *msg, size_t msglen)
+                    const struct ddio_layout_rec *proposed, const struct store_creator *cr,
+                    struct ofile *of, int *created, char *msg, size_t msglen)
 {
-    int rc = load_meta(st, path, &of->layout, msg, msglen);
+    int rc = load_meta(st, path, &of->layout, &of->creator, msg, msglen);
     if (rc == 0) {
-        if ((amode & DDIO_O_CREAT) && (amode & DDIO_O_EXCL)) {
-            snprintf(msg, msglen, "create %s: EEXIST", path);
-            return -EEXIST;
-        }
+        if ((rc = create_again(of, amode, cr, created, msg, msglen)) != 0)
+            return rc;
         rc = store_layout_check(st, &of->layout, msg, msglen);
         if (rc == 0)
             rc = open_datafiles(st, of, (amode & DDIO_O_CREAT) != 0, msg, msglen);
@@ -621,7 +656,7 @@ static int open_new(struct store *st, const char *path, uint32_t amode,
         return -EEXIST;
     }
     *created = 1;
-    return create_file(st, of, proposed, msg, msglen);
+    return create_file(st, of, proposed, cr, msg, msglen);
 }
 
 /* store_norm_path, with the refusal explained in msg */
@@ -634,8 +669,8 @@ int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msg
 }
 
 int store_open(struct store *st, const char *path, uint32_t amode,
-               const struct ddio_layout_rec *proposed, struct ofile **out, int *created,
-               char *msg, size_t msglen)
+               const struct ddio_layout_rec *proposed, const struct store_creator *cr,
+               struct ofile **out, int *created, char *msg, size_t msglen)
 {
     char norm[DDIO_MAX_STR + 1];
     int rc = norm_or_refuse(path, norm, sizeof(norm), msg, msglen);
@@ -645,10 +680,8 @@ int store_open(struct store *st, const char *path, uint32_t amode,
     pthread_mutex_lock(&st->mu);
     struct ofile *of = find_open(st, norm);
     if (of) {
-        if ((amode & DDIO_O_CREAT) && (amode & DDIO_O_EXCL)) {
-            snprintf(msg, msglen, "create %s: EEXIST", norm);
-            rc = -EEXIST;
-        } else {
+        rc = create_again(of, amode, cr, created, msg, msglen);
+        if (rc == 0) {
             of->refs++;
             *out = of;
         }
@@ -661,7 +694,7 @@ int store_open(struct store *st, const char *path, uint32_t amode,
         snprintf(msg, msglen, "open %s: ENOMEM", norm);
         return -ENOMEM;
     }
-    rc = open_new(st, norm, amode, proposed, of, created, msg, msglen);
+    rc = open_new(st, norm, amode, proposed, cr, of, created, msg, msglen);
     if (rc == 0 && (rc = init_size(of)) != 0)
         snprintf(msg, msglen, "stat %s: %s", norm, ddio_errno_name(-rc));
     if (rc) {

@@ -18,7 +18,11 @@
 #include "locks.h"
 
 #define STORE_META_MAGIC   0x4D4C4444u   /* "DDLM" */
-#define STORE_META_VERSION 1u
+#define STORE_META_VERSION 2u   /* 2: the creator's ids after the layout
+                                  * (1, still read: none) */
+
+/* who created a file: the create's DDIO_O_ONCE ids (client 0: not known) */
+struct store_creator { uint64_t client, call; };
 
 /* bytes written through the page cache since writeback was last started,
  * and the datafile range they lie in */
@@ -41,6 +45,7 @@ struct ofile {
     uint64_t block_size;
     struct ddio_stripe disks;    /* {block_size, ndisks}: local -> disk math */
     struct ddio_layout_rec layout;
+    struct store_creator creator;   /* stored with the layout */
     pthread_mutex_t mu;          /* size, block locks */
     pthread_cond_t blk_cv;       /* CLOCK_MONOTONIC */
     uint64_t size;               /* local size (bytes of local space) */
@@ -77,17 +82,22 @@ struct store {
  * 0, or -errno with a message in err. */
 int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t errlen);
 void store_fini(struct store *st);
+/* the path of the server's state file `name` (ROOT_1/.ddio/NAME) into out */
+void store_state_path(const struct store *st, const char *name, char *out, size_t n);
 
 /* Normalize a client path into out: strip leading '/', refuse empty paths,
  * empty / "." / ".." components and the reserved ".ddio" top directory.
  * 0, -EACCES (escape attempt) or -ENAMETOOLONG / -EINVAL. */
 int store_norm_path(const char *path, char *out, size_t outlen);
 
-/* OPEN: see PROTOCOL.md. On success *of holds a reference. msg gets the
- * cause on failure (without the server prefix). */
+/* OPEN: see PROTOCOL.md. cr: a create's ids (DDIO_O_ONCE; NULL: none),
+ * stored with the file; a create (CREAT|EXCL) that finds a file made with
+ * the same ids is its own resend: opened, *created = 1, not EEXIST. On
+ * success *of holds a reference. msg gets the cause on failure (without
+ * the server prefix). */
 int store_open(struct store *st, const char *path, uint32_t amode,
-               const struct ddio_layout_rec *proposed, struct ofile **of, int *created,
-               char *msg, size_t msglen);
+               const struct ddio_layout_rec *proposed, const struct store_creator *cr,
+               struct ofile **of, int *created, char *msg, size_t msglen);
 /* take another reference (an XFER in flight keeps the file open) */
 void store_retain(struct store *st, struct ofile *of);
 void store_release(struct store *st, struct ofile *of);
@@ -140,8 +150,10 @@ int store_blk_lock(struct ofile *of, uint64_t k, int wait, int64_t deadline_ms);
 void store_blk_unlock(struct ofile *of, uint64_t k);
 
 /* Layout record file encoding (magic, version, record). */
-int store_meta_encode(const struct ddio_layout_rec *l, struct ddio_wbuf *w);
-int store_meta_decode(const void *p, size_t n, struct ddio_layout_rec *l);
+int store_meta_encode(const struct ddio_layout_rec *l, const struct store_creator *cr,
+                      struct ddio_wbuf *w);
+int store_meta_decode(const void *p, size_t n, struct ddio_layout_rec *l,
+                      struct store_creator *cr);
 /* ESTALE check of a stored record against this server; 0 or -ESTALE */
 int store_layout_check(const struct store *st, const struct ddio_layout_rec *l,
                        char *msg, size_t msglen);

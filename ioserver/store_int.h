@@ -18,9 +18,9 @@ int unlink_beneath(int dirfd, const char *rel, int flags);
 
 /* the open file of a normalized path, not deleted; under st->mu */
 struct ofile *find_open(struct store *st, const char *path);
-/* a path's layout record; -ENOENT if none, else the cause in msg */
+/* a path's layout record (and its creator, cr may be NULL); -ENOENT if none, else the cause in msg */
 int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
-              char *msg, size_t msglen);
+              struct store_creator *cr, char *msg, size_t msglen);
 /* store_norm_path, with the refusal explained in msg */
 int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msglen);
 

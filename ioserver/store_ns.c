@@ -103,7 +103,7 @@ int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
     if (rc)
         return rc;
     pthread_mutex_lock(&st->mu);
-    if (*norm && (rc = load_meta(st, norm, &r->layout, msg, msglen)) == 0)
+    if (*norm && (rc = load_meta(st, norm, &r->layout, NULL, msg, msglen)) == 0)
         rc = stat_file(st, norm, r, msg, msglen);
     else if (!*norm || not_a_file(rc)) {
         struct stat sb;
@@ -352,7 +352,7 @@ int store_rename(struct store *st, const char *from, const char *to, char *msg, 
         return -EINVAL;
     }
     pthread_mutex_lock(&st->mu);
-    rc = load_meta(st, nf, &l, msg, msglen);
+    rc = load_meta(st, nf, &l, NULL, msg, msglen);
     int is_file = rc == 0;
     if (not_a_file(rc)) {
         int fd = open_dir_beneath(st->rootfd[0], nf);

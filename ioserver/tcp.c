@@ -49,6 +49,8 @@ static int tcp_reply(struct xp *ep, uint16_t type, uint64_t req, int32_t status,
         conn_kill(conn_of(ep), "fault point done");
         return -ECONNRESET;
     }
+    if (type == (DDIO_T_XFER | DDIO_REPLY) && status == 0)
+        fault_crash(FAULT_DONE);  /* done:N:crash (tests): dies with the answer unsent */
     int rc = conn_send(conn_of(ep), type, req, status, payload, len, 0, deadline_ms);
     if (type == (DDIO_T_XFER | DDIO_REPLY) && status == 0)
         fault_hit(FAULT_DONE);    /* done:N:kill (tests) */

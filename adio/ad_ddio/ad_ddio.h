@@ -226,6 +226,11 @@ int ADIOI_DDIO_Contig_desc(struct ddio_desc *d, int64_t off, uint64_t len);
 int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int count,
                         MPI_Datatype datatype, ADIOI_DDIO_Err * e);
 void ADIOI_DDIO_Mem_free(ADIOI_DDIO_Mem * m);
+/* where the data of a contiguous memory type t at buf starts: at its true
+ * lb (MPI's type map: a contiguous type may have a negative one, which
+ * ROMIO's drivers ignore), or at buf with romio_ddio_type_desc=disable
+ * (memory placed as ROMIO places it) */
+char *ADIOI_DDIO_Contig_mem(ADIO_File fd, const void *buf, MPI_Datatype t);
 void ADIOI_DDIO_View_free(ADIOI_DDIO_View * v);
 /* the tree of fd's current (non-contiguous) view, built once per view: 0, or
  * -errno (-ENOMEM also when the filetype has no data) */
@@ -256,12 +261,13 @@ typedef struct ADIOI_DDIO_Refusal {
     const char *reason;
 } ADIOI_DDIO_Refusal;
 /* The tree of a non-contiguous type t, relative to its lowest data byte
- * (*base), placing bytes exactly as ROMIO's flattening does, in time
- * proportional to t's constructor description; NULL when t has no data, is
- * not supported, would be too large, or where ROMIO's flattening departs
- * from the MPI type map (the caller then uses Tree_from_flat; *why, if not
- * NULL, says where and why). */
-struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base,
+ * (*base), in time proportional to t's constructor description. typemap 0
+ * (file views): bytes exactly where ROMIO's flattening places them, NULL
+ * where that departs from the MPI type map (the caller then uses
+ * Tree_from_flat); typemap 1 (memory types): MPI's type map, whatever
+ * ROMIO's flattening does. NULL also when t has no data, is not supported
+ * or would be too large (*why, if not NULL, says where and why). */
+struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int typemap, int64_t * base,
                                             ADIOI_DDIO_Refusal * why);
 /* the same from ROMIO's flattened list of t (one entry per contiguous
  * piece), read only as far as t's size, as ROMIO's own walkers read it */
@@ -271,6 +277,11 @@ struct ddio_node *ADIOI_DDIO_Tree_from_flat(MPI_Datatype t, const ADIOI_Flatlist
  * the same order, as the tree of ROMIO's flattened t; else -1 with *e set */
 int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,
                           ADIOI_DDIO_Err * e);
+/* romio_ddio_check_desc for a memory tree (MPI's type map): one element of
+ * t gathered through root (at base) equals MPI_Pack of it, under two fill
+ * patterns; 0, or -1 with *e set */
+int ADIOI_DDIO_Check_mem_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,
+                              ADIOI_DDIO_Err * e);
 
 /* ---- ad_ddio_check.c: romio_ddio_check_desc (debug) ---- */
 /* Compare the descriptor's pieces with ROMIO's flattened filetype tiled from

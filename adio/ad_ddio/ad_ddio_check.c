@@ -166,3 +166,69 @@ int ADIOI_DDIO_Check_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
                        (long long) c.want);
     return -1;
 }
+
+/* ---- memory trees: against MPI_Pack, not ROMIO's flattening ---- */
+
+#define MEM_CHECK_MAX (64 << 20)        /* bigger elements are not checked */
+
+/* byte i of the element's buffer under pattern p: together the two tell
+ * apart any two addresses less than 64 KiB apart */
+static unsigned char fill_byte(int p, int64_t i)
+{
+    return (unsigned char) (p ? (i >> 8) * 131 + 17 : i);
+}
+
+/* the first stream byte where root's gather and MPI_Pack disagree (-1: none) */
+static int64_t mem_differs(MPI_Datatype t, const struct ddio_node *root, int64_t base,
+                           MPI_Aint tlb, MPI_Aint text, int size, unsigned char *buf,
+                           unsigned char *a, unsigned char *b)
+{
+    struct ddio_desc d = {.disp = base,.extent = text,.root = (struct ddio_node *) root,
+        .start = 0,.length = (uint64_t) size
+    };
+    for (int p = 0; p < 2; p++) {
+        int pos = 0;
+        for (MPI_Aint i = 0; i < text; i++)
+            buf[i] = fill_byte(p, i);
+        MPI_Pack(buf - tlb, 1, t, a, size, &pos, MPI_COMM_SELF);
+        ddio_desc_gather(&d, buf, tlb, 0, (uint64_t) size, b);
+        for (int i = 0; i < size; i++)
+            if (a[i] != b[i])
+                return i;
+    }
+    return -1;
+}
+
+int ADIOI_DDIO_Check_mem_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,
+                              ADIOI_DDIO_Err * e)
+{
+    MPI_Aint tlb, text;
+    MPI_Count size;
+    const char *skew = getenv("DDIO_TEST_TREE_SKEW");   /* as Check_tree's */
+    unsigned char *buf, *a, *b;
+    int64_t at = -1;
+
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    MPI_Type_size_x(t, &size);
+    if (text > MEM_CHECK_MAX || size > MEM_CHECK_MAX || size <= 0)
+        return 0;
+    if (skew)
+        base += atoll(skew);
+    if (base + root->lo < tlb || base + root->hi > tlb + text || root->size != (uint64_t) size)
+        at = 0;                 /* (outside the element: not gathered) */
+    buf = malloc((size_t) text + 1);
+    a = malloc((size_t) size);
+    b = malloc((size_t) size);
+    if (!buf || !a || !b)
+        ddio_err_set(e, ENOMEM, "ddio: romio_ddio_check_desc: out of memory");
+    else if (at < 0)
+        at = mem_differs(t, root, base, tlb, text, (int) size, buf, a, b);
+    free(buf);
+    free(a);
+    free(b);
+    if (at >= 0 && !e->errnum)
+        ddio_err_set(e, ADIOI_DDIO_EINTERN, "ddio: romio_ddio_check_desc: the memory type's "
+                     "tree differs from its type map (MPI_Pack) at stream byte %lld of %lld",
+                     (long long) at, (long long) size);
+    return e->errnum ? -1 : 0;
+}

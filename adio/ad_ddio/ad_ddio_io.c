@@ -33,6 +33,7 @@ static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
         f->fh.cache.wb_max = 0;
     /* through the client cache (ddio_core_cache.c): buffered, read ahead,
      * or one XFER per server involved */
+    buf = ADIOI_DDIO_Contig_mem(fd, buf, datatype);     /* (its true lb) */
     if (op == DDIO_X_WRITE && !ddio_cache_pwrite(&f->fh.cache, &f->fh, (uint64_t) offset, buf,
                                                  len, &e))
         bytes = len;
@@ -188,7 +189,7 @@ static void icontig(ADIO_File fd, uint32_t op, const void *buf, int count,
         return;
     }
     iop.op = op;
-    iop.mem.buf = (char *) buf;
+    iop.mem.buf = ADIOI_DDIO_Contig_mem(fd, buf, datatype);
     iop.mem.contig = 1;
     if (ADIOI_DDIO_Contig_desc(&iop.d, offset, len) ||
         !(iop.involved = ddio_xfer_involved(&((ADIOI_DDIO_File *) fd->fs_ptr)->fh, &iop.d))) {

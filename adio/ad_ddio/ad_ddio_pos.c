@@ -63,7 +63,7 @@ static int type_flags(MPI_Datatype t, const struct ddio_node *root, int64_t base
         return tlb < 0 ? ADIOI_TYPE_NEGATIVE : 0;
     }
     if (!root)
-        root = own = ADIOI_DDIO_Tree_from_type(t, &base, NULL);
+        root = own = ADIOI_DDIO_Tree_from_type(t, 0, &base, NULL);
     if (!root)
         return flat_flags(t);
     one = (struct ddio_desc) {.disp = 0,.extent = 1,.root = (struct ddio_node *) root,

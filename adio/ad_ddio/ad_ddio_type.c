@@ -7,9 +7,10 @@
  * the type's constructor description (blocks, fields, dimensions), never the
  * number of pieces.
  *
- * The result must place every byte exactly where ROMIO's flattening
- * (ADIOI_Flatten, adio/common/flatten.c) does, because ROMIO's other drivers
- * (ufs:) and romio_ddio_check_desc use that list. It is built with MPI's
+ * For a file view (typemap = 0) the result must place every byte exactly
+ * where ROMIO's flattening (ADIOI_Flatten, adio/common/flatten.c) does,
+ * because ROMIO's other drivers (ufs:) and romio_ddio_check_desc use that
+ * list. It is built with MPI's
  * typemap rules, and it gives up (NULL: the caller falls back to the
  * flattened list) wherever ROMIO 4.0.2's flattening departs from them:
  *   - "simple" children (named, or ADIOI_Datatype_iscontig) are taken by
@@ -23,6 +24,11 @@
  *   - resized with lb != 0 where ROMIO moves the data by lb: the first
  *     resized it meets (the one that sets its lb/ub markers) over a derived
  *     child, or a later one over a simple child.
+ * Memory types (typemap = 1) follow MPI's type map instead, which is what
+ * MPI_Pack and the program see: none of the refusals above, a resized type
+ * moves no data, and a contiguous type is its size bytes from its true lb.
+ * ROMIO's flattening misplaces such memory even on ufs: (docs/DESIGN.md
+ * 9.5), and there is no file-side agreement to keep with it.
  * Subarray and darray are expanded with ROMIO's own constructors
  * (ADIO_Type_create_subarray / _darray: the ones ADIOI_Flatten uses, ports of
  * MPICH's, including MPICH's CYCLIC(k) placement on non-last dimensions) and
@@ -42,6 +48,7 @@
 #define TYPE_MAX_NESTING 64     /* constructor nesting we follow */
 
 typedef struct tctx {
+    int typemap;                /* MPI's type map (memory), not ROMIO's flattening */
     int64_t budget;             /* nodes we may still create */
     int lbub_set;               /* ROMIO's flat->lb_idx/ub_idx are set */
     int nesting;
@@ -349,6 +356,22 @@ static int build_dense(tctx * c, MPI_Datatype t, tres * out)
     return out->n ? 0 : -1;
 }
 
+/* The type map of a contiguous type: size bytes from its true lb, whatever
+ * its lb and extent (ROMIO takes them from the origin: build_dense) */
+static int build_contig(MPI_Datatype t, tres * out)
+{
+    MPI_Aint tlb, text;
+    MPI_Count size;
+
+    MPI_Type_size_x(t, &size);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    if (size == 0)
+        return 0;
+    out->n = ddio_node_leaf((uint64_t) size);
+    out->off = tlb;
+    return out->n ? 0 : -1;
+}
+
 static int build(tctx * c, MPI_Datatype t, tres * out)
 {
     int contig;
@@ -358,7 +381,7 @@ static int build(tctx * c, MPI_Datatype t, tres * out)
         return build_dense(c, t, out);
     ADIOI_Datatype_iscontig(t, &contig);
     if (contig)
-        return build_dense(c, t, out);
+        return c->typemap ? build_contig(t, out) : build_dense(c, t, out);
     return build_combiner(c, t, out);
 }
 
@@ -421,7 +444,7 @@ static int build_indexed(tctx * c, const tdesc * d, const tres * ch, tres * out)
     MPI_Aint ext = extent_of(d->types[0]), *disp;
     int rc;
 
-    if (!ch->dense) {
+    if (!ch->dense && !c->typemap) {
         /* ROMIO keeps one copy of the child for empty blocks; its
          * indexed/hindexed replication skips zero-length entries and
          * misaligns after them */
@@ -451,7 +474,7 @@ static int build_struct(tctx * c, const tdesc * d, tres * out)
         tres f;
         int64_t off;
         rc = build(c, d->types[i], &f);
-        if (!rc && !f.dense && d->ints[1 + i] == 0)
+        if (!rc && !c->typemap && !f.dense && d->ints[1 + i] == 0)
             rc = refuse(c, "a derived field of block length 0 (ROMIO keeps one copy)");
         out->zl |= f.zl;
         if (!rc && f.n && d->ints[1 + i] > 0)
@@ -474,7 +497,7 @@ static int build_resized(tctx * c, const tdesc * d, tres * out)
      * before flattening the child */
     c->lbub_set = 1;
     rc = build(c, d->types[0], out);
-    if (!rc && d->adds[0] != 0 && (first ? !out->dense : out->dense))
+    if (!rc && !c->typemap && d->adds[0] != 0 && (first ? !out->dense : out->dense))
         rc = refuse(c, "a lower bound != 0 where ROMIO's flattening moves the data by it");
     out->zl |= first;
     out->dense = 0;
@@ -526,7 +549,8 @@ static int build_strided(tctx * c, const tdesc * d, tres * out)
     out->dense = 0;
     /* ROMIO: a vector of 0 blocks still emits one; zero copies of a derived
      * child leave one copy */
-    if ((d->comb != MPI_COMBINER_CONTIGUOUS && cnt == 0) || (!ch.dense && (cnt == 0 || bl == 0)))
+    if (!c->typemap && ((d->comb != MPI_COMBINER_CONTIGUOUS && cnt == 0) ||
+                        (!ch.dense && (cnt == 0 || bl == 0))))
         return tres_free(out), refuse(c, "a count or block length of 0 (ROMIO emits or keeps "
                                       "one block)");
     out->zl |= cnt == 0 || bl == 0;
@@ -557,7 +581,7 @@ static int build_combiner(tctx * c, MPI_Datatype t, tres * out)
     switch (d.comb) {
         case MPI_COMBINER_DUP:
             rc = build(c, d.types[0], out);
-            if (!rc && out->dense)
+            if (!rc && out->dense && !c->typemap)
                 rc = refuse(c, "a dup of a type ROMIO takes whole");
             break;
         case MPI_COMBINER_CONTIGUOUS:
@@ -619,10 +643,10 @@ static struct ddio_node *node_shift(struct ddio_node *n, int64_t d)
     return ddio_node_list(1, &d, &n);
 }
 
-struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base,
+struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int typemap, int64_t * base,
                                             ADIOI_DDIO_Refusal * why)
 {
-    tctx c = {.budget = TYPE_MAX_NODES,.why = why };
+    tctx c = {.typemap = typemap,.budget = TYPE_MAX_NODES,.why = why };
     tres r;
     MPI_Count size;
     int contig;

@@ -115,8 +115,11 @@ static void flat_fallback(ADIO_File fd, MPI_Datatype t, const ADIOI_DDIO_Refusal
 }
 
 /* The type path unless romio_ddio_type_desc=disable or the type is not
- * supported there; then ROMIO's flattened list (cached on the type by ROMIO). */
-static struct ddio_node *tree_of(ADIO_File fd, MPI_Datatype t, int64_t * base, int *from_type)
+ * supported there; then ROMIO's flattened list (cached on the type by ROMIO).
+ * typemap: a memory type, placed by MPI's type map on the type path (file
+ * views follow ROMIO's flattening: ad_ddio_type.c). */
+static struct ddio_node *tree_of(ADIO_File fd, MPI_Datatype t, int typemap, int64_t * base,
+                                 int *from_type)
 {
     ADIOI_DDIO_File *f = fd->fs_ptr;
     ADIOI_DDIO_Refusal why;
@@ -124,7 +127,7 @@ static struct ddio_node *tree_of(ADIO_File fd, MPI_Datatype t, int64_t * base, i
     MPI_Count size;
 
     if (f->type_desc != ADIOI_HINT_DISABLE) {
-        root = ADIOI_DDIO_Tree_from_type(t, base, &why);
+        root = ADIOI_DDIO_Tree_from_type(t, typemap, base, &why);
         MPI_Type_size_x(t, &size);
         if (!root && size > 0)
             flat_fallback(fd, t, &why);
@@ -138,12 +141,16 @@ static struct ddio_node *tree_of(ADIO_File fd, MPI_Datatype t, int64_t * base, i
     return root;
 }
 
-/* romio_ddio_check_desc: a type-built tree must equal the flat one */
-static int tree_check(ADIOI_DDIO_File * f, MPI_Datatype t, const struct ddio_node *root,
-                      int64_t base, int from_type, ADIOI_DDIO_Err * e)
+/* romio_ddio_check_desc: a type-built view tree must equal the flat one, a
+ * memory tree the type map (MPI_Pack) */
+static int tree_check(ADIOI_DDIO_File * f, MPI_Datatype t, int typemap,
+                      const struct ddio_node *root, int64_t base, int from_type,
+                      ADIOI_DDIO_Err * e)
 {
     if (f->check_desc != ADIOI_HINT_ENABLE || !from_type)
         return 0;
+    if (typemap)
+        return ADIOI_DDIO_Check_mem_tree(t, root, base, e) ? -ADIOI_DDIO_EINTERN : 0;
     return ADIOI_DDIO_Check_tree(t, root, base, e) ? -ADIOI_DDIO_EINTERN : 0;
 }
 
@@ -164,11 +171,11 @@ int ADIOI_DDIO_View_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e
     ADIOI_DDIO_View_free(v);
     MPI_Type_get_extent(fd->filetype, &lb, &extent);
     MPI_Type_size_x(fd->filetype, &size);
-    v->root = tree_of(fd, fd->filetype, &v->base, &v->from_type);
+    v->root = tree_of(fd, fd->filetype, 0, &v->base, &v->from_type);
     if (!v->root || extent <= 0)
         return -ENOMEM;
     ADIOI_Info_set(fd->info, "ddio_desc_builder", v->from_type ? "type" : "flat");
-    if ((rc = tree_check(f, fd->filetype, v->root, v->base, v->from_type, e)))
+    if ((rc = tree_check(f, fd->filetype, 0, v->root, v->base, v->from_type, e)))
         return rc;
     v->extent = extent;
     v->size = (uint64_t) size;
@@ -232,6 +239,15 @@ int ADIOI_DDIO_Contig_desc(struct ddio_desc *d, int64_t off, uint64_t len)
     return leaf_desc(d, off, len);
 }
 
+char *ADIOI_DDIO_Contig_mem(ADIO_File fd, const void *buf, MPI_Datatype t)
+{
+    MPI_Aint tlb, text;
+    if (((ADIOI_DDIO_File *) fd->fs_ptr)->type_desc == ADIOI_HINT_DISABLE)
+        return (char *) buf;
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    return (char *) buf + tlb;
+}
+
 int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int count,
                         MPI_Datatype datatype, ADIOI_DDIO_Err * e)
 {
@@ -244,20 +260,22 @@ int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int c
     memset(m, 0, sizeof(*m));
     m->buf = (char *) buf;
     ADIOI_Datatype_iscontig(datatype, &m->contig);
-    if (m->contig)
+    if (m->contig) {
+        m->buf = ADIOI_DDIO_Contig_mem(fd, buf, datatype);
         return 0;
+    }
     MPI_Type_get_extent(datatype, &lb, &extent);
     MPI_Type_size_x(datatype, &size);
     /* per call, but the type path costs the type's description, not its
      * pieces (and ROMIO caches the flattened list on the type) */
-    m->desc.root = tree_of(fd, datatype, &base, &from_type);
+    m->desc.root = tree_of(fd, datatype, 1, &base, &from_type);
     if (!m->desc.root)
         return -ENOMEM;
     if (f->mem_builder != 1 + from_type) {      /* an info update per call is not free */
         f->mem_builder = 1 + from_type;
         ADIOI_Info_set(fd->info, "ddio_mem_builder", from_type ? "type" : "flat");
     }
-    if ((rc = tree_check(f, datatype, m->desc.root, base, from_type, e)))
+    if ((rc = tree_check(f, datatype, 1, m->desc.root, base, from_type, e)))
         return rc;
     m->desc.disp = base;
     /* any extent MPI allows: zero (count copies of the same bytes, e.g. IOR's
@@ -266,6 +284,14 @@ int ADIOI_DDIO_Mem_init(ADIO_File fd, ADIOI_DDIO_Mem * m, const void *buf, int c
     m->desc.extent = extent;
     m->desc.start = 0;
     m->desc.length = (uint64_t) count *(uint64_t) size;
+    /* ROMIO's flattening of some types places two pieces on the same bytes
+     * where the type map has none (a contiguous struct field with a moved
+     * true lb is taken from its displacement: t_prop); with a tree from
+     * that list (romio_ddio_type_desc=disable, a type the builder refuses)
+     * ufs: keeps the later piece, and so must a read here (ddio_xfer_run).
+     * Type-built trees follow the type map, which a read type may not
+     * overlap in. */
+    m->ordered = !from_type && ddio_desc_overlaps(&m->desc);
     return 0;
 }
 

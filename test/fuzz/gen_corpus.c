@@ -109,6 +109,12 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_open(&w, &op);
     emit("open", FZ_OPEN, &w);
+    op.amode = DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL | DDIO_O_ONCE;
+    op.once_client = 0x5eedull;
+    op.once_call = 9;
+    ddio_wbuf_init(&w);
+    ddio_enc_open(&w, &op);
+    emit("open_once", FZ_OPEN, &w);
 
     static struct ddio_open_r orr;
     orr.handle = 7;
@@ -204,7 +210,8 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_mkdir(&w, &mk);
     emit("mkdir", FZ_MKDIR, &w);
-    struct ddio_rename rn = { .from = "a/x", .to = "a/y" };
+    struct ddio_rename rn = { .from = "a/x", .to = "a/y", .once_client = 0x5eedull,
+                              .once_call = 3 };
     ddio_wbuf_init(&w);
     ddio_enc_rename(&w, &rn);
     emit("rename", FZ_RENAME, &w);

@@ -3,13 +3,15 @@
  * call (hint romio_ddio_check_desc=enable: a difference fails the call with
  * MPI_ERR_INTERN), plus a write_all/read_all round trip of the data.
  * ddio: only: ROMIO 4.0.2's ufs: write path loops on some of these types.
- * usage: t_desc0 FILE [expect-intern]
+ * usage: t_desc0 FILE [expect-intern | expect-intern-mem]
  * With expect-intern (run with DDIO_TEST_DESC_SKEW set, which makes the
  * driver compare a deliberately shifted descriptor, or DDIO_TEST_TREE_SKEW,
  * a shifted type-built tree against the flat one), the first collective
  * write must fail on every rank with MPI_ERR_INTERN: the check fires (with
  * DDIO_TEST_TREE_SKEW, a skewed tree, already in set_view, where ddio builds
- * the view's tree). */
+ * the view's tree). With expect-intern-mem (and DDIO_TEST_TREE_SKEW) a
+ * write from a vector memory type through a contiguous view must fail so:
+ * the check of memory trees against MPI_Pack fires. */
 #include "tutil.h"
 
 #define NT 7
@@ -77,15 +79,27 @@ static MPI_Datatype make_type(int k)
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
-    T_ASSERT(argc == 2 || argc == 3, "usage: t_desc0 FILE [expect-intern]");
+    T_ASSERT(argc == 2 || argc == 3, "usage: t_desc0 FILE [expect-intern | expect-intern-mem]");
     int expect_intern = argc == 3 && strcmp(argv[2], "expect-intern") == 0;
+    int expect_mem = argc == 3 && strcmp(argv[2], "expect-intern-mem") == 0;
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "romio_ddio_check_desc", "enable");
     MPI_Info_set(info, "striping_unit", "4096");
     MPI_File fh;
     T_MPI(MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
-    for (int k = 0; k < NT; k++) {
+    if (expect_mem) {
+        MPI_Datatype mt;
+        int buf[64] = { 0 };
+        MPI_Type_vector(8, 2, 4, MPI_INT, &mt);
+        MPI_Type_commit(&mt);
+        int err = MPI_File_write_at_all(fh, (MPI_Offset) t_rank * 64, buf, 1, mt,
+                                        MPI_STATUS_IGNORE);
+        T_ASSERT(t_errclass(err) == MPI_ERR_INTERN, "skewed memory tree not caught (class %d)",
+                 t_errclass(err));
+        MPI_Type_free(&mt);
+    }
+    for (int k = 0; k < NT && !expect_mem; k++) {
         MPI_Datatype ft = make_type(k);
         MPI_Aint lb, ext;
         int size;

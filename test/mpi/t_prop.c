@@ -22,15 +22,21 @@
  * Every position and byte offset the MPI calls returned, and a hash of the
  * stream read back, go to FILE.2, so the harness's byte comparison with the
  * same run on ufs: checks ROMIO's answers and the reads as well as the data
- * (FILE itself). Memory types with a non-zero lb anywhere are placed by
- * ROMIO's flattening, which departs from MPI's type map for some of them
- * (ufs: too; ddio follows ROMIO there): for those the ufs: comparison (of
- * the file, and of the whole read buffer's hash) is the only check. Each
- * case is first zeroed over what it touches (ROMIO's data sieving and
- * two-phase read past end of file write/return buffer garbage on ufs:).
- * On ddio: a case whose memory types have no moved lb must leave get_info's
- * ddio_flat_types alone (every type it draws takes the constructor path);
- * the count of types that fell back is printed at the end.
+ * (FILE itself). ROMIO's flattening departs from MPI's type map for some
+ * memory types with a non-zero lb in a part (docs/DESIGN.md 9.5); ddio
+ * places memory by the type map, so where ROMIO places the memory of such
+ * a case (ufs:, ROMIO's two-phase) the program packs the stream itself
+ * (mem_by); with romio_ddio_type_desc=disable ddio follows the flattening
+ * too, and for those cases the ufs: comparison (of the file, and of the
+ * whole read buffer's hash) is the only check. Each case is first zeroed
+ * over what it touches (ROMIO's data sieving and two-phase read past end
+ * of file write/return buffer garbage on ufs:).
+ * After the random cases, one fixed case (draw_overlap): a read memory type
+ * whose ROMIO flattening places pieces on the same bytes (placed by the
+ * type map; with the flattening, the later piece in stream order must
+ * stay, as on ufs:, whichever server answers first).
+ * On ddio: no case may grow get_info's ddio_flat_types (every type drawn
+ * takes the constructor path); the count is printed at the end.
  * The seed is printed; rerun one case with -s SEED -c CASE (-v: the types,
  * byte counts, hashes; with T_PROP_DUMP=1 also where the read bytes landed
  * in rank 0's buffer, with T_PROP_DIAG=1 whether the file holds the written
@@ -61,6 +67,25 @@
 
 static uint64_t rs;
 static int verbose, n_romio_map;
+
+/* Who places the memory of romio_map cases in this run (same on the ufs:
+ * and the ddio: run of a step: both see the step's hints). ROMIO's
+ * flattening does on ufs: and for ROMIO's two-phase
+ * (romio_ddio_collective=twophase): there the program packs the stream
+ * itself (MPI_Pack / MPI_Unpack around contiguous buffers), so the file
+ * and the reads hold MPI's type map. ddio places memory by the type map,
+ * except with romio_ddio_type_desc=disable (trees from ROMIO's flattened
+ * lists): there both runs use the types, and the ufs: comparison (file,
+ * whole read buffer) is the only check of those cases. */
+static int pack_mem, romio_mem;
+
+static void mem_by(const char *fname)
+{
+    const char *h = getenv("DDIO_TEST_HINTS");
+    romio_mem = h && strstr(h, "romio_ddio_type_desc=disable");
+    pack_mem = !romio_mem && (!strncmp(fname, "ufs:", 4) ||
+                              (h && strstr(h, "romio_ddio_collective=twophase")));
+}
 
 static unsigned rnd(unsigned n)
 {
@@ -394,10 +419,12 @@ typedef struct pcase {
     int w1, r1;                 /* the first part's counts (whole etypes) */
     int big;                    /* etype: a contiguous of `big` leaves (else 0) */
     int large;                  /* the collective calls are the _c forms */
-    int romio_map;              /* a memory type with a moved lb: ROMIO (so ufs:, and
-                                 * ddio, which follows ROMIO's flattening there)
-                                 * departs from MPI's type map (docs/DESIGN.md 9.5):
-                                 * no MPI_Pack check, the harness's ufs: one only */
+    int romio_map;              /* a memory type with a non-zero lb in some part:
+                                 * ROMIO's flattening departs from MPI's type map
+                                 * for such types (docs/DESIGN.md 9.5), so where it
+                                 * places the memory (mem_by below) the stream goes
+                                 * packed, or, where ddio follows the flattening
+                                 * too, is compared with ufs: only */
     MPI_Offset disp;
 } pcase;
 
@@ -458,6 +485,8 @@ static int draw(pcase * c, int k, uint64_t seed)
     /* whole etypes in every call (MPI: else erroneous, and ROMIO refuses) */
     MPI_Count es = size_of(c->etype), uw = es / gcd(size_of(c->mw), es);
     want -= want % es;
+    if (want <= 0)              /* a tile of one leaf, less two leaves */
+        want = es;
     c->wcount = (int) round_up((want + size_of(c->mw) - 1) / size_of(c->mw), uw);
     c->w1 = (int) (c->wcount / 2 / uw * uw);
     say(1, " x %d; read as ", c->wcount);
@@ -484,6 +513,51 @@ static int draw(pcase * c, int k, uint64_t seed)
     if (c->large)
         say(0, " [_c calls]");
     return 1;
+}
+
+/* The last case, fixed: a read memory type ROMIO's flattening lays out
+ * with overlapping pieces, where its type map has none: struct {
+ * hindexed(1, {1}, {-64}, contig(3, int)) at 80, two ints at 0 }, extent
+ * 28. ROMIO takes the contiguous field at its displacement (80, not 16),
+ * so element k's field lands on element k+3's ints. ddio places it by the
+ * type map; with romio_ddio_type_desc=disable it follows the flattening,
+ * and then, as ufs: does, places the stream in order (the later piece
+ * stays), whichever server's bytes arrive first (it once placed them as
+ * they came: seed 768674 case 1 differed from ufs: in about a third of the
+ * runs at P = 3 over 3 servers). 64 KiB per rank in 4 KiB tiles, so many
+ * such pairs straddle tiles held by different servers. */
+static void draw_overlap(pcase * c)
+{
+    MPI_Datatype c3, f, ty[2];
+    int one = 1, bl[2] = { 1, 2 };
+    MPI_Aint m64 = -64, d[2] = { 80, 0 };
+
+    desc[0][0] = desc[1][0] = 0;
+    top_darray = c->big = c->large = 0;
+    leaf = fleaf = c->etype = MPI_INT;
+    MPI_Type_contiguous(1024, MPI_INT, &c->ft);
+    MPI_Type_commit(&c->ft);
+    MPI_Type_create_resized(c->ft, 0, 4096 * t_size, &c->view);
+    MPI_Type_commit(&c->view);
+    c->disp = (MPI_Offset) t_rank * 4096;
+    MPI_Type_contiguous(1, MPI_INT, &c->mw);
+    MPI_Type_commit(&c->mw);
+    c->wcount = 16384;
+    c->w1 = 8192;
+    MPI_Type_contiguous(3, MPI_INT, &c3);
+    MPI_Type_create_hindexed(1, &one, &m64, c3, &f);
+    ty[0] = f;
+    ty[1] = MPI_INT;
+    MPI_Type_create_struct(2, bl, d, ty, &c->mr);
+    MPI_Type_commit(&c->mr);
+    MPI_Type_free(&c3);
+    MPI_Type_free(&f);
+    c->rcount = 16384 * 4 / 20 + 1;    /* 20 bytes each: 65540 >= 65536 */
+    c->r1 = c->rcount / 2;
+    c->romio_map = 1;
+    say(0, "contig(1024) int, 4 KiB tiles");
+    say(1, "contig(1) int; read as struct(hindexed(-64, contig(3)) at 80, 2 int at 0) "
+        "[ROMIO's pieces overlap]");
 }
 
 static void release(pcase * c)
@@ -551,18 +625,23 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
     }
     T_MPI(MPI_File_get_position(fh, &rec[0]));
     long flat0 = flat_types(fh);
-    int w1 = c->w1;
+    int w1 = c->w1, packed = c->romio_map && pack_mem;
+    unsigned char *sw = pack(bw, c->wcount, c->mw, wbytes);
+    /* packed (mem_by): the same stream from contiguous memory, as bytes */
+    MPI_Datatype wt = packed ? MPI_BYTE : c->mw;
+    MPI_Count wn = packed ? w1 * wsz : w1, wrest = packed ? wbytes - wn : c->wcount - w1;
     if (c->large)
-        T_MPI(WRITE_ALL_C(fh, bw, (MPI_Count) w1, c->mw, MPI_STATUS_IGNORE));
+        T_MPI(WRITE_ALL_C(fh, packed ? sw : bw, wn, wt, MPI_STATUS_IGNORE));
     else
-        T_MPI(MPI_File_write_all(fh, bw, w1, c->mw, MPI_STATUS_IGNORE));
+        T_MPI(MPI_File_write_all(fh, packed ? sw : bw, (int) wn, wt, MPI_STATUS_IGNORE));
     T_MPI(MPI_File_get_position(fh, &rec[1]));
     CHECK(rec[1] * es == w1 * wsz, "position %lld after write_all of %lld bytes", CTX,
           (long long) rec[1], (long long) (w1 * wsz));
     /* the rest continues at the individual pointer: a zero-extent type
      * sends the same bytes again, so the buffer origin does not move */
     MPI_Aint wext = ext_of(c->mw);
-    T_MPI(MPI_File_write(fh, bw + wext * w1, c->wcount - w1, c->mw, MPI_STATUS_IGNORE));
+    T_MPI(MPI_File_write(fh, packed ? sw + wn : bw + wext * w1, (int) wrest, wt,
+                         MPI_STATUS_IGNORE));
     T_MPI(MPI_File_get_position(fh, &rec[2]));
     T_MPI(MPI_File_get_byte_offset(fh, rec[2], &rec[3]));
 
@@ -579,28 +658,36 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
     int r1 = c->r1;
     MPI_Aint rext = ext_of(c->mr);
     MPI_Status st1, st2;
-    MPI_Count n1, n2;
-    T_MPI(MPI_File_read_at(fh, 0, br, r1, c->mr, &st1));
+    MPI_Count n1, n2, rbytes = rsz * c->rcount;
+    unsigned char *rp = packed ? malloc((size_t) rbytes + 1) : NULL;
+    MPI_Datatype rt = packed ? MPI_BYTE : c->mr;
+    MPI_Count rn = packed ? r1 * rsz : r1, rrest = packed ? rbytes - rn : c->rcount - r1;
+    T_ASSERT(!packed || rp, "out of memory");
+    T_MPI(MPI_File_read_at(fh, 0, packed ? rp : br, (int) rn, rt, &st1));
     if (c->large)
-        T_MPI(READ_AT_ALL_C(fh, (MPI_Offset) (r1 * rsz / es), br + rext * r1,
-                                     (MPI_Count) (c->rcount - r1), c->mr, &st2));
+        T_MPI(READ_AT_ALL_C(fh, (MPI_Offset) (r1 * rsz / es),
+                            packed ? rp + rn : br + rext * r1, rrest, rt, &st2));
     else
-        T_MPI(MPI_File_read_at_all(fh, (MPI_Offset) (r1 * rsz / es), br + rext * r1,
-                                   c->rcount - r1, c->mr, &st2));
+        T_MPI(MPI_File_read_at_all(fh, (MPI_Offset) (r1 * rsz / es),
+                                   packed ? rp + rn : br + rext * r1, (int) rrest, rt, &st2));
+    if (packed) {
+        int pos = 0;
+        MPI_Unpack(rp, (int) rbytes, &pos, br, c->rcount, c->mr, MPI_COMM_SELF);
+        free(rp);
+    }
     MPI_Get_elements_x(&st1, MPI_BYTE, &n1);     /* MPI 3's MPI_Count form */
     MPI_Get_elements_x(&st2, MPI_BYTE, &n2);
     CHECK(n1 == r1 * rsz && n2 == (c->rcount - r1) * rsz, "read %lld + %lld bytes, asked "
           "%lld + %lld", CTX, (long long) n1, (long long) n2, (long long) (r1 * rsz),
           (long long) ((c->rcount - r1) * rsz));
     long flat1 = flat_types(fh);
-    CHECK(c->romio_map || flat1 == flat0, "ddio_flat_types went from %ld to %ld: a type "
-          "without a moved lb fell back to ROMIO's flattened list", CTX, flat0, flat1);
+    CHECK(flat1 == flat0, "ddio_flat_types went from %ld to %ld: a type fell back to "
+          "ROMIO's flattened list", CTX, flat0, flat1);
     if (verbose)
         printf("    rank %d: wrote %lld bytes (%d + %d x %lld), read %lld + %lld (%d + %d x %lld)\n",
                t_rank, (long long) wbytes, w1, c->wcount - w1, (long long) wsz, (long long) n1,
                (long long) n2, r1,
                c->rcount - r1, (long long) rsz);
-    unsigned char *sw = pack(bw, c->wcount, c->mw, wbytes);
     if (getenv("T_PROP_DIAG")) {        /* which side differs from MPI's type map */
         unsigned char *raw = malloc((size_t) wbytes + 1);
         MPI_Datatype bv;
@@ -617,12 +704,14 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
         free(raw);
     }
     unsigned char *sr = pack(br, c->rcount, c->mr, rsz * c->rcount);
-    for (MPI_Count i = 0; i < wbytes && !c->romio_map; i++)
+    int romio_placed = c->romio_map && romio_mem;
+    for (MPI_Count i = 0; i < wbytes && !romio_placed; i++)
         CHECK(sw[i] == sr[i], "stream byte %lld of %lld read back as %u, wrote %u", CTX,
               (long long) i, (long long) wbytes, sr[i], sw[i]);
     /* what was read, for ufs:: the stream, or where ROMIO's placement
-     * departs from the type map, the whole buffer (margins included) */
-    rec[8] = (MPI_Offset) (c->romio_map ? fnv(pr, nr) : fnv(sr, (size_t) wbytes));
+     * departs from the type map on both runs, the whole buffer (margins
+     * included) */
+    rec[8] = (MPI_Offset) (romio_placed ? fnv(pr, nr) : fnv(sr, (size_t) wbytes));
     n_romio_map += c->romio_map;
     if (verbose && getenv("T_PROP_DUMP") && t_rank == 0) {
         printf("    rank 0 buffer (rel. origin), bytes read:");
@@ -643,7 +732,7 @@ static void run_case(MPI_File fh, pcase * c, int k, uint64_t seed, MPI_Offset re
         for (MPI_Count i = 0; i < wbytes; i++)
             same += sw[i] == sr[i];
         printf("    rank %d: read hash %016llx%s, %lld of %lld bytes as MPI_Pack says; %u %u %u %u\n",
-               t_rank, (unsigned long long) rec[8], c->romio_map ? " (ROMIO's placement)" : "",
+               t_rank, (unsigned long long) rec[8], romio_placed ? " (ROMIO's placement)" : "",
                (long long) same, (long long) wbytes, sr[0], sr[1], sr[2], sr[3]);
     }
     /* (bytes past the written ones read whatever the other ranks wrote:
@@ -685,6 +774,7 @@ int main(int argc, char **argv)
             verbose = 1;
     }
     T_ASSERT(optind == argc - 1 && seed, "usage: t_prop [-n N] [-s SEED] [-c CASE] [-v] FILE");
+    mem_by(argv[optind]);
     if (t_rank == 0)
         printf("t_prop: seed %llu, %d cases, P=%d (rerun: -s %llu [-c CASE])\n",
                (unsigned long long) seed, ncases, t_size, (unsigned long long) seed);
@@ -697,12 +787,16 @@ int main(int argc, char **argv)
     MPI_File fh, fp;
     MPI_Info info = tm_hints();
     T_MPI(MPI_File_open(MPI_COMM_WORLD, argv[optind], MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
-    MPI_Offset *rec = calloc((size_t) ncases * NREC, sizeof(MPI_Offset)), region = 0;
+    MPI_Offset *rec = calloc((size_t) (ncases + 1) * NREC, sizeof(MPI_Offset)), region = 0;
     T_ASSERT(rec, "out of memory");
     int ran = 0;
-    for (int k = 0; k < ncases; k++) {
+    for (int k = 0; k <= ncases; k++) {       /* case ncases: draw_overlap's */
         pcase c;
-        if ((only >= 0 && k != only) || !draw(&c, k, seed))
+        if (only >= 0 && k != only)
+            continue;
+        if (k == ncases)
+            draw_overlap(&c);
+        else if (!draw(&c, k, seed))
             continue;
         if (verbose && t_rank == 0)
             printf("  case %d: file %s, etype %s | memory %s\n", k, desc[0],
@@ -721,14 +815,15 @@ int main(int argc, char **argv)
     /* the positions MPI returned, for the harness to compare with ufs: */
     char *pname = t_name(argv[optind], ".2");
     T_MPI(MPI_File_open(MPI_COMM_WORLD, pname, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fp));
-    T_MPI(MPI_File_write_at_all(fp, (MPI_Offset) t_rank * ncases * NREC * 8, rec,
-                                ncases * NREC * 8, MPI_BYTE, MPI_STATUS_IGNORE));
+    T_MPI(MPI_File_write_at_all(fp, (MPI_Offset) t_rank * (ncases + 1) * NREC * 8, rec,
+                                (ncases + 1) * NREC * 8, MPI_BYTE, MPI_STATUS_IGNORE));
     T_MPI(MPI_File_close(&fp));
     MPI_Info_free(&info);
     if (t_rank == 0)
-        printf("t_prop: %d of %d cases ran (%d with a memory lb != 0: checked against ufs: only); "
-               "rank 0 described %ld datatypes from ROMIO's flattened list\n", ran, ncases,
-               n_romio_map, flat);
+        printf("t_prop: %d of %d cases ran (%d with a memory lb != 0: %s); "
+               "rank 0 described %ld datatypes from ROMIO's flattened list\n", ran, ncases + 1,
+               n_romio_map, romio_mem ? "ROMIO's placement, compared with ufs: only" :
+               pack_mem ? "packed by the program" : "placed by the type map", flat);
     free(rec);
     free(pname);
     return t_finish();

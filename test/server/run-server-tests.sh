@@ -63,6 +63,34 @@ else
   t_fail server/restart-keeps-server-id "server start: $T_SRV_WHY"
 fi
 
+# A restarted server answers resends as their first run did: srv_client
+# --replay-before creates (with its ids), writes (DDIO_XF_ONCE) and renames
+# (with ids); the server is SIGKILLed (or SIGTERMed) and started again on
+# the same root; --replay-after resends all three as a client that lost the
+# answers would: the create is its own, the write answered from the
+# reloaded table (another writer's bytes in between stay), the rename done
+# (srv_t_replay.c). Each signal on a fresh root and client id.
+for sig in KILL TERM; do
+  name=server/restart-$sig-answers
+  t_tmpdir D3 /tmp
+  mkdir -p "$D3/root"
+  export SRV_REPLAY_ID=$(( (RANDOM << 30 | RANDOM << 15 | RANDOM) + 1 ))
+  if ! start "$D3" --root "$D3/root"; then t_fail "$name" "server start: $T_SRV_WHY"; continue; fi
+  rc=0
+  timeout -k 10 "$T_LIMIT" "$CLIENT" --replay-before "$T_SRV_ADDR" >"$D3/before.out" 2>&1 || rc=$?
+  kill -"$sig" "$T_SRV_PID"; t_wait_pid "$T_SRV_PID" "$T_STOP_LIMIT" || true
+  if [ $rc = 0 ] && start "$D3" --root "$D3/root"; then
+    timeout -k 10 "$T_LIMIT" "$CLIENT" --replay-after "$T_SRV_ADDR" >"$D3/after.out" 2>&1 || rc=$?
+    grep -h "answers table" "$T_SRV_LOG" | sed 's/^/    /'
+    t_server_stop || true
+  elif [ $rc = 0 ]; then
+    rc=1; echo "server restart: $T_SRV_WHY" >"$D3/after.out"
+  fi
+  cat "$D3/before.out" "$D3/after.out" >"$D3/client.out" 2>/dev/null
+  t_indent "$D3/client.out"
+  t_result "$name" $rc "srv_client or the restart failed (above)"
+done
+
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
   t_tmpdir D2 /dev/shm
   mkdir -p "$D2/a" "$D2/b"

@@ -2,6 +2,9 @@
  *   srv_client HOST:PORT [DATAFILE_ROOT]
  *   srv_client --security HOST:PORT ROOT LOG   authentication (LOG: server's log)
  *   srv_client --limits HOST:PORT              hostile clients vs. the limits
+ *   srv_client --replay-before|--replay-after HOST:PORT   the requests a
+ *                                   restarted server must answer as before
+ *                                   (srv_t_replay.c; $SRV_REPLAY_ID)
  * The secret comes from $DDIO_SECRET_FILE.
  * With DATAFILE_ROOT (a one-disk server's root) it also checks that the
  * datafile of a one-server, one-stripe file is the file, byte for byte.
@@ -21,7 +24,8 @@ int main(int argc, char **argv)
         argc--;
     }
     if (argc < 2 || ddio_parse_hostport(argv[1], g_host, sizeof(g_host), &g_port)) {
-        fprintf(stderr, "usage: srv_client [--security|--limits|--ucx|--no-ucx] HOST:PORT "
+        fprintf(stderr, "usage: srv_client [--security|--limits|--ucx|--no-ucx|--replay-before|"
+                "--replay-after] HOST:PORT "
                 "[ROOT [LOG]]\n");
         return 2;
     }
@@ -40,6 +44,13 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "--limits") == 0) {
         test_limits();
+        return case_summary();
+    }
+    if (strcmp(mode, "--replay-before") == 0 || strcmp(mode, "--replay-after") == 0) {
+        if (strcmp(mode, "--replay-before") == 0)
+            run_case("replay/before", test_replay_before);
+        else
+            run_case("replay/after-restart", test_replay_after);
         return case_summary();
     }
     if (strcmp(mode, "--ucx") == 0 || strcmp(mode, "--no-ucx") == 0) {

@@ -129,6 +129,12 @@ void expect_refusal(int fd, int status, const char *text, const char *what);
 void hello_only(int fd, struct ddio_hello_r *r);
 void send_auth(int fd, const struct ddio_auth *a);
 int xfer_call(struct cl *c, const struct ddio_xfer *x, char *msg, size_t n);
+/* (srv_t_xfer.c) one inline write of w (4000 bytes, or a read into w) at
+ * local offset 0, with DDIO_XF_ONCE ids when client != 0: the status; the
+ * 4000 bytes at local offset 0 into out */
+int once_write(struct cl *c, uint64_t handle, const struct ddio_desc *d, const uint8_t *w,
+               uint64_t client, uint64_t call, uint32_t op);
+void read_4000(struct cl *c, uint64_t handle, const struct ddio_desc *d, uint8_t *out);
 
 /* ---- the cases (srv_t_*.c) ---- */
 void test_independent(uint64_t unit, uint32_t count, const char *name);
@@ -155,5 +161,7 @@ void test_limits(void);
 void test_ucx(int offered);
 void test_ucx_offered(void);
 void test_ucx_not_offered(void);
+void test_replay_before(void);
+void test_replay_after(void);
 
 #endif

@@ -513,7 +513,7 @@ void test_inline(void)
 
 /* one inline write of w at local offset 0 (4000 bytes), with or without
  * DDIO_XF_ONCE ids; the reply's status */
-static int once_write(struct cl *c, uint64_t handle, const struct ddio_desc *d,
+int once_write(struct cl *c, uint64_t handle, const struct ddio_desc *d,
                       const uint8_t *w, uint64_t client, uint64_t call, uint32_t op)
 {
     struct ddio_wbuf dw;
@@ -531,7 +531,7 @@ static int once_write(struct cl *c, uint64_t handle, const struct ddio_desc *d,
     return st;
 }
 
-static void read_4000(struct cl *c, uint64_t handle, const struct ddio_desc *d, uint8_t *out)
+void read_4000(struct cl *c, uint64_t handle, const struct ddio_desc *d, uint8_t *out)
 {
     uint8_t *got = calloc(4001, 1);
     struct xres x = cl_xfer(c, handle, DDIO_X_READ, 0, 0, 0, 1, 0, d, out, got, TMO);
@@ -541,9 +541,12 @@ static void read_4000(struct cl *c, uint64_t handle, const struct ddio_desc *d, 
 
 /* A write resent with the same DDIO_XF_ONCE ids (as after a lost DONE and a
  * reconnect) is answered, not done again: another writer's bytes written
- * in between stay. New ids run; a read with the flag is refused. */
+ * in between stay. New ids run; a read with the flag is refused. (The
+ * client id is this run's: the table outlives the server process, and
+ * srv_client runs more than once against one root.) */
 void test_once(void)
 {
+    const uint64_t me = 0x4200000000ull | g_run;
     struct cl *c = cl_connect(), *c2;
     struct ddio_layout_rec l;
     struct ddio_open_r r, r2;
@@ -558,18 +561,18 @@ void test_once(void)
     build_desc(&s, &d);
     fill_pattern(a, sizeof(a), 11);
     fill_pattern(b, sizeof(b), 12);
-    CHECK(once_write(c, r.handle, &d, a, 42, 7, DDIO_X_WRITE) == 0, "first write");
+    CHECK(once_write(c, r.handle, &d, a, me, 7, DDIO_X_WRITE) == 0, "first write");
     CHECK(once_write(c, r.handle, &d, b, 0, 0, DDIO_X_WRITE) == 0, "another writer's write");
     cl_close(c);
     c2 = cl_connect();          /* the resend comes on a new connection */
     CHECK(cl_open(c2, p, DDIO_O_RDWR, &l, &r2) == 0, "open again");
-    CHECK(once_write(c2, r2.handle, &d, a, 42, 7, DDIO_X_WRITE) == 0, "resent write");
+    CHECK(once_write(c2, r2.handle, &d, a, me, 7, DDIO_X_WRITE) == 0, "resent write");
     read_4000(c2, r2.handle, &d, back);
     CHECK(memcmp(back, b, sizeof(b)) == 0, "the resent write was done a second time");
-    CHECK(once_write(c2, r2.handle, &d, a, 42, 8, DDIO_X_WRITE) == 0, "a new call");
+    CHECK(once_write(c2, r2.handle, &d, a, me, 8, DDIO_X_WRITE) == 0, "a new call");
     read_4000(c2, r2.handle, &d, back);
     CHECK(memcmp(back, a, sizeof(a)) == 0, "a new call id was not run");
-    CHECK(once_write(c2, r2.handle, &d, back, 42, 9, DDIO_X_READ) == EPROTO,
+    CHECK(once_write(c2, r2.handle, &d, back, me, 9, DDIO_X_READ) == EPROTO,
           "a read with DDIO_XF_ONCE was not refused");
     printf("ok   once: a resent write answered from the table, not run again\n");
     ddio_node_free(d.root);

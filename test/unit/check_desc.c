@@ -1291,6 +1291,66 @@ START_TEST(test_decode_garbage)
 }
 END_TEST
 
+/* ---- overlapping memory pieces (reads placed in stream order) ------------- */
+
+/* a memory descriptor over the flat pieces off/len, count tiles at extent */
+static int overlaps_of(int n, const int64_t *off, const int64_t *len, int64_t extent,
+                       uint64_t count)
+{
+    struct ddio_desc d = { 0 };
+    int64_t lo = INT64_MAX;
+    for (int i = 0; i < n; i++)
+        lo = len[i] && off[i] < lo ? off[i] : lo;
+    d.root = ddio_node_from_flat_at((uint64_t)n, off, len, lo);
+    ck_assert_ptr_nonnull(d.root);
+    d.disp = lo;
+    d.extent = extent;
+    d.length = count * d.root->size;
+    int r = ddio_desc_overlaps(&d);
+    ddio_desc_free(&d);
+    return r;
+}
+
+START_TEST(test_overlaps)
+{
+    /* t_prop seed 768674 case 1's read type as ROMIO flattens it: a struct
+     * of a contiguous 12-byte field taken at its displacement 80 (its true
+     * lb -64 dropped) and two ints at 0, extent 28: tile k's field lands
+     * on tile k+3's ints */
+    int64_t o1[] = { 80, 0 }, l1[] = { 12, 8 };
+    ck_assert_int_eq(overlaps_of(2, o1, l1, 28, 12), 1);
+    ck_assert_int_eq(overlaps_of(2, o1, l1, 28, 1), 0);     /* one tile: apart */
+    ck_assert_int_eq(overlaps_of(2, o1, l1, 92, 12), 0);    /* tiles apart */
+    ck_assert_int_eq(overlaps_of(2, o1, l1, -92, 12), 0);
+    /* inside one tile, in any order; touching is not overlapping */
+    int64_t o2[] = { 0, 4 }, l2[] = { 8, 8 };
+    ck_assert_int_eq(overlaps_of(2, o2, l2, 64, 1), 1);
+    int64_t o3[] = { 8, 0, 16 }, l3[] = { 8, 8, 8 };
+    ck_assert_int_eq(overlaps_of(3, o3, l3, 24, 5), 0);
+    int64_t o4[] = { 32, 0, 8, 30 }, l4[] = { 4, 8, 8, 4 };
+    ck_assert_int_eq(overlaps_of(4, o4, l4, 64, 1), 1);
+    /* zero extent: every tile on the same bytes */
+    int64_t o5[] = { 0 }, l5[] = { 8 };
+    ck_assert_int_eq(overlaps_of(1, o5, l5, 0, 2), 1);
+    ck_assert_int_eq(overlaps_of(1, o5, l5, 0, 1), 0);
+    /* random single tiles against a byte map */
+    rng_s = 0x0ddba11;
+    for (int it = 0; it < 2000; it++) {
+        int n = 1 + (int)rndn(8);
+        int64_t off[8], len[8];
+        uint8_t used[128] = { 0 };
+        int want = 0;
+        for (int i = 0; i < n; i++) {
+            len[i] = 1 + (int64_t)rndn(12);
+            off[i] = (int64_t)rndn(128 - 12) - 40;
+            for (int64_t b = off[i]; b < off[i] + len[i]; b++)
+                want |= used[b + 40]++ > 0;
+        }
+        ck_assert_int_eq(overlaps_of(n, off, len, 256, 1), want);
+    }
+}
+END_TEST
+
 /* ---- gather speed (informational, asserts only correctness) --------------- */
 
 START_TEST(test_gather_speed)
@@ -1342,6 +1402,7 @@ static Suite *desc_suite(void)
     tcase_add_test(tc, test_decode_limits);
     tcase_add_test(tc, test_decode_garbage);
     tcase_add_test(tc, test_gather_speed);
+    tcase_add_test(tc, test_overlaps);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -214,7 +214,8 @@ static void enc_mkdir(struct ddio_wbuf *w)
 
 static void enc_rename(struct ddio_wbuf *w)
 {
-    struct ddio_rename m = { .from = "a/x", .to = "b/y" };
+    struct ddio_rename m = { .from = "a/x", .to = "b/y", .once_client = 0xabcdefull,
+                             .once_call = 12 };
     ddio_enc_rename(w, &m);
 }
 
@@ -747,6 +748,39 @@ START_TEST(rt_open)
 }
 END_TEST
 
+/* DDIO_O_ONCE: the create's ids after the layout; only on a create
+ * (CREAT|EXCL) of a client (non-zero id) */
+START_TEST(rt_open_once)
+{
+    struct ddio_wbuf w;
+    struct ddio_open m = {.path = "f", .amode = DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL |
+                          DDIO_O_ONCE, .once_client = 0x1234567890abcdefull, .once_call = 5}, y;
+    fill_layout(&m.layout, 1);
+    ddio_wbuf_init(&w);
+    ddio_enc_open(&w, &m);
+    ck_assert_int_eq(ddio_dec_open(w.p, w.len, &y), 0);
+    ck_assert_uint_eq(y.once_client, 0x1234567890abcdefull);
+    ck_assert_uint_eq(y.once_call, 5);
+    free(y.path);
+    ck_assert_int_ne(ddio_dec_open(w.p, w.len - 1, &y), 0);         /* truncated */
+    ddio_wbuf_free(&w);
+    const uint32_t bad[] = {DDIO_O_RDWR | DDIO_O_ONCE, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_ONCE};
+    for (unsigned i = 0; i < 2; i++) {          /* not a create */
+        m.amode = bad[i];
+        ddio_wbuf_init(&w);
+        ddio_enc_open(&w, &m);
+        ck_assert_int_eq(ddio_dec_open(w.p, w.len, &y), -EPROTO);
+        ddio_wbuf_free(&w);
+    }
+    m.amode = DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL | DDIO_O_ONCE;
+    m.once_client = 0;                          /* no client */
+    ddio_wbuf_init(&w);
+    ddio_enc_open(&w, &m);
+    ck_assert_int_eq(ddio_dec_open(w.p, w.len, &y), -EPROTO);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
 START_TEST(rt_open_r)
 {
     struct ddio_wbuf w;
@@ -981,6 +1015,8 @@ START_TEST(rt_namespace)
     ck_assert_int_eq(ddio_dec_rename(w.p, w.len, &rn), 0);
     ck_assert_str_eq(rn.from, "a/x");
     ck_assert_str_eq(rn.to, "b/y");
+    ck_assert_uint_eq(rn.once_client, 0xabcdefull);
+    ck_assert_uint_eq(rn.once_call, 12);
     free(rn.from);
     free(rn.to);
     ddio_wbuf_free(&w);
@@ -2023,6 +2059,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, rt_hello_r);
     tcase_add_test(tc, rt_auth);
     tcase_add_test(tc, rt_open);
+    tcase_add_test(tc, rt_open_once);
     tcase_add_test(tc, rt_open_r);
     tcase_add_test(tc, rt_layout_max);
     tcase_add_test(tc, rt_small);

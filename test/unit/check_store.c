@@ -76,7 +76,7 @@ static struct ddio_layout_rec layout(uint64_t unit, uint32_t count)
 static int open_f(const char *path, uint32_t amode, struct ofile **of, int *created)
 {
     struct ddio_layout_rec l = layout(1 << 20, 1);
-    return store_open(&st, path, amode, &l, of, created, msg, sizeof(msg));
+    return store_open(&st, path, amode, &l, NULL, of, created, msg, sizeof(msg));
 }
 
 START_TEST(t_norm_path)
@@ -179,6 +179,40 @@ START_TEST(t_confinement)
 }
 END_TEST
 
+/* a create resent by its creator (same DDIO_O_ONCE ids) finds its own
+ * file, open or not, and across a restart of the store; anyone else's
+ * create gets EEXIST */
+START_TEST(t_create_resent)
+{
+    start(1);
+    struct ddio_layout_rec l = layout(1 << 20, 1);
+    struct store_creator me = {42, 7}, other = {42, 8}, stranger = {43, 7};
+    const uint32_t cx = DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL | DDIO_O_ONCE;
+    struct ofile *of, *of2;
+    int created;
+    ck_assert_int_eq(store_open(&st, "mine", cx, &l, &me, &of, &created, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(created, 1);
+    ck_assert_int_eq(store_open(&st, "mine", cx, &l, &me, &of2, &created, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(created, 1);               /* open: its resend */
+    store_release(&st, of2);
+    ck_assert_int_eq(store_open(&st, "mine", cx, &l, &other, &of2, &created, msg, sizeof(msg)),
+                     -EEXIST);
+    ck_assert_int_eq(store_open(&st, "mine", cx & ~DDIO_O_ONCE, &l, NULL, &of2, &created, msg,
+                                sizeof(msg)), -EEXIST);
+    store_release(&st, of);
+    store_fini(&st);
+    start(1);                                   /* a restart: from the layout record */
+    ck_assert_int_eq(store_open(&st, "mine", cx, &l, &stranger, &of, &created, msg, sizeof(msg)),
+                     -EEXIST);
+    ck_assert_int_eq(store_open(&st, "mine", cx, &l, &me, &of, &created, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(created, 1);
+    store_release(&st, of);
+    ck_assert_int_eq(store_rename(&st, "mine", "moved", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_open(&st, "moved", cx, &l, &me, &of, &created, msg, sizeof(msg)), 0);
+    store_release(&st, of);                     /* the creator moves with the file */
+}
+END_TEST
+
 START_TEST(t_layout_roundtrip)
 {
     start(1);
@@ -188,18 +222,27 @@ START_TEST(t_layout_roundtrip)
     l.block_size = 65536;
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
-    ck_assert_int_eq(store_meta_encode(&l, &w), 0);
+    struct store_creator cr = {0x1234567890abcdefull, 77}, crb;
+    ck_assert_int_eq(store_meta_encode(&l, &cr, &w), 0);
     memset(&back, 0, sizeof(back));
-    ck_assert_int_eq(store_meta_decode(w.p, w.len, &back), 0);
+    ck_assert_int_eq(store_meta_decode(w.p, w.len, &back, &crb), 0);
+    ck_assert(crb.client == cr.client && crb.call == cr.call);
     ck_assert_uint_eq(back.stripe_unit, 4096);
     ck_assert_uint_eq(back.stripe_count, 3);
     ck_assert_mem_eq(back.ids[0], st.id, DDIO_ID_LEN);
     ck_assert_mem_eq(back.ids[2], l.ids[2], DDIO_ID_LEN);
     ck_assert_int_eq(store_layout_check(&st, &back, msg, sizeof(msg)), 0);
     w.p[0] ^= 1;                                             /* bad magic */
-    ck_assert_int_eq(store_meta_decode(w.p, w.len, &back), -EPROTO);
+    ck_assert_int_eq(store_meta_decode(w.p, w.len, &back, NULL), -EPROTO);
     w.p[0] ^= 1;
-    ck_assert_int_eq(store_meta_decode(w.p, w.len - 1, &back), -EPROTO);   /* truncated */
+    ck_assert_int_eq(store_meta_decode(w.p, w.len - 1, &back, NULL), -EPROTO);   /* truncated */
+    w.p[4] = 3;                                              /* a later version */
+    ck_assert_int_eq(store_meta_decode(w.p, w.len, &back, NULL), -EPROTO);
+    /* a version 1 record (no creator) still reads: made by nobody known */
+    w.p[4] = 1;
+    ck_assert_int_eq(store_meta_decode(w.p, w.len, &back, &crb), -EPROTO);
+    ck_assert_int_eq(store_meta_decode(w.p, w.len - 16, &back, &crb), 0);
+    ck_assert(crb.client == 0 && crb.call == 0);
     ddio_wbuf_free(&w);
     back.block_size = 4096;
     ck_assert_int_eq(store_layout_check(&st, &back, msg, sizeof(msg)), -ESTALE);
@@ -215,7 +258,7 @@ START_TEST(t_stored_layout_and_stale)
     struct ofile *of;
     int created;
     struct ddio_layout_rec l = layout(8192, 2);
-    ck_assert_int_eq(store_open(&st, "lay", DDIO_O_CREAT, &l, &of, &created, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_open(&st, "lay", DDIO_O_CREAT, &l, NULL, &of, &created, msg, sizeof(msg)), 0);
     store_release(&st, of);
     ck_assert_int_eq(open_f("lay", DDIO_O_RDWR, &of, &created), 0);     /* proposal ignored */
     ck_assert_uint_eq(of->layout.stripe_unit, 8192);
@@ -235,7 +278,7 @@ START_TEST(t_stored_layout_and_stale)
     /* another server's id at our index: refused on create too */
     l = layout(8192, 1);
     memset(l.ids[0], 0x42, DDIO_ID_LEN);
-    ck_assert_int_eq(store_open(&st, "other", DDIO_O_CREAT, &l, &of, &created, msg, sizeof(msg)),
+    ck_assert_int_eq(store_open(&st, "other", DDIO_O_CREAT, &l, NULL, &of, &created, msg, sizeof(msg)),
                      -ESTALE);
 }
 END_TEST
@@ -400,6 +443,7 @@ int main(void)
     tcase_add_test(tc, t_create_excl_open_delete);
     tcase_add_test(tc, t_confinement);
     tcase_add_test(tc, t_layout_roundtrip);
+    tcase_add_test(tc, t_create_resent);
     tcase_add_test(tc, t_stored_layout_and_stale);
     tcase_add_test(tc, t_sizes_two_disks);
     tcase_add_test(tc, t_namespace);
