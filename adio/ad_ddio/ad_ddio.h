@@ -269,8 +269,10 @@ typedef struct ADIOI_DDIO_Refusal {
  * or would be too large (*why, if not NULL, says where and why). */
 struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int typemap, int64_t * base,
                                             ADIOI_DDIO_Refusal * why);
-/* the same from ROMIO's flattened list (one entry per contiguous piece) */
-struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base);
+/* the same from ROMIO's flattened list of t (one entry per contiguous
+ * piece), read only as far as t's size, as ROMIO's own walkers read it */
+struct ddio_node *ADIOI_DDIO_Tree_from_flat(MPI_Datatype t, const ADIOI_Flatlist_node * flat,
+                                            int64_t * base);
 /* romio_ddio_check_desc: 0 if root (at base) has the same merged pieces, in
  * the same order, as the tree of ROMIO's flattened t; else -1 with *e set */
 int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,

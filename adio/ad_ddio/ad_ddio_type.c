@@ -715,7 +715,8 @@ int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t 
     piece_log a = { 0 }, b = { 0 };
     int64_t fbase;
     int added;
-    struct ddio_node *flat = ADIOI_DDIO_Tree_from_flat(ADIOI_DDIO_Flat_find(t, &added), &fbase);
+    struct ddio_node *flat = ADIOI_DDIO_Tree_from_flat(t, ADIOI_DDIO_Flat_find(t, &added),
+                                                        &fbase);
     size_t i = 0;
     int rc = 0;
 
@@ -751,10 +752,32 @@ int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t 
     return rc;
 }
 
-struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, int64_t * base)
+/* How many of the list's entries hold t's size bytes, and how many bytes
+ * the last of them gives (*last). ROMIO's walkers (ADIOI_Calc_my_off_len,
+ * data sieving) stop there; ROMIO 3.2.1's flattening of a darray whose
+ * CYCLIC(k) blocks do not divide the dimension (ROMIO's test darray_read:
+ * 5 x 5, 3 x 3 blocks, 2 x 2 ranks) lists pieces past them again (rank 1's
+ * 48 bytes: 120+24, 160+24, 200+24, 120+24, 160+24), which would make the
+ * descriptor overlap itself. A correct list ends there anyway. */
+static MPI_Count flat_prefix(MPI_Datatype t, const ADIOI_Flatlist_node * flat, int64_t * last)
 {
-    MPI_Count n = flat->count;
-    int64_t lo = INT64_MAX;
+    MPI_Count size, i;
+    int64_t have = 0;
+
+    MPI_Type_size_x(t, &size);
+    *last = 0;
+    for (i = 0; i < flat->count && have < size; i++) {
+        *last = flat->blocklens[i] < size - have ? flat->blocklens[i] : size - have;
+        have += *last;
+    }
+    return i;
+}
+
+struct ddio_node *ADIOI_DDIO_Tree_from_flat(MPI_Datatype t, const ADIOI_Flatlist_node * flat,
+                                            int64_t * base)
+{
+    int64_t last, lo = INT64_MAX;
+    MPI_Count n = flat_prefix(t, flat, &last);
     struct ddio_node *root = NULL;
 
     for (MPI_Count i = 0; i < n; i++)
@@ -767,7 +790,7 @@ struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, in
     /* ADIO_Offset is int64_t on LP64 systems: build straight from ROMIO's
      * arrays (a flattened 8-byte CYCLIC view has tens of millions of pieces;
      * copying them cost more than compressing them). */
-    if (__builtin_types_compatible_p(ADIO_Offset, int64_t))
+    if (__builtin_types_compatible_p(ADIO_Offset, int64_t) && last == flat->blocklens[n - 1])
         return ddio_node_from_flat_at((uint64_t) n, (const int64_t *) flat->indices,
                                       (const int64_t *) flat->blocklens, lo);
 #endif
@@ -777,6 +800,7 @@ struct ddio_node *ADIOI_DDIO_Tree_from_flat(const ADIOI_Flatlist_node * flat, in
             off[i] = flat->indices[i];
             len[i] = flat->blocklens[i];
         }
+        len[n - 1] = last;
         root = ddio_node_from_flat_at((uint64_t) n, off, len, lo);
     }
     free(off);

@@ -135,7 +135,7 @@ static struct ddio_node *tree_of(ADIO_File fd, MPI_Datatype t, int typemap, int6
     *from_type = root != NULL;
     if (!root) {
         int added;
-        root = ADIOI_DDIO_Tree_from_flat(ADIOI_DDIO_Flat_find(t, &added), base);
+        root = ADIOI_DDIO_Tree_from_flat(t, ADIOI_DDIO_Flat_find(t, &added), base);
         ADIOI_DDIO_Flat_done(t, added);
     }
     return root;

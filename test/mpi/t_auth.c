@@ -3,6 +3,9 @@
  *                               block, reads it back, and verifies it
  *   t_auth FILE refused TEXT    the open fails on every rank with
  *                               MPI_ERR_ACCESS and a message holding TEXT
+ *                               (on Open MPI, whose MPI_Error_string gives
+ *                               only the class, the driver's message is on
+ *                               stderr: the harness looks for TEXT there)
  * $T_SECRET_HINT, when set, is passed as the hint romio_ddio_secret_file;
  * the secret otherwise comes from DDIO_SECRET_FILE / DDIO_CONFIG. */
 #include "tutil.h"
@@ -63,9 +66,15 @@ static void expect_refused(const char *path, MPI_Info info, const char *text)
     MPI_Error_string(err, s, &n);
     T_ASSERT(t_errclass(err) == MPI_ERR_ACCESS, "error class %d, not MPI_ERR_ACCESS: %s",
              t_errclass(err), s);
+#ifdef OPEN_MPI
+    (void) text;
+    if (t_rank == 0)
+        printf("refused as expected: %s (the driver's message: stderr)\n", s);
+#else
     T_ASSERT(strstr(s, text), "error '%s' lacks '%s'", s, text);
     if (t_rank == 0)
         printf("refused as expected: %s\n", s);
+#endif
 }
 
 int main(int argc, char **argv)

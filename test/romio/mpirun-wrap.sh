@@ -23,6 +23,9 @@
 #      WRAP_FORCE_<name>=PREFIX  run test NAME with ROMIO_FSTYPE_FORCE=PREFIX
 #      WRAP_PRE_<name>=CMD  shell command run in the test's working directory
 #                           (the mount) before it, e.g. to put an input there
+#      WRAP_SKIP_<name>=WHY  do not run test NAME: NAME.rc is "skip", NAME.out WHY
+#      WRAP_RUN_OPTS  more options for ddio-run (--ompi: Debian's Open MPI)
+#      WRAP_MPIEXEC   the ufs mode's mpiexec command (default mpiexec)
 set -u
 [ "${1:-}" = -np ] && [ $# -ge 3 ] || { echo "mpirun-wrap: usage: -np N PROG [ARGS...]" >&2; exit 2; }
 np=$2; prog=$3; shift 3
@@ -39,6 +42,13 @@ fi
 var=${name//[^A-Za-z0-9_]/_}
 force_var="WRAP_FORCE_$var"; mount_var="WRAP_MOUNT_$var"; pre_var="WRAP_PRE_$var"
 if [ -n "${!force_var:-}" ]; then export ROMIO_FSTYPE_FORCE=${!force_var}; fi
+skip_var="WRAP_SKIP_$var"
+if [ -n "${!skip_var:-}" ]; then
+  echo "${!skip_var}" >"$out"; echo 0 >"$WRAP_OUT/$rec.sec"; echo skip >"$WRAP_OUT/$rec.rc"
+  exit 0
+fi
+read -ra run_opts <<<"${WRAP_RUN_OPTS:-}"
+read -ra mpx <<<"${WRAP_MPIEXEC:-mpiexec}"
 mount=${!mount_var:-${WRAP_MOUNT:-0}}
 export PRE_CMD=${!pre_var:-}
 # the test may run elsewhere (a mount): a program here gets an absolute path
@@ -54,7 +64,7 @@ if [ "$WRAP_MODE" = ddio ]; then
     mkdir -p "$srv/mnt"; mnt_opt=(--mount "$srv/mnt"); RUN_DIR="$srv/mnt"
   fi
   PROG_OUT="$out" STATS_OUT="$WRAP_OUT/$rec.stats" STATS_TOOL="$WRAP_TOP/tools/ddio" \
-    timeout -k 10 "$limit" "$WRAP_TOP/tools/ddio-run" -s 2 --root "$srv" "${mnt_opt[@]}" -- \
+    timeout -k 10 "$limit" "$WRAP_TOP/tools/ddio-run" "${run_opts[@]}" -s 2 --root "$srv" "${mnt_opt[@]}" -- \
     bash -c 'cd "$RUN_DIR" || exit 2
              if [ -n "$PRE_CMD" ]; then bash -c "$PRE_CMD" >"$PROG_OUT.pre" 2>&1 || exit 3; fi
              mpiexec -n "$0" "$@" </dev/null >"$PROG_OUT" 2>&1; rc=$?
@@ -71,7 +81,7 @@ if [ "$WRAP_MODE" = ddio ]; then
   rm -rf "$srv"
 else
   if [ -n "$PRE_CMD" ]; then bash -c "$PRE_CMD" >"$out.pre" 2>&1 || cat "$out.pre" >&2; fi
-  timeout -k 10 "$limit" mpiexec -n "$np" "$prog" "$@" </dev/null >"$out" 2>&1
+  timeout -k 10 "$limit" "${mpx[@]}" -n "$np" "$prog" "$@" </dev/null >"$out" 2>&1
   rc=$?
 fi
 echo $(( $(date +%s) - start )) >"$WRAP_OUT/$rec.sec"
