@@ -1672,6 +1672,8 @@ void engine_stopping(struct server *srv)
 void engine_shutdown(struct server *srv)
 {
     struct engine *e = srv->eng;
+    if (!e)
+        return;                   /* start-up failed before the engine existed */
     pthread_mutex_lock(&e->mu);
     for (struct xfer *x = e->gates; x; x = x->next)
         FAIL(x, ESHUTDOWN, "server shutting down");
