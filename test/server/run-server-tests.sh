@@ -103,4 +103,10 @@ fi
 # not with --transport tcp (the data path itself: test/mpi with DDIO_TRANSPORT=ucx)
 ROOT1=$D1/root SRVLOG=1 run server/transport-ucx "$D1" "--root $D1/root --transport ucx" --ucx
 ROOT1=$D1/root SRVLOG=1 run server/transport-tcp "$D1" "--root $D1/root --transport tcp" --no-ucx
+# a start that fails says why and exits 1 (it once crashed in the
+# engine's shutdown, which did not exist yet: exit 139)
+t_expect_fail -x 1 server/start/missing-root "--root $D1/none: No such file or directory" \
+  "$T_SERVER_BIN" --root "$D1/none" --listen 127.0.0.1:0 --insecure
+t_expect_fail -x 1 server/start/bad-listen "listen on 256.0.0.1:0" \
+  "$T_SERVER_BIN" --root "$D1/root" --listen 256.0.0.1:0 --insecure
 t_done
