@@ -38,6 +38,7 @@ T_TAIL=${T_TAIL:-40}
 T_SUITE='test'
 T_PASS=0 T_FAIL=0 T_SKIP=0 T_FAIL_ALL=0
 T_FAILED=() T_SECTIONS=() T_CLEANUP=() T_SELECT=()
+T__SUM_PASS=0 T__SUM_FAIL=0 T__SUM_SKIP=0 T__NAME=
 T_TMP="" T_TEE="" T__DONE="" T__MAIN=""
 T__T0=$SECONDS
 
@@ -95,6 +96,8 @@ t_indent() {
 # section fails the runner.
 t_section() {
   if [ $((T_PASS + T_FAIL + T_SKIP)) -gt 0 ]; then T_SECTIONS+=("$(t__line)"); fi
+  T__SUM_PASS=$((T__SUM_PASS + T_PASS)) T__SUM_FAIL=$((T__SUM_FAIL + T_FAIL))
+  T__SUM_SKIP=$((T__SUM_SKIP + T_SKIP))
   T_SUITE=$1 T_PASS=0 T_FAIL=0 T_SKIP=0
 }
 
@@ -130,17 +133,22 @@ t_relay() {
 t_done() {
   T__DONE=1
   t_say ""
-  t_say "$T_SUITE: wall time $((SECONDS - T__T0))s"
+  t_say "${T__NAME:-$T_SUITE}: wall time $((SECONDS - T__T0))s"
   t__close
   [ "$T_FAIL_ALL" -eq 0 ] && [ "$T_PASS" -gt 0 ] && exit 0
   exit 1
 }
 
 t__close() {   # the failed tests' names, earlier sections, the closing line
-  local f l
+  local f l s=""
   for f in "${T_FAILED[@]}"; do t_say "failed: $f"; done
   for l in "${T_SECTIONS[@]}"; do t_say "$l"; done
   t_say "$(t__line)"
+  # with sections, the runner's total last (scripts/test-summary.sh reads it)
+  if [ ${#T_SECTIONS[@]} -gt 0 ]; then
+    [ $((T__SUM_SKIP + T_SKIP)) -gt 0 ] && s=", $((T__SUM_SKIP + T_SKIP)) skipped"
+    t_say "$T__NAME: $((T__SUM_PASS + T_PASS)) passed, $((T__SUM_FAIL + T_FAIL)) failed$s (all sections)"
+  fi
 }
 
 # t_unusable NAME WHY: what the suite needs is missing: one named failure, the end
@@ -154,7 +162,7 @@ t_unusable() {
 # t_init NAME: the closing line's name; T_TMP (removed at exit unless
 # T_KEEP=1); traps. T_TEE=FILE (set before) also writes the results there.
 t_init() {
-  T_SUITE=$1
+  T_SUITE=$1 T__NAME=$1
   T__MAIN=$BASHPID
   [ -n "$T_TEE" ] && : >"$T_TEE"
   trap 't__exit' EXIT
