@@ -19,7 +19,18 @@ int main(int argc, char **argv)
     int w[256], r[256];
     for (int i = 0; i < 256; i++)
         w[i] = t_rank * 1000 + i;
-    T_MPI(MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    /* a failed open (a library without the driver: abi-check-warning looks
+     * for its *iofstypeunsupported) ends the program without MPI_Abort,
+     * which could tear the ranks down before Hydra forwarded the message */
+    int e = MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                          &fh);
+    if (e != MPI_SUCCESS) {
+        char s[MPI_MAX_ERROR_STRING];
+        MPI_Error_string(e, s, &n);
+        fprintf(stderr, "rank %d: MPI_File_open %s: %s\n", t_rank, argv[1], s);
+        MPI_Finalize();
+        return 1;
+    }
     T_MPI(MPI_File_write_at_all(fh, (MPI_Offset) t_rank * sizeof w, w, 256, MPI_INT, MPI_STATUS_IGNORE));
     T_MPI(MPI_File_read_at_all(fh, (MPI_Offset) ((t_rank + 1) % t_size) * sizeof r, r, 256, MPI_INT,
                                MPI_STATUS_IGNORE));
