@@ -247,6 +247,18 @@ t_kill() {
   return 0
 }
 
+# t_silent_listener PORTFILE: a listener on 127.0.0.1 that accepts and never
+# answers (a hung server); its port into PORTFILE, its pid in T_SILENT_PID
+# (killed at the end, or earlier with t_kill)
+t_silent_listener() {
+  python3 -c 'import socket,time,sys
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(16)
+open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(120)' "$1" &
+  T_SILENT_PID=$!
+  t_defer t_kill "$T_SILENT_PID"
+  t_wait_for -p "$T_SILENT_PID" 10 test -s "$1"
+}
+
 # t_run_limited SECS CMD...: CMD with a deadline; 124 when it was cut off.
 # CMD may be a shell function: it runs in a subshell that runs its own
 # t_defer'd commands when it ends, and is stopped (with its children) at

@@ -802,15 +802,10 @@ if t_selected missing; then
   t_step missing-refused env DDIO_SERVERS=127.0.0.1:1 DDIO_TIMEOUT=3 \
     mpiexec -n 2 "$bin/t_missing" ddio:/m 10
   # a listener that never answers: the deadline must fire
-  python3 -c 'import socket,time,sys
-s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(16)
-open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(120)' "$tmp/bh.port" &
-  bh=$!
-  t_defer t_kill "$bh"
-  t_wait_for -p "$bh" 10 test -s "$tmp/bh.port"
+  t_silent_listener "$tmp/bh.port"
   t_step missing-silent env DDIO_SERVERS=127.0.0.1:$(cat "$tmp/bh.port") DDIO_TIMEOUT=2 \
     mpiexec -n 2 "$bin/t_missing" ddio:/m 10
-  t_kill "$bh"
+  t_kill "$T_SILENT_PID"
 fi
 if t_selected auth; then
   # ddio-run's fresh secret authenticates every other test; here the driver

@@ -349,14 +349,9 @@ if t_selected errors; then
        [ $rc = 0 ] && [ "$(grep -c "$0" <<<"$out")" -ge 2 ]' "$text"
   }
   missing missing-refused 127.0.0.1:1 "cannot connect to server 127.0.0.1:1"
-  python3 -c 'import socket,time,sys
-s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(16)
-open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(120)' "$tmp/bh.port" &
-  bh=$!
-  t_defer t_kill "$bh"
-  t_wait_for -p "$bh" 10 test -s "$tmp/bh.port"
+  t_silent_listener "$tmp/bh.port"
   missing missing-silent "127.0.0.1:$(cat "$tmp/bh.port")" "no answer to HELLO before the deadline" 2
-  t_kill "$bh"
+  t_kill "$T_SILENT_PID"
 fi
 if t_selected auth; then
   t_section "authentication"
