@@ -1277,18 +1277,30 @@ static void finish(struct xfer *x)
                x->ctr.disk_us, x->ctr.net_us, x->ctr.sorted, x->ctr.out_of_order);
 }
 
+/* a participant whose endpoint engine_conn_dropped saw go */
+static int part_dropped(const struct part *p)
+{
+    return p->present && __atomic_load_n(&p->ep->dropped, __ATOMIC_ACQUIRE);
+}
+
 /* An XFER whose participant's endpoint was dropped before the XFER was
  * listed (its request thread was between reading it and joining when the
  * client died) fails now instead of at the gate's deadline: the drop's scan
- * of the lists did not see it. e->mu held. */
-static void fail_if_dropped(struct xfer *x)
+ * of the lists did not see it. x->mu held (and e->mu, or the XFER is
+ * not listed yet). */
+static void fail_if_dropped_locked(struct xfer *x)
 {
-    pthread_mutex_lock(&x->mu);
     for (uint32_t r = 0; r < x->n; r++)
-        if (x->parts[r].present && __atomic_load_n(&x->parts[r].ep->dropped, __ATOMIC_ACQUIRE)) {
+        if (part_dropped(&x->parts[r])) {
             fail_locked(x, ECONNRESET, "rank %u (%s) disconnected", r, xp_name(x->parts[r].ep));
             break;
         }
+}
+
+static void fail_if_dropped(struct xfer *x)
+{
+    pthread_mutex_lock(&x->mu);
+    fail_if_dropped_locked(x);
     pthread_mutex_unlock(&x->mu);
 }
 
@@ -1415,7 +1427,7 @@ static void gate_expired(struct xfer *x)
 static int arrived_all_dropped(const struct xfer *x)
 {
     for (uint32_t r = 0; r < x->n; r++)
-        if (x->parts[r].present && !__atomic_load_n(&x->parts[r].ep->dropped, __ATOMIC_ACQUIRE))
+        if (x->parts[r].present && !part_dropped(&x->parts[r]))
             return 0;
     return 1;
 }
@@ -1487,8 +1499,8 @@ static void join(struct server *srv, struct xp *ep, uint64_t req, const struct d
         add_part(x, ep, req, m, &bad, why, sizeof(why));
         if (bad)
             fail_locked(x, -bad, "%s", why);
-        else if (__atomic_load_n(&ep->dropped, __ATOMIC_ACQUIRE))
-            fail_locked(x, ECONNRESET, "rank %u (%s) disconnected", m->rank, xp_name(ep));
+        else
+            fail_if_dropped_locked(x);
         pthread_cond_broadcast(&x->cv);
         pthread_mutex_unlock(&x->mu);
         pthread_mutex_unlock(&e->mu);
