@@ -230,7 +230,7 @@ machine() {
 LAT_P=4
 PLAN="$OUT/plan.txt"
 : > "$OUT/run.log"
-echo "method,rep,case,phase,P,xfer,block,segments,fpp,coll,random,neighbour,bytes,seconds,MiB_s,status" > "$OUT/results.csv"
+echo "method,rep,case,phase,P,xfer,block,segments,fpp,coll,random,neighbour,bytes,seconds,MiB_s,status,open_s,io_s,sync_s,close_s" > "$OUT/results.csv"
 echo "method,rep,mode,op,size,calls,callers,p50_us,p99_us,mean_us,max_us,status" > "$OUT/latency.csv"
 echo "method,op,rep,MiB,seconds,MiB_s,status" > "$OUT/cp.csv"
 echo "method,P,rep,launch,rc,wall_s" > "$OUT/launches.csv"

@@ -47,19 +47,34 @@ def mark(ratio, target):
     return f"{ratio:.2f} {'met' if ratio >= target else '**not met**'}"
 
 
+STAGES = ["open", "io", "sync", "close"]
+
+
 class Cells:
-    """MiB/s of every successful phase, by (method, P, case, xfer, phase)."""
+    """MiB/s of every successful phase, by (method, P, case, xfer, phase), and
+    the slowest rank's seconds in each stage of it (open, calls, sync, close)
+    where ior-style recorded them."""
 
     def __init__(self, results):
-        self.ok, self.bad = {}, {}
+        self.ok, self.bad, self.stages = {}, {}, {}
         for r in results:
             case = r["case"].rsplit("-t", 1)[0]
             key = (r["method"], int(r["P"]), case, int(r["xfer"]), r["phase"])
             if r["status"] == "ok":
                 # from bytes and seconds: the printed MiB/s is rounded
                 self.ok.setdefault(key, []).append(float(r["bytes"]) / 1048576 / float(r["seconds"]))
+                if r.get("open_s"):
+                    self.stages.setdefault(key, []).append(
+                        [float(r[s + "_s"]) for s in STAGES] + [float(r["seconds"])])
             else:
                 self.bad.setdefault(key, []).append(r["status"])
+
+    def stage_med(self, key):
+        """median seconds per stage and of the whole phase, or None"""
+        v = self.stages.get(key)
+        if not v:
+            return None
+        return [statistics.median(x[i] for x in v) for i in range(len(STAGES) + 1)]
 
     def med(self, key):
         v = self.ok.get(key)
@@ -139,6 +154,39 @@ def summary(misses, out):
             met = sum(1 for y in sel if y[6] >= y[7])
             cols.append(f"{met}/{len(sel)}, {statistics.median(y[6] for y in sel):.2f}")
         out.append(f"| {m} | " + " | ".join(cols) + " |")
+
+
+def ms(s):
+    return f"{s * 1e3:.3g}" if s < 0.01 else f"{s * 1e3:.0f}"
+
+
+def where(cells, misses, out):
+    """each miss put on the stage that holds it: the stage whose time grew
+    most against ufs: in the same run (slowest rank per stage, medians)"""
+    sel = sorted(x for x in misses if x[6] < x[7])
+    rows_ = []
+    for _, m, p, case, x, phase, r, t in sel:
+        d, u = cells.stage_med((m, p, case, x, phase)), cells.stage_med(("ufs", p, case, x, phase))
+        if not d or not u:
+            continue
+        extra = [d[i] - u[i] for i in range(len(STAGES))]
+        i = max(range(len(STAGES)), key=lambda k: extra[k])
+        stages = " / ".join(f"{ms(d[k])} vs {ms(u[k])}" for k in range(len(STAGES)))
+        rows_.append(f"| {m} | {p} | {case} | {size_name(x)} | {phase} | {r:.2f} | "
+                     f"{ms(d[-1])} vs {ms(u[-1])} | {stages} | **{STAGES[i]}** "
+                     f"(+{ms(extra[i])} ms) |")
+    if not rows_:
+        return
+    out.append("\n## Where each miss is: the stage that holds it\n")
+    out.append("Each case below its target, its phase split into stages, ddio vs `ufs:` in "
+               "the same run (ms; the slowest rank's time in each stage, median over "
+               "repetitions; stages of different ranks overlap, so they need not add up "
+               "to the phase, which includes the barriers' wait). The stage named is the "
+               "one whose time grew most over `ufs:`'s.\n")
+    out.append("| transport | P | case | xfer | phase | ratio | phase ms | open / calls / "
+               "sync / close ms | stage |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    out += rows_
 
 
 def collective(cells, out):
@@ -294,6 +342,7 @@ def main():
     body = []
     main_tables(cells, body, misses)
     summary(misses, out)
+    where(cells, misses, out)
     collective(cells, out)
     copies(rows(os.path.join(d, "cp.csv")), out)
     latency(rows(os.path.join(d, "latency.csv")), out)

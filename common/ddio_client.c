@@ -211,12 +211,11 @@ static int call(struct ddio_client *cl, int i, uint16_t type, const struct ddio_
 
 /* A request sent to every server at once (resent to one lost meanwhile);
  * the outcome: the first hard error (any status but ok and `soft`), else ok
- * if any server said ok, else `soft`. With resent_ok, a resent request's
- * `soft` is ok: the first one ran before the answer was lost (MKDIR's
- * EEXIST; DELETE's, RMDIR's ENOENT). RENAME is answered from the server's
- * table instead (its ids), so its resend's ENOENT is a real one. */
+ * if any server said ok, else `soft`. The changes (MKDIR, RMDIR, DELETE,
+ * RENAME) carry ids a server answers a resend by (PROTOCOL.md "Resending"),
+ * so a resend's EEXIST or ENOENT is a real one. */
 static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf *req, int soft,
-                  int resent_ok, char *msg, size_t msglen)
+                  char *msg, size_t msglen)
 {
     struct ddio_call *calls = calloc(cl->n, sizeof(*calls));
     struct ddio_conn *conns[DDIO_MAX_SERVERS];
@@ -240,7 +239,7 @@ static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf 
     for (int i = 0; i < cl->n; i++) {
         struct ddio_err *ei = &calls[i].err;
         int rc = ei->errnum ? fail(ei, NULL, 0) : 0;
-        if (rc == 0 || (rc == soft && resent_ok && calls[i].resent))
+        if (rc == 0)
             ok = 1;
         else if (rc != soft && !hard)
             hard = fail(ei, msg, msglen);
@@ -253,9 +252,14 @@ static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf 
     return hard ? hard : (ok ? 0 : soft);
 }
 
-static void path_req(struct ddio_wbuf *w, const char *path)
+/* a path request; once: with the ids of a change (a new call number) */
+static void path_req(struct ddio_wbuf *w, const char *path, int once)
 {
     struct ddio_path_req m = {.path = (char *)path};
+    if (once) {
+        m.once_client = ddio_client_id();
+        m.once_call = ddio_call_id();
+    }
     ddio_wbuf_init(w);
     ddio_enc_path_req(w, &m);
 }
@@ -306,7 +310,7 @@ int ddio_client_stat(struct ddio_client *cl, const char *path, struct ddio_cstat
     memset(st, 0, sizeof(*st));
     if (!r)
         return say(msg, msglen, "out of memory"), -ENOMEM;
-    path_req(&w, path);
+    path_req(&w, path, 0);
     for (int i = 0; i < cl->n && !rc; i++) {
         int e = pstat_one(cl, i, &w, r, msg, msglen);
         if (e == 0)
@@ -426,10 +430,11 @@ int ddio_client_mkdir(struct ddio_client *cl, const char *path, uint32_t mode,
                       char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
-    struct ddio_mkdir m = {.path = (char *)path, .mode = mode & 07777};
+    struct ddio_mkdir m = {.path = (char *)path, .mode = mode & 07777,
+                           .once_client = ddio_client_id(), .once_call = ddio_call_id()};
     ddio_wbuf_init(&w);
     ddio_enc_mkdir(&w, &m);
-    int rc = fanout(cl, DDIO_T_MKDIR, &w, -EEXIST, 1, msg, msglen);
+    int rc = fanout(cl, DDIO_T_MKDIR, &w, -EEXIST, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }
@@ -457,8 +462,8 @@ int ddio_client_rmdir(struct ddio_client *cl, const char *path, char *msg, size_
         rc = (say(msg, msglen, "rmdir %s: directory not empty", path), -ENOTEMPTY);
     if (rc)
         return rc;
-    path_req(&w, path);
-    rc = fanout(cl, DDIO_T_RMDIR, &w, -ENOENT, 1, msg, msglen);
+    path_req(&w, path, 1);
+    rc = fanout(cl, DDIO_T_RMDIR, &w, -ENOENT, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }
@@ -466,8 +471,8 @@ int ddio_client_rmdir(struct ddio_client *cl, const char *path, char *msg, size_
 int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
-    path_req(&w, path);
-    int rc = fanout(cl, DDIO_T_DELETE, &w, -ENOENT, 1, msg, msglen);
+    path_req(&w, path, 1);
+    int rc = fanout(cl, DDIO_T_DELETE, &w, -ENOENT, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }
@@ -480,7 +485,7 @@ int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
                             .once_client = ddio_client_id(), .once_call = ddio_call_id()};
     ddio_wbuf_init(&w);
     ddio_enc_rename(&w, &m);
-    int rc = fanout(cl, DDIO_T_RENAME, &w, -ENOENT, 0, msg, msglen);
+    int rc = fanout(cl, DDIO_T_RENAME, &w, -ENOENT, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }
@@ -515,7 +520,7 @@ int ddio_client_layout(struct ddio_client *cl, const char *path, struct ddio_cla
         l->server[k] = -1;
     if (!r)
         return say(msg, msglen, "out of memory"), -ENOMEM;
-    path_req(&w, path);
+    path_req(&w, path, 0);
     for (int i = 0; i < cl->n && !rc; i++) {
         int e = pstat_one(cl, i, &w, r, msg, msglen);
         if (e == -ENOENT)

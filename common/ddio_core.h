@@ -141,8 +141,6 @@ struct ddio_call {
     uint8_t *reply;             /* reply payload (malloc'd) */
     size_t reply_len;
     struct ddio_err err;
-    int resent;                 /* sent again after its connection was lost
-                                 * (ddio_fanout_recover) */
 };
 /* Send every call's request, then collect every reply (the servers work in
  * parallel); each call gets its own outcome. Locks the connections. At most

@@ -457,14 +457,16 @@ static int open_locked(const struct ddio_fh *f, struct ddio_conn *c, struct ddio
 
 /* a blocking lock may legitimately wait up to the timeout on the server;
  * the client waits a little longer to receive its ETIMEDOUT */
-#define LOCK_GRACE_MS 5000
+#define LOCK_REPLY_SLACK_MS 5000
 
-/* one LOCK on server 0's handle (its connection's mutex held) */
+/* one LOCK on server 0's handle (its connection's mutex held); flags:
+ * DDIO_LK_RECLAIM for one held before a reconnect */
 static int lock_locked(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start,
-                       uint64_t len, struct ddio_err *e)
+                       uint64_t len, uint32_t flags, struct ddio_err *e)
 {
     struct ddio_lock m = {.handle = f->srv[0].handle,.cmd = cmd,.type = type,.start = start,
-        .len = len,.timeout_ms = (uint32_t) f->timeout_ms
+        .len = len,.timeout_ms = (uint32_t) f->timeout_ms,.flags = flags,
+        .client = ddio_client_id()
     };
     struct ddio_wbuf w;
     uint8_t *reply = NULL;
@@ -474,18 +476,20 @@ static int lock_locked(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t 
     ddio_wbuf_init(&w);
     ddio_enc_lock(&w, &m);
     rc = ddio_conn_call_locked(f->srv[0].conn, DDIO_T_LOCK, &w,
-                               ddio_now_ms() + f->timeout_ms + LOCK_GRACE_MS, &reply, &n, e);
+                               ddio_now_ms() + f->timeout_ms + LOCK_REPLY_SLACK_MS, &reply, &n, e);
     ddio_wbuf_free(&w);
     free(reply);
     return rc;
 }
 
-/* the locks f held on a connection that was lost, taken again on the new one */
+/* the locks f held on a connection that was lost, taken again on the new
+ * one as reclaims: the server grants only these during its lock grace after
+ * a restart or the drop, so no other process takes a range in between */
 static int relock_locked(struct ddio_fh *f, struct ddio_err *e)
 {
     for (int k = 0; k < f->nlocks; k++)
         if (lock_locked(f, DDIO_LK_SETLKW, f->locks[k].type, f->locks[k].start,
-                        f->locks[k].len, e))
+                        f->locks[k].len, DDIO_LK_RECLAIM, e))
             return -1;
     return 0;
 }
@@ -526,7 +530,7 @@ int ddio_fh_lock(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start,
             : ddio_fh_ready(f, 0, e);
         if (!rc) {
             pthread_mutex_lock(&f->srv[0].conn->mu);
-            rc = lock_locked(f, cmd, type, start, len, e);
+            rc = lock_locked(f, cmd, type, start, len, 0, e);
             pthread_mutex_unlock(&f->srv[0].conn->mu);
         }
         if (!rc || !f->recover_ms || !ddio_err_recoverable(e) || ddio_now_ms() >= give_up)
@@ -624,7 +628,6 @@ static void call_recover(struct ddio_call *k, uint16_t type, int timeout_ms, int
             k->reply = NULL;
             k->reply_len = 0;
             memset(&k->err, 0, sizeof(k->err));
-            k->resent = 1;
             ddio_fanout(k, 1, type, timeout_ms);
             if (!ddio_err_recoverable(&k->err))
                 return;         /* answered */
@@ -982,7 +985,10 @@ int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_m
                 int recover_ms, struct ddio_err *e)
 {
     struct ddio_call *calls = calloc(n ? n : 1, sizeof(*calls));
-    struct ddio_path_req m = {.path = (char *) path };
+    /* ids: a resend's ENOENT is then a real one (the server answers a done
+     * DELETE's resend from its table) */
+    struct ddio_path_req m = {.path = (char *) path, .once_client = ddio_client_id(),
+                              .once_call = ddio_call_id()};
     int found = 0;
 
     if (!calls) {
@@ -996,7 +1002,7 @@ int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_m
     }
     ddio_fanout_recover(calls, n, DDIO_T_DELETE, timeout_ms, recover_ms);
     for (int i = 0; i < n && !e->errnum; i++) {
-        if (!calls[i].err.errnum || (calls[i].resent && calls[i].err.errnum == ENOENT))
+        if (!calls[i].err.errnum)
             found++;
         else if (calls[i].err.errnum != ENOENT)
             *e = calls[i].err;

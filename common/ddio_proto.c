@@ -617,6 +617,8 @@ int ddio_dec_u64_r(const void *p, size_t n, struct ddio_u64_r *m)
 void ddio_enc_path_req(struct ddio_wbuf *w, const struct ddio_path_req *m)
 {
     ddio_put_str(w, m->path);
+    ddio_put_u64(w, m->once_client);
+    ddio_put_u64(w, m->once_call);
 }
 
 int ddio_dec_path_req(const void *p, size_t n, struct ddio_path_req *m)
@@ -625,6 +627,8 @@ int ddio_dec_path_req(const void *p, size_t n, struct ddio_path_req *m)
     memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
     m->path = ddio_get_str(&r, DDIO_MAX_STR);
+    m->once_client = ddio_get_u64(&r);
+    m->once_call = ddio_get_u64(&r);
     int rc = rbuf_result(&r);
     if (rc) {
         free(m->path);
@@ -898,6 +902,8 @@ void ddio_enc_lock(struct ddio_wbuf *w, const struct ddio_lock *m)
     ddio_put_u64(w, m->start);
     ddio_put_u64(w, m->len);
     ddio_put_u32(w, m->timeout_ms);
+    ddio_put_u32(w, m->flags);
+    ddio_put_u64(w, m->client);
 }
 
 /* len 0 means "to end of file"; any other range must have a representable
@@ -913,7 +919,9 @@ int ddio_dec_lock(const void *p, size_t n, struct ddio_lock *m)
     m->start = ddio_get_u64(&r);
     m->len = ddio_get_u64(&r);
     m->timeout_ms = ddio_get_u32(&r);
-    if (!r.err && m->len > UINT64_MAX - m->start)
+    m->flags = ddio_get_u32(&r);
+    m->client = ddio_get_u64(&r);
+    if (!r.err && (m->len > UINT64_MAX - m->start || (m->flags & ~DDIO_LK_RECLAIM)))
         r.err = -EPROTO;
     return rbuf_result(&r);
 }
@@ -1111,6 +1119,8 @@ void ddio_enc_mkdir(struct ddio_wbuf *w, const struct ddio_mkdir *m)
 {
     ddio_put_str(w, m->path);
     ddio_put_u32(w, m->mode);
+    ddio_put_u64(w, m->once_client);
+    ddio_put_u64(w, m->once_call);
 }
 
 int ddio_dec_mkdir(const void *p, size_t n, struct ddio_mkdir *m)
@@ -1120,6 +1130,8 @@ int ddio_dec_mkdir(const void *p, size_t n, struct ddio_mkdir *m)
     ddio_rbuf_init(&r, p, n);
     m->path = ddio_get_str(&r, DDIO_MAX_STR);
     m->mode = ddio_get_u32(&r);
+    m->once_client = ddio_get_u64(&r);
+    m->once_call = ddio_get_u64(&r);
     if (!r.err && m->mode > 07777)
         r.err = -EPROTO;
     return ns_result(&r, m, sizeof(*m), m->path, NULL);

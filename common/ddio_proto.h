@@ -17,9 +17,11 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      6u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      7u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
-                                 * 6: OPEN's and RENAME's once ids */
+                                 * 6: OPEN's and RENAME's once ids;
+                                 * 7: DELETE's, MKDIR's and RMDIR's once ids,
+                                 * LOCK's flags and client */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -190,8 +192,12 @@ struct ddio_handle_req {     /* CLOSE, STAT, SYNC */
 struct ddio_u64_r {          /* STAT reply (local size), generic u64 reply */
     uint64_t value;
 };
-struct ddio_path_req {       /* DELETE */
+struct ddio_path_req {       /* DELETE, RMDIR, PSTAT */
     char *path;
+    /* DELETE, RMDIR: the client's id and its number for the call, the same
+     * in every resend (0, 0: none; PSTAT sends none): a done change's answer
+     * is kept by them */
+    uint64_t once_client, once_call;
 };
 struct ddio_setsize {        /* SETSIZE: local size to truncate/extend to */
     uint64_t handle;
@@ -285,6 +291,8 @@ struct ddio_segs {
 #define DDIO_LK_UNLCK   3u
 #define DDIO_LK_RD      1u
 #define DDIO_LK_WR      2u
+#define DDIO_LK_RECLAIM 1u   /* flags: a lock held before a reconnect, taken
+                              * again (granted during the server's grace) */
 struct ddio_lock {
     uint64_t handle;
     uint32_t cmd;
@@ -292,6 +300,8 @@ struct ddio_lock {
     uint64_t start;
     uint64_t len;
     uint32_t timeout_ms;
+    uint32_t flags;          /* DDIO_LK_RECLAIM; other bits must be 0 */
+    uint64_t client;         /* the client process's id (ddio_client_id) */
 };
 
 /* ---- namespace (the ddio mount, tools/ddio-fuse) ----
@@ -325,6 +335,7 @@ struct ddio_readdir_r {
 struct ddio_mkdir {
     char *path;
     uint32_t mode;           /* <= 07777 */
+    uint64_t once_client, once_call;   /* as RENAME's */
 };
 struct ddio_rename {
     char *from, *to;

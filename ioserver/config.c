@@ -29,6 +29,7 @@ void config_defaults(struct srv_config *c)
     c->max_call_mem = 1u << 30;
     c->max_inflight = 64;
     c->stop_timeout_s = 30;
+    c->lock_grace_ms = 3000;
     c->page_cache = 1;
 }
 
@@ -61,6 +62,9 @@ void config_usage(FILE *f)
         "  --stop-timeout S     on SIGTERM/SIGINT stop accepting, let calls in flight\n"
         "                       finish for at most S seconds, then exit 0 (default 30;\n"
         "                       a second signal stops at once)\n"
+        "  --lock-grace MS      after a restart, or a connection holding byte-range\n"
+        "                       locks dropped, grant only their holders' reclaims for\n"
+        "                       MS milliseconds; other locks wait (default 3000; 0: off)\n"
         "  --transport T        auto|ucx|tcp: offer clients UCX for XFER data (active\n"
         "                       messages received straight into place); auto (default):\n"
         "                       where UCX has a one-copy path (RDMA device, or cross-\n"
@@ -77,7 +81,8 @@ void config_usage(FILE *f)
         "                       indep-read, indep-write (a block of that kind of XFER),\n"
         "                       direct-send (a reply sent without the writer thread),\n"
         "                       close, created (an OPEN that created its file, before\n"
-        "                       the answer);\n"
+        "                       the answer), create-half (a create's layout record\n"
+        "                       written, its datafiles not yet);\n"
         "                       direct-send:N:short cuts every such send from the N-th\n"
         "                       on, so the writer thread sends the rest;\n"
         "                       done:N:drop closes the connection instead of sending\n"
@@ -243,7 +248,7 @@ static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, 
         {'A', "--auth-timeout", 1, 3600}, {'M', "--max-message", 4096, DDIO_MAX_PAYLOAD},
         {'D', "--max-desc", 64, DDIO_MAX_PAYLOAD}, {'E', "--max-desc-depth", 1, DDIO_DESC_MAX_DEPTH},
         {'Y', "--max-call-memory", 1u << 20, UINT64_C(1) << 40}, {'F', "--max-inflight", 1, 4096},
-        {'W', "--stop-timeout", 0, 86400},
+        {'W', "--stop-timeout", 0, 86400}, {'g', "--lock-grace", 0, 600000},
     };
     for (size_t i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
         if (lim[i].opt != opt)
@@ -263,6 +268,7 @@ static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, 
         case 'E': c->max_depth = (unsigned)v; break;
         case 'Y': c->max_call_mem = v; break;
         case 'W': c->stop_timeout_s = (unsigned)v; break;
+        case 'g': c->lock_grace_ms = (unsigned)v; break;
         default: c->max_inflight = (unsigned)v; break;
         }
         return 0;
@@ -295,6 +301,7 @@ static const struct option opts[] = {
     {"max-call-memory", required_argument, NULL, 'Y'},
     {"max-inflight", required_argument, NULL, 'F'},
     {"stop-timeout", required_argument, NULL, 'W'},
+    {"lock-grace", required_argument, NULL, 'g'},
     {"transport", required_argument, NULL, 'P'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},

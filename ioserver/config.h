@@ -33,6 +33,8 @@ struct srv_config {
     uint64_t max_call_mem;        /* memory one XFER's descriptors and plan may take */
     unsigned max_inflight;        /* waiting requests per connection */
     unsigned stop_timeout_s;      /* SIGTERM: how long calls in flight may finish */
+    unsigned lock_grace_ms;       /* after a restart or a lock holder's drop, only
+                                   * reclaims are granted this long (locks.h) */
     int transport;                /* --transport: enum ddio_xport (ddio_ucx.h) */
 };
 

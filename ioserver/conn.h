@@ -30,6 +30,7 @@ struct conn {
     struct server *srv;
     int fd;
     uint64_t id;                 /* also the lock owner */
+    int lock_noted;              /* its client noted as a lock holder (replay.h) */
     char peer[96];
     atomic_int refs;
     pthread_mutex_t mu;          /* everything below */

@@ -17,6 +17,7 @@
 #include "fault.h"
 #include "local.h"
 #include "locks.h"
+#include "replay.h"
 #include "reply.h"
 #include "ucx.h"
 #include "workers.h"
@@ -160,6 +161,28 @@ static int lock_type(uint32_t t)
     return t == DDIO_LK_RD ? LK_RD : t == DDIO_LK_WR ? LK_WR : 0;
 }
 
+void srv_lock_grace(struct server *srv, const char *why)
+{
+    if (!srv->cfg.lock_grace_ms)
+        return;
+    int64_t until = ddio_now_ms() + srv->cfg.lock_grace_ms;
+    int64_t was = atomic_load(&srv->lock_grace_until);
+    while (was < until && !atomic_compare_exchange_weak(&srv->lock_grace_until, &was, until))
+        ;
+    DDIO_INFO("lock grace of %u ms (%s): only reclaimed locks are granted meanwhile",
+              srv->cfg.lock_grace_ms, why);
+}
+
+/* a granted lock's client, noted once per connection: a restart then
+ * starts with the lock grace (main.c) */
+static void note_holder(struct conn *c, uint64_t client)
+{
+    if (c->lock_noted || !client)
+        return;
+    c->lock_noted = 1;
+    replay_note(client, LOCK_HOLDER_CALL, (const uint8_t *)"", 0);
+}
+
 static void do_lock(struct work *w)
 {
     const struct ddio_lock *m = &w->u.lk;
@@ -170,10 +193,13 @@ static void do_lock(struct work *w)
         rc = lk_unlock(&w->of->locks, c->id, m->start, end);
     } else {
         uint32_t tmo = m->timeout_ms ? m->timeout_ms : DEFAULT_LOCK_TIMEOUT_MS;
+        int64_t grace = m->flags & DDIO_LK_RECLAIM ? 0 : atomic_load(&c->srv->lock_grace_until);
         rc = lk_lock(&w->of->locks, c->id, lock_type(m->type), m->start, end,
-                     m->cmd == DDIO_LK_SETLKW, ddio_now_ms() + tmo);
-        if (rc == 0)
+                     m->cmd == DDIO_LK_SETLKW, ddio_now_ms() + tmo, grace);
+        if (rc == 0) {
             stats_bump(&c->srv->stats, &c->srv->stats.locks);
+            note_holder(c, m->client);
+        }
     }
     if (rc)
         conn_send_err(c, DDIO_T_LOCK | DDIO_REPLY, w->h.req, -rc,

@@ -187,19 +187,29 @@ static void unlink_waiter(struct lk_mgr *m, struct lk_waiter *w)
     }
 }
 
+/* a conflict, or the grace not over */
+static int blocked(struct lk_mgr *m, uint64_t owner, int type, uint64_t start, uint64_t end,
+                   int64_t not_before_ms)
+{
+    return (not_before_ms && mono_ms() < not_before_ms) || conflicts(m, owner, type, start, end);
+}
+
 static int wait_for_grant(struct lk_mgr *m, uint64_t owner, int type, uint64_t start,
-                          uint64_t end, int64_t deadline_ms)
+                          uint64_t end, int64_t deadline_ms, int64_t not_before_ms)
 {
     struct lk_waiter w = {.owner = owner, .canceled = 0, .next = m->waiters};
     m->waiters = &w;
     int rc = 0;
-    while (conflicts(m, owner, type, start, end)) {
+    while (blocked(m, owner, type, start, end, not_before_ms)) {
         if (w.canceled) {
             rc = -ECANCELED;
             break;
         }
-        if (wait_until(m, deadline_ms) == ETIMEDOUT
-            && conflicts(m, owner, type, start, end)) {
+        /* nobody broadcasts the grace's end: wake for it */
+        int64_t until = not_before_ms > mono_ms() && not_before_ms < deadline_ms
+            ? not_before_ms : deadline_ms;
+        if (wait_until(m, until) == ETIMEDOUT && until == deadline_ms
+            && blocked(m, owner, type, start, end, not_before_ms)) {
             rc = w.canceled ? -ECANCELED : -ETIMEDOUT;
             break;
         }
@@ -211,14 +221,15 @@ static int wait_for_grant(struct lk_mgr *m, uint64_t owner, int type, uint64_t s
 }
 
 int lk_lock(struct lk_mgr *m, uint64_t owner, int type, uint64_t start, uint64_t end,
-            int wait, int64_t deadline_ms)
+            int wait, int64_t deadline_ms, int64_t not_before_ms)
 {
     if ((type != LK_RD && type != LK_WR) || end <= start)
         return -EINVAL;
     pthread_mutex_lock(&m->mu);
     int rc = 0;
-    if (conflicts(m, owner, type, start, end))
-        rc = wait ? wait_for_grant(m, owner, type, start, end, deadline_ms) : -EAGAIN;
+    if (blocked(m, owner, type, start, end, not_before_ms))
+        rc = wait ? wait_for_grant(m, owner, type, start, end, deadline_ms, not_before_ms)
+            : -EAGAIN;
     if (rc == 0)
         rc = grant(m, owner, type, start, end);
     /* a write lock turned into a read lock may unblock readers */
@@ -242,8 +253,9 @@ int lk_unlock(struct lk_mgr *m, uint64_t owner, uint64_t start, uint64_t end)
     return 0;
 }
 
-void lk_release_owner(struct lk_mgr *m, uint64_t owner)
+unsigned lk_release_owner(struct lk_mgr *m, uint64_t owner)
 {
+    unsigned n = 0;
     pthread_mutex_lock(&m->mu);
     for (struct lk_range **pp = &m->head; *pp;) {
         struct lk_range *r = *pp;
@@ -251,6 +263,7 @@ void lk_release_owner(struct lk_mgr *m, uint64_t owner)
             *pp = r->next;
             free(r);
             m->nlocks--;
+            n++;
         } else {
             pp = &r->next;
         }
@@ -260,6 +273,7 @@ void lk_release_owner(struct lk_mgr *m, uint64_t owner)
             w->canceled = 1;
     pthread_cond_broadcast(&m->cv);
     pthread_mutex_unlock(&m->mu);
+    return n;
 }
 
 unsigned lk_count(struct lk_mgr *m)

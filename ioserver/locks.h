@@ -29,16 +29,19 @@ struct lk_mgr {
 void lk_init(struct lk_mgr *m);
 void lk_destroy(struct lk_mgr *m);
 
-/* Lock [start, end) (end = LK_EOF for "to the end") with type LK_RD/LK_WR.
- * wait = 0: -EAGAIN on conflict. wait = 1: block until granted, -ETIMEDOUT at
- * deadline_ms (CLOCK_MONOTONIC ms), or -ECANCELED when lk_release_owner()
- * runs for this owner meanwhile. -EINVAL on a bad range/type, -ENOMEM. */
+/* Lock [start, end) (end = LK_EOF for "to the end") with type LK_RD/LK_WR,
+ * not before not_before_ms (the server's grace after a restart, during which
+ * only reclaims pass: 0). wait = 0: -EAGAIN on conflict or before then.
+ * wait = 1: block until granted, -ETIMEDOUT at deadline_ms (CLOCK_MONOTONIC
+ * ms), or -ECANCELED when lk_release_owner() runs for this owner meanwhile.
+ * -EINVAL on a bad range/type, -ENOMEM. */
 int lk_lock(struct lk_mgr *m, uint64_t owner, int type, uint64_t start, uint64_t end,
-            int wait, int64_t deadline_ms);
+            int wait, int64_t deadline_ms, int64_t not_before_ms);
 /* Release the owner's locks within [start, end), splitting ranges. */
 int lk_unlock(struct lk_mgr *m, uint64_t owner, uint64_t start, uint64_t end);
-/* Release everything the owner holds and cancel its waiters. */
-void lk_release_owner(struct lk_mgr *m, uint64_t owner);
+/* Release everything the owner holds and cancel its waiters: how many
+ * ranges it held. */
+unsigned lk_release_owner(struct lk_mgr *m, uint64_t owner);
 /* Number of ranges held (by anyone), for tests. */
 unsigned lk_count(struct lk_mgr *m);
 /* 1 if some owner other than `owner` holds a lock conflicting with

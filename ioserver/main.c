@@ -14,6 +14,7 @@
 #include "ddio_log.h"
 #include "engine.h"
 #include "fault.h"
+#include "handlers.h"
 #include "listener.h"
 #include "ucx.h"
 #include "notify.h"
@@ -113,6 +114,8 @@ static void replay_load(struct server *srv)
     replay_open(path, &in, err, sizeof(err));
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (in.clients)     /* clients of the previous process may hold locks */
+        srv_lock_grace(srv, "a restart");
     if (!in.persistent)
         DDIO_WARN("answers of resent writes kept in memory only (lost with a restart): %s", err);
     else

@@ -21,13 +21,38 @@ static int reply_done(struct conn *c, const struct ddio_hdr *h, int rc, const ch
     return reply_ok(c, h);
 }
 
+/* A change with ids (DELETE, MKDIR, RMDIR, RENAME) that succeeded is
+ * remembered (replay.h), so its resend after a lost answer (a dropped
+ * connection, a restarted server) is answered done, not run again: the
+ * second run's EEXIST or ENOENT could not be told from another client's. */
+static int once_answered(struct conn *c, uint64_t client, uint64_t call)
+{
+    uint8_t *done;
+    size_t n;
+    if (!client || !replay_find(client, call, &done, &n))
+        return 0;
+    free(done);                 /* (empty) */
+    stats_bump(&c->srv->stats, &c->srv->stats.replayed);
+    return 1;
+}
+
+static void once_note(int rc, uint64_t client, uint64_t call)
+{
+    if (rc == 0 && client)
+        replay_note(client, call, (const uint8_t *)"", 0);
+}
+
 int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
     struct ddio_path_req m = {0};
     if (ddio_dec_path_req(p, h->len, &m))
         return bad_payload(c, h);
     char msg[768];
-    int rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
+    int rc = 0;
+    if (!once_answered(c, m.once_client, m.once_call)) {
+        rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
+        once_note(rc, m.once_client, m.once_call);
+    }
     free(m.path);
     return reply_done(c, h, rc, msg);
 }
@@ -77,7 +102,11 @@ int on_mkdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     char msg[768];
     if (ddio_dec_mkdir(p, h->len, &m))
         return bad_payload(c, h);
-    int rc = store_mkdir(&c->srv->store, m.path, m.mode, msg, sizeof(msg));
+    int rc = 0;
+    if (!once_answered(c, m.once_client, m.once_call)) {
+        rc = store_mkdir(&c->srv->store, m.path, m.mode, msg, sizeof(msg));
+        once_note(rc, m.once_client, m.once_call);
+    }
     free(m.path);
     return reply_done(c, h, rc, msg);
 }
@@ -88,32 +117,25 @@ int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     char msg[768];
     if (ddio_dec_path_req(p, h->len, &m))
         return bad_payload(c, h);
-    int rc = store_rmdir(&c->srv->store, m.path, msg, sizeof(msg));
+    int rc = 0;
+    if (!once_answered(c, m.once_client, m.once_call)) {
+        rc = store_rmdir(&c->srv->store, m.path, msg, sizeof(msg));
+        once_note(rc, m.once_client, m.once_call);
+    }
     free(m.path);
     return reply_done(c, h, rc, msg);
 }
 
-/* A RENAME with ids that succeeded is remembered (replay.h), so its resend
- * after a lost answer (a dropped connection, a restarted server) is
- * answered done, not run again: the source is gone by then, and the second
- * run's ENOENT could not be told from a real one. */
 int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
     struct ddio_rename m;
     char msg[768];
-    uint8_t *done;
-    size_t n;
     if (ddio_dec_rename(p, h->len, &m))
         return bad_payload(c, h);
-    int once = m.once_client != 0;
     int rc = 0;
-    if (once && replay_find(m.once_client, m.once_call, &done, &n)) {
-        free(done);             /* (empty) */
-        stats_bump(&c->srv->stats, &c->srv->stats.replayed);
-    } else {
+    if (!once_answered(c, m.once_client, m.once_call)) {
         rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
-        if (rc == 0 && once)
-            replay_note(m.once_client, m.once_call, (const uint8_t *)"", 0);
+        once_note(rc, m.once_client, m.once_call);
     }
     free(m.from);
     free(m.to);

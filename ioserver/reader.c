@@ -17,6 +17,7 @@
 #include "ddio_net.h"
 #include "dispatch.h"
 #include "engine.h"
+#include "handlers.h"
 #include "locks.h"
 #include "reply.h"
 #include "tcp.h"
@@ -129,14 +130,17 @@ static void drop_endpoints(struct conn *c)
 static void drop_files(struct conn *c)
 {
     struct server *srv = c->srv;
+    unsigned held = 0;
     pthread_mutex_lock(&c->mu);
     for (struct handle *h = c->handles; h; h = h->next)
-        lk_release_owner(&h->of->locks, c->id);   /* also cancels its lock waits */
+        held += lk_release_owner(&h->of->locks, c->id);   /* also cancels its lock waits */
     while (c->workers > 0)
         pthread_cond_wait(&c->cv, &c->mu);
     struct handle *hs = c->handles;
     c->handles = NULL;
     pthread_mutex_unlock(&c->mu);
+    if (held)               /* a client that reconnects takes them again */
+        srv_lock_grace(srv, "a connection holding locks dropped");
     while (hs) {
         struct handle *n = hs->next;
         lk_release_owner(&hs->of->locks, c->id);

@@ -41,6 +41,10 @@ struct server {
     struct srv_stats stats;
     size_t queue_cap;            /* bytes of PUT/GET queued per connection */
     struct srv_ucx *ucx;         /* the UCX transport (ucx.c), NULL when not offered */
+    /* CLOCK_MONOTONIC ms until which only reclaimed locks are granted (0:
+     * none): after a restart, or a connection holding locks dropped, their
+     * holders take them again first (handlers.c, srv_lock_grace) */
+    _Atomic int64_t lock_grace_until;
 };
 
 /* "server HOST:PORT: <cause>" (server.c) */

@@ -21,6 +21,7 @@
 #include "cond.h"
 #include "ddio_log.h"
 #include "ddio_net.h"
+#include "fault.h"
 #include "store_int.h"
 
 /* ---- path confinement ------------------------------------------------------ */
@@ -590,21 +591,30 @@ static int create_file(struct store *st, struct ofile *of, const struct ddio_lay
     int rc = check_proposed(st, &of->layout, msg, msglen);
     if (rc)
         return rc;
-    rc = open_datafiles(st, of, 1, msg, msglen);
-    if (rc)
-        return rc;
+    /* The record first, with the creator's ids: a server killed before the
+     * datafiles exist leaves a file its create's resend finds its own
+     * (create_again) and completes below. Datafiles first would leave ones
+     * without a record, which a create must refuse (EEXIST). */
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     rc = store_meta_encode(&of->layout, &of->creator, &w);
     if (rc == 0)
         rc = write_atomic(st, st->metafd, of->path, w.p, w.len, 0);
     ddio_wbuf_free(&w);
+    if (rc) {
+        snprintf(msg, msglen, "store layout of %s: %s", of->path, ddio_errno_name(-rc));
+        return rc;
+    }
+    fault_hit(FAULT_CREATE_HALF);
+    rc = open_datafiles(st, of, 1, msg, msglen);
+    if (rc) {
+        unlink_beneath(st->metafd, of->path, 0);
+        return rc;
+    }
     /* durable at the file's first MPI_File_sync, like its data: a create
      * costs no fsync (one per stripe server, in turn, on the create path) */
-    __atomic_store_n(&of->meta_pending, rc == 0, __ATOMIC_RELEASE);
-    if (rc)
-        snprintf(msg, msglen, "store layout of %s: %s", of->path, ddio_errno_name(-rc));
-    return rc;
+    __atomic_store_n(&of->meta_pending, 1, __ATOMIC_RELEASE);
+    return 0;
 }
 
 int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,

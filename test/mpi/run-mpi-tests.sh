@@ -656,10 +656,13 @@ if t_selected restart; then
   # created:1 kills server 1 after it created its part of the file, before
   # the answer: the client resends the create (the same DDIO_O_ONCE ids) and
   # the restarted server, finding the file made with them, answers it as the
-  # create (another creator's would get EEXIST); done:122
+  # create (another creator's would get EEXIST); create-half:1 kills server
+  # 1 halfway through that create, its layout record (with the ids) written
+  # and its datafiles not: the resend finds the record its own and makes
+  # them (the datafiles first left some without a record: EEXIST); done:122
   # lands in the read phase (30 rounds x 4 ranks of writes first). The job
   # completes, reads every byte back, and its file equals ufs:'s.
-  for spec in coll:open:1 coll:open:3 coll:created:1 coll:coll-write:5 coll:coll-read:3 coll:done:2 \
+  for spec in coll:open:1 coll:open:3 coll:created:1 coll:create-half:1 coll:coll-write:5 coll:coll-read:3 coll:done:2 \
       coll:done:122 indep:indep-write:6 indep:indep-read:4 sync:sync:3 coll:close:2 \
       atomic:indep-write:4 nonblock:indep-write:4; do
     IFS=: read -r mode point n <<<"$spec"; name="restart-at-$mode-$point-$n"

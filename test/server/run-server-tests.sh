@@ -91,6 +91,35 @@ for sig in KILL TERM; do
   t_result "$name" $rc "srv_client or the restart failed (above)"
 done
 
+# Byte-range locks across a lost connection and a restart (--lock-grace):
+# srv_client --lock-grace-before takes a lock, drops its connection, and
+# checks that another connection gets no lock until the holder reclaims it
+# on a new one; the server is SIGKILLed and started again on the same root,
+# and --lock-grace-after checks the same after the restart (the table of
+# answers names the holder, so the restarted server starts in its grace),
+# then that a free range is granted when the grace ends (srv_t_locks.c).
+name=server/lock-grace
+t_tmpdir D4 /tmp
+mkdir -p "$D4/root"
+export SRV_REPLAY_ID=$(( (RANDOM << 30 | RANDOM << 15 | RANDOM) + 1 ))
+rc=0
+if start "$D4" --root "$D4/root" --lock-grace 4000; then
+  timeout -k 10 "$T_LIMIT" "$CLIENT" --lock-grace-before "$T_SRV_ADDR" >"$D4/before.out" 2>&1 || rc=$?
+  kill -KILL "$T_SRV_PID"; t_wait_pid "$T_SRV_PID" "$T_STOP_LIMIT" || true
+  if [ $rc = 0 ] && start "$D4" --root "$D4/root" --lock-grace 4000; then
+    timeout -k 10 "$T_LIMIT" "$CLIENT" --lock-grace-after "$T_SRV_ADDR" >"$D4/after.out" 2>&1 || rc=$?
+    grep -h "lock grace" "$T_SRV_LOG" | sed 's/^/    /'
+    t_server_stop || true
+  elif [ $rc = 0 ]; then
+    rc=1; echo "server restart: $T_SRV_WHY" >"$D4/after.out"
+  fi
+else
+  rc=1; echo "server start: $T_SRV_WHY" >"$D4/before.out"
+fi
+cat "$D4/before.out" "$D4/after.out" >"$D4/client.out" 2>/dev/null
+t_indent "$D4/client.out"
+t_result "$name" $rc "srv_client or the restart failed (above)"
+
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
   t_tmpdir D2 /dev/shm
   mkdir -p "$D2/a" "$D2/b"

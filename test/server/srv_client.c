@@ -53,6 +53,13 @@ int main(int argc, char **argv)
             run_case("replay/after-restart", test_replay_after);
         return case_summary();
     }
+    if (strcmp(mode, "--lock-grace-before") == 0 || strcmp(mode, "--lock-grace-after") == 0) {
+        if (strcmp(mode, "--lock-grace-before") == 0)
+            run_case("locks/grace-after-drop", test_lock_grace_before);
+        else
+            run_case("locks/grace-after-restart", test_lock_grace_after);
+        return case_summary();
+    }
     if (strcmp(mode, "--ucx") == 0 || strcmp(mode, "--no-ucx") == 0) {
         if (strcmp(mode, "--ucx") == 0)
             run_case("ucx/offered", test_ucx_offered);

@@ -242,7 +242,7 @@ int cl_handle_op(struct cl *c, uint16_t type, uint64_t handle, uint64_t *value)
 
 int cl_delete(struct cl *c, const char *path)
 {
-    struct ddio_path_req p = {(char *)path};
+    struct ddio_path_req p = {.path = (char *)path};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_path_req(&w, &p);
@@ -252,7 +252,13 @@ int cl_delete(struct cl *c, const char *path)
 int cl_lock(struct cl *c, uint64_t h, uint32_t cmd, uint32_t type, uint64_t start,
                    uint64_t len, uint32_t tmo)
 {
-    struct ddio_lock l = {h, cmd, type, start, len, tmo};
+    return cl_lock_as(c, h, cmd, type, start, len, tmo, 0, 0);
+}
+
+int cl_lock_as(struct cl *c, uint64_t h, uint32_t cmd, uint32_t type, uint64_t start,
+               uint64_t len, uint32_t tmo, uint32_t flags, uint64_t client)
+{
+    struct ddio_lock l = {h, cmd, type, start, len, tmo, flags, client};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_lock(&w, &l);

@@ -111,6 +111,9 @@ int cl_handle_op(struct cl *c, uint16_t type, uint64_t handle, uint64_t *value);
 int cl_delete(struct cl *c, const char *path);
 int cl_lock(struct cl *c, uint64_t h, uint32_t cmd, uint32_t type, uint64_t start,
                    uint64_t len, uint32_t tmo);
+/* a LOCK with flags (DDIO_LK_RECLAIM) and the client id it is held for */
+int cl_lock_as(struct cl *c, uint64_t h, uint32_t cmd, uint32_t type, uint64_t start,
+               uint64_t len, uint32_t tmo, uint32_t flags, uint64_t client);
 void build_desc(const struct dspec *s, struct ddio_desc *d);
 struct xres cl_xfer_hold(struct cl *c, uint64_t handle, uint32_t op, uint32_t flags,
                                 uint64_t group, uint64_t seq, uint32_t n, uint32_t rank,
@@ -156,6 +159,8 @@ void test_files(void);
 void test_stats(void);
 void test_page_cache(void);
 void test_locks(void);
+void test_lock_grace_before(void);
+void test_lock_grace_after(void);
 void test_malformed_before_auth(void);
 void test_malformed_after_auth(void);
 void test_malformed_truncated(void);

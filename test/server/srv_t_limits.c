@@ -358,7 +358,7 @@ static void lim_inflight(void)
     open_pair("lim/locks", &a, &b, &ra, &rb);
     CHECK(cl_lock(a, ra.handle, DDIO_LK_SETLK, DDIO_LK_WR, 0, 100, 0) == 0, "lock a");
     for (uint64_t i = 0; i < 4; i++) {
-        struct ddio_lock lk = {rb.handle, DDIO_LK_SETLKW, DDIO_LK_WR, 10 * i, 5, 8000};
+        struct ddio_lock lk = {rb.handle, DDIO_LK_SETLKW, DDIO_LK_WR, 10 * i, 5, 8000, 0, 0};
         struct ddio_wbuf w;
         ddio_wbuf_init(&w);
         ddio_enc_lock(&w, &lk);

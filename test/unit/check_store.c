@@ -238,6 +238,37 @@ START_TEST(t_create_resent)
 }
 END_TEST
 
+/* a server killed halfway through a create, its layout record written and
+ * its datafiles not (or only some): the record carries the creator's ids,
+ * so the resend completes the create and anyone else still gets EEXIST */
+START_TEST(t_create_half_done)
+{
+    start(2);
+    struct ddio_layout_rec l = layout(1 << 20, 1);
+    struct store_creator me = {42, 9}, other = {43, 9};
+    const uint32_t cx = DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL | DDIO_O_ONCE;
+    struct ofile *of;
+    int created;
+    char p[400];
+    ck_assert_int_eq(store_open(&st, "half", cx, &l, &me, &of, &created, msg, sizeof(msg)), 0);
+    store_release(&st, of);
+    store_fini(&st);
+    snprintf(p, sizeof(p), "%s/half", root1);    /* as the kill left it */
+    ck_assert_int_eq(unlink(p), 0);
+    snprintf(p, sizeof(p), "%s/half", root2);
+    ck_assert_int_eq(unlink(p), 0);
+    start(2);
+    ck_assert_int_eq(store_open(&st, "half", cx, &l, &other, &of, &created, msg, sizeof(msg)),
+                     -EEXIST);
+    ck_assert_int_eq(store_open(&st, "half", cx, &l, &me, &of, &created, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(created, 1);
+    store_release(&st, of);
+    ck_assert_int_eq(access(p, F_OK), 0);         /* the datafiles made by the resend */
+    snprintf(p, sizeof(p), "%s/half", root1);
+    ck_assert_int_eq(access(p, F_OK), 0);
+}
+END_TEST
+
 START_TEST(t_layout_roundtrip)
 {
     start(1);
@@ -470,6 +501,7 @@ int main(void)
     tcase_add_test(tc, t_meta_durable_at_sync);
     tcase_add_test(tc, t_layout_roundtrip);
     tcase_add_test(tc, t_create_resent);
+    tcase_add_test(tc, t_create_half_done);
     tcase_add_test(tc, t_stored_layout_and_stale);
     tcase_add_test(tc, t_sizes_two_disks);
     tcase_add_test(tc, t_namespace);
