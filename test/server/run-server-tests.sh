@@ -47,11 +47,9 @@ mkdir -p "$D1/root"
 echo "== one disk on $(df --output=fstype "$D1" | tail -1) ($D1)"
 ROOT1=$D1/root run server/one-disk "$D1" "--root $D1/root"
 
-# restart on the same root: the server id persists (without the lock grace
-# a restart over clients' answers starts, so srv_client's lock cases, which
-# take SETLKs at once, run as on a fresh server: server/lock-grace tests it)
+# restart on the same root: the server id persists
 id1=$(od -An -tx1 "$D1/root/.ddio/server-id" 2>/dev/null)
-if start "$D1" --root "$D1/root" --lock-grace 0; then
+if start "$D1" --root "$D1/root"; then
   rc=0
   timeout -k 10 "$T_LIMIT" "$CLIENT" "$T_SRV_ADDR" "$D1/root" >/dev/null 2>&1 || rc=$?
   src=0; t_server_stop || src=$?
