@@ -71,6 +71,16 @@
 #            transport; the servers' ucx counters show which one moved
 #            them), and =ucx with Open MPI's own pml ucx in the same
 #            processes; each == the OMPIO control
+#   fortran  test/mpi's Fortran programs (t_fio: use mpi, t_f08: use
+#            mpi_f08) built with mpif90.openmpi, each file == OMPIO's
+#   pnetcdf  Debian's libpnetcdf-dev: PnetCDF's own examples (C, F77, F90,
+#            from Debian's pnetcdf source) on ddio: names, those that
+#            reopen their file on the mount, each file == OMPIO's
+#   nctest   netCDF-C's own parallel tests (nc_test4, Debian's netcdf
+#            source) built against libnetcdf-mpi-dev, run in directories
+#            under the mount: their files == OMPIO's, and so is ncdump's
+#            output of each (needs /dev/fuse)
+#   DDIO_OMPI_MORE=1: the long lists of these three (see MORE below)
 # usage: run-ompi-tests.sh [-k] [GROUP...]
 #   groups: c mpi4py h5py netcdf mount suite cache local faults restart errors auth transports
 #           fortran pnetcdf nctest
