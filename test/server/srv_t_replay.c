@@ -10,12 +10,17 @@
  *     alone)
  *   - a RENAME with ids resent is answered done from the table; the same
  *     rename with other ids or none is ENOENT (the source is gone)
+ *   - so are MKDIR, RMDIR and DELETE (protocol 7): a rerun would be EEXIST
+ *     or ENOENT, which the same request with other ids or none still gets
  * The client id comes from $SRV_REPLAY_ID (both runs use the same). */
 #include "srv_harness.h"
 
 #define R_CREATE 1              /* call numbers of the first run */
 #define R_WRITE  2
 #define R_RENAME 3
+#define R_MKDIR  4
+#define R_RMDIR  5
+#define R_DELETE 6
 
 static uint64_t me(void)
 {
@@ -51,6 +56,23 @@ static int rename_once(struct cl *c, const char *from, const char *to, uint64_t 
     ddio_wbuf_init(&w);
     ddio_enc_rename(&w, &m);
     return call_simple(c, DDIO_T_RENAME, &w);
+}
+
+/* MKDIR, or with a NULL mode pointer RMDIR/DELETE (type), with ids */
+static int ns_once(struct cl *c, uint16_t type, const char *path, uint64_t client, uint64_t call)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    if (type == DDIO_T_MKDIR) {
+        struct ddio_mkdir m = {.path = (char *)path, .mode = 0755, .once_client = client,
+                               .once_call = call};
+        ddio_enc_mkdir(&w, &m);
+    } else {
+        struct ddio_path_req m = {.path = (char *)path, .once_client = client,
+                                  .once_call = call};
+        ddio_enc_path_req(&w, &m);
+    }
+    return call_simple(c, type, &w);
 }
 
 static uint64_t stat_of(struct cl *c, const char *key)
@@ -89,9 +111,18 @@ void test_replay_before(void)
     CHECK(once_write(c, r.handle, &d, a, me(), R_WRITE, DDIO_X_WRITE) == 0, "write");
     CHECK(create_once(c, g, 0, 0, &r) == 0, "create of %s", g);
     CHECK(rename_once(c, g, h, me(), R_RENAME) == 0, "rename %s -> %s", g, h);
+    char dm[160], dr[160], fd[160];
+    rpath(dm, sizeof(dm), "made");
+    rpath(dr, sizeof(dr), "removed");
+    rpath(fd, sizeof(fd), "deleted");
+    CHECK(ns_once(c, DDIO_T_MKDIR, dr, 0, 0) == 0, "mkdir %s", dr);
+    CHECK(create_once(c, fd, 0, 0, &r) == 0, "create of %s", fd);
+    CHECK(ns_once(c, DDIO_T_MKDIR, dm, me(), R_MKDIR) == 0, "mkdir %s with ids", dm);
+    CHECK(ns_once(c, DDIO_T_RMDIR, dr, me(), R_RMDIR) == 0, "rmdir %s with ids", dr);
+    CHECK(ns_once(c, DDIO_T_DELETE, fd, me(), R_DELETE) == 0, "delete %s with ids", fd);
     ddio_node_free(d.root);
     cl_close(c);
-    printf("ok   before: created, written, renamed with ids\n");
+    printf("ok   before: created, written, renamed, mkdir, rmdir and delete with ids\n");
 }
 
 /* the resends, to the restarted server */
@@ -130,9 +161,24 @@ void test_replay_after(void)
     CHECK(rename_once(c, g, h, me(), R_RENAME + 100) == ENOENT, "a rename with other ids");
     CHECK(rename_once(c, g, h, 0, 0) == ENOENT, "a rename without ids");
     CHECK(cl_open(c, h, DDIO_O_RDONLY, &r.layout, &r2) == 0, "%s gone", h);
-    CHECK(stat_of(c, "replayed") == 2, "replayed %" PRIu64 ", not 2 (the write and the rename)",
-          stat_of(c, "replayed"));
+    /* mkdir, rmdir, delete: a rerun would be EEXIST / ENOENT, which the
+     * same requests with other ids still get */
+    char dm[160], dr[160], fd[160];
+    rpath(dm, sizeof(dm), "made");
+    rpath(dr, sizeof(dr), "removed");
+    rpath(fd, sizeof(fd), "deleted");
+    CHECK(ns_once(c, DDIO_T_MKDIR, dm, me(), R_MKDIR) == 0, "the resent mkdir not answered done");
+    CHECK(ns_once(c, DDIO_T_MKDIR, dm, me(), R_MKDIR + 100) == EEXIST, "a mkdir with other ids");
+    CHECK(ns_once(c, DDIO_T_RMDIR, dr, me(), R_RMDIR) == 0, "the resent rmdir not answered done");
+    CHECK(ns_once(c, DDIO_T_RMDIR, dr, 0, 0) == ENOENT, "an rmdir without ids");
+    CHECK(ns_once(c, DDIO_T_DELETE, fd, me(), R_DELETE) == 0,
+          "the resent delete not answered done");
+    CHECK(ns_once(c, DDIO_T_DELETE, fd, me() ^ 2, R_DELETE) == ENOENT,
+          "another client's delete");
+    CHECK(stat_of(c, "replayed") == 5, "replayed %" PRIu64 ", not 5 (the write, the rename, "
+          "the mkdir, the rmdir and the delete)", stat_of(c, "replayed"));
     ddio_node_free(d.root);
     cl_close(c);
-    printf("ok   after the restart: create, write and rename answered as their first run\n");
+    printf("ok   after the restart: create, write, rename, mkdir, rmdir and delete answered as "
+           "their first run\n");
 }
