@@ -178,9 +178,9 @@ if [ -d "$tmp/ufs" ] && [ -d "$tmp/mount-files" ]; then
 fi
 # t_nc4: ddio: names through nc_create_par/nc_open_par, against ufs:. Its
 # netCDF-4 files are compared by ncdump, read through the mount: not byte
-# for byte, because two runs of it on ufs: already differ in 85 bytes (0x00
-# against 0xff, in 16-byte runs inside HDF5's metadata), so bytes say
-# nothing here (test/hdf5's t_h5 files are byte-identical, and are compared so).
+# for byte, because two runs of it on ufs: already differ in 85 bytes
+# (16-byte runs of 0x00 against 0xff), so bytes say nothing here
+# (test/hdf5's t_h5 files are byte-identical, and are compared so).
 t_nc4() {
   local np=4 ns=2 mnt="$tmp/nc4-mnt" st="$tmp/t_nc4.stats" rc n
   mkdir -p "$mnt" "$tmp/nc4-ufs"
