@@ -69,11 +69,14 @@ conf_opts=(--disable-shared --enable-static --enable-parallel4 --enable-parallel
   --with-mpiexec=mpiexec --disable-dap --disable-byterange --disable-nczarr --disable-libxml2
   --disable-doxygen --disable-examples --disable-unit-tests --disable-plugins
   --disable-filter-testing)
+# netCDF's configure sets CFLAGS to -fno-strict-aliasing alone when none is
+# given: optimise as Debian's build does (dpkg-buildflags: -g -O2).
+nc_cflags="-g -O2"
 # As for PnetCDF, the key names the MPICH by version and ABI (mpi.h), not by
 # its prefix: LD_LIBRARY_PATH (test/lib.sh's t_mpi_env) picks the library.
 mpich_id=$(grep -E '^#define (MPI_VERSION|MPI_SUBVERSION|MPICH_VERSION|MPICH_NUMVERSION) ' \
   "$mpich_prefix/include/mpi.h")
-key=$( { echo "$src_id"; echo "${conf_opts[*]}"; echo "$mpich_id"; echo "hdf5 $h5ver"; cat "$0"; } \
+key=$( { echo "$src_id"; echo "${conf_opts[*]} CFLAGS=$nc_cflags"; echo "$mpich_id"; echo "hdf5 $h5ver"; cat "$0"; } \
   | sha256sum | cut -c1-16)
 base="$cache/netcdf-$key"; srcdir="$base/src"; bld="$base/build"; prefix="$base/prefix"
 mkdir -p "$base"
@@ -97,7 +100,7 @@ if [ ! -e "$base/.built" ]; then
     || die "dpkg-source -x failed; see $base/extract.log"
   mkdir -p "$bld"
   log "configuring (${conf_opts[*]}); log: $base/configure.log"
-  (cd "$bld" && CC="$mpich_prefix/bin/mpicc" CPPFLAGS="-I$h5inc" LDFLAGS="-L$h5lib" \
+  (cd "$bld" && CC="$mpich_prefix/bin/mpicc" CFLAGS="$nc_cflags" CPPFLAGS="-I$h5inc" LDFLAGS="-L$h5lib" \
     "$srcdir/configure" --prefix="$prefix" "${conf_opts[@]}") > "$base/configure.log" 2>&1 \
     || die "netCDF configure failed; see $base/configure.log"
   # configure turns parallel I/O off silently when HDF5 lacks it: fail here
