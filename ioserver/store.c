@@ -940,15 +940,19 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
 }
 
 /* rel under dirfd and the directory holding it fsynced */
-static int fsync_entry(int dirfd, const char *rel)
+/* rel's directory entry durable, and with self its inode and data too */
+static int fsync_entry(int dirfd, const char *rel, int self)
 {
     const char *name;
-    int rc = 0, fd = open_beneath(dirfd, rel, O_RDONLY | O_NOFOLLOW, 0);
-    if (fd < 0)
-        return fd;
-    if (fsync(fd))
-        rc = -errno;
-    close(fd);
+    int rc = 0;
+    if (self) {
+        int fd = open_beneath(dirfd, rel, O_RDONLY | O_NOFOLLOW, 0);
+        if (fd < 0)
+            return fd;
+        if (fsync(fd))
+            rc = -errno;
+        close(fd);
+    }
     int pfd = rc ? -1 : open_parent(dirfd, rel, &name);
     if (pfd >= 0) {
         /* (an O_PATH parent cannot be fsynced: reopen it for reading) */
@@ -964,14 +968,16 @@ static int fsync_entry(int dirfd, const char *rel)
 }
 
 /* a file created here: its layout record and the directory entries of the
- * record and of its datafiles made durable, once */
+ * record and of its datafiles made durable, once (the datafiles themselves
+ * are store_sync's fdatasync: an fsync of them too would cost another
+ * journal commit, for their times) */
 static int sync_meta(struct store *st, struct ofile *of)
 {
     if (!__atomic_load_n(&of->meta_pending, __ATOMIC_ACQUIRE))
         return 0;
-    int rc = fsync_entry(st->metafd, of->path);
+    int rc = fsync_entry(st->metafd, of->path, 1);
     for (int d = 0; d < of->ndisks && !rc; d++)
-        rc = fsync_entry(st->rootfd[d], of->path);
+        rc = fsync_entry(st->rootfd[d], of->path, 0);
     if (!rc)
         __atomic_store_n(&of->meta_pending, 0, __ATOMIC_RELEASE);
     return rc;

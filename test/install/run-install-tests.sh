@@ -5,7 +5,10 @@
 # on ddio: through the installed ddio-run (installed servers, installed
 # mpiexec and libmpich), check every byte read back, check that nothing
 # installed names the build tree or the cache, the man pages render without
-# warnings, and `make uninstall` removes every file.
+# warnings, and `make uninstall` removes every file. With Debian's Open MPI
+# installed, the plug-in is built (make ompi-romio, cached) and installed,
+# and an Open MPI program run through the installed ddio-run --ompi must
+# load it in every rank.
 # usage: run-install-tests.sh [BUILD_DIR]   (needs a finished `make`)
 set -u
 # shellcheck source=test/lib.sh
@@ -15,6 +18,13 @@ top=$(cd "${1:-$BUILD}" && pwd)
 tmp=$T_TMP
 P=$tmp/prefix
 
+# Debian's Open MPI present: the plug-in built first (make ompi-romio:
+# cached, as the Open MPI tests build it), so make install installs it
+ompi=0
+if command -v mpirun.openmpi >/dev/null && command -v mpicc.openmpi >/dev/null; then
+  ompi=1
+  t_step -t "${OMPI_BUILD_LIMIT:-3600}" install/ompi-romio make -C "$top" ompi-romio || ompi=0
+fi
 files() {
   make -C "$top" install prefix="$P" > "$tmp/install.log" 2>&1 \
     || { tail -30 "$tmp/install.log"; t_why "make install prefix=$P"; return; }
@@ -29,6 +39,8 @@ files() {
            share/doc/ddio/examples/ddio-job.sbatch share/doc/ddio/examples/ddio-patterns.c; do
     [ -e "$P/$f" ] || t_why "not installed: $f" || return
   done
+  [ $ompi = 0 ] || [ -e "$P/lib/ddio/openmpi/mca_io_romio321.so" ] \
+    || t_why "not installed: lib/ddio/openmpi/mca_io_romio321.so (the Open MPI plug-in)"
 }
 # every later case needs the install
 t_case install/make-install \
@@ -146,6 +158,36 @@ if [ ${#trace[@]} -gt 0 ]; then
     strace_check
 else
   t_skip install/strace "no strace"
+fi
+
+# Debian's mpirun and an Open MPI program through the installed ddio-run
+# --ompi: every rank loads the installed plug-in (strace), nothing of the
+# build tree or cache, bytes verified by ddio-patterns
+run_installed_ompi() {
+  local out used
+  mpicc.openmpi -O2 -o patterns-ompi "$P/share/doc/ddio/examples/ddio-patterns.c" \
+    || t_why "mpicc.openmpi ddio-patterns.c" || return
+  out=$(env -u DDIO_OMPI_COMPONENT_DIR OMPI_MCA_rmaps_base_oversubscribe=1 timeout -k 10 "$T_LIMIT" \
+    strace -f -qq -e trace=execve,openat -e signal=none -o "$tmp/trace-ompi" \
+    "$P/bin/ddio-run" --ompi -s 2 --root "$tmp/root" -- \
+    mpirun -n 4 ./patterns-ompi -q -r 8192 -m 16 -p wb,wc,rb,rc ddio:/inst-ompi 2>&1) \
+    || { echo "$out"; t_why "ddio-run --ompi from the install"; return; }
+  if echo "$out" | grep -Eiq "mismatch|FAIL|error"; then echo "$out"; t_why "ddio-patterns reported an error"; return; fi
+  # processes that opened it (strace -f: a call may show as "<unfinished ...>")
+  [ "$(grep "openat(.*\"$P/lib/ddio/openmpi/mca_io_romio321.so\"" "$tmp/trace-ompi" | grep -v ENOENT \
+       | awk '{print $1}' | sort -u | wc -l)" -ge 4 ] \
+    || t_why "the 4 ranks did not load the installed plug-in" || return
+  used=$(grep -v ENOENT "$tmp/trace-ompi" | grep -e "\"$top" -e "\"$cache" | head -5 || true)
+  [ -z "$used" ] || t_why "the run used files of the build tree or cache: $used" || return
+  echo "$out" | sed 's/^/     /'
+}
+if [ $ompi = 1 ] && command -v strace >/dev/null; then
+  [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  t_case install/ompi-plugin \
+    "installed ddio-run --ompi: Debian's mpirun, ddio-patterns (mpicc.openmpi) on 2 servers, 4 ranks, the installed plug-in in every rank" \
+    run_installed_ompi
+else
+  t_skip install/ompi-plugin "no Debian Open MPI (or its plug-in build failed), or no strace"
 fi
 
 cd "$top" || t_unusable install/cd "$top"

@@ -71,8 +71,19 @@
 #            transport; the servers' ucx counters show which one moved
 #            them), and =ucx with Open MPI's own pml ucx in the same
 #            processes; each == the OMPIO control
+#   fortran  test/mpi's Fortran programs (t_fio: use mpi, t_f08: use
+#            mpi_f08) built with mpif90.openmpi, each file == OMPIO's
+#   pnetcdf  Debian's libpnetcdf-dev: PnetCDF's own examples (C, F77, F90,
+#            from Debian's pnetcdf source) on ddio: names, those that
+#            reopen their file on the mount, each file == OMPIO's
+#   nctest   netCDF-C's own parallel tests (nc_test4, Debian's netcdf
+#            source) built against libnetcdf-mpi-dev, run in directories
+#            under the mount: their files == OMPIO's, and so is ncdump's
+#            output of each (needs /dev/fuse)
+#   DDIO_OMPI_MORE=1: the long lists of these three (see MORE below)
 # usage: run-ompi-tests.sh [-k] [GROUP...]
 #   groups: c mpi4py h5py netcdf mount suite cache local faults restart errors auth transports
+#           fortran pnetcdf nctest
 #   (default all)
 set -u
 # shellcheck source=test/lib.sh
@@ -90,6 +101,27 @@ export OMPI_MCA_rmaps_base_oversubscribe=1
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 command -v mpirun.openmpi >/dev/null && command -v mpicc.openmpi >/dev/null \
   || t_unusable ompi/deps "Debian's Open MPI is not installed (scripts/install-deps.sh)"
+
+# The cache configure was given (--with-cache-dir): the one holding the
+# build's MPICH (its mpich/ links into it), unless DDIO_CACHE_DIR says
+if [ -z "${DDIO_CACHE_DIR:-}" ] && [ -L "$top/mpich" ]; then
+  DDIO_CACHE_DIR=$(dirname "$(dirname "$(readlink -f "$top/mpich")")"); export DDIO_CACHE_DIR
+fi
+# debian_orig PKG: the upstream tarball of Debian's source package PKG,
+# fetched once into the cache's debian-source/ (as scripts/build-*.sh do)
+debian_orig() {
+  local dl="${DDIO_CACHE_DIR:-$HOME/.cache/ddio}/debian-source" f
+  f=$(ls "$dl/$1"_*.orig.tar.* 2>/dev/null | head -n1)
+  if [ -z "$f" ]; then
+    mkdir -p "$dl" && (cd "$dl" && apt-get source --download-only "$1") >&2 || return 1
+    f=$(ls "$dl/$1"_*.orig.tar.* 2>/dev/null | head -n1)
+  fi
+  [ -n "$f" ] && echo "$f"
+}
+# DDIO_OMPI_MORE=1: the longer lists of the fortran, pnetcdf and nctest
+# groups (every PnetCDF example the MPICH runner diffs, every nc_test4
+# parallel program at every process count netCDF's run_par_test.sh uses)
+MORE=${DDIO_OMPI_MORE:-0}
 
 # --- the plug-in: the cached build (rebuilt only when its inputs change) ----
 comp=$top/ompi-romio
@@ -427,5 +459,172 @@ sys.exit("serial h5py: datasets differ: %s" % bad if bad or sorted(a) != sorted(
     t_step mount-h5py/ddio "$run" --ompi --mount "$mnt" -s 2 --root "$tmp/srv-mount-h5py" -- bash -c \
       'mpirun -n 3 "$PY" "$0" "$mnt/mount-h5py" && cmp "$mnt/mount-h5py" "$1/mount-h5py" &&
        "$PY" -c "$h5cmp" "$mnt/mount-h5py" "$1/mount-h5py"' "$here/t_h5py.py" "$U"
+fi
+# one_session NAME NS NP CMD...: the control (ctl), then CMD on ddio:/NAME
+# and the byte compare with the control's file in one ddio-run session (one
+# server start where both/cmpf take two)
+one_session() {
+  local name=$1 ns=$2 np=$3; shift 3
+  mkdir -p "$tmp/srv-$name"
+  ctl "$name" "$np" "$@" &&
+    t_step "$name/ddio+cmp" "$run" --ompi -s "$ns" --root "$tmp/srv-$name" -- bash -c \
+      'mpirun -n "$0" "${@:4}" "ddio:/$1" && mpirun -n 1 "$2" "ddio:/$1" "ufs:$3/$1"' \
+      "$np" "$name" "$bin/filecmp" "$U" "$@"
+}
+if t_selected fortran; then
+  t_section "Fortran (mpif90.openmpi)"
+  # the MPICH suite's Fortran programs (test/mpi: t_fio with use mpi, a
+  # cyclic vector view collectively, nonblocking and subarray-view
+  # independent calls, two files; t_f08 with use mpi_f08), built with
+  # Debian's mpif90.openmpi, each file == OMPIO's. t_fio's view is of
+  # MPI_INTEGER8, not of MPI_Type_create_f90_integer's type (T_FIO_NO_F90):
+  # ROMIO 3.2.1's MPI_File_close fails on that (Debian's component on ufs:
+  # too; OMPIO does not)
+  for p in t_fio t_f08; do
+    t_step "fortran/compile-$p" mpif90.openmpi -O2 -Wall -Werror -o "$bin/$p" "$SRC/test/mpi/$p.f90"
+  done
+  export T_FIO_NO_F90=1
+  OMPI_COLL=1 both fio-p3-s2 2 3 "= .2" "$bin/t_fio"
+  [ "$MORE" = 1 ] && both fio-p4-s3 3 4 "= .2" "$bin/t_fio"
+  unset T_FIO_NO_F90
+  OMPI_COLL=1 both f08-p3-s2 2 3 = "$bin/t_f08"
+  [ "$MORE" = 1 ] && both f08-p4-s3 3 4 = "$bin/t_f08"
+fi
+if t_selected pnetcdf; then
+  t_section "PnetCDF (libpnetcdf-dev): PnetCDF's examples"
+  # PnetCDF's own examples (C, Fortran 77, Fortran 90; Debian's pnetcdf
+  # source, the cached tarball scripts/build-pnetcdf.sh uses) built with
+  # Debian's Open MPI wrappers against Debian's libpnetcdf, 4 processes on
+  # ddio:/NAME (PnetCDF's classic formats straight over MPI-IO), each file
+  # == OMPIO's. Those that reopen their file (PN_REOPEN) run on a plain
+  # path under the ddio mount instead: PnetCDF's ncmpi_open checks a file's
+  # format with POSIX calls, which cannot open a ddio: name
+  pn=$tmp/pnetcdf; pnb=$bin/pnetcdf; mkdir -p "$pn" "$pnb"
+  PN_REOPEN=" C/block_cyclic C/column_wise C/global_attributes C/req_all C/time_var C/vard_int "
+  PN_REOPEN+="F77/block_cyclic F77/time_var F77/vard_int F90/block_cyclic F90/vard_int "
+  PN_PROGS="C/collective_write C/vard_int F77/column_wise F90/column_wise"
+  # DDIO_OMPI_MORE=1: the examples test/pnetcdf/run-pnetcdf-tests.sh diffs on MPICH
+  [ "$MORE" = 1 ] && PN_PROGS="$(printf 'C/%s ' collective_write nonblocking_write column_wise \
+    block_cyclic flexible_api mput put_varn_float put_varn_int put_vara transpose vard_int \
+    i_varn_int64 bput_varn_uint bput_varn_int64 fill_mode ghost_cell req_all vard_mvars time_var \
+    global_attributes) $(printf 'F77/%s ' nonblocking_write column_wise block_cyclic flexible_api \
+    put_varn_int put_varn_real put_vara transpose vard_int i_varn_real bput_varn_int8 fill_mode \
+    time_var) $(printf 'F90/%s ' nonblocking_write column_wise block_cyclic flexible_api \
+    put_varn_int put_varn_real put_var transpose vard_int fill_mode)"
+  pn_build() {   # the examples of PN_PROGS, and the Fortran ones' utils.o
+    local tb dp d p ex=$pn/examples
+    tb=$(debian_orig pnetcdf) || { echo "no pnetcdf source (apt-get source pnetcdf)"; return 1; }
+    tar -xf "$tb" -C "$pn" --strip-components=1 --wildcards '*/examples/C/*' \
+      '*/examples/F77/*' '*/examples/F90/*' || return 1
+    # Debian's pnetcdf.inc (F77) and pnetcdf.mod (F90, gfortran's module dir)
+    local inc=/usr/include/x86_64-linux-gnu
+    local mod; mod=$(dirname "$(ls /usr/lib/x86_64-linux-gnu/fortran/*/pnetcdf.mod | head -n1)")
+    # PnetCDF's F77 examples pass one buffer as several types (gfortran >= 10)
+    local f77=(mpif77.openmpi -O2 -fallow-argument-mismatch -I"$inc")
+    local f90=(mpif90.openmpi -O2 -I"$mod")
+    mkdir -p "$pnb/f77" "$pnb/f90"
+    "${f77[@]}" -c "$ex/F77/utils.F90" -o "$pnb/utils77.o" -J "$pnb/f77" || return 1
+    "${f90[@]}" -c "$ex/F90/utils.F90" -o "$pnb/utils90.o" -J "$pnb/f90" || return 1
+    for dp in $PN_PROGS; do
+      d=${dp%/*} p=${dp#*/}
+      case $d in
+        C) mpicc.openmpi -O2 -o "$pnb/$p" "$ex/C/$p.c" -lpnetcdf ;;
+        F77) "${f77[@]}" -ffixed-form -w -o "$pnb/$p.F77" "$ex/F77/$p.f" "$pnb/utils77.o" -lpnetcdf ;;
+        F90) "${f90[@]}" -I"$pnb/f90" -o "$pnb/$p.F90" "$ex/F90/$p.f90" "$pnb/utils90.o" -lpnetcdf ;;
+      esac || return 1
+    done
+  }
+  if t_step pnetcdf/build pn_build; then
+    mnt=$tmp/mnt; mkdir -p "$mnt"
+    for dp in $PN_PROGS; do
+      d=${dp%/*} p=${dp#*/}; exe=$pnb/$p; [ "$d" = C ] || exe=$exe.$d
+      name=pn-$d-$p-p4-s2
+      case $PN_REOPEN in
+        *" $dp "*)
+          t_have_fuse || { t_skip "$name" "reopens its file: needs the mount (/dev/fuse)"; continue; }
+          mkdir -p "$tmp/srv-$name"
+          ctl "$name" 4 "$exe" -q &&
+            t_step "$name/mount+cmp" "$run" --ompi --mount "$mnt" -s 2 --root "$tmp/srv-$name" -- \
+              bash -c 'mpirun -n 4 "$0" -q "$1/$2" && cmp "$1/$2" "$3/$2"' "$exe" "$mnt" "$name" "$U" ;;
+        *) one_session "$name" 2 4 "$exe" -q ;;
+      esac
+    done
+  fi
+fi
+if t_selected nctest && t_have_fuse; then
+  t_section "netCDF-C's own parallel tests (nc_test4) under the mount"
+  # netCDF-C's parallel tests (nc_test4: run_par_test.sh's programs, from
+  # Debian's netcdf source: the upstream 4.9.0 of libnetcdf-mpi-dev, whose
+  # own source package netcdf-parallel is not served) built with
+  # mpicc.openmpi against libnetcdf-mpi-dev (config.h: nc_test4/ here).
+  # Each runs in a directory under the ddio mount (they write ./NAME.nc;
+  # some write serially with rank 0, tst_parallel5 reopens such a file in
+  # parallel) and, as the control, in a local one with OMPIO. Each checks
+  # what it reads back; the files they leave are compared with the
+  # control's byte for byte (cmp through the mount), and so is what ncdump
+  # (netcdf-bin, serial netCDF through the mount) prints of each .nc one.
+  nct=$tmp/netcdf; nctb=$bin/nc_test4; mkdir -p "$nct" "$nctb"
+  NC_PROGS="tst_mode:1 tst_parallel:4 tst_parallel6:4 tst_parallel_zlib:4"
+  [ "$MORE" = 1 ] && NC_PROGS="tst_mode:1 tst_mpi_parallel:4 tst_parallel:4 tst_parallel3:16
+    tst_parallel4:1 tst_parallel4:2 tst_parallel4:4 tst_parallel4:8 tst_nc4perf:4
+    tst_simplerw_coll_r:1 tst_simplerw_coll_r:2 tst_simplerw_coll_r:4 tst_parallel_zlib:4
+    tst_parallel_compress:1 tst_parallel_compress:4 tst_quantize_par:4 tst_parallel6:4 tst_parallel5:4"
+  # Three of them leave files whose bytes differ from one OMPIO run to the
+  # next (and from Debian's ROMIO's) where no variable's value is:
+  # tst_parallel3's test.nc, tst_parallel5's, tst_simplerw_coll_r's; and the latter's files
+  # of NC_NOFILL runs (*_fv_2.nc) hold whatever was in memory where nothing
+  # was written. Of those, what ncdump prints (of the filled ones) is compared
+  NC_DUMP_ONLY=" tst_parallel3 tst_parallel5 tst_simplerw_coll_r "
+  nc_build() {
+    local tb spec p
+    tb=$(debian_orig netcdf) || { echo "no netcdf source (apt-get source netcdf)"; return 1; }
+    tar -xf "$tb" -C "$nct" --strip-components=1 --wildcards '*/nc_test4/tst_*par*.c' \
+      '*/nc_test4/tst_mode.c' '*/nc_test4/tst_nc4perf.c' '*/nc_test4/tst_simplerw_coll_r.c' \
+      '*/include/*.h' || return 1
+    # tst_parallel5's string step loops twice with no barrier: rank 0's
+    # serial nc_create of the second round truncates the file while the
+    # other ranks may still be opening it in the first (nc_close of a file
+    # opened read-only does not synchronize). On a local file rank 0 is the
+    # slower one; on ddio the others are, and about half the runs failed
+    # ("NetCDF: HDF error" in nc_open_par; 10 of 10 pass with the barrier)
+    sed -i '/Create a netcdf-4 file. Turns out that HDF5 does not/i\
+            MPI_Barrier(comm); /* added by ddio: the rounds raced */' "$nct/nc_test4/tst_parallel5.c" &&
+      grep -q "added by ddio" "$nct/nc_test4/tst_parallel5.c" || return 1
+    for spec in $NC_PROGS; do
+      p=${spec%:*}; [ -x "$nctb/$p" ] && continue
+      # -w: netCDF's test code, not ours (its own build has no -Werror);
+      # -O0: half the compile time, and nothing here is timed
+      mpicc.openmpi -O0 -g -w -I"$here/nc_test4" -I"$nc/include" -I"$nct/include" -o "$nctb/$p" \
+        "$nct/nc_test4/$p.c" -L"$nc/lib" -lnetcdf -Wl,-rpath,"$nc/lib" || return 1
+    done
+  }
+  command -v ncdump >/dev/null || t_fail nctest/ncdump "ncdump missing (netcdf-bin: scripts/install-deps.sh)"
+  if t_step nctest/build nc_build; then
+    mnt=$tmp/mnt; mkdir -p "$mnt"
+    # nc_same DIR CTLDIR [dump]: every file the control left is there, the
+    # same bytes (with dump: but *_fv_2.nc, and only ncdump's output), and
+    # ncdump prints the same of each .nc
+    nc_same() {
+      local f n=0
+      for f in "$2"/*; do
+        [ -e "$f" ] || continue; f=${f##*/}
+        case ${3:-}:$f in dump:*_fv_2.nc) continue ;; dump:*) ;; *) cmp "$1/$f" "$2/$f" || return 1 ;; esac
+        case $f in *.nc) diff <(ncdump "$1/$f") <(ncdump "$2/$f") || { echo "ncdump $f differs"; return 1; } ;; esac
+        n=$((n + 1))
+      done
+      echo "$n files equal to the control's"
+    }
+    export -f nc_same; export mnt
+    for spec in $NC_PROGS; do
+      p=${spec%:*} np=${spec#*:} name=nct-${spec/:/-p} how=""
+      case $NC_DUMP_ONLY in *" $p "*) how=dump ;; esac
+      mkdir -p "$U/$name" "$tmp/srv-$name"
+      t_step "$name/ompio" bash -c 'cd "$0" && mpirun.openmpi -n "$1" --mca io ompio "$2"' \
+        "$U/$name" "$np" "$nctb/$p" &&
+        t_step "$name/ddio" "$run" --ompi --mount "$mnt" -s 2 --root "$tmp/srv-$name" -- bash -c \
+          'mkdir "$mnt/$0" && cd "$mnt/$0" && mpirun -n "$1" "$2" && nc_same "$mnt/$0" "$3" "$4"' \
+          "$name" "$np" "$nctb/$p" "$U/$name" "$how"
+    done
+  fi
 fi
 t_done

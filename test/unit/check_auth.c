@@ -18,6 +18,7 @@
 #include "ddio_auth.h"
 #include "ddio_net.h"
 #include "ddio_proto.h"
+#include "check_run.h"
 
 #define TMO 5000
 
@@ -325,11 +326,7 @@ int main(void)
     tcase_add_test(tc, handshake_cases);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(s, 1);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", g_dir);
     if (system(cmd) != 0)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "check_run.h"
 
 static char g_path[] = "/tmp/ddio-check-config.XXXXXX";
 
@@ -148,11 +149,7 @@ int main(void)
     tcase_add_test(tc, flags_beat_file);
     tcase_add_test(tc, mistakes);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(s, 1);
     unlink(g_path);
     return failed ? 1 : 0;
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ddio_desc.h"
+#include "check_run.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -1409,10 +1410,6 @@ static Suite *desc_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(desc_suite());
-    int failed;
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(desc_suite(), 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ddio_layout.h"
+#include "check_run.h"
 
 static const uint64_t units[] = { 1, 3, 7, 4096, 3000, 65536 };
 #define NUNITS (sizeof(units) / sizeof(units[0]))
@@ -387,9 +388,6 @@ static Suite *layout_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(layout_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(layout_suite(), 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

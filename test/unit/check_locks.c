@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "locks.h"
+#include "check_run.h"
 
 static int64_t now_ms(void)
 {
@@ -171,9 +172,6 @@ int main(void)
     tcase_add_test(tc, t_cancel_waiter);
     tcase_add_test(tc, t_unsorted_after_cut);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(s, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

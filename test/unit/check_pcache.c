@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "pcache.h"
+#include "check_run.h"
 
 #define MiB (1024u * 1024u)
 #define TMPFS_MAGIC 0x01021994
@@ -131,9 +132,6 @@ int main(void)
     tcase_add_test(tc, t_choose_independent);
     tcase_add_test(tc, t_choose_collective);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(s, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

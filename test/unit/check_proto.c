@@ -19,6 +19,7 @@
 #include "ddio_log.h"
 #include "ddio_net.h"
 #include "ddio_proto.h"
+#include "check_run.h"
 
 /* ---- sample messages -------------------------------------------------------- */
 
@@ -2109,9 +2110,6 @@ static Suite *proto_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(proto_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(proto_suite(), 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

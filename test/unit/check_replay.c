@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "replay.h"
+#include "check_run.h"
 
 /* the file's format, as replay.c lays it out: a 4 KiB header, 32-byte
  * client slots, then each client's 128-byte entries (client, call, len,
@@ -251,9 +252,6 @@ int main(void)
     tcase_add_test(tc, t_second_process);
     tcase_add_test(tc, t_killed);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(s, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

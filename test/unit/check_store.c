@@ -16,6 +16,7 @@
 #include "config.h"
 #include "ddio_log.h"
 #include "store.h"
+#include "check_run.h"
 
 static char base[256], root1[300], root2[300], outside[300];
 static struct store st;
@@ -507,9 +508,6 @@ int main(void)
     tcase_add_test(tc, t_namespace);
     tcase_add_test(tc, t_readdir_pages);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(s, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ddio_xport.h"
+#include "check_run.h"
 
 static int rdma(void)
 {
@@ -156,10 +157,6 @@ int main(void)
     tcase_add_test(tc, local_server_of_ours);
     tcase_add_test(tc, not_ip);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = check_run(s, 1);
     return failed ? 1 : 0;
 }
