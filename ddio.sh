@@ -71,8 +71,8 @@ tests() {
   # their time (waiting on servers, deadlines, small synchronous I/O), so
   # one more than the cores keeps both busy. That includes the MPI suite's
   # data groups, the command line and the mount on the other transport, the
-  # > 2 GiB test, PnetCDF, the sanitizer build, a bounded fuzz run and the
-  # install into a temporary prefix.
+  # > 2 GiB test, PnetCDF, netCDF-C's parallel tests, the sanitizer build,
+  # a bounded fuzz run and the install into a temporary prefix.
   # the MPI suite's two passes share their ufs: control runs (run-mpi-tests.sh ufs_run)
   DDIO_UFS_REF=$(mktemp -d "${TMPDIR:-/tmp}/ddio-ufsref.XXXXXX")
   export DDIO_UFS_REF

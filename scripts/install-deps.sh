@@ -14,7 +14,8 @@ PKGS=(build-essential gfortran autoconf automake libtool pkg-config m4 dpkg-dev
       libfuse3-dev fuse3 attr
       patchelf man-db groff-base strace    # make install (MPICH relocation), man pages, install test
       openmpi-bin libopenmpi-dev python3-mpi4py python3-h5py-mpi   # Open MPI plug-in and its tests
-      libnetcdf-mpi-dev libpnetcdf-dev netcdf-bin)   # Open MPI's parallel stack: netCDF-4, PnetCDF, ncdump
+      libnetcdf-mpi-dev libpnetcdf-dev netcdf-bin   # Open MPI's parallel stack: netCDF-4, PnetCDF, ncdump
+      zlib1g-dev libbz2-dev libaec-dev libcurl4-openssl-dev)   # netCDF-C from source (scripts/build-netcdf.sh)
 # Installing Open MPI makes it the `mpi` and `mpirun` alternatives (mpicc,
 # mpirun, mpiexec in /usr/bin): the project never uses those names
 # unqualified; it puts its MPICH's bin first on PATH or names the flavour
