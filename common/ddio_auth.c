@@ -10,13 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* SHA-256's own functions, deprecated in OpenSSL 3 for its EVP layer:
+ * see hmac_sha256 */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
+#include <openssl/sha.h>
 
 #include "ddio_net.h"
 #include "ddio_ucx.h"
@@ -168,9 +170,45 @@ void ddio_secret_clear(struct ddio_secret *s)
 
 /* ---- proofs ------------------------------------------------------------------------ */
 
+/* the kernel's CSPRNG (what OpenSSL's RAND_bytes seeds from; RAND_bytes
+ * itself would load OpenSSL 3's providers, below) */
 int ddio_auth_nonce(uint8_t nonce[DDIO_NONCE_LEN])
 {
-    return RAND_bytes(nonce, (int)DDIO_NONCE_LEN) == 1 ? 0 : -EIO;
+    ssize_t n = getrandom(nonce, DDIO_NONCE_LEN, 0);
+    return n == (ssize_t)DDIO_NONCE_LEN ? 0 : -EIO;
+}
+
+/* HMAC-SHA-256 (RFC 2104) on libcrypto's SHA-256 functions. OpenSSL 3's
+ * HMAC() first loads its providers and configuration: 10 ms of CPU in each
+ * process's first call, paid by every rank at its first open (first
+ * SHA256_Init..Final: 0.02 ms; measured on this project's VM). */
+static void hmac_sha256(const uint8_t *key, size_t klen, const uint8_t *msg, size_t n,
+                        uint8_t out[DDIO_MAC_LEN])
+{
+    uint8_t k[SHA256_CBLOCK] = {0}, pad[SHA256_CBLOCK], inner[SHA256_DIGEST_LENGTH];
+    SHA256_CTX c;
+    if (klen > sizeof(k)) {
+        SHA256_Init(&c);
+        SHA256_Update(&c, key, klen);
+        SHA256_Final(k, &c);
+    } else {
+        memcpy(k, key, klen);
+    }
+    for (size_t i = 0; i < sizeof(k); i++)
+        pad[i] = k[i] ^ 0x36;
+    SHA256_Init(&c);
+    SHA256_Update(&c, pad, sizeof(pad));
+    SHA256_Update(&c, msg, n);
+    SHA256_Final(inner, &c);
+    for (size_t i = 0; i < sizeof(k); i++)
+        pad[i] = k[i] ^ 0x5c;
+    SHA256_Init(&c);
+    SHA256_Update(&c, pad, sizeof(pad));
+    SHA256_Update(&c, inner, sizeof(inner));
+    SHA256_Final(out, &c);
+    OPENSSL_cleanse(k, sizeof(k));
+    OPENSSL_cleanse(pad, sizeof(pad));
+    OPENSSL_cleanse(&c, sizeof(c));
 }
 
 int ddio_auth_mac(const struct ddio_secret *s, enum ddio_auth_role role,
@@ -192,9 +230,7 @@ int ddio_auth_mac(const struct ddio_secret *s, enum ddio_auth_role role,
     n += DDIO_NONCE_LEN;
     memcpy(msg + n, cnonce, DDIO_NONCE_LEN);
     n += DDIO_NONCE_LEN;
-    unsigned int mlen = 0;
-    if (!HMAC(EVP_sha256(), s->key, (int)s->len, msg, n, mac, &mlen) || mlen != DDIO_MAC_LEN)
-        return -EIO;
+    hmac_sha256(s->key, s->len, msg, n, mac);
     return 0;
 }
 

@@ -184,6 +184,14 @@ START_TEST(mac_layout)
     for (unsigned i = 0; i < DDIO_MAC_LEN; i++)
         snprintf(got + 2 * i, 3, "%02x", m[i]);
     ck_assert_str_eq(got, want);
+    /* a key longer than SHA-256's 64-byte block is hashed first (RFC 2104):
+     * the same python with b"0123456789abcdef"*5 and b"client\0\0" */
+    secret_of(&k, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+              "0123456789abcdef");
+    ck_assert_int_eq(ddio_auth_mac(&k, DDIO_AUTH_CLIENT, id, sn, cn, m), 0);
+    for (unsigned i = 0; i < DDIO_MAC_LEN; i++)
+        snprintf(got + 2 * i, 3, "%02x", m[i]);
+    ck_assert_str_eq(got, "f9381ef3839300cd6610d22ddeb7c23e1627f0f9d8d7dc500a8e88f06553eee5");
 }
 END_TEST
 
