@@ -284,6 +284,11 @@ if t_selected patterns; then
   ddio_vs_ufs patterns8 2 4 ddio-patterns -q -r 8 -m 2
   ddio_vs_ufs patterns8k 2 4 ddio-patterns -q -r 8192 -m 16
   ddio_vs_ufs patterns-p3 3 3 ddio-patterns -q -r 24 -m 3 -H striping_unit=5000
+  # each part in many calls (-w: how the benchmark runs what would not fit
+  # in one), and the views from MPI_Type_create_darray itself (-D) where
+  # they are otherwise built from vectors with the same type map
+  ddio_vs_ufs patterns8-win 2 3 ddio-patterns -q -r 8 -m 1 -w 0.03
+  ddio_vs_ufs patterns8-darray 2 4 ddio-patterns -q -r 8 -m 1 -D -p wbc,rcc,wc,rbc,rc
   # the data went the way DDIO_TRANSPORT says: with ucx every server moved
   # read and write data by UCX (and some of it in place, some staged); with
   # tcp none did; auto is what scripts/auto-transport.sh says
