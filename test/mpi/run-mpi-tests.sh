@@ -493,6 +493,17 @@ if t_selected viewcost; then
     t_step "viewcost-ddio-$e" "$run" -s 2 --root "$tmp/srv-viewcost" -- \
       mpiexec -n 4 "$bin/t_viewcost" -e "$e" -m 16384 "ddio:/viewcost-$e"
   done
+  # the same for two darray-shaped views (block x cyclic, cyclic(2) x
+  # cyclic(2)) built from vectors (at 64 MiB checked against
+  # MPI_Type_create_darray's type map with MPI_Pack; MPICH's own darray
+  # costs memory per piece before any file is opened)
+  for k in vdarray-bc vdarray-cc; do
+    for e in 67108864 4294967296; do
+      t_step "viewcost-ddio-$k-$e" "$run" -s 2 --root "$tmp/srv-viewcost" -- \
+        mpiexec -n 4 "$bin/t_viewcost" -t "$k" -e "$e" $([ "$e" = 67108864 ] && echo -c) \
+        -m 16384 "ddio:/viewcost-$k-$e"
+    done
+  done
   mkdir -p "$tmp/ufs"
   t_step viewcost-ufs-sees-flattening bash -c 'out=$(mpiexec -n 4 "$0" -e 268435456 "$1") \
     || exit 1; echo "$out"; g=$(sed -n "s/.*grew_kB=\([0-9]*\).*/\1/p" <<<"$out"); \
