@@ -476,6 +476,12 @@ if t_selected prop; then
     -n 20 -s "$((seed + 3))"
   DDIO_TEST_HINTS="romio_ddio_type_desc=disable,striping_unit=5000" ddio_vs_ufs_2 \
     prop-p4-s3-flat 3 4 t_prop -n 20 -s "$((seed + 4))"
+  # that read in windows of 4000 bytes instead of 4 MiB (an ordered read
+  # holds one window, whatever it reads: 64 KiB per rank here, in 17, the
+  # 20-byte elements straddling them), independent and collective (where
+  # the rank joins the call's XFER with nothing, then reads its windows)
+  DDIO_ORDERED_WINDOW=4000 DDIO_TEST_HINTS="romio_ddio_type_desc=disable,striping_unit=5000" \
+    ddio_vs_ufs_2 prop-p3-s3-flat-win 3 3 t_prop -n 0
   # every descriptor and view tree compared with ROMIO's flattening, every
   # memory tree with MPI_Pack
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable" ddio_vs_ufs_2 prop-p3-s2-check 2 3 t_prop \
