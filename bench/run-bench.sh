@@ -45,6 +45,9 @@ usage: bench/run-bench.sh [options]
       --no-ceiling       skip the ceiling measurement
       --no-beside        skip the device measurement beside each run (below)
       --no-report        do not run report.py at the end
+  -w, --window MIB       every pattern in calls of at most MIB per rank
+                         (ddio-patterns -w; default: one call, Kotz's, or
+                         windows where one call would not fit: see README)
       --force            run even where the memory estimate says the ranks
                          would not fit (see README: small records, big files)
       --keep             keep the data files (default: removed after each
@@ -76,7 +79,7 @@ EOF
 
 P=4; NSERV=2; MIB=256; RECSIZES=8,8192; PATTERNS=all; METHODS=$ALL_METHODS; REPS=1; FROM=1
 OUT=""; TMPD=""; TMO=900; HINTS=(); DDIO_RUN_ARGS=""; CQD=16; CBS=1024
-DO_CEIL=1; DO_BESIDE=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich; FORCE=0
+DO_CEIL=1; DO_BESIDE=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich; FORCE=0; WINDOW=""
 die() { echo "run-bench: $*" >&2; exit 2; }
 need() { [ $# -ge 2 ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
@@ -101,6 +104,7 @@ while [ $# -gt 0 ]; do
     --no-report) DO_REPORT=0; shift ;;
     --keep) KEEP=1; shift ;;
     --force) FORCE=1; shift ;;
+    -w|--window) need "$@"; WINDOW=$2; shift 2 ;;
     --mpich) need "$@"; MPICH=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -230,6 +234,7 @@ params() {   # what must match for repetitions to join a run (not the command, n
   echo "patterns: $PATTERNS"; echo "methods: $METHODS"; echo "timeout: $TMO"
   echo "hints: ${HINTS[*]:-}"; echo "ddio-run args: $DDIO_RUN_ARGS"
   echo "ceiling: ${CBS} KiB requests, QD $CQD"
+  [ -z "$WINDOW" ] || echo "window: $WINDOW MiB per rank per call"
 }
 if [ "$FROM" = 1 ]; then
   { echo "command: $CMDLINE"; params; echo "reps: $REPS"; } > "$OUT/params.txt"
@@ -365,7 +370,9 @@ run_one() {
   case "$pat" in w*) op="write";; esac
   args=(-C -p "$pat" -r "$rec" -m "$MIB")
   local plan win=""; plan=$(mem_plan "$m" "$pat" "$rec")
-  case "$plan" in window\ *) win=${plan#window }; args+=(-w "$win");; esac
+  case "$plan" in window\ *) win=${plan#window };; esac
+  [ -n "$WINDOW" ] && [[ $plan != SKIP* ]] && win=$WINDOW
+  [ -n "$win" ] && args+=(-w "$win")
   for h in $(method_hints "$m") "${HINTS[@]}"; do args+=(-H "$h"); done
   local srv=0
   if is_ddio "$m"; then
@@ -408,7 +415,7 @@ run_one() {
   fi
   [ $op = read ] && cold=$(drop_caches) || sync
   echo "+ ${cmd[*]}" > "$lg"
-  [ -n "$win" ] && log "$m $pat r=$rec: one call would not fit in memory: calls of $win MiB per rank"
+  [ -n "$win" ] && [ -z "$WINDOW" ] && log "$m $pat r=$rec: one call would not fit in memory: calls of $win MiB per rank"
   t0=$(date +%s.%N)
   timeout -k 15 "$TMO" "${cmd[@]}" >>"$lg" 2>&1
   st=$?
