@@ -12,7 +12,8 @@
  *              struct with MPI_LB/MPI_UB, which it flattens (32-48 bytes a
  *              piece in the rank, before any file); these measure the view
  *              on the file system alone, at any extent (-c: first check
- *              the type map against the darray's, with MPI_Pack);
+ *              the type map against the darray's, with MPI_Pack; with any
+ *              view, -c also checks MPI_File_get_view's filetype at the end);
  * then writes and reads back a window of W bytes per rank at the start of
  * the view and another at its end (the file is sparse: what matters is the
  * view, not the data), checks the bytes, seeks to the last record and back,
@@ -273,6 +274,15 @@ int main(int argc, char **argv)
     T_ASSERT(!v.rec || byte == byte_of(&v, recs - 1), "byte offset of record %lld: %lld, want "
              "%lld", (long long) pos, (long long) byte, (long long) byte_of(&v, recs - 1));
     long peak = vm_kb("VmHWM:"), grew = peak - base;
+    if (check) {    /* after the peak: MPI_File_get_view gives the view's type map back */
+        MPI_Datatype et, ft;
+        MPI_Offset d;
+        char rep[MPI_MAX_DATAREP_STRING];
+        T_MPI(MPI_File_get_view(fh, &d, &et, &ft, rep));
+        T_ASSERT(d == v.disp && et == MPI_DOUBLE, "get_view: disp %lld", (long long) d);
+        same_map(ft, v.ft, extent);
+        MPI_Type_free(&ft);
+    }
     T_MPI(MPI_File_close(&fh));
     MPI_Type_free(&v.ft);
 
