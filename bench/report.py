@@ -242,6 +242,31 @@ def cpu_table(rec, pats, runs, methods):
     return out if any_row else []
 
 
+def mem_table(rec, pats, runs, methods):
+    """peak RSS (MiB, largest over the repetitions): the biggest rank and
+    the biggest ddio server of each launch, and the calls' window when the
+    part ran in windows (results.csv rank_peak_kB, server_peak_kB,
+    window_MiB: runs before those columns have none)"""
+    out = ["\n### Peak RSS, MiB (rank = the largest rank; server = the largest ddio server; "
+           "w = calls of that many MiB per rank)\n",
+           "| pattern | " + " | ".join("%s rank | %s server" % (SHORT[m], SHORT[m]) for m in methods)
+           + " |", "|---|" + "---|---|" * len(methods)]
+    any_row = False
+    for p in pats:
+        cells = []
+        for m in methods:
+            rows = [r for r in runs.get((rec, m, p), []) if r["status"] == "ok"]
+            rk = [fnum(r.get("rank_peak_kB")) for r in rows if fnum(r.get("rank_peak_kB"))]
+            sv = [fnum(r.get("server_peak_kB")) for r in rows if fnum(r.get("server_peak_kB"))]
+            win = sorted({r.get("window_MiB") for r in rows if r.get("window_MiB")})
+            cells.append((fmt(max(rk) / 1024.0, 0) if rk else "—")
+                         + (" (w %s)" % ",".join(win) if win else ""))
+            cells.append(fmt(max(sv) / 1024.0, 0) if sv else "—")
+            any_row |= bool(rk or sv)
+        out.append("| %s | %s |" % (p, " | ".join(cells)))
+    return out if any_row else []
+
+
 def ceiling_value(ceil, op):
     """median per location, then the best location (the device's ceiling)"""
     byw = defaultdict(list)
@@ -401,6 +426,7 @@ def main():
             if m in ("ddio", "ddio-tcp", "ddio-ucx"):
                 md += profile_table(outdir, rec, pats, runs, m)
         md += cpu_table(rec, pats, runs, methods)
+        md += mem_table(rec, pats, runs, methods)
         md.append("")
         for op in ("write", "read"):
             png = "chart-r%d-%s.png" % (rec, op)

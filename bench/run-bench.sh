@@ -45,6 +45,9 @@ usage: bench/run-bench.sh [options]
       --no-ceiling       skip the ceiling measurement
       --no-beside        skip the device measurement beside each run (below)
       --no-report        do not run report.py at the end
+  -w, --window MIB       every pattern in calls of at most MIB per rank
+                         (ddio-patterns -w; default: one call, Kotz's, or
+                         windows where one call would not fit: see README)
       --force            run even where the memory estimate says the ranks
                          would not fit (see README: small records, big files)
       --keep             keep the data files (default: removed after each
@@ -76,7 +79,7 @@ EOF
 
 P=4; NSERV=2; MIB=256; RECSIZES=8,8192; PATTERNS=all; METHODS=$ALL_METHODS; REPS=1; FROM=1
 OUT=""; TMPD=""; TMO=900; HINTS=(); DDIO_RUN_ARGS=""; CQD=16; CBS=1024
-DO_CEIL=1; DO_BESIDE=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich; FORCE=0
+DO_CEIL=1; DO_BESIDE=1; DO_REPORT=1; KEEP=0; MPICH=$top/mpich; FORCE=0; WINDOW=""
 die() { echo "run-bench: $*" >&2; exit 2; }
 need() { [ $# -ge 2 ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
@@ -101,6 +104,7 @@ while [ $# -gt 0 ]; do
     --no-report) DO_REPORT=0; shift ;;
     --keep) KEEP=1; shift ;;
     --force) FORCE=1; shift ;;
+    -w|--window) need "$@"; WINDOW=$2; shift 2 ;;
     --mpich) need "$@"; MPICH=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown option '$1' (see --help)" ;;
@@ -230,6 +234,7 @@ params() {   # what must match for repetitions to join a run (not the command, n
   echo "patterns: $PATTERNS"; echo "methods: $METHODS"; echo "timeout: $TMO"
   echo "hints: ${HINTS[*]:-}"; echo "ddio-run args: $DDIO_RUN_ARGS"
   echo "ceiling: ${CBS} KiB requests, QD $CQD"
+  [ -z "$WINDOW" ] || echo "window: $WINDOW MiB per rank per call"
 }
 if [ "$FROM" = 1 ]; then
   { echo "command: $CMDLINE"; params; echo "reps: $REPS"; } > "$OUT/params.txt"
@@ -250,7 +255,7 @@ fi
 log "results in $OUT; scratch $TMPD ($(fs_of "$TMPD") on $(dev_of "$TMPD"))"
 
 RES=$OUT/results.csv
-[ -s "$RES" ] || echo "method,pattern,op,recsize,P,servers,file_MiB,MiB,seconds,MiB_s,status,rep,cold,wall_s,client_cpu_s,server_cpu_s" > "$RES"
+[ -s "$RES" ] || echo "method,pattern,op,recsize,P,servers,file_MiB,MiB,seconds,MiB_s,status,rep,cold,wall_s,client_cpu_s,server_cpu_s,window_MiB,rank_peak_kB,server_peak_kB" > "$RES"
 CEILCSV=$OUT/ceiling.csv
 [ -s "$CEILCSV" ] || echo "where,op,file_MiB,block_KiB,qd,seconds,MiB_s,status,rep,cold,path" > "$CEILCSV"
 BESIDE=$OUT/beside.csv
@@ -364,6 +369,10 @@ run_one() {
   local m=$1 pat=$2 rec=$3 rep=$4 prep=${5:-} op=read cold=n/a h args=() cmd=() lg st line t0 t1
   case "$pat" in w*) op="write";; esac
   args=(-C -p "$pat" -r "$rec" -m "$MIB")
+  local plan win=""; plan=$(mem_plan "$m" "$pat" "$rec")
+  case "$plan" in window\ *) win=${plan#window };; esac
+  [ -n "$WINDOW" ] && [[ $plan != SKIP* ]] && win=$WINDOW
+  [ -n "$win" ] && args+=(-w "$win")
   for h in $(method_hints "$m") "${HINTS[@]}"; do args+=(-H "$h"); done
   local srv=0
   if is_ddio "$m"; then
@@ -392,7 +401,7 @@ run_one() {
   fi
   lg=$OUT/logs/r$rec/$m/$pat${prep:+-prep}.rep$rep.log
   mkdir -p "$(dirname "$lg")"
-  local why; why=$(mem_skip "$pat" "$rec")
+  local why=""; [[ $plan == SKIP* ]] && why=$plan
   if [ -n "$why" ]; then
     echo "$why: the estimated memory exceeds 80% of MemAvailable (--force runs it)" > "$lg"
     [ -z "$prep" ] && echo "$m,$pat,$op,$rec,$P,$srv,$MIB,,,,$why,$rep,$cold," >> "$RES"
@@ -406,6 +415,7 @@ run_one() {
   fi
   [ $op = read ] && cold=$(drop_caches) || sync
   echo "+ ${cmd[*]}" > "$lg"
+  [ -n "$win" ] && [ -z "$WINDOW" ] && log "$m $pat r=$rec: one call would not fit in memory: calls of $win MiB per rank"
   t0=$(date +%s.%N)
   timeout -k 15 "$TMO" "${cmd[@]}" >>"$lg" 2>&1
   st=$?
@@ -428,8 +438,12 @@ run_one() {
   local ccpu scpu
   ccpu=$(awk '/^cpu-wrap: children/ {printf "%.3f", $3 + $4}' "$lg")
   scpu=$(awk '/^ddio-run: server [0-9]+ cpu/ {s += $5 + $6; n++} END {if (n) printf "%.3f", s}' "$lg")
+  # peak RSS: the largest rank (cpu-wrap) and the largest server (ddio-run)
+  local rpk spk
+  rpk=$(awk '/^cpu-wrap: peak_rss_kB/ {print $3}' "$lg" | tail -n 1)
+  spk=$(awk '/^ddio-run: server [0-9]+ peak_rss_kB/ {if ($5 > m) m = $5} END {if (m) print m}' "$lg")
   if [ -z "$prep" ]; then
-    echo "$m,$pat,$op,$rec,$P,$srv,$MIB,$mib,$secs,$rate,$status,$rep,$cold,$wall,$ccpu,$scpu" >> "$RES"
+    echo "$m,$pat,$op,$rec,$P,$srv,$MIB,$mib,$secs,$rate,$status,$rep,$cold,$wall,$ccpu,$scpu,$win,$rpk,$spk" >> "$RES"
     if [ "$status" = ok ]; then
       local files=(); mapfile -t files < <(run_files "$m" "$rec")
       beside "$m" "$pat" "$rec" "$rep" "$op" "${files[@]}"
@@ -442,25 +456,37 @@ run_one() {
 }
 
 # Memory guard (per pattern, summed over the ranks on this machine):
-# ddio-patterns holds its buffer and an 8-byte index per record it accesses
-# (every rank holds the whole file for ra), and a view of N tiny pieces
-# (last dimension CYCLIC) costs every rank memory per piece: MPICH's
-# committed darray (~48 B/piece), ROMIO's flattened list (16 B), more on the
-# two-phase aggregators (measured, 8-byte rc, 64 MiB, P=4: 210 MiB per rank,
-# 465 MiB on rank 0). Estimate file + 8 N (x P for ra) + 150 N for cyclic
-# views, and skip a pattern whose estimate exceeds 80 % of MemAvailable.
-mem_skip() {   # mem_skip PATTERN REC: prints a reason when it must be skipped
-  local pat=$1 rec=$2 avail mult=1 cyc=0 est
+# ddio-patterns holds its buffer (its part of the file; every rank the
+# whole file for ra) and nothing per record; ddio's driver and servers hold
+# nothing per piece of a view. ROMIO does: a view of N tiny pieces (last
+# dimension CYCLIC) costs every rank its flattened list (16 B a piece) and
+# the two-phase aggregators more (measured, 8-byte rc, 64 MiB, P=4: 210 MiB
+# per rank, 465 MiB on rank 0): 150 N for the ROMIO-flattening methods
+# (ufs-*, ddio-2ph, the Open MPI ones). When the buffers exceed half of
+# MemAvailable (the machine is shared), or all of it 80 %, the pattern runs
+# in calls of W MiB per rank (ddio-patterns -w; results.csv window_MiB), W
+# the largest power of two whose P buffers take at most a quarter of it;
+# when the per-piece part alone takes 60 %, it is skipped.
+flattens() { [[ $1 == ufs-* || $1 == ddio-2ph || $1 == ompi-* ]]; }
+mem_plan() {   # mem_plan METHOD PATTERN REC: prints "", "window MIB" or "SKIP(...)"
+  local m=$1 pat=$2 rec=$3 avail mult=1 per=0 est buf w=1
   [ $FORCE = 1 ] && return 0
   avail=$(awk '/MemAvailable/ {print $2 * 1024}' /proc/meminfo)
   [ -n "$avail" ] || return 0
   [ "$pat" = ra ] && mult=$P
-  [[ $pat == *c ]] && cyc=1
-  est=$(awk -v m="$MIB" -v r="$rec" -v k="$mult" -v c="$cyc" \
-    'BEGIN {n = m * 1048576 / r; printf "%.0f", k * (m * 1048576 + 8 * n) + c * 150 * n}')
-  if awk -v e="$est" -v a="$avail" 'BEGIN {exit !(e > 0.8 * a)}'; then
+  [[ $pat == *c ]] && flattens "$m" && per=150
+  buf=$(awk -v m="$MIB" -v k="$mult" 'BEGIN {printf "%.0f", k * m * 1048576}')
+  est=$(awk -v b="$buf" -v m="$MIB" -v r="$rec" -v c="$per" \
+    'BEGIN {printf "%.0f", b + c * m * 1048576 / r}')
+  awk -v e="$est" -v b="$buf" -v a="$avail" 'BEGIN {exit !(e > 0.8 * a || b > 0.5 * a)}' || return 0
+  if awk -v e="$est" -v b="$buf" -v a="$avail" 'BEGIN {exit !(e - b > 0.6 * a)}'; then
     awk -v e="$est" 'BEGIN {printf "SKIP(memory: est %.1f GiB)", e / 1073741824}'
+    return 0
   fi
+  while awk -v w="$w" -v p="$P" -v a="$avail" 'BEGIN {exit !(2 * w * p * 1048576 <= a / 4)}'; do
+    w=$((w * 2))
+  done
+  echo "window $w"
 }
 
 # Repetitions outermost: each one measures the ceiling and then every method,

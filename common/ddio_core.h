@@ -69,6 +69,11 @@ int ddio_timeout_ms(int hint_s);
  * resending): hint_s (>= 0; 0 turns recovery off), else
  * $DDIO_RECOVER_TIMEOUT, else timeout_ms */
 int ddio_recover_ms(int hint_s, int timeout_ms);
+/* stream bytes an ordered read (ddio_mem.ordered) reads and places at a
+ * time: its whole cost in memory ($DDIO_ORDERED_WINDOW, bytes; the tests
+ * make it small to cross many windows) */
+#define DDIO_ORDERED_WINDOW_DFLT (4u << 20)
+uint64_t ddio_ordered_window(void);
 /* same-host reads on unless DDIO_LOCAL_READ=0 (hint: 1 on, 0 off, -1 none) */
 int ddio_local_read_on(int hint);
 int ddio_local_write_on(int hint);   /* the same for writes: DDIO_LOCAL_WRITE */
@@ -323,8 +328,9 @@ struct ddio_mem {
     struct ddio_desc desc;      /* !contig: memory type, addresses from buf */
     int ordered;                /* !contig, pieces that may share bytes
                                  * (ddio_desc_overlaps): a read is received
-                                 * whole, then placed in stream order, so
-                                 * the last piece's bytes stay */
+                                 * a window at a time (ddio_ordered_window),
+                                 * each placed in stream order, so the last
+                                 * piece's bytes stay */
 };
 
 /* One participant's XFER, independent or collective. */

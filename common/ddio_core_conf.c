@@ -100,6 +100,13 @@ int ddio_recover_ms(int hint_s, int timeout_ms)
     return s * 1000;
 }
 
+uint64_t ddio_ordered_window(void)
+{
+    const char *env = getenv("DDIO_ORDERED_WINDOW");
+    long long v = env ? atoll(env) : 0;
+    return v > 0 ? (uint64_t) v : DDIO_ORDERED_WINDOW_DFLT;
+}
+
 static int on_unless_zero(int hint, const char *var)
 {
     const char *env = getenv(var);

@@ -933,27 +933,87 @@ static int write_here(struct ddio_xfer_req *x, const char *involved)
 
 static int xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
 
-/* A read into memory whose pieces share bytes (ROMIO's flattening of some
- * types: docs/DESIGN.md 9.5): the servers' PUTs arrive in any order, so
- * placing them as they come would leave whichever came last. ROMIO's ufs:
- * places in stream order; so does this: the stream into a contiguous
- * buffer, then scattered in order (holes and the end of file as there). */
-static int ordered_read(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
+/* An ordered read's part in its collective call: the servers' gate waits
+ * for every participant, so this one joins with nothing (its bytes follow
+ * in windows: a collective read changes no byte of the file, so they see
+ * what the call's XFER would have) */
+static int ordered_join(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
 {
+    const struct ddio_desc *d = x->fdesc;
     const struct ddio_mem *m = x->mem;
+    struct ddio_desc none = *d;
     struct ddio_mem cm = {.contig = 1 };
     int rc;
 
-    if (!(cm.buf = malloc(x->fdesc->length ? x->fdesc->length : 1))) {
+    none.length = 0;
+    x->fdesc = &none;
+    x->mem = &cm;
+    rc = xfer_run(x, involved, e);
+    x->fdesc = d;
+    x->mem = m;
+    return rc;
+}
+
+/* stream bytes [at, at+n) of x into contiguous cm, as independent I/O of
+ * the servers holding them; *got: the bytes below the end of file */
+static int ordered_window(const struct ddio_xfer_req *x, struct ddio_mem *cm, uint64_t at,
+                          uint64_t n, uint64_t *got, struct ddio_err *e)
+{
+    struct ddio_desc w = *x->fdesc;
+    struct ddio_xfer_req s = *x;
+    char *inv;
+    int rc;
+
+    w.start += at;
+    w.length = n;
+    s.fdesc = &w;
+    s.mem = cm;
+    s.flags &= ~DDIO_XF_COLLECTIVE;
+    s.group = s.seq = 0;
+    s.nparticipants = 1;
+    s.rank = 0;
+    if (!(inv = ddio_xfer_involved(x->f, &w))) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    x->mem = &cm;
-    rc = xfer_run(x, involved, e);
-    x->mem = m;
-    if (!rc)
-        ddio_desc_scatter(&m->desc, m->buf, 0, 0, x->bytes, cm.buf);
+    rc = xfer_run(&s, inv, e);
+    free(inv);
+    *got = rc ? 0 : s.bytes;
+    return rc;
+}
+
+/* A read into memory whose pieces share bytes (ROMIO's flattening of some
+ * types: docs/DESIGN.md 9.5): the servers' PUTs arrive in any order, so
+ * placing them as they come would leave whichever came last. ROMIO's ufs:
+ * places in stream order; so does this, a window of at most
+ * ddio_ordered_window() stream bytes at a time (a fixed cost, whatever the
+ * request's size): each read into a contiguous buffer, then scattered in
+ * order before the next (holes and the end of file as there). */
+static int ordered_read(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
+{
+    uint64_t len = x->fdesc->length, win = ddio_ordered_window(), done = 0, got, n;
+    struct ddio_mem cm = {.contig = 1 };
+    int rc = 0;
+
+    x->bytes = 0;
+    if (x->nparticipants > 1 && ordered_join(x, involved, e))
+        return -1;
+    if (!(cm.buf = malloc(len < win ? (len ? len : 1) : win))) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    for (; !rc && done < len; done += got) {
+        n = len - done < win ? len - done : win;
+        rc = ordered_window(x, &cm, done, n, &got, e);
+        if (!rc)
+            ddio_desc_scatter(&x->mem->desc, x->mem->buf, 0, done, done + got, cm.buf);
+        if (!rc && got < n) {   /* the end of file: nothing more to read */
+            done += got;
+            break;
+        }
+    }
     free(cm.buf);
+    x->bytes = rc ? 0 : done;
     return rc;
 }
 

@@ -23,7 +23,13 @@ static void type_release(MPI_Datatype * t)
         MPI_Type_free(t);
 }
 
-/* ROMIO keeps its own copy of a derived etype / filetype (ad_set_view.c) */
+/* ROMIO keeps its own copy of a derived etype / filetype (ad_set_view.c),
+ * and commits it; this one is not committed: nothing moves data with it
+ * (the driver reads its constructors, sizes and extents; ROMIO's flattening
+ * and MPI_File_get_view, which commits its own contiguous(1, copy), the
+ * same), and MPICH 4.0.2's dataloop engine would copy the user type's
+ * dataloop into it at commit, 16 bytes a piece for a darray or subarray,
+ * which it flattens (bench/README.md, view-memory) */
 static MPI_Datatype type_keep(MPI_Datatype t)
 {
     int ni, na, nd, combiner;
@@ -32,7 +38,6 @@ static MPI_Datatype type_keep(MPI_Datatype t)
     if (combiner == MPI_COMBINER_NAMED)
         return t;
     MPI_Type_contiguous(1, t, &copy);
-    MPI_Type_commit(&copy);
     return copy;
 }
 

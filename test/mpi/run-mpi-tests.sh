@@ -284,6 +284,11 @@ if t_selected patterns; then
   ddio_vs_ufs patterns8 2 4 ddio-patterns -q -r 8 -m 2
   ddio_vs_ufs patterns8k 2 4 ddio-patterns -q -r 8192 -m 16
   ddio_vs_ufs patterns-p3 3 3 ddio-patterns -q -r 24 -m 3 -H striping_unit=5000
+  # each part in many calls (-w: how the benchmark runs what would not fit
+  # in one), and the views from MPI_Type_create_darray itself (-D) where
+  # they are otherwise built from vectors with the same type map
+  ddio_vs_ufs patterns8-win 2 3 ddio-patterns -q -r 8 -m 1 -w 0.03
+  ddio_vs_ufs patterns8-darray 2 4 ddio-patterns -q -r 8 -m 1 -D -p wbc,rcc,wc,rbc,rc
   # the data went the way DDIO_TRANSPORT says: with ucx every server moved
   # read and write data by UCX (and some of it in place, some staged); with
   # tcp none did; auto is what scripts/auto-transport.sh says
@@ -471,6 +476,12 @@ if t_selected prop; then
     -n 20 -s "$((seed + 3))"
   DDIO_TEST_HINTS="romio_ddio_type_desc=disable,striping_unit=5000" ddio_vs_ufs_2 \
     prop-p4-s3-flat 3 4 t_prop -n 20 -s "$((seed + 4))"
+  # that read in windows of 4000 bytes instead of 4 MiB (an ordered read
+  # holds one window, whatever it reads: 64 KiB per rank here, in 17, the
+  # 20-byte elements straddling them), independent and collective (where
+  # the rank joins the call's XFER with nothing, then reads its windows)
+  DDIO_ORDERED_WINDOW=4000 DDIO_TEST_HINTS="romio_ddio_type_desc=disable,striping_unit=5000" \
+    ddio_vs_ufs_2 prop-p3-s3-flat-win 3 3 t_prop -n 0
   # every descriptor and view tree compared with ROMIO's flattening, every
   # memory tree with MPI_Pack
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable" ddio_vs_ufs_2 prop-p3-s2-check 2 3 t_prop \
@@ -487,6 +498,23 @@ if t_selected viewcost; then
     mkdir -p "$tmp/srv-viewcost"
     t_step "viewcost-ddio-$e" "$run" -s 2 --root "$tmp/srv-viewcost" -- \
       mpiexec -n 4 "$bin/t_viewcost" -e "$e" -m 16384 "ddio:/viewcost-$e"
+  done
+  # the same for two darray-shaped views (block x cyclic, cyclic(2) x
+  # cyclic(2)) built from vectors (at 64 MiB checked against
+  # MPI_Type_create_darray's type map with MPI_Pack; MPICH's own darray
+  # costs memory per piece before any file is opened)
+  # MPICH's own darrays (their dataloop is flattened): get_view returns the
+  # type map (-c), with the driver's uncommitted copy of the filetype
+  for k in darray-bc darray-cc; do
+    t_step "viewcost-ddio-$k" "$run" -s 2 --root "$tmp/srv-viewcost" -- \
+      mpiexec -n 4 "$bin/t_viewcost" -t "$k" -e 16777216 -c -m 16384 "ddio:/viewcost-$k"
+  done
+  for k in vdarray-bc vdarray-cc; do
+    for e in 67108864 4294967296; do
+      t_step "viewcost-ddio-$k-$e" "$run" -s 2 --root "$tmp/srv-viewcost" -- \
+        mpiexec -n 4 "$bin/t_viewcost" -t "$k" -e "$e" $([ "$e" = 67108864 ] && echo -c) \
+        -m 16384 "ddio:/viewcost-$k-$e"
+    done
   done
   mkdir -p "$tmp/ufs"
   t_step viewcost-ufs-sees-flattening bash -c 'out=$(mpiexec -n 4 "$0" -e 268435456 "$1") \

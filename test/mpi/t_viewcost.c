@@ -7,6 +7,13 @@
  *              CYCLIC over a 2-D process grid (MPI_Type_create_darray):
  *              8-byte pieces;
  *   darray-cc  the same block-cyclic, CYCLIC(2) x CYCLIC(2): 16-byte pieces;
+ *   vdarray-bc, vdarray-cc  the same type maps built from vector and resized
+ *              types: MPICH 4.0.2's dataloop engine commits a darray as a
+ *              struct with MPI_LB/MPI_UB, which it flattens (32-48 bytes a
+ *              piece in the rank, before any file); these measure the view
+ *              on the file system alone, at any extent (-c: first check
+ *              the type map against the darray's, with MPI_Pack; with any
+ *              view, -c also checks MPI_File_get_view's filetype at the end);
  * then writes and reads back a window of W bytes per rank at the start of
  * the view and another at its end (the file is sparse: what matters is the
  * view, not the data), checks the bytes, seeks to the last record and back,
@@ -23,8 +30,8 @@
  * buffers already touched), with -a followed by "write_s=S write_MBps=B
  * read_s=S read_MBps=B bytes=N". With -m KB the run fails when a rank's peak
  * grew more than KB above its base.
- * usage: t_viewcost -e EXTENT_BYTES [-t cyclic|darray-bc|darray-cc] [-r RECSIZE]
- *                   [-w WINDOW_BYTES] [-a] [-m KB] FILE */
+ * usage: t_viewcost -e EXTENT_BYTES [-t cyclic|[v]darray-bc|[v]darray-cc] [-r RECSIZE]
+ *                   [-w WINDOW_BYTES] [-a] [-c] [-m KB] FILE */
 #include "tutil.h"
 #include <unistd.h>
 
@@ -75,7 +82,62 @@ typedef struct view {
     int rec;                    /* cyclic: record bytes; darray: 0 */
 } view;
 
-static view make_view(const char *kind, long long extent, int rec)
+/* One dimension of a darray by hand: this rank's blocks of b elements of
+ * `elem`, every p-th block of the dimension's n (p * b must divide n) */
+static MPI_Datatype vdim(int n, int b, int p, MPI_Datatype elem)
+{
+    MPI_Datatype t;
+    T_ASSERT(n % (p * b) == 0, "vdarray: %d elements are not whole rounds of %d x %d", n, p, b);
+    T_MPI(MPI_Type_vector(n / (p * b), b, p * b, elem, &t));
+    return t;
+}
+
+/* MPI_Type_create_darray's type map (C order, 2-D, doubles, BLOCK taken as
+ * CYCLIC(n/p)): dims g, blocks b, grid ps, this rank at its grid place */
+static MPI_Datatype vdarray(const int g[2], const int b[2], const int ps[2])
+{
+    int c0 = t_rank / ps[1], c1 = t_rank % ps[1];
+    MPI_Datatype d1 = vdim(g[1], b[1], ps[1], MPI_DOUBLE), row, d0, placed, t;
+    MPI_Aint off = ((MPI_Aint) c0 * b[0] * g[1] + (MPI_Aint) c1 * b[1]) * 8;
+    T_MPI(MPI_Type_create_resized(d1, 0, (MPI_Aint) g[1] * 8, &row));
+    d0 = vdim(g[0], b[0], ps[0], row);
+    T_MPI(MPI_Type_create_hindexed_block(1, 1, &off, d0, &placed));
+    T_MPI(MPI_Type_create_resized(placed, 0, (MPI_Aint) g[0] * g[1] * 8, &t));
+    MPI_Type_free(&d1);
+    MPI_Type_free(&row);
+    MPI_Type_free(&d0);
+    MPI_Type_free(&placed);
+    return t;
+}
+
+/* a and b select the same doubles in the same order from `extent` bytes
+ * (packed from a buffer where each double holds its index) */
+static void same_map(MPI_Datatype a, MPI_Datatype b, long long extent)
+{
+    MPI_Aint lb[2], ext[2];
+    MPI_Count sz[2];
+    MPI_Datatype t[2] = { a, b };
+    double *src = malloc((size_t) extent), *out[2];
+    int pos[2] = { 0, 0 };
+    T_ASSERT(src, "out of memory");
+    for (long long i = 0; i < extent / 8; i++)
+        src[i] = (double) i;
+    for (int k = 0; k < 2; k++) {
+        T_MPI(MPI_Type_commit(&t[k]));
+        MPI_Type_get_extent(t[k], &lb[k], &ext[k]);
+        MPI_Type_size_x(t[k], &sz[k]);
+        out[k] = malloc((size_t) sz[k] + 1);
+        T_ASSERT(out[k], "out of memory");
+        T_MPI(MPI_Pack(src, 1, t[k], out[k], (int) sz[k], &pos[k], MPI_COMM_SELF));
+    }
+    T_ASSERT(lb[0] == lb[1] && ext[0] == ext[1] && sz[0] == sz[1]
+             && !memcmp(out[0], out[1], (size_t) sz[0]), "vdarray: not darray's type map");
+    free(src);
+    free(out[0]);
+    free(out[1]);
+}
+
+static view make_view(const char *kind, long long extent, int rec, int check)
 {
     view v = {.rec = 0 };
     MPI_Count size;
@@ -87,15 +149,28 @@ static view make_view(const char *kind, long long extent, int rec)
         v.disp = (MPI_Offset) t_rank * rec;
         v.rec = rec;
     } else {
-        int bc = !strcmp(kind, "darray-bc"), ps[2] = { 0, 0 }, g[2] = { 0, 8192 };
+        int byhand = kind[0] == 'v', bc = !strcmp(kind + byhand, "darray-bc");
+        int ps[2] = { 0, 0 }, g[2] = { 0, 8192 };
         int dist[2] = { bc ? MPI_DISTRIBUTE_BLOCK : MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_CYCLIC };
         int darg[2] = { bc ? MPI_DISTRIBUTE_DFLT_DARG : 2, bc ? 1 : 2 };
-        T_ASSERT(bc || !strcmp(kind, "darray-cc"), "unknown view %s", kind);
+        T_ASSERT(bc || !strcmp(kind + byhand, "darray-cc"), "unknown view %s", kind);
         g[0] = (int) (extent / 8 / g[1]);
         T_ASSERT(g[0] > 0, "extent %lld: less than a row", extent);
         MPI_Dims_create(t_size, 2, ps);
-        T_MPI(MPI_Type_create_darray(t_size, t_rank, 2, g, dist, darg, ps, MPI_ORDER_C,
-                                     MPI_DOUBLE, &v.ft));
+        if (byhand) {
+            int b[2] = { bc ? g[0] / ps[0] : 2, bc ? 1 : 2 };
+            v.ft = vdarray(g, b, ps);
+            if (check) {    /* before the baseline: it holds a darray and the extent */
+                MPI_Datatype d;
+                T_MPI(MPI_Type_create_darray(t_size, t_rank, 2, g, dist, darg, ps, MPI_ORDER_C,
+                                             MPI_DOUBLE, &d));
+                same_map(v.ft, d, extent);
+                MPI_Type_free(&d);
+            }
+        } else {
+            T_MPI(MPI_Type_create_darray(t_size, t_rank, 2, g, dist, darg, ps, MPI_ORDER_C,
+                                         MPI_DOUBLE, &v.ft));
+        }
     }
     T_MPI(MPI_Type_commit(&v.ft));
     MPI_Type_size_x(v.ft, &size);
@@ -140,10 +215,10 @@ static void full(MPI_File fh, double *w, double *r, MPI_Offset n, const view * v
 int main(int argc, char **argv)
 {
     long long extent = 0, win = 1 << 20, maxkb = -1;
-    int opt, rec = 8, all = 0;
+    int opt, rec = 8, all = 0, check = 0;
     const char *kind = "cyclic";
     t_init(&argc, &argv);
-    while ((opt = getopt(argc, argv, "e:w:m:t:r:a")) != -1) {
+    while ((opt = getopt(argc, argv, "e:w:m:t:r:ac")) != -1) {
         if (opt == 'e')
             extent = atoll(optarg);
         else if (opt == 'w')
@@ -156,12 +231,14 @@ int main(int argc, char **argv)
             rec = atoi(optarg);
         else if (opt == 'a')
             all = 1;
+        else if (opt == 'c')
+            check = 1;
     }
     T_ASSERT(optind == argc - 1 && extent > 0, "usage: t_viewcost -e EXTENT [-t KIND] [-r REC] "
              "[-w W] [-a] [-m KB] FILE");
     /* the view's type before the baseline: MPI's own type (a darray holds
      * a few small nodes) is not what is measured, the file's view is */
-    view v = make_view(kind, extent, rec);
+    view v = make_view(kind, extent, rec, check);
     MPI_Offset recs = v.recs, mn;       /* this rank's doubles in the view */
     MPI_Allreduce(&recs, &mn, 1, MPI_OFFSET, MPI_MIN, MPI_COMM_WORLD);
     MPI_Offset n = win / 8 < mn / 2 || all ? win / 8 : mn / 2;
@@ -197,6 +274,15 @@ int main(int argc, char **argv)
     T_ASSERT(!v.rec || byte == byte_of(&v, recs - 1), "byte offset of record %lld: %lld, want "
              "%lld", (long long) pos, (long long) byte, (long long) byte_of(&v, recs - 1));
     long peak = vm_kb("VmHWM:"), grew = peak - base;
+    if (check) {    /* after the peak: MPI_File_get_view gives the view's type map back */
+        MPI_Datatype et, ft;
+        MPI_Offset d;
+        char rep[MPI_MAX_DATAREP_STRING];
+        T_MPI(MPI_File_get_view(fh, &d, &et, &ft, rep));
+        T_ASSERT(d == v.disp && et == MPI_DOUBLE, "get_view: disp %lld", (long long) d);
+        same_map(ft, v.ft, extent);
+        MPI_Type_free(&ft);
+    }
     T_MPI(MPI_File_close(&fh));
     MPI_Type_free(&v.ft);
 
