@@ -18,7 +18,7 @@
 #include "ddio_auth.h"
 #include "ddio_net.h"
 #include "ddio_proto.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 #define TMO 5000
 

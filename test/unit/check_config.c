@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 static char g_path[] = "/tmp/ddio-check-config.XXXXXX";
 

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "ddio_desc.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "ddio_layout.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 static const uint64_t units[] = { 1, 3, 7, 4096, 3000, 65536 };
 #define NUNITS (sizeof(units) / sizeof(units[0]))

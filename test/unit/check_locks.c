@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "locks.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 static int64_t now_ms(void)
 {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "pcache.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 #define MiB (1024u * 1024u)
 #define TMPFS_MAGIC 0x01021994

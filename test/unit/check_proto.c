@@ -19,7 +19,7 @@
 #include "ddio_log.h"
 #include "ddio_net.h"
 #include "ddio_proto.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 /* ---- sample messages -------------------------------------------------------- */
 

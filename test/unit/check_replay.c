@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "replay.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 /* the file's format, as replay.c lays it out: a 4 KiB header, 32-byte
  * client slots, then each client's 128-byte entries (client, call, len,

@@ -16,7 +16,7 @@
 #include "config.h"
 #include "ddio_log.h"
 #include "store.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 static char base[256], root1[300], root2[300], outside[300];
 static struct store st;

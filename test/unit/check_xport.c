@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "ddio_xport.h"
-#include "check_run.h"
+#include "suite_run.h"
 
 static int rdma(void)
 {
