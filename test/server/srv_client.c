@@ -5,6 +5,10 @@
  *   srv_client --replay-before|--replay-after HOST:PORT   the requests a
  *                                   restarted server must answer as before
  *                                   (srv_t_replay.c; $SRV_REPLAY_ID)
+ *   srv_client --lock-grace-before|--lock-grace-after HOST:PORT   locks
+ *                                   across a drop and a restart
+ *                                   (srv_t_locks.c; $SRV_REPLAY_ID)
+ *   srv_client --ucx|--no-ucx HOST:PORT   the UCX transport offered or not
  * The secret comes from $DDIO_SECRET_FILE.
  * With DATAFILE_ROOT (a one-disk server's root) it also checks that the
  * datafile of a one-server, one-stripe file is the file, byte for byte.
@@ -14,6 +18,20 @@
  * run_case). Ends with "srv-client: N passed, N failed"; exit 1 if any
  * case failed. */
 #include "srv_harness.h"
+
+/* the modes that run one case (a run before or after a restart, one
+ * transport): mode, case name, case */
+static const struct {
+    const char *mode, *name;
+    void (*fn)(void);
+} single[] = {
+    {"--replay-before", "replay/before", test_replay_before},
+    {"--replay-after", "replay/after-restart", test_replay_after},
+    {"--lock-grace-before", "locks/grace-after-drop", test_lock_grace_before},
+    {"--lock-grace-after", "locks/grace-after-restart", test_lock_grace_after},
+    {"--ucx", "ucx/offered", test_ucx_offered},
+    {"--no-ucx", "ucx/not-offered", test_ucx_not_offered},
+};
 
 int main(int argc, char **argv)
 {
@@ -25,7 +43,7 @@ int main(int argc, char **argv)
     }
     if (argc < 2 || ddio_parse_hostport(argv[1], g_host, sizeof(g_host), &g_port)) {
         fprintf(stderr, "usage: srv_client [--security|--limits|--ucx|--no-ucx|--replay-before|"
-                "--replay-after] HOST:PORT "
+                "--replay-after|--lock-grace-before|--lock-grace-after] HOST:PORT "
                 "[ROOT [LOG]]\n");
         return 2;
     }
@@ -46,27 +64,11 @@ int main(int argc, char **argv)
         test_limits();
         return case_summary();
     }
-    if (strcmp(mode, "--replay-before") == 0 || strcmp(mode, "--replay-after") == 0) {
-        if (strcmp(mode, "--replay-before") == 0)
-            run_case("replay/before", test_replay_before);
-        else
-            run_case("replay/after-restart", test_replay_after);
-        return case_summary();
-    }
-    if (strcmp(mode, "--lock-grace-before") == 0 || strcmp(mode, "--lock-grace-after") == 0) {
-        if (strcmp(mode, "--lock-grace-before") == 0)
-            run_case("locks/grace-after-drop", test_lock_grace_before);
-        else
-            run_case("locks/grace-after-restart", test_lock_grace_after);
-        return case_summary();
-    }
-    if (strcmp(mode, "--ucx") == 0 || strcmp(mode, "--no-ucx") == 0) {
-        if (strcmp(mode, "--ucx") == 0)
-            run_case("ucx/offered", test_ucx_offered);
-        else
-            run_case("ucx/not-offered", test_ucx_not_offered);
-        return case_summary();
-    }
+    for (size_t i = 0; i < sizeof(single) / sizeof(single[0]); i++)
+        if (strcmp(mode, single[i].mode) == 0) {
+            run_case(single[i].name, single[i].fn);
+            return case_summary();
+        }
     CHECK(!*mode, "unknown mode %s", mode);
     run_case("ns/files", test_files);
     run_case("xfer/independent-1m", test_independent_1m);
