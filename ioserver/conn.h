@@ -30,7 +30,8 @@ struct conn {
     struct server *srv;
     int fd;
     uint64_t id;                 /* also the lock owner */
-    int lock_noted;              /* its client noted as a lock holder (replay.h) */
+    atomic_int lock_noted;       /* its client noted as a lock holder (replay.h);
+                                  * LOCKs of one connection run on several threads */
     char peer[96];
     atomic_int refs;
     pthread_mutex_t mu;          /* everything below */

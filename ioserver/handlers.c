@@ -177,9 +177,8 @@ void srv_lock_grace(struct server *srv, const char *why)
  * starts with the lock grace (main.c) */
 static void note_holder(struct conn *c, uint64_t client)
 {
-    if (c->lock_noted || !client)
+    if (!client || atomic_exchange(&c->lock_noted, 1))
         return;
-    c->lock_noted = 1;
     replay_note(client, LOCK_HOLDER_CALL, (const uint8_t *)"", 0);
 }
 
