@@ -1482,6 +1482,17 @@ static void join(struct server *srv, struct xp *ep, uint64_t req, const struct d
     char why[256];
     int bad = 0;
     pthread_mutex_lock(&e->mu);
+    if (atomic_load(&srv->stopping)) {
+        /* a gate now could wait for ranks that cannot connect any more.
+         * Checked under e->mu: engine_stopping fails the gates under it
+         * after the flag is set, so a join racing the signal either sees
+         * the flag here or its gate is failed there (CI: a gate made in
+         * that window held the drain for the whole timeout) */
+        pthread_mutex_unlock(&e->mu);
+        store_release(&srv->store, of);
+        xp_reply_err(ep, DDIO_T_XFER | DDIO_REPLY, req, ECONNRESET, "%s", STOPPING_MSG);
+        return;
+    }
     struct xfer *x = find_gate(e, of, m);
     if (x) {
         store_release(&srv->store, of);   /* the gate holds the file already */
@@ -1552,12 +1563,6 @@ void engine_xfer(struct server *srv, struct xp *ep, uint64_t req,
         store_release(&srv->store, of);
         stats_bump(&srv->stats, &srv->stats.replayed);
         xp_reply(ep, DDIO_T_XFER | DDIO_REPLY, req, 0, done, n, ddio_now_ms() + XP_REPLY_TIMEOUT_MS);
-        return;
-    }
-    if (m->nparticipants > 1 && atomic_load(&srv->stopping)) {
-        /* a gate now could wait for ranks that cannot connect any more */
-        store_release(&srv->store, of);
-        xp_reply_err(ep, DDIO_T_XFER | DDIO_REPLY, req, ECONNRESET, "%s", STOPPING_MSG);
         return;
     }
     if (m->nparticipants > 1) {
