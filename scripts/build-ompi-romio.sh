@@ -11,6 +11,8 @@
 # Then `make` in ompi/mca/io/romio321 alone: ROMIO 3.2.1 and the component's
 # glue. Like Debian's own mca_io_romio321.so it links no libmpi (its symbols
 # come from the process that loads it) and adds libcrypto (ddio_auth).
+# Besides romio-register.sh's edits, one of its own: the lock hook
+# (add_lock_hook below), so atomic mode and shared pointers work on ddio.
 #
 # Cache: DDIO_OMPI_CACHE_DIR (default DDIO_CACHE_DIR, default ~/.cache/ddio)
 # /ompi-romio-KEY, KEY hashing what goes into the configured tree: Open MPI's
@@ -78,6 +80,47 @@ exec 9>"$base/.lock"
 flock 9
 log "cache $base"
 
+# --- the lock hook ----------------------------------------------------------
+# ROMIO 3.2.1 has no ADIOI_xxx_SetLock table entry (MPICH 4.0's has): its
+# ADIOI_WRITE_LOCK / _READ_LOCK / _UNLOCK macros (adioi.h) fcntl fd->fd_sys,
+# which a ddio file does not have. After them, with ddio built in, the
+# three are redefined to call the driver's ADIOI_DDIO_Set_lock_hook
+# (adio/ad_ddio/ad_ddio_lock.c): a ddio file's lock goes to its SetLock
+# (the servers' byte-range locks), any other file's to ADIOI_Set_lock with
+# the generic branch's commands, as before. So every lock user (atomic
+# contiguous calls, the shared pointer's ad_get_sh_fp.c / ad_set_sh_fp.c on
+# the hidden .shfp file, itself a ddio file; data sieving and atomic strided
+# code of adio/common for other files) goes through it. Only where that
+# generic branch is in force (no XFS/HFS/NTFS, no MPE logging: this
+# component is ufs+nfs+ddio); ADIOI_DDIO_LOCK_HOOK tells the driver
+# (ad_ddio_compat.h), which without it refuses atomic mode. Here, not in
+# romio-register.sh: MPICH's cache key hashes that script, and MPICH needs
+# no hook. Idempotent.
+add_lock_hook() {  # adioi.h
+  local ah=$1 anchor
+  anchor='^int ADIOI_Set_lock64(FDTYPE fd_sys, int cmd, int type, ADIO_Offset offset, int whence, ADIO_Offset len);$'
+  grep -q 'ADIOI_DDIO_Set_lock_hook' "$ah" && return 0
+  grep -q "$anchor" "$ah" || die "no ADIOI_Set_lock64 prototype in $ah: ROMIO 3.2.1's lock macros differ"
+  sed -i "/$anchor/a\\
+\\
+#if defined(ROMIO_DDIO) \\&\\& !defined(ROMIO_XFS) \\&\\& !defined(ROMIO_HFS) \\&\\& !defined(ROMIO_NTFS) \\&\\& !defined(ADIOI_MPE_LOGGING)\\
+/* ddio: a ddio file's locks go to its driver, others' to ADIOI_Set_lock (build-ompi-romio.sh) */\\
+#define ADIOI_DDIO_LOCK_HOOK 1\\
+int ADIOI_DDIO_Set_lock_hook(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,\\
+                             ADIO_Offset len);\\
+#undef ADIOI_WRITE_LOCK\\
+#undef ADIOI_READ_LOCK\\
+#undef ADIOI_UNLOCK\\
+#define ADIOI_WRITE_LOCK(fd, offset, whence, len) \\\\\\
+        ADIOI_DDIO_Set_lock_hook(fd, F_SETLKW, F_WRLCK, offset, whence, len)\\
+#define ADIOI_READ_LOCK(fd, offset, whence, len) \\\\\\
+        ADIOI_DDIO_Set_lock_hook(fd, F_SETLKW, F_RDLCK, offset, whence, len)\\
+#define ADIOI_UNLOCK(fd, offset, whence, len) \\\\\\
+        ADIOI_DDIO_Set_lock_hook(fd, F_SETLK, F_UNLCK, offset, whence, len)\\
+#endif" "$ah"
+  grep -q 'ADIOI_DDIO_Set_lock_hook' "$ah" || die "could not add the ddio lock hook to $ah"
+}
+
 # --- extract + register + regenerate ROMIO (once per key) -----------------
 romio_rel=ompi/mca/io/romio321/romio
 if [ ! -e "$base/.registered" ]; then
@@ -85,6 +128,7 @@ if [ ! -e "$base/.registered" ]; then
   log "extracting $src"; mkdir -p "$srcdir"
   tar xf "$src" -C "$srcdir" --strip-components=1
   "$proj/scripts/romio-register.sh" "$srcdir"
+  add_lock_hook "$srcdir/$romio_rel/adio/include/adioi.h"
   "$proj/scripts/overlay-driver.sh" "$proj" "$srcdir/$romio_rel" >/dev/null
   log "regenerating ROMIO's build files (autoreconf)"
   (cd "$srcdir/$romio_rel" && autoreconf -if -I confdb) > "$base/autoreconf.log" 2>&1 \

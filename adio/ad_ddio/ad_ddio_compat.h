@@ -7,10 +7,23 @@
  * never test the version themselves. ROMIO 3.2.1 is told apart by what it
  * lacks: the ADIO_QUOBYTEFS file system constant, new in MPICH 3.4's ROMIO.
  *
- * - Locks: 3.2.1 has no ADIOI_xxx_SetLock entry; its lock macros call
- *   fcntl(2) on fd->fd_sys, which a ddio file does not have. There the
- *   driver claims no locks, so ROMIO takes none: the driver refuses atomic
- *   mode (ad_ddio_fcntl.c) and ROMIO the shared file pointer.
+ * - Locks: 3.2.1 has no ADIOI_xxx_SetLock entry; its lock macros
+ *   (ADIOI_WRITE_LOCK, _READ_LOCK, _UNLOCK in adioi.h) call fcntl(2) on
+ *   fd->fd_sys, which a ddio file does not have. scripts/build-ompi-romio.sh
+ *   (add_lock_hook) redefines the three in the component's adioi.h to
+ *   call ADIOI_DDIO_Set_lock_hook (ad_ddio_lock.c): a ddio file's locks go
+ *   to ADIOI_DDIO_SetLock as MPICH's table entry sends them, every other
+ *   file's to ADIOI_Set_lock as before; it defines ADIOI_DDIO_LOCK_HOOK.
+ *   Every lock user of 3.2.1 goes through the three: the atomic contiguous
+ *   calls of mpi-io/ (read, write, iread, iwrite, the _sh forms), the
+ *   shared pointer's ad_get_sh_fp.c / ad_set_sh_fp.c on the hidden .shfp
+ *   file (itself a ddio file), and adio/common's data sieving and atomic
+ *   strided code (for ufs:/nfs: files: ddio's strided entries are its own
+ *   and lock through ADIOI_DDIO_Lock).
+ *   ADIOI_DDIO_HAVE_LOCKS: the driver claims locks, shared pointers and
+ *   atomic mode (ad_ddio_features.c, ad_ddio_fcntl.c); a 3.2.1 without the
+ *   hook refuses atomic mode, and ROMIO the shared pointer, as before.
+ *   ADIOI_DDIO_HAVE_SETLOCK: the function table has the entry (4.0 only).
  * - Nonblocking I/O: MPICH's generalized request classes (MPIX_Grequest_class
  *   with a poll function run by MPI_Test/MPI_Wait) are not in Open MPI's
  *   libmpi (Debian's 4.1.4 exports no ompi_grequestx_*). There a request is
@@ -53,6 +66,11 @@
 #include "adio_extern.h"       /* ADIOI_Flatlist */
 
 #define ADIOI_DDIO_HAVE_SETLOCK 0
+#ifdef ADIOI_DDIO_LOCK_HOOK     /* adioi.h: build-ompi-romio.sh's add_lock_hook */
+#define ADIOI_DDIO_HAVE_LOCKS 1
+#else
+#define ADIOI_DDIO_HAVE_LOCKS 0
+#endif
 #define ADIOI_DDIO_HAVE_GREQX 0
 #define ADIOI_DDIO_Set_dirty(fd, v) ((void) (fd), (void) (v))
 
@@ -145,6 +163,7 @@ static inline int ADIOI_DDIO_Flat_flags(MPI_Datatype t)
 #else /* MPICH 4.0's ROMIO */
 
 #define ADIOI_DDIO_HAVE_SETLOCK 1
+#define ADIOI_DDIO_HAVE_LOCKS 1
 #define ADIOI_DDIO_HAVE_GREQX 1
 #define ADIOI_DDIO_Set_dirty(fd, v) ((fd)->dirty_write = (v))
 #define ADIOI_DDIO_Say_err(myname, errnum, msg) ((void) (myname), (void) (errnum), (void) (msg))

@@ -26,9 +26,10 @@ void ADIOI_DDIO_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *
                 ddio_fh_prealloc(&f->fh, (uint64_t) fcntl_struct->diskspace, &e);
             break;
         case ADIO_FCNTL_SET_ATOMICITY:  /* atomic mode has no cache */
-            if (fcntl_struct->atomicity && !ADIOI_DDIO_HAVE_SETLOCK) {
+            if (fcntl_struct->atomicity && !ADIOI_DDIO_HAVE_LOCKS) {
                 ddio_err_set(&e, ENOTSUP, "ddio: atomic mode needs byte-range locks, which "
-                             "this ROMIO (3.2.1, Open MPI's) takes with fcntl(2) on a local "
+                             "this ROMIO (3.2.1 without ddio's lock hook: scripts/"
+                             "build-ompi-romio.sh) takes with fcntl(2) on a local "
                              "file descriptor: a ddio file has none");
                 break;
             }

@@ -9,7 +9,7 @@ int ADIOI_DDIO_Feature(ADIO_File fd, int flag)
         case ADIO_SHARED_FP:   /* ROMIO's .shfp file, guarded by those locks */
         case ADIO_ATOMIC_MODE: /* SetLock around each access */
         case ADIO_DATA_SIEVING_WRITES: /* real locks make read-modify-write safe */
-            return ADIOI_DDIO_HAVE_SETLOCK;     /* ROMIO 3.2.1: fcntl only (compat.h) */
+            return ADIOI_DDIO_HAVE_LOCKS;       /* ROMIO 3.2.1: with the hook (compat.h) */
         case ADIO_UNLINK_AFTER_CLOSE:  /* servers keep open datafiles after unlink */
         case ADIO_TWO_PHASE:   /* romio_ddio_collective=twophase: ROMIO's generic
                                 * two-phase runs on our entries */

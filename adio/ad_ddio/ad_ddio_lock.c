@@ -1,7 +1,9 @@
 /* SetLock: byte-range locks kept by the file's stripe server 0 (owned by our
  * connection, released by the server if it drops). ROMIO builds shared file
  * pointers (the hidden .shfp file, opened through this driver) and atomic
- * mode on them. */
+ * mode on them. MPICH 4.0's ROMIO calls SetLock from its function table;
+ * ROMIO 3.2.1's lock macros call ADIOI_DDIO_Set_lock_hook instead
+ * (ad_ddio_compat.h, scripts/build-ompi-romio.sh's add_lock_hook). */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -59,3 +61,15 @@ int ADIOI_DDIO_SetLock(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int 
     }
     return ADIOI_DDIO_Err_code(myname, &e);
 }
+
+#ifdef ADIOI_DDIO_LOCK_HOOK
+/* ROMIO 3.2.1's ADIOI_WRITE_LOCK / _READ_LOCK / _UNLOCK (build-ompi-romio.sh's
+ * add_lock_hook): a ddio file's lock is ours, any other file's fcntl(2) as before */
+int ADIOI_DDIO_Set_lock_hook(ADIO_File fd, int cmd, int type, ADIO_Offset offset, int whence,
+                             ADIO_Offset len)
+{
+    if (fd->file_system == ADIO_DDIO)
+        return ADIOI_DDIO_SetLock(fd, cmd, type, offset, whence, len);
+    return ADIOI_Set_lock(fd->fd_sys, cmd, type, offset, whence, len);
+}
+#endif

@@ -12,9 +12,9 @@
  *  6. random small reads and writes, overlapping, against a model; the
  *     final file is compared with the same run on ufs: by the harness.
  * T_CACHE_SKIP="atomic info" leaves parts out where the library cannot do
- * them (Open MPI's ROMIO 3.2.1 on ddio), each printed as "SKIP PART: why":
- * atomic, step 4 (atomic mode is refused; the control run must leave it out
- * too, its bytes differ); info, step 5's get_info check (Open MPI answers
+ * them, each printed as "SKIP PART: why": atomic, step 4 (where atomic mode
+ * is refused; the control run must leave it out too, its bytes differ);
+ * info, step 5's get_info check (Open MPI's ROMIO 3.2.1 on ddio answers
  * get_info from its copy of the hints the program gave: without hints the
  * driver's defaults are not there).
  * usage: t_cache FILE   (at least 2 ranks; hints from DDIO_TEST_HINTS) */

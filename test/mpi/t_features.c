@@ -12,7 +12,7 @@
  *   get_amode/get_group/get_type_extent, get_info (on ddio: the ddio
  *   hints in force), and every MPI 4 large-count (_c) binding.
  * T_FEATURES_SKIP="PART ..." leaves parts out where the MPI library refuses
- * them (Open MPI's ROMIO 3.2.1 on ddio: test/ompi): shared (section 1 and
+ * them (test/ompi leaves out info: Open MPI's get_info): shared (section 1 and
  * every other use of the shared pointer; APPEND's records are then written
  * at the offsets write_ordered gives them), atomic (section 5), info (the
  * ddio hints in get_info); each part left out is printed as "SKIP PART:
