@@ -91,6 +91,10 @@ typedef struct ADIOI_DDIO_File {
     uint64_t seq;               /* collective sequence number: bumped by every
                                  * disk-directed collective, on every rank */
     unsigned view_gen;          /* bumped by SetInfo: every set_view passes there */
+    int coll_spec;              /* the last collective was plain ranges, agreed: the
+                                 * next one under the same view goes first, agrees
+                                 * after (ad_ddio_coll.c); the same on every rank */
+    unsigned coll_spec_gen;     /* view_gen when coll_spec was set */
     ADIOI_DDIO_View view;
     struct ADIOI_DDIO_Afile *async;     /* nonblocking I/O state (ad_ddio_async.c) */
 } ADIOI_DDIO_File;
