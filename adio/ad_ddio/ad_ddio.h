@@ -73,6 +73,8 @@ typedef struct ADIOI_DDIO_File {
     int local_write;            /* romio_ddio_local_write: the same */
     int coll_ranges;            /* romio_ddio_coll_ranges: ADIOI_HINT_DISABLE keeps
                                  * collectives of plain ranges disk-directed */
+    int coll_speculate;         /* romio_ddio_coll_speculate: ADIOI_HINT_ENABLE lets
+                                 * them agree after sending (ad_ddio_coll.c) */
     int check_desc;             /* romio_ddio_check_desc (debug): ADIOI_HINT_* */
     int type_desc;              /* romio_ddio_type_desc: ADIOI_HINT_DISABLE forces the
                                  * flattened-list path (Tree_from_flat) */

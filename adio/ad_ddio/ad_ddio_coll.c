@@ -21,9 +21,12 @@
  * agreement below still fails the call everywhere if it failed anywhere.
  * Not in atomic mode.
  *
- * Speculation: once a call's parts were all plain ranges (agreed below),
- * the next call under the same view and atomicity goes first and agrees
- * after: each rank sends its own part at once (a range as above, anything
+ * Speculation (romio_ddio_coll_speculate=enable; off by default: the call
+ * then has no barrier at entry, which MPI does not promise but ROMIO's
+ * collectives, starting with an allgather, give, and programs that read
+ * and then write collectively without MPI's sync-barrier-sync rely on it):
+ * once a call's parts were all plain ranges (agreed below), the next call
+ * under the same view and atomicity goes first and agrees after: each rank sends its own part at once (a range as above, anything
  * else as one XFER of its descriptor, as independent I/O would), then ONE
  * allgather of every rank's outcome, bounds and shape fails the call
  * everywhere if it failed anywhere and says whether the speculation still
@@ -148,7 +151,10 @@ static int range_cmp(const void *a, const void *b)
 
 /* this rank's entry in an agreement: {lo, hi, state}, state 2 when it
  * failed, 1 when its part is a plain range [lo, hi) that may go as its own
- * XFER, 0 otherwise ([lo, hi) then its part's bounds, empty if none) */
+ * XFER, 0 otherwise ([lo, hi) then its part's bounds, empty if none); plus
+ * SPEC_WANTED when its hint asks for speculation (every rank's must: a rank
+ * that speculated alone would skip a collective the others make) */
+#define SPEC_WANTED 4
 static void coll_mine(coll_call * c, int64_t * mine)
 {
     int allowed = !c->fd->atomicity && c->f->coll_ranges != ADIOI_HINT_DISABLE;
@@ -162,14 +168,18 @@ static void coll_mine(coll_call * c, int64_t * mine)
         if (c->len && c->d.root)
             ddio_desc_bounds(&c->d, &mine[0], &mine[1]);
     }
+    if (c->f->coll_speculate == ADIOI_HINT_ENABLE)
+        mine[2] |= SPEC_WANTED;
 }
 
 /* The allgather of every rank's coll_mine: *ranges when every part may go
- * as its own range, *apart when no two parts' bounds overlap (empty parts
+ * as its own range (and, with SPEC_WANTED everywhere, 2: the next call may
+ * speculate), *apart when no two parts' bounds overlap (empty parts
  * overlap nothing; sorted by start, a pair of neighbours overlaps if any
  * pair does). Returns the lowest failed rank, or -1. */
 static int coll_gather(coll_call * c, int *ranges, int *apart)
 {
+    int spec = 1;
     int64_t mine[3], *all = ADIOI_Malloc(sizeof(int64_t) * 3 * (size_t) c->nprocs);
     int failed = -1, n = 0, i;
 
@@ -177,6 +187,8 @@ static int coll_gather(coll_call * c, int *ranges, int *apart)
     ADIOI_DDIO_Nap_allgather(mine, all, 3, MPI_INT64_T, c->fd->comm);
     *ranges = *apart = 1;
     for (i = 0; i < c->nprocs; i++) {
+        spec &= (all[3 * i + 2] & SPEC_WANTED) != 0;
+        all[3 * i + 2] &= ~SPEC_WANTED;
         if (all[3 * i + 2] == 2 && failed < 0)
             failed = i;
         if (all[3 * i + 2] != 1)
@@ -189,17 +201,20 @@ static int coll_gather(coll_call * c, int *ranges, int *apart)
         if (all[3 * i] < all[3 * (i - 1) + 1])
             *apart = 0;
     ADIOI_Free(all);
+    if (*ranges && spec)
+        *ranges = 2;
     return failed;
 }
 
 /* The first agreement: everyone's outcome (as coll_agree) and, in the same
  * allgather, whether every part is a range and none overlaps another:
- * *indep. Non-zero when the call failed somewhere. */
+ * *indep (2: and every rank asked for speculation). Non-zero when the call
+ * failed somewhere. */
 static int coll_agree_first(coll_call * c, int *indep)
 {
     int ranges, apart, failed = coll_gather(c, &ranges, &apart);
 
-    *indep = ranges && apart;
+    *indep = ranges && apart ? ranges : 0;     /* 2: and the next may speculate */
     if (failed < 0)
         return 0;
     ADIOI_DDIO_Adopt_err(c->fd, &c->e, failed);
@@ -256,8 +271,7 @@ static void coll_report_timing(const coll_call * c, uint64_t seq, int spec)
 /* the same on every rank: set by agreed outcomes only */
 static int coll_spec_on(const coll_call * c)
 {
-    return c->f->coll_spec && c->f->coll_spec_gen == c->f->view_gen && !c->fd->atomicity
-        && c->f->coll_ranges != ADIOI_HINT_DISABLE;
+    return c->f->coll_spec && c->f->coll_spec_gen == c->f->view_gen && !c->fd->atomicity;
 }
 
 static void coll_spec_set(coll_call * c, int on)
@@ -289,7 +303,7 @@ static void coll_spec_call(coll_call * c, uint64_t seq)
         coll_transfer(c, ++c->f->seq, 0);
         coll_agree(c);
     }
-    coll_spec_set(c, failed < 0 && ranges && apart);
+    coll_spec_set(c, failed < 0 && ranges == 2 && apart);
     c->t[4] = MPI_Wtime();
 }
 
@@ -317,7 +331,7 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
         else
             coll_transfer(&c, seq, 0);
         c.t[3] = MPI_Wtime();
-        coll_spec_set(&c, !coll_agree(&c) && indep);
+        coll_spec_set(&c, !coll_agree(&c) && indep == 2);
         c.t[4] = MPI_Wtime();
     } else {
         coll_spec_set(&c, 0);

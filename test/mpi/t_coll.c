@@ -381,10 +381,10 @@ static void test_overlap(void)
     /* rank r writes [r * STEP, r * STEP + L): each byte is covered by up to
      * three ranks; plus an interleaved vector every rank writes in full */
     MPI_Status st;
-    /* two calls of plain ranges first: the overlapping call then goes
-     * speculatively (ad_ddio_coll.c: each rank's range at once, one
-     * agreement after), and its writes must be done again through the gate
-     * for the higher rank to win */
+    /* two calls of plain ranges first: with romio_ddio_coll_speculate the
+     * overlapping call then goes speculatively (ad_ddio_coll.c: each rank's
+     * range at once, one agreement after), and its writes must be done
+     * again through the gate for the higher rank to win */
     unsigned char *pre = malloc(STEP);
     tm_fill(pre, STEP, 150 + t_rank, 0);
     for (int k = 0; k < 2; k++)
