@@ -73,6 +73,8 @@ typedef struct ADIOI_DDIO_File {
     int local_write;            /* romio_ddio_local_write: the same */
     int coll_ranges;            /* romio_ddio_coll_ranges: ADIOI_HINT_DISABLE keeps
                                  * collectives of plain ranges disk-directed */
+    int coll_speculate;         /* romio_ddio_coll_speculate: ADIOI_HINT_ENABLE lets
+                                 * them agree after sending (ad_ddio_coll.c) */
     int check_desc;             /* romio_ddio_check_desc (debug): ADIOI_HINT_* */
     int type_desc;              /* romio_ddio_type_desc: ADIOI_HINT_DISABLE forces the
                                  * flattened-list path (Tree_from_flat) */
@@ -91,6 +93,10 @@ typedef struct ADIOI_DDIO_File {
     uint64_t seq;               /* collective sequence number: bumped by every
                                  * disk-directed collective, on every rank */
     unsigned view_gen;          /* bumped by SetInfo: every set_view passes there */
+    int coll_spec;              /* the last collective was plain ranges, agreed: the
+                                 * next one under the same view goes first, agrees
+                                 * after (ad_ddio_coll.c); the same on every rank */
+    unsigned coll_spec_gen;     /* view_gen when coll_spec was set */
     ADIOI_DDIO_View view;
     struct ADIOI_DDIO_Afile *async;     /* nonblocking I/O state (ad_ddio_async.c) */
 } ADIOI_DDIO_File;

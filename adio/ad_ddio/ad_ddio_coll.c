@@ -21,7 +21,22 @@
  * agreement below still fails the call everywhere if it failed anywhere.
  * Not in atomic mode.
  *
- * Two small collectives on fd->comm per call:
+ * Speculation (romio_ddio_coll_speculate=enable; off by default: the call
+ * then has no barrier at entry, which MPI does not promise but ROMIO's
+ * collectives, starting with an allgather, give, and programs that read
+ * and then write collectively without MPI's sync-barrier-sync rely on it):
+ * once a call's parts were all plain ranges (agreed below), the next call
+ * under the same view and atomicity goes first and agrees after: each rank sends its own part at once (a range as above, anything
+ * else as one XFER of its descriptor, as independent I/O would), then ONE
+ * allgather of every rank's outcome, bounds and shape fails the call
+ * everywhere if it failed anywhere and says whether the speculation still
+ * holds for the next call. Writes whose parts turned out to overlap went
+ * in no particular order: the call is then done again through the gate,
+ * where the higher rank wins. So a series of IOR-style collective calls
+ * costs one small collective each, as ROMIO's (its allgather of offsets),
+ * not two. set_view (which bumps view_gen) and a failure end it.
+ *
+ * Otherwise two small collectives on fd->comm per call:
  *  - before sending, an allgather of "did this rank describe its part" and
  *    of its range when contiguous:
  *    it is the barrier that keeps a late rank from tripping the servers'
@@ -134,35 +149,72 @@ static int range_cmp(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/* The first agreement: everyone's outcome (as coll_agree) and, in the same
- * allgather, whether every part is a range and none overlaps another:
- * *indep. Non-zero when the call failed somewhere. */
-static int coll_agree_first(coll_call * c, int *indep)
+/* this rank's entry in an agreement: {lo, hi, state}, state 2 when it
+ * failed, 1 when its part is a plain range [lo, hi) that may go as its own
+ * XFER, 0 otherwise ([lo, hi) then its part's bounds, empty if none); plus
+ * SPEC_WANTED when its hint asks for speculation (every rank's must: a rank
+ * that speculated alone would skip a collective the others make) */
+#define SPEC_WANTED 4
+static void coll_mine(coll_call * c, int64_t * mine)
 {
-    int64_t mine[3], *all = ADIOI_Malloc(sizeof(int64_t) * 3 * (size_t) c->nprocs);
-    int failed = -1, i;
+    int allowed = !c->fd->atomicity && c->f->coll_ranges != ADIOI_HINT_DISABLE;
+    mine[0] = mine[1] = 0;
+    if (c->e.errnum)
+        mine[2] = 2;
+    else if (coll_range(c, &mine[0], &mine[1]))
+        mine[2] = allowed;
+    else {
+        mine[2] = 0;
+        if (c->len && c->d.root)
+            ddio_desc_bounds(&c->d, &mine[0], &mine[1]);
+    }
+    if (c->f->coll_speculate == ADIOI_HINT_ENABLE)
+        mine[2] |= SPEC_WANTED;
+}
 
-    mine[2] = c->e.errnum ? 2 : coll_range(c, &mine[0], &mine[1]) && !c->fd->atomicity
-        && c->f->coll_ranges != ADIOI_HINT_DISABLE;     /* (any rank's "disable" decides) */
+/* The allgather of every rank's coll_mine: *ranges when every part may go
+ * as its own range (and, with SPEC_WANTED everywhere, 2: the next call may
+ * speculate), *apart when no two parts' bounds overlap (empty parts
+ * overlap nothing; sorted by start, a pair of neighbours overlaps if any
+ * pair does). Returns the lowest failed rank, or -1. */
+static int coll_gather(coll_call * c, int *ranges, int *apart)
+{
+    int spec = 1;
+    int64_t mine[3], *all = ADIOI_Malloc(sizeof(int64_t) * 3 * (size_t) c->nprocs);
+    int failed = -1, n = 0, i;
+
+    coll_mine(c, mine);
     ADIOI_DDIO_Nap_allgather(mine, all, 3, MPI_INT64_T, c->fd->comm);
-    *indep = 1;
+    *ranges = *apart = 1;
     for (i = 0; i < c->nprocs; i++) {
+        spec &= (all[3 * i + 2] & SPEC_WANTED) != 0;
+        all[3 * i + 2] &= ~SPEC_WANTED;
         if (all[3 * i + 2] == 2 && failed < 0)
             failed = i;
         if (all[3 * i + 2] != 1)
-            *indep = 0;
+            *ranges = 0;
+        if (all[3 * i + 1] > all[3 * i])
+            memmove(&all[3 * n++], &all[3 * i], sizeof(int64_t) * 3);
     }
-    if (*indep) {               /* empty parts overlap nothing */
-        int n = 0;
-        for (i = 0; i < c->nprocs; i++)
-            if (all[3 * i + 1] > all[3 * i])
-                memmove(&all[3 * n++], &all[3 * i], sizeof(int64_t) * 3);
-        qsort(all, (size_t) n, sizeof(int64_t) * 3, range_cmp);
-        for (i = 1; i < n; i++)
-            if (all[3 * i] < all[3 * (i - 1) + 1])
-                *indep = 0;
-    }
+    qsort(all, (size_t) n, sizeof(int64_t) * 3, range_cmp);
+    for (i = 1; i < n; i++)
+        if (all[3 * i] < all[3 * (i - 1) + 1])
+            *apart = 0;
     ADIOI_Free(all);
+    if (*ranges && spec)
+        *ranges = 2;
+    return failed;
+}
+
+/* The first agreement: everyone's outcome (as coll_agree) and, in the same
+ * allgather, whether every part is a range and none overlaps another:
+ * *indep (2: and every rank asked for speculation). Non-zero when the call
+ * failed somewhere. */
+static int coll_agree_first(coll_call * c, int *indep)
+{
+    int ranges, apart, failed = coll_gather(c, &ranges, &apart);
+
+    *indep = ranges && apart ? ranges : 0;     /* 2: and the next may speculate */
     if (failed < 0)
         return 0;
     ADIOI_DDIO_Adopt_err(c->fd, &c->e, failed);
@@ -185,12 +237,13 @@ static void coll_range_transfer(coll_call * c, uint64_t seq)
                            &c->bytes, &c->e);
 }
 
-static void coll_transfer(coll_call * c, uint64_t seq)
+/* alone: this rank's part as the call's only participant (speculation) */
+static void coll_transfer(coll_call * c, uint64_t seq, int alone)
 {
     ADIOI_DDIO_Xfer x = {.f = &c->f->fh,.op = c->op,
         .flags = DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
         .group = c->f->group,.seq = seq,
-        .nparticipants = (uint32_t) c->nprocs,.rank = (uint32_t) c->rank,
+        .nparticipants = alone ? 1 : (uint32_t) c->nprocs,.rank = alone ? 0 : (uint32_t) c->rank,
         .fdesc = &c->d,.mem = &c->mem
     };
     /* NULL: every server of the file, whether it holds our bytes or not
@@ -198,21 +251,60 @@ static void coll_transfer(coll_call * c, uint64_t seq)
      * other participant: only the servers holding its bytes take part, as
      * in independent I/O (a 1-process program's small collective calls
      * would otherwise cost a round trip to every server). */
-    char *inv = c->nprocs == 1 ? ddio_xfer_involved(&c->f->fh, &c->d) : NULL;
+    char *inv = alone || c->nprocs == 1 ? ddio_xfer_involved(&c->f->fh, &c->d) : NULL;
     ddio_xfer_run(&x, inv, &c->e);
     free(inv);
     c->bytes = x.bytes;
 }
 
-static void coll_report_timing(const coll_call * c, uint64_t seq)
+static void coll_report_timing(const coll_call * c, uint64_t seq, int spec)
 {
     if (!ADIOI_DDIO_Timing_on())
         return;
     fprintf(stderr, "ddio-timing rank %d %s seq %llu bytes %llu describe_ms %.2f agree_ms %.2f "
-            "xfer_ms %.2f agree2_ms %.2f%s\n", c->rank, c->op == DDIO_X_WRITE ? "write" : "read",
+            "xfer_ms %.2f agree2_ms %.2f%s%s\n", c->rank, c->op == DDIO_X_WRITE ? "write" : "read",
             (unsigned long long) seq, (unsigned long long) c->bytes,
             (c->t[1] - c->t[0]) * 1e3, (c->t[2] - c->t[1]) * 1e3, (c->t[3] - c->t[2]) * 1e3,
-            (c->t[4] - c->t[3]) * 1e3, c->e.errnum ? " failed" : "");
+            (c->t[4] - c->t[3]) * 1e3, spec ? " speculative" : "", c->e.errnum ? " failed" : "");
+}
+
+/* the same on every rank: set by agreed outcomes only */
+static int coll_spec_on(const coll_call * c)
+{
+    return c->f->coll_spec && c->f->coll_spec_gen == c->f->view_gen && !c->fd->atomicity;
+}
+
+static void coll_spec_set(coll_call * c, int on)
+{
+    c->f->coll_spec = on;
+    c->f->coll_spec_gen = c->f->view_gen;
+}
+
+/* The speculative call (see the top): this rank's part first, then the one
+ * agreement; overlapping writes again through the gate. */
+static void coll_spec_call(coll_call * c, uint64_t seq)
+{
+    int64_t lo, hi;
+    int ranges, apart, failed;
+
+    c->t[2] = c->t[1];          /* no first agreement */
+    if (!c->e.errnum && c->len) {
+        if (coll_range(c, &lo, &hi))
+            coll_range_transfer(c, seq);
+        else
+            coll_transfer(c, seq, 1);
+    }
+    c->t[3] = MPI_Wtime();
+    failed = coll_gather(c, &ranges, &apart);
+    if (failed >= 0)
+        ADIOI_DDIO_Adopt_err(c->fd, &c->e, failed);
+    else if (c->op == DDIO_X_WRITE && !apart) {
+        /* the same on every rank: the seq bump too */
+        coll_transfer(c, ++c->f->seq, 0);
+        coll_agree(c);
+    }
+    coll_spec_set(c, failed < 0 && ranges == 2 && apart);
+    c->t[4] = MPI_Wtime();
 }
 
 /* The whole call; returns the bytes transferred (0 on error). */
@@ -222,25 +314,30 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
 {
     coll_call c;
     uint64_t seq;
-    int indep;
+    int indep, spec;
 
     coll_init(&c, fd, op, file_ptr_type, offset);
     seq = ++c.f->seq;
+    spec = coll_spec_on(&c);
     c.t[0] = MPI_Wtime();
     coll_describe(&c, buf, count, datatype);
     c.t[1] = MPI_Wtime();
-    if (!coll_agree_first(&c, &indep)) {
+    if (spec)
+        coll_spec_call(&c, seq);
+    else if (!coll_agree_first(&c, &indep)) {
         c.t[2] = MPI_Wtime();
         if (indep)
             coll_range_transfer(&c, seq);
         else
-            coll_transfer(&c, seq);
+            coll_transfer(&c, seq, 0);
         c.t[3] = MPI_Wtime();
-        coll_agree(&c);
+        coll_spec_set(&c, !coll_agree(&c) && indep == 2);
         c.t[4] = MPI_Wtime();
-    } else
+    } else {
+        coll_spec_set(&c, 0);
         c.t[2] = c.t[3] = c.t[4] = MPI_Wtime();
-    coll_report_timing(&c, seq);
+    }
+    coll_report_timing(&c, seq, spec);
     if (!c.e.errnum) {
         /* as ROMIO's collectives: the pointer moves by the request, also
          * when a read stops short at end of file */

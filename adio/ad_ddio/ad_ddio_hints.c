@@ -26,6 +26,10 @@
  *                                         separate contiguous ranges goes as
  *                                         each rank's own XFER (default
  *                                         enable; ad_ddio_coll.c)
+ *   romio_ddio_coll_speculate enable|disable after such a call, the next one
+ *                                         sends first and agrees after: no
+ *                                         barrier at entry (default disable;
+ *                                         ad_ddio_coll.c)
  *   romio_ddio_check_desc enable|disable  debug: compare every descriptor with
  *                                         ROMIO's flattened view (ad_ddio_check.c),
  *                                         and every tree built from a datatype with
@@ -160,6 +164,8 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                    ADIOI_DDIO_Local_write(f) ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "romio_ddio_coll_ranges",
                    f->coll_ranges == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    ADIOI_Info_set(fd->info, "romio_ddio_coll_speculate",
+                   f->coll_speculate == ADIOI_HINT_ENABLE ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "romio_ddio_check_desc",
                    f->check_desc == ADIOI_HINT_ENABLE ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "romio_ddio_type_desc",
@@ -241,6 +247,8 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
                                              &f->local_write, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_coll_ranges",
                                              &f->coll_ranges, myname, error_code);
+        ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_coll_speculate",
+                                             &f->coll_speculate, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_check_desc",
                                              &f->check_desc, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_type_desc",

@@ -345,6 +345,11 @@ if t_selected coll; then
   DDIO_TEST_HINTS="striping_unit=5000" coll_both coll-p3-s3-u5000 3 3
   DDIO_TEST_HINTS="striping_unit=4096" coll_both coll-p1-s1-u4k 1 1
   DDIO_TEST_HINTS="striping_unit=7777" coll_both coll-p6-s2-u7777 2 6
+  # collectives of plain ranges as each rank's own XFER, the next ones
+  # speculatively (romio_ddio_coll_speculate, ad_ddio_coll.c); t_coll's part
+  # G makes overlapping and strided-memory calls after plain ranges, where
+  # the higher rank must still win
+  DDIO_TEST_HINTS="romio_ddio_coll_speculate=enable" ddio_vs_ufs coll-spec-p4-s2 2 4 t_coll
   # A collective read of a fresh 3,000,000-byte file (64 KiB blocks = stripe
   # unit): each needed block read exactly once (blocks_read == blocks on
   # every server, ceil(3000000 / 65536) = 46 in all) and issued in physical
