@@ -136,13 +136,18 @@ void ADIOI_DDIO_Set_view(ADIO_File fd, ADIO_Offset disp, MPI_Datatype etype,
     ADIOI_DDIO_Flat_view_drop(fd->filetype);
     type_release(&fd->filetype);
     ADIO_SetInfo(fd, info, &err);       /* bumps view_gen: the cached tree is stale */
+    /* both types kept before any check, as ROMIO's ADIO_Set_view does: a
+     * refused etype once left the released filetype (MPI_DATATYPE_NULL) in
+     * fd, which the next set_view released again (under Open MPI's ROMIO
+     * 3.2.1 that deleted the head of its flattened list: a double free in
+     * MPI_Finalize, t_errors classes) */
     fd->etype = type_keep(etype);
-    if (type_check(fd, type_flags(fd->etype, NULL, 0), "etype", error_code))
-        return;
     fd->filetype = type_keep(filetype);
     ADIOI_DDIO_Flat_view_keep(fd->filetype);
     MPI_Type_size_x(fd->etype, &fd->etype_size);
     fd->disp = disp;
+    if (type_check(fd, type_flags(fd->etype, NULL, 0), "etype", error_code))
+        return;
     ADIOI_Datatype_iscontig(fd->filetype, &contig);
     MPI_Type_size_x(fd->filetype, &ftsize);
     if (contig) {

@@ -84,6 +84,12 @@ stats_check() {
 # plain ranges too (which otherwise go as each rank's own XFER)
 DD_HINTS="$tmp/dd-hints"
 echo "romio_ddio_coll_ranges disable" > "$DD_HINTS"
+# the groups the Open MPI runner runs too (test/mpi/groups.sh): this MPICH
+# in the session, ufs: as the control
+G_RUN=("$run") G_PAT=$top/examples/bin/ddio-patterns G_CLASSES_CTL=1
+g_ctl() { ufs_run "$@"; }
+# shellcheck source=test/mpi/groups.sh
+. "$here/groups.sh"
 # the disk-directed collective path ran on every server
 COLL_RAN='$2=="coll_xfers"{n++; if ($3>0) ok++} END{if (n!=NS || ok!=n) {print "coll_xfers: " ok+0 " of " NS " servers ran a disk-directed collective"; exit 1}}'
 
@@ -172,26 +178,7 @@ if t_selected indep; then
   DDIO_TEST_HINTS="striping_unit=65536" ddio_vs_ufs indep-s3-u64k 3 4 t_indep
   DDIO_TEST_HINTS="striping_unit=3000,striping_factor=2" ddio_vs_ufs indep-s3-u3000-f2 3 2 t_indep
 fi
-if t_selected busy; then
-  # A server over --max-connections answers "try again later" (EBUSY); the
-  # driver does, until its deadline. Four connections that never
-  # authenticate hold every slot of each server (--max-connections 4) until
-  # --auth-timeout 2 closes them: the ranks' open waits that out (the job
-  # must take over 1.5 s) and the file matches ufs:.
-  mkdir -p "$tmp/srv-busy" "$tmp/ufs"
-  t_step busy/ddio "$run" -s 2 --root "$tmp/srv-busy" --server-opt --max-connections=4 \
-    --server-opt --auth-timeout=2 -- bash -c '
-      for a in ${DDIO_SERVERS//,/ }; do
-        for i in 1 2 3 4; do exec {fd}<>"/dev/tcp/${a%:*}/${a##*:}" || exit 1; done
-      done
-      t0=$(date +%s%N); mpiexec -n 2 "$0" "$1" || exit 1
-      ms=$(( ($(date +%s%N) - t0) / 1000000 )); echo "served after ${ms} ms"
-      [ "$ms" -ge 1500 ] || { echo "served before the held connections closed"; exit 1; }' \
-    "$bin/t_indep" ddio:/busy
-  t_step busy/ufs mpiexec -n 2 "$bin/t_indep" "ufs:$tmp/ufs/busy"
-  t_step busy/cmp "$run" -s 2 --root "$tmp/srv-busy" -- mpiexec -n 1 "$bin/filecmp" ddio:/busy \
-    "ufs:$tmp/ufs/busy"
-fi
+if t_selected busy; then g_busy; fi
 if t_selected size; then ddio_vs_ufs size 2 4 t_size; fi
 if t_selected sameblock; then
   ddio_vs_ufs sameblock 1 4 t_sameblock
@@ -559,33 +546,7 @@ if t_selected driver; then
   mkdir -p "$tmp/srv-config"
   t_step driver-config-s2 "$run" -s 2 --root "$tmp/srv-config" -- mpiexec -n 3 "$bin/driver_hints" ddio:/config config
 fi
-if t_selected errors; then
-  mkdir -p "$tmp/srv-escape"
-  t_step errors-escape "$run" -s 2 --root "$tmp/srv-escape" -- mpiexec -n 2 "$bin/t_errors" escape ddio:/../../escape
-  # every other error class where it applies, on ddio: and on ufs: (the
-  # same classes), and a server lost under an open file (ddio: only)
-  mkdir -p "$tmp/srv-classes" "$tmp/ufs"
-  t_step errors-classes "$run" -s 2 --root "$tmp/srv-classes" -- mpiexec -n 3 "$bin/t_errors" classes ddio:/classes
-  t_step errors-classes-ufs mpiexec -n 3 "$bin/t_errors" classes "ufs:$tmp/ufs/classes"
-  mkdir -p "$tmp/srv-lost" "$tmp/lost"
-  # (recovery 2 s: each of its calls first tries to reconnect for that long;
-  # with the default, the timeout, the group took 120 s)
-  t_step errors-lostserver env DDIO_RECOVER_TIMEOUT=2 "$run" -s 2 --root "$tmp/srv-lost" -- bash -c \
-    'mpiexec -n 3 "$0" lostserver ddio:/lost "$1" & m=$!
-     for i in $(seq 600); do [ -e "$1/ready" ] && break; sleep 0.1; done
-     kill -KILL $(pgrep -P "$PPID" -x ddio-server | head -1); touch "$1/killed"; wait $m' \
-    "$bin/t_errors" "$tmp/lost"
-  small="$tmp/small"; mkdir -p "$small"
-  if mount -t tmpfs -o size=3m tmpfs "$small" 2>/dev/null; then
-    t_step errors-nospace "$run" -s 1 --root "$small" -- mpiexec -n 2 "$bin/t_errors" nospace ddio:/big
-    t_step errors-readonly "$run" -s 1 --root "$small" -- sh -c \
-      "mount -o remount,ro '$small' && mpiexec -n 2 '$bin/t_errors' readonly ddio:/ro"
-    umount "$small"
-  else
-    t_skip errors-nospace "cannot mount a small tmpfs here: not root?"
-    t_skip errors-readonly "cannot mount a small tmpfs here: not root?"
-  fi
-fi
+if t_selected errors; then g_errors; fi
 if t_selected durable; then
   # write + sync, SIGKILL every server (no clean shutdown), restart on the
   # same roots, read back: every synced byte must be there
@@ -594,53 +555,8 @@ if t_selected durable; then
     "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
   t_step durable-restart-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
 fi
-if t_selected heartbeat; then
-  # A collective pass that outlasts the client's silence limit (DDIO_TIMEOUT
-  # = 2 s + 5 s grace) for the ranks whose blocks come last: one server with
-  # 4 KiB blocks, one buffer and its disk throttled to 5 MiB/s, 64 MiB in
-  # Kotz's BLOCK pattern over 4 ranks (each pass ~13 s: rank 3's first
-  # GET/PUT comes after ~10 s). Only the server's PROGRESS heartbeats keep
-  # those ranks waiting; ddio-patterns verifies the data. Each pass must take
-  # > 9.5 s, or the test would no longer prove anything.
-  root="$tmp/srv-heartbeat"; mkdir -p "$root"
-  HB_SLOW='$7!="ok" || $5<9.5 {print "pattern " $1 ": " $7 " in " $5 " s (need ok, > 9.5 s)"; bad=1} END{exit bad+0}'
-  export HB_SLOW
-  # (the disk-directed schedule: BLOCK parts are plain ranges, DD_HINTS)
-  t_step heartbeat-wb-rb env DDIO_TIMEOUT=2 ROMIO_HINTS="$DD_HINTS" "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 --root "$root" \
-    -- bash -o pipefail -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p wb,rb ddio:/heartbeat | tee "$1" &&
-    awk -F, "$HB_SLOW" "$1"' "$top/examples/bin/ddio-patterns" "$tmp/heartbeat.csv"
-  # ... but a hung server (SIGSTOP: no heartbeats, connection stays open)
-  # must still fail the read within the timeout + grace (7 s) of silence
-  t_step heartbeat-hung-server env DDIO_TIMEOUT=2 ROMIO_HINTS="$DD_HINTS" "$run" -s 1 -b 4096 -n 1 --throttle-mbps 5 \
-    --root "$root" -- bash -c 'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p rb ddio:/heartbeat & m=$!
-    sleep 3; srv=$(pgrep -P "$PPID" -x ddio-server); kill -STOP $srv; t0=$SECONDS
-    wait $m; rc=$?; dt=$((SECONDS - t0)); kill -CONT $srv
-    echo "read against a stopped server: exit $rc after ${dt} s"
-    [ $rc -ne 0 ] && [ $dt -ge 5 ] && [ $dt -le 12 ]' "$top/examples/bin/ddio-patterns"
-fi
-if t_selected failfast; then
-  # A server SIGKILLed in the middle of a long collective (disks throttled to
-  # 20 MiB/s, 512 MiB: ~13 s of work): the ranks whose connection dropped
-  # CANCEL the call on the surviving server, which fails it for every
-  # participant at once, instead of running its whole part first (11.4-11.9
-  # s after the kill before CANCEL existed; bound here: 3 s, measured ~0.45).
-  # The server does not come back: recovery (DDIO_RECOVER_TIMEOUT, 1 s here)
-  # gives up first, then the call fails fast; the bound grows by that 1 s.
-  root="$tmp/srv-failfast"; mkdir -p "$root"
-  t_step failfast-prepare "$run" -s 2 --root "$root" -- \
-    mpiexec -n 4 "$top/examples/bin/ddio-patterns" -q -r 8192 -m 512 -p wc ddio:/ff
-  # rc/wc: the disk-directed collective (one XFER for all ranks per server);
-  # rb/wb: plain ranges, each rank's part its own XFER, cancelled together
-  # by the collective call they belong to
-  for pat in rc wc rb wb; do
-    t_step "failfast-$pat" env DDIO_TIMEOUT=10 DDIO_RECOVER_TIMEOUT=1 "$run" -s 2 --throttle-mbps 20 --root "$root" \
-      -- bash -c 'mpiexec -n 4 "$0" -q -r 8192 -m 512 -p "$1" ddio:/ff & m=$!
-      sleep 2.5; srv=$(pgrep -P "$PPID" -x ddio-server | tail -1); kill -KILL $srv
-      t0=$(date +%s%N); wait $m; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))
-      echo "$1 with a server killed: exit $rc ${dt} ms after the kill"
-      [ $rc -ne 0 ] && [ $dt -le 4000 ]' "$top/examples/bin/ddio-patterns" "$pat"
-  done
-fi
+if t_selected heartbeat; then g_heartbeat; fi
+if t_selected failfast; then g_failfast rc wc rb wb; fi
 if t_selected restart; then
   # A server restarted in the middle of a job (test/mpi/restart-server.sh:
   # SIGTERM or SIGKILL 1 s in (4 s: in the read phase), started again on the same port and roots 0.3
@@ -662,19 +578,7 @@ if t_selected restart; then
   # one accepted again), as a soak of restarts
   for spec in coll:TERM:1:1 coll:KILL:1:1 indep:TERM:1:1 indep:KILL:1:1 indep:KILL:4:1 \
       sync:KILL:1:1 nonblock:KILL:1:1 atomic:KILL:1:1 coll:KILL:1:3; do
-    IFS=: read -r mode sig after times <<<"$spec"; name="restart-$mode-$sig-$after-x$times"
-    idx=1; [ "$mode" = atomic ] && idx=0
-    root="$tmp/srv-$name"; mkdir -p "$root"
-    t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" -s 2 --root "$root" -- bash -c '
-      { "$0" "$7" "$1" 0.3 "$6" "$4/restarted.pid" &&
-        for ((k = 1; k < $8; k++)); do "$0" "$7" "$1" 0.3 0.5 "$4/restarted.pid" || exit 1; done; } & r=$!
-      mpiexec -n 4 "$2" "$3" 30 100 "ddio:/$5"; rc=$?
-      wait $r || rc=1
-      [ -s "$4/restarted.pid" ] && kill "$(cat "$4/restarted.pid")"
-      exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$idx" "$times"
-    grep -h "^restart:\|rounds" "$tmp/${name}_ddio.log" 2>/dev/null || true
-    ufs_run "$name" 4 "$bin/t_restart" "$mode" 30 0
-    t_step "$name/cmp" "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$name"
+    g_restart_signal "$spec"
   done
   # A restart at a precise phase: the server kills itself at a --fault point
   # (restart-server.sh fault: restarted 0.3 s after it died), where a signal
@@ -698,22 +602,7 @@ if t_selected restart; then
   for spec in coll:open:1 coll:open:3 coll:created:1 coll:create-half:1 coll:coll-write:5 coll:coll-read:3 coll:done:2 \
       coll:done:122 indep:indep-write:6 indep:indep-read:4 sync:sync:3 coll:close:2 \
       atomic:indep-write:4 nonblock:indep-write:4; do
-    IFS=: read -r mode point n <<<"$spec"; name="restart-at-$mode-$point-$n"
-    idx=1; [ "$mode" = atomic ] && idx=0
-    root="$tmp/srv-$name"; mkdir -p "$root"
-    t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" -s 2 -l info --root "$root" --fault "$idx:$point:$n:kill" -- bash -c '
-      "$0" "$5" fault 0.3 0 "$3/restarted.pid" & r=$!
-      for ((k = 0; k < 1000; k++)); do [ -e "$3/restarted.pid.found" ] && break; sleep 0.01; done
-      mpiexec -n 4 "$1" "$2" 30 100 "ddio:/$4"; rc=$?
-      wait $r || rc=1
-      [ -s "$3/restarted.pid" ] && kill "$(cat "$3/restarted.pid")"
-      exit $rc' "$rs" "$bin/t_restart" "$mode" "$root" "$name" "$idx"
-    grep -h "^restart:\|rounds" "$tmp/${name}_ddio.log" 2>/dev/null || true
-    if [ "$point" = done ]; then
-      t_step "$name/re-formed" grep "resent: running" "$root/restarted.pid.log"
-    fi
-    ufs_run "$name" 4 "$bin/t_restart" "$mode" 30 0
-    t_step "$name/cmp" "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$name" "ufs:$U/$name"
+    g_restart_fault "$spec"
   done
   # A lost answer: server 0 closes the connection instead of sending the
   # DONE of the first write it completed (--fault 0:done:1:drop). The client
@@ -795,27 +684,7 @@ if t_selected faults; then
       mpiexec -n 4 "$bin/t_fault" check ddio:/f
   done
 fi
-if t_selected shortsend; then
-  # Server 0 cuts every reply it sends without its writer thread (DONE, GET,
-  # small PUTs, metadata answers) on purpose (--fault direct-send:1:short):
-  # the socket takes only part, cut alternately inside the header and inside
-  # the payload, and the writer thread must send the rest in order. Data over
-  # TCP (with UCX the PUT data does not go through these sends). t_smallio
-  # checks what it reads against its model, ddio-patterns its reads, both
-  # files must match ufs:, and server 0's log must show cuts of both kinds.
-  root="$tmp/srv-shortsend"; u="$tmp/ufs"; mkdir -p "$root" "$u"
-  pat=$(prog_path ddio-patterns)
-  t_step shortsend/ddio "$run" -s 2 --transport tcp --keep-logs --root "$root" \
-    --fault 0:direct-send:1:short -- bash -c 'mpiexec -n 3 "$0" ddio:/ss-small &&
-    mpiexec -n 4 "$1" -q -r 8 -m 2 ddio:/ss-pat' "$bin/t_smallio" "$pat"
-  t_step shortsend/cuts bash -c 'grep "direct-send:1: sent" "$0" | sed -n 1,4p
-    grep -q "cut in the header" "$0" && grep -q "cut in the payload" "$0"' "$tmp/shortsend_ddio.log"
-  t_step shortsend/ufs bash -c 'mpiexec -n 3 "$0" "ufs:$2/ss-small" &&
-    mpiexec -n 4 "$1" -q -r 8 -m 2 "ufs:$2/ss-pat"' "$bin/t_smallio" "$pat" "$u"
-  for f in ss-small ss-pat; do
-    t_step "shortsend/cmp-$f" "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/$f" "ufs:$u/$f"
-  done
-fi
+if t_selected shortsend; then g_shortsend; fi
 if t_selected soak; then
   # Load: 3 MPI jobs at once against the same 2 servers, 3 rounds (12 + 2 x
   # 24 operations per job), every byte verified, the servers' heap in use

@@ -74,9 +74,16 @@ static void expect_server(int err, int want, const char *what, const char *f)
     int n;
     expect_class(err, want, what);
     MPI_Error_string(err, s, &n);
+#ifdef OPEN_MPI
+    /* Open MPI's MPI_Error_string gives only the class: the driver writes
+     * its message, which names the server, to stderr, where the harness
+     * looks for it (test/ompi/run-ompi-tests.sh errors) */
+    (void) f;
+#else
     if (!strncmp(f, "ddio:", 5))
         T_ASSERT(strstr(s, "server 127.0.0.1:") != NULL, "%s: message does not name the "
                  "server: %s", what, s);
+#endif
 }
 
 static int bad_conversion(void *userbuf, MPI_Datatype datatype, int count, void *filebuf,
@@ -111,7 +118,17 @@ static MPI_Datatype blocks(int n, const MPI_Aint * d)
 /* MPI's rules for a view's etype and filetype (MPI 4.0 14.3): displacements
  * non-negative and monotonically nondecreasing, no overlap when writing.
  * ddio checks them on the view's tree (ad_ddio_pos.c), ROMIO on its
- * flattened list: the same classes on both, and positions right after. */
+ * flattened list: the same classes on both, and positions right after.
+ * Open MPI's MPI_File_set_view checks both types itself before any io
+ * component sees them (OMPI_CHECK_DATATYPE_FOR_VIEW: ompi_datatype_is_monotonic,
+ * which also refuses overlap): a decreasing or overlapping type is
+ * MPI_ERR_TYPE there, read-only or not, on ddio: and ufs: alike; a negative
+ * displacement passes that check and reaches the driver (MPI_ERR_IO). */
+#ifdef OPEN_MPI
+#define T_NONMONOTONE MPI_ERR_TYPE
+#else
+#define T_NONMONOTONE MPI_ERR_IO
+#endif
 static void view_rules(MPI_File fh, const char *f)
 {
     const MPI_Aint neg[2] = { -8, 8 }, dec[2] = { 16, 0 }, ovl[2] = { 0, 2 }, ok[2] = { 0, 8 };
@@ -125,21 +142,26 @@ static void view_rules(MPI_File fh, const char *f)
     err = MPI_File_set_view(fh, 0, tn, tn, "native", MPI_INFO_NULL);
     expect_class(err, MPI_ERR_IO, "set_view: a negative displacement in the etype");
     err = MPI_File_set_view(fh, 0, MPI_BYTE, td, "native", MPI_INFO_NULL);
-    expect_class(err, MPI_ERR_IO, "set_view: decreasing displacements");
+    expect_class(err, T_NONMONOTONE, "set_view: decreasing displacements");
     err = MPI_File_set_view(fh, 0, MPI_BYTE, to, "native", MPI_INFO_NULL);
-    expect_class(err, MPI_ERR_IO, "set_view: overlapping filetype on a writable file");
+    expect_class(err, T_NONMONOTONE, "set_view: overlapping filetype on a writable file");
     T_MPI(MPI_File_set_view(fh, 100, MPI_BYTE, tk, "native", MPI_INFO_NULL));
     T_MPI(MPI_File_get_position(fh, &pos));
     T_MPI(MPI_File_get_byte_offset(fh, 5, &byte));
     T_ASSERT(pos == 0 && byte == 109, "view (0,4),(8,4) at 100: position %lld, etype 5 at %lld",
              (long long) pos, (long long) byte);
     T_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
-    /* overlap is allowed when reading only */
+    /* overlap is allowed when reading only (not by Open MPI: above) */
     T_MPI(MPI_File_open(MPI_COMM_WORLD, f, MPI_MODE_RDONLY, MPI_INFO_NULL, &fr));
     MPI_File_set_errhandler(fr, MPI_ERRORS_RETURN);
+#ifdef OPEN_MPI
+    err = MPI_File_set_view(fr, 0, MPI_BYTE, to, "native", MPI_INFO_NULL);
+    expect_class(err, MPI_ERR_TYPE, "set_view: overlapping filetype, read-only (Open MPI)");
+#else
     T_MPI(MPI_File_set_view(fr, 0, MPI_BYTE, to, "native", MPI_INFO_NULL));
+#endif
     err = MPI_File_set_view(fr, 0, MPI_BYTE, td, "native", MPI_INFO_NULL);
-    expect_class(err, MPI_ERR_IO, "set_view: decreasing displacements, read-only");
+    expect_class(err, T_NONMONOTONE, "set_view: decreasing displacements, read-only");
     T_MPI(MPI_File_close(&fr));
     MPI_Type_free(&tn);
     MPI_Type_free(&td);
@@ -192,7 +214,15 @@ static void classes(const char *f)
         MPI_Info_create(&info);
         MPI_Info_set(info, "romio_ddio_collective", t_rank ? "ddio" : "twophase");
         err = MPI_File_set_info(fh, info);
+#ifdef OPEN_MPI
+        /* Open MPI's MPI_File_set_info only updates its own copy of the
+         * hints (opal_infosubscribe_change_info): no io component, hence
+         * no driver, sees them, and nothing can compare them */
+        expect_class(err, MPI_SUCCESS, "romio_ddio_collective differs between ranks (Open MPI: "
+                     "set_info does not reach the driver)");
+#else
         expect_class(err, MPI_ERR_NOT_SAME, "romio_ddio_collective differs between ranks");
+#endif
         MPI_Info_free(&info);
     }
     /* a registered representation: registering twice, converting fails */

@@ -59,11 +59,26 @@
 #            over): t_local with the servers' counters (none read or wrote
 #            itself; with DDIO_LOCAL_READ=0 / _WRITE=0 they did), t_localw
 #   restart  a server restarted mid-job (SIGTERM, SIGKILL; collective,
-#            independent, sync, nonblocking; three restarts in a row): the job
+#            independent, sync, nonblocking; three restarts in a row; server
+#            0 killed inside an atomic-mode write, holding its lock): the job
 #            completes, its file == the control's (t_restart)
-#   errors   a path out of the store refused (t_errors escape); a server
+#   errors   t_errors: a path out of the store refused, the error classes of
+#            bad input (what Open MPI itself answers otherwise: asserted as
+#            such, see t_errors.c), a server lost under an open file (named
+#            on every rank's stderr), a full and a read-only root; a server
 #            that refuses connections and one that never answers: the open
 #            fails on every rank within 10 s, the driver naming the server
+#   busy     servers at --max-connections answer EBUSY: the open waits until
+#            the held slots close, the file == OMPIO's
+#   shortsend  server 0 cuts its replies mid-header and mid-payload (--fault
+#            direct-send:1:short): t_smallio, ddio-patterns == OMPIO's
+#   failfast a server SIGKILLed mid-collective: the call fails on every rank
+#            within 4 s (rc, wb; DDIO_OMPI_MORE=1: wc, rb too)
+#   heartbeat  a 13 s collective pass kept alive by a busy server's
+#            heartbeats, a SIGSTOPped one failing it within timeout + grace
+#            (~60 s: only with DDIO_OMPI_MORE=1 or when named)
+#   (busy, shortsend, failfast, heartbeat, errors and restart are the MPI
+#   suite's own groups, shared through test/mpi/groups.sh)
 #   auth     a wrong secret, none, and one with loose permissions refused
 #            on every rank with MPI_ERR_ACCESS (the driver's message, which
 #            Open MPI's MPI_Error_string leaves out, on stderr); the secret
@@ -82,10 +97,11 @@
 #            source) built against libnetcdf-mpi-dev, run in directories
 #            under the mount: their files == OMPIO's, and so is ncdump's
 #            output of each (needs /dev/fuse)
-#   DDIO_OMPI_MORE=1: the long lists of these three (see MORE below)
+#   DDIO_OMPI_MORE=1: the long lists of these three (see MORE below), and
+#   heartbeat, failfast's other two patterns, restart's atomic SIGKILL
 # usage: run-ompi-tests.sh [-k] [GROUP...]
-#   groups: c mpi4py h5py netcdf mount suite cache local faults restart errors auth transports
-#           fortran pnetcdf nctest
+#   groups: c mpi4py h5py netcdf mount suite cache local faults restart errors busy
+#           shortsend failfast heartbeat auth transports fortran pnetcdf nctest
 #   (default all)
 set -u
 # shellcheck source=test/lib.sh
@@ -122,7 +138,8 @@ debian_orig() {
 }
 # DDIO_OMPI_MORE=1: the longer lists of the fortran, pnetcdf and nctest
 # groups (every PnetCDF example the MPICH runner diffs, every nc_test4
-# parallel program at every process count netCDF's run_par_test.sh uses)
+# parallel program at every process count netCDF's run_par_test.sh uses),
+# the heartbeat group (~60 s), failfast's wc and rb, restart's atomic SIGKILL
 MORE=${DDIO_OMPI_MORE:-0}
 
 # --- the plug-in: the cached build (rebuilt only when its inputs change) ----
@@ -192,7 +209,14 @@ cmpf() {
   done
 }
 # collectives of plain ranges take the disk-directed path too
-echo "romio_ddio_coll_ranges disable" > "$tmp/dd-hints"
+DD_HINTS="$tmp/dd-hints"
+echo "romio_ddio_coll_ranges disable" > "$DD_HINTS"
+# the groups the MPICH runner runs too (test/mpi/groups.sh): Open MPI in
+# the session, its control ctl (OMPIO on $U/NAME)
+G_RUN=("$run" --ompi) G_PAT=$bin/ddio-patterns
+g_ctl() { ctl "$@"; }
+# shellcheck source=test/mpi/groups.sh
+. "$SRC/test/mpi/groups.sh"
 both() {   # both NAME NS NP SUFFIXES CMD...
   local name=$1 ns=$2 np=$3 sfx=$4; shift 4
   ddio "$name" "$ns" "$np" "$@" && ctl "$name" "$np" "$@" && cmpf "$name" "$ns" $sfx
@@ -348,34 +372,37 @@ if t_selected local; then
 fi
 if t_selected restart; then
   t_section "a server restarted mid-job (test/mpi/restart-server.sh)"
-  # as the MPI suite's restart group: server 1 SIGTERMed or SIGKILLed 1 s
-  # in (4 s: in the read phase), started again on the same port and roots
-  # 0.3 s after it exited; the job completes (t_restart reads every byte
-  # back) and its file == the control's. coll:KILL:1:3: three restarts in a
-  # row. (The suite's atomic mode is refused here.)
-  rs="$SRC/test/mpi/restart-server.sh"
+  # as the MPI suite's restart group (test/mpi/groups.sh): server 1
+  # SIGTERMed or SIGKILLed 1 s in (4 s: in the read phase), started again on
+  # the same port and roots 0.3 s after it exited; the job completes
+  # (t_restart reads every byte back) and its file == the control's.
+  # coll:KILL:1:3: three restarts in a row
   for spec in coll:TERM:1:1 coll:KILL:1:1 indep:TERM:1:1 indep:KILL:1:1 indep:KILL:4:1 \
       sync:KILL:1:1 nonblock:KILL:1:1 coll:KILL:1:3; do
-    IFS=: read -r mode sig after times <<<"$spec"; name="restart-$mode-$sig-$after-x$times"
-    root="$tmp/srv-$name"; mkdir -p "$root"
-    t_step "$name/ddio" env DDIO_TIMEOUT=10 "$run" --ompi -s 2 --root "$root" -- bash -c '
-      { "$0" 1 "$1" 0.3 "$6" "$4/restarted.pid" &&
-        for ((k = 1; k < $7; k++)); do "$0" 1 "$1" 0.3 0.5 "$4/restarted.pid" || exit 1; done; } & r=$!
-      mpirun -n 4 "$2" "$3" 30 100 "ddio:/$5"; rc=$?
-      wait $r || rc=1
-      [ -s "$4/restarted.pid" ] && kill "$(cat "$4/restarted.pid")"
-      exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$times"
-    grep -h "^restart:\|rounds" "$tmp/${name}_ddio.log" 2>/dev/null || true
-    ctl "$name" 4 "$bin/t_restart" "$mode" 30 0 && cmpf "$name" 2 =
+    g_restart_signal "$spec"
   done
+  # with a lock held: in atomic mode every write and read runs under a
+  # byte-range lock on server 0 (the lock hook); server 0 kills itself at
+  # the 4th block of an independent write, inside its lock, and comes back;
+  # the client core takes the lock again from the new server (a reclaim,
+  # in its lock grace: that round takes ~3.3 s) and resends the write
+  g_restart_fault atomic:indep-write:4
+  # DDIO_OMPI_MORE=1: also a SIGKILL at a time (landing in a lock or between two)
+  [ "$MORE" = 1 ] && g_restart_signal atomic:KILL:1:1
 fi
 if t_selected errors; then
-  t_section "errors: a path outside the store, servers down or silent"
+  t_section "errors: bad input, a lost server, full and read-only roots, servers down or silent"
+  # the MPI suite's errors group (test/mpi/groups.sh), t_errors built for
+  # Open MPI: where Open MPI itself answers otherwise it asserts what Open
+  # MPI gives (its MPI_File_set_view refuses non-monotone types with
+  # MPI_ERR_TYPE before ROMIO sees them; its MPI_File_set_info never reaches
+  # the driver), and the lost server is named on every rank's stderr
+  # (--tag-output; MPI_Error_string gives only the class). No control for
+  # the classes: Debian's ROMIO 3.2.1 on ufs: accepts a negative
+  # displacement, OMPIO ranks that disagree on the amode
+  G_MPI_TAG=--tag-output g_errors
   # the open fails on every rank; Open MPI's MPI_Error_string gives only the
   # class, so the driver's message naming the server is looked for on stderr
-  mkdir -p "$tmp/srv-escape"
-  t_step errors-escape "$run" --ompi -s 2 --root "$tmp/srv-escape" -- \
-    mpirun -n 2 "$bin/t_errors" escape ddio:/../../escape
   export bin comp_path="$DDIO_OMPI_COMPONENT_DIR:/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3"
   missing() {   # missing NAME SERVERS TEXT: refused within 10 s, TEXT on every rank's stderr
     local name=$1 srv=$2 text=$3
@@ -388,6 +415,27 @@ if t_selected errors; then
   t_silent_listener "$tmp/bh.port"
   missing missing-silent "127.0.0.1:$(cat "$tmp/bh.port")" "no answer to HELLO before the deadline" 2
   t_kill "$T_SILENT_PID"
+fi
+if t_selected busy; then
+  t_section "busy: servers refusing with EBUSY until held slots close"
+  g_busy
+fi
+if t_selected shortsend; then
+  t_section "shortsend: replies cut mid-message, the writer thread sends the rest"
+  g_shortsend
+fi
+if t_selected failfast; then
+  t_section "failfast: a server killed mid-collective fails the call on every rank within 4 s"
+  # the disk-directed collective read and plain-range write; with
+  # DDIO_OMPI_MORE=1 also wc and rb, as on MPICH (each ~5 s)
+  if [ "$MORE" = 1 ]; then g_failfast rc wc rb wb; else g_failfast rc wb; fi
+fi
+if t_selected heartbeat; then
+  t_section "heartbeat: a busy server's heartbeats keep a long collective alive, a hung one fails it"
+  # ~60 s (two 13 s passes throttled, each slower under Open MPI's polling
+  # ranks on 2 cores): with DDIO_OMPI_MORE=1 only, or named
+  if [ "$MORE" = 1 ] || [ ${#T_SELECT[@]} -gt 0 ]; then g_heartbeat
+  else t_skip heartbeat "~60 s: DDIO_OMPI_MORE=1 (or: run-ompi-tests.sh heartbeat)"; fi
 fi
 if t_selected auth; then
   t_section "authentication"
