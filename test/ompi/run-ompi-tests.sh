@@ -716,13 +716,13 @@ if t_selected pntest && t_have_fuse; then
       read -r _ rc sec cmpr < <(grep "^$name " "$pnt/ddio.res" 2>/dev/null) || rc=missing
       if [ "$crc" != 0 ] || ! pnt_passed "$pnt/ctl/$name.out"; then
         t_fail "$tn/ompio" "the control: exit $crc, or no pass line" "$pnt/ctl/$name.out"
-      elif [ "$rc" != 0 ] || ! pnt_passed "$pnt/ddio/$name.out"; then
-        t_fail "$tn" "exit $rc, or no pass line" "$pnt/ddio/$name.out"
+      elif [ "$rc" != 0 ]; then t_fail "$tn" "exit $rc" "$pnt/ddio/$name.out"
+      elif ! pnt_passed "$pnt/ddio/$name.out"; then t_fail "$tn" "no pass line, or a failure said" "$pnt/ddio/$name.out"
       elif [ "$cmpr" != same ]; then
         t_fail "$tn" "file $cmpr (vs the control's)"
       else
         c=OMPIO; case $PNT_CTL_ROMIO in *" $dp "*) c="ROMIO 3.2.1 ufs:" ;; esac
-        t_pass "$tn" "${sec}s, the control ${csec}s, $(ls "$U/pntest/$name" | wc -l) files == $c's"
+        t_pass "$tn" "${sec}s, the control ${csec}s, files: $(ls "$U/pntest/$name" | wc -l), == $c's"
       fi
     done
   fi
