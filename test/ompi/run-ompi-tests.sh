@@ -93,15 +93,23 @@
 #   pnetcdf  Debian's libpnetcdf-dev: PnetCDF's own examples (C, F77, F90,
 #            from Debian's pnetcdf source) on ddio: names, those that
 #            reopen their file on the mount, each file == OMPIO's
+#   pntest   PnetCDF's own test programs (its test/: testcases,
+#            nonblocking, header; C, F77, F90; DDIO_OMPI_MORE=1: also
+#            nc_test, fandc and the rest of testcases and nonblocking) from
+#            Debian's pnetcdf source, built against Debian's libpnetcdf, run
+#            on plain paths under the mount (test/ompi/pntest-run.sh): each
+#            judged by its own pass line, every file it leaves == the
+#            control's (OMPIO; add_var: Debian's ROMIO 3.2.1 on ufs:)
+#            (needs /dev/fuse)
 #   nctest   netCDF-C's own parallel tests (nc_test4, Debian's netcdf
 #            source) built against libnetcdf-mpi-dev, run in directories
 #            under the mount: their files == OMPIO's, and so is ncdump's
 #            output of each (needs /dev/fuse)
-#   DDIO_OMPI_MORE=1: the long lists of these three (see MORE below), and
+#   DDIO_OMPI_MORE=1: the long lists of these four (see MORE below), and
 #   heartbeat, failfast's other two patterns, restart's atomic SIGKILL
 # usage: run-ompi-tests.sh [-k] [GROUP...]
 #   groups: c mpi4py h5py netcdf mount suite cache local faults restart errors busy
-#           shortsend failfast heartbeat auth transports fortran pnetcdf nctest
+#           shortsend failfast heartbeat auth transports fortran pnetcdf pntest nctest
 #   (default all)
 set -u
 # shellcheck source=test/lib.sh
@@ -128,16 +136,14 @@ fi
 # debian_orig PKG: the upstream tarball of Debian's source package PKG,
 # fetched once into the cache's debian-source/ (as scripts/build-*.sh do)
 debian_orig() {
-  local dl="${DDIO_CACHE_DIR:-$HOME/.cache/ddio}/debian-source" f
-  f=$(ls "$dl/$1"_*.orig.tar.* 2>/dev/null | head -n1)
-  if [ -z "$f" ]; then
-    mkdir -p "$dl" && (cd "$dl" && apt-get source --download-only "$1") >&2 || return 1
-    f=$(ls "$dl/$1"_*.orig.tar.* 2>/dev/null | head -n1)
-  fi
+  local dsc f
+  dsc=$("$SRC/scripts/debian-source.sh" "$1") || return 1
+  f=$(ls "$(dirname "$dsc")/$1"_*.orig.tar.* 2>/dev/null | head -n1)
   [ -n "$f" ] && echo "$f"
 }
-# DDIO_OMPI_MORE=1: the longer lists of the fortran, pnetcdf and nctest
-# groups (every PnetCDF example the MPICH runner diffs, every nc_test4
+# DDIO_OMPI_MORE=1: the longer lists of the fortran, pnetcdf, pntest and
+# nctest groups (every PnetCDF example the MPICH runner diffs, 63 of
+# PnetCDF's test programs, every nc_test4
 # parallel program at every process count netCDF's run_par_test.sh uses),
 # the heartbeat group (~60 s), failfast's wc and rb, restart's atomic SIGKILL
 MORE=${DDIO_OMPI_MORE:-0}
