@@ -93,15 +93,23 @@
 #   pnetcdf  Debian's libpnetcdf-dev: PnetCDF's own examples (C, F77, F90,
 #            from Debian's pnetcdf source) on ddio: names, those that
 #            reopen their file on the mount, each file == OMPIO's
+#   pntest   PnetCDF's own test programs (its test/: testcases,
+#            nonblocking, header; C, F77, F90; DDIO_OMPI_MORE=1: also
+#            nc_test, fandc and the rest of testcases and nonblocking) from
+#            Debian's pnetcdf source, built against Debian's libpnetcdf, run
+#            on plain paths under the mount (test/ompi/pntest-run.sh): each
+#            judged by its own pass line, every file it leaves == the
+#            control's (OMPIO; add_var: Debian's ROMIO 3.2.1 on ufs:)
+#            (needs /dev/fuse)
 #   nctest   netCDF-C's own parallel tests (nc_test4, Debian's netcdf
 #            source) built against libnetcdf-mpi-dev, run in directories
 #            under the mount: their files == OMPIO's, and so is ncdump's
 #            output of each (needs /dev/fuse)
-#   DDIO_OMPI_MORE=1: the long lists of these three (see MORE below), and
+#   DDIO_OMPI_MORE=1: the long lists of these four (see MORE below), and
 #   heartbeat, failfast's other two patterns, restart's atomic SIGKILL
 # usage: run-ompi-tests.sh [-k] [GROUP...]
 #   groups: c mpi4py h5py netcdf mount suite cache local faults restart errors busy
-#           shortsend failfast heartbeat auth transports fortran pnetcdf nctest
+#           shortsend failfast heartbeat auth transports fortran pnetcdf pntest nctest
 #   (default all)
 set -u
 # shellcheck source=test/lib.sh
@@ -128,16 +136,14 @@ fi
 # debian_orig PKG: the upstream tarball of Debian's source package PKG,
 # fetched once into the cache's debian-source/ (as scripts/build-*.sh do)
 debian_orig() {
-  local dl="${DDIO_CACHE_DIR:-$HOME/.cache/ddio}/debian-source" f
-  f=$(ls "$dl/$1"_*.orig.tar.* 2>/dev/null | head -n1)
-  if [ -z "$f" ]; then
-    mkdir -p "$dl" && (cd "$dl" && apt-get source --download-only "$1") >&2 || return 1
-    f=$(ls "$dl/$1"_*.orig.tar.* 2>/dev/null | head -n1)
-  fi
+  local dsc f
+  dsc=$("$SRC/scripts/debian-source.sh" "$1") || return 1
+  f=$(ls "$(dirname "$dsc")/$1"_*.orig.tar.* 2>/dev/null | head -n1)
   [ -n "$f" ] && echo "$f"
 }
-# DDIO_OMPI_MORE=1: the longer lists of the fortran, pnetcdf and nctest
-# groups (every PnetCDF example the MPICH runner diffs, every nc_test4
+# DDIO_OMPI_MORE=1: the longer lists of the fortran, pnetcdf, pntest and
+# nctest groups (every PnetCDF example the MPICH runner diffs, 63 of
+# PnetCDF's test programs, every nc_test4
 # parallel program at every process count netCDF's run_par_test.sh uses),
 # the heartbeat group (~60 s), failfast's wc and rb, restart's atomic SIGKILL
 MORE=${DDIO_OMPI_MORE:-0}
@@ -600,6 +606,154 @@ if t_selected pnetcdf; then
               bash -c 'mpirun -n 4 "$0" -q "$1/$2" && cmp "$1/$2" "$3/$2"' "$exe" "$mnt" "$name" "$U" ;;
         *) one_session "$name" 2 4 "$exe" -q ;;
       esac
+    done
+  fi
+fi
+if t_selected pntest && t_have_fuse; then
+  t_section "PnetCDF's own test programs (libpnetcdf-dev) under the mount"
+  # PnetCDF's C and Fortran API tests (its source's test/: testcases,
+  # nonblocking, fandc, header, nc_test, nf_test, largefile), from
+  # Debian's pnetcdf source with Debian's patches (dpkg-source -x of the
+  # .dsc scripts/build-pnetcdf.sh builds from on MPICH, found by
+  # scripts/debian-source.sh), built with mpicc.openmpi, mpif77.openmpi and
+  # mpif90.openmpi against Debian's libpnetcdf. All of them run in one
+  # session on plain paths under the mount (most reopen their file, which
+  # ncmpi_open checks with POSIX calls), 4 processes (nc_test, nf_test: 1,
+  # as PnetCDF's seq_runs.sh runs them), and as the control on a local
+  # directory through OMPIO. Each is judged by its own pass line
+  # (testutils' "pass", nc_test's and nf_test's "Total number of failures:
+  # 0"), and every file the control left must be there with the same bytes
+  # (cmp through the mount); test-runner: test/ompi/pntest-run.sh
+  pnt=$tmp/pntest; pntb=$bin/pntest; mkdir -p "$pnt" "$pntb"
+  PNT_PROGS="testcases/add_var:4 testcases/flexible:4 testcases/test_vard:4 testcases/put_all_kinds:4
+    nonblocking/test_bput:4 nonblocking/column_wise:4 header/header_consistency:4
+    testcases/attrf:4 testcases/test_vardf90:4 nonblocking/test_bputf:4"
+  # DDIO_OMPI_MORE=1: more of testcases and nonblocking (C, F77, F90), and
+  # nc_test (1 process; ~10 s on ddio)
+  [ "$MORE" = 1 ] && PNT_PROGS="$PNT_PROGS nc_test/nc_test:1 $(printf 'testcases/%s:4 ' \
+    ncmpi_vars_null_stride vectors collective_error test_varm alignment_test flexible2 flexible_varm \
+    nonblocking noclobber record inq_num_vars varn_int modes one_record inq_recsize test_vard_rec \
+    test_vard_multiple varn_contig ivarn check_striping buftype_free check_type test_erange scalar \
+    tst_dimsizes mix_collectives tst_max_var_dims tst_info tst_def_var_fill test_fillvalue \
+    tst_free_comm iput_all_kinds tst_vars_fill buftype_freef put_parameter test_vardf inq_num_varsf \
+    inq_recsizef) $(printf 'nonblocking/%s:4 ' bput_varn flexible_bput i_varn_indef i_varn_int64 \
+    interleaved req_all wait_after_indep mcoll_testf77 test_bputf77 mcoll_testf) fandc/pnctest:4
+    fandc/csnap:4 fandc/pnctestf:4 fandc/pnf_test:4"
+  # PnetCDF's own programs that print no pass line, judged by their exit
+  # status and their files: pnf_test prints nothing; pnctest's rank is
+  # MPI_Comm_size's answer (its bug), so no rank prints its pass line
+  PNT_NOPASS=" fandc/pnctest fandc/pnf_test "
+  # PNT_ONLY="DIR/PROG:NP ...": those alone
+  [ -n "${PNT_ONLY:-}" ] && PNT_PROGS=$PNT_ONLY
+  # The control is Debian's ROMIO 3.2.1 on ufs: where OMPIO's file is not
+  # the program's: add_var creates one name three times (CDF-1, 2, 5) and
+  # PnetCDF's NC_CLOBBER truncates it with POSIX truncate() on rank 0 before
+  # the open; OMPIO's file keeps 1824 bytes, ROMIO's (ufs: and ddio) 632,
+  # the size of the last one written (two OMPIO runs alike, 2026-11-27)
+  PNT_CTL_ROMIO=" testcases/add_var "
+  # Programs whose file differs between two OMPIO runs (and from ROMIO's):
+  # judged by their pass line only. check_type: 2 bytes at 7171 (a
+  # variable put with a type it refuses: never written, whatever the
+  # memory held)
+  PNT_NOCMP=" testcases/check_type "
+  # PNT_SKIP: "DIR/PROG:why" of programs that fail on the control too
+  PNT_SKIP=${PNT_SKIP-}
+  pnt_build() {
+    local dsc s spec dp d p f mod inc=/usr/include/x86_64-linux-gnu
+    dsc=$("$SRC/scripts/debian-source.sh" pnetcdf) || return 1
+    rm -rf "$pnt/src"
+    dpkg-source --no-check -x "$dsc" "$pnt/src" >/dev/null || return 1   # Debian's patches
+    s=$pnt/src/test
+    mod=$(dirname "$(ls /usr/lib/x86_64-linux-gnu/fortran/*/pnetcdf.mod | head -n1)")
+    # what PnetCDF's configure would write into config.h for its tests
+    # here: Debian's library relaxes the coordinate bound (pnetcdf.h),
+    # glibc has these types and functions, nctypes.h the rest
+    printf '#define %s 1\n' HAVE_DECL_MPI_OFFSET RELAX_COORD_BOUND HAVE_SYS_TYPES_H HAVE_PTRDIFF_T \
+      HAVE_USHORT HAVE_UINT HAVE_STRDUP HAVE_STRCASECMP > "$pnt/config.h"
+    echo '#include <nctypes.h>' >> "$pnt/config.h"
+    local defs=(-DHAVE_CONFIG_H -I"$pnt" -I"$pnt/src/src/include" -DHAVE_DECL_MPI_OFFSET)
+    # -O0 -w: PnetCDF's test code, nothing timed; the F77 tests pass one
+    # buffer as several types (gfortran >= 10)
+    local cc=(mpicc.openmpi -O0 -w "${defs[@]}" -I"$s/common")
+    local f77=(mpif77.openmpi -O0 -w -fallow-argument-mismatch "${defs[@]}" -I"$inc" -ffixed-form)
+    local f90=(mpif90.openmpi -O0 -w -fallow-argument-mismatch "${defs[@]}" -I"$mod" -I"$pntb")
+    local m4=(m4 -DPNETCDF -I"$pnt/src/m4")
+    "${cc[@]}" -c "$s/common/testutils.c" -o "$pntb/testutils.o" || return 1
+    "${f90[@]}" -c "$s/common/testutilsf.F90" -o "$pntb/testutilsf.o" -J "$pntb" || return 1
+    for spec in $PNT_PROGS; do
+      dp=${spec%:*} d=${dp%/*} p=${dp#*/}; mkdir -p "$pntb/$d"
+      case $dp in
+        nc_test/nc_test)
+          "${m4[@]}" "$s/nc_test/tests.h.m4" > "$s/nc_test/tests.h" || return 1
+          for f in test_get test_put test_iget test_iput test_read test_write; do
+            "${m4[@]}" "$s/nc_test/$f.m4" > "$s/nc_test/$f.c" || return 1
+          done
+          "${cc[@]}" -I"$s/nc_test" -o "$pntb/$dp" "$s/nc_test/"{nc_test,error,util,test_get,test_put,test_iget,test_iput,test_read,test_write}.c \
+            "$pntb/testutils.o" -lpnetcdf -lm ;;
+        *) if [ -f "$s/$dp.c" ]; then "${cc[@]}" -o "$pntb/$dp" "$s/$dp.c" "$pntb/testutils.o" -lpnetcdf -lm
+           elif [ -f "$s/$dp.m4" ]; then
+             "${m4[@]}" "$s/$dp.m4" > "$s/$dp.c" &&
+               "${cc[@]}" -o "$pntb/$dp" "$s/$dp.c" "$pntb/testutils.o" -lpnetcdf -lm
+           elif [ -f "$s/$dp.f" ]; then "${f77[@]}" -o "$pntb/$dp" "$s/$dp.f" "$pntb/testutilsf.o" -lpnetcdf
+           elif [ -f "$s/$dp.F" ]; then "${f77[@]}" -o "$pntb/$dp" "$s/$dp.F" "$pntb/testutilsf.o" -lpnetcdf
+           elif [ -f "$s/$dp.f90" ]; then "${f90[@]}" -o "$pntb/$dp" "$s/$dp.f90" "$pntb/testutilsf.o" -lpnetcdf
+           else echo "$dp: no source in PnetCDF's test/"; false; fi ;;
+      esac || { echo "$dp: build failed"; return 1; }
+    done
+  }
+  if t_step pntest/build pnt_build; then
+    mnt=$tmp/mnt; mkdir -p "$mnt" "$U/pntest" "$tmp/srv-pntest"
+    progs=()
+    for spec in $PNT_PROGS; do
+      dp=${spec%:*}
+      case " $PNT_SKIP " in *" $dp:"*) continue ;; esac
+      progs+=("$spec")
+    done
+    lim=${PNT_LIMIT:-120}
+    mkdir -p "$pnt/ctl" "$pnt/ddio"
+    ompio=() romio=()
+    for spec in "${progs[@]}"; do
+      case $PNT_CTL_ROMIO in *" ${spec%:*} "*) romio+=("$spec") ;; *) ompio+=("$spec") ;; esac
+    done
+    t_step pntest/ompio env MPIRUN="mpirun.openmpi --mca io ompio" LOGS="$pnt/ctl" \
+      "$here/pntest-run.sh" "$pntb" "$U/pntest" "$pnt/ctl.res" "$lim" "${ompio[@]}"
+    [ ${#romio[@]} -eq 0 ] || t_step pntest/romio321-ufs env MPIRUN="mpirun.openmpi --mca io romio321" \
+      LOGS="$pnt/ctl" PREFIX=ufs: "$here/pntest-run.sh" "$pntb" "$U/pntest" "$pnt/ctl.res" "$lim" "${romio[@]}"
+    t_step pntest/ddio env CTL="$U/pntest" MPIRUN=mpirun LOGS="$pnt/ddio" "$run" --ompi --mount "$mnt" -s 2 \
+      --root "$tmp/srv-pntest" -- bash -c 'mkdir -p "$0" && "$1" "$2" "$0" "$3" "$4" "${@:5}" && stats_ok 2' \
+      "$mnt/pntest" "$here/pntest-run.sh" "$pntb" "$pnt/ddio.res" "$lim" "${progs[@]}"
+    # pnt_skipped LOG: the program said it skips itself (testutils' "skip":
+    # tst_max_var_dims, where NC_MAX_VAR_DIMS is INT_MAX)
+    pnt_skipped() { grep -Eq -- '-- skip[[:space:]]*$' "$1"; }
+    # pnt_passed LOG: the program said it passed (testutils' "pass", nc_test's
+    # failure count 0, pnctestf's "No Errors"), and nothing failed
+    pnt_passed() {
+      [[ "$PNT_NOPASS" == *" $dp "* ]] && ! grep -Eqi -- 'fail|error' "$1" && return 0
+      grep -Eq -- '(-- pass|Total number of failures: 0|^ No Errors)[[:space:]]*$' "$1" &&
+        ! grep -Eq -- '(-- fail|fail with [0-9]+ mismatches|Total number of failures: [1-9])' "$1"
+    }
+    for spec in $PNT_PROGS; do
+      dp=${spec%:*}; name=${dp//\//-}; tn=pnt-$name-p${spec##*:}
+      case " $PNT_SKIP " in *" $dp:"*) r=${PNT_SKIP#*"$dp:"}; t_skip "$tn" "${r%% *} (fails on the control too)"; continue ;; esac
+      read -r _ crc csec _ < <(grep "^$name " "$pnt/ctl.res" 2>/dev/null) || crc=missing
+      read -r _ rc sec cmpr < <(grep "^$name " "$pnt/ddio.res" 2>/dev/null) || rc=missing
+      if [ "$crc" != 0 ] || { ! pnt_passed "$pnt/ctl/$name.out" && ! pnt_skipped "$pnt/ctl/$name.out"; }; then
+        t_fail "$tn/ompio" "the control: exit $crc, or no pass line" "$pnt/ctl/$name.out"
+      elif [ "$rc" != 0 ]; then t_fail "$tn" "exit $rc" "$pnt/ddio/$name.out"
+      elif ! pnt_passed "$pnt/ddio/$name.out" && ! pnt_skipped "$pnt/ddio/$name.out"; then t_fail "$tn" "no pass line, or a failure said" "$pnt/ddio/$name.out"
+      elif sd=0 sc=0; pnt_skipped "$pnt/ddio/$name.out" && sd=1; pnt_skipped "$pnt/ctl/$name.out" && sc=1
+           [ $sd != $sc ]; then
+        t_fail "$tn" "skipped itself on $([ $sd = 1 ] && echo ddio || echo the control) only" "$pnt/ddio/$name.out"
+      elif [ $sd = 1 ]; then
+        t_skip "$tn" "the program skips itself, on the control too: $(grep -- '-- skip' "$pnt/ddio/$name.out" | head -n1 | tr -s ' ')"
+      elif [ "$cmpr" != same ] && [[ "$PNT_NOCMP" == *" $dp "* ]]; then
+        t_pass "$tn" "${sec}s, the control ${csec}s; files not compared: they differ between two OMPIO runs ($cmpr)"
+      elif [ "$cmpr" != same ]; then
+        t_fail "$tn" "file $cmpr (vs the control's)"
+      else
+        c=OMPIO; case $PNT_CTL_ROMIO in *" $dp "*) c="ROMIO 3.2.1 ufs:" ;; esac
+        t_pass "$tn" "${sec}s, the control ${csec}s, files: $(ls "$U/pntest/$name" | wc -l), == $c's"
+      fi
     done
   fi
 fi
