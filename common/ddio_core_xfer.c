@@ -849,8 +849,11 @@ static void ucx_end(xstate *st)
         rc = 0;
     /* after a resend, sends still pending went to the endpoint of a lost
      * connection (every server that is still there said DONE, so it had
-     * all its DATA): they will never complete, and count for nothing */
-    if (rc == -ETIMEDOUT && st->resent && !st->e->errnum)
+     * all its DATA): they will never complete, or fail when the endpoint's
+     * error handler runs (EIO; CI: a server SIGKILLed while a rank sent it
+     * write data failed a call whose resend had succeeded), and count for
+     * nothing either way */
+    if (rc && st->resent && !st->e->errnum)
         rc = 0;
     if (rc) {
         ddio_err_set(&err, -rc, "ddio: sending write data by UCX failed (%s)",
