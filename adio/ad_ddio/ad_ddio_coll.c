@@ -26,8 +26,9 @@
  * collectives, starting with an allgather, give, and programs that read
  * and then write collectively without MPI's sync-barrier-sync rely on it):
  * once a call's parts were all plain ranges (agreed below), the next call
- * under the same view and atomicity goes first and agrees after: each rank sends its own part at once (a range as above, anything
- * else as one XFER of its descriptor, as independent I/O would), then ONE
+ * under the same view and atomicity goes first and agrees after: each
+ * rank sends its own part at once (a range as above, anything else as
+ * one XFER of its descriptor, as independent I/O would), then ONE
  * allgather of every rank's outcome, bounds and shape fails the call
  * everywhere if it failed anywhere and says whether the speculation still
  * holds for the next call. Writes whose parts turned out to overlap went
@@ -173,21 +174,20 @@ static void coll_mine(coll_call * c, int64_t * mine)
 }
 
 /* The allgather of every rank's coll_mine: *ranges when every part may go
- * as its own range (and, with SPEC_WANTED everywhere, 2: the next call may
- * speculate), *apart when no two parts' bounds overlap (empty parts
+ * as its own range, *apart when no two parts' bounds overlap (empty parts
  * overlap nothing; sorted by start, a pair of neighbours overlaps if any
- * pair does). Returns the lowest failed rank, or -1. */
-static int coll_gather(coll_call * c, int *ranges, int *apart)
+ * pair does), *spec when every rank asked for speculation. Returns the
+ * lowest failed rank, or -1. */
+static int coll_gather(coll_call * c, int *ranges, int *apart, int *spec)
 {
-    int spec = 1;
     int64_t mine[3], *all = ADIOI_Malloc(sizeof(int64_t) * 3 * (size_t) c->nprocs);
     int failed = -1, n = 0, i;
 
     coll_mine(c, mine);
     ADIOI_DDIO_Nap_allgather(mine, all, 3, MPI_INT64_T, c->fd->comm);
-    *ranges = *apart = 1;
+    *ranges = *apart = *spec = 1;
     for (i = 0; i < c->nprocs; i++) {
-        spec &= (all[3 * i + 2] & SPEC_WANTED) != 0;
+        *spec &= (all[3 * i + 2] & SPEC_WANTED) != 0;
         all[3 * i + 2] &= ~SPEC_WANTED;
         if (all[3 * i + 2] == 2 && failed < 0)
             failed = i;
@@ -201,20 +201,18 @@ static int coll_gather(coll_call * c, int *ranges, int *apart)
         if (all[3 * i] < all[3 * (i - 1) + 1])
             *apart = 0;
     ADIOI_Free(all);
-    if (*ranges && spec)
-        *ranges = 2;
     return failed;
 }
 
 /* The first agreement: everyone's outcome (as coll_agree) and, in the same
  * allgather, whether every part is a range and none overlaps another:
- * *indep (2: and every rank asked for speculation). Non-zero when the call
- * failed somewhere. */
-static int coll_agree_first(coll_call * c, int *indep)
+ * *indep; *spec: every rank asked for speculation too. Non-zero when the
+ * call failed somewhere. */
+static int coll_agree_first(coll_call * c, int *indep, int *spec)
 {
-    int ranges, apart, failed = coll_gather(c, &ranges, &apart);
+    int ranges, apart, failed = coll_gather(c, &ranges, &apart, spec);
 
-    *indep = ranges && apart ? ranges : 0;     /* 2: and the next may speculate */
+    *indep = ranges && apart;
     if (failed < 0)
         return 0;
     ADIOI_DDIO_Adopt_err(c->fd, &c->e, failed);
@@ -285,7 +283,7 @@ static void coll_spec_set(coll_call * c, int on)
 static void coll_spec_call(coll_call * c, uint64_t seq)
 {
     int64_t lo, hi;
-    int ranges, apart, failed;
+    int ranges, apart, spec, failed;
 
     c->t[2] = c->t[1];          /* no first agreement */
     if (!c->e.errnum && c->len) {
@@ -295,7 +293,7 @@ static void coll_spec_call(coll_call * c, uint64_t seq)
             coll_transfer(c, seq, 1);
     }
     c->t[3] = MPI_Wtime();
-    failed = coll_gather(c, &ranges, &apart);
+    failed = coll_gather(c, &ranges, &apart, &spec);
     if (failed >= 0)
         ADIOI_DDIO_Adopt_err(c->fd, &c->e, failed);
     else if (c->op == DDIO_X_WRITE && !apart) {
@@ -303,7 +301,7 @@ static void coll_spec_call(coll_call * c, uint64_t seq)
         coll_transfer(c, ++c->f->seq, 0);
         coll_agree(c);
     }
-    coll_spec_set(c, failed < 0 && ranges == 2 && apart);
+    coll_spec_set(c, failed < 0 && ranges && apart && spec);
     c->t[4] = MPI_Wtime();
 }
 
@@ -314,7 +312,7 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
 {
     coll_call c;
     uint64_t seq;
-    int indep, spec;
+    int indep, spec, spec_wanted;
 
     coll_init(&c, fd, op, file_ptr_type, offset);
     seq = ++c.f->seq;
@@ -324,14 +322,14 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     c.t[1] = MPI_Wtime();
     if (spec)
         coll_spec_call(&c, seq);
-    else if (!coll_agree_first(&c, &indep)) {
+    else if (!coll_agree_first(&c, &indep, &spec_wanted)) {
         c.t[2] = MPI_Wtime();
         if (indep)
             coll_range_transfer(&c, seq);
         else
             coll_transfer(&c, seq, 0);
         c.t[3] = MPI_Wtime();
-        coll_spec_set(&c, !coll_agree(&c) && indep == 2);
+        coll_spec_set(&c, !coll_agree(&c) && indep && spec_wanted);
         c.t[4] = MPI_Wtime();
     } else {
         coll_spec_set(&c, 0);
