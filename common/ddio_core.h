@@ -96,6 +96,8 @@ struct ddio_conn {
     struct ddio_ucx_ep *ucx;    /* XFER data may move by UCX; NULL: TCP only */
     uint64_t ucx_cookie;        /* the server's name for this connection */
     char ucx_why[200];          /* why not UCX */
+    int local_no;               /* LOCAL refused as another host: not asked
+                                 * again on this connection */
 };
 
 /* Connections to servers by address, made on first use. */
@@ -391,6 +393,21 @@ int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t
 #define DDIO_LOCAL_COLL_WRITE_MAX (256u << 10)
 /* close the descriptors of every stripe server (before f->srv goes) */
 void ddio_local_release(struct ddio_fh *f);
+/* A read-only open (f->local_read) asks conns[i] for the read descriptors
+ * with its OPEN (DDIO_O_LOCAL: name and nonce[i] where asked[i]), which
+ * saves the LOCAL round trip of its first read: begin (1: asked; the
+ * process's listener is held until end), the fan-out, then end, which
+ * takes every handover queued and gives each to the stripe server whose
+ * connection it came for (f->srv set by then, or not: all are dropped). */
+struct ddio_local_ask {
+    int n;                      /* conns (0: nothing asked) */
+    char *asked;
+    uint8_t (*nonce)[DDIO_LOCAL_NONCE];
+    const char *name;           /* the listener's */
+};
+int ddio_local_ask_begin(struct ddio_fh *f, struct ddio_conn **conns, int n, uint32_t amode,
+                         struct ddio_local_ask *a);
+void ddio_local_ask_end(struct ddio_fh *f, struct ddio_conn **conns, struct ddio_local_ask *a);
 
 /* ---- ddio_core_cache.c: the client cache of an open file ------------------------ */
 

@@ -234,6 +234,7 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
         return -1;
     c->sock = fd;
     c->gen++;
+    c->local_no = 0;
     int rc = attach_ucx(c, &r, deadline, e);
     if (!rc)
         adopt_hello(c, &r);

@@ -31,10 +31,16 @@ typedef struct open_set {
  * and the create's ids (call non-zero: DDIO_O_ONCE), the same on every
  * stripe server and in every resend */
 static void open_msg(struct ddio_wbuf *w, const struct ddio_conn *c, const char *path,
-                     uint32_t amode, const struct ddio_layout_rec *proto, int i, uint64_t call)
+                     uint32_t amode, const struct ddio_layout_rec *proto, int i, uint64_t call,
+                     const struct ddio_local_ask *ask)
 {
     struct ddio_open m;
     memset(&m, 0, sizeof(m));
+    if (ask && ask->n && ask->asked[i]) {
+        amode |= DDIO_O_LOCAL;
+        m.local_name = (char *) ask->name;
+        memcpy(m.local_nonce, ask->nonce[i], DDIO_LOCAL_NONCE);
+    }
     m.path = (char *) path;
     m.amode = amode;
     if (proto) {
@@ -75,8 +81,8 @@ static void open_fan(open_set *s, int lo, int hi, int timeout_ms, int recover_ms
 }
 
 static int open_send(open_set *s, const char *path, uint32_t amode,
-                     const struct ddio_layout_rec *proto, int timeout_ms, int recover_ms,
-                     struct ddio_err *e)
+                     const struct ddio_layout_rec *proto, const struct ddio_local_ask *ask,
+                     int timeout_ms, int recover_ms, struct ddio_err *e)
 {
     uint64_t call = proto ? ddio_call_id() : 0;
     s->calls = calloc(s->n, sizeof(*s->calls));
@@ -87,7 +93,7 @@ static int open_send(open_set *s, const char *path, uint32_t amode,
     }
     for (int i = 0; i < s->n; i++) {
         s->calls[i].conn = s->conns[i];
-        open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i, call);
+        open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i, call, ask);
     }
     if (proto && s->n > 1) {
         /* stripe server 0 decides who creates: only its O_EXCL winner goes
@@ -261,9 +267,11 @@ static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, con
                          uint32_t amode, struct ddio_err *e)
 {
     open_set s = {.n = n,.conns = conns };
+    struct ddio_local_ask ask;
     int first = -1, rc = 0;
 
-    if (!open_send(&s, path, amode, NULL, f->timeout_ms, f->recover_ms, e)) {
+    ddio_local_ask_begin(f, conns, n, amode, &ask);
+    if (!open_send(&s, path, amode, NULL, &ask, f->timeout_ms, f->recover_ms, e)) {
         for (int i = 0; i < n && !e->errnum; i++) {
             struct ddio_err *ei = &s.calls[i].err;
             if (!ei->errnum && first < 0)
@@ -277,6 +285,7 @@ static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, con
         if (!e->errnum && adopt_layout(f, &s, first, path, e))
             drop_srv(f);
     }
+    ddio_local_ask_end(f, conns, &ask);
     if (e->errnum) {
         open_undo(&s, path, f->timeout_ms);
         rc = -1;
@@ -302,7 +311,7 @@ static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const 
     L->stripe_count = (uint32_t) count;
     for (int i = 0; i < count; i++)
         memcpy(L->ids[i], conns[i]->id, DDIO_ID_LEN);
-    if (!open_send(&s, path, amode | DDIO_O_CREAT | DDIO_O_EXCL, L, f->timeout_ms,
+    if (!open_send(&s, path, amode | DDIO_O_CREAT | DDIO_O_EXCL, L, NULL, f->timeout_ms,
                    f->recover_ms, e)) {
         for (int i = 0; i < count && !e->errnum; i++)
             if (s.calls[i].err.errnum)
@@ -414,7 +423,7 @@ int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[
             ddio_err_set(e, ESTALE, "ddio: server %s has another identity than at "
                          "open (restarted with another storage root?)", addrs[i]);
     if (!e->errnum &&
-        !open_send(&s, f->path, f->amode, NULL, f->timeout_ms, f->recover_ms, e)) {
+        !open_send(&s, f->path, f->amode, NULL, NULL, f->timeout_ms, f->recover_ms, e)) {
         for (int i = 0; i < f->nsrv && !e->errnum; i++)
             if (s.calls[i].err.errnum)
                 *e = s.calls[i].err;
@@ -442,7 +451,7 @@ static int open_locked(const struct ddio_fh *f, struct ddio_conn *c, struct ddio
     size_t n = 0;
     int rc;
 
-    open_msg(&w, c, f->path, f->amode, NULL, 0, 0);
+    open_msg(&w, c, f->path, f->amode, NULL, 0, 0, NULL);
     rc = ddio_conn_call_locked(c, DDIO_T_OPEN, &w, ddio_now_ms() + f->timeout_ms, &p, &n, e);
     ddio_wbuf_free(&w);
     if (!rc && ddio_dec_open_r(p, n, r)) {

@@ -99,8 +99,9 @@ static void close_fds(const int *fds, int n)
         close(fds[i]);
 }
 
-/* one queued message on an accepted connection: the nonce must match */
-static int take_msg(int s, const uint8_t *nonce, struct ddio_local *L)
+/* one queued message on an accepted connection, decoded, with its
+ * descriptors (the size page's first); -1: none or malformed (closed) */
+static int recv_handover(int s, struct ddio_local_msg *m, int *fds, int *nfd)
 {
     union {
         char buf[CMSG_SPACE(sizeof(int) * (DDIO_MAX_LOCAL_DISKS + 1))];
@@ -111,21 +112,27 @@ static int take_msg(int s, const uint8_t *nonce, struct ddio_local *L)
     struct msghdr mh = {.msg_iov = &iov,.msg_iovlen = 1,.msg_control = u.buf,
         .msg_controllen = sizeof(u.buf)
     };
-    struct ddio_local_msg m;
-    int fds[DDIO_MAX_LOCAL_DISKS + 1], nfd = 0;
     ssize_t n = recvmsg(s, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 
+    *nfd = 0;
     for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && nfd == 0) {
-            nfd = (int) ((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-            memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t) nfd);
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && *nfd == 0) {
+            *nfd = (int) ((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            memcpy(fds, CMSG_DATA(c), sizeof(int) * (size_t) *nfd);
         }
-    if (n < 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || ddio_dec_local_msg(p, (size_t) n, &m)
-        || memcmp(m.nonce, nonce, DDIO_LOCAL_NONCE) || nfd != (int) m.ndisks + 1) {
-        close_fds(fds, nfd);
+    if (n < 0 || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || ddio_dec_local_msg(p, (size_t) n, m)
+        || *nfd != (int) m->ndisks + 1) {
+        close_fds(fds, *nfd);
         return -1;
     }
-    L->writable = (m.flags & DDIO_LOCAL_WRITE) != 0;
+    return 0;
+}
+
+/* the descriptors of a message into L (its size page mapped) */
+static int adopt_fds(struct ddio_local *L, const struct ddio_local_msg *m, const int *fds,
+                     int nfd)
+{
+    L->writable = (m->flags & DDIO_LOCAL_WRITE) != 0;
     void *map = mmap(NULL, sizeof(uint64_t), PROT_READ | (L->writable ? PROT_WRITE : 0),
                      MAP_SHARED, fds[0], 0);
     close(fds[0]);
@@ -136,9 +143,24 @@ static int take_msg(int s, const uint8_t *nonce, struct ddio_local *L)
     L->size = map;
     L->nfds = nfd - 1;
     memcpy(L->fds, fds + 1, sizeof(int) * (size_t) L->nfds);
-    L->disks.unit = m.block_size;
-    L->disks.count = m.ndisks;
+    L->disks.unit = m->block_size;
+    L->disks.count = m->ndisks;
     return 0;
+}
+
+/* one queued message on an accepted connection: the nonce must match */
+static int take_msg(int s, const uint8_t *nonce, struct ddio_local *L)
+{
+    struct ddio_local_msg m;
+    int fds[DDIO_MAX_LOCAL_DISKS + 1], nfd;
+
+    if (recv_handover(s, &m, fds, &nfd))
+        return -1;
+    if (memcmp(m.nonce, nonce, DDIO_LOCAL_NONCE)) {
+        close_fds(fds, nfd);
+        return -1;
+    }
+    return adopt_fds(L, &m, fds, nfd);
 }
 
 /* after the server's reply its connection and message are queued: accept
@@ -159,7 +181,9 @@ static int take_fds(int lis, const uint8_t *nonce, struct ddio_local *L)
 
 /* c->mu held: LOCAL for stripe server i's handle. 0: L is usable; -1: this
  * server will not be read locally (another host, an old server, an error:
- * logged at debug level, the reads go to the server as before) */
+ * logged at debug level, the reads go to the server as before); 1: not now
+ * (an open of this process holds the listener, and takes c->mu after it:
+ * waiting here could deadlock; the next call asks again) */
 static int acquire(struct ddio_fh *f, int i, struct ddio_local *L)
 {
     struct ddio_conn *c = f->srv[i].conn;
@@ -173,7 +197,10 @@ static int acquire(struct ddio_fh *f, int i, struct ddio_local *L)
     int rc = -1, lis;
 
     memset(&e, 0, sizeof(e));
-    pthread_mutex_lock(&lis_mu);
+    if (c->local_no)
+        return -1;
+    if (pthread_mutex_trylock(&lis_mu))
+        return 1;
     if ((lis = listener()) >= 0 && getrandom(m.nonce, sizeof(m.nonce), 0) == sizeof(m.nonce)) {
         m.name = lis_name;
         ddio_wbuf_init(&w);
@@ -187,10 +214,85 @@ static int acquire(struct ddio_fh *f, int i, struct ddio_local *L)
         rc = e.errnum ? -1 : 0;
     }
     pthread_mutex_unlock(&lis_mu);
+    if (e.errnum == EHOSTUNREACH)
+        c->local_no = 1;    /* asked no more on this connection */
     if (rc)
         DDIO_DEBUG("same-host I/O of %s on %s: off (%s)", f->path ? f->path : "?",
                        c->name, e.errnum ? e.msg : "no local socket");
     return rc;
+}
+
+/* ---- the handover with a read-only OPEN (DDIO_O_LOCAL) ---------------------- */
+
+int ddio_local_ask_begin(struct ddio_fh *f, struct ddio_conn **conns, int n, uint32_t amode,
+                         struct ddio_local_ask *a)
+{
+    memset(a, 0, sizeof(*a));
+    if (!f->local_read || amode != DDIO_O_RDONLY || n <= 0)
+        return 0;
+    a->asked = calloc((size_t) n, 1);
+    a->nonce = calloc((size_t) n, DDIO_LOCAL_NONCE);
+    pthread_mutex_lock(&lis_mu);
+    int any = 0;
+    for (int i = 0; a->asked && a->nonce && i < n; i++)
+        if (!conns[i]->local_no && listener() >= 0 &&
+            getrandom(a->nonce[i], DDIO_LOCAL_NONCE, 0) == DDIO_LOCAL_NONCE)
+            any = a->asked[i] = 1;
+    if (!any) {
+        pthread_mutex_unlock(&lis_mu);
+        free(a->asked);
+        free(a->nonce);
+        memset(a, 0, sizeof(*a));
+        return 0;
+    }
+    a->n = n;
+    a->name = lis_name;
+    return 1;
+}
+
+/* stripe server of conns[i]'s handover, matched by nonce; NULL: not ours */
+static struct ddio_srv *asked_srv(struct ddio_fh *f, struct ddio_conn **conns,
+                                  const struct ddio_local_ask *a, const uint8_t *nonce)
+{
+    for (int i = 0; i < a->n; i++)
+        if (a->asked[i] && !memcmp(a->nonce[i], nonce, DDIO_LOCAL_NONCE))
+            for (int j = 0; f->srv && j < f->nsrv; j++)
+                if (f->srv[j].is_open && f->srv[j].conn == conns[i])
+                    return &f->srv[j];
+    return NULL;
+}
+
+void ddio_local_ask_end(struct ddio_fh *f, struct ddio_conn **conns, struct ddio_local_ask *a)
+{
+    if (!a->n)
+        return;
+    /* every server that handed over did so before its answer: all queued */
+    for (int k = 0; k < a->n + 8; k++) {
+        struct ddio_local_msg m;
+        int fds[DDIO_MAX_LOCAL_DISKS + 1], nfd, s = accept4(lis_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (s < 0)
+            break;
+        int rc = recv_handover(s, &m, fds, &nfd);
+        close(s);
+        if (rc)
+            continue;
+        struct ddio_srv *srv = asked_srv(f, conns, a, m.nonce);
+        struct ddio_local *L = srv && !srv->local ? calloc(1, sizeof(*L)) : NULL;
+        if (!L || adopt_fds(L, &m, fds, nfd)) {
+            if (!L)
+                close_fds(fds, nfd);
+            free(L);
+            continue;
+        }
+        L->gen = srv->gen;
+        L->state = 1;
+        L->quiet_ms = INT64_MIN / 2;
+        srv->local = L;
+    }
+    pthread_mutex_unlock(&lis_mu);
+    free(a->asked);
+    free(a->nonce);
+    memset(a, 0, sizeof(*a));
 }
 
 static void local_clear(struct ddio_local *L)
@@ -234,7 +336,8 @@ static struct ddio_local *usable(struct ddio_fh *f, int i)
         local_clear(L);
         L->gen = s->gen;
         L->quiet_ms = INT64_MIN / 2;
-        L->state = acquire(f, i, L) ? -1 : 1;
+        int a = acquire(f, i, L);
+        L->state = a < 0 ? -1 : a == 0 ? 1 : 0;
         ok = L->state == 1 && c->sock >= 0;
     }
     if (!ok)

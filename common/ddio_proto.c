@@ -446,6 +446,18 @@ void ddio_enc_open(struct ddio_wbuf *w, const struct ddio_open *m)
         ddio_put_u64(w, m->once_client);
         ddio_put_u64(w, m->once_call);
     }
+    if (m->amode & DDIO_O_LOCAL) {
+        ddio_put_str(w, m->local_name);
+        ddio_put_bytes(w, m->local_nonce, DDIO_LOCAL_NONCE);
+    }
+}
+
+/* a local socket name the server may connect to: ddio's own, never another
+ * program's abstract socket */
+static void local_name_check(struct ddio_rbuf *r, const char *name)
+{
+    if (!r->err && strncmp(name, DDIO_LOCAL_PREFIX, strlen(DDIO_LOCAL_PREFIX)) != 0)
+        r->err = -EPROTO;
 }
 
 int ddio_dec_open(const void *p, size_t n, struct ddio_open *m)
@@ -465,9 +477,21 @@ int ddio_dec_open(const void *p, size_t n, struct ddio_open *m)
                                               (DDIO_O_CREAT | DDIO_O_EXCL)))
             r.err = -EPROTO;
     }
+    if (!r.err && (m->amode & DDIO_O_LOCAL)) {
+        m->local_name = ddio_get_str(&r, DDIO_MAX_LOCAL_NAME);
+        const uint8_t *nonce = ddio_get_bytes(&r, DDIO_LOCAL_NONCE);
+        if (nonce)
+            memcpy(m->local_nonce, nonce, DDIO_LOCAL_NONCE);
+        local_name_check(&r, m->local_name);
+        /* read-only descriptors, for a handle that only reads */
+        if (!r.err && (m->amode & (DDIO_O_RDONLY | DDIO_O_WRONLY | DDIO_O_RDWR | DDIO_O_CREAT))
+            != DDIO_O_RDONLY)
+            r.err = -EPROTO;
+    }
     int rc = rbuf_result(&r);
     if (rc) {
         free(m->path);
+        free(m->local_name);
         memset(m, 0, sizeof(*m));
     }
     return rc;
@@ -549,10 +573,7 @@ int ddio_dec_local_req(const void *p, size_t n, struct ddio_local_req *m)
     m->flags = ddio_get_u32(&r);
     if (!r.err && (m->flags & ~DDIO_LOCAL_WRITE))
         r.err = -EPROTO;
-    /* the server connects to this name: only ddio's own, never another
-     * program's abstract socket */
-    if (!r.err && strncmp(m->name, DDIO_LOCAL_PREFIX, strlen(DDIO_LOCAL_PREFIX)) != 0)
-        r.err = -EPROTO;
+    local_name_check(&r, m->name);
     int rc = rbuf_result(&r);
     if (rc) {
         free(m->name);

@@ -17,11 +17,12 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      7u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      8u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
                                  * 6: OPEN's and RENAME's once ids;
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
-                                 * LOCK's flags and client */
+                                 * LOCK's flags and client; 8: OPEN's
+                                 * DDIO_O_LOCAL */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -171,6 +172,11 @@ struct ddio_layout_rec {
 #define DDIO_O_ONCE    0x20u     /* a create (CREAT|EXCL only) with the
                                   * creator's ids: stored with the file, so
                                   * its resend finds the file its own */
+#define DDIO_O_LOCAL   0x40u     /* (RDONLY only) a LOCAL's socket name and
+                                  * nonce: the read-only descriptors handed
+                                  * over with the open, before its answer */
+#define DDIO_LOCAL_NONCE 16u
+#define DDIO_LOCAL_PREFIX "ddio-local/"
 struct ddio_open {
     char *path;              /* relative to the storage root; confined */
     uint32_t amode;
@@ -178,6 +184,9 @@ struct ddio_open {
     /* with DDIO_O_ONCE: the client process's id (non-zero) and its number
      * for the create, the same in every resend */
     uint64_t once_client, once_call;
+    /* with DDIO_O_LOCAL (decoded: malloc'd, the caller frees it) */
+    char *local_name;
+    uint8_t local_nonce[DDIO_LOCAL_NONCE];
 };
 struct ddio_open_r {
     uint64_t handle;
@@ -390,8 +399,6 @@ int  ddio_dec_cancel(const void *p, size_t n, struct ddio_cancel *m);
  * ddio_local_msg's encoding with SCM_RIGHTS descriptors (the size page, then
  * one datafile per disk: read-only, or read-write when the message's flags
  * grant DDIO_LOCAL_WRITE); then it replies (empty). */
-#define DDIO_LOCAL_NONCE 16u
-#define DDIO_LOCAL_PREFIX "ddio-local/"
 #define DDIO_MAX_LOCAL_NAME 100u
 #define DDIO_MAX_LOCAL_DISKS 64u
 #define DDIO_LOCAL_WRITE 0x1u /* writes too: read-write descriptors, and the

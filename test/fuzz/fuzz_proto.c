@@ -148,8 +148,10 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #define CLEANUP free(m.name)
     SIMPLE(FZ_HELLO_R, struct ddio_hello_r, ddio_dec_hello_r, ddio_enc_hello_r)
 #undef CLEANUP
-#define CLEANUP free(m.path)
+#define CLEANUP (free(m.path), free(m.local_name))
     SIMPLE(FZ_OPEN, struct ddio_open, ddio_dec_open, ddio_enc_open)
+#undef CLEANUP
+#define CLEANUP free(m.path)
     SIMPLE(FZ_PATH_REQ, struct ddio_path_req, ddio_dec_path_req, ddio_enc_path_req)
 #undef CLEANUP
 #define CLEANUP (void)0

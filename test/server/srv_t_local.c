@@ -99,6 +99,45 @@ static void test_local_write(struct cl *c, uint64_t handle, int lis, const char 
         close(fds[i]);
 }
 
+/* a read-only OPEN with DDIO_O_LOCAL: the read-only descriptors are queued
+ * on the listener before the answer (the client takes them after it);
+ * nobody listening: the open still succeeds; with a writable amode, or a
+ * name outside ddio's prefix: EPROTO (the connection closed, so last) */
+static void test_open_local(int lis, const char *name, const char *path,
+                            const struct ddio_layout_rec *l)
+{
+    struct cl *c = cl_connect();
+    struct ddio_open o = {.path = (char *)path, .amode = DDIO_O_RDONLY | DDIO_O_LOCAL,
+                          .layout = *l, .local_name = (char *)name};
+    struct ddio_open_r r;
+    struct ddio_local_msg m;
+    int fds[65];
+    uint64_t v = 0;
+    memset(o.local_nonce, 0x5a, DDIO_LOCAL_NONCE);
+    CHECK(cl_open_m(c, &o, &r) == 0, "OPEN with DDIO_O_LOCAL refused");
+    int n = take(lis, &m, fds);
+    CHECK(!memcmp(m.nonce, o.local_nonce, DDIO_LOCAL_NONCE) && m.flags == 0 &&
+          n == (int)m.ndisks + 1, "OPEN's handover: nonce, flags %u, %d descriptors", m.flags, n);
+    const uint64_t *size = mmap(NULL, 8, PROT_READ, MAP_SHARED, fds[0], 0);
+    CHECK(size != MAP_FAILED && cl_handle_op(c, DDIO_T_STAT, r.handle, &v) == 0 && *size == v,
+          "OPEN's size page does not show the size STAT gives (%" PRIu64 ")", v);
+    if (m.ndisks == 1)
+        CHECK(pwrite(fds[1], &v, 1, 0) < 0 && errno == EBADF, "OPEN handed over a writable datafile");
+    for (int i = 0; i < n; i++)
+        close(fds[i]);
+    munmap((void *)size, 8);
+    CHECK(cl_handle_op(c, DDIO_T_CLOSE, r.handle, NULL) == 0, "close");
+    char none[96];
+    snprintf(none, sizeof(none), DDIO_LOCAL_PREFIX "nobody/%d", (int)getpid());
+    o.local_name = none;
+    CHECK(cl_open_m(c, &o, &r) == 0, "OPEN with DDIO_O_LOCAL and nobody listening failed");
+    CHECK(cl_handle_op(c, DDIO_T_CLOSE, r.handle, NULL) == 0, "close");
+    o.local_name = (char *)name;
+    o.amode = DDIO_O_RDWR | DDIO_O_LOCAL;
+    CHECK(cl_open_m(c, &o, &r) == EPROTO, "OPEN with DDIO_O_LOCAL and RDWR: not EPROTO");
+    cl_close(c);
+}
+
 void test_local(void)
 {
     struct cl *c = cl_connect();
@@ -174,7 +213,8 @@ void test_local(void)
     /* a name outside ddio's prefix is a malformed request */
     CHECK(local_call(c, r.handle, "other-program", nonce) == EPROTO,
           "LOCAL naming another program's socket: not EPROTO");
-    printf("ok   local: descriptors and size page handed over; refusals; writers\n");
+    test_open_local(lis, name, p, &l);
+    printf("ok   local: descriptors and size page handed over (LOCAL, OPEN); refusals; writers\n");
     close(lis);
     ddio_node_free(d.root);
     ddio_node_free(d2.root);

@@ -244,6 +244,42 @@ static int d_auth(const uint8_t *p, size_t n)
     return ddio_dec_auth(p, n, &m);
 }
 
+/* DDIO_O_LOCAL: a LOCAL's name and nonce after the layout; only on a
+ * read-only open, and only a name under ddio's prefix */
+START_TEST(rt_open_local)
+{
+    struct ddio_wbuf w;
+    struct ddio_open m = {.path = "f", .amode = DDIO_O_RDONLY | DDIO_O_LOCAL,
+                          .local_name = DDIO_LOCAL_PREFIX "1/ab"}, y;
+    fill_layout(&m.layout, 1);
+    memset(m.local_nonce, 0xa5, DDIO_LOCAL_NONCE);
+    ddio_wbuf_init(&w);
+    ddio_enc_open(&w, &m);
+    ck_assert_int_eq(ddio_dec_open(w.p, w.len, &y), 0);
+    ck_assert_str_eq(y.local_name, DDIO_LOCAL_PREFIX "1/ab");
+    ck_assert_int_eq(memcmp(y.local_nonce, m.local_nonce, DDIO_LOCAL_NONCE), 0);
+    free(y.path);
+    free(y.local_name);
+    ck_assert_int_ne(ddio_dec_open(w.p, w.len - 1, &y), 0);         /* truncated */
+    ck_assert_ptr_null(y.local_name);
+    ddio_wbuf_free(&w);
+    const uint32_t bad[] = {DDIO_O_RDWR, DDIO_O_WRONLY, DDIO_O_RDONLY | DDIO_O_CREAT, 0};
+    for (unsigned i = 0; i < 4; i++) {          /* not read-only */
+        m.amode = bad[i] | DDIO_O_LOCAL;
+        ddio_wbuf_init(&w);
+        ddio_enc_open(&w, &m);
+        ck_assert_int_eq(ddio_dec_open(w.p, w.len, &y), -EPROTO);
+        ddio_wbuf_free(&w);
+    }
+    m.amode = DDIO_O_RDONLY | DDIO_O_LOCAL;
+    m.local_name = "other-program";             /* another program's socket */
+    ddio_wbuf_init(&w);
+    ddio_enc_open(&w, &m);
+    ck_assert_int_eq(ddio_dec_open(w.p, w.len, &y), -EPROTO);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
 static int d_auth_r(const uint8_t *p, size_t n)
 {
     struct ddio_auth_r m;
@@ -255,6 +291,7 @@ static int d_open(const uint8_t *p, size_t n)
     struct ddio_open m;
     int rc = ddio_dec_open(p, n, &m);
     free(m.path);
+    free(m.local_name);
     return rc;
 }
 
@@ -2061,6 +2098,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, rt_auth);
     tcase_add_test(tc, rt_open);
     tcase_add_test(tc, rt_open_once);
+    tcase_add_test(tc, rt_open_local);
     tcase_add_test(tc, rt_open_r);
     tcase_add_test(tc, rt_layout_max);
     tcase_add_test(tc, rt_small);
