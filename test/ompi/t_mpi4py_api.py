@@ -20,7 +20,8 @@ on Debian's python3-mpi4py 3.1.4 under Open MPI.
             (named, dup, contiguous, vector, hvector, indexed, hindexed,
             indexed_block, hindexed_block, struct, subarray, darray block
             and cyclic), written with Write_ordered / Write_all, read back
-            through the view and through a plain view
+            through the view and through a plain view; and the external32
+            data representation (big-endian in the file)
      .file  the file-level calls: Get_amode, Get_group, Get_size, Set_size,
             Preallocate, Get_info, Set_info, Get/Set_atomicity, Sync,
             Seek/Get_position and the shared forms (SEEK_SET, CUR, END),
@@ -34,7 +35,7 @@ on Debian's python3-mpi4py 3.1.4 under Open MPI.
    nonblocking calls on such a file under the ddio mount (ENOENT, 2 ranks
    hung). The errors mpi4py's tests expect (missing file, existing file with
    MODE_EXCL, bad amodes, writes to a read-only file, ...) with their error
-   classes.
+   classes, and Register_datarep twice (DUP_DATAREP).
    T_MPI4PY_API_ONLY=errors runs the error cases alone (the runner checks
    ROMIO 3.2.1's own classes on ufs: with it).
 Every rank checks what it reads; rank 0 reads each whole file and checks
