@@ -274,17 +274,20 @@ if t_selected mpi4py; then
   # MPI_File_iwrite_all calls a NULL entry and crashes, see ctl)
   t_step mpi4pyapi-errors-p2/romio321-ufs env T_MPI4PY_API_ONLY=errors \
     mpirun.openmpi -n 2 --mca io romio321 "$PY" "$here/t_mpi4py_api.py" "ufs:$U/mpi4pyapi-errors"
-  # on plain paths under the mount, with TMPDIR there (the ranks' only:
-  # Open MPI keeps its session directory out of it): mpi4py's test makes its
-  # file with tempfile.mkstemp and opens it DELETE_ON_CLOSE|UNIQUE_OPEN;
-  # issue #25 found its nonblocking calls failing there (ENOENT) and 2
-  # ranks hanging. The files == the 2-rank control's (cmp through the mount)
+  # on plain paths under the mount, with TMPDIR there for the ranks only
+  # (mpirun -x): mpirun's stays local, since Open MPI's session directory
+  # under a TMPDIR on the mount fails orte_init (no FIFOs, no PMIx shared
+  # memory on a FUSE file system: "CANNOT CREATE FIFO", PMIx dstore
+  # errors). mpi4py's test makes its file with tempfile.mkstemp and opens
+  # it DELETE_ON_CLOSE|UNIQUE_OPEN; issue #25 found its nonblocking calls
+  # failing there (ENOENT) and 2 ranks hanging. The files == the 2-rank
+  # control's (cmp through the mount), nothing left in TMPDIR
   if t_have_fuse; then
     mnt=$tmp/mnt; mkdir -p "$mnt" "$tmp/srv-mpi4pyapi-mount"
     t_step -t 120 mpi4pyapi-mount-p2-s2/ddio "$run" --ompi --mount "$mnt" -s 2 --root "$tmp/srv-mpi4pyapi-mount" -- \
-      bash -c 'mkdir -p "$0/tmp" && mpirun -x TMPDIR="$0/tmp" -n 2 "$1" "$2" "$0/mpi4pyapi" &&
-        for s in .io .view .file; do cmp "$0/mpi4pyapi$s" "$3/mpi4pyapi-p2-s2$s" || exit 1; done &&
-        [ -z "$(ls -A "$0/tmp")" ] || { echo "left in TMPDIR: $(ls -A "$0/tmp")"; exit 1; }' \
+      bash -c 'mkdir -p "$0/tmp" && mpirun -x TMPDIR="$0/tmp" -n 2 "$1" "$2" "$0/mpi4pyapi" || exit 1
+        for s in .io .view .file; do cmp "$0/mpi4pyapi$s" "$3/mpi4pyapi-p2-s2$s" || exit 1; done
+        left=$(ls -A "$0/tmp"); [ -z "$left" ] || { echo "left in TMPDIR: $left"; exit 1; }' \
       "$mnt" "$PY" "$here/t_mpi4py_api.py" "$U"
   else
     t_skip mpi4pyapi-mount-p2-s2 "needs the mount (/dev/fuse)"
