@@ -22,6 +22,14 @@ void ADIOI_DDIO_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *
                 fcntl_struct->fsize = (ADIO_Offset) size;
             break;
         case ADIO_FCNTL_SET_DISKSPACE:
+            /* ROMIO's MPI_File_preallocate does not check the amode, and
+             * the servers' PREALLOC does not either: a read-only file must
+             * not grow (MPI_ERR_READ_ONLY, as Open MPI's OMPIO answers;
+             * ROMIO's own drivers fail their write-back with EBADF) */
+            if (fd->access_mode & ADIO_RDONLY) {
+                ddio_err_set(&e, EROFS, "ddio: preallocate of a file opened MPI_MODE_RDONLY");
+                break;
+            }
             if (fcntl_struct->diskspace > 0 && !ADIOI_DDIO_Cache_flush(fd, 1, &e))
                 ddio_fh_prealloc(&f->fh, (uint64_t) fcntl_struct->diskspace, &e);
             break;
