@@ -293,28 +293,34 @@ def r_i_at(f, k, buf, n, st):
     return True
 
 
-def w_i_pos(f, k, buf, n, st):
+def own_part(what, f, n, st, call):
+    """a nonblocking call at this rank's part through the individual pointer"""
     f.Seek(rank * n, MPI.SEEK_SET)
-    f.Iwrite([buf, n, k.mpi]).Wait(st)
-    expect("Iwrite: position after", f.Get_position(), rank * n + n)
+    call().Wait(st)
+    expect(what + ": position after", f.Get_position(), rank * n + n)
+
+
+def in_turns(what, f, n, st, call):
+    """a nonblocking call through the shared pointer, the ranks in turn"""
+    f.Seek_shared(0, MPI.SEEK_SET)
+    turns(lambda: call().Wait(st))
+    expect(what + ": shared position after", f.Get_position_shared(), size * n)
+
+
+def w_i_pos(f, k, buf, n, st):
+    own_part("Iwrite", f, n, st, lambda: f.Iwrite([buf, n, k.mpi]))
 
 
 def r_i_pos(f, k, buf, n, st):
-    f.Seek(rank * n, MPI.SEEK_SET)
-    f.Iread([buf, n, k.mpi]).Wait(st)
-    expect("Iread: position after", f.Get_position(), rank * n + n)
+    own_part("Iread", f, n, st, lambda: f.Iread([buf, n, k.mpi]))
 
 
 def w_i_shared(f, k, buf, n, st):
-    f.Seek_shared(0, MPI.SEEK_SET)
-    turns(lambda: f.Iwrite_shared([buf, n, k.mpi]).Wait(st))
-    expect("Iwrite_shared: shared position after", f.Get_position_shared(), size * n)
+    in_turns("Iwrite_shared", f, n, st, lambda: f.Iwrite_shared([buf, n, k.mpi]))
 
 
 def r_i_shared(f, k, buf, n, st):
-    f.Seek_shared(0, MPI.SEEK_SET)
-    turns(lambda: f.Iread_shared([buf, n, k.mpi]).Wait(st))
-    expect("Iread_shared: shared position after", f.Get_position_shared(), size * n)
+    in_turns("Iread_shared", f, n, st, lambda: f.Iread_shared([buf, n, k.mpi]))
 
 
 def w_i_at_all(f, k, buf, n, st):
@@ -326,15 +332,11 @@ def r_i_at_all(f, k, buf, n, st):
 
 
 def w_i_all(f, k, buf, n, st):
-    f.Seek(rank * n, MPI.SEEK_SET)
-    f.Iwrite_all([buf, n, k.mpi]).Wait(st)
-    expect("Iwrite_all: position after", f.Get_position(), rank * n + n)
+    own_part("Iwrite_all", f, n, st, lambda: f.Iwrite_all([buf, n, k.mpi]))
 
 
 def r_i_all(f, k, buf, n, st):
-    f.Seek(rank * n, MPI.SEEK_SET)
-    f.Iread_all([buf, n, k.mpi]).Wait(st)
-    expect("Iread_all: position after", f.Get_position(), rank * n + n)
+    own_part("Iread_all", f, n, st, lambda: f.Iread_all([buf, n, k.mpi]))
 
 
 def w_atomic(f, k, buf, n, st):
