@@ -51,6 +51,16 @@ static int bad_handle(struct conn *c, const struct ddio_hdr *h, uint64_t id)
     return 0;
 }
 
+/* a change through a handle opened for reading only: EBADF, as write(2) on
+ * a descriptor opened O_RDONLY (the driver and MPI refuse it first; this
+ * keeps another client from it) */
+static int read_only(struct conn *c, const struct ddio_hdr *h, uint64_t id)
+{
+    conn_send_err(c, h->type | DDIO_REPLY, h->req, EBADF, "handle %" PRIu64 " was opened "
+                  "read-only: %s refused", id, ddio_type_name(h->type));
+    return 0;
+}
+
 /* a handle's file, with a reference the caller releases; replies EBADF */
 static struct ofile *handle_retain(struct conn *c, const struct ddio_hdr *h, uint64_t id,
                                    int *writable)
@@ -387,9 +397,12 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct ddio_setsize m;
     if (ddio_dec_setsize(p, h->len, &m))
         return bad_payload(c, h);
-    struct ofile *of = handle_get(c, m.handle);
+    int writable = 0;
+    struct ofile *of = handle_get_w(c, m.handle, &writable);
     if (!of)
         return bad_handle(c, h, m.handle);
+    if (!writable)
+        return read_only(c, h, m.handle);
     int rc = store_setsize(of, m.local_size);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "set size of %s: %s",
@@ -479,9 +492,16 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
                              "bytes exceeds the limit of %" PRIu64 " bytes (--max-desc)", len,
                              c->srv->cfg.max_desc), 0;
     }
-    if (rc || !(w->of = handle_retain(c, h, handle, NULL))) {
+    int writable = 0;
+    if (rc || !(w->of = handle_retain(c, h, handle, &writable))) {
         work_free(w);
         return rc ? bad_payload(c, h) : 0;
+    }
+    if (!writable && ((h->type == DDIO_T_XFER && w->u.x.op == DDIO_X_WRITE) ||
+                      h->type == DDIO_T_PREALLOC)) {
+        store_release(&c->srv->store, w->of);
+        work_free(w);
+        return read_only(c, h, handle);
     }
     /* a lock that never waits is answered here, in order with other replies */
     if (h->type == DDIO_T_LOCK && w->u.lk.cmd != DDIO_LK_SETLKW) {

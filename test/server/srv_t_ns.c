@@ -1,6 +1,39 @@
 /* srv_client's cases: namespace and metadata requests: OPEN/CLOSE/STAT/SETSIZE/PREALLOC/SYNC/DELETE, confinement, STATS. */
 #include "srv_harness.h"
 
+/* a handle opened read-only changes nothing: a write, SETSIZE and PREALLOC
+ * through it are EBADF and leave the file as it was; a read works */
+static void read_only_refusals(struct cl *c, const char *p, const struct ddio_layout_rec *l)
+{
+    struct ddio_open_r ro;
+    uint64_t before = 0, after = 1;
+    uint8_t b[64] = {0};
+    CHECK(cl_open(c, p, DDIO_O_RDONLY, l, &ro) == 0, "read-only open");
+    CHECK(cl_handle_op(c, DDIO_T_STAT, ro.handle, &before) == 0, "stat");
+    struct dspec sp = {.disp = 0, .count = 1, .len = 64, .extent = 64, .length = 64};
+    struct ddio_desc d;
+    build_desc(&sp, &d);
+    struct xres x = cl_xfer(c, ro.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, &d, b, NULL, TMO);
+    CHECK(x.status == EBADF, "a write through a read-only handle: %d, not EBADF", x.status);
+    struct ddio_setsize ss = {ro.handle, before + 4096};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_setsize(&w, &ss);
+    CHECK(call_simple(c, DDIO_T_SETSIZE, &w) == EBADF, "SETSIZE through a read-only handle");
+    struct ddio_prealloc pa = {ro.handle, 0, before + 8192};
+    ddio_wbuf_init(&w);
+    ddio_enc_prealloc(&w, &pa);
+    CHECK(call_simple(c, DDIO_T_PREALLOC, &w) == EBADF, "PREALLOC through a read-only handle");
+    CHECK(cl_handle_op(c, DDIO_T_STAT, ro.handle, &after) == 0 && after == before,
+          "the file's size moved through a read-only handle: %" PRIu64 " -> %" PRIu64,
+          before, after);
+    uint8_t got[65] = {0};
+    x = cl_xfer(c, ro.handle, DDIO_X_READ, 0, 0, 0, 1, 0, &d, b, got, TMO);
+    CHECK(x.status == 0, "a read through a read-only handle failed (%d)", x.status);
+    ddio_node_free(d.root);
+    CHECK(cl_handle_op(c, DDIO_T_CLOSE, ro.handle, NULL) == 0, "close");
+}
+
 void test_files(void)
 {
     struct cl *c = cl_connect();
@@ -58,6 +91,7 @@ void test_files(void)
           "create naming another server id not refused");
     /* delete */
     path_name(p, sizeof(p), "dir/sub/f1");
+    read_only_refusals(c, p, &l);
     CHECK(cl_delete(c, p) == 0, "delete failed");
     CHECK(cl_delete(c, p) == ENOENT, "second delete not ENOENT");
     CHECK(cl_open(c, p, DDIO_O_RDWR, &l, &r2) == ENOENT, "open after delete not ENOENT");
