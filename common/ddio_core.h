@@ -98,6 +98,7 @@ struct ddio_conn {
     char ucx_why[200];          /* why not UCX */
     int local_no;               /* LOCAL refused as another host: not asked
                                  * again on this connection */
+    unsigned fork_gen;          /* ddio_fork_gen() when connected */
 };
 
 /* Connections to servers by address, made on first use. */
@@ -112,6 +113,11 @@ struct ddio_pool {
 };
 #define DDIO_POOL_INIT { .mu = PTHREAD_MUTEX_INITIALIZER, .xport = -1 }
 
+/* how many forks this process's line has been through since the first
+ * connection (pthread_atfork): a connection made before the last one, or a
+ * call id taken then, is the parent's (ddio_conn_send lets go of such a
+ * connection and the call reconnects; ddio_client_id draws a new id) */
+unsigned ddio_fork_gen(void);
 /* the pool's connection to addr, connected (and handshaken) if it was not */
 int ddio_pool_get(struct ddio_pool *p, const char *addr, int timeout_ms,
                   struct ddio_conn **out, struct ddio_err *e);

@@ -13,6 +13,7 @@
 #include "ddio_xport.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +32,44 @@ void ddio_err_set(struct ddio_err *e, int errnum, const char *fmt, ...)
 
 /* ---- the pool ---------------------------------------------------------------- */
 
+/* ---- fork: a child never speaks on its parent's connections ------------- */
+
+static _Atomic unsigned fork_gen;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void after_fork_child(void)
+{
+    atomic_fetch_add(&fork_gen, 1);
+}
+
+static void fork_watch(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+unsigned ddio_fork_gen(void)
+{
+    pthread_once(&fork_once, fork_watch);
+    return atomic_load(&fork_gen);
+}
+
+/* c came with the process this one forked from: its socket (and UCX
+ * endpoint) are the parent's conversation, which a word of ours would
+ * corrupt. Let go of them without a word (the parent keeps its own);
+ * the caller then reconnects as after a lost connection. */
+static void forsake_parents(struct ddio_conn *c)
+{
+    if (c->sock >= 0 && c->fork_gen != ddio_fork_gen()) {
+        close(c->sock);
+        c->sock = -1;
+        c->ucx = NULL;
+    }
+}
+
 static struct ddio_conn *conn_new(struct ddio_pool *p, const char *addr)
 {
     struct ddio_conn *c = calloc(1, sizeof(*c));
+    ddio_fork_gen();    /* watching from before any fork that could matter */
     if (!c)
         return NULL;
     pthread_mutex_init(&c->mu, NULL);
@@ -235,6 +271,7 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
     c->sock = fd;
     c->gen++;
     c->local_no = 0;
+    c->fork_gen = ddio_fork_gen();
     int rc = attach_ucx(c, &r, deadline, e);
     if (!rc)
         adopt_hello(c, &r);
@@ -298,6 +335,7 @@ int ddio_conn_send(struct ddio_conn *c, uint16_t type, const void *payload, size
                    uint64_t *req, int64_t deadline, struct ddio_err *e)
 {
     int rc;
+    forsake_parents(c);
     if (c->sock < 0) {
         conn_lost(c, e);
         return -1;
