@@ -448,13 +448,17 @@ static uint64_t below_eof(const struct ddio_fh *f, const uint64_t *size, uint64_
 int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
                      const char *only, int raw, uint64_t *bytes)
 {
-    struct ddio_local *L[DDIO_MAX_SERVERS] = { 0 }, *R[DDIO_MAX_SERVERS] = { 0 };
+    /* only the file's nsrv entries are cleared: an 8-byte read spent
+     * more on clearing 4 KiB of these than on its pread */
+    struct ddio_local *L[DDIO_MAX_SERVERS], *R[DDIO_MAX_SERVERS];
     uint64_t size[DDIO_MAX_SERVERS];
     lread r = {.L = R,.size = size,.buf = buf,.off = off,.raw = raw };
     int rc = 0;
 
     if (!f->local_read || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0)
         return 0;
+    memset(L, 0, sizeof(*L) * (size_t) f->nsrv);
+    memset(R, 0, sizeof(*R) * (size_t) f->nsrv);
     /* without raw every server's size matters (the end of file) */
     for (int i = 0; i < f->nsrv; i++) {
         if (raw && only && !only[i])
@@ -533,14 +537,16 @@ static int mark_touched(void *arg, uint32_t server, uint64_t logical_off, uint64
 int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,
                       const char *only)
 {
-    struct ddio_local *L[DDIO_MAX_SERVERS] = { 0 };
-    char touched[DDIO_MAX_SERVERS] = { 0 };
+    struct ddio_local *L[DDIO_MAX_SERVERS];   /* the first nsrv cleared, as above */
+    char touched[DDIO_MAX_SERVERS];
     lwrite w = {.L = L,.buf = buf,.off = off };
     int done = 0;
 
     if (!f->local_write || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0
         || !(f->amode & (DDIO_O_WRONLY | DDIO_O_RDWR)))
         return 0;
+    memset(L, 0, sizeof(*L) * (size_t) f->nsrv);
+    memset(touched, 0, (size_t) f->nsrv);
     if (!only)          /* the callers with a descriptor have marked them */
         ddio_layout_foreach(&f->stripe, off, len, mark_touched, touched);
     for (int i = 0; i < f->nsrv; i++) {
