@@ -110,6 +110,9 @@ struct ddio_pool {
 };
 #define DDIO_POOL_INIT { .mu = PTHREAD_MUTEX_INITIALIZER, .xport = -1 }
 
+/* DDIO_TIMING set (not "0"): print each connection's stages to stderr */
+int ddio_timing_on(void);
+
 /* the pool's connection to addr, connected (and handshaken) if it was not */
 int ddio_pool_get(struct ddio_pool *p, const char *addr, int timeout_ms,
                   struct ddio_conn **out, struct ddio_err *e);

@@ -201,6 +201,29 @@ static void adopt_hello(struct ddio_conn *c, struct ddio_hello_r *r)
         snprintf(c->name, sizeof(c->name), "%s", r->name);
 }
 
+int ddio_timing_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("DDIO_TIMING");
+        on = v && *v && strcmp(v, "0") != 0;
+    }
+    return on;
+}
+
+/* DDIO_TIMING: one line per connection made, its stages in ms */
+static void dial_timing(const struct ddio_conn *c, int64_t t0, int64_t secret_us, int rc)
+{
+    const struct ddio_dial_stages *s = &ddio_dial_stages;
+    if (!ddio_timing_on())
+        return;
+    fprintf(stderr, "ddio-timing pid %d connect %s total_ms %.2f secret_ms %.2f connect_ms %.2f "
+            "hello_ms %.2f auth_ms %.2f ucx_init_ms %.2f ucxaddr_ms %.2f endpoint_ms %.2f%s\n",
+            (int) getpid(), c->addr, (ddio_now_us() - t0) / 1e3, secret_us / 1e3,
+            s->connect / 1e3, s->hello / 1e3, s->auth / 1e3, s->ucx_init / 1e3,
+            s->ucxaddr / 1e3, s->endpoint / 1e3, rc ? " failed" : "");
+}
+
 /* Connect, HELLO and AUTH (ddio_dial: the handshake every client shares,
  * retried while the server says it is busy), then UCX when wanted. */
 static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadline,
@@ -210,12 +233,15 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
     struct ddio_hello_r r;
     char me[256] = "";
     int have, fd = -1;
+    int64_t t0 = ddio_now_us(), secret_us;
 
+    memset(&ddio_dial_stages, 0, sizeof(ddio_dial_stages));
     if (!s) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
     have = secret_get(c->pool, s, e);
+    secret_us = ddio_now_us() - t0;
     if (have >= 0) {
         if (c->pool->client_name)
             snprintf(me, sizeof(me), "%s", c->pool->client_name);
@@ -230,14 +256,17 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
     }
     ddio_secret_clear(s);
     free(s);
-    if (fd < 0)
+    if (fd < 0) {
+        dial_timing(c, t0, secret_us, -1);
         return -1;
+    }
     c->sock = fd;
     c->gen++;
     int rc = attach_ucx(c, &r, deadline, e);
     if (!rc)
         adopt_hello(c, &r);
     free(r.name);
+    dial_timing(c, t0, secret_us, rc);
     return rc;
 }
 

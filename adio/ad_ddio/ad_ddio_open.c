@@ -126,15 +126,23 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
     ADIOI_DDIO_Target(fd->filename, path, sizeof(path), servers, sizeof(servers));
     free(f->mount_servers);
     f->mount_servers = *servers ? strdup(servers) : NULL;
+    int64_t t[4] = { ddio_now_us() };
     rc = connect_all(f, &conns, &n, e);
+    t[1] = ddio_now_us();
     if (!rc)
         rc = settle_transport(fd, f, conns, n, e);
+    t[2] = ddio_now_us();
     if (!rc) {
         struct ddio_create cr;
         create_args(fd, f, &cr);
         rc = ddio_fh_open(&f->fh, conns, n, path, amode,
                           (fd->access_mode & ADIO_CREATE) ? &cr : NULL, e);
     }
+    t[3] = ddio_now_us();
+    if (ADIOI_DDIO_Timing_on())
+        fprintf(stderr, "ddio-timing pid %d open %s servers %d connect_ms %.2f transport_ms "
+                "%.2f open_ms %.2f%s\n", (int) getpid(), path, n, (t[1] - t[0]) / 1e3,
+                (t[2] - t[1]) / 1e3, (t[3] - t[2]) / 1e3, rc ? " failed" : "");
     free(conns);
     if (!rc && (fd->access_mode & ADIO_APPEND)) {
         uint64_t size;

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# first-open.sh: a job's first MPI_File_open (issue #22), on ddio over TCP
+# and over UCX against ROMIO's ufs:, one or more ddio builds interleaved
+# launch by launch (so a before/after comparison shares the machine's
+# conditions). Each launch: fresh servers (ddio-run), the store's and the
+# ufs file's pages dropped (fdatasync + posix_fadvise DONTNEED, as ior.sh's
+# cold reads), then bench/first-open.c: every rank opens the file read-only
+# (the job's first open), closes it, opens it again (the second open).
+# See bench/README.md "first-open.sh". Usage: bench/first-open.sh [options]
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CMDLINE="$0 $*"
+
+usage() {
+  cat <<EOF
+usage: bench/first-open.sh [options]
+
+  -b, --build LABEL=DIR  a ddio build to measure (its mpich/, tools/); repeat
+                         to compare builds, launches interleaved (default:
+                         this=the repository this script is in)
+  -n, --launches N       launches per build, method and rank count (default 10)
+  -P, --ranks LIST       rank counts (default 1,4)
+  -m, --methods LIST     subset of ufs,ddio-tcp,ddio-ucx (default all three)
+  -s, --servers N        ddio servers (default 2)
+      --stages           DDIO_TIMING=1 in the ranks: the driver's stage lines
+                         (stderr) kept in stages.txt
+  -o, --out DIR          results (default bench/results/DATE-first-open)
+  -h, --help
+EOF
+}
+
+BUILDS=(); N=10; PLIST=1,4; METHODS=ufs,ddio-tcp,ddio-ucx; NSERV=2; STAGES=0; OUT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -b|--build) BUILDS+=("$2"); shift 2 ;;
+    -n|--launches) N=$2; shift 2 ;;
+    -P|--ranks) PLIST=$2; shift 2 ;;
+    -m|--methods) METHODS=$2; shift 2 ;;
+    -s|--servers) NSERV=$2; shift 2 ;;
+    --stages) STAGES=1; shift ;;
+    -o|--out) OUT=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "first-open.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+die() { echo "first-open.sh: $*" >&2; exit 2; }
+[ ${#BUILDS[@]} -gt 0 ] || BUILDS=("this=$(cd "$here/.." && pwd)")
+[ -n "$OUT" ] || OUT="$here/results/$(date -u +%Y-%m-%d)-first-open"
+mkdir -p "$OUT/tmp" "$OUT/logs" "$here/bin" || die "cannot make $OUT"
+OUT=$(cd "$OUT" && pwd)
+
+declare -A DIR
+LABELS=()
+for b in "${BUILDS[@]}"; do
+  l=${b%%=*}; d=${b#*=}
+  [ "$l" != "$b" ] && [ -n "$l" ] || die "--build LABEL=DIR, not '$b'"
+  for f in "$d/mpich/bin/mpicc" "$d/mpich/bin/mpiexec" "$d/tools/ddio-run"; do
+    [ -x "$f" ] || die "$f missing (build $l)"
+  done
+  "$d/mpich/bin/mpicc" -std=c11 -O2 -Wall -Wextra -Werror -o "$here/bin/first-open-$l" \
+    "$here/first-open.c" || die "cannot build first-open for $l"
+  DIR[$l]=$d; LABELS+=("$l")
+done
+
+{
+  echo "command: $CMDLINE"
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%S+00:00)"
+  echo "host: $(hostname), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
+  echo "kernel: $(uname -r)"
+  for l in "${LABELS[@]}"; do
+    echo "build $l: ${DIR[$l]} at $(git -C "${DIR[$l]}" rev-parse --short HEAD 2>/dev/null)$(git -C "${DIR[$l]}" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+  done
+  echo "launches: $N; ranks: $PLIST; methods: $METHODS; servers: $NSERV"
+  echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$OUT/machine.txt"
+
+drop() {
+  python3 - "$@" <<'PY' || die "fadvise failed"
+import os, sys
+for top in sys.argv[1:]:
+    for d, _, names in os.walk(top):
+        for n in names:
+            fd = os.open(os.path.join(d, n), os.O_RDONLY)
+            try:
+                os.fdatasync(fd)
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+PY
+}
+
+# run METHOD LABEL P ARGS...: the program on METHOD's file with build LABEL
+run() {
+  local m=$1 l=$2 p=$3; shift 3
+  local d=${DIR[$l]} target cmd=()
+  case "$m" in
+    ufs) target="ufs:$OUT/tmp/ufs/file" ;;
+    ddio-*) target="ddio:/file"
+            cmd=("$d/tools/ddio-run" -s "$NSERV" --root "$OUT/tmp/$m" --transport "${m#ddio-}" --) ;;
+    *) die "unknown method $m" ;;
+  esac
+  PATH="$d/mpich/bin:$PATH" timeout -k 10 300 "${cmd[@]}" "$d/mpich/bin/mpiexec" -n "$p" \
+    "$here/bin/first-open-$l" "$@" "$target"
+}
+
+# the files, once, with the first build
+rm -rf "$OUT/tmp"/*; mkdir -p "$OUT/tmp/ufs"
+for m in ${METHODS//,/ }; do
+  run "$m" "${LABELS[0]}" 2 -c > /dev/null 2> "$OUT/logs/setup-$m.log" || die "setup $m failed: $OUT/logs/setup-$m.log"
+done
+
+echo "build,method,ranks,launch,rank,first_ms,second_ms" > "$OUT/first-open.csv"
+[ $STAGES = 1 ] && : > "$OUT/stages.txt"
+for i in $(seq 1 "$N"); do
+  for p in ${PLIST//,/ }; do
+    for m in ${METHODS//,/ }; do
+      for l in "${LABELS[@]}"; do
+        drop "$OUT/tmp"
+        log="$OUT/logs/$l-$m-P$p-$i.log"
+        if [ $STAGES = 1 ]; then
+          out=$(DDIO_TIMING=1 run "$m" "$l" "$p" 2> "$log")
+        else
+          out=$(run "$m" "$l" "$p" 2> "$log")
+        fi
+        rc=$?
+        [ $rc = 0 ] || echo "first-open.sh: $l $m P=$p launch $i: exit $rc ($log)" >&2
+        echo "$out" | awk -F, -v pre="$l,$m,$p,$i" '$1 == "FIRSTOPEN" {print pre "," $2 "," $3 "," $4}' >> "$OUT/first-open.csv"
+        [ $STAGES = 1 ] && grep 'ddio timing' "$log" | sed "s/^/$l,$m,P$p,$i: /" >> "$OUT/stages.txt"
+      done
+    done
+  done
+  echo "[$(date -u +%H:%M:%S)] launch $i of $N done"
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
+
+# the summary: per build, method and P, the slowest rank's first open of each
+# launch: median (min-max) over launches; the second open likewise
+python3 - "$OUT" <<'PY'
+import csv, os, statistics, sys
+out = sys.argv[1]
+rows = list(csv.DictReader(open(os.path.join(out, "first-open.csv"))))
+runs = {}
+for r in rows:
+    k = (r["build"], r["method"], int(r["ranks"]), int(r["launch"]))
+    f, s = runs.get(k, (0.0, 0.0))
+    runs[k] = (max(f, float(r["first_ms"])), max(s, float(r["second_ms"])))
+groups = {}
+for (b, m, p, _), v in runs.items():
+    groups.setdefault((b, m, p), []).append(v)
+order = []
+for r in rows:
+    k = (r["build"], r["method"], int(r["ranks"]))
+    if k not in order:
+        order.append(k)
+def fmt(v):
+    return f"{statistics.median(v):.1f} ({min(v):.1f}-{max(v):.1f})"
+with open(os.path.join(out, "SUMMARY.md"), "w") as f:
+    f.write("First MPI_File_open of a job, ms: the slowest rank's, median over launches "
+            "(min-max); the second open of the same file in the same job beside it.\n\n")
+    f.write("| build | method | P | launches | first open | second open |\n|---|---|---|---|---|---|\n")
+    for k in sorted(order, key=lambda k: (k[2], k[1], order.index(k))):
+        v = groups[k]
+        f.write(f"| {k[0]} | {k[1]} | {k[2]} | {len(v)} | {fmt([a for a, _ in v])} | "
+                f"{fmt([b for _, b in v])} |\n")
+print(open(os.path.join(out, "SUMMARY.md")).read())
+PY
