@@ -12,6 +12,7 @@
  * rank: FIRSTOPEN,RANK,FIRST_MS,SECOND_MS and then
  * FIRSTOPEN_MAX,FIRST_MS,SECOND_MS (the slowest rank's, which is what a
  * program waiting at its next collective sees). */
+#define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>

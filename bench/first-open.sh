@@ -15,9 +15,10 @@ usage() {
   cat <<EOF
 usage: bench/first-open.sh [options]
 
-  -b, --build LABEL=DIR  a ddio build to measure (its mpich/, tools/); repeat
-                         to compare builds, launches interleaved (default:
-                         this=the repository this script is in)
+  -b, --build LABEL=DIR  a ddio build to measure (its mpich/, tools/ddio-run,
+                         ioserver/ddio-server; a copy of those three will do);
+                         repeat to compare builds, launches interleaved
+                         (default: this=the repository this script is in)
   -n, --launches N       launches per build, method and rank count (default 10)
   -P, --ranks LIST       rank counts (default 1,4)
   -m, --methods LIST     subset of ufs,ddio-tcp,ddio-ucx (default all three)
@@ -99,7 +100,9 @@ run() {
             cmd=("$d/tools/ddio-run" -s "$NSERV" --root "$OUT/tmp/$m" --transport "${m#ddio-}" --) ;;
     *) die "unknown method $m" ;;
   esac
-  PATH="$d/mpich/bin:$PATH" timeout -k 10 300 "${cmd[@]}" "$d/mpich/bin/mpiexec" -n "$p" \
+  # the build's own libmpich (a copied build's programs carry the original's
+  # RUNPATH, which LD_LIBRARY_PATH overrides)
+  PATH="$d/mpich/bin:$PATH" LD_LIBRARY_PATH="$d/mpich/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout -k 10 300 "${cmd[@]}" "$d/mpich/bin/mpiexec" -n "$p" \
     "$here/bin/first-open-$l" "$@" "$target"
 }
 
@@ -125,7 +128,7 @@ for i in $(seq 1 "$N"); do
         rc=$?
         [ $rc = 0 ] || echo "first-open.sh: $l $m P=$p launch $i: exit $rc ($log)" >&2
         echo "$out" | awk -F, -v pre="$l,$m,$p,$i" '$1 == "FIRSTOPEN" {print pre "," $2 "," $3 "," $4}' >> "$OUT/first-open.csv"
-        [ $STAGES = 1 ] && grep 'ddio timing' "$log" | sed "s/^/$l,$m,P$p,$i: /" >> "$OUT/stages.txt"
+        [ $STAGES = 1 ] && grep '^ddio-timing' "$log" | sed "s/^/$l,$m,P$p,$i: /" >> "$OUT/stages.txt"
       done
     done
   done

@@ -54,8 +54,11 @@ static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,
                                &list, n, e))
         return -1;
     *conns = calloc(*n, sizeof(**conns));
-    for (int i = 0; i < *n && !e->errnum; i++)
-        ADIOI_DDIO_Conn_get(list[i], f->fh.timeout_ms, f->fh.recover_ms, &(*conns)[i], e);
+    if (!*conns)
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+    else        /* every server at once */
+        ddio_pool_get_all(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, *n, f->fh.timeout_ms,
+                          f->fh.recover_ms, *conns, e);
     ddio_free_list(list, *n);
     return e->errnum ? -1 : 0;
 }
