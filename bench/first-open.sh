@@ -137,8 +137,11 @@ done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
 
 # the summary: per build, method and P, the slowest rank's first open of each
-# launch: median (min-max) over launches; the second open likewise
-python3 - "$OUT" <<'PY'
+# launch: median (min-max) over launches; the second open likewise; and
+# first-open.png when matplotlib is there
+py=python3
+/usr/bin/python3 -c 'import matplotlib' 2> /dev/null && py=/usr/bin/python3
+"$py" - "$OUT" <<'PY'
 import csv, os, statistics, sys
 out = sys.argv[1]
 rows = list(csv.DictReader(open(os.path.join(out, "first-open.csv"))))
@@ -166,4 +169,38 @@ with open(os.path.join(out, "SUMMARY.md"), "w") as f:
         f.write(f"| {k[0]} | {k[1]} | {k[2]} | {len(v)} | {fmt([a for a, _ in v])} | "
                 f"{fmt([b for _, b in v])} |\n")
 print(open(os.path.join(out, "SUMMARY.md")).read())
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    sys.exit(0)
+builds = list(dict.fromkeys(k[0] for k in order))
+methods = list(dict.fromkeys(k[1] for k in order))
+ranks = sorted(set(k[2] for k in order))
+fig, axes = plt.subplots(1, len(ranks), figsize=(4.5 * len(ranks), 4), squeeze=False)
+w = 0.8 / len(builds)
+for ax, p in zip(axes[0], ranks):
+    for j, b in enumerate(builds):
+        xs, ys, lo, hi = [], [], [], []
+        for i, m in enumerate(methods):
+            v = [a for a, _ in groups.get((b, m, p), [])]
+            if not v:
+                continue
+            med = statistics.median(v)
+            xs.append(i + (j - (len(builds) - 1) / 2) * w)
+            ys.append(med)
+            lo.append(med - min(v))
+            hi.append(max(v) - med)
+        ax.bar(xs, ys, w, yerr=[lo, hi], capsize=3, label=b)
+        for x, y in zip(xs, ys):
+            ax.annotate(f"{y:.1f}", (x, y), ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(methods)))
+    ax.set_xticklabels(methods)
+    ax.set_title(f"P = {p}")
+    ax.set_ylabel("first MPI_File_open, ms (slowest rank)")
+    ax.legend(fontsize=8)
+fig.suptitle("a job's first open: median over launches, bars min-max", fontsize=10)
+fig.tight_layout()
+fig.savefig(os.path.join(out, "first-open.png"), dpi=110)
 PY
