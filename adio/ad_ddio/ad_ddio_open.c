@@ -5,7 +5,8 @@
  *
  * OpenColl: rank 0 alone creates (and keeps its handles), broadcasts the
  * outcome, the server message and a random collective group id; then every
- * other rank opens the existing file; the waits nap (ad_ddio_nap.c). */
+ * other rank opens the existing file (waiting for rank 0 in a nap, not a
+ * busy poll: ad_ddio_nap.c). */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <stdio.h>
@@ -214,11 +215,6 @@ void ADIOI_DDIO_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
         open_file(fd, &e);
     }
     fd->access_mode = access_mode;
-    /* ROMIO's MPI_Allreduce of the outcome comes next: the ranks that are
-     * through nap here rather than busy-poll there while the others still
-     * connect (a job's first open, UCX, P = 4 on 2 cores with the servers:
-     * 33.5 ms median against 44.5 without, bench/results/2026-11-28-first-open) */
-    ADIOI_DDIO_Nap_barrier(fd->comm);
     ADIOI_DDIO_File_get(fd)->group = b.group;
     fd->is_open = 1;
     ADIOI_DDIO_Set_dirty(fd, 0);
