@@ -25,12 +25,14 @@ usage: bench/first-open.sh [options]
   -s, --servers N        ddio servers (default 2)
       --stages           DDIO_TIMING=1 in the ranks: the driver's stage lines
                          (stderr) kept in stages.txt
+      --report           no launches: SUMMARY.md and first-open.png again from
+                         OUT's first-open.csv
   -o, --out DIR          results (default bench/results/DATE-first-open)
   -h, --help
 EOF
 }
 
-BUILDS=(); N=10; PLIST=1,4; METHODS=ufs,ddio-tcp,ddio-ucx; NSERV=2; STAGES=0; OUT=""
+BUILDS=(); N=10; PLIST=1,4; METHODS=ufs,ddio-tcp,ddio-ucx; NSERV=2; STAGES=0; OUT=""; REPORT=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -b|--build) BUILDS+=("$2"); shift 2 ;;
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
     -m|--methods) METHODS=$2; shift 2 ;;
     -s|--servers) NSERV=$2; shift 2 ;;
     --stages) STAGES=1; shift ;;
+    --report) REPORT=1; shift ;;
     -o|--out) OUT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "first-open.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -50,6 +53,7 @@ die() { echo "first-open.sh: $*" >&2; exit 2; }
 mkdir -p "$OUT/tmp" "$OUT/logs" "$here/bin" || die "cannot make $OUT"
 OUT=$(cd "$OUT" && pwd)
 
+if [ $REPORT = 0 ]; then
 declare -A DIR
 LABELS=()
 for b in "${BUILDS[@]}"; do
@@ -69,8 +73,13 @@ done
   echo "host: $(hostname), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
   echo "kernel: $(uname -r)"
   for l in "${LABELS[@]}"; do
-    echo "build $l: ${DIR[$l]} at $(git -C "${DIR[$l]}" rev-parse --short HEAD 2>/dev/null)$(git -C "${DIR[$l]}" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+    if git -C "${DIR[$l]}" rev-parse --git-dir > /dev/null 2>&1; then
+      echo "build $l: ${DIR[$l]} at $(git -C "${DIR[$l]}" rev-parse --short HEAD)$(git -C "${DIR[$l]}" diff --quiet HEAD || echo ' (with uncommitted changes)')"
+    else   # a copied build: its COMMIT file, if one was written beside it
+      echo "build $l: ${DIR[$l]} (a copy; COMMIT: $(cat "${DIR[$l]}/COMMIT" 2>/dev/null || echo unknown))"
+    fi
   done
+  echo "labels: ${LABELS[*]}"
   echo "launches: $N; ranks: $PLIST; methods: $METHODS; servers: $NSERV"
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/machine.txt"
@@ -140,6 +149,7 @@ for i in $(seq 1 "$N"); do
   echo "[$(date -u +%H:%M:%S)] launch $i of $N done"
 done
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
+fi
 
 # the summary: per build, method and P, the slowest rank's first open of each
 # launch: median (min-max) over launches; the second open likewise; and
@@ -158,29 +168,85 @@ for r in rows:
 groups = {}
 for (b, m, p, _), v in runs.items():
     groups.setdefault((b, m, p), []).append(v)
+# the builds in the order given (machine.txt's labels line), then the methods
+labels = []
+for line in open(os.path.join(out, "machine.txt")):
+    if line.startswith("labels:"):
+        labels = line.split()[1:]
+for r in rows:
+    if r["build"] not in labels:
+        labels.append(r["build"])
 order = []
 for r in rows:
     k = (r["build"], r["method"], int(r["ranks"]))
     if k not in order:
         order.append(k)
+seen = list(order)
+order.sort(key=lambda k: (labels.index(k[0]), seen.index(k)))
 def fmt(v):
     return f"{statistics.median(v):.1f} ({min(v):.1f}-{max(v):.1f})"
 with open(os.path.join(out, "SUMMARY.md"), "w") as f:
     f.write("First MPI_File_open of a job, ms: the slowest rank's, median over launches "
             "(min-max); the second open of the same file in the same job beside it.\n\n")
     f.write("| build | method | P | launches | first open | second open |\n|---|---|---|---|---|---|\n")
-    for k in sorted(order, key=lambda k: (k[2], k[1], order.index(k))):
+    meth = list(dict.fromkeys(k[1] for k in order))
+    for k in sorted(order, key=lambda k: (k[2], meth.index(k[1]), labels.index(k[0]))):
         v = groups[k]
         f.write(f"| {k[0]} | {k[1]} | {k[2]} | {len(v)} | {fmt([a for a, _ in v])} | "
                 f"{fmt([b for _, b in v])} |\n")
 print(open(os.path.join(out, "SUMMARY.md")).read())
+
+# BREAKDOWN.md from --stages' lines: each connection's stages, and the
+# driver's first open per rank (the lines of opens that made connections)
+import collections, re
+stages = os.path.join(out, "stages.txt")
+if os.path.exists(stages) and os.path.getsize(stages):
+    conn, opn = collections.defaultdict(list), collections.defaultdict(list)
+    for line in open(stages):
+        m = re.match(r"(\w+),(\S+),P(\d+),(\d+): ddio-timing pid \d+ (connect|open) \S+ (.*)", line)
+        if not m:
+            continue
+        b, meth, p, _, kind, rest = m.groups()
+        w, kv = rest.split(), {}
+        for k, v in zip(w[0::2], w[1::2]):
+            try:
+                kv[k] = float(v)
+            except ValueError:
+                pass
+        key = (meth, int(p), b)
+        if kind == "connect":
+            conn[key].append(kv)
+        elif kv.get("connect_ms", 0) > 0.05:
+            opn[key].append(kv)
+    def cell(v):
+        return "%.2f (%.1f)" % (statistics.median(v), statistics.quantiles(v, n=10)[-1] if len(v) > 1 else v[0])
+    def keyed(d):
+        return sorted(d, key=lambda k: (k[0], k[1], labels.index(k[2]) if k[2] in labels else 99))
+    cols = ["secret_ms", "connect_ms", "hello_ms", "auth_ms", "ucx_init_ms", "ucxaddr_ms", "endpoint_ms", "total_ms"]
+    with open(os.path.join(out, "BREAKDOWN.md"), "w") as f:
+        f.write("Per connection made (each rank, each server), ms, median (p90) (a connection "
+                "dialled beside another one counts the wait for the UCX context the other builds "
+                "in its ucx_init):\n\n")
+        f.write("| method | P | build | n | " + " | ".join(c[:-3] for c in cols) + " |\n")
+        f.write("|" + "---|" * (4 + len(cols)) + "\n")
+        for k in keyed(conn):
+            v = conn[k]
+            f.write("| %s | %d | %s | %d | " % (k + (len(v),)) +
+                    " | ".join(cell([x.get(c, 0) for x in v]) for c in cols) + " |\n")
+        f.write("\nThe driver's first open per rank (open_file), ms, median (p90): all "
+                "connections, the transport check, OPEN on the servers:\n\n")
+        f.write("| method | P | build | n | connections | transport | OPEN |\n|---|---|---|---|---|---|---|\n")
+        for k in keyed(opn):
+            v = opn[k]
+            f.write("| %s | %d | %s | %d | " % (k + (len(v),)) +
+                    " | ".join(cell([x.get(c, 0) for x in v]) for c in ["connect_ms", "transport_ms", "open_ms"]) + " |\n")
 try:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 except ImportError:
     sys.exit(0)
-builds = list(dict.fromkeys(k[0] for k in order))
+builds = [b for b in labels if any(k[0] == b for k in order)]
 methods = list(dict.fromkeys(k[1] for k in order))
 ranks = sorted(set(k[2] for k in order))
 fig, axes = plt.subplots(1, len(ranks), figsize=(4.5 * len(ranks), 4), squeeze=False)
