@@ -25,6 +25,8 @@
 #include "ddio_xport.h"
 
 #define AUTH_LABEL "ddio-auth-v1"
+
+__thread struct ddio_dial_stages ddio_dial_stages;
 /* handshake replies are small; a bigger one is not from a ddio server */
 #define HANDSHAKE_MAX_REPLY (DDIO_MAX_UCXADDR + 256u)   /* also UCXADDR|R */
 
@@ -361,10 +363,12 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
     uint8_t *p;
     size_t n = 0;
     memset(hr, 0, sizeof(*hr));
+    int64_t t0 = ddio_now_us();
     int rc = send_hello(fd, client_name ? client_name : "", deadline_ms);
     if (rc)
         return transport_err(rc, addr, "HELLO", err, errlen);
     rc = recv_reply(fd, addr, DDIO_T_HELLO, 1, deadline_ms, &p, &n, err, errlen);
+    ddio_dial_stages.hello += ddio_now_us() - t0;
     if (rc)
         return rc;
     rc = ddio_dec_hello_r(p, n, hr);
@@ -384,7 +388,9 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
                  "in the DDIO_CONFIG file)", addr);
         rc = -EACCES;
     } else if (secret) {
+        t0 = ddio_now_us();
         rc = authenticate(fd, addr, secret, hr, deadline_ms, err, errlen);
+        ddio_dial_stages.auth += ddio_now_us() - t0;
     }
     if (rc) {
         free(hr->name);
@@ -409,8 +415,11 @@ int ddio_dial(const char *host, int port, const char *addr, const char *client_n
 {
     int64_t t0 = ddio_now_ms();
     unsigned seed = (unsigned)getpid() * 2654435761u ^ (unsigned)t0;
+    memset(&ddio_dial_stages, 0, sizeof(ddio_dial_stages));
     for (unsigned k = 1;; k++) {
+        int64_t c0 = ddio_now_us();
         int fd = ddio_connect(host, port, deadline_ms);
+        ddio_dial_stages.connect += ddio_now_us() - c0;
         if (fd < 0) {
             if (fd == -ETIMEDOUT)
                 snprintf(err, errlen, "ddio: cannot connect to server %s before the deadline",
@@ -490,14 +499,19 @@ int ddio_ucx_attach_conn(int fd, const char *addr, const struct ddio_hello_r *hr
                  "there)");
         return 0;
     }
-    if (!(u = ddio_ucx_client(why, n)))
+    int64_t t0 = ddio_now_us(), t1;
+    u = ddio_ucx_client(why, n);
+    ddio_dial_stages.ucx_init = (t1 = ddio_now_us()) - t0;
+    if (!u)
         return 0;
     int rc = ddio_attach_ucx(fd, addr, hr, deadline_ms, cookie, &saddr, &slen, why, n);
+    ddio_dial_stages.ucxaddr = (t0 = ddio_now_us()) - t1;
     if (rc == -EOPNOTSUPP || rc == -EEXIST)
         return 0;       /* declined */
     if (rc)
         return rc;
     *ep = ddio_ucx_connect(u, saddr, slen, *cookie, deadline_ms, why, n);
+    ddio_dial_stages.endpoint = ddio_now_us() - t0;
     free(saddr);
     return 0;
 }

@@ -90,6 +90,15 @@ int ddio_dial(const char *host, int port, const char *addr, const char *client_n
               const struct ddio_secret *secret, int64_t deadline_ms, struct ddio_hello_r *hr,
               char *err, size_t errlen);
 
+/* Where this thread's last connection went, in microseconds (DDIO_TIMING:
+ * ddio_core_conn.c prints them): ddio_dial fills connect, hello and auth
+ * (summed over its busy retries), ddio_ucx_attach_conn ucx_init (the
+ * process's UCX context, paid once), ucxaddr and endpoint. */
+struct ddio_dial_stages {
+    int64_t connect, hello, auth, ucx_init, ucxaddr, endpoint;
+};
+extern __thread struct ddio_dial_stages ddio_dial_stages;
+
 /* After ddio_handshake, when hr says the server offers UCX: ask for it
  * (UCXADDR, req 3); on success the server's cookie for this connection and
  * its worker address (malloc'd: *srv_addr) come back, for

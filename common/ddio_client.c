@@ -169,11 +169,8 @@ const char *ddio_client_server_addr(const struct ddio_client *cl, int i)
 /* every server's connection, connected */
 static int conns_all(struct ddio_client *cl, struct ddio_conn **conns, struct ddio_err *e)
 {
-    for (int i = 0; i < cl->n; i++)
-        if (ddio_pool_get_recover(&cl->pool, cl->addr[i], cl->timeout_ms, cl->recover_ms,
-                                  &conns[i], e))
-            return -1;
-    return 0;
+    return ddio_pool_get_all(&cl->pool, cl->addr, cl->n, cl->timeout_ms, cl->recover_ms, conns,
+                             e);
 }
 
 /* One request and its reply on server i (resent to it after a lost

@@ -118,6 +118,9 @@ struct ddio_pool {
  * call id taken then, is the parent's (ddio_conn_send lets go of such a
  * connection and the call reconnects; ddio_client_id draws a new id) */
 unsigned ddio_fork_gen(void);
+/* DDIO_TIMING set (not "0"): print each connection's stages to stderr */
+int ddio_timing_on(void);
+
 /* the pool's connection to addr, connected (and handshaken) if it was not */
 int ddio_pool_get(struct ddio_pool *p, const char *addr, int timeout_ms,
                   struct ddio_conn **out, struct ddio_err *e);
@@ -297,6 +300,13 @@ void ddio_fanout_recover(struct ddio_call *calls, int n, uint16_t type, int time
  * up to recover_ms (a server restarting while a job opens its files) */
 int ddio_pool_get_recover(struct ddio_pool *p, const char *addr, int timeout_ms, int recover_ms,
                           struct ddio_conn **out, struct ddio_err *e);
+/* ddio_pool_get_recover for each of n addresses into conns[i], those not
+ * connected yet dialled at the same time (a thread each but the first):
+ * a job's first open waits for its slowest server, not for the sum of them
+ * (TCP connect, HELLO, AUTH, UCX endpoint). Each keeps its own deadline and
+ * retries; e is the first failure in list order, as one after another. */
+int ddio_pool_get_all(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e);
 /* logical size = max over the stripe servers of their logical end; servers
  * with skip[i] set are not asked (their local size is known[i]) */
 int ddio_fh_size(struct ddio_fh *f, const char *skip, const uint64_t *known, uint64_t *size,

@@ -237,6 +237,29 @@ static void adopt_hello(struct ddio_conn *c, struct ddio_hello_r *r)
         snprintf(c->name, sizeof(c->name), "%s", r->name);
 }
 
+int ddio_timing_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("DDIO_TIMING");
+        on = v && *v && strcmp(v, "0") != 0;
+    }
+    return on;
+}
+
+/* DDIO_TIMING: one line per connection made, its stages in ms */
+static void dial_timing(const struct ddio_conn *c, int64_t t0, int64_t secret_us, int rc)
+{
+    const struct ddio_dial_stages *s = &ddio_dial_stages;
+    if (!ddio_timing_on())
+        return;
+    fprintf(stderr, "ddio-timing pid %d connect %s total_ms %.2f secret_ms %.2f connect_ms %.2f "
+            "hello_ms %.2f auth_ms %.2f ucx_init_ms %.2f ucxaddr_ms %.2f endpoint_ms %.2f%s\n",
+            (int) getpid(), c->addr, (ddio_now_us() - t0) / 1e3, secret_us / 1e3,
+            s->connect / 1e3, s->hello / 1e3, s->auth / 1e3, s->ucx_init / 1e3,
+            s->ucxaddr / 1e3, s->endpoint / 1e3, rc ? " failed" : "");
+}
+
 /* Connect, HELLO and AUTH (ddio_dial: the handshake every client shares,
  * retried while the server says it is busy), then UCX when wanted. */
 static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadline,
@@ -246,12 +269,15 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
     struct ddio_hello_r r;
     char me[256] = "";
     int have, fd = -1;
+    int64_t t0 = ddio_now_us(), secret_us;
 
+    memset(&ddio_dial_stages, 0, sizeof(ddio_dial_stages));
     if (!s) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
     have = secret_get(c->pool, s, e);
+    secret_us = ddio_now_us() - t0;
     if (have >= 0) {
         if (c->pool->client_name)
             snprintf(me, sizeof(me), "%s", c->pool->client_name);
@@ -266,8 +292,10 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
     }
     ddio_secret_clear(s);
     free(s);
-    if (fd < 0)
+    if (fd < 0) {
+        dial_timing(c, t0, secret_us, -1);
         return -1;
+    }
     c->sock = fd;
     c->gen++;
     c->local_no = 0;
@@ -276,6 +304,7 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
     if (!rc)
         adopt_hello(c, &r);
     free(r.name);
+    dial_timing(c, t0, secret_us, rc);
     return rc;
 }
 
@@ -301,6 +330,83 @@ int ddio_conn_ready(struct ddio_conn *c, int timeout_ms, struct ddio_err *e)
         return -1;
     }
     return 0;
+}
+
+/* ---- every server of a file at once ------------------------------------------------- */
+
+struct dial_job {
+    struct ddio_pool *p;
+    const char *addr;
+    int timeout_ms, recover_ms;
+    struct ddio_conn *c;
+    struct ddio_err e;
+};
+
+static void *dial_job_run(void *arg)
+{
+    struct dial_job *j = arg;
+    ddio_pool_get_recover(j->p, j->addr, j->timeout_ms, j->recover_ms, &j->c, &j->e);
+    return NULL;
+}
+
+/* a connection still to be made (a hint: ddio_pool_get decides, under the
+ * connection's mutex) */
+static int needs_dial(struct ddio_pool *p, const char *addr)
+{
+    struct ddio_conn *c = pool_find(p, addr);
+    if (!c)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    int need = c->sock < 0;
+    pthread_mutex_unlock(&c->mu);
+    return need;
+}
+
+int ddio_pool_get_all(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e)
+{
+    struct dial_job *j = calloc(n > 0 ? n : 1, sizeof(*j));
+    pthread_t *th = calloc(n > 0 ? n : 1, sizeof(*th));
+    char *started = calloc(n > 0 ? n : 1, 1);
+    int first = -1;
+
+    memset(e, 0, sizeof(*e));
+    if (!j || !th || !started) {
+        free(j);
+        free(th);
+        free(started);
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        j[i] = (struct dial_job) { .p = p, .addr = addrs[i], .timeout_ms = timeout_ms,
+            .recover_ms = recover_ms };
+        /* the first one to dial runs on this thread, every other one on a
+         * thread of its own: the servers' handshakes overlap */
+        if (needs_dial(p, addrs[i])) {
+            if (first < 0)
+                first = i;
+            else
+                started[i] = !pthread_create(&th[i], NULL, dial_job_run, &j[i]);
+        }
+    }
+    if (first >= 0)
+        dial_job_run(&j[first]);
+    for (int i = 0; i < n; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        else if (i != first)    /* connected already (or no thread: dialled here) */
+            dial_job_run(&j[i]);
+        conns[i] = j[i].c;
+    }
+    /* the first failure in list order, as a dial one after another had it */
+    for (int i = 0; i < n && !e->errnum; i++)
+        if (j[i].e.errnum)
+            *e = j[i].e;
+    free(j);
+    free(th);
+    free(started);
+    return e->errnum ? -1 : 0;
 }
 
 /* ---- messages ------------------------------------------------------------------ */

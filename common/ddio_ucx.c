@@ -70,6 +70,7 @@ int ddio_ucx_sends_wait(struct ddio_ucx *u, struct ddio_ucx_sends *s, int64_t dl
 #else
 
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
 
 /* what only this file calls, beside the public table */
@@ -490,9 +491,19 @@ ucs_status_t ddio_ucx_wait(struct ddio_ucx *u, ucs_status_ptr_t r, int64_t dl)
     if (r == NULL || UCS_PTR_IS_ERR(r))
         return UCS_PTR_STATUS(r);
     ucs_status_t st;
-    while ((st = api.request_check_status(r)) == UCS_INPROGRESS && ddio_now_ms() < dl)
-        if (!priv.worker_progress(u->w))
-            sched_yield();
+    while ((st = api.request_check_status(r)) == UCS_INPROGRESS && ddio_now_ms() < dl) {
+        if (priv.worker_progress(u->w))
+            continue;
+        /* nothing moved: sleep on the worker's fd (1 ms slices: UCX's fd
+         * may miss an event) rather than spin. What this waits for (an
+         * endpoint's wire-up, a close) needs the server's CPU: 4 ranks
+         * spinning here on a 2-core host took it from both servers. */
+        if (ddio_ucx_prepare_wait(u) || api.request_check_status(r) != UCS_INPROGRESS)
+            continue;
+        struct pollfd pf = {.fd = u->efd, .events = POLLIN};
+        int64_t left = dl - ddio_now_ms();
+        poll(&pf, 1, left < 1 ? 0 : 1);
+    }
     if (st != UCS_INPROGRESS)
         api.request_free(r);
     return st;

@@ -111,7 +111,8 @@ int ddio_ucx_sends_wait(struct ddio_ucx *u, struct ddio_ucx_sends *s, int64_t de
 #ifdef DDIO_HAVE_UCX
 #include <ucp/api/ucp.h>
 ucp_worker_h ddio_ucx_worker(const struct ddio_ucx *u);
-/* Wait for request r (progressing u) until deadline_ms: its status, or
+/* Wait for request r (progressing u; asleep on its fd, in 1 ms slices, while
+ * nothing moves) until deadline_ms: its status, or
  * UCS_INPROGRESS when still running then (it stays UCX's, not freed).
  * r may be NULL or an error pointer (returned as such). */
 ucs_status_t ddio_ucx_wait(struct ddio_ucx *u, ucs_status_ptr_t r, int64_t deadline_ms);

@@ -288,12 +288,7 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
 
 int ADIOI_DDIO_Timing_on(void)
 {
-    static int on = -1;
-    if (on < 0) {
-        const char *v = getenv("DDIO_TIMING");
-        on = v && *v && strcmp(v, "0") != 0;
-    }
-    return on;
+    return ddio_timing_on();    /* the client core's connection lines too */
 }
 
 uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f)

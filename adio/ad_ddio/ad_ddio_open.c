@@ -5,7 +5,8 @@
  *
  * OpenColl: rank 0 alone creates (and keeps its handles), broadcasts the
  * outcome, the server message and a random collective group id; then every
- * other rank opens the existing file. */
+ * other rank opens the existing file (waiting for rank 0 in a nap, not a
+ * busy poll: ad_ddio_nap.c). */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <stdio.h>
@@ -54,8 +55,11 @@ static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,
                                &list, n, e))
         return -1;
     *conns = calloc(*n, sizeof(**conns));
-    for (int i = 0; i < *n && !e->errnum; i++)
-        ADIOI_DDIO_Conn_get(list[i], f->fh.timeout_ms, f->fh.recover_ms, &(*conns)[i], e);
+    if (!*conns)
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+    else        /* every server at once */
+        ddio_pool_get_all(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, *n, f->fh.timeout_ms,
+                          f->fh.recover_ms, *conns, e);
     ddio_free_list(list, *n);
     return e->errnum ? -1 : 0;
 }
@@ -126,15 +130,23 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
     ADIOI_DDIO_Target(fd->filename, path, sizeof(path), servers, sizeof(servers));
     free(f->mount_servers);
     f->mount_servers = *servers ? strdup(servers) : NULL;
+    int64_t t[4] = { ddio_now_us() };
     rc = connect_all(f, &conns, &n, e);
+    t[1] = ddio_now_us();
     if (!rc)
         rc = settle_transport(fd, f, conns, n, e);
+    t[2] = ddio_now_us();
     if (!rc) {
         struct ddio_create cr;
         create_args(fd, f, &cr);
         rc = ddio_fh_open(&f->fh, conns, n, path, amode,
                           (fd->access_mode & ADIO_CREATE) ? &cr : NULL, e);
     }
+    t[3] = ddio_now_us();
+    if (ADIOI_DDIO_Timing_on())
+        fprintf(stderr, "ddio-timing pid %d open %s servers %d connect_ms %.2f transport_ms "
+                "%.2f open_ms %.2f%s\n", (int) getpid(), path, n, (t[1] - t[0]) / 1e3,
+                (t[2] - t[1]) / 1e3, (t[3] - t[2]) / 1e3, rc ? " failed" : "");
     free(conns);
     if (!rc && (fd->access_mode & ADIO_APPEND)) {
         uint64_t size;
@@ -193,7 +205,9 @@ void ADIOI_DDIO_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
             snprintf(b.msg, sizeof(b.msg), "%s", e.msg);
         }
     }
-    MPI_Bcast(&b, sizeof(b), MPI_BYTE, 0, fd->comm);
+    /* the others nap while rank 0 connects and creates (MPICH's MPI_Bcast
+     * busy-polls, taking the cores rank 0 and the servers need) */
+    ADIOI_DDIO_Nap_bcast(&b, sizeof(b), MPI_BYTE, 0, fd->comm);
     if (b.errnum && rank != 0)
         ddio_err_set(&e, b.errnum, "%s", b.msg);
     else if (!b.errnum && (rank != 0 || !(access_mode & ADIO_CREATE))) {

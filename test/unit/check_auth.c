@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,9 @@
 #include <unistd.h>
 
 #include "ddio_auth.h"
+#include "ddio_core.h"
 #include "ddio_net.h"
+#include "ddio_xport.h"
 #include "ddio_proto.h"
 #include "suite_run.h"
 
@@ -317,6 +320,116 @@ START_TEST(handshake_cases)
 }
 END_TEST
 
+/* ---- ddio_pool_get_all: a file's servers dialled at once ------------------- */
+
+/* an --insecure server that answers one connection's HELLO after delay_ms,
+ * then holds it until the client closes */
+struct slow_srv {
+    int lfd, port, delay_ms;
+    pthread_t t;
+};
+
+static void *slow_main(void *arg)
+{
+    struct slow_srv *s = arg;
+    struct pollfd pf = {.fd = s->lfd, .events = POLLIN};
+    if (poll(&pf, 1, TMO) != 1)
+        return NULL;
+    int fd = accept(s->lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    size_t n;
+    free(recv_req(fd, DDIO_T_HELLO, 1, &n));
+    usleep((useconds_t)s->delay_ms * 1000);
+    struct ddio_hello_r hr = {.ndisks = 1, .block_size = 4096, .name = "slow"};
+    memset(hr.server_id, 0x44, DDIO_ID_LEN);
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_hello_r(&w, &hr);
+    reply(fd, DDIO_T_HELLO, 1, 0, &w);
+    char b;
+    while (read(fd, &b, 1) > 0)
+        ;
+    close(fd);
+    return NULL;
+}
+
+static void slow_start(struct slow_srv *s, int delay_ms)
+{
+    s->delay_ms = delay_ms;
+    s->lfd = ddio_listen("127.0.0.1", 0, &s->port);
+    ck_assert_int_ge(s->lfd, 0);
+    ck_assert_int_eq(pthread_create(&s->t, NULL, slow_main, s), 0);
+}
+
+static void slow_join(struct slow_srv *s)
+{
+    pthread_join(s->t, NULL);
+    close(s->lfd);
+}
+
+/* a port nobody listens on (refused at once) */
+static int dead_port(void)
+{
+    int port, fd = ddio_listen("127.0.0.1", 0, &port);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    return port;
+}
+
+START_TEST(pool_get_all)
+{
+    struct ddio_pool p = DDIO_POOL_INIT;
+    struct ddio_conn *c[2];
+    struct ddio_err e;
+    char a0[64], a1[64], *addrs[2] = {a0, a1};
+    struct slow_srv s0, s1;
+
+    unsetenv("DDIO_SECRET_FILE");
+    unsetenv("DDIO_CONFIG");
+    unsetenv("DDIO_TRANSPORT");
+    p.xport = DDIO_XPORT_TCP;
+    /* two servers that each take 400 ms to answer HELLO: at once, about
+     * 400 ms; one after the other it would be 800 */
+    slow_start(&s0, 400);
+    slow_start(&s1, 400);
+    snprintf(a0, sizeof(a0), "127.0.0.1:%d", s0.port);
+    snprintf(a1, sizeof(a1), "127.0.0.1:%d", s1.port);
+    int64_t t0 = ddio_now_ms();
+    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, c, &e), 0);
+    int64_t dt = ddio_now_ms() - t0;
+    ck_assert_msg(dt >= 400 && dt < 700, "two 400 ms handshakes took %lld ms",
+                  (long long)dt);
+    ck_assert(c[0] && c[1] && c[0] != c[1]);
+    ck_assert(c[0]->sock >= 0 && c[1]->sock >= 0);
+    /* connected already: nothing dialled again (the servers accept no more) */
+    struct ddio_conn *again[2];
+    t0 = ddio_now_ms();
+    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, again, &e), 0);
+    ck_assert(again[0] == c[0] && again[1] == c[1]);
+    ck_assert_int_lt(ddio_now_ms() - t0, 100);
+    ddio_pool_clear(&p);
+    slow_join(&s0);
+    slow_join(&s1);
+
+    /* a dead server beside a slow live one: its own error, and the live one
+     * connected; two dead ones: the first in list order is the error */
+    slow_start(&s0, 200);
+    snprintf(a0, sizeof(a0), "127.0.0.1:%d", s0.port);
+    snprintf(a1, sizeof(a1), "127.0.0.1:%d", dead_port());
+    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, c, &e), -1);
+    ck_assert_int_eq(e.errnum, ECONNREFUSED);
+    ck_assert_msg(strstr(e.msg, a1) != NULL, "error '%s' does not name %s", e.msg, a1);
+    ck_assert(c[0] && c[0]->sock >= 0 && !c[1]);
+    ddio_pool_clear(&p);
+    slow_join(&s0);
+    snprintf(a0, sizeof(a0), "127.0.0.1:%d", dead_port());
+    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, c, &e), -1);
+    ck_assert_msg(strstr(e.msg, a0) != NULL, "error '%s' does not name %s", e.msg, a0);
+    ddio_pool_clear(&p);
+}
+END_TEST
+
 int main(void)
 {
     if (!mkdtemp(g_dir)) {
@@ -332,6 +445,7 @@ int main(void)
     tcase_add_test(tc, mac_binds_everything);
     tcase_add_test(tc, mac_layout);
     tcase_add_test(tc, handshake_cases);
+    tcase_add_test(tc, pool_get_all);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     int failed = check_run(s, 1);
