@@ -31,6 +31,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ddio_log.h"
@@ -179,11 +180,26 @@ static int take_fds(int lis, const uint8_t *nonce, struct ddio_local *L)
     return -1;
 }
 
+/* The listener, waited for at most LIS_WAIT_MS: another thread's LOCAL
+ * holds it for a round trip (ddio cp's threads, one per server, start
+ * together), but a read-only open of this process holds it while it takes
+ * connections' mutexes, and the caller here holds one: past the bound this
+ * call goes to the server and the next one asks again (no deadlock). */
+#define LIS_WAIT_MS 200
+static int lis_lock_bounded(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_nsec += (long) LIS_WAIT_MS * 1000000L;
+    t.tv_sec += t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    return pthread_mutex_clocklock(&lis_mu, CLOCK_MONOTONIC, &t);
+}
+
 /* c->mu held: LOCAL for stripe server i's handle. 0: L is usable; -1: this
  * server will not be read locally (another host, an old server, an error:
  * logged at debug level, the reads go to the server as before); 1: not now
- * (an open of this process holds the listener, and takes c->mu after it:
- * waiting here could deadlock; the next call asks again) */
+ * (the listener stayed busy: lis_lock_bounded; the next call asks again) */
 static int acquire(struct ddio_fh *f, int i, struct ddio_local *L)
 {
     struct ddio_conn *c = f->srv[i].conn;
@@ -199,7 +215,7 @@ static int acquire(struct ddio_fh *f, int i, struct ddio_local *L)
     memset(&e, 0, sizeof(e));
     if (c->local_no)
         return -1;
-    if (pthread_mutex_trylock(&lis_mu))
+    if (lis_lock_bounded())
         return 1;
     if ((lis = listener()) >= 0 && getrandom(m.nonce, sizeof(m.nonce), 0) == sizeof(m.nonce)) {
         m.name = lis_name;

@@ -170,8 +170,10 @@ so="$comp/.libs/mca_io_romio321.so"
 # Open MPI opens components with lazy binding: a symbol no library of the
 # process defines (an MPICH-only macro taken for a function, say) would
 # fail only when first called. Every undefined symbol must be defined by
-# Debian's Open MPI libraries, libc, libm or libcrypto.
-defined=$(for l in libmpi.so.40 libopen-rte.so.40 libopen-pal.so.40 libc.so.6 libm.so.6 libcrypto.so.3; do
+# Debian's Open MPI libraries, libc, libm, libcrypto or the dynamic loader
+# (__tls_get_addr: the client core's thread-local connection timing).
+defined=$(for l in libmpi.so.40 libopen-rte.so.40 libopen-pal.so.40 libc.so.6 libm.so.6 libcrypto.so.3 \
+                   ld-linux-x86-64.so.2; do
             p=$(ldconfig -p | awk -v l="$l" '$1==l && /x86-64|x86_64/{print $NF; exit}')
             [ -n "$p" ] && nm -D --defined-only "$p" | awk '{print $3}'
           done | sed 's/@.*//' | sort -u)
