@@ -85,18 +85,7 @@ done
 } > "$OUT/machine.txt"
 
 drop() {
-  python3 - "$@" <<'PY' || die "fadvise failed"
-import os, sys
-for top in sys.argv[1:]:
-    for d, _, names in os.walk(top):
-        for n in names:
-            fd = os.open(os.path.join(d, n), os.O_RDONLY)
-            try:
-                os.fdatasync(fd)
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
-PY
+  "$here/drop-pages.py" "$@" || die "fadvise failed"
 }
 
 # run METHOD LABEL P ARGS...: the program on METHOD's file with build LABEL

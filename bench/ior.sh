@@ -127,18 +127,7 @@ drop_cold() {   # drop_cold TAG DIR...
   if [ "$DROP" = drop_caches ]; then
     sync; echo 3 > /proc/sys/vm/drop_caches || die "drop_caches not writable: use --drop fadvise"
   else
-    python3 - "$@" <<'PY' || die "fadvise failed"
-import os, sys
-for top in sys.argv[1:]:
-    for d, _, names in os.walk(top):
-        for n in names:
-            fd = os.open(os.path.join(d, n), os.O_RDONLY)
-            try:
-                os.fdatasync(fd)   # dirty pages would stay resident
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            finally:
-                os.close(fd)
-PY
+    "$here/drop-pages.py" "$@" || die "fadvise failed"
   fi
   local files res
   files=$(find "$@" -type f | wc -l)
