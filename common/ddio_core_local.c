@@ -429,13 +429,13 @@ static int stripe_piece(void *arg, uint32_t server, uint64_t logical_off, uint64
                         uint64_t len)
 {
     lread *r = arg;
+    int rc = 0;
+
+    if (!r->L[server])  /* (its size was not read: not this call's server) */
+        return 0;
     uint64_t sz = r->size[server], pos = logical_off - r->off;
     uint64_t avail = sz > local_off ? (sz - local_off < len ? sz - local_off : len) : 0;
     uint64_t want = r->raw ? avail : len;
-    int rc = 0;
-
-    if (!r->L[server])
-        return 0;
     if (avail) {
         r->dst = r->buf + pos;
         r->base = local_off;
