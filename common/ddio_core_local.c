@@ -149,33 +149,32 @@ static int adopt_fds(struct ddio_local *L, const struct ddio_local_msg *m, const
     return 0;
 }
 
-/* one queued message on an accepted connection: the nonce must match */
-static int take_msg(int s, const uint8_t *nonce, struct ddio_local *L)
+/* the next handover queued on the listener: 0, with the message and its
+ * descriptors; 1: a malformed one (dropped); -1: none queued */
+static int next_handover(int lis, struct ddio_local_msg *m, int *fds, int *nfd)
 {
-    struct ddio_local_msg m;
-    int fds[DDIO_MAX_LOCAL_DISKS + 1], nfd;
-
-    if (recv_handover(s, &m, fds, &nfd))
+    int s = accept4(lis, NULL, NULL, SOCK_CLOEXEC);
+    if (s < 0)
         return -1;
-    if (memcmp(m.nonce, nonce, DDIO_LOCAL_NONCE)) {
-        close_fds(fds, nfd);
-        return -1;
-    }
-    return adopt_fds(L, &m, fds, nfd);
+    int rc = recv_handover(s, m, fds, nfd);
+    close(s);
+    return rc ? 1 : 0;
 }
 
-/* after the server's reply its connection and message are queued: accept
- * until ours is found (a stale one from a failed earlier try is dropped) */
+/* after the server's reply its connection and message are queued: take
+ * them until ours is found (a stale one from a failed earlier try is
+ * dropped) */
 static int take_fds(int lis, const uint8_t *nonce, struct ddio_local *L)
 {
-    for (int k = 0; k < 8; k++) {
-        int s = accept4(lis, NULL, NULL, SOCK_CLOEXEC);
-        if (s < 0)
-            return -1;
-        int rc = take_msg(s, nonce, L);
-        close(s);
-        if (rc == 0)
-            return 0;
+    struct ddio_local_msg m;
+    int fds[DDIO_MAX_LOCAL_DISKS + 1], nfd, rc;
+
+    for (int k = 0; k < 8 && (rc = next_handover(lis, &m, fds, &nfd)) >= 0; k++) {
+        if (rc)
+            continue;
+        if (!memcmp(m.nonce, nonce, DDIO_LOCAL_NONCE))
+            return adopt_fds(L, &m, fds, nfd);
+        close_fds(fds, nfd);
     }
     return -1;
 }
@@ -249,9 +248,9 @@ int ddio_local_ask_begin(struct ddio_fh *f, struct ddio_conn **conns, int n, uin
     a->asked = calloc((size_t) n, 1);
     a->nonce = calloc((size_t) n, DDIO_LOCAL_NONCE);
     pthread_mutex_lock(&lis_mu);
-    int any = 0;
-    for (int i = 0; a->asked && a->nonce && i < n; i++)
-        if (!conns[i]->local_no && listener() >= 0 &&
+    int any = 0, ok = a->asked && a->nonce && listener() >= 0;
+    for (int i = 0; ok && i < n; i++)
+        if (!conns[i]->local_no &&
             getrandom(a->nonce[i], DDIO_LOCAL_NONCE, 0) == DDIO_LOCAL_NONCE)
             any = a->asked[i] = 1;
     if (!any) {
@@ -283,13 +282,9 @@ void ddio_local_ask_end(struct ddio_fh *f, struct ddio_conn **conns, struct ddio
     if (!a->n)
         return;
     /* every server that handed over did so before its answer: all queued */
-    for (int k = 0; k < a->n + 8; k++) {
-        struct ddio_local_msg m;
-        int fds[DDIO_MAX_LOCAL_DISKS + 1], nfd, s = accept4(lis_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (s < 0)
-            break;
-        int rc = recv_handover(s, &m, fds, &nfd);
-        close(s);
+    struct ddio_local_msg m;
+    int fds[DDIO_MAX_LOCAL_DISKS + 1], nfd, rc;
+    for (int k = 0; k < a->n + 8 && (rc = next_handover(lis_fd, &m, fds, &nfd)) >= 0; k++) {
         if (rc)
             continue;
         struct ddio_srv *srv = asked_srv(f, conns, a, m.nonce);

@@ -277,7 +277,7 @@ int on_ucxaddr(struct conn *c, const struct ddio_hdr *h)
  * which saves a same-host reader the LOCAL round trip at its first read. A
  * client this cannot reach (another host) gets the answer without it and
  * reads through the server. */
-static void open_local(struct conn *c, struct ofile *of, struct ddio_open *m)
+static void open_local(struct conn *c, struct ofile *of, const struct ddio_open *m)
 {
     if (!m->local_name)
         return;
@@ -289,8 +289,6 @@ static void open_local(struct conn *c, struct ofile *of, struct ddio_open *m)
     else
         DDIO_DEBUG("OPEN of %s from %s: no same-host handover (%s)", of->path, c->peer,
                    ddio_errno_name(-rc));
-    free(m->local_name);
-    m->local_name = NULL;
 }
 
 int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -307,10 +305,11 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     int rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &cr, &of, &created,
                         msg, sizeof(msg));
     free(m.path);
-    if (rc) {
-        free(m.local_name);
+    if (!rc)
+        open_local(c, of, &m);
+    free(m.local_name);
+    if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
-    }
     if (created)
         fault_hit(FAULT_CREATED);   /* tests: created, the answer never sent */
     stats_bump(&c->srv->stats, &c->srv->stats.opens);
@@ -318,11 +317,9 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     uint64_t id = r ? handle_add(c, of, m.amode) : 0;
     if (!id) {
         free(r);
-        free(m.local_name);
         store_release(&c->srv->store, of);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "open: out of memory"), 0;
     }
-    open_local(c, of, &m);
     r->handle = id;
     r->local_size = store_size(of);
     r->created = (uint32_t)created;
