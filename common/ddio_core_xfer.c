@@ -60,7 +60,7 @@ typedef struct xsrv {
     int64_t deadline;           /* fail if it sends nothing until then */
     int lost;                   /* connection lost: to reconnect and resend */
     int64_t next_try;           /* lost: the next reconnect attempt */
-    int backoff_ms;             /* lost: the wait after a failed attempt */
+    int backoff_ms;             /* lost: the wait before the next attempt (grows) */
     int no_ucx;                 /* resent: by TCP (its sink counted old bytes) */
     int resent;                 /* sent again: DDIO_XF_RESENT */
 } xsrv;
@@ -153,9 +153,14 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
     }
     if (!st->give_up)
         st->give_up = now + st->f->recover_ms;
+    /* the first loss is resent at once; each further one of this call
+     * waits longer: a draining server answers a resent collective with
+     * "stopping" on the connection it keeps until the drain ends, and
+     * resending at once kept that connection busy, so the drain (and the
+     * restart) waited for this call's recovery to run out (CI) */
     st->s[i].lost = 1;
-    st->s[i].next_try = now;
-    st->s[i].backoff_ms = 0;
+    st->s[i].next_try = now + st->s[i].backoff_ms;
+    st->s[i].backoff_ms = ddio_backoff_next(st->s[i].backoff_ms);
     st->nlost++;
     return 1;
 }

@@ -1490,6 +1490,7 @@ static void join(struct server *srv, struct xp *ep, uint64_t req, const struct d
          * that window held the drain for the whole timeout) */
         pthread_mutex_unlock(&e->mu);
         store_release(&srv->store, of);
+        atomic_fetch_add(&srv->stop_refused, 1);
         xp_reply_err(ep, DDIO_T_XFER | DDIO_REPLY, req, ECONNRESET, "%s", STOPPING_MSG);
         return;
     }
@@ -1683,6 +1684,26 @@ void engine_stopping(struct server *srv)
     pthread_mutex_lock(&e->mu);
     for (struct xfer *x = e->gates; x; x = x->next)
         FAIL(x, ECONNRESET, "%s", STOPPING_MSG);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* what the drain waits for, in the log (listener_drain): each collective
+ * still at the gate or running, how far it got */
+void engine_report(struct server *srv)
+{
+    struct engine *e = srv->eng;
+    pthread_mutex_lock(&e->mu);
+    for (int list = 0; list < 2; list++)
+        for (struct xfer *x = list ? e->running : e->gates; x; x = x->next) {
+            pthread_mutex_lock(&x->mu);
+            DDIO_WARN("  %s: %s%s seq %" PRIu64 ", %u of %u participants arrived, "
+                      "%" PRId64 " ms since the first, status %d%s%s",
+                      list ? "running" : "at the gate", is_collective(x) ? "collective " : "",
+                      x->op == DDIO_X_READ ? "read" : "write", x->seq, x->arrived, x->n,
+                      (ddio_now_us() - x->t_first_us) / 1000, x->status,
+                      x->status ? ": " : "", x->status ? x->msg : "");
+            pthread_mutex_unlock(&x->mu);
+        }
     pthread_mutex_unlock(&e->mu);
 }
 

@@ -42,6 +42,8 @@ int engine_cancel(struct server *srv, struct xp *a, struct xp *b, uint64_t req, 
  * reconnect can no longer join them, so the drain would wait for their
  * deadline while the clients' recovery ran out. */
 void engine_stopping(struct server *srv);
+/* log each XFER still at the gate or running (a drain that takes long) */
+void engine_report(struct server *srv);
 void engine_shutdown(struct server *srv);
 
 #endif

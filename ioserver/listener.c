@@ -24,6 +24,8 @@
 #include "reader.h"
 #include "tcp.h"
 
+enum { DRAIN_REPORT_MS = 2000 };   /* a drain this long says what holds it */
+
 /* ---- listener ----------------------------------------------------------------------------- */
 
 int listener_open(struct server *srv, char *err, size_t errlen)
@@ -118,6 +120,32 @@ static int busy_conns(struct server *srv)
     return busy;
 }
 
+/* what holds a drain, in the log: each busy connection (its threads, its
+ * requests in flight, its output) and the engine's collectives. An
+ * operator whose SIGTERM takes long sees who it waits for. */
+static void report_busy(struct server *srv, int64_t waited_ms)
+{
+    DDIO_WARN("stopping: still waiting after %" PRId64 " ms for:", waited_ms);
+    pthread_mutex_lock(&srv->mu);
+    for (struct conn *c = srv->conns; c; c = c->next) {
+        pthread_mutex_lock(&c->mu);
+        if (!c->dead && (c->workers > c->idle || c->qhead || c->writing)) {
+            char reqs[256] = "";
+            size_t n = 0;
+            for (struct work *w = c->held; w && n + 40 < sizeof(reqs); w = w->next_held)
+                n += (size_t)snprintf(reqs + n, sizeof(reqs) - n, " %s#%" PRIu64,
+                                      ddio_type_name(w->h.type), w->h.req);
+            DDIO_WARN("  connection %" PRIu64 " from %s: %d of %d request threads busy, "
+                      "%zu bytes queued%s; in flight:%s", c->id, c->peer,
+                      c->workers - c->idle, c->workers, c->qbytes,
+                      c->writing ? ", sending" : "", n ? reqs : " (none counted)");
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    engine_report(srv);
+}
+
 int listener_drain(struct server *srv, int wait_ms)
 {
     if (srv->lfd >= 0) {
@@ -125,13 +153,21 @@ int listener_drain(struct server *srv, int wait_ms)
         srv->lfd = -1;
     }
     engine_stopping(srv);
-    int64_t dl = ddio_now_ms() + wait_ms;
-    int busy, idle = 0;
+    int64_t t0 = ddio_now_ms(), dl = t0 + wait_ms;
+    int busy, idle = 0, reported = 0;
     while ((busy = busy_conns(srv)) > 0 || ++idle < 2) {
         if (busy)
             idle = 0;
-        if (ddio_now_ms() >= dl || atomic_load(&srv->signals) > 1)
+        int64_t now = ddio_now_ms();
+        if (busy && !reported && now >= t0 + DRAIN_REPORT_MS) {
+            report_busy(srv, now - t0);
+            reported = 1;
+        }
+        if (now >= dl || atomic_load(&srv->signals) > 1) {
+            if (busy)
+                report_busy(srv, now - t0);
             break;
+        }
         usleep(50000);
     }
     return busy;

@@ -194,6 +194,11 @@ int main(int argc, char **argv)
     DDIO_INFO("stopping: no new connections; calls in flight may finish within %u s "
               "(--stop-timeout)", srv->cfg.stop_timeout_s);
     int busy = listener_drain(srv, (int)srv->cfg.stop_timeout_s * 1000);
+    /* how often clients came back while we drained: a few per waiting rank
+     * (they back off); thousands would mean a resend loop holding the drain */
+    if (atomic_load(&srv->stop_refused))
+        DDIO_INFO("stopping: %d collective request(s) refused while draining (resent to "
+                  "the restart)", atomic_load(&srv->stop_refused));
     if (busy)
         DDIO_WARN("%d connection(s) still busy %s: their calls fail", busy,
                   atomic_load(&srv->signals) > 1 ? "at a second signal" : "at --stop-timeout");

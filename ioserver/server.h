@@ -29,6 +29,7 @@ struct server {
     atomic_int stopping;         /* SIGTERM/SIGINT: stop accepting (listener_serve returns) */
     atomic_int signals;          /* how many arrived: a second one ends the drain */
     atomic_int closing;          /* readers stop: connections are being closed */
+    atomic_int stop_refused;     /* collective XFERs refused while draining (logged) */
     pthread_mutex_t mu;          /* connection list */
     pthread_cond_t cv;
     struct conn *conns;

@@ -11,7 +11,7 @@
 #   restart: SIGTERM; exited after X ms; accepting again after Y ms
 #   (Y - DELAY: the start itself, Z ms)
 # The new server's pid goes to PIDFILE: the caller stops it (ddio-run stops
-# only the servers it started). Its log goes to PIDFILE.log.
+# only the servers it started). Its log is appended to PIDFILE.log.
 # usage: restart-server.sh I SIGNAL DELAY AFTER PIDFILE
 set -u
 idx=$1 sig=$2 delay=$3 after=$4 pidfile=$5
@@ -66,7 +66,8 @@ t1=$(ms)
 sleep "$delay"
 rm -f "$pidfile.port"
 t2=$(ms)
-"$exe" "${args[@]}" 2>"$pidfile.log" &
+echo "--- a server started by restart-server.sh after SIG$sig" >> "$pidfile.log"
+"$exe" "${args[@]}" 2>>"$pidfile.log" &
 echo $! > "$pidfile"
 until [ -s "$pidfile.port" ]; do
   kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$pidfile.log" >&2; echo "restart-server: the new server exited" >&2; exit 1; }

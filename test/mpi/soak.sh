@@ -23,6 +23,13 @@ srv=$(pgrep -P "$PPID" -x ddio-server | tr '\n' ' ')
 [ -n "$srv" ] || { echo "soak: no servers found under ddio-run"; exit 1; }
 rss() { local p s=""; for p in $srv; do s="$s $(awk '/^VmRSS/{print $2}' /proc/$p/status 2>/dev/null)"; done; echo $s; }
 heap() { "$ddio" stats heap_in_use | awk '{printf " %d", $3 / 1024}'; }
+# a failed round with restarts: what the restarted servers logged (a slow
+# drain says what held it); the first server's log is ddio-run's to show
+failed() {
+  echo "soak: round $1 failed"
+  [ "$restarts" -gt 0 ] && [ -s "$SOAK_PIDFILE.log" ] && { echo "soak: the restarted servers' logs:"; cat "$SOAK_PIDFILE.log"; }
+  exit 1
+}
 round() {   # round OPS SEED
   local j pids=() rc=0
   for ((j = 0; j < jobs; j++)); do
@@ -45,11 +52,11 @@ if [ "$restarts" -gt 0 ]; then
         [ -s "$SOAK_PIDFILE" ] && kill "$(cat "$SOAK_PIDFILE")" 2>/dev/null' EXIT
 fi
 t0=$SECONDS
-round "$ops1" 1 || { echo "soak: round 1 failed"; exit 1; }
+round "$ops1" 1 || failed 1
 warm=$(heap)
 echo "soak: warm (after round 1): heap in use KiB [$warm ] RSS KiB [$(rss)]"
 for ((k = 2; k <= rounds; k++)); do
-  round "$ops2" "$k" || { echo "soak: round $k failed"; exit 1; }
+  round "$ops2" "$k" || failed "$k"
   end=$(heap)
   echo "soak: after round $k: heap in use KiB [$end ] RSS KiB [$(rss)]"
 done

@@ -17,6 +17,14 @@
  *   t_restart atomic ROUNDS PAUSE_MS FILE  indep in atomic mode: each write
  *                                         and read under a byte-range lock
  *                                         (held on stripe server 0)
+ *   t_restart late  ROUNDS PAUSE_MS FILE   coll as MPI_File_iwrite_at_all /
+ *                                         iread_at_all + MPI_Wait (no
+ *                                         agreement before the XFERs go), the
+ *                                         last rank 1.5 s late for round 8's
+ *                                         write: the others wait at the
+ *                                         servers' gate when a restart ~1 s
+ *                                         in stops one (it fails the gate:
+ *                                         they resend until the restart)
  *   t_restart dup   ROUNDS PAUSE_MS FILE   rank 0 alone writes ROUNDS MiB
  *                                         (the server drops a DONE: the
  *                                         resend must be answered, not done)
@@ -32,6 +40,8 @@
 #define CH     (64 << 10)
 #define PER    8                /* chunks per rank per round */
 #define ROUND  ((MPI_Offset) CH * PER * t_size)
+#define LATE_ROUND 8            /* late: ~0.8 s in */
+#define LATE_MS    1500
 
 static double now_ms(void)
 {
@@ -84,10 +94,14 @@ static void io_round(MPI_File fh, const char *mode, int r, int write, unsigned c
     MPI_Status st;
     MPI_Request rq;
     int n = CH * PER;
-    if (!strcmp(mode, "nonblock")) {
+    if (!strcmp(mode, "nonblock") || !strcmp(mode, "late")) {
         MPI_Offset at = (MPI_Offset) r * CH * PER;
-        T_MPI(write ? MPI_File_iwrite_at(fh, at, b, n, MPI_BYTE, &rq)
-              : MPI_File_iread_at(fh, at, b, n, MPI_BYTE, &rq));
+        if (!strcmp(mode, "late"))
+            T_MPI(write ? MPI_File_iwrite_at_all(fh, at, b, n, MPI_BYTE, &rq)
+                  : MPI_File_iread_at_all(fh, at, b, n, MPI_BYTE, &rq));
+        else
+            T_MPI(write ? MPI_File_iwrite_at(fh, at, b, n, MPI_BYTE, &rq)
+                  : MPI_File_iread_at(fh, at, b, n, MPI_BYTE, &rq));
         T_MPI(MPI_Wait(&rq, &st));
         return;
     }
@@ -112,6 +126,8 @@ static void rounds(MPI_File fh, const char *mode, int nr, int pause_ms, int writ
         double t0 = now_ms();
         if (write)
             fill(b, r);
+        if (write && r == LATE_ROUND && !strcmp(mode, "late") && t_rank == t_size - 1)
+            usleep(LATE_MS * 1000);
         io_round(fh, mode, r, write, b);
         if (!write)
             check(b, r);
@@ -144,7 +160,7 @@ int main(int argc, char **argv)
 {
     MPI_File fh;
     t_init(&argc, &argv);
-    T_ASSERT(argc == 5, "usage: t_restart coll|indep|sync|nonblock|atomic|dup ROUNDS PAUSE_MS FILE");
+    T_ASSERT(argc == 5, "usage: t_restart coll|late|indep|sync|nonblock|atomic|dup ROUNDS PAUSE_MS FILE");
     const char *mode = argv[1];
     int nr = atoi(argv[2]), pause_ms = atoi(argv[3]);
     T_ASSERT(nr > 0 && pause_ms >= 0, "bad ROUNDS or PAUSE_MS");
@@ -158,7 +174,8 @@ int main(int argc, char **argv)
     else {
         t_set_dealt_view(fh, 0, CH);
         rounds(fh, mode, nr, pause_ms, 1);
-        rounds(fh, mode, nr, strcmp(mode, "coll") && strcmp(mode, "sync") ? pause_ms : 0, 0);
+        rounds(fh, mode, nr, strcmp(mode, "coll") && strcmp(mode, "sync") && strcmp(mode, "late")
+               ? pause_ms : 0, 0);
     }
     T_MPI(MPI_File_close(&fh));
     return t_finish();

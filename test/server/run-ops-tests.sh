@@ -181,6 +181,9 @@ bounded() {
   rc=0; t_wait_pid "$cl" 60 || rc=$?
   [ $rc != 0 ] || t_why "the cut-off write reported success" || return
   grep -q "still busy at --stop-timeout" "$T_SRV_LOG" || t_why "no warning about the cut-off call" || return
+  # and what held the drain, for the operator: the connection and its call
+  grep -q "stopping: still waiting after" "$T_SRV_LOG" && grep -q "^.*  connection [0-9]* from .*request threads busy" "$T_SRV_LOG" \
+    || t_why "the log does not say what held the drain" || return
   T_NOTE="--stop-timeout 1: a longer call is cut off, the client gets an error, exit 0 in ${el}s"
 }
 t_case ops/stop-timeout "" bounded
