@@ -86,6 +86,8 @@ void ucx_ep_close(struct uep *u) { (void)u; }
 #define ATTACH_WAIT_MS 5000
 /* how long a closing endpoint may take to hand back its operations */
 #define CLOSE_WAIT_MS 10000
+/* how long an engine thread waits for its sends once one's endpoint closed */
+#define CLOSED_GRACE_MS 200
 
 struct srv_ucx {
     struct ddio_ucx *u;
@@ -158,6 +160,8 @@ struct psend {
     struct opset *o;
     struct psend *prev, *next;   /* o->live */
     struct srv_ucx *su;
+    struct uep *u;               /* its endpoint: alive while the send is live
+                                  * (the XFER holds it, and syncs every block) */
     struct ddio_wbuf hdr;
     void *buf;                   /* the body: one contiguous range */
     size_t len;
@@ -227,8 +231,18 @@ static void *progress_main(void *arg)
  * completes the sends when their acknowledgements arrive) instead of
  * spinning: on a host with fewer cores than processes a spinning server
  * takes the CPU the rank needs to fetch the block. */
+/* o->mu held: one of o's sends in flight goes to a closed endpoint */
+static int to_closed_locked(const struct opset *o)
+{
+    for (const struct psend *ps = o->live; ps; ps = ps->next)
+        if (ps->u && __atomic_load_n(&ps->u->closed, __ATOMIC_ACQUIRE))
+            return 1;
+    return 0;
+}
+
 static int progress_until(struct srv_ucx *su, struct opset *o, int64_t dl)
 {
+    int64_t closed_at = 0;
     while (opset_left(o) > 0) {
         if (ddio_ucx_progress(su->u))
             continue;
@@ -236,9 +250,18 @@ static int progress_until(struct srv_ucx *su, struct opset *o, int64_t dl)
         if (now >= dl)
             return -ETIMEDOUT;
         pthread_mutex_lock(&o->mu);
-        if (o->left > 0)
+        /* a send to an endpoint closed meanwhile (its client died) may
+         * never end: rather than the XFER's whole deadline, the close gets
+         * a moment to hand it back (a rank killed mid-read held both servers
+         * for the deadline: rank-killed) */
+        if (!closed_at && o->left > 0 && to_closed_locked(o))
+            closed_at = now;
+        int gone = closed_at && now >= closed_at + CLOSED_GRACE_MS;
+        if (o->left > 0 && !gone)
             cond_wait_ms(&o->cv, &o->mu, now + SYNC_SLICE_MS);
         pthread_mutex_unlock(&o->mu);
+        if (gone && opset_left(o) > 0)
+            return -ECONNRESET;
     }
     return 0;
 }
@@ -393,7 +416,7 @@ static void uep_release_ep(struct uep *u)
     while (u->users > 0)
         pthread_cond_wait(&u->cv, &u->mu);
     int first = !u->closed;
-    u->closed = 1;
+    __atomic_store_n(&u->closed, 1, __ATOMIC_RELEASE);   /* read by progress_until */
     ucp_ep_h ep = u->ep;
     pthread_cond_broadcast(&u->cv);
     pthread_mutex_unlock(&u->mu);
@@ -589,6 +612,8 @@ static int ux_sync(struct xp *ep, int64_t dl)
     if (!t)
         return -ENOMEM;
     int rc = progress_until(u->su, t->o, dl);
+    if (rc == -ECONNRESET)
+        return abandon_sends(t, xp_name(u->ctl));
     if (rc) {
         DDIO_WARN("UCX: sends to %s did not complete in time: endpoint closed", xp_name(u->ctl));
         uep_release_ep(u);        /* its sends should complete with errors */
@@ -675,6 +700,7 @@ static int ux_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint3
                                               UCP_OP_ATTR_FIELD_USER_DATA,
                               .cb.send = psend_cb, .user_data = ps};
     ps->o = t->o;                 /* after stage_room: a sync there may replace it */
+    ps->u = u;
     pthread_mutex_lock(&ps->o->mu);
     ps->o->left++;
     ps->next = ps->o->live;
