@@ -161,10 +161,15 @@ g_restart_signal() {
   local mode sig after times name idx=1 root rs="$SRC/test/mpi/restart-server.sh" logs=()
   IFS=: read -r mode sig after times <<<"$1"; name="restart-$mode-$sig-$after-x$times"
   [ "$mode" = atomic ] && idx=0
-  [ "$mode" = late ] && logs=(-l info --keep-logs)
   root="$tmp/srv-$name"; mkdir -p "$root"
+  # late: the signal when rank 0 says the others wait at the gate (AFTER
+  # then counts from that moment)
+  [ "$mode" = late ] && logs=(-l info --keep-logs) && export LATE_MARK="$root/late.mark"
   t_step "$name/ddio" env DDIO_TIMEOUT=10 "${G_RUN[@]}" -s 2 "${logs[@]}" --root "$root" -- bash -c '
-    { "$0" "$7" "$1" 0.3 "$6" "$4/restarted.pid" &&
+    { if [ -n "${LATE_MARK:-}" ]; then
+        for ((k = 0; k < 3000; k++)); do [ -e "$LATE_MARK" ] && break; sleep 0.01; done
+      fi
+      "$0" "$7" "$1" 0.3 "$6" "$4/restarted.pid" &&
       for ((k = 1; k < $8; k++)); do "$0" "$7" "$1" 0.3 0.5 "$4/restarted.pid" || exit 1; done; } & r=$!
     mpiexec -n 4 "$2" "$3" 30 100 "ddio:/$5"; rc=$?
     wait $r || rc=1
@@ -172,6 +177,7 @@ g_restart_signal() {
     exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$idx" "$times"
   grep -h "^restart:\|rounds" "$T_LOG" 2>/dev/null || true
   [ "$mode" = late ] && t_case "$name/backoff" "" g_late_backoff "$T_LOG"
+  unset LATE_MARK
   g_ctl "$name" 4 "$bin/t_restart" "$mode" 30 0 && g_cmp "$name" "$name" 2
 }
 # the ranks waiting at the stopped server's gate were refused while it

@@ -575,12 +575,12 @@ if t_selected restart; then
   # atomic: every independent write and read under a lock, and the server
   # restarted is server 0, which holds them (the client takes them again)
   # late: nonblocking collectives, one rank 1.5 s late, so the others wait
-  # at the gate when the SIGTERM lands: refused while the server drains,
+  # at the gate when the SIGTERM lands (sent when rank 0 says so): refused while the server drains,
   # they must back off (a loop of resends held the drain, and the restart,
   # until their recovery ran out: soak-restarts in CI)
   # coll:KILL:1:3: three restarts in a row (each 0.5 s after the previous
   # one accepted again), as a soak of restarts
-  for spec in coll:TERM:1:1 coll:KILL:1:1 late:TERM:1:1 indep:TERM:1:1 indep:KILL:1:1 indep:KILL:4:1 \
+  for spec in coll:TERM:1:1 coll:KILL:1:1 late:TERM:0:1 indep:TERM:1:1 indep:KILL:1:1 indep:KILL:4:1 \
       sync:KILL:1:1 nonblock:KILL:1:1 atomic:KILL:1:1 coll:KILL:1:3; do
     g_restart_signal "$spec"
   done

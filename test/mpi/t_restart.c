@@ -22,9 +22,11 @@
  *                                         agreement before the XFERs go), the
  *                                         last rank 1.5 s late for round 8's
  *                                         write: the others wait at the
- *                                         servers' gate when a restart ~1 s
- *                                         in stops one (it fails the gate:
- *                                         they resend until the restart)
+ *                                         servers' gate; rank 0 then creates
+ *                                         the file $LATE_MARK, on which the
+ *                                         harness stops a server (it fails
+ *                                         the gate: they resend until the
+ *                                         restart takes them)
  *   t_restart dup   ROUNDS PAUSE_MS FILE   rank 0 alone writes ROUNDS MiB
  *                                         (the server drops a DONE: the
  *                                         resend must be answered, not done)
@@ -40,7 +42,7 @@
 #define CH     (64 << 10)
 #define PER    8                /* chunks per rank per round */
 #define ROUND  ((MPI_Offset) CH * PER * t_size)
-#define LATE_ROUND 8            /* late: ~0.8 s in */
+#define LATE_ROUND 8
 #define LATE_MS    1500
 
 static double now_ms(void)
@@ -88,6 +90,18 @@ static void report(double *t, int n, const char *what)
         printf("%s: %d rounds, median %.1f ms, longest %.1f ms\n", what, n, t[n / 2], t[n - 1]);
 }
 
+/* late: the XFERs of the round are at the gate by now (the progress
+ * thread sent them); the harness may stop a server */
+static void late_mark(void)
+{
+    const char *p = getenv("LATE_MARK");
+    usleep(200 * 1000);
+    if (p) {
+        FILE *f = fopen(p, "w");
+        T_ASSERT(f && fclose(f) == 0, "cannot create %s", p);
+    }
+}
+
 /* one round of I/O: 1 = write, 0 = read */
 static void io_round(MPI_File fh, const char *mode, int r, int write, unsigned char *b)
 {
@@ -96,9 +110,12 @@ static void io_round(MPI_File fh, const char *mode, int r, int write, unsigned c
     int n = CH * PER;
     if (!strcmp(mode, "nonblock") || !strcmp(mode, "late")) {
         MPI_Offset at = (MPI_Offset) r * CH * PER;
-        if (!strcmp(mode, "late"))
+        if (!strcmp(mode, "late")) {
             T_MPI(write ? MPI_File_iwrite_at_all(fh, at, b, n, MPI_BYTE, &rq)
                   : MPI_File_iread_at_all(fh, at, b, n, MPI_BYTE, &rq));
+            if (write && r == LATE_ROUND && t_rank == 0)
+                late_mark();
+        }
         else
             T_MPI(write ? MPI_File_iwrite_at(fh, at, b, n, MPI_BYTE, &rq)
                   : MPI_File_iread_at(fh, at, b, n, MPI_BYTE, &rq));
