@@ -378,10 +378,12 @@ int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off
                     uint64_t len, uint64_t *bytes, struct ddio_err *e);
 /* the same as this rank's part of collective call (group, seq) of the file:
  * still one participant, but a failure cancels the call's XFERs of every
- * rank on the servers (CANCEL names the call) */
+ * rank on the servers (CANCEL names the call). *local (if not NULL): 1 when
+ * this process moved the bytes itself (same-host datafiles), the servers
+ * doing nothing */
 int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t group,
                        uint64_t seq, uint64_t off, void *buf, uint64_t len, uint64_t *bytes,
-                       struct ddio_err *e);
+                       int *local, struct ddio_err *e);
 
 /* ---- ddio_core_local.c: I/O on same-host servers' datafiles -------------------- */
 

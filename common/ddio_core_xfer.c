@@ -1133,13 +1133,15 @@ int ddio_xfer_one(struct ddio_fh *f, uint32_t op, uint32_t flags, const struct d
 
 int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t group,
                        uint64_t seq, uint64_t off, void *buf, uint64_t len, uint64_t *bytes,
-                       struct ddio_err *e)
+                       int *local, struct ddio_err *e)
 {
     struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,.length = len };
     struct ddio_mem m = {.buf = buf,.contig = 1 };
-    int rc;
+    int rc, dummy;
 
     *bytes = 0;
+    local = local ? local : &dummy;
+    *local = 1;
     /* the common case of read_here (below) without building a descriptor */
     if (op == DDIO_X_READ && (!group || len <= DDIO_LOCAL_COLL_MAX)
         && ddio_local_pread(f, off, buf, len, NULL, 0, bytes))
@@ -1149,6 +1151,7 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
         *bytes = len;
         return 0;
     }
+    *local = 0;
     if (!(d.root = ddio_node_leaf(len))) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
@@ -1161,5 +1164,5 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
 int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, void *buf,
                     uint64_t len, uint64_t *bytes, struct ddio_err *e)
 {
-    return ddio_xfer_range_of(f, op, flags, 0, 0, off, buf, len, bytes, e);
+    return ddio_xfer_range_of(f, op, flags, 0, 0, off, buf, len, bytes, NULL, e);
 }

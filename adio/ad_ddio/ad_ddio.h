@@ -97,6 +97,9 @@ typedef struct ADIOI_DDIO_File {
                                  * next one under the same view goes first, agrees
                                  * after (ad_ddio_coll.c); the same on every rank */
     unsigned coll_spec_gen;     /* view_gen when coll_spec was set */
+    int coll_local;             /* this rank's part of the last collective moved
+                                 * here, no server working for it: the next
+                                 * call's agreements spin a little first */
     ADIOI_DDIO_View view;
     struct ADIOI_DDIO_Afile *async;     /* nonblocking I/O state (ad_ddio_async.c) */
 } ADIOI_DDIO_File;
@@ -216,6 +219,9 @@ int ADIOI_DDIO_Timing_on(void);
 uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f);
 /* collectives whose waiting ranks nap instead of spinning (ad_ddio_nap.c) */
 void ADIOI_DDIO_Nap_wait(MPI_Request * r);
+/* this thread's agreements spin (polling, yielding) up to us microseconds
+ * before they nap (0: nap at once) */
+void ADIOI_DDIO_Nap_spin(int us);
 void ADIOI_DDIO_Nap_barrier(MPI_Comm comm);
 void ADIOI_DDIO_Nap_bcast(void *buf, int n, MPI_Datatype t, int root, MPI_Comm comm);
 void ADIOI_DDIO_Nap_allgather(const void *in, void *out, int n, MPI_Datatype t, MPI_Comm comm);

@@ -77,8 +77,12 @@ typedef struct coll_call {
     uint64_t bytes;             /* bytes transferred */
     int rank, nprocs;
     ADIOI_DDIO_Err e;
+    int local;                  /* this rank moved its part itself (or had none) */
     double t[5];                /* MPI_Wtime at each phase boundary */
 } coll_call;
+
+/* spin before napping in the agreements while no server works for us */
+#define COLL_SPIN_US 200
 
 static void coll_init(coll_call * c, ADIO_File fd, uint32_t op, int file_ptr_type,
                       ADIO_Offset offset)
@@ -229,10 +233,14 @@ static void coll_range_transfer(coll_call * c, uint64_t seq)
     int64_t lo, hi;
 
     coll_range(c, &lo, &hi);
+    c->local = 1;
     if (hi > lo)
         ddio_xfer_range_of(&c->f->fh, c->op, DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
                            c->f->group, seq, (uint64_t) lo, c->mem.buf, (uint64_t) (hi - lo),
-                           &c->bytes, &c->e);
+                           &c->bytes, &c->local, &c->e);
+    /* the agreement after it may spin: the servers are not ours to wait for */
+    c->f->coll_local = c->local;
+    ADIOI_DDIO_Nap_spin(c->local ? COLL_SPIN_US : 0);
 }
 
 /* alone: this rank's part as the call's only participant (speculation) */
@@ -253,6 +261,8 @@ static void coll_transfer(coll_call * c, uint64_t seq, int alone)
     ddio_xfer_run(&x, inv, &c->e);
     free(inv);
     c->bytes = x.bytes;
+    c->f->coll_local = 0;
+    ADIOI_DDIO_Nap_spin(0);
 }
 
 static void coll_report_timing(const coll_call * c, uint64_t seq, int spec)
@@ -317,6 +327,7 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     coll_init(&c, fd, op, file_ptr_type, offset);
     seq = ++c.f->seq;
     spec = coll_spec_on(&c);
+    ADIOI_DDIO_Nap_spin(c.f->coll_local ? COLL_SPIN_US : 0);
     c.t[0] = MPI_Wtime();
     coll_describe(&c, buf, count, datatype);
     c.t[1] = MPI_Wtime();
@@ -335,6 +346,7 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
         coll_spec_set(&c, 0);
         c.t[2] = c.t[3] = c.t[4] = MPI_Wtime();
     }
+    ADIOI_DDIO_Nap_spin(0);     /* sync, close, open nap as before */
     coll_report_timing(&c, seq, spec);
     if (!c.e.errnum) {
         /* as ROMIO's collectives: the pointer moves by the request, also
