@@ -191,10 +191,8 @@ def where(cells, misses, out):
 
 def collective(cells, out):
     out.append("\n## Collective against ddio's own independent calls (target >= 0.9)\n")
-    out.append("sf-coll / sf-ind, same transport, same transfer size. For 8 B and 4 KiB "
-               "the collective case moves fewer bytes (at most 256 calls per rank against "
-               "4096 and 1024), so open and close weigh more in its time: the two volumes "
-               "are equal from 64 KiB up.\n")
+    out.append("sf-coll / sf-ind, same transport, same transfer size, the same bytes "
+               "(one collective call per transfer: 4096 of 8 B, 1024 of 4 KiB per rank).\n")
     out.append("| P | xfer | phase | ddio-tcp | ddio-ucx | ufs (for reference) |")
     out.append("|---|---|---|---|---|---|")
     for p in cells.keys(1):
