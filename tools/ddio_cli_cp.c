@@ -174,10 +174,16 @@ static int pread_full(int fd, char *buf, size_t len, uint64_t off)
     return 0;
 }
 
+/* at most this much per pwrite to the local file: a 30 MiB window in one
+ * pwrite now and then took 3x as long (300 MiB out of ddio, 12 runs each:
+ * 883-2150 MiB/s, 6 below 1.7 GB/s, against 1440-2173 and 1 in 4 MiB
+ * pieces; plain dd showed the same with 30 MiB blocks) */
+#define LOCAL_WRITE_MAX (4u << 20)
+
 static int pwrite_full(int fd, const char *buf, size_t len, uint64_t off)
 {
     while (len) {
-        ssize_t n = pwrite(fd, buf, len, (off_t)off);
+        ssize_t n = pwrite(fd, buf, len > LOCAL_WRITE_MAX ? LOCAL_WRITE_MAX : len, (off_t)off);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
