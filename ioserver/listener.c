@@ -107,13 +107,19 @@ void listener_serve(struct server *srv)
     }
 }
 
+/* c->mu held: a call in flight or output queued (what a drain waits for) */
+static int conn_busy_locked(const struct conn *c)
+{
+    return !c->dead && (c->workers > c->idle || c->qhead || c->writing);
+}
+
 static int busy_conns(struct server *srv)
 {
     int busy = 0;
     pthread_mutex_lock(&srv->mu);
     for (struct conn *c = srv->conns; c; c = c->next) {
         pthread_mutex_lock(&c->mu);
-        busy += !c->dead && (c->workers > c->idle || c->qhead || c->writing);
+        busy += conn_busy_locked(c);
         pthread_mutex_unlock(&c->mu);
     }
     pthread_mutex_unlock(&srv->mu);
@@ -129,7 +135,7 @@ static void report_busy(struct server *srv, int64_t waited_ms)
     pthread_mutex_lock(&srv->mu);
     for (struct conn *c = srv->conns; c; c = c->next) {
         pthread_mutex_lock(&c->mu);
-        if (!c->dead && (c->workers > c->idle || c->qhead || c->writing)) {
+        if (conn_busy_locked(c)) {
             char reqs[256] = "";
             size_t n = 0;
             for (struct work *w = c->held; w && n + 40 < sizeof(reqs); w = w->next_held)

@@ -226,11 +226,6 @@ static void *progress_main(void *arg)
     return NULL;
 }
 
-/* progress until o has nothing left, or the deadline: 0 / -ETIMEDOUT.
- * Between rounds the thread sleeps on o's condition (the progress thread
- * completes the sends when their acknowledgements arrive) instead of
- * spinning: on a host with fewer cores than processes a spinning server
- * takes the CPU the rank needs to fetch the block. */
 /* o->mu held: one of o's sends in flight goes to a closed endpoint */
 static int to_closed_locked(const struct opset *o)
 {
@@ -240,6 +235,12 @@ static int to_closed_locked(const struct opset *o)
     return 0;
 }
 
+/* progress until o has nothing left, or the deadline: 0 / -ETIMEDOUT, or
+ * -ECONNRESET when a send went to an endpoint closed CLOSED_GRACE_MS ago.
+ * Between rounds the thread sleeps on o's condition (the progress thread
+ * completes the sends when their acknowledgements arrive) instead of
+ * spinning: on a host with fewer cores than processes a spinning server
+ * takes the CPU the rank needs to fetch the block. */
 static int progress_until(struct srv_ucx *su, struct opset *o, int64_t dl)
 {
     int64_t closed_at = 0;

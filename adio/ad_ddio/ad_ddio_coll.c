@@ -77,12 +77,17 @@ typedef struct coll_call {
     uint64_t bytes;             /* bytes transferred */
     int rank, nprocs;
     ADIOI_DDIO_Err e;
-    int local;                  /* this rank moved its part itself (or had none) */
     double t[5];                /* MPI_Wtime at each phase boundary */
 } coll_call;
 
 /* spin before napping in the agreements while no server works for us */
 #define COLL_SPIN_US 200
+
+/* the agreements' wait: a short spin after a part this rank moved itself */
+static void coll_spin(const ADIOI_DDIO_File * f)
+{
+    ADIOI_DDIO_Nap_spin(f->coll_local ? COLL_SPIN_US : 0);
+}
 
 static void coll_init(coll_call * c, ADIO_File fd, uint32_t op, int file_ptr_type,
                       ADIO_Offset offset)
@@ -231,16 +236,16 @@ static int coll_agree_first(coll_call * c, int *indep, int *spec)
 static void coll_range_transfer(coll_call * c, uint64_t seq)
 {
     int64_t lo, hi;
+    int local = 1;              /* (an empty part too) */
 
     coll_range(c, &lo, &hi);
-    c->local = 1;
     if (hi > lo)
         ddio_xfer_range_of(&c->f->fh, c->op, DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
                            c->f->group, seq, (uint64_t) lo, c->mem.buf, (uint64_t) (hi - lo),
-                           &c->bytes, &c->local, &c->e);
+                           &c->bytes, &local, &c->e);
     /* the agreement after it may spin: the servers are not ours to wait for */
-    c->f->coll_local = c->local;
-    ADIOI_DDIO_Nap_spin(c->local ? COLL_SPIN_US : 0);
+    c->f->coll_local = local;
+    coll_spin(c->f);
 }
 
 /* alone: this rank's part as the call's only participant (speculation) */
@@ -262,7 +267,7 @@ static void coll_transfer(coll_call * c, uint64_t seq, int alone)
     free(inv);
     c->bytes = x.bytes;
     c->f->coll_local = 0;
-    ADIOI_DDIO_Nap_spin(0);
+    coll_spin(c->f);
 }
 
 static void coll_report_timing(const coll_call * c, uint64_t seq, int spec)
@@ -327,7 +332,7 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     coll_init(&c, fd, op, file_ptr_type, offset);
     seq = ++c.f->seq;
     spec = coll_spec_on(&c);
-    ADIOI_DDIO_Nap_spin(c.f->coll_local ? COLL_SPIN_US : 0);
+    coll_spin(c.f);
     c.t[0] = MPI_Wtime();
     coll_describe(&c, buf, count, datatype);
     c.t[1] = MPI_Wtime();

@@ -26,13 +26,6 @@
 #include <sched.h>
 #include <sys/prctl.h>
 
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
 static _Thread_local int spin;
 
 void ADIOI_DDIO_Nap_spin(int us)
@@ -44,15 +37,15 @@ void ADIOI_DDIO_Nap_wait(MPI_Request * r)
 {
     const struct timespec nap = { 0, 20000 };
     int done = 0, slack;
-    double until;
+    int64_t until;
 
     MPI_Test(r, &done, MPI_STATUS_IGNORE);
     for (int i = 0; !done && i < 3; i++) {      /* a partner on the other core */
         sched_yield();
         MPI_Test(r, &done, MPI_STATUS_IGNORE);
     }
-    until = now_us() + spin;
-    while (!done && now_us() < until) {
+    until = ddio_now_us() + spin;
+    while (!done && ddio_now_us() < until) {
         sched_yield();
         MPI_Test(r, &done, MPI_STATUS_IGNORE);
     }

@@ -158,14 +158,14 @@ g_errors() {
 # (each 0.5 s after the previous one accepted again); the job completes
 # and its file == the control's
 g_restart_signal() {
-  local mode sig after times name idx=1 root rs="$SRC/test/mpi/restart-server.sh" logs=()
+  local mode sig after times name idx=1 root rs="$SRC/test/mpi/restart-server.sh" logs=() envs=(DDIO_TIMEOUT=10)
   IFS=: read -r mode sig after times <<<"$1"; name="restart-$mode-$sig-$after-x$times"
   [ "$mode" = atomic ] && idx=0
   root="$tmp/srv-$name"; mkdir -p "$root"
   # late: the signal when rank 0 says the others wait at the gate (AFTER
   # then counts from that moment)
-  [ "$mode" = late ] && logs=(-l info --keep-logs) && export LATE_MARK="$root/late.mark"
-  t_step "$name/ddio" env DDIO_TIMEOUT=10 "${G_RUN[@]}" -s 2 "${logs[@]}" --root "$root" -- bash -c '
+  [ "$mode" = late ] && logs=(-l info --keep-logs) && envs+=(LATE_MARK="$root/late.mark")
+  t_step "$name/ddio" env "${envs[@]}" "${G_RUN[@]}" -s 2 "${logs[@]}" --root "$root" -- bash -c '
     { if [ -n "${LATE_MARK:-}" ]; then
         for ((k = 0; k < 3000; k++)); do [ -e "$LATE_MARK" ] && break; sleep 0.01; done
       fi
@@ -177,7 +177,6 @@ g_restart_signal() {
     exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$idx" "$times"
   grep -h "^restart:\|rounds" "$T_LOG" 2>/dev/null || true
   [ "$mode" = late ] && t_case "$name/backoff" "" g_late_backoff "$T_LOG"
-  unset LATE_MARK
   g_ctl "$name" 4 "$bin/t_restart" "$mode" 30 0 && g_cmp "$name" "$name" 2
 }
 # the ranks waiting at the stopped server's gate were refused while it
