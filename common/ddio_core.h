@@ -249,6 +249,7 @@ struct ddio_fh {
                                  * them (ddio_local_pwrite); 0: never */
     struct ddio_cache cache;    /* off unless the opener sets its sizes
                                  * (ddio_cache_init); close and sync flush it */
+    int park;                   /* close parks the handles (ddio_core_park.c) */
 };
 
 /* How to create a file that does not exist yet. */
@@ -269,8 +270,27 @@ int ddio_fh_open(struct ddio_fh *f, struct ddio_conn **conns, int n, const char 
  * be the one f already has. */
 int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[256],
                        const uint8_t (*ids)[DDIO_ID_LEN], struct ddio_err *e);
-/* CLOSE every live handle (in parallel); frees srv. 0 or -1 (first error). */
+/* CLOSE every live handle (in parallel); frees srv. 0 or -1 (first error).
+ * With f->park, handles that can be taken again without asking the
+ * servers are parked instead (ddio_park_put). */
 int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e);
+/* the handle is open on the connection it was opened on */
+int ddio_srv_live(const struct ddio_srv *s);
+
+/* ---- ddio_core_park.c: a closed file's handles kept for a moment ------------- */
+
+/* DDIO_PARK_MS: -1 unset (parking off unless the hint asks: 1 s then),
+ * 0 off, else how long (ms, at most 60000) */
+int ddio_park_ms(void);
+/* close: park f's handles (1: f->srv moved away) or not (0) */
+int ddio_park_put(struct ddio_fh *f);
+/* open: take this process's parked handles of path if they still name
+ * the same file on conns[0..n) and allow amode (1: f->srv, nsrv, stripe
+ * set); a stale one is closed */
+int ddio_park_take(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                   uint32_t amode);
+/* close the parked handles of path (NULL: all) for real, now */
+void ddio_park_drop(const char *path);
 void ddio_fh_free(struct ddio_fh *f);
 /* stripe server i usable: alive, or renewed (f->renew, or with backoff for
  * up to f->recover_ms); else -1 with e */
@@ -411,6 +431,10 @@ int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t
 #define DDIO_LOCAL_COLL_WRITE_MAX (256u << 10)
 /* close the descriptors of every stripe server (before f->srv goes) */
 void ddio_local_release(struct ddio_fh *f);
+/* 1: L's first datafile is still where it was handed over: not deleted,
+ * not renamed (so the path it was opened by still names the same file);
+ * -1: it is not; 0: no descriptors (none handed over, another host) */
+int ddio_local_same_file(const struct ddio_local *L);
 /* A read-only open (f->local_read) asks conns[i] for the read descriptors
  * with its OPEN (DDIO_O_LOCAL: name and nonce[i] where asked[i]), which
  * saves the LOCAL round trip of its first read: begin (1: asked; the

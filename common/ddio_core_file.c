@@ -382,6 +382,8 @@ int ddio_fh_open(struct ddio_fh *f, struct ddio_conn **conns, int n, const char 
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
+    if (f->park && !(cr && cr->excl) && ddio_park_take(f, conns, n, path, amode))
+        return 0;
     return cr ? create_file(f, conns, n, path, amode, cr, e)
         : open_settled(f, conns, n, path, amode, e);
 }
@@ -391,6 +393,11 @@ int ddio_fh_open(struct ddio_fh *f, struct ddio_conn **conns, int n, const char 
 static int srv_live(const struct ddio_srv *s)
 {
     return s->is_open && s->conn->sock >= 0 && s->conn->gen == s->gen;
+}
+
+int ddio_srv_live(const struct ddio_srv *s)
+{
+    return srv_live(s);
 }
 
 /* the server at stripe index i must answer with the file's own layout */
@@ -959,6 +966,8 @@ int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
     if (f->srv)         /* buffered writes first; their error is the close's */
         rc = ddio_cache_flush(&f->cache, f, e ? e : &ignored);
     ddio_cache_free(&f->cache);
+    if (f->srv && rc == 0 && ddio_park_put(f))
+        return 0;
     if (f->srv) {
         f->renew = 0;   /* nothing to renew for a CLOSE */
         struct ddio_err ce;
@@ -993,7 +1002,9 @@ void ddio_fh_free(struct ddio_fh *f)
 int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
                 int recover_ms, struct ddio_err *e)
 {
-    struct ddio_call *calls = calloc(n ? n : 1, sizeof(*calls));
+    struct ddio_call *calls;
+    ddio_park_drop(path);       /* this process's parked handles: space freed now */
+    calls = calloc(n ? n : 1, sizeof(*calls));
     /* ids: a resend's ENOENT is then a real one (the server answers a done
      * DELETE's resend from its table) */
     struct ddio_path_req m = {.path = (char *) path, .once_client = ddio_client_id(),

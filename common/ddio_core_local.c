@@ -23,6 +23,7 @@
 #include "ddio_core.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,8 @@ struct ddio_local {
     uint64_t *size;             /* the server's local size (shared page) */
     struct ddio_stripe disks;   /* local offset -> (disk, offset) */
     int64_t quiet_ms;           /* when poll last found the connection quiet */
+    char *link;                 /* where the first datafile was when handed
+                                 * over (/proc/self/fd): ddio_local_same_file */
 };
 
 /* How long a connection found quiet is taken as quiet without asking the
@@ -130,6 +133,27 @@ static int recv_handover(int s, struct ddio_local_msg *m, int *fds, int *nfd)
 }
 
 /* the descriptors of a message into L (its size page mapped) */
+/* the path fd's file is at now ("... (deleted)" once unlinked) */
+static int fd_link(int fd, char *out, size_t n)
+{
+    char p[64];
+    snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+    ssize_t k = readlink(p, out, n - 1);
+    if (k <= 0 || (size_t) k >= n - 1)
+        return -1;
+    out[k] = '\0';
+    return 0;
+}
+
+int ddio_local_same_file(const struct ddio_local *L)
+{
+    char p[PATH_MAX];
+    if (!L || L->state != 1 || L->nfds <= 0)
+        return 0;
+    return L->link && fd_link(L->fds[0], p, sizeof(p)) == 0 && strcmp(p, L->link) == 0
+        ? 1 : -1;
+}
+
 static int adopt_fds(struct ddio_local *L, const struct ddio_local_msg *m, const int *fds,
                      int nfd)
 {
@@ -146,6 +170,11 @@ static int adopt_fds(struct ddio_local *L, const struct ddio_local_msg *m, const
     memcpy(L->fds, fds + 1, sizeof(int) * (size_t) L->nfds);
     L->disks.unit = m->block_size;
     L->disks.count = m->ndisks;
+    free(L->link);
+    L->link = NULL;
+    char p[PATH_MAX];
+    if (L->nfds > 0 && fd_link(L->fds[0], p, sizeof(p)) == 0)
+        L->link = strdup(p);
     return 0;
 }
 
@@ -309,6 +338,7 @@ void ddio_local_ask_end(struct ddio_fh *f, struct ddio_conn **conns, struct ddio
 static void local_clear(struct ddio_local *L)
 {
     close_fds(L->fds, L->nfds);
+    free(L->link);
     if (L->size)
         munmap(L->size, sizeof(uint64_t));
     memset(L, 0, sizeof(*L));
@@ -456,23 +486,16 @@ static uint64_t below_eof(const struct ddio_fh *f, const uint64_t *size, uint64_
     return eof <= off ? 0 : (eof - off < len ? eof - off : len);
 }
 
-int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
-                     const char *only, int raw, uint64_t *bytes)
-{
-    /* only the file's nsrv entries are cleared: an 8-byte read spent
-     * more on clearing 4 KiB of these than on its pread */
-    struct ddio_local *L[DDIO_MAX_SERVERS], *R[DDIO_MAX_SERVERS];
-    uint64_t size[DDIO_MAX_SERVERS];
-    lread r = {.L = R,.size = size,.buf = buf,.off = off,.raw = raw };
-    int rc = 0;
+static int mark_touched(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
+                        uint64_t len);
 
-    if (!f->local_read || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0)
-        return 0;
-    memset(L, 0, sizeof(*L) * (size_t) f->nsrv);
-    memset(R, 0, sizeof(*R) * (size_t) f->nsrv);
-    /* without raw every server's size matters (the end of file) */
+/* lock (usable) and size the servers sel marks, not yet in L; 0: one is
+ * not usable (all unlocked) */
+static int size_servers(struct ddio_fh *f, const char *sel, int want, struct ddio_local **L,
+                        struct ddio_local **R, uint64_t *size, const char *only)
+{
     for (int i = 0; i < f->nsrv; i++) {
-        if (raw && only && !only[i])
+        if (L[i] || (sel[i] != 0) != want)
             continue;
         if (!(L[i] = usable(f, i))) {
             unlock_all(f, L);
@@ -481,6 +504,37 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
         size[i] = __atomic_load_n(L[i]->size, __ATOMIC_ACQUIRE);
         R[i] = !only || only[i] ? L[i] : NULL;  /* sized, maybe not read */
     }
+    return 1;
+}
+
+int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
+                     const char *only, int raw, uint64_t *bytes)
+{
+    /* only the file's nsrv entries are cleared: an 8-byte read spent
+     * more on clearing 4 KiB of these than on its pread */
+    struct ddio_local *L[DDIO_MAX_SERVERS], *R[DDIO_MAX_SERVERS];
+    uint64_t size[DDIO_MAX_SERVERS];
+    char sel[DDIO_MAX_SERVERS];
+    lread r = {.L = R,.size = size,.buf = buf,.off = off,.raw = raw };
+    int rc = 0;
+
+    if (!f->local_read || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0)
+        return 0;
+    memset(L, 0, sizeof(*L) * (size_t) f->nsrv);
+    memset(R, 0, sizeof(*R) * (size_t) f->nsrv);
+    memset(sel, 0, (size_t) f->nsrv);
+    memset(size, 0, sizeof(*size) * (size_t) f->nsrv);
+    /* the servers read first; without raw the others' sizes matter only
+     * when these do not put the end of file past the range (so a file
+     * whose other servers handed nothing over yet reads without asking) */
+    if (only)
+        memcpy(sel, only, (size_t) f->nsrv);
+    else
+        ddio_layout_foreach(&f->stripe, off, len, mark_touched, sel);
+    if (!size_servers(f, sel, 1, L, R, size, only))
+        return 0;
+    if (!raw && below_eof(f, size, off, len) < len && !size_servers(f, sel, 0, L, R, size, only))
+        return 0;
     if (quiet_all(f, L)) {
         r.n = raw ? len : below_eof(f, size, off, len);
         /* a read error: the server's path reports it */

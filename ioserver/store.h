@@ -37,6 +37,8 @@ struct ofile {
     char *path;                  /* normalized relative path */
     int refs;                    /* under store.mu */
     int deleted;                 /* unlinked while open: not found by path */
+    int opening;                 /* under store.mu: its opener is still at the
+                                  * file system (store_open), others wait */
     int ndisks;
     int *fds;                    /* one datafile per disk */
     int *bfds;                   /* the same files without O_DIRECT (-1: none) */
@@ -77,8 +79,11 @@ struct store {
     uint64_t block_size;
     uint8_t id[DDIO_ID_LEN];
     pthread_mutex_t mu;          /* open table, create/delete */
+    pthread_cond_t open_cv;      /* an open left the file system (opening) */
+    int opening;                 /* opens at the file system outside mu */
+    int ns_waiting;              /* namespace changes waiting for them */
     struct ofile *files;
-    unsigned tmpseq;
+    unsigned tmpseq;             /* atomic */
 };
 
 /* Open roots, load or create the server id, detect O_DIRECT per root.

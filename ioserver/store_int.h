@@ -18,6 +18,9 @@ int unlink_beneath(int dirfd, const char *rel, int flags);
 
 /* the open file of a normalized path, not deleted; under st->mu */
 struct ofile *find_open(struct store *st, const char *path);
+/* st->mu taken for a namespace change (delete, rename, mkdir, rmdir,
+ * pstat): once no open is at the file system (store_open) */
+void store_ns_lock(struct store *st);
 /* a path's layout record (and its creator, cr may be NULL); -ENOENT if none, else the cause in msg */
 int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
               struct store_creator *cr, char *msg, size_t msglen);

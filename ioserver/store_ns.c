@@ -102,7 +102,7 @@ int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
     int rc = norm_ns(path, norm, sizeof(norm), msg, msglen);
     if (rc)
         return rc;
-    pthread_mutex_lock(&st->mu);
+    store_ns_lock(st);
     if (*norm && (rc = load_meta(st, norm, &r->layout, NULL, msg, msglen)) == 0)
         rc = stat_file(st, norm, r, msg, msglen);
     else if (!*norm || not_a_file(rc)) {
@@ -225,7 +225,7 @@ int store_mkdir(struct store *st, const char *path, uint32_t mode, char *msg, si
     int rc = norm_or_refuse(path, norm, sizeof(norm), msg, msglen), made = 0;
     if (rc)
         return rc;
-    pthread_mutex_lock(&st->mu);
+    store_ns_lock(st);
     /* on every disk; EEXIST only when it was everywhere already */
     for (int d = 0; d < st->ndisks && rc == 0; d++) {
         const char *name;
@@ -269,7 +269,7 @@ int store_rmdir(struct store *st, const char *path, char *msg, size_t msglen)
     int rc = norm_or_refuse(path, norm, sizeof(norm), msg, msglen);
     if (rc)
         return rc;
-    pthread_mutex_lock(&st->mu);
+    store_ns_lock(st);
     /* every disk first, so a refusal leaves all of them as they were */
     for (int d = 0; d < st->ndisks && rc == 0; d++)
         rc = dir_empty(st->rootfd[d], norm);
@@ -351,7 +351,7 @@ int store_rename(struct store *st, const char *from, const char *to, char *msg, 
         snprintf(msg, msglen, "rename %s to %s: EINVAL (into itself)", nf, nt);
         return -EINVAL;
     }
-    pthread_mutex_lock(&st->mu);
+    store_ns_lock(st);
     rc = load_meta(st, nf, &l, NULL, msg, msglen);
     int is_file = rc == 0;
     if (not_a_file(rc)) {

@@ -71,6 +71,7 @@ typedef struct ADIOI_DDIO_File {
     int presort;                /* ADIOI_HINT_ENABLE / ADIOI_HINT_DISABLE */
     int local_read;             /* romio_ddio_local_read: ADIOI_HINT_*, 0 = not given */
     int local_write;            /* romio_ddio_local_write: the same */
+    int park;                   /* romio_ddio_park: ADIOI_HINT_DISABLE closes for real */
     int coll_ranges;            /* romio_ddio_coll_ranges: ADIOI_HINT_DISABLE keeps
                                  * collectives of plain ranges disk-directed */
     int coll_speculate;         /* romio_ddio_coll_speculate: ADIOI_HINT_ENABLE lets
@@ -186,6 +187,7 @@ int ADIOI_DDIO_Recover_ms(const ADIOI_DDIO_File * f);
 /* same-host reads from the servers' datafiles: the hint, else DDIO_LOCAL_READ */
 int ADIOI_DDIO_Local_read(const ADIOI_DDIO_File * f);
 int ADIOI_DDIO_Local_write(const ADIOI_DDIO_File * f);
+int ADIOI_DDIO_Park(const ADIOI_DDIO_File * f);
 /* the main pool's connection to addr; a refused connect tried again with
  * backoff for up to recover_ms (a server restarting meanwhile) */
 int ADIOI_DDIO_Conn_get(const char *addr, int timeout_ms, int recover_ms,

@@ -22,6 +22,11 @@
  *                                         servers on this host straight into
  *                                         their datafiles (default enable,
  *                                         unless DDIO_LOCAL_WRITE=0)
+ *   romio_ddio_park      enable|disable   a closed file's server handles kept
+ *                                         for a moment, taken again by the
+ *                                         next open of the same path (default
+ *                                         disable, unless DDIO_PARK_MS > 0;
+ *                                         common/ddio_core_park.c)
  *   romio_ddio_coll_ranges enable|disable a collective whose parts are
  *                                         separate contiguous ranges goes as
  *                                         each rank's own XFER (default
@@ -162,6 +167,7 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                    ADIOI_DDIO_Local_read(f) ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "romio_ddio_local_write",
                    ADIOI_DDIO_Local_write(f) ? "enable" : "disable");
+    ADIOI_Info_set(fd->info, "romio_ddio_park", ADIOI_DDIO_Park(f) ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "romio_ddio_coll_ranges",
                    f->coll_ranges == ADIOI_HINT_DISABLE ? "disable" : "enable");
     ADIOI_Info_set(fd->info, "romio_ddio_coll_speculate",
@@ -216,6 +222,12 @@ int ADIOI_DDIO_Local_write(const ADIOI_DDIO_File * f)
                                : f->local_write == ADIOI_HINT_DISABLE ? 0 : -1);
 }
 
+int ADIOI_DDIO_Park(const ADIOI_DDIO_File * f)
+{
+    return f->park == ADIOI_HINT_ENABLE ? ddio_park_ms() != 0
+        : f->park != ADIOI_HINT_DISABLE && ddio_park_ms() > 0;
+}
+
 int ADIOI_DDIO_Recover_ms(const ADIOI_DDIO_File * f)
 {
     return ddio_recover_ms(f->recover_given ? f->recover_s : -1, ddio_timeout_ms(f->timeout_s));
@@ -245,6 +257,8 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
                                              &f->local_read, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_local_write",
                                              &f->local_write, myname, error_code);
+        ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_park",
+                                             &f->park, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_coll_ranges",
                                              &f->coll_ranges, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_coll_speculate",
@@ -276,6 +290,7 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
         f->fh.recover_ms = ADIOI_DDIO_Recover_ms(f);
         f->fh.local_read = ADIOI_DDIO_Local_read(f);
         f->fh.local_write = ADIOI_DDIO_Local_write(f);
+        f->fh.park = f->fh.park && ADIOI_DDIO_Park(f);
         /* set_view (it passes here) and new cache sizes: buffered writes go */
         if (ADIOI_DDIO_Cache_flush(fd, 0, &e) || ADIOI_DDIO_Cache_setup(fd, ADIOI_DDIO_Xfer_flags(f), &e)) {
             *error_code = ADIOI_DDIO_Err_code(myname, &e);

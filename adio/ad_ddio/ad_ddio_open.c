@@ -127,6 +127,8 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
     f->fh.recover_ms = ADIOI_DDIO_Recover_ms(f);
     f->fh.local_read = ADIOI_DDIO_Local_read(f);
     f->fh.local_write = ADIOI_DDIO_Local_write(f);
+    /* a delete-on-close file goes at close: nothing to take again */
+    f->fh.park = ADIOI_DDIO_Park(f) && !(fd->access_mode & ADIO_DELETE_ON_CLOSE);
     ADIOI_DDIO_Target(fd->filename, path, sizeof(path), servers, sizeof(servers));
     free(f->mount_servers);
     f->mount_servers = *servers ? strdup(servers) : NULL;

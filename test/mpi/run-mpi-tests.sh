@@ -161,7 +161,7 @@ iofstypeunsupported ddio:/abi-rpath" env DDIO_EXPECT_LIB=ch4: \
 # servers, authentication, ABI) and small I/O that goes by TCP whatever the
 # transport (below DDIO_UCX_MIN_STREAM, or forced: shortsend); same-host
 # reads (local: the second pass turns them off, t_other_pass in test/lib.sh).
-NOT_DATA=" busy sameblock smallio excl delclose desc-size errors missing auth abi shortsend local "
+NOT_DATA=" busy sameblock smallio excl delclose park desc-size errors missing auth abi shortsend local "
 if [ "${1:-}" = --data-groups ]; then
   shift
   groups=()
@@ -267,6 +267,22 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
 fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
 if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi
+if t_selected park; then  # parked handles (common/ddio_core_park.c; off by default)
+  # t_park's checks pass with parking off (the default) and on (the hint in
+  # a ROMIO_HINTS file, or DDIO_PARK_MS); on, the servers see fewer OPENs
+  echo "romio_ddio_park enable" > "$tmp/park-on-hints"
+  mkdir -p "$tmp/srv-park"
+  t_step park "$run" -s 2 --root "$tmp/srv-park" -- bash -c '
+    prog=$0 ddio=$1 hints=$2
+    n() { "$ddio" stats opens | awk "{ s += \$3 } END { print s + 0 }"; }
+    o0=$(n)
+    mpiexec -n 2 "$prog" ddio:/park-off || exit 1; o1=$(n)
+    ROMIO_HINTS=$hints T_PARK_WANT=enable mpiexec -n 2 "$prog" ddio:/park-hint || exit 1; o2=$(n)
+    DDIO_PARK_MS=5000 mpiexec -n 2 "$prog" ddio:/park || exit 1; o3=$(n)
+    off=$((o1 - o0)) hint=$((o2 - o1)) on=$((o3 - o2))
+    echo "server OPENs: parking off $off, on by hint $hint, on by DDIO_PARK_MS $on"
+    [ "$hint" -lt "$off" ] && [ "$on" -lt "$off" ]' "$bin/t_park" "$top/tools/ddio" "$tmp/park-on-hints"
+fi
 if t_selected patterns; then
   ddio_vs_ufs patterns8 2 4 ddio-patterns -q -r 8 -m 2
   ddio_vs_ufs patterns8k 2 4 ddio-patterns -q -r 8192 -m 16

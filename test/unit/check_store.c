@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -490,6 +491,78 @@ START_TEST(t_readdir_pages)
 }
 END_TEST
 
+/* Opens do their file-system work outside the table's lock (store_open):
+ * threads opening, creating (EXCL or not), deleting and renaming a few
+ * paths at once get only the answers a serial order could give, and
+ * nothing is left in the table or halfway open. */
+#define RACE_THREADS 4
+#define RACE_ROUNDS 300
+static void *race(void *arg)
+{
+    unsigned r = (unsigned)(uintptr_t)arg * 2654435761u + 1;
+    char path[32], to[32];
+    for (int k = 0; k < RACE_ROUNDS; k++) {
+        r = r * 1103515245u + 12345u;
+        snprintf(path, sizeof(path), "race/f%u", (r >> 8) % 3);
+        unsigned op = (r >> 16) % 10;
+        struct ofile *of = NULL, *of2 = NULL;
+        int created, rc;
+        char m[512];
+        if (op < 5) {
+            rc = open_f(path, DDIO_O_RDWR | DDIO_O_CREAT, &of, &created);
+            ck_assert_msg(rc == 0, "open %s: %d", path, rc);
+            ck_assert_int_eq(of->layout.stripe_unit, 1 << 20);  /* (a rename may move its path) */
+            /* (deleted or renamed meanwhile: ENOENT, or another file) */
+            rc = open_f(path, DDIO_O_RDWR, &of2, &created);
+            ck_assert_msg(rc == 0 || rc == -ENOENT, "open again %s: %d", path, rc);
+            if (rc == 0)
+                store_release(&st, of2);
+            store_release(&st, of);
+        } else if (op < 7) {
+            rc = open_f(path, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created);
+            ck_assert_msg(rc == 0 || rc == -EEXIST, "create %s: %d", path, rc);
+            if (rc == 0) {
+                ck_assert_int_eq(created, 1);
+                store_release(&st, of);
+            }
+        } else if (op < 9) {
+            rc = store_delete(&st, path, m, sizeof(m));
+            ck_assert_msg(rc == 0 || rc == -ENOENT, "delete %s: %d (%s)", path, rc, m);
+        } else {
+            snprintf(to, sizeof(to), "race/g%u", (r >> 4) % 2);
+            rc = store_rename(&st, path, to, m, sizeof(m));
+            ck_assert_msg(rc == 0 || rc == -ENOENT || rc == -EEXIST, "rename %s: %d (%s)",
+                          path, rc, m);
+        }
+    }
+    return NULL;
+}
+
+START_TEST(t_concurrent_opens)
+{
+    start(2);
+    pthread_t t[RACE_THREADS];
+    for (int i = 0; i < RACE_THREADS; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, race, (void *)(uintptr_t)(i + 1)), 0);
+    for (int i = 0; i < RACE_THREADS; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_ptr_null(st.files);
+    ck_assert_int_eq(st.opening, 0);
+    ck_assert_int_eq(st.ns_waiting, 0);
+    /* each name: a layout record and both datafiles, or none of them (a
+     * delete between a create's record and its datafiles leaves one) */
+    for (int i = 0; i < 5; i++) {
+        char m[400], d1[400], d2[400], n[16];
+        snprintf(n, sizeof(n), i < 3 ? "f%d" : "g%d", i < 3 ? i : i - 3);
+        snprintf(m, sizeof(m), "%s/.ddio/meta/race/%s", root1, n);
+        snprintf(d1, sizeof(d1), "%s/race/%s", root1, n);
+        snprintf(d2, sizeof(d2), "%s/race/%s", root2, n);
+        int a = access(m, F_OK) == 0, b = access(d1, F_OK) == 0, c = access(d2, F_OK) == 0;
+        ck_assert_msg(a == b && b == c, "%s: record %d, datafiles %d %d", n, a, b, c);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("store");
@@ -507,6 +580,7 @@ int main(void)
     tcase_add_test(tc, t_sizes_two_disks);
     tcase_add_test(tc, t_namespace);
     tcase_add_test(tc, t_readdir_pages);
+    tcase_add_test(tc, t_concurrent_opens);
     suite_add_tcase(s, tc);
     int failed = check_run(s, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
