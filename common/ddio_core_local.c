@@ -533,10 +533,13 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
         ddio_layout_foreach(&f->stripe, off, len, mark_touched, sel);
     if (!size_servers(f, sel, 1, L, R, size, only))
         return 0;
-    if (!raw && below_eof(f, size, off, len) < len && !size_servers(f, sel, 0, L, R, size, only))
-        return 0;
+    r.n = raw ? len : below_eof(f, size, off, len);
+    if (r.n < len && !raw) {
+        if (!size_servers(f, sel, 0, L, R, size, only))
+            return 0;
+        r.n = below_eof(f, size, off, len);
+    }
     if (quiet_all(f, L)) {
-        r.n = raw ? len : below_eof(f, size, off, len);
         /* a read error: the server's path reports it */
         rc = !r.n || !ddio_layout_foreach(&f->stripe, off, r.n, stripe_piece, &r);
     }

@@ -9,8 +9,10 @@
  * one system call.
  *
  * Only a file that can be checked without asking its servers is parked:
- * every stripe server on this host, its datafiles handed over
- * (ddio_core_local.c), no byte-range lock held. It is taken again only if
+ * each handle on the connection it was opened on, the datafiles of one
+ * server at least handed over (ddio_core_local.c: a server on this host;
+ * a delete or rename goes to every server of the file), no byte-range
+ * lock held. It is taken again only if
  * the handed-over datafiles are still at the paths they were at (not
  * deleted, not renamed: then the path still names this file), every
  * connection is the one the handle was opened on and belongs to this
@@ -24,9 +26,10 @@
  * space until the reaper closes the parked handle (up to DDIO_PARK_MS), as
  * an open descriptor keeps an unlinked file's. A job whose rank 0 deletes
  * a file every rank had open, then writes on a nearly full file system,
- * gets ENOSPC that ufs: would not give (t_errors nospace did). The fix is
- * the servers knowing which handles are parked (a one-way message), so a
- * delete can let their datafiles go; not done yet.
+ * gets ENOSPC that ufs: would not give (t_errors nospace did). It is
+ * inherent: taking a handle again without a round trip needs its
+ * datafiles' descriptors kept, and they keep the space (the servers' own
+ * too); a reaper watching for deletes would shorten that, not end it.
  *
  * Nothing MPI-IO promises at close is deferred: the client cache is
  * flushed before a handle is parked (ddio_fh_close), the bytes are on the

@@ -43,6 +43,13 @@
  * a message naming the server; turned into an MPI error code only at the
  * table entries), connections, a file's stripe servers. */
 typedef struct ddio_err ADIOI_DDIO_Err;
+/* no error yet, without clearing the message buffer */
+static inline void ADIOI_DDIO_Err_clear(ADIOI_DDIO_Err * e)
+{
+    e->errnum = 0;
+    e->transport = 0;
+    e->msg[0] = '\0';
+}
 typedef struct ddio_conn ADIOI_DDIO_Conn;
 typedef struct ddio_srv ADIOI_DDIO_Srv;
 

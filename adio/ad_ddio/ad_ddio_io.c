@@ -21,7 +21,7 @@ static void contig_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     MPI_Count size;
     uint64_t len, bytes = 0;
 
-    memset(&e, 0, sizeof(e));
+    ADIOI_DDIO_Err_clear(&e);   /* (not its whole message buffer: per call) */
     MPI_Type_size_x(datatype, &size);
     len = (uint64_t) size *(uint64_t) count;
     if (file_ptr_type == ADIO_INDIVIDUAL)

@@ -244,6 +244,10 @@ char *ADIOI_DDIO_Contig_mem(ADIO_File fd, const void *buf, MPI_Datatype t)
     MPI_Aint tlb, text;
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->type_desc == ADIOI_HINT_DISABLE)
         return (char *) buf;
+    /* the usual named types start at 0 (asking costs an 8-byte call 6 %) */
+    if (t == MPI_BYTE || t == MPI_CHAR || t == MPI_INT || t == MPI_DOUBLE || t == MPI_FLOAT
+        || t == MPI_LONG || t == MPI_LONG_LONG || t == MPI_UNSIGNED_CHAR)
+        return (char *) buf;
     MPI_Type_get_true_extent(t, &tlb, &text);
     return (char *) buf + tlb;
 }
