@@ -226,8 +226,9 @@ def copies(cp, out):
     for op in ("cp", "cp+sync"):
         if ("local", op) in med:
             out.append(f"| local `{op}` (same fs) | {cpfmt(med[('local', op)])} | | |")
-    out.append("\n`ddio cp` into ddio ends with a sync on the servers; out of ddio it does "
-               "not fsync the local file (compare with `cp`, and `cp+sync` = cp then sync FILE).")
+    out.append("\n`ddio cp` into ddio ends with a sync on the servers; out of ddio it writes "
+               "the local file with O_DIRECT and fdatasyncs it (since 2026-11-29; before, "
+               "buffered and not synced). Compare with `cp`, and `cp+sync` = cp then sync FILE.")
 
 
 def cpfmt(t):

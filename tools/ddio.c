@@ -61,6 +61,10 @@ static void usage(FILE *f)
         "                       suffixes (default 1M)\n"
         "      --progress, --no-progress\n"
         "                       cp: force the progress bar on or off\n"
+        "      --buffered       cp out of ddio: write the local file through the page\n"
+        "                       cache and do not sync it, as cp(1) (default: O_DIRECT\n"
+        "                       where the file system takes it, then fdatasync, so the\n"
+        "                       copy is durable when it ends, as a copy into ddio is)\n"
         "  -i, --interval S     status: seconds between the two samples throughput is\n"
         "                       measured over (default 1; 0: one sample, averages since\n"
         "                       start)\n"
@@ -82,12 +86,13 @@ static const struct command commands[] = {
     {"rm", cmd_rm, "", 1, 1},
     {"mkdir", cmd_mkdir, "", 1, 1},
     {"layout", cmd_layout, "j", 1, 1},
-    {"cp", cmd_cp, "uPN", 2, 2},
+    {"cp", cmd_cp, "uPNB", 2, 2},
     {"status", cmd_status, "ji", 0, 0},
     {"stats", cmd_stats, "", 0, -1},
 };
 
-enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N' };
+enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N',
+       OPT_BUFFERED = 'B' };
 static const struct option long_opts[] = {
     {"servers", required_argument, NULL, 's'},
     {"secret-file", required_argument, NULL, OPT_SECRET},
@@ -96,6 +101,7 @@ static const struct option long_opts[] = {
     {"stripe-unit", required_argument, NULL, 'u'},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NOPROGRESS},
+    {"buffered", no_argument, NULL, OPT_BUFFERED},
     {"interval", required_argument, NULL, 'i'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -153,10 +159,10 @@ static const char *early_names[16];
 static int take_opt(struct cli *o, const struct command *cmd, int c, const char *arg,
                     const char *optname)
 {
-    if (cmd && strchr("lujPNi", c) && !strchr(cmd->opts, c))
+    if (cmd && strchr("lujPNBi", c) && !strchr(cmd->opts, c))
         return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
                                cmd->name, optname, cmd->name);
-    if (!cmd && strchr("lujPNi", c)) {    /* before the command: checked once it is known */
+    if (!cmd && strchr("lujPNBi", c)) {    /* before the command: checked once it is known */
         size_t n = strlen(early_opts);
         if (n + 1 < sizeof early_opts) {
             early_opts[n] = (char)c;
@@ -183,6 +189,7 @@ static int take_opt(struct cli *o, const struct command *cmd, int c, const char 
         return 0;
     case 'P': o->progress = 1; return 0;
     case 'N': o->progress = 0; return 0;
+    case 'B': o->buffered = 1; return 0;
     case 'i':
         if (parse_seconds(arg, 0, 3600, &o->interval_s))
             return cli_usage_error("--interval: '%s' is not a number of seconds in 0..3600",

@@ -19,6 +19,8 @@ struct cli {
     int longfmt;              /* ls -l */
     uint64_t unit;            /* cp --stripe-unit (new files; 0: 1 MiB) */
     int progress;             /* cp: -1 when stderr is a terminal, 0 never, 1 always */
+    int buffered;             /* cp --buffered: the local destination through the
+                               * page cache, not synced (as cp(1)) */
     double interval_s;        /* status --interval */
     int argc;                 /* the command's operands */
     char **argv;
