@@ -207,12 +207,15 @@ t_secret() { ( umask 077 && head -c 32 /dev/urandom | base64 >"$1" ); }
 
 # ---- waiting, always with a deadline ----------------------------------------------
 
-# t_alive PID: PID runs (a zombie, exited but not yet waited for, does not)
+# t_alive PID: PID runs (a zombie, exited but not yet waited for, does not;
+# a zombie leader whose other threads are still exiting does: they hold the
+# process's descriptors, its port among them)
 t_alive() {
   local s
   s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
   s=${s##*) }
-  [ "${s%% *}" != Z ]
+  [ "${s%% *}" != Z ] && return 0
+  [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -gt 1 ]
 }
 
 t__gone() { ! t_alive "$1"; }

@@ -56,8 +56,16 @@ else
   kill -"$sig" "$pid" || exit 1
 fi
 # gone, or a zombie (a restarted server's parent, an earlier run of this
-# script, has exited: it is reaped late, but it no longer holds the port)
-alive() { [ -r "/proc/$1/stat" ] && [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+# script, has exited: it is reaped late, but it no longer holds the port).
+# Not a zombie leader whose other threads are still exiting: a killed
+# server's leader shows Z while a thread finishes a system call, and its
+# descriptors (the port, the replay file's lock) go with the last thread
+# (CI, restart-coll-KILL-1-x3: the new server found the port in use)
+alive() {
+  [ -r "/proc/$1/stat" ] || return 1
+  [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ] && return 0
+  [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -gt 1 ]
+}
 while alive "$pid"; do
   [ $(( $(ms) - t0 )) -gt $wait_ms ] && { echo "restart-server: $pid still running $((wait_ms / 1000)) s after SIG$sig" >&2; exit 1; }
   sleep 0.005
