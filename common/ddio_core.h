@@ -289,7 +289,7 @@ int ddio_park_put(struct ddio_fh *f);
  * set); a stale one is closed */
 int ddio_park_take(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
                    uint32_t amode);
-/* close the parked handles of path (NULL: all) for real, now */
+/* close this process's parked handles of path for real, now */
 void ddio_park_drop(const char *path);
 void ddio_fh_free(struct ddio_fh *f);
 /* stripe server i usable: alive, or renewed (f->renew, or with backoff for

@@ -132,7 +132,6 @@ static int recv_handover(int s, struct ddio_local_msg *m, int *fds, int *nfd)
     return 0;
 }
 
-/* the descriptors of a message into L (its size page mapped) */
 /* the path fd's file is at now ("... (deleted)" once unlinked) */
 static int fd_link(int fd, char *out, size_t n)
 {
@@ -154,6 +153,7 @@ int ddio_local_same_file(const struct ddio_local *L)
         ? 1 : -1;
 }
 
+/* the descriptors of a message into L (its size page mapped) */
 static int adopt_fds(struct ddio_local *L, const struct ddio_local_msg *m, const int *fds,
                      int nfd)
 {
@@ -486,8 +486,16 @@ static uint64_t below_eof(const struct ddio_fh *f, const uint64_t *size, uint64_
     return eof <= off ? 0 : (eof - off < len ? eof - off : len);
 }
 
+/* the servers [off, off+len) touches, marked in the char array arg */
 static int mark_touched(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
-                        uint64_t len);
+                        uint64_t len)
+{
+    (void) logical_off;
+    (void) local_off;
+    (void) len;
+    ((char *) arg)[server] = 1;
+    return 0;
+}
 
 /* lock (usable) and size the servers sel marks, not yet in L; 0: one is
  * not usable (all unlocked) */
@@ -590,16 +598,6 @@ static int stripe_wpiece(void *arg, uint32_t server, uint64_t logical_off, uint6
     w->base = local_off;
     w->cur = server;
     return ddio_layout_foreach(&w->L[server]->disks, local_off, len, disk_wpiece, w);
-}
-
-static int mark_touched(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
-                        uint64_t len)
-{
-    (void) logical_off;
-    (void) local_off;
-    (void) len;
-    ((char *) arg)[server] = 1;
-    return 0;
 }
 
 int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,

@@ -285,11 +285,7 @@ void ddio_park_drop(const char *path)
     if (!__atomic_load_n(&parked, __ATOMIC_RELAXED))
         return;
     pthread_mutex_lock(&park_mu);
-    while ((p = path ? unpark(path) : parked) != NULL) {
-        if (!path) {
-            parked = p->next;
-            nparked--;
-        }
+    while ((p = unpark(path)) != NULL) {
         p->next = list;
         list = p;
     }
