@@ -515,6 +515,35 @@ static int size_servers(struct ddio_fh *f, const char *sel, int want, struct ddi
     return 1;
 }
 
+/* The usual small read: one stripe unit of one server, one unit of one of
+ * its disks, below that server's local size (so below the end of file
+ * whatever the others hold: none is asked). The general path walks the
+ * layout three times and sizes every server it touches; this one divides
+ * twice. 1: read; 0: read through the server; -1: not this case. */
+static int pread_one(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len, uint64_t *bytes)
+{
+    struct ddio_local *L[DDIO_MAX_SERVERS];
+    uint32_t s, disk;
+    uint64_t loc, doff;
+    int rc = -1;
+
+    if (!ddio_layout_one(&f->stripe, off, len, &s, &loc))
+        return -1;
+    for (int i = 0; i < f->nsrv; i++)
+        L[i] = NULL;
+    if (!(L[s] = usable(f, (int) s)))
+        return 0;
+    if (ddio_layout_one(&L[s]->disks, loc, len, &disk, &doff)
+        && __atomic_load_n(L[s]->size, __ATOMIC_ACQUIRE) >= loc + len) {
+        lread r = {.L = L,.cur = s,.dst = buf,.base = loc };
+        rc = quiet_all(f, L) && !disk_piece(&r, disk, loc, doff, len);
+        if (rc)
+            *bytes = len;
+    }
+    unlock_all(f, L);
+    return rc;
+}
+
 int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
                      const char *only, int raw, uint64_t *bytes)
 {
@@ -528,6 +557,9 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
 
     if (!f->local_read || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0)
         return 0;
+    if (!only && (rc = pread_one(f, off, buf, len, bytes)) >= 0)
+        return rc;
+    rc = 0;
     memset(L, 0, sizeof(*L) * (size_t) f->nsrv);
     memset(R, 0, sizeof(*R) * (size_t) f->nsrv);
     memset(sel, 0, (size_t) f->nsrv);
@@ -600,6 +632,32 @@ static int stripe_wpiece(void *arg, uint32_t server, uint64_t logical_off, uint6
     return ddio_layout_foreach(&w->L[server]->disks, local_off, len, disk_wpiece, w);
 }
 
+/* The usual small write, as pread_one: one unit of one server and disk.
+ * 1: written; 0: write through the server; -1: not this case. */
+static int pwrite_one(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len)
+{
+    struct ddio_local *L[DDIO_MAX_SERVERS];
+    uint32_t s, disk;
+    uint64_t loc, doff;
+    int rc = 0;
+
+    if (!ddio_layout_one(&f->stripe, off, len, &s, &loc))
+        return -1;
+    for (int i = 0; i < f->nsrv; i++)
+        L[i] = NULL;
+    if (!(L[s] = usable(f, (int) s)))
+        return 0;
+    if (!ddio_layout_one(&L[s]->disks, loc, len, &disk, &doff))
+        rc = -1;
+    else if (L[s]->writable && quiet_all(f, L)) {
+        lwrite w = {.L = L,.src = buf,.base = loc,.cur = s };
+        ddio_size_raise(L[s]->size, loc + len);
+        rc = !disk_wpiece(&w, disk, loc, doff, len);
+    }
+    unlock_all(f, L);
+    return rc;
+}
+
 int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,
                       const char *only)
 {
@@ -611,6 +669,9 @@ int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t
     if (!f->local_write || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0
         || !(f->amode & (DDIO_O_WRONLY | DDIO_O_RDWR)))
         return 0;
+    if (!only && (done = pwrite_one(f, off, buf, len)) >= 0)
+        return done;
+    done = 0;
     memset(L, 0, sizeof(*L) * (size_t) f->nsrv);
     memset(touched, 0, (size_t) f->nsrv);
     if (!only)          /* the callers with a descriptor have marked them */

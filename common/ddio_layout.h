@@ -45,6 +45,20 @@ typedef int (*ddio_layout_fn)(void *arg, uint32_t server, uint64_t logical_off,
 int ddio_layout_foreach(const struct ddio_stripe *L, uint64_t off, uint64_t len,
                         ddio_layout_fn fn, void *arg);
 
+/* The usual small call: [off, off+len) (len > 0) inside one stripe unit.
+ * Then *server and *local are its server and local offset and 1 is
+ * returned; 0 when it spans units (walk it with foreach). */
+static inline int ddio_layout_one(const struct ddio_stripe *L, uint64_t off, uint64_t len,
+                                  uint32_t *server, uint64_t *local)
+{
+    uint64_t s = off / L->unit, in = off % L->unit;
+    if (len > L->unit - in)
+        return 0;
+    *server = (uint32_t)(s % L->count);
+    *local = (s / L->count) * L->unit + in;
+    return 1;
+}
+
 /* A server's local space over its disks is the same math with
  * struct ddio_stripe { .unit = B, .count = D }: ddio_layout_server() gives the
  * disk, ddio_layout_local() the offset in that disk's datafile. */

@@ -53,11 +53,17 @@ conf_opts=(--with-device="$device" --with-pm=hydra --with-hwloc=/usr
   --with-datatype-engine=dataloop --with-file-system=ufs+nfs+ddio
   --enable-shared --disable-static --disable-doc
   --enable-fortran=all --enable-cxx   # Debian's ABI: libmpichfort.so.12, libmpichcxx.so.12
+  CFLAGS=-O2   # see below
   "FFLAGS=-O2 -fallow-invalid-boz -fallow-argument-mismatch"
   "FCFLAGS=-O2 -fallow-invalid-boz -fallow-argument-mismatch"
   MPILIBNAME=mpich
   --enable-yield=sched_yield   # see below
   LIBS=-lcrypto)   # the shared library's ddio_auth (HMAC-SHA-256) needs libcrypto
+# CFLAGS=-O2: MPICH's --enable-fast=O2 (its default) optimizes MPICH's own
+# code only; ROMIO's configure gets the user's CFLAGS, none, so ROMIO, and
+# the ddio driver and client core built inside it, were compiled at -O0
+# (Debian's libmpich12 passes dpkg-buildflags' -O2). Measured (callgrind,
+# one rank, 16384 calls of 8 B, same-host path): see docs/CONFORMANCE.md.
 # --enable-yield=sched_yield: a rank busy-waiting in MPI calls sched_yield()
 # every MPIR_CVAR_POLLS_BEFORE_YIELD polls (default 1000). MPICH's configure
 # picks "nothing" on Linux, so with more ranks than cores a waiting rank

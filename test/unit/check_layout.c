@@ -269,6 +269,47 @@ START_TEST(foreach_covers)
 }
 END_TEST
 
+/* ddio_layout_one says yes exactly when foreach makes one piece, and then
+ * names that piece's server and local offset */
+struct first { uint32_t server; uint64_t local; int pieces; };
+
+static int first_fn(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
+                    uint64_t len)
+{
+    struct first *p = arg;
+    (void)logical_off;
+    (void)len;
+    if (p->pieces++ == 0) {
+        p->server = server;
+        p->local = local_off;
+    }
+    return 0;
+}
+
+START_TEST(one_piece)
+{
+    struct model m;
+    FOR_EACH_LAYOUT(m) {
+        for (int it = 0; it < 400; it++) {
+            uint64_t off, len, local = 0;
+            uint32_t server = 0;
+            random_range(&m, &off, &len);
+            if (len == 0)
+                len = 1;
+            if (it % 2)    /* half of them short, so many fit one unit */
+                len = 1 + len % (m.L.unit + 1);
+            struct first p = { 0, 0, 0 };
+            EQ(ddio_layout_foreach(&m.L, off, len, first_fn, &p), 0);
+            EQ(ddio_layout_one(&m.L, off, len, &server, &local), p.pieces == 1);
+            if (p.pieces == 1) {
+                EQ(server, p.server);
+                EQ(local, p.local);
+            }
+        }
+    }
+}
+END_TEST
+
 /* ---- near the top of the offset space -------------------------------------------- */
 
 typedef unsigned __int128 u128;
@@ -379,6 +420,7 @@ static Suite *layout_suite(void)
     tcase_add_test(tc, sizes);
     tcase_add_test(tc, local_ranges);
     tcase_add_test(tc, foreach_covers);
+    tcase_add_test(tc, one_piece);
     tcase_add_test(tc, overflow_edges);
     tcase_add_test(tc, disk_mapping);
     tcase_set_timeout(tc, 300);
