@@ -264,6 +264,11 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   ns=2; local_run localw t_localw "$LOCAL_HO" -s 2
   ns=3; DDIO_TEST_HINTS=striping_unit=65536 local_run localw-disks t_localw "$LOCAL_HO" -s 3 -d 2 -b 65536
   ns=2; DDIO_LOCAL_WRITE=0 local_run localw-woff t_localw "$LOCAL_WOFF" -s 2
+  # t_wb: same-host sequential writes start their writeback as they go
+  ufs_run t_wb 3 "$bin/t_wb"
+  root="$tmp/srv-wb"; mkdir -p "$root"
+  t_step wb/ddio "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_wb" ddio:/wb "$root" 2
+  t_step wb/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/wb "ufs:$U/t_wb"
 fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
 if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi
