@@ -414,7 +414,14 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
  * alone and *bytes counts those found, else holes read as zeros and *bytes
  * is the bytes below the end of file. 1: done; 0: not done (read through
  * the servers: not local, off, a server that may have gone, a read error). */
-#define DDIO_LOCAL_COLL_MAX (16u << 20)     /* the servers' PCACHE_RANGE_MAX */
+/* A collective's plain-range part up to this size is read, and written,
+ * here too: the servers would move it through the page cache as well
+ * (their PCACHE_RANGE_MAX); a longer one is their sorted O_DIRECT stream.
+ * (Writes stopped at 256 KiB until same-host writers started their own
+ * writeback: IOR-style sf-coll 1 and 4 MiB writes, P = 4 and 8, then went
+ * 695-1519 -> 1334-1663 MiB/s on TCP, 519-1545 -> 982-1662 on UCX,
+ * bench/results/2026-11-29-ab/coll-local.) */
+#define DDIO_LOCAL_COLL_MAX (16u << 20)
 int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
                      const char *only, int raw, uint64_t *bytes);
 /* Buf into file bytes [off, off+len) straight into the datafiles of the
@@ -425,10 +432,6 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
  * (write through the servers, which redo any part done). */
 int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,
                       const char *only);
-/* A collective's contiguous part up to this size is written here too: below
- * it the servers' round trip costs more than the copy (bench/ior.sh sf-coll);
- * above it their O_DIRECT stream of sorted blocks wins. */
-#define DDIO_LOCAL_COLL_WRITE_MAX (256u << 10)
 /* close the descriptors of every stripe server (before f->srv goes) */
 void ddio_local_release(struct ddio_fh *f);
 /* 1: L's first datafile is still where it was handed over: not deleted,

@@ -1146,7 +1146,7 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
     if (op == DDIO_X_READ && (!group || len <= DDIO_LOCAL_COLL_MAX)
         && ddio_local_pread(f, off, buf, len, NULL, 0, bytes))
         return 0;
-    if (op == DDIO_X_WRITE && (!group || len <= DDIO_LOCAL_COLL_WRITE_MAX)
+    if (op == DDIO_X_WRITE && (!group || len <= DDIO_LOCAL_COLL_MAX)
         && ddio_local_pwrite(f, off, buf, len, NULL)) {
         *bytes = len;
         return 0;

@@ -91,12 +91,13 @@ int main(int argc, char **argv)
     t_sync_barrier_sync(fh);
     read_span(fh, 0, REGION, 64 * KiB, "after another rank overwrote them");
 
-    /* collective writes of plain ranges up to DDIO_LOCAL_COLL_WRITE_MAX
-     * (256 KiB) are written here too: each rank rewrites its region in
-     * calls of 4 KiB, 64 KiB + 3 and 256 KiB, all ranks together (the
-     * runner's check that the servers wrote nothing covers these) */
-    int calls[] = {4 * KiB, 64 * KiB + 3, 256 * KiB};
-    for (int c = 0; c < 3; c++) {
+    /* collective writes of plain ranges up to DDIO_LOCAL_COLL_MAX
+     * (16 MiB) are written here too: each rank rewrites its region in
+     * calls of 4 KiB, 64 KiB + 3, 256 KiB and 768 KiB + 5 (across stripe
+     * units), all ranks together (the runner's check that the servers
+     * wrote nothing covers these) */
+    int calls[] = {4 * KiB, 64 * KiB + 3, 256 * KiB, 768 * KiB + 5};
+    for (int c = 0; c < 4; c++) {
         for (int r = 0; r < t_size; r++)
             t_file_set((MPI_Offset) r * REGION, 4 * calls[c], 5 + (uint64_t) c);
         for (int k = 0; k < 4; k++) {
