@@ -522,26 +522,41 @@ static int size_servers(struct ddio_fh *f, const char *sel, int want, struct ddi
     return 1;
 }
 
-/* The usual small read: one stripe unit of one server, one unit of one of
- * its disks, below that server's local size (so below the end of file
- * whatever the others hold: none is asked). The general path walks the
- * layout three times and sizes every server it touches; this one divides
- * twice. 1: read; 0: read through the server; -1: not this case. */
+/* The usual small call's one piece: [off, off+len) in one stripe unit of
+ * one server (*s, at local *loc) and one unit of one of its disks (*disk,
+ * at *doff); that server locked (usable) in L, the others NULL. The general
+ * paths walk the layout three times and size every server they touch; this
+ * divides twice. 1: so; 0: its server is not usable (go through it); -1:
+ * not one piece (the general path). */
+static int one_piece(struct ddio_fh *f, uint64_t off, uint64_t len, struct ddio_local **L,
+                     uint32_t *s, uint64_t *loc, uint32_t *disk, uint64_t *doff)
+{
+    if (!ddio_layout_one(&f->stripe, off, len, s, loc))
+        return -1;
+    for (int i = 0; i < f->nsrv; i++)
+        L[i] = NULL;
+    if (!(L[*s] = usable(f, (int) *s)))
+        return 0;
+    if (!ddio_layout_one(&L[*s]->disks, *loc, len, disk, doff)) {
+        unlock_all(f, L);
+        return -1;
+    }
+    return 1;
+}
+
+/* a small read below its server's local size (so below the end of file
+ * whatever the others hold: none is asked); as one_piece, 1: read */
 static int pread_one(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len, uint64_t *bytes)
 {
     struct ddio_local *L[DDIO_MAX_SERVERS];
     uint32_t s, disk;
     uint64_t loc, doff;
-    int rc = -1;
+    int rc = one_piece(f, off, len, L, &s, &loc, &disk, &doff);
 
-    if (!ddio_layout_one(&f->stripe, off, len, &s, &loc))
-        return -1;
-    for (int i = 0; i < f->nsrv; i++)
-        L[i] = NULL;
-    if (!(L[s] = usable(f, (int) s)))
-        return 0;
-    if (ddio_layout_one(&L[s]->disks, loc, len, &disk, &doff)
-        && __atomic_load_n(L[s]->size, __ATOMIC_ACQUIRE) >= loc + len) {
+    if (rc <= 0)
+        return rc;
+    rc = -1;
+    if (__atomic_load_n(L[s]->size, __ATOMIC_ACQUIRE) >= loc + len) {
         lread r = {.L = L,.cur = s,.dst = buf,.base = loc };
         rc = quiet_all(f, L) && !disk_piece(&r, disk, loc, doff, len);
         if (rc)
@@ -665,24 +680,18 @@ static int stripe_wpiece(void *arg, uint32_t server, uint64_t logical_off, uint6
     return ddio_layout_foreach(&w->L[server]->disks, local_off, len, disk_wpiece, w);
 }
 
-/* The usual small write, as pread_one: one unit of one server and disk.
- * 1: written; 0: write through the server; -1: not this case. */
+/* a small write; as one_piece, 1: written */
 static int pwrite_one(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len)
 {
     struct ddio_local *L[DDIO_MAX_SERVERS];
     uint32_t s, disk;
     uint64_t loc, doff;
-    int rc = 0;
+    int rc = one_piece(f, off, len, L, &s, &loc, &disk, &doff);
 
-    if (!ddio_layout_one(&f->stripe, off, len, &s, &loc))
-        return -1;
-    for (int i = 0; i < f->nsrv; i++)
-        L[i] = NULL;
-    if (!(L[s] = usable(f, (int) s)))
-        return 0;
-    if (!ddio_layout_one(&L[s]->disks, loc, len, &disk, &doff))
-        rc = -1;
-    else if (L[s]->writable && quiet_all(f, L)) {
+    if (rc <= 0)
+        return rc;
+    rc = 0;
+    if (L[s]->writable && quiet_all(f, L)) {
         lwrite w = {.L = L,.src = buf,.base = loc,.cur = s };
         ddio_size_raise(L[s]->size, loc + len);
         rc = !disk_wpiece(&w, disk, loc, doff, len);
