@@ -38,11 +38,7 @@
 
 #include "ddio_log.h"
 #include "ddio_net.h"
-
-/* a datafile's range written since its writeback was last started */
-struct local_wb {
-    uint64_t bytes, lo, hi;
-};
+#include "ddio_wb.h"
 
 struct ddio_local {
     unsigned gen;               /* conn->gen the descriptors came with */
@@ -53,7 +49,7 @@ struct ddio_local {
     uint64_t *size;             /* the server's local size (shared page) */
     struct ddio_stripe disks;   /* local offset -> (disk, offset) */
     int64_t quiet_ms;           /* when poll last found the connection quiet */
-    struct local_wb wb[DDIO_MAX_LOCAL_DISKS];   /* per datafile (wb_note) */
+    struct ddio_wb wb[DDIO_MAX_LOCAL_DISKS];    /* per datafile (wb_note) */
     char *link;                 /* where the first datafile was when handed
                                  * over (/proc/self/fd): ddio_local_same_file */
 };
@@ -623,28 +619,17 @@ typedef struct lwrite {
 } lwrite;
 
 /* Writeback started as this process writes, as the servers' engine does
- * for what it writes through the page cache (STORE_WB_KICK): every 256 KiB
- * a datafile's written range goes to the kernel's writeback, so
- * MPI_File_sync's fdatasync finds little left and the device works while
- * the ranks still write. (A hint: if it fails, the fdatasync writes them.) */
-#define WB_KICK (256u << 10)
-
+ * for what it writes through the page cache (ddio_wb.h). (A hint: if it
+ * fails, MPI_File_sync's fdatasync writes them.) */
 static void wb_note(struct ddio_local *L, uint32_t disk, uint64_t off, uint64_t len)
 {
-    struct local_wb *t = &L->wb[disk];
-    if (!t->bytes || off < t->lo)
-        t->lo = off;
-    if (!t->bytes || off + len > t->hi)
-        t->hi = off + len;
-    if ((t->bytes += len) < WB_KICK)
-        return;
+    uint64_t lo, hi, bytes;
     /* only a dense range: random writes scattered over the file would hand
      * the kernel every rank's dirty pages of it, page by page (IOR-style
      * random 4 KiB writes: 0.94 -> 0.71 of ufs: with, 0.94 without) */
-    if (t->hi - t->lo <= 2 * t->bytes)
-        (void) sync_file_range(L->fds[disk], (off_t) t->lo, (off_t) (t->hi - t->lo),
+    if (ddio_wb_note(&L->wb[disk], off, len, &lo, &hi, &bytes) && hi - lo <= 2 * bytes)
+        (void) sync_file_range(L->fds[disk], (off_t) lo, (off_t) (hi - lo),
                                SYNC_FILE_RANGE_WRITE);
-    t->bytes = 0;
 }
 
 static int disk_wpiece(void *arg, uint32_t disk, uint64_t local_off, uint64_t doff, uint64_t len)

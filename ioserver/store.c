@@ -1038,17 +1038,9 @@ int store_sync(struct store *st, struct ofile *of)
 
 void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len)
 {
+    uint64_t lo, hi, bytes;
     pthread_mutex_lock(&of->mu);
-    struct store_dirty *t = &of->dirty[d];
-    if (t->bytes == 0 || off < t->lo)
-        t->lo = off;
-    if (t->bytes == 0 || off + len > t->hi)
-        t->hi = off + len;
-    t->bytes += len;
-    int kick = t->bytes >= STORE_WB_KICK;
-    uint64_t lo = t->lo, hi = t->hi;
-    if (kick)
-        t->bytes = 0;
+    int kick = ddio_wb_note(&of->dirty[d], off, len, &lo, &hi, &bytes);
     int fd = of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d];
     pthread_mutex_unlock(&of->mu);
     /* a hint: if it fails, fdatasync at MPI_File_sync still writes them */

@@ -15,6 +15,7 @@
 #include "config.h"
 #include "ddio_layout.h"
 #include "ddio_proto.h"
+#include "ddio_wb.h"
 #include "locks.h"
 
 #define STORE_META_MAGIC   0x4D4C4444u   /* "DDLM" */
@@ -23,15 +24,6 @@
 
 /* who created a file: the create's DDIO_O_ONCE ids (client 0: not known) */
 struct store_creator { uint64_t client, call; };
-
-/* bytes written through the page cache since writeback was last started,
- * and the datafile range they lie in */
-struct store_dirty { uint64_t bytes, lo, hi; };
-
-/* Page-cache writes start writeback once this much is dirty in a datafile,
- * so MPI_File_sync finds little left to write (a sync of 1 GiB of dirty
- * pages would take as long as the whole write did). */
-#define STORE_WB_KICK (256u * 1024u)
 
 struct ofile {
     char *path;                  /* normalized relative path */
@@ -42,7 +34,7 @@ struct ofile {
     int ndisks;
     int *fds;                    /* one datafile per disk */
     int *bfds;                   /* the same files without O_DIRECT (-1: none) */
-    struct store_dirty *dirty;   /* per disk: page-cache writes not yet pushed
+    struct ddio_wb *dirty;       /* per disk: page-cache writes not yet pushed
                                   * to writeback (under mu) */
     uint64_t block_size;
     struct ddio_stripe disks;    /* {block_size, ndisks}: local -> disk math */
@@ -139,7 +131,7 @@ int store_prealloc(struct ofile *of, uint64_t off, uint64_t len);
  * fdatasync writes the pages dirtied through either. */
 int store_sync(struct store *st, struct ofile *of);
 /* len bytes at datafile offset off of disk d were written through the
- * buffered twin: past STORE_WB_KICK dirty bytes, start their writeback
+ * buffered twin: every DDIO_WB_KICK bytes (ddio_wb.h), start their writeback
  * (sync_file_range SYNC_FILE_RANGE_WRITE: starts it, waits for nothing). */
 void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len);
 /* A write of local bytes [.., end) was submitted: the size grows to end. */
