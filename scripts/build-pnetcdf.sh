@@ -57,12 +57,15 @@ src_id=$(cd "$(dirname "$dsc")" && sha256sum "$(basename "$dsc")" \
 
 conf_opts=(--with-mpi="$mpich_prefix" --enable-fortran --disable-cxx
   --disable-shared --enable-static)
-# The key names the MPICH by its version and ABI (mpi.h), not by its prefix:
-# the programs link libmpich.so.12 with a RUNPATH that LD_LIBRARY_PATH (test/
-# lib.sh's t_mpi_env) overrides, like Debian's own MPICH programs run on ours, so a
-# driver or registration change (a new MPICH cache entry) needs no rebuild.
+# The key names the MPICH by its version and ABI (mpi.h) and by the cache
+# entry it is installed in: the programs link libmpich.so.12 with a RUNPATH
+# that LD_LIBRARY_PATH (test/lib.sh's t_mpi_env) overrides, but the build
+# tree's Makefiles and libtool files name that entry's mpicc and
+# libmpichfort.la, and its test suite is built from them: with the entry
+# gone (a new MPICH key, the old one removed) every test directory failed
+# to build. A driver change alone keeps the entry, and this build.
 mpich_id=$(grep -E '^#define (MPI_VERSION|MPI_SUBVERSION|MPICH_VERSION|MPICH_NUMVERSION) ' \
-  "$mpich_prefix/include/mpi.h")
+  "$mpich_prefix/include/mpi.h"; readlink -f "$mpich_prefix")
 key=$( { echo "$src_id"; echo "${conf_opts[*]/#--with-mpi=*/--with-mpi}"; echo "$mpich_id"; cat "$0"; } \
   | sha256sum | cut -c1-16)
 base="$cache/pnetcdf-$key"; srcdir="$base/src"; bld="$base/build"; prefix="$base/prefix"
