@@ -446,22 +446,18 @@ int ddio_dial(const char *host, int port, const char *addr, const char *client_n
     }
 }
 
-int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
-                    int64_t deadline_ms, uint64_t *cookie, uint8_t **srv_addr,
-                    size_t *srv_len, char *err, size_t errlen)
+int ddio_attach_ucx(int fd, const char *addr, uint64_t req, int64_t deadline_ms,
+                    uint64_t *cookie, uint8_t **srv_addr, size_t *srv_len, char *err,
+                    size_t errlen)
 {
     *srv_addr = NULL;
     *srv_len = 0;
-    if (!(hr->flags & DDIO_SRV_UCX)) {
-        snprintf(err, errlen, "ddio server %s does not offer UCX", addr);
-        return -EOPNOTSUPP;
-    }
-    int rc = ddio_send_msg(fd, DDIO_T_UCXADDR, 3, 0, NULL, 0, NULL, 0, deadline_ms);
+    int rc = ddio_send_msg(fd, DDIO_T_UCXADDR, req, 0, NULL, 0, NULL, 0, deadline_ms);
     if (rc)
         return transport_err(rc, addr, "UCXADDR", err, errlen);
     uint8_t *p = NULL;
     size_t n = 0;
-    rc = recv_reply(fd, addr, DDIO_T_UCXADDR, 3, deadline_ms, &p, &n, err, errlen);
+    rc = recv_reply(fd, addr, DDIO_T_UCXADDR, req, deadline_ms, &p, &n, err, errlen);
     const uint8_t *a;
     uint32_t alen;
     if (rc == 0 && ddio_dec_ucxaddr_r(p, n, cookie, &a, &alen)) {
@@ -480,15 +476,8 @@ int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
     return rc;
 }
 
-int ddio_ucx_attach_conn(int fd, const char *addr, const struct ddio_hello_r *hr, int t,
-                         int64_t deadline_ms, uint64_t *cookie, struct ddio_ucx_ep **ep,
-                         char *why, size_t n)
+int ddio_ucx_wanted(int fd, const struct ddio_hello_r *hr, int t, char *why, size_t n)
 {
-    struct ddio_ucx *u;
-    uint8_t *saddr = NULL;
-    size_t slen;
-
-    *ep = NULL;
     why[0] = '\0';
     if (t == DDIO_XPORT_TCP)
         snprintf(why, n, "not attached: DDIO_TRANSPORT is tcp");
@@ -499,12 +488,24 @@ int ddio_ucx_attach_conn(int fd, const char *addr, const struct ddio_hello_r *hr
                  "there)");
         return 0;
     }
+    return 1;
+}
+
+int ddio_ucx_attach_conn(int fd, const char *addr, uint64_t req, int64_t deadline_ms,
+                         uint64_t *cookie, struct ddio_ucx_ep **ep, char *why, size_t n)
+{
+    struct ddio_ucx *u;
+    uint8_t *saddr = NULL;
+    size_t slen;
+
+    *ep = NULL;
+    why[0] = '\0';
     int64_t t0 = ddio_now_us(), t1;
     u = ddio_ucx_client(why, n);
     ddio_dial_stages.ucx_init = (t1 = ddio_now_us()) - t0;
     if (!u)
         return 0;
-    int rc = ddio_attach_ucx(fd, addr, hr, deadline_ms, cookie, &saddr, &slen, why, n);
+    int rc = ddio_attach_ucx(fd, addr, req, deadline_ms, cookie, &saddr, &slen, why, n);
     ddio_dial_stages.ucxaddr = (t0 = ddio_now_us()) - t1;
     if (rc == -EOPNOTSUPP || rc == -EEXIST)
         return 0;       /* declined */
@@ -513,5 +514,13 @@ int ddio_ucx_attach_conn(int fd, const char *addr, const struct ddio_hello_r *hr
     *ep = ddio_ucx_connect(u, saddr, slen, *cookie, deadline_ms, why, n);
     ddio_dial_stages.endpoint = ddio_now_us() - t0;
     free(saddr);
+    if (!*ep && ddio_now_ms() >= deadline_ms) {
+        /* its UCX worker did not answer in time: a hung server, which the
+         * connection's recovery (or failure) handles, not a call by TCP
+         * that would wait for it all over again */
+        size_t l = strlen(why);
+        snprintf(why + l, n - l, " (ddio server %s: no UCX answer before the deadline)", addr);
+        return -ETIMEDOUT;
+    }
     return 0;
 }

@@ -99,26 +99,32 @@ struct ddio_dial_stages {
 };
 extern __thread struct ddio_dial_stages ddio_dial_stages;
 
-/* After ddio_handshake, when hr says the server offers UCX: ask for it
- * (UCXADDR, req 3); on success the server's cookie for this connection and
+/* When the server offers UCX (DDIO_SRV_UCX in its HELLO|R): ask for it
+ * (UCXADDR, as request req: 3 right after the handshake, the connection's
+ * next id later); on success the server's cookie for this connection and
  * its worker address (malloc'd: *srv_addr) come back, for
  * ddio_ucx_connect/ddio_ucx_attach. A refusal (-EOPNOTSUPP, -EEXIST) is no
  * failure of the connection, which keeps TCP; other errors are failures of
  * the connection. The reason is in err. */
-int ddio_attach_ucx(int fd, const char *addr, const struct ddio_hello_r *hr,
-                    int64_t deadline_ms, uint64_t *cookie, uint8_t **srv_addr,
-                    size_t *srv_len, char *err, size_t errlen);
+int ddio_attach_ucx(int fd, const char *addr, uint64_t req, int64_t deadline_ms,
+                    uint64_t *cookie, uint8_t **srv_addr, size_t *srv_len, char *err,
+                    size_t errlen);
 
-/* The UCX step of every client's connection, after ddio_handshake on fd:
- * when the wanted transport t (ddio_xport_env) resolves to ucx for this
- * server (ddio_xport_resolve: forced, or auto finding a one-copy path),
- * the server offers it and UCX loads, ask for it (ddio_attach_ucx) and
- * connect to the server's worker. Returns 0 with *ep the endpoint, or NULL
- * and the reason in why (the connection stays on TCP); -errno when the
- * connection broke (why says how). */
+/* After ddio_handshake on fd: 1 when XFER data should move by UCX to this
+ * server: the wanted transport t (ddio_xport_env) resolves to ucx for it
+ * (ddio_xport_resolve: forced, or auto finding a one-copy path) and the
+ * server offers it; else 0 and the reason in why. Cheap: UCX is not loaded. */
+int ddio_ucx_wanted(int fd, const struct ddio_hello_r *hr, int t, char *why, size_t n);
+
+/* The UCX step of a client's connection that ddio_ucx_wanted, on fd at any
+ * time between two conversations: load UCX (the process's context, once),
+ * ask for it (ddio_attach_ucx, request req) and connect to the server's
+ * worker. Returns 0 with *ep the endpoint, or NULL and the reason in why
+ * (the connection stays on TCP); -errno when the connection broke, or
+ * -ETIMEDOUT when the server did not answer before the deadline (why says
+ * how). */
 struct ddio_ucx_ep;
-int ddio_ucx_attach_conn(int fd, const char *addr, const struct ddio_hello_r *hr, int t,
-                         int64_t deadline_ms, uint64_t *cookie, struct ddio_ucx_ep **ep,
-                         char *why, size_t n);
+int ddio_ucx_attach_conn(int fd, const char *addr, uint64_t req, int64_t deadline_ms,
+                         uint64_t *cookie, struct ddio_ucx_ep **ep, char *why, size_t n);
 
 #endif

@@ -82,6 +82,9 @@ int ddio_local_write_on(int hint);   /* the same for writes: DDIO_LOCAL_WRITE */
 
 struct ddio_pool;
 
+/* replies a connection may owe for requests nobody waits on */
+#define DDIO_CONN_POSTED 16
+
 struct ddio_conn {
     pthread_mutex_t mu;         /* one conversation at a time */
     struct ddio_pool *pool;     /* how to (re)connect: secret, transport */
@@ -94,8 +97,14 @@ struct ddio_conn {
     uint32_t ndisks;
     uint64_t block_size;
     struct ddio_ucx_ep *ucx;    /* XFER data may move by UCX; NULL: TCP only */
+    int ucx_lazy;               /* UCX wanted and offered, not attached yet:
+                                 * the first XFER that wants it attaches */
+    int ucx_forced;             /* DDIO_TRANSPORT (or the pool) said ucx */
     uint64_t ucx_cookie;        /* the server's name for this connection */
     char ucx_why[200];          /* why not UCX */
+    int nposted;                /* requests sent without waiting (ddio_conn_post) */
+    uint64_t posted_req[DDIO_CONN_POSTED];
+    uint16_t posted_type[DDIO_CONN_POSTED];
     int local_no;               /* LOCAL refused as another host: not asked
                                  * again on this connection */
     unsigned fork_gen;          /* ddio_fork_gen() when connected */
@@ -120,6 +129,28 @@ struct ddio_pool {
 unsigned ddio_fork_gen(void);
 /* DDIO_TIMING set (not "0"): print each connection's stages to stderr */
 int ddio_timing_on(void);
+
+/* Send a request whose reply nobody waits for (conversation held): what
+ * cannot fail its caller, a read-only handle's CLOSE. The reply is read
+ * and dropped before c's next conversation (ddio_conn_send,
+ * ddio_conn_drain), a server's error with it. -1 with e set when the
+ * connection broke. */
+int ddio_conn_post(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
+                   int64_t deadline_ms, struct ddio_err *e);
+/* read and drop the replies c owes for posted requests, oldest first: -1
+ * (e set, c failed) when the connection broke */
+int ddio_conn_drain(struct ddio_conn *c, int64_t deadline_ms, struct ddio_err *e);
+
+/* XFER data may move by UCX on c: attached, or to be at first use */
+static inline int ddio_conn_has_ucx(const struct ddio_conn *c)
+{
+    return c->ucx != NULL || c->ucx_lazy;
+}
+/* Attach c to UCX now if it is waiting to (conversation held, none in
+ * flight): 0 (attached, or it stays on TCP with the reason in c->ucx_why),
+ * -1 with e set when the connection broke (e->transport, c failed) or UCX
+ * was forced (DDIO_TRANSPORT = ucx) and the attachment came to nothing. */
+int ddio_conn_ucx(struct ddio_conn *c, int64_t deadline_ms, struct ddio_err *e);
 
 /* the pool's connection to addr, connected (and handshaken) if it was not */
 int ddio_pool_get(struct ddio_pool *p, const char *addr, int timeout_ms,

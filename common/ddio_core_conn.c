@@ -63,6 +63,8 @@ static void forsake_parents(struct ddio_conn *c)
         close(c->sock);
         c->sock = -1;
         c->ucx = NULL;
+        c->ucx_lazy = 0;
+        c->nposted = 0;
     }
 }
 
@@ -140,6 +142,8 @@ void ddio_conn_fail(struct ddio_conn *c)
     c->sock = -1;
     ddio_ucx_disconnect(c->ucx);        /* the server drops its side with the socket */
     c->ucx = NULL;
+    c->ucx_lazy = 0;
+    c->nposted = 0;
 }
 
 static int ptr_cmp(const void *a, const void *b)
@@ -200,28 +204,65 @@ static int secret_get(const struct ddio_pool *p, struct ddio_secret *s, struct d
     return 1;
 }
 
-/* After the handshake: ask the server for UCX when the pool's transport (or
- * DDIO_TRANSPORT) resolves to ucx for it (ddio_xport_resolve: forced, or
- * auto finding a one-copy path to this server), connect to its worker and
- * attach. A server that declines leaves the connection on TCP (c->ucx_why
- * says why) unless the pool is strict; a broken connection fails. */
-static int attach_ucx(struct ddio_conn *c, const struct ddio_hello_r *r, int64_t deadline,
-                      struct ddio_err *e)
+/* After the handshake: whether this connection's XFER data is to move by
+ * UCX (the pool's transport, or DDIO_TRANSPORT, resolves to ucx for this
+ * server, ddio_xport_resolve, and the server offers it): c->ucx_lazy. The
+ * attachment itself (the process's UCX context, UCXADDR, the endpoint:
+ * 5-100 ms on a busy host, most of a first open) waits for the first XFER
+ * that moves data by UCX (ddio_conn_ucx), so a job whose calls all go by
+ * TCP or same-host I/O never pays it. A strict pool fails here when UCX was
+ * forced and this server does not offer it. */
+static int want_ucx(struct ddio_conn *c, const struct ddio_hello_r *r, struct ddio_err *e)
 {
     int t = c->pool->xport >= 0 ? c->pool->xport : ddio_xport_env(c->ucx_why,
                                                                   sizeof(c->ucx_why));
     c->ucx = NULL;
+    c->ucx_lazy = 0;
+    c->ucx_forced = t == DDIO_XPORT_UCX;
     if (t < 0)          /* the opener reports a bad DDIO_TRANSPORT */
         return 0;
-    int rc = ddio_ucx_attach_conn(c->sock, c->addr, r, t, deadline, &c->ucx_cookie, &c->ucx,
-                                  c->ucx_why, sizeof(c->ucx_why));
-    if (rc) {
-        ddio_err_set(e, -rc, "%s", c->ucx_why);
-        return -1;
-    }
-    if (c->pool->strict_ucx && t == DDIO_XPORT_UCX && !c->ucx) {
+    c->ucx_lazy = ddio_ucx_wanted(c->sock, r, t, c->ucx_why, sizeof(c->ucx_why));
+    if (c->pool->strict_ucx && c->ucx_forced && !c->ucx_lazy) {
         ddio_err_set(e, EPROTONOSUPPORT, "DDIO_TRANSPORT = ucx, but server %s: %s", c->addr,
                      c->ucx_why);
+        return -1;
+    }
+    return 0;
+}
+
+/* DDIO_TIMING: one line per UCX attachment, its stages in ms */
+static void attach_timing(const struct ddio_conn *c, int64_t t0, int rc)
+{
+    const struct ddio_dial_stages *s = &ddio_dial_stages;
+    if (!ddio_timing_on())
+        return;
+    fprintf(stderr, "ddio-timing pid %d ucx-attach %s total_ms %.2f ucx_init_ms %.2f "
+            "ucxaddr_ms %.2f endpoint_ms %.2f%s\n", (int) getpid(), c->addr,
+            (ddio_now_us() - t0) / 1e3, s->ucx_init / 1e3, s->ucxaddr / 1e3,
+            s->endpoint / 1e3, rc ? " failed" : c->ucx ? "" : " declined");
+}
+
+int ddio_conn_ucx(struct ddio_conn *c, int64_t deadline, struct ddio_err *e)
+{
+    if (!c->ucx_lazy || c->sock < 0)
+        return 0;
+    if (ddio_conn_drain(c, deadline, e))
+        return -1;
+    c->ucx_lazy = 0;
+    int64_t t0 = ddio_now_us();
+    memset(&ddio_dial_stages, 0, sizeof(ddio_dial_stages));
+    int rc = ddio_ucx_attach_conn(c->sock, c->addr, c->next_req++, deadline, &c->ucx_cookie,
+                                  &c->ucx, c->ucx_why, sizeof(c->ucx_why));
+    attach_timing(c, t0, rc);
+    if (rc) {
+        ddio_err_set(e, -rc, "%s", c->ucx_why);
+        e->transport = 1;
+        ddio_conn_fail(c);
+        return -1;
+    }
+    if (!c->ucx && c->ucx_forced) {
+        ddio_err_set(e, EPROTONOSUPPORT, "ddio: DDIO_TRANSPORT = ucx, but server %s: %s",
+                     c->name, c->ucx_why);
         return -1;
     }
     return 0;
@@ -230,6 +271,7 @@ static int attach_ucx(struct ddio_conn *c, const struct ddio_hello_r *r, int64_t
 static void adopt_hello(struct ddio_conn *c, struct ddio_hello_r *r)
 {
     c->next_req = DDIO_HANDSHAKE_REQS + 1;
+    c->nposted = 0;
     memcpy(c->id, r->server_id, DDIO_ID_LEN);
     c->ndisks = r->ndisks;
     c->block_size = r->block_size;
@@ -300,7 +342,7 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
     c->gen++;
     c->local_no = 0;
     c->fork_gen = ddio_fork_gen();
-    int rc = attach_ucx(c, &r, deadline, e);
+    int rc = want_ucx(c, &r, e);
     if (!rc)
         adopt_hello(c, &r);
     free(r.name);
@@ -437,19 +479,68 @@ static void conn_lost(const struct ddio_conn *c, struct ddio_err *e)
     e->transport = 1;
 }
 
+static int send_req(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
+                    uint64_t *req, int64_t deadline, struct ddio_err *e)
+{
+    int rc;
+    *req = c->next_req++;
+    rc = ddio_send_msg(c->sock, type, *req, 0, payload, len, NULL, 0, deadline);
+    if (rc) {
+        ddio_conn_transport_error(c, rc, "send", e);
+        return -1;
+    }
+    return 0;
+}
+
 int ddio_conn_send(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
                    uint64_t *req, int64_t deadline, struct ddio_err *e)
 {
-    int rc;
     forsake_parents(c);
     if (c->sock < 0) {
         conn_lost(c, e);
         return -1;
     }
-    *req = c->next_req++;
-    rc = ddio_send_msg(c->sock, type, *req, 0, payload, len, NULL, 0, deadline);
-    if (rc) {
-        ddio_conn_transport_error(c, rc, "send", e);
+    if (c->nposted && ddio_conn_drain(c, deadline, e))
+        return -1;
+    return send_req(c, type, payload, len, req, deadline, e);
+}
+
+int ddio_conn_post(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
+                   int64_t deadline, struct ddio_err *e)
+{
+    uint64_t req;
+    forsake_parents(c);
+    if (c->sock < 0) {
+        conn_lost(c, e);
+        return -1;
+    }
+    if (c->nposted == DDIO_CONN_POSTED && ddio_conn_drain(c, deadline, e))
+        return -1;
+    if (send_req(c, type, payload, len, &req, deadline, e))
+        return -1;
+    c->posted_req[c->nposted] = req;
+    c->posted_type[c->nposted++] = type;
+    return 0;
+}
+
+int ddio_conn_drain(struct ddio_conn *c, int64_t deadline, struct ddio_err *e)
+{
+    for (int k = 0; k < c->nposted && c->sock >= 0; k++) {
+        uint8_t *p;
+        size_t n;
+        struct ddio_err pe;
+        memset(&pe, 0, sizeof(pe));
+        if (ddio_conn_recv_reply(c, c->posted_type[k], c->posted_req[k], deadline, &p, &n,
+                                 &pe) && c->sock < 0) {
+            *e = pe;    /* broken (it failed c); a server's error is dropped */
+            c->nposted = 0;
+            return -1;
+        }
+        free(p);
+    }
+    c->nposted = 0;
+    if (c->sock < 0) {
+        conn_lost(c, e);
         return -1;
     }
     return 0;

@@ -403,6 +403,14 @@ static int quiet_all(struct ddio_fh *f, struct ddio_local *const *L)
     struct pollfd p[DDIO_MAX_SERVERS];
     nfds_t n = 0;
     int64_t now = ddio_now_ms();
+    for (int i = 0; i < f->nsrv; i++) {
+        struct ddio_err e;
+        memset(&e, 0, sizeof(e));
+        /* a posted CLOSE's reply is no news; taken off first */
+        if (L[i] && f->srv[i].conn->nposted &&
+            ddio_conn_drain(f->srv[i].conn, now + f->timeout_ms, &e))
+            return 0;
+    }
     for (int i = 0; i < f->nsrv; i++)
         if (L[i] && now - L[i]->quiet_ms > QUIET_MS)
             p[n++] = (struct pollfd) {.fd = f->srv[i].conn->sock,.events = POLLIN | POLLRDHUP };

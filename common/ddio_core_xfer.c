@@ -199,6 +199,35 @@ static void landed(void *arg, const struct ddio_seg *g)
         st->got_err = 1;
 }
 
+/* would the XFER to server i move its data by UCX, were c attached */
+static int ucx_fits(const xstate *st, int i)
+{
+    const struct ddio_xfer_req *x = st->x;
+    return !st->s[i].no_ucx && st->f->xport != DDIO_XPORT_TCP && x->mem->contig &&
+        x->fdesc->length >= DDIO_UCX_MIN_STREAM &&
+        !(x->op == DDIO_X_WRITE && x->nparticipants == 1 && x->fdesc->length <= DDIO_MAX_INLINE);
+}
+
+/* The connections this call's data moves on by UCX and that wait to be
+ * attached are attached first, before any XFER is out (nothing of ours is
+ * in flight then, and no PUT can land while one attaches). A connection
+ * that broke is lost like one that breaks on sending (recovered, the XFER
+ * then by TCP); a forced UCX that came to nothing fails the call. */
+static int attach_ucx(xstate *st, int64_t deadline)
+{
+    for (int i = 0; i < st->f->nsrv; i++) {
+        struct ddio_err err;
+        if (!st->conns[i] || !st->f->srv[i].conn->ucx_lazy || !ucx_fits(st, i))
+            continue;
+        memset(&err, 0, sizeof(err));
+        if (ddio_conn_ucx(st->f->srv[i].conn, deadline, &err) && !err.transport) {
+            note_error(st, &err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* data of the XFER to server i by UCX: a sink for its PUTs */
 static int want_ucx(xstate *st, int i)
 {
@@ -207,8 +236,7 @@ static int want_ucx(xstate *st, int i)
     char why[200];
     struct ddio_ucx_sink *sk;
 
-    if (!c->ucx || st->f->xport == DDIO_XPORT_TCP || !x->mem->contig ||
-        x->fdesc->length < DDIO_UCX_MIN_STREAM)
+    if (!c->ucx || !ucx_fits(st, i))
         return 0;
     if (!st->ucx && !(st->ucx = ddio_ucx_client(why, sizeof(why))))
         return 0;
@@ -245,7 +273,7 @@ static void send_one(xstate *st, int i, int64_t deadline)
         m.flags |= DDIO_XF_INLINE;
         m.inline_len = (uint32_t) x->fdesc->length;
         m.inline_data = (const uint8_t *) x->mem->buf;
-    } else if (!st->s[i].no_ucx && want_ucx(st, i)) {
+    } else if (want_ucx(st, i)) {
         m.flags |= DDIO_XF_UCX;
         m.ucx_token = st->s[i].sink->token;
         m.ucx_len = x->fdesc->length;
@@ -285,6 +313,8 @@ static void send_xfers(xstate *st)
         note_error(st, &err);
         return;
     }
+    if (attach_ucx(st, deadline))
+        return;
     for (int i = 0; i < f->nsrv; i++)
         if (st->conns[i])       /* else not involved, or ddio_fh_ready failed: noted */
             send_one(st, i, deadline);

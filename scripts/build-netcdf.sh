@@ -72,10 +72,13 @@ conf_opts=(--disable-shared --enable-static --enable-parallel4 --enable-parallel
 # netCDF's configure sets CFLAGS to -fno-strict-aliasing alone when none is
 # given: optimise as Debian's build does (dpkg-buildflags: -g -O2).
 nc_cflags="-g -O2"
-# As for PnetCDF, the key names the MPICH by version and ABI (mpi.h), not by
-# its prefix: LD_LIBRARY_PATH (test/lib.sh's t_mpi_env) picks the library.
+# As for PnetCDF, the key names the MPICH by version and ABI (mpi.h) and by
+# the cache entry it is installed in: the build tree's Makefiles name that
+# entry's mpicc (the test programs run from the tree find the library by
+# LD_LIBRARY_PATH, test/lib.sh's t_mpi_env, but a rebuild in the tree would
+# fail once the entry is gone). A driver change alone keeps the entry.
 mpich_id=$(grep -E '^#define (MPI_VERSION|MPI_SUBVERSION|MPICH_VERSION|MPICH_NUMVERSION) ' \
-  "$mpich_prefix/include/mpi.h")
+  "$mpich_prefix/include/mpi.h"; readlink -f "$mpich_prefix")
 key=$( { echo "$src_id"; echo "${conf_opts[*]} CFLAGS=$nc_cflags"; echo "$mpich_id"; echo "hdf5 $h5ver"; cat "$0"; } \
   | sha256sum | cut -c1-16)
 base="$cache/netcdf-$key"; srcdir="$base/src"; bld="$base/build"; prefix="$base/prefix"

@@ -85,7 +85,8 @@ static void publish_layout(ADIO_File fd, ADIOI_DDIO_File * f)
 
 /* The transport in force: the hint, else DDIO_TRANSPORT, else auto (which
  * ddio_xport_resolve settled per connection). With ucx, every server must
- * have taken our UCX address. */
+ * offer UCX where ddio_xport_resolve found a path to it (the connections
+ * attach at their first XFER that moves data by UCX: ddio_conn_ucx). */
 static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn ** conns, int n,
                             ADIOI_DDIO_Err * e)
 {
@@ -95,13 +96,13 @@ static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *
         return -1;
     }
     for (int i = 0; i < n; i++) {
-        if (t == DDIO_XPORT_UCX && !conns[i]->ucx) {
+        if (t == DDIO_XPORT_UCX && !ddio_conn_has_ucx(conns[i])) {
             ddio_err_set(e, EPROTONOSUPPORT, "ddio: romio_ddio_transport / "
                                "DDIO_TRANSPORT = ucx, but server %s: %s", conns[i]->name,
                                conns[i]->ucx_why[0] ? conns[i]->ucx_why : "no UCX endpoint");
             return -1;
         }
-        all &= conns[i]->ucx != NULL;
+        all &= ddio_conn_has_ucx(conns[i]);
     }
     /* auto: each connection attached to UCX where it found a one-copy path */
     f->fh.xport = t == DDIO_XPORT_TCP ? DDIO_XPORT_TCP : DDIO_XPORT_UCX;

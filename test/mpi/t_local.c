@@ -7,9 +7,12 @@
  * another rank overwrote after this rank read them; set_size shrinking
  * (short counts) and growing (zeros); collective reads of plain ranges;
  * collective writes of plain ranges (written here too up to 256 KiB);
- * and a read after another process (a second open) extended the file.
+ * a read after another process (a second open) extended the file, and
+ * one after a read-only second open was closed (its CLOSE's reply unread).
  * The file left is compared with ufs: by the runner. usage: t_local FILE */
 #include "tutil.h"
+
+#include <unistd.h>
 
 #define KiB 1024
 #define MiB (1024 * 1024)
@@ -135,6 +138,16 @@ int main(int argc, char **argv)
     T_MPI(MPI_File_sync(fh));
     read_span(fh, ext - 4 * KiB, t_file_size + 4 * KiB, MiB + 13, "after another open extended it");
     T_MPI(MPI_File_close(&solo));
+
+    /* a read-only open, closed: its CLOSE is posted, the reply left on the
+     * connection fh shares; the next read of fh still goes by the
+     * datafiles (the reply taken off first; the runner checks that the
+     * servers read nothing). The pause lets the reply arrive. */
+    T_MPI(MPI_File_open(MPI_COMM_SELF, argv[1], MPI_MODE_RDONLY, info, &solo));
+    read_span(solo, 0, 64 * KiB, 4 * KiB, "through a read-only second open");
+    T_MPI(MPI_File_close(&solo));
+    usleep(20000);
+    read_span(fh, 0, 64 * KiB, 4 * KiB, "after a read-only open was closed");
 
     T_MPI(MPI_File_close(&fh));
     MPI_Info_free(&info);
