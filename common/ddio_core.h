@@ -305,6 +305,11 @@ int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[
  * With f->park, handles that can be taken again without asking the
  * servers are parked instead (ddio_park_put). */
 int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e);
+/* Attach f's connections that wait to move data by UCX (ddio_conn_ucx) now,
+ * outside any data call: the driver's set_view of a described filetype.
+ * What fails is for the next call to meet: a broken connection its
+ * recovery, a forced UCX that came to nothing its error. */
+void ddio_fh_ucx_attach(struct ddio_fh *f);
 /* the handle is open on the connection it was opened on */
 int ddio_srv_live(const struct ddio_srv *s);
 

@@ -11,6 +11,7 @@
  * server, which makes EXCL exact across servers and racing processes. */
 #include "ddio_core.h"
 #include "ddio_net.h"
+#include "ddio_xport.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -1013,6 +1014,20 @@ int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
     f->srv = NULL;
     f->nsrv = 0;
     return rc;
+}
+
+void ddio_fh_ucx_attach(struct ddio_fh *f)
+{
+    int64_t dl = ddio_now_ms() + f->timeout_ms;
+    for (int i = 0; i < f->nsrv && f->xport != DDIO_XPORT_TCP; i++) {
+        struct ddio_conn *c = f->srv[i].conn;
+        struct ddio_err ce;
+        memset(&ce, 0, sizeof(ce));
+        pthread_mutex_lock(&c->mu);
+        if (c->ucx_lazy)
+            ddio_conn_ucx(c, dl, &ce);
+        pthread_mutex_unlock(&c->mu);
+    }
 }
 
 void ddio_fh_free(struct ddio_fh *f)

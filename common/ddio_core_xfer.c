@@ -216,14 +216,18 @@ static int ucx_fits(const xstate *st, int i)
 static int attach_ucx(xstate *st, int64_t deadline)
 {
     for (int i = 0; i < st->f->nsrv; i++) {
+        struct ddio_conn *c = st->f->srv[i].conn;
         struct ddio_err err;
-        if (!st->conns[i] || !st->f->srv[i].conn->ucx_lazy || !ucx_fits(st, i))
+        if (!st->conns[i] || !ucx_fits(st, i))
             continue;
         memset(&err, 0, sizeof(err));
-        if (ddio_conn_ucx(st->f->srv[i].conn, deadline, &err) && !err.transport) {
-            note_error(st, &err);
-            return -1;
-        }
+        if (!c->ucx_lazy && !c->ucx && c->ucx_forced && c->sock >= 0)  /* tried before */
+            ddio_err_set(&err, EPROTONOSUPPORT, "ddio: DDIO_TRANSPORT = ucx, but server %s: %s",
+                         c->name, c->ucx_why);
+        else if (!c->ucx_lazy || !ddio_conn_ucx(c, deadline, &err) || err.transport)
+            continue;
+        note_error(st, &err);
+        return -1;
     }
     return 0;
 }

@@ -106,6 +106,18 @@ static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *
     }
     /* auto: each connection attached to UCX where it found a one-copy path */
     f->fh.xport = t == DDIO_XPORT_TCP ? DDIO_XPORT_TCP : DDIO_XPORT_UCX;
+    /* a file opened by several ranks together is the collective kind whose
+     * data UCX moves: this process's UCX context is started now, on a
+     * thread of its own, so the attachment at the first set_view or call
+     * finds it ready (a file opened by one rank alone, file per process,
+     * often never needs UCX: started at its first use, if any) */
+    int np;
+    MPI_Comm_size(fd->comm, &np);
+    for (int i = 0; np > 1 && f->fh.xport == DDIO_XPORT_UCX && i < n; i++)
+        if (conns[i]->ucx_lazy) {
+            ddio_ucx_client_prefetch();
+            break;
+        }
     ADIOI_Info_set(fd->info, "ddio_transport_in_use",
                    f->fh.xport == DDIO_XPORT_UCX && all ? "ucx" : "tcp");
     return 0;

@@ -156,6 +156,12 @@ void ADIOI_DDIO_Set_view(ADIO_File fd, ADIO_Offset disp, MPI_Datatype etype,
         fd->fp_ind = disp;
     } else if (ftsize > 0 && view_set(fd, error_code))
         return;
+    else if (ftsize > 0 && ADIOI_DDIO_File_get(fd)->fh.srv)
+        /* a described view: the calls to come move strided data, which UCX
+         * moves where this process reaches the servers by it; their
+         * connections are attached here (once per process and server,
+         * 10-100 ms on a busy host), not inside the first data call */
+        ddio_fh_ucx_attach(&ADIOI_DDIO_File_get(fd)->fh);
     /* (a filetype without data leaves fp_ind where it was, as in ROMIO) */
     *error_code = MPI_SUCCESS;
 }
