@@ -326,16 +326,20 @@ if t_selected transport; then
   ddio_only transport-hint-tcp 2 3 t_transport tcp tcp
   ddio_only transport-hint-ucx 2 3 t_transport "$ucx_hint" ucx
   if [ "$envx" = ucx ]; then
-    # UCX is attached at the first call whose data it moves: a job of small
-    # calls (t_smallio, its bytes checked by its own model) makes no UCX
-    # endpoint; a collective after it one per rank and server
+    # UCX is attached at the first call whose data it moves, or at the
+    # set_view of a described filetype: a job of small contiguous calls
+    # (t_self, its bytes read back and compared) makes no UCX endpoint; one
+    # of small calls through a vector view (t_smallio, checked against its
+    # model) one per rank and server at its set_view; a collective after it
+    # (2 ranks) two more
     EPS0='$2=="ucx_eps"{n++; if ($3==0) ok++} END{if (n!=NS || ok!=n) {print "a job of small calls made UCX endpoints"; exit 1}}'
-    EPS2='$2=="ucx_eps"{n++; if ($3==2) ok++} END{if (n!=NS || ok!=n) {print "ucx_eps: " ok+0 " of " NS " servers attached the 2 ranks"; exit 1}}'
-    export -f stats_check; export top tmp EPS0 EPS2
+    EPS3='$2=="ucx_eps"{n++; if ($3==3) ok++} END{if (n!=NS || ok!=n) {print "ucx_eps: " ok+0 " of " NS " servers attached the 3 ranks of the set_view"; exit 1}}'
+    EPS5='$2=="ucx_eps"{n++; if ($3==5) ok++} END{if (n!=NS || ok!=n) {print "ucx_eps: " ok+0 " of " NS " servers attached the 2 ranks of the collective"; exit 1}}'
+    export -f stats_check; export top tmp EPS0 EPS3 EPS5
     mkdir -p "$tmp/srv-lazy"
     t_step "transport-ucx-lazy" env ROMIO_HINTS="$DD_HINTS" "$run" -s 2 --root "$tmp/srv-lazy" --transport ucx -- bash -c \
-      'mpiexec -n 3 "$0" ddio:/lazy && stats_check 2 "$EPS0" ucx_eps && mpiexec -n 2 "$1" -q -r 8192 -m 4 -p wc,rc ddio:/lazy8k && stats_check 2 "$EPS2" ucx_eps' \
-      "$(prog_path t_smallio)" "$(prog_path ddio-patterns)"
+      'mpiexec -n 3 "$0" ddio:/lazy && stats_check 2 "$EPS0" ucx_eps && mpiexec -n 3 "$1" ddio:/lazyv && stats_check 2 "$EPS3" ucx_eps && mpiexec -n 2 "$2" -q -r 8192 -m 4 -p wc,rc ddio:/lazy8k && stats_check 2 "$EPS5" ucx_eps' \
+      "$(prog_path t_self)" "$(prog_path t_smallio)" "$(prog_path ddio-patterns)"
   fi
 fi
 if t_selected coll-patterns; then
