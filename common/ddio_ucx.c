@@ -23,6 +23,7 @@ struct ddio_ucx *ddio_ucx_open(char *err, size_t n)
 void ddio_ucx_close(struct ddio_ucx *u) { (void)u; }
 struct ddio_ucx *ddio_ucx_client(char *err, size_t n) { return ddio_ucx_open(err, n); }
 void ddio_ucx_client_prefetch(void) { }
+void ddio_ucx_client_prefetch_wait(void) { }
 const void *ddio_ucx_address(const struct ddio_ucx *u, size_t *len)
 {
     (void)u;
@@ -485,8 +486,14 @@ static void client_init(void)
  * attaches; built there, just before the call, it slowed the call itself
  * (Kotz's patterns, one call per launch: ~9 % of the time at P = 4). A
  * fork waits for it (its once-control would stay "running" in the
- * child). */
+ * child). The thread is joined at the next close or failed open
+ * (ddio_ucx_client_prefetch_wait): it must not outlive the files, since
+ * Open MPI unloads the driver's component at MPI_Finalize (a thread
+ * still in it crashed the process) and exit runs UCX's destructors. */
 static atomic_int prefetch_started;
+static pthread_mutex_t prefetch_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t prefetch_thr;
+static int prefetch_joinable;
 
 static void *prefetch_run(void *arg)
 {
@@ -501,19 +508,30 @@ static void prefetch_before_fork(void)
         pthread_once(&client_once, client_init);
 }
 
+static void prefetch_in_child(void)
+{
+    pthread_mutex_init(&prefetch_mu, NULL);
+    prefetch_joinable = 0;      /* the thread stayed with the parent */
+}
+
 void ddio_ucx_client_prefetch(void)
 {
-    pthread_t t;
-    pthread_attr_t a;
     if (atomic_exchange(&prefetch_started, 1))
         return;
-    pthread_atfork(prefetch_before_fork, NULL, NULL);
-    if (pthread_attr_init(&a) == 0) {
-        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&t, &a, prefetch_run, NULL) != 0)
-            atomic_store(&prefetch_started, 0);       /* built at first use */
-        pthread_attr_destroy(&a);
-    }
+    pthread_atfork(prefetch_before_fork, NULL, prefetch_in_child);
+    pthread_mutex_lock(&prefetch_mu);
+    prefetch_joinable = pthread_create(&prefetch_thr, NULL, prefetch_run, NULL) == 0;
+    pthread_mutex_unlock(&prefetch_mu);
+    /* not started: the context is built at first use */
+}
+
+void ddio_ucx_client_prefetch_wait(void)
+{
+    pthread_mutex_lock(&prefetch_mu);
+    if (prefetch_joinable)
+        pthread_join(prefetch_thr, NULL);
+    prefetch_joinable = 0;
+    pthread_mutex_unlock(&prefetch_mu);
 }
 
 struct ddio_ucx *ddio_ucx_client(char *err, size_t n)

@@ -173,6 +173,8 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
         ADIOI_DDIO_Cache_setup(fd, ADIOI_DDIO_Xfer_flags(f), e);  /* nothing buffered yet: cannot fail */
     } else if (f->fh.srv)
         ddio_fh_close(&f->fh, NULL);
+    if (rc)
+        ddio_ucx_client_prefetch_wait();
     return rc;
 }
 
