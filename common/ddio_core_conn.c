@@ -244,6 +244,7 @@ static void attach_timing(const struct ddio_conn *c, int64_t t0, int rc)
 
 int ddio_conn_ucx(struct ddio_conn *c, int64_t deadline, struct ddio_err *e)
 {
+    forsake_parents(c);         /* a forked child's first word reconnects */
     if (!c->ucx_lazy || c->sock < 0)
         return 0;
     if (ddio_conn_drain(c, deadline, e))
@@ -525,6 +526,7 @@ int ddio_conn_post(struct ddio_conn *c, uint16_t type, const void *payload, size
 
 int ddio_conn_drain(struct ddio_conn *c, int64_t deadline, struct ddio_err *e)
 {
+    forsake_parents(c);         /* the parent's replies are the parent's */
     for (int k = 0; k < c->nposted && c->sock >= 0; k++) {
         uint8_t *p;
         size_t n;
