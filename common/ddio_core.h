@@ -149,7 +149,8 @@ static inline int ddio_conn_has_ucx(const struct ddio_conn *c)
 /* Attach c to UCX now if it is waiting to (conversation held, none in
  * flight): 0 (attached, or it stays on TCP with the reason in c->ucx_why),
  * -1 with e set when the connection broke (e->transport, c failed) or UCX
- * was forced (DDIO_TRANSPORT = ucx) and the attachment came to nothing. */
+ * was forced (DDIO_TRANSPORT = ucx) and c has none: this attachment, or an
+ * earlier one, came to nothing. */
 int ddio_conn_ucx(struct ddio_conn *c, int64_t deadline_ms, struct ddio_err *e);
 
 /* the pool's connection to addr, connected (and handshaken) if it was not */

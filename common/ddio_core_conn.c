@@ -242,11 +242,21 @@ static void attach_timing(const struct ddio_conn *c, int64_t t0, int rc)
             s->endpoint / 1e3, rc ? " failed" : c->ucx ? "" : " declined");
 }
 
+/* UCX forced and not had on c */
+static int forced_err(const struct ddio_conn *c, struct ddio_err *e)
+{
+    ddio_err_set(e, EPROTONOSUPPORT, "ddio: DDIO_TRANSPORT = ucx, but server %s: %s", c->name,
+                 c->ucx_why);
+    return -1;
+}
+
 int ddio_conn_ucx(struct ddio_conn *c, int64_t deadline, struct ddio_err *e)
 {
     forsake_parents(c);         /* a forked child's first word reconnects */
-    if (!c->ucx_lazy || c->sock < 0)
+    if (c->sock < 0 || c->ucx)
         return 0;
+    if (!c->ucx_lazy)           /* not wanted, or tried before */
+        return c->ucx_forced ? forced_err(c, e) : 0;
     if (ddio_conn_drain(c, deadline, e))
         return -1;
     c->ucx_lazy = 0;
@@ -261,12 +271,7 @@ int ddio_conn_ucx(struct ddio_conn *c, int64_t deadline, struct ddio_err *e)
         ddio_conn_fail(c);
         return -1;
     }
-    if (!c->ucx && c->ucx_forced) {
-        ddio_err_set(e, EPROTONOSUPPORT, "ddio: DDIO_TRANSPORT = ucx, but server %s: %s",
-                     c->name, c->ucx_why);
-        return -1;
-    }
-    return 0;
+    return !c->ucx && c->ucx_forced ? forced_err(c, e) : 0;
 }
 
 static void adopt_hello(struct ddio_conn *c, struct ddio_hello_r *r)
@@ -493,14 +498,22 @@ static int send_req(struct ddio_conn *c, uint16_t type, const void *payload, siz
     return 0;
 }
 
-int ddio_conn_send(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
-                   uint64_t *req, int64_t deadline, struct ddio_err *e)
+/* c may be spoken on: connected, and not the process's it forked from */
+static int conn_usable(struct ddio_conn *c, struct ddio_err *e)
 {
     forsake_parents(c);
     if (c->sock < 0) {
         conn_lost(c, e);
-        return -1;
+        return 0;
     }
+    return 1;
+}
+
+int ddio_conn_send(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
+                   uint64_t *req, int64_t deadline, struct ddio_err *e)
+{
+    if (!conn_usable(c, e))
+        return -1;
     if (c->nposted && ddio_conn_drain(c, deadline, e))
         return -1;
     return send_req(c, type, payload, len, req, deadline, e);
@@ -510,11 +523,8 @@ int ddio_conn_post(struct ddio_conn *c, uint16_t type, const void *payload, size
                    int64_t deadline, struct ddio_err *e)
 {
     uint64_t req;
-    forsake_parents(c);
-    if (c->sock < 0) {
-        conn_lost(c, e);
+    if (!conn_usable(c, e))
         return -1;
-    }
     if (c->nposted == DDIO_CONN_POSTED && ddio_conn_drain(c, deadline, e))
         return -1;
     if (send_req(c, type, payload, len, &req, deadline, e))

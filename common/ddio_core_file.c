@@ -1019,7 +1019,9 @@ int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
 void ddio_fh_ucx_attach(struct ddio_fh *f)
 {
     int64_t dl = ddio_now_ms() + f->timeout_ms;
-    for (int i = 0; i < f->nsrv && f->xport != DDIO_XPORT_TCP; i++) {
+    if (f->xport == DDIO_XPORT_TCP)
+        return;
+    for (int i = 0; i < f->nsrv; i++) {
         struct ddio_conn *c = f->srv[i].conn;
         struct ddio_err ce;
         memset(&ce, 0, sizeof(ce));

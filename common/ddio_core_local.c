@@ -396,6 +396,13 @@ static void unlock_all(struct ddio_fh *f, struct ddio_local *const *L)
             pthread_mutex_unlock(&f->srv[i].conn->mu);
 }
 
+static int drained(struct ddio_conn *c, int64_t deadline)
+{
+    struct ddio_err e;
+    memset(&e, 0, sizeof(e));
+    return ddio_conn_drain(c, deadline, &e) == 0;
+}
+
 /* the connections (locked) have nothing to say: no hangup, no message
  * waiting (a server that died or restarted has closed its end) */
 static int quiet_all(struct ddio_fh *f, struct ddio_local *const *L)
@@ -404,16 +411,14 @@ static int quiet_all(struct ddio_fh *f, struct ddio_local *const *L)
     nfds_t n = 0;
     int64_t now = ddio_now_ms();
     for (int i = 0; i < f->nsrv; i++) {
-        struct ddio_err e;
-        memset(&e, 0, sizeof(e));
+        if (!L[i])
+            continue;
         /* a posted CLOSE's reply is no news; taken off first */
-        if (L[i] && f->srv[i].conn->nposted &&
-            ddio_conn_drain(f->srv[i].conn, now + f->timeout_ms, &e))
+        if (f->srv[i].conn->nposted && !drained(f->srv[i].conn, now + f->timeout_ms))
             return 0;
-    }
-    for (int i = 0; i < f->nsrv; i++)
-        if (L[i] && now - L[i]->quiet_ms > QUIET_MS)
+        if (now - L[i]->quiet_ms > QUIET_MS)
             p[n++] = (struct pollfd) {.fd = f->srv[i].conn->sock,.events = POLLIN | POLLRDHUP };
+    }
     if (n && poll(p, n, 0) != 0)
         return 0;
     for (int i = 0; n && i < f->nsrv; i++)

@@ -199,13 +199,20 @@ static void landed(void *arg, const struct ddio_seg *g)
         st->got_err = 1;
 }
 
+/* a small write carries its bytes: one round trip, no GET and DATA (on
+ * either transport) */
+static int inline_write(const struct ddio_xfer_req *x)
+{
+    return x->op == DDIO_X_WRITE && x->nparticipants == 1 && x->mem->contig
+        && x->fdesc->length <= DDIO_MAX_INLINE;
+}
+
 /* would the XFER to server i move its data by UCX, were c attached */
 static int ucx_fits(const xstate *st, int i)
 {
     const struct ddio_xfer_req *x = st->x;
     return !st->s[i].no_ucx && st->f->xport != DDIO_XPORT_TCP && x->mem->contig &&
-        x->fdesc->length >= DDIO_UCX_MIN_STREAM &&
-        !(x->op == DDIO_X_WRITE && x->nparticipants == 1 && x->fdesc->length <= DDIO_MAX_INLINE);
+        x->fdesc->length >= DDIO_UCX_MIN_STREAM && !inline_write(x);
 }
 
 /* The connections this call's data moves on by UCX and that wait to be
@@ -218,16 +225,13 @@ static int attach_ucx(xstate *st, int64_t deadline)
     for (int i = 0; i < st->f->nsrv; i++) {
         struct ddio_conn *c = st->f->srv[i].conn;
         struct ddio_err err;
-        if (!st->conns[i] || !ucx_fits(st, i))
+        if (!st->conns[i] || c->ucx || !ucx_fits(st, i))
             continue;
         memset(&err, 0, sizeof(err));
-        if (!c->ucx_lazy && !c->ucx && c->ucx_forced && c->sock >= 0)  /* tried before */
-            ddio_err_set(&err, EPROTONOSUPPORT, "ddio: DDIO_TRANSPORT = ucx, but server %s: %s",
-                         c->name, c->ucx_why);
-        else if (!c->ucx_lazy || !ddio_conn_ucx(c, deadline, &err) || err.transport)
-            continue;
-        note_error(st, &err);
-        return -1;
+        if (ddio_conn_ucx(c, deadline, &err) && !err.transport) {
+            note_error(st, &err);
+            return -1;
+        }
     }
     return 0;
 }
@@ -270,10 +274,7 @@ static void send_one(xstate *st, int i, int64_t deadline)
         .rank = x->rank,.timeout_ms = (uint32_t) f->timeout_ms,
         .desc_len = (uint32_t) st->dw.len,.desc = st->dw.p
     };
-    if (x->op == DDIO_X_WRITE && x->nparticipants == 1 && x->mem->contig
-        && x->fdesc->length <= DDIO_MAX_INLINE) {
-        /* a small write carries its bytes: one round trip, no GET and
-         * DATA (on either transport) */
+    if (inline_write(x)) {
         m.flags |= DDIO_XF_INLINE;
         m.inline_len = (uint32_t) x->fdesc->length;
         m.inline_data = (const uint8_t *) x->mem->buf;
