@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ddio_net.h"
+#include "ddio_xport.h"
 
 #ifndef DDIO_HAVE_UCX
 
@@ -22,8 +23,6 @@ struct ddio_ucx *ddio_ucx_open(char *err, size_t n)
 }
 void ddio_ucx_close(struct ddio_ucx *u) { (void)u; }
 struct ddio_ucx *ddio_ucx_client(char *err, size_t n) { return ddio_ucx_open(err, n); }
-void ddio_ucx_client_prefetch(void) { }
-void ddio_ucx_client_prefetch_wait(void) { }
 const void *ddio_ucx_address(const struct ddio_ucx *u, size_t *len)
 {
     (void)u;
@@ -72,7 +71,6 @@ int ddio_ucx_sends_wait(struct ddio_ucx *u, struct ddio_ucx_sends *s, int64_t dl
 #else
 
 #include <dlfcn.h>
-#include <stdatomic.h>
 #include <poll.h>
 #include <pthread.h>
 
@@ -109,6 +107,22 @@ static int loaded;
         }                                                                             \
     } while (0)
 
+/* With no RDMA device, UCX's verbs modules (libuct_ib, libuct_rdmacm and
+ * the verbs and netlink libraries they pull in) are loaded and probed for
+ * nothing at every context's start: 0.6-0.8 of ~4 ms of ucp_init plus its
+ * worker per process here, paid by every rank at once. Left to UCX where
+ * the user set UCX_MODULES, or where an RDMA device exists. UCS loads the
+ * transports' modules at the first ucp_init, after this. */
+static void skip_rdma_modules(void *ucs)
+{
+    ucs_status_t (*set)(const char *, const char *);
+    if (getenv("UCX_MODULES") || ddio_xport_rdma_present())
+        return;
+    *(void **)&set = dlsym(ucs, "ucs_global_opts_set_value");
+    if (set)
+        (void)set("MODULES", "^ib,rdmacm");
+}
+
 static void load(void)
 {
     void *ucp = dlopen("libucp.so.0", RTLD_NOW | RTLD_GLOBAL);
@@ -138,6 +152,7 @@ static void load(void)
     SYM(ucp, api, request_free, "ucp_request_free");
     SYM(ucp, api, worker_signal, "ucp_worker_signal");
     SYM(ucs, api, status_string, "ucs_status_string");
+    skip_rdma_modules(ucs);
     loaded = 1;
 }
 
@@ -479,59 +494,6 @@ static void client_init(void)
         return;
     }
     client_ctx = u;
-}
-
-/* The context built on a thread of its own (the driver asks at the open
- * of a file by several ranks): ready when the first set_view or call
- * attaches; built there, just before the call, it slowed the call itself
- * (Kotz's patterns, one call per launch: ~9 % of the time at P = 4). A
- * fork waits for it (its once-control would stay "running" in the
- * child). The thread is joined at the next close or failed open
- * (ddio_ucx_client_prefetch_wait): it must not outlive the files, since
- * Open MPI unloads the driver's component at MPI_Finalize (a thread
- * still in it crashed the process) and exit runs UCX's destructors. */
-static atomic_int prefetch_started;
-static pthread_mutex_t prefetch_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_t prefetch_thr;
-static int prefetch_joinable;
-
-static void *prefetch_run(void *arg)
-{
-    (void)arg;
-    pthread_once(&client_once, client_init);
-    return NULL;
-}
-
-static void prefetch_before_fork(void)
-{
-    if (atomic_load(&prefetch_started))
-        pthread_once(&client_once, client_init);
-}
-
-static void prefetch_in_child(void)
-{
-    pthread_mutex_init(&prefetch_mu, NULL);
-    prefetch_joinable = 0;      /* the thread stayed with the parent */
-}
-
-void ddio_ucx_client_prefetch(void)
-{
-    if (atomic_exchange(&prefetch_started, 1))
-        return;
-    pthread_atfork(prefetch_before_fork, NULL, prefetch_in_child);
-    pthread_mutex_lock(&prefetch_mu);
-    prefetch_joinable = pthread_create(&prefetch_thr, NULL, prefetch_run, NULL) == 0;
-    pthread_mutex_unlock(&prefetch_mu);
-    /* not started: the context is built at first use */
-}
-
-void ddio_ucx_client_prefetch_wait(void)
-{
-    pthread_mutex_lock(&prefetch_mu);
-    if (prefetch_joinable)
-        pthread_join(prefetch_thr, NULL);
-    prefetch_joinable = 0;
-    pthread_mutex_unlock(&prefetch_mu);
 }
 
 struct ddio_ucx *ddio_ucx_client(char *err, size_t n)

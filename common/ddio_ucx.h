@@ -48,12 +48,6 @@ void ddio_ucx_close(struct ddio_ucx *u);
 /* this process's client context: made on first use (with the PUT handler
  * below), kept until exit; a failure is remembered */
 struct ddio_ucx *ddio_ucx_client(char *err, size_t n);
-/* start building the client context on a thread of its own (once per
- * process), for connections that will attach UCX soon */
-void ddio_ucx_client_prefetch(void);
-/* wait for that thread to end (at a close, or an open that failed): it
- * must not outlive the process's files */
-void ddio_ucx_client_prefetch_wait(void);
 
 const void *ddio_ucx_address(const struct ddio_ucx *u, size_t *len);
 /* readable when the worker has something to progress */

@@ -35,8 +35,7 @@ int ddio_xport_env(char *err, size_t n)
     return t;
 }
 
-/* an RDMA device (InfiniBand, RoCE, iWARP) the verbs stack shows */
-static int rdma_present(void)
+int ddio_xport_rdma_present(void)
 {
     DIR *d = opendir("/sys/class/infiniband");
     struct dirent *e;
@@ -167,7 +166,7 @@ int ddio_xport_resolve(int t, int sock, char *why, size_t n)
     }
     if (t != DDIO_XPORT_AUTO)
         return t;
-    if (rdma_present())
+    if (ddio_xport_rdma_present())
         return DDIO_XPORT_UCX;
     if (!cma_allowed()) {
         snprintf(why, n, "auto: no RDMA device, and Yama's ptrace_scope forbids cross-memory "

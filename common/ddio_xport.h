@@ -25,4 +25,7 @@ int ddio_xport_env(char *err, size_t n);
  * tcp and ucx are returned as they are. */
 int ddio_xport_resolve(int t, int sock, char *why, size_t n);
 
+/* an RDMA device (InfiniBand, RoCE, iWARP) the verbs stack shows */
+int ddio_xport_rdma_present(void);
+
 #endif

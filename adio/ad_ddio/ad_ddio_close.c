@@ -14,6 +14,5 @@ void ADIOI_DDIO_Close(ADIO_File fd, int *error_code)
     if (f && f->fh.srv)
         ddio_fh_close(&f->fh, e.errnum ? NULL : &e);
     ADIOI_DDIO_File_free(fd);
-    ddio_ucx_client_prefetch_wait();
     *error_code = ADIOI_DDIO_Err_code(myname, &e);
 }

@@ -104,20 +104,10 @@ static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *
         }
         all &= ddio_conn_has_ucx(conns[i]);
     }
-    /* auto: each connection attached to UCX where it found a one-copy path */
+    /* auto: each connection attached to UCX where it found a one-copy path
+     * (UCX's context and endpoints are made at the first set_view or call
+     * that needs them, not here: docs/TRANSPORT.md "Attached at first use") */
     f->fh.xport = t == DDIO_XPORT_TCP ? DDIO_XPORT_TCP : DDIO_XPORT_UCX;
-    /* a file opened by several ranks together is the collective kind whose
-     * data UCX moves: this process's UCX context is started now, on a
-     * thread of its own, so the attachment at the first set_view or call
-     * finds it ready (a file opened by one rank alone, file per process,
-     * often never needs UCX: started at its first use, if any) */
-    int np;
-    MPI_Comm_size(fd->comm, &np);
-    for (int i = 0; np > 1 && f->fh.xport == DDIO_XPORT_UCX && i < n; i++)
-        if (conns[i]->ucx_lazy) {
-            ddio_ucx_client_prefetch();
-            break;
-        }
     ADIOI_Info_set(fd->info, "ddio_transport_in_use",
                    f->fh.xport == DDIO_XPORT_UCX && all ? "ucx" : "tcp");
     return 0;
@@ -173,8 +163,6 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
         ADIOI_DDIO_Cache_setup(fd, ADIOI_DDIO_Xfer_flags(f), e);  /* nothing buffered yet: cannot fail */
     } else if (f->fh.srv)
         ddio_fh_close(&f->fh, NULL);
-    if (rc)
-        ddio_ucx_client_prefetch_wait();
     return rc;
 }
 
