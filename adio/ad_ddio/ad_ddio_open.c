@@ -104,9 +104,9 @@ static int settle_transport(ADIO_File fd, ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *
         }
         all &= ddio_conn_has_ucx(conns[i]);
     }
-    /* auto: each connection attached to UCX where it found a one-copy path
-     * (UCX's context and endpoints are made at the first set_view or call
-     * that needs them, not here: docs/TRANSPORT.md "Attached at first use") */
+    /* auto: each connection is to use UCX where it found a one-copy path;
+     * UCX's context and endpoints are made at the first set_view or call
+     * that needs them, not here (docs/TRANSPORT.md "Attached at first use") */
     f->fh.xport = t == DDIO_XPORT_TCP ? DDIO_XPORT_TCP : DDIO_XPORT_UCX;
     ADIOI_Info_set(fd->info, "ddio_transport_in_use",
                    f->fh.xport == DDIO_XPORT_UCX && all ? "ucx" : "tcp");
