@@ -21,6 +21,10 @@
  * agreement below still fails the call everywhere if it failed anywhere.
  * Not in atomic mode.
  *
+ * With ROMIO's romio_cb_read / romio_cb_write = disable a collective is
+ * each rank's independent call, without communication, as in ROMIO
+ * (coll_indep below).
+ *
  * Speculation (romio_ddio_coll_speculate=enable; off by default: the call
  * then has no barrier at entry, which MPI does not promise but ROMIO's
  * collectives, starting with an allgather, give, and programs that read
@@ -371,6 +375,65 @@ static uint64_t coll_io(ADIO_File fd, uint32_t op, const void *buf, int count,
     return c.e.errnum ? 0 : c.bytes;
 }
 
+/* ROMIO's own hints romio_cb_read / romio_cb_write = disable: the call is
+ * this rank's independent read or write, with no communication at all, as
+ * ROMIO's ADIOI_GEN_{Read,Write}StridedColl make it with them. So there is
+ * no agreement (each rank gets its own error), no barrier at entry, and
+ * overlapping writes land in no particular order: what a program whose
+ * ranks' parts are apart (IOR's collective mode) may ask for, to pay for a
+ * collective what the same bytes cost independently. Not in atomic mode,
+ * where the call keeps its gate (atomicity is per call across ranks). */
+static int coll_indep_hint(ADIO_File fd, uint32_t op)
+{
+    int h = op == DDIO_X_WRITE ? fd->hints->cb_write : fd->hints->cb_read;
+    return h == ADIOI_HINT_DISABLE && !fd->atomicity;
+}
+
+/* the offset ADIO_{Read,Write}Contig take, and whether both sides are
+ * contiguous (as ROMIO's independent entry points decide) */
+static int coll_indep_contig(ADIO_File fd, MPI_Datatype datatype, int file_ptr_type,
+                             ADIO_Offset offset, ADIO_Offset * off)
+{
+    int buf_contig, ft_contig;
+    ADIOI_Datatype_iscontig(datatype, &buf_contig);
+    ADIOI_Datatype_iscontig(fd->filetype, &ft_contig);
+    *off = file_ptr_type == ADIO_EXPLICIT_OFFSET ? fd->disp + fd->etype_size * offset : 0;
+    return buf_contig && ft_contig;
+}
+
+static void coll_indep(ADIO_File fd, uint32_t op, void *buf, int count, MPI_Datatype datatype,
+                       int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
+                       int *error_code)
+{
+    ADIO_Offset off;
+    if (coll_indep_contig(fd, datatype, file_ptr_type, offset, &off)) {
+        if (op == DDIO_X_WRITE)
+            ADIO_WriteContig(fd, buf, count, datatype, file_ptr_type, off, status, error_code);
+        else
+            ADIO_ReadContig(fd, buf, count, datatype, file_ptr_type, off, status, error_code);
+    } else if (op == DDIO_X_WRITE)
+        ADIO_WriteStrided(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
+    else
+        ADIO_ReadStrided(fd, buf, count, datatype, file_ptr_type, offset, status, error_code);
+}
+
+static void coll_iindep(ADIO_File fd, uint32_t op, void *buf, int count, MPI_Datatype datatype,
+                        int file_ptr_type, ADIO_Offset offset, ADIO_Request * request,
+                        int *error_code)
+{
+    ADIO_Offset off;
+    if (coll_indep_contig(fd, datatype, file_ptr_type, offset, &off)) {
+        if (op == DDIO_X_WRITE)
+            ADIO_IwriteContig(fd, buf, count, datatype, file_ptr_type, off, request, error_code);
+        else
+            ADIO_IreadContig(fd, buf, count, datatype, file_ptr_type, off, request, error_code);
+    } else if (op == DDIO_X_WRITE)
+        ADIO_IwriteStrided(fd, buf, count, datatype, file_ptr_type, offset, request,
+                           error_code);
+    else
+        ADIO_IreadStrided(fd, buf, count, datatype, file_ptr_type, offset, request, error_code);
+}
+
 void ADIOI_DDIO_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype datatype,
                                 int file_ptr_type, ADIO_Offset offset, ADIO_Status * status,
                                 int *error_code)
@@ -379,6 +442,11 @@ void ADIOI_DDIO_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
         ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                   error_code);
+        return;
+    }
+    if (coll_indep_hint(fd, DDIO_X_READ)) {
+        coll_indep(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, status,
+                   error_code);
         return;
     }
     coll_io(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, status, error_code,
@@ -393,6 +461,11 @@ void ADIOI_DDIO_WriteStridedColl(ADIO_File fd, const void *buf, int count,
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
         ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                    error_code);
+        return;
+    }
+    if (coll_indep_hint(fd, DDIO_X_WRITE)) {
+        coll_indep(fd, DDIO_X_WRITE, (void *) buf, count, datatype, file_ptr_type, offset,
+                   status, error_code);
         return;
     }
     coll_io(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, status, error_code,
@@ -451,6 +524,11 @@ void ADIOI_DDIO_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatyp
                                         request, error_code);
         return;
     }
+    if (coll_indep_hint(fd, DDIO_X_READ)) {
+        coll_iindep(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, request,
+                    error_code);
+        return;
+    }
     coll_istart(fd, DDIO_X_READ, buf, count, datatype, file_ptr_type, offset, request,
                 error_code, myname);
 }
@@ -464,6 +542,11 @@ void ADIOI_DDIO_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
         ADIOI_DDIO_GEN_IwriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset,
                                          request, error_code);
+        return;
+    }
+    if (coll_indep_hint(fd, DDIO_X_WRITE)) {
+        coll_iindep(fd, DDIO_X_WRITE, (void *) buf, count, datatype, file_ptr_type, offset,
+                    request, error_code);
         return;
     }
     coll_istart(fd, DDIO_X_WRITE, buf, count, datatype, file_ptr_type, offset, request,

@@ -54,6 +54,10 @@
  *                                         or DDIO_TRANSPORT): UCX for servers it
  *                                         has a one-copy path to (ddio_xport.h)
  *   striping_unit, striping_factor        layout of files this open creates
+ *   romio_cb_read, romio_cb_write         ROMIO's, with ROMIO's meaning for
+ *                                         "disable": that direction's
+ *                                         collectives are each rank's
+ *                                         independent call (ad_ddio_coll.c)
  *
  * Unknown romio_ddio_* keys and unrecognised values are ignored, as ROMIO
  * does for every hint (MPI: an implementation ignores hints it does not

@@ -374,6 +374,23 @@ if t_selected coll; then
   # G makes overlapping and strided-memory calls after plain ranges, where
   # the higher rank must still win
   DDIO_TEST_HINTS="romio_ddio_coll_speculate=enable" ddio_vs_ufs coll-spec-p4-s2 2 4 t_coll
+  # ROMIO's romio_cb_write / romio_cb_read = disable: each rank's independent
+  # call, as in ROMIO (ad_ddio_coll.c): no collective XFER reaches the
+  # servers, t_coll's checks hold (bar the overlap order, which t_coll then
+  # skips), and both files are ufs:'s with the same hints
+  coll_cb_disabled() {
+    local name=coll-cbdisable-p4-s2 no='$2=="coll_xfers" && $3 != 0 {print $1 ": " $3 " collective XFERs"; bad = 1} END {exit bad}'
+    mkdir -p "$tmp/srv-$name"
+    export -f stats_check; export top tmp
+    t_step "$name/ddio" "$run" -s 2 --root "$tmp/srv-$name" -- bash -c \
+      'mpiexec -n 4 "$0" "$1" && stats_check 2 "$2" coll_xfers' "$bin/t_coll" "ddio:/$name" "$no"
+    ufs_run "$name" 4 "$bin/t_coll"
+    for f in "$name" "$name.2"; do
+      t_step "$f/cmp" "$run" -s 2 --root "$tmp/srv-$name" -- \
+        mpiexec -n 1 "$bin/filecmp" "ddio:/$f" "ufs:$U/$f"
+    done
+  }
+  DDIO_TEST_HINTS="romio_cb_write=disable,romio_cb_read=disable" coll_cb_disabled
   # A collective read of a fresh 3,000,000-byte file (64 KiB blocks = stripe
   # unit): each needed block read exactly once (blocks_read == blocks on
   # every server, ceil(3000000 / 65536) = 46 in all) and issued in physical

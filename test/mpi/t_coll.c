@@ -27,6 +27,10 @@
 
 static MPI_Info info;
 static int on_ddio;
+/* ROMIO's romio_cb_write / romio_cb_read = disable, as the open file reports
+ * them: those collectives are each rank's independent call (no order among
+ * overlapping writers; a short read moves the pointer by what it read) */
+static int indep_w, indep_r;
 static const char *fname;
 
 static void set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype et, MPI_Datatype ft)
@@ -354,7 +358,7 @@ static void test_eof(MPI_File fh, const t_model * m)
     T_MPI(MPI_File_seek(fh, 0, MPI_SEEK_SET));
     T_MPI(MPI_File_read_all(fh, big, 4000, MPI_BYTE, &st));
     T_MPI(MPI_File_get_position(fh, &pos));
-    T_ASSERT(pos == 4000 || (!on_ddio && pos == want), "F: position after a short read_all: "
+    T_ASSERT(pos == 4000 || ((!on_ddio || indep_r) && pos == want), "F: position after a short read_all: "
              "%lld", (long long) pos);
     MPI_Type_free(&v);
     free(big);
@@ -474,6 +478,17 @@ static void fresh_read(MPI_Offset size)
     free(got);
 }
 
+static int cb_disabled(MPI_File fh, const char *key)
+{
+    MPI_Info got;
+    char v[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    T_MPI(MPI_File_get_info(fh, &got));
+    MPI_Info_get(got, key, MPI_MAX_INFO_VAL, v, &flag);
+    MPI_Info_free(&got);
+    return flag && !strcmp(v, "disable");
+}
+
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
@@ -494,6 +509,8 @@ int main(int argc, char **argv)
     tm_init(&m2, CAP);
     T_MPI(MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &f1));
     T_MPI(MPI_File_open(MPI_COMM_WORLD, name2, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &f2));
+    indep_w = cb_disabled(f1, "romio_cb_write");
+    indep_r = cb_disabled(f1, "romio_cb_read");
     if (!on_ddio) {             /* see tm_prefill; RE's region has no holes */
         tm_prefill(f1, 0, RE);
         tm_prefill(f2, 0, (MPI_Offset) 6000 * t_size);
@@ -506,7 +523,7 @@ int main(int argc, char **argv)
     test_eof(f1, &m1);
     T_MPI(MPI_File_close(&f1));
     T_MPI(MPI_File_close(&f2));
-    if (on_ddio)
+    if (on_ddio && !indep_w)
         test_overlap();
     free(name2);
     free(m1.b);
