@@ -492,7 +492,8 @@ int ddio_ucx_wanted(int fd, const struct ddio_hello_r *hr, int t, char *why, siz
 }
 
 int ddio_ucx_attach_conn(int fd, const char *addr, uint64_t req, int64_t deadline_ms,
-                         uint64_t *cookie, struct ddio_ucx_ep **ep, char *why, size_t n)
+                         int own_ep, uint64_t *cookie, struct ddio_ucx_ep **ep, char *why,
+                         size_t n)
 {
     struct ddio_ucx *u;
     uint8_t *saddr = NULL;
@@ -511,7 +512,7 @@ int ddio_ucx_attach_conn(int fd, const char *addr, uint64_t req, int64_t deadlin
         return 0;       /* declined */
     if (rc)
         return rc;
-    *ep = ddio_ucx_connect(u, saddr, slen, *cookie, deadline_ms, why, n);
+    *ep = ddio_ucx_connect(u, saddr, slen, *cookie, own_ep, deadline_ms, why, n);
     ddio_dial_stages.endpoint = ddio_now_us() - t0;
     free(saddr);
     if (!*ep && ddio_now_ms() >= deadline_ms) {

@@ -119,12 +119,14 @@ int ddio_ucx_wanted(int fd, const struct ddio_hello_r *hr, int t, char *why, siz
 /* The UCX step of a client's connection that ddio_ucx_wanted, on fd at any
  * time between two conversations: load UCX (the process's context, once),
  * ask for it (ddio_attach_ucx, request req) and connect to the server's
- * worker. Returns 0 with *ep the endpoint, or NULL and the reason in why
+ * worker (own_ep: the server's HELLO offered DDIO_SRV_UCX_EP, and the
+ * ATTACH carries this worker's address). Returns 0 with *ep the endpoint, or NULL and the reason in why
  * (the connection stays on TCP); -errno when the connection broke, or
  * -ETIMEDOUT when the server did not answer before the deadline (why says
  * how). */
 struct ddio_ucx_ep;
 int ddio_ucx_attach_conn(int fd, const char *addr, uint64_t req, int64_t deadline_ms,
-                         uint64_t *cookie, struct ddio_ucx_ep **ep, char *why, size_t n);
+                         int own_ep, uint64_t *cookie, struct ddio_ucx_ep **ep, char *why,
+                         size_t n);
 
 #endif

@@ -100,6 +100,8 @@ struct ddio_conn {
     int ucx_lazy;               /* UCX wanted and offered, not attached yet:
                                  * the first XFER that wants it attaches */
     int ucx_forced;             /* DDIO_TRANSPORT (or the pool) said ucx */
+    int ucx_own_ep;             /* the server makes its own endpoint back
+                                 * (DDIO_SRV_UCX_EP): ATTACH sends our address */
     uint64_t ucx_cookie;        /* the server's name for this connection */
     char ucx_why[200];          /* why not UCX */
     int nposted;                /* requests sent without waiting (ddio_conn_post) */

@@ -219,6 +219,7 @@ static int want_ucx(struct ddio_conn *c, const struct ddio_hello_r *r, struct dd
     c->ucx = NULL;
     c->ucx_lazy = 0;
     c->ucx_forced = t == DDIO_XPORT_UCX;
+    c->ucx_own_ep = (r->flags & DDIO_SRV_UCX_EP) != 0;
     if (t < 0)          /* the opener reports a bad DDIO_TRANSPORT */
         return 0;
     c->ucx_lazy = ddio_ucx_wanted(c->sock, r, t, c->ucx_why, sizeof(c->ucx_why));
@@ -262,8 +263,8 @@ int ddio_conn_ucx(struct ddio_conn *c, int64_t deadline, struct ddio_err *e)
     c->ucx_lazy = 0;
     int64_t t0 = ddio_now_us();
     memset(&ddio_dial_stages, 0, sizeof(ddio_dial_stages));
-    int rc = ddio_ucx_attach_conn(c->sock, c->addr, c->next_req++, deadline, &c->ucx_cookie,
-                                  &c->ucx, c->ucx_why, sizeof(c->ucx_why));
+    int rc = ddio_ucx_attach_conn(c->sock, c->addr, c->next_req++, deadline, c->ucx_own_ep,
+                                  &c->ucx_cookie, &c->ucx, c->ucx_why, sizeof(c->ucx_why));
     attach_timing(c, t0, rc);
     if (rc) {
         ddio_err_set(e, -rc, "%s", c->ucx_why);

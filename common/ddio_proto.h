@@ -133,6 +133,8 @@ struct ddio_hello {
 /* HELLO reply */
 #define DDIO_SRV_AUTH_REQUIRED 1u
 #define DDIO_SRV_UCX           2u   /* accepts UCXADDR: XFER data by UCX (ddio_ucx.h) */
+#define DDIO_SRV_UCX_EP        4u   /* an ATTACH may carry the client's worker
+                                     * address: the server's own endpoint back */
 struct ddio_hello_r {
     uint8_t  server_id[DDIO_ID_LEN];
     uint32_t ndisks;

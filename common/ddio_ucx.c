@@ -33,9 +33,10 @@ int ddio_ucx_efd(const struct ddio_ucx *u) { (void)u; return -1; }
 int ddio_ucx_prepare_wait(struct ddio_ucx *u) { (void)u; return 0; }
 unsigned ddio_ucx_progress(struct ddio_ucx *u) { (void)u; return 0; }
 struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
-                                     uint64_t cookie, int64_t dl, char *err, size_t n)
+                                     uint64_t cookie, int own_ep, int64_t dl, char *err,
+                                     size_t n)
 {
-    (void)u; (void)addr; (void)len; (void)cookie; (void)dl;
+    (void)u; (void)addr; (void)len; (void)cookie; (void)own_ep; (void)dl;
     snprintf(err, n, "no UCX");
     return NULL;
 }
@@ -527,24 +528,35 @@ ucs_status_t ddio_ucx_wait(struct ddio_ucx *u, ucs_status_ptr_t r, int64_t dl)
     return st;
 }
 
+/* A flushing close: UCX 1.13 refuses UCP_EP_CLOSE_FLAG_FORCE
+ * (UCS_ERR_INVALID_PARAM, the endpoint left open) on an endpoint without
+ * UCP_ERR_HANDLING_MODE_PEER, which ours never have (docs/TRANSPORT.md). An
+ * endpoint whose peer failed has had its lanes discarded, so this ends at
+ * once; one whose peer is silent may outlive dl, and then stays UCX's. */
 void ddio_ucx_close_ep(struct ddio_ucx *u, ucp_ep_h ep, int64_t dl)
 {
-    ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-                              .flags = UCP_EP_CLOSE_FLAG_FORCE};
+    ucp_request_param_t rp = {.op_attr_mask = 0};
     ddio_ucx_wait(u, api.ep_close_nbx(ep, &rp), dl);
 }
 
-/* ATTACH: the cookie, with UCX's reply endpoint, so the server can send PUTs
- * back; waits (progressing) until it left */
-static int attach(struct ddio_ucx_ep *e, uint64_t cookie, int64_t dl, char *err, size_t n)
+/* ATTACH: the cookie and, when the server offers it, this worker's
+ * address, from which the server makes its own endpoint back to us for the
+ * PUTs: UCX destroys a reply endpoint, never exposed to a user, when its
+ * peer dies, under a server thread sending on it. The reply flag is kept:
+ * the way back of a server of before, or should the server's own endpoint
+ * fail to be made. Waits (progressing) until it left. */
+static int attach(struct ddio_ucx_ep *e, uint64_t cookie, int own_ep, int64_t dl, char *err,
+                  size_t n)
 {
     uint8_t hdr[8];
+    size_t alen = 0;
+    const void *addr = own_ep ? ddio_ucx_address(e->u, &alen) : NULL;
     for (int i = 0; i < 8; i++)
         hdr[i] = (uint8_t)(cookie >> (8 * i));
     ucp_request_param_t rp = {.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
                               .flags = UCP_AM_SEND_FLAG_REPLY};
     ucs_status_t st = ddio_ucx_wait(e->u, api.am_send_nbx(e->ep, DDIO_AM_ATTACH, hdr,
-                                                          sizeof(hdr), NULL, 0, &rp), dl);
+                                                          sizeof(hdr), addr, alen, &rp), dl);
     if (st == UCS_INPROGRESS)
         st = UCS_ERR_TIMED_OUT;
     return st == UCS_OK ? 0 : ucx_fail(err, n, "attaching to the server", st);
@@ -560,7 +572,8 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
 }
 
 struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
-                                     uint64_t cookie, int64_t dl, char *err, size_t n)
+                                     uint64_t cookie, int own_ep, int64_t dl, char *err,
+                                     size_t n)
 {
     (void)len;
     struct ddio_ucx_ep *e = calloc(1, sizeof(*e));
@@ -585,18 +598,20 @@ struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_
         return NULL;
     }
     e->u = u;
-    if (attach(e, cookie, dl, err, n)) {
+    if (attach(e, cookie, own_ep, dl, err, n)) {
         ddio_ucx_disconnect(e);
         return NULL;
     }
     return e;
 }
 
+/* The endpoint is left to the worker, which lives until the process exits:
+ * UCX 1.13 force-closes only endpoints in peer-failure mode (ours are not,
+ * docs/TRANSPORT.md), and this runs when the connection failed, typically
+ * because the server died, where a flushing close would print UCX's errors
+ * into the application's output. One endpoint per lost connection. */
 void ddio_ucx_disconnect(struct ddio_ucx_ep *e)
 {
-    if (!e)
-        return;
-    ddio_ucx_close_ep(e->u, e->ep, ddio_now_ms() + 1000);
     free(e);
 }
 

@@ -61,10 +61,12 @@ unsigned ddio_ucx_progress(struct ddio_ucx *u);
 
 /* An endpoint to a server's worker (address and cookie from the UCXADDR
  * reply), announced to the server by an ATTACH active message that carries
- * UCX's reply endpoint (the server's way back to this worker). */
+ * UCX's reply endpoint and, with own_ep (the server offered
+ * DDIO_SRV_UCX_EP), this worker's address: the server's way back. */
 struct ddio_ucx_ep;
 struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
-                                     uint64_t cookie, int64_t deadline_ms, char *err, size_t n);
+                                     uint64_t cookie, int own_ep, int64_t deadline_ms,
+                                     char *err, size_t n);
 void ddio_ucx_disconnect(struct ddio_ucx_ep *ep);
 
 /* Where one XFER's PUT messages from one server land: a contiguous stream

@@ -68,7 +68,7 @@ int on_hello(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct server *srv = c->srv;
     struct ddio_hello_r r = {.ndisks = (uint32_t)srv->ndisks,
                              .flags = (srv->cfg.insecure ? 0 : DDIO_SRV_AUTH_REQUIRED)
-                                      | (ucx_offered(srv) ? DDIO_SRV_UCX : 0),
+                                      | (ucx_offered(srv) ? DDIO_SRV_UCX | DDIO_SRV_UCX_EP : 0),
                              .block_size = srv->cfg.block_size, .name = srv->name};
     memcpy(r.server_id, srv->store.id, DDIO_ID_LEN);
     if (ddio_auth_nonce(c->snonce)) {

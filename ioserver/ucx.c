@@ -23,6 +23,7 @@
 #include "ucx.h"
 #include "cond.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -70,6 +71,8 @@ void ucx_ep_close(struct uep *u) { (void)u; }
 
 #else
 
+#include <ucs/debug/log_def.h>
+
 /* UCX 1.13's wake-up fd can miss a shared-memory event (ddio leaves the
  * posix/sysv transports out unless UCX_TLS names them, see ddio_ucx.c): the
  * progress thread's sleep is sliced so a missed one costs at most this */
@@ -86,6 +89,9 @@ void ucx_ep_close(struct uep *u) { (void)u; }
 #define ATTACH_WAIT_MS 5000
 /* how long a closing endpoint may take to hand back its operations */
 #define CLOSE_WAIT_MS 10000
+/* how long a connection's end waits for its endpoint's flushing close (a
+ * dead client's may never end: it is then left to UCX) */
+#define CLOSE_QUICK_MS 200
 /* how long an engine thread waits for its sends once one's endpoint closed */
 #define CLOSED_GRACE_MS 200
 
@@ -98,6 +104,7 @@ struct srv_ucx {
     _Atomic int64_t last_op_ms;  /* when a put, a get or an endpoint was last asked for */
     pthread_key_t tkey;          /* per engine thread: struct tput */
     pthread_mutex_t mu;          /* ueps, given_up */
+    atomic_int eps_wanted;       /* an ATTACH left an address for make_eps */
     struct uep *ueps;            /* attached endpoints, found by cookie */
     struct opset *given_up;      /* sends that outlived their endpoint (freed at destroy) */
 };
@@ -120,6 +127,14 @@ struct uep {
     int dead;                    /* closed: no new operations */
     int users;                   /* threads issuing operations on ep now */
     int closed;                  /* ep released */
+    void *peer;                  /* the client's worker address, from its
+                                  * ATTACH, until make_eps made ep of it */
+    size_t peer_len;
+    ucp_ep_h reply_ep;           /* UCX's, from the ATTACH: the way back
+                                  * only if ours cannot be made */
+    int attach_failed;           /* no endpoint: XFERs fail at once */
+    int ep_ours;                 /* ep made by make_eps (else a reply
+                                  * endpoint, UCX's to close) */
     struct bind *binds;
     struct xp_get *gets;         /* GETs waiting for their DATA */
     struct fill *fills;          /* DATA being received (cancel waits for them) */
@@ -206,12 +221,16 @@ static int opset_left(struct opset *o)
 
 /* ---- the progress thread ------------------------------------------------------------ */
 
+static void make_eps(struct srv_ucx *su);
+
 static void *progress_main(void *arg)
 {
     struct srv_ucx *su = arg;
     int efd = ddio_ucx_efd(su->u);
     int64_t busy_until = 0;
     while (!atomic_load(&su->stop)) {
+        if (atomic_exchange(&su->eps_wanted, 0))
+            make_eps(su);
         if (ddio_ucx_prepare_wait(su->u)) {
             busy_until = ddio_now_ms() + IDLE_AFTER_MS;
             continue;
@@ -317,12 +336,39 @@ static int set_handler(struct srv_ucx *su, unsigned id, ucp_am_recv_callback_t c
     return st == UCS_OK ? 0 : -EIO;
 }
 
+/* UCX logs a failed flush as an error. The server closes an endpoint of
+ * its own (a flushing close, ddio_ucx_close_ep) when the client's TCP
+ * connection ends, mostly because the client exited: its failed flush is
+ * expected there, and kept out of the server's log. */
+static ucs_log_func_rc_t quiet_flush(const char *file, unsigned line, const char *fn,
+                                     ucs_log_level_t level,
+                                     const ucs_log_component_config_t *cc, const char *msg,
+                                     va_list ap)
+{
+    (void)file;
+    (void)line;
+    (void)fn;
+    (void)cc;
+    (void)ap;
+    return level == UCS_LOG_LEVEL_ERROR && msg && strstr(msg, "error during flush")
+               ? UCS_LOG_FUNC_RC_STOP : UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+static void quiet_flush_errors(void)
+{
+    void (*push)(ucs_log_func_t);
+    *(void **)&push = dlsym(RTLD_DEFAULT, "ucs_log_push_handler");  /* libucs: ddio_ucx.c */
+    if (push)
+        push(quiet_flush);
+}
+
 static int su_init(struct srv_ucx *su, struct ddio_ucx *u, char *err, size_t n)
 {
     su->u = u;
     su->api = ddio_ucx_api();
     su->w = ddio_ucx_worker(u);
     pthread_mutex_init(&su->mu, NULL);
+    quiet_flush_errors();
     if (set_handler(su, DDIO_AM_DATA, data_cb, err, n) ||
         set_handler(su, DDIO_AM_ATTACH, attach_cb, err, n))
         return -EIO;
@@ -408,8 +454,11 @@ static void uep_ref(struct xp *ep)
     atomic_fetch_add(&uep_of(ep)->refs, 1);
 }
 
-/* Release the UCX endpoint (once): force-close completes every operation
- * still in flight on it with an error, so nothing waits on a dead client. */
+/* Release the UCX endpoint (once): no new operation starts on it, and ours
+ * is closed. The close flushes (UCX 1.13 force-closes only endpoints in
+ * peer-failure mode): at once when the client's failure discarded its
+ * lanes, else left to UCX after CLOSE_QUICK_MS; a thread still waiting for
+ * sends to it gives them up CLOSED_GRACE_MS later (progress_until). */
 static void uep_release_ep(struct uep *u)
 {
     pthread_mutex_lock(&u->mu);
@@ -418,7 +467,7 @@ static void uep_release_ep(struct uep *u)
         pthread_cond_wait(&u->cv, &u->mu);
     int first = !u->closed;
     __atomic_store_n(&u->closed, 1, __ATOMIC_RELEASE);   /* read by progress_until */
-    ucp_ep_h ep = u->ep;
+    ucp_ep_h ep = u->ep_ours ? u->ep : NULL;
     pthread_cond_broadcast(&u->cv);
     pthread_mutex_unlock(&u->mu);
     if (!first)
@@ -430,8 +479,8 @@ static void uep_release_ep(struct uep *u)
             break;
         }
     pthread_mutex_unlock(&u->su->mu);
-    if (ep)                       /* else never attached */
-        ddio_ucx_close_ep(u->su->u, ep, ddio_now_ms() + CLOSE_WAIT_MS);
+    if (ep)                       /* else never attached, or UCX's reply endpoint */
+        ddio_ucx_close_ep(u->su->u, ep, ddio_now_ms() + CLOSE_QUICK_MS);
 }
 
 static void uep_unref(struct xp *ep)
@@ -445,6 +494,7 @@ static void uep_unref(struct xp *ep)
         u->binds = b->next;
         free(b);
     }
+    free(u->peer);
     xp_unref(u->ctl);
     pthread_mutex_destroy(&u->mu);
     pthread_cond_destroy(&u->cv);
@@ -590,8 +640,8 @@ static void give_up(struct tput *t)
     t->cap = t->used = 0;
 }
 
-/* Sends that outlived their endpoint's force-close (seen with UCX 1.13 and
- * no peer-failure handling: a rendezvous send whose receiver never fetches
+/* Sends that outlived their endpoint's close (seen with UCX 1.13 and no
+ * peer-failure handling: a rendezvous send whose receiver never fetches
  * stays in flight): leave them the opset and staging area they use, so a
  * late completion or fetch finds them, and start fresh ones. -EBUSY: the
  * caller must not reuse the blocks they read either. */
@@ -617,7 +667,7 @@ static int ux_sync(struct xp *ep, int64_t dl)
         return abandon_sends(t, xp_name(u->ctl));
     if (rc) {
         DDIO_WARN("UCX: sends to %s did not complete in time: endpoint closed", xp_name(u->ctl));
-        uep_release_ep(u);        /* its sends should complete with errors */
+        uep_release_ep(u);        /* then given CLOSED_GRACE_MS to end */
         if (progress_until(u->su, t->o, ddio_now_ms() + CLOSE_WAIT_MS))
             return abandon_sends(t, xp_name(u->ctl));
     }
@@ -900,29 +950,115 @@ static ucs_status_t data_cb(void *arg, const void *hdr, size_t hlen, void *data,
     return UCS_INPROGRESS;
 }
 
-/* ATTACH: the client's reply endpoint becomes the connection's (the first
- * one only; an unknown cookie is dropped) */
+/* ATTACH (the first one of a cookie; an unknown cookie is dropped): the
+ * client's worker address, from which make_eps makes the server's own
+ * endpoint back to it, outside this callback. A client of before sends no
+ * address: its reply endpoint is used, as then. */
 static ucs_status_t attach_cb(void *arg, const void *hdr, size_t hlen, void *data, size_t len,
                               const ucp_am_recv_param_t *p)
 {
     struct srv_ucx *su = arg;
-    (void)data;
     uint64_t cookie = 0;
-    if (hlen != 8 || len != 0 || !(p->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ||
-        !p->reply_ep)
+    ucp_ep_h reply = (p->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) ? p->reply_ep : NULL;
+    /* an address is here now (eager), never fetched */
+    if (hlen != 8 || len > DDIO_MAX_UCXADDR || (p->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) ||
+        (len && !data) || (!len && !reply))
         return UCS_OK;
     for (int i = 0; i < 8; i++)
         cookie |= (uint64_t)((const uint8_t *)hdr)[i] << (8 * i);
     struct uep *u = uep_by_cookie(su, cookie);
     if (!u)
         return UCS_OK;
+    void *peer = len ? malloc(len) : NULL;
+    if (peer)
+        memcpy(peer, data, len);
     pthread_mutex_lock(&u->mu);
-    if (!u->ep && !u->dead)
-        u->ep = p->reply_ep;
+    if (!u->ep && !u->peer && !u->dead) {
+        if (peer) {
+            u->peer = peer;
+            u->peer_len = len;
+            u->reply_ep = reply;
+            peer = NULL;
+            atomic_store(&su->eps_wanted, 1);   /* this thread, once back from progress */
+        } else if (!len)
+            u->ep = reply;
+        else
+            u->attach_failed = 1;               /* out of memory */
+    }
     pthread_cond_broadcast(&u->cv);
     pthread_mutex_unlock(&u->mu);
+    free(peer);
     xp_unref(&u->xp);
     return UCS_OK;
+}
+
+/* A client that dies fails the sends on an endpoint of ours (its lanes are
+ * discarded and this is called); the TCP connection's end does the rest. */
+static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
+{
+    (void)arg;
+    (void)ep;
+    (void)st;
+}
+
+/* the next endpoint an ATTACH asked for, marked as being made (a reference
+ * taken), or NULL */
+static struct uep *eps_next(struct srv_ucx *su)
+{
+    struct uep *u = NULL;
+    pthread_mutex_lock(&su->mu);
+    for (struct uep *x = su->ueps; x && !u; x = x->next) {
+        pthread_mutex_lock(&x->mu);
+        if (x->peer && !x->ep && !x->dead && !x->attach_failed) {
+            u = x;
+            atomic_fetch_add(&u->refs, 1);
+        }
+        pthread_mutex_unlock(&x->mu);
+    }
+    pthread_mutex_unlock(&su->mu);
+    return u;
+}
+
+/* The server's own endpoints to the clients that ATTACHed (progress thread,
+ * outside UCX's callbacks). Made by ucp_ep_create, so UCX counts them as
+ * the user's: a dead peer fails their sends and calls ep_failed, where
+ * UCX 1.13 destroys a reply endpoint outright, under whichever thread is
+ * sending on it (a crash in ucp_am_send_nbx, once in ~35 rank-killed runs).
+ * Error mode NONE, as the clients' (docs/TRANSPORT.md: with PEER UCX 1.13
+ * gives up the one copy). */
+static void make_eps(struct srv_ucx *su)
+{
+    struct uep *u;
+    while ((u = eps_next(su)) != NULL) {
+        ucp_ep_h ep = NULL;
+        ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                                             UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                             UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                               .address = (const ucp_address_t *)u->peer,
+                               .err_mode = UCP_ERR_HANDLING_MODE_NONE,
+                               .err_handler = {.cb = ep_failed, .arg = NULL}};
+        ucs_status_t st = su->api->ep_create(su->w, &prm, &ep);
+        if (st != UCS_OK)
+            DDIO_WARN("UCX endpoint to %s: %s; its reply endpoint is used instead",
+                      xp_name(u->ctl), su->api->status_string(st));
+        pthread_mutex_lock(&u->mu);
+        int keep = st == UCS_OK && !u->dead;
+        if (keep) {
+            u->ep = ep;
+            u->ep_ours = 1;
+        }
+        else if (st != UCS_OK && u->reply_ep && !u->dead)
+            u->ep = u->reply_ep;
+        else
+            u->attach_failed = 1;
+        free(u->peer);
+        u->peer = NULL;
+        pthread_cond_broadcast(&u->cv);
+        pthread_mutex_unlock(&u->mu);
+        if (st == UCS_OK && !keep)
+            ddio_ucx_close_ep(su->u, ep, ddio_now_ms() + CLOSE_QUICK_MS);
+        uep_unref(&u->xp);
+    }
 }
 
 /* Stop matching owner's GETs, wait until none of their DATA is still being
@@ -941,7 +1077,7 @@ static struct xp_get *ux_cancel(struct xp *ep, const void *owner)
             break;
         if (cond_wait_ms(&u->cv, &u->mu, dl) == ETIMEDOUT) {
             pthread_mutex_unlock(&u->mu);
-            uep_release_ep(u);    /* its receives complete with errors */
+            uep_release_ep(u);    /* no more DATA finds it */
             dl = ddio_now_ms() + CLOSE_WAIT_MS;
             pthread_mutex_lock(&u->mu);
         }
@@ -1037,7 +1173,8 @@ int ucx_bind(struct uep *u, uint64_t req, const struct ddio_xfer *m, char *err, 
     *b = (struct bind){.req = req, .token = m->ucx_token, .len = m->ucx_len};
     pthread_mutex_lock(&u->mu);
     int64_t dl = ddio_now_ms() + ATTACH_WAIT_MS;   /* the ATTACH may still be on its way */
-    while (!u->ep && !u->dead && cond_wait_ms(&u->cv, &u->mu, dl) != ETIMEDOUT)
+    while (!u->ep && !u->dead && !u->attach_failed &&
+           cond_wait_ms(&u->cv, &u->mu, dl) != ETIMEDOUT)
         ;
     int dup = 0, dead = u->dead || !u->ep;
     for (struct bind *o = u->binds; o; o = o->next)

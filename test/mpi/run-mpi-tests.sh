@@ -699,26 +699,13 @@ if t_selected restart; then
       [ -s "$3/restarted.pid" ] && kill "$(cat "$3/restarted.pid")"
       exit $rc' "$bin/t_restart" "$top/tools/ddio" "$rs" "$root"
   done
-  # A dead job never takes a server down: a rank of a job streaming
-  # collective writes (2 MiB per call, no pause) is SIGKILLed 1.5 s in, so
-  # Hydra tears down the other three mid-call (with UCX, servers pulling
-  # from their memory by CMA). Within 10 s both servers must have let go of
-  # the dead job (no XFER in flight, no connection but STATS' own; a
-  # request thread that joined a collective after its client died once
-  # used the freed UCX endpoint and crashed the server), and serve the next
-  # job, whose file equals ufs:'s.
+  # A dead job never takes a server down (rank-killed.sh says how; a
+  # request thread that joined a collective after its client died once used
+  # a freed UCX endpoint and crashed the server): the next job's file
+  # equals ufs:'s
   root="$tmp/srv-rank-killed"; mkdir -p "$root"
-  t_step rank-killed/ddio "$run" -s 2 --root "$root" -- bash -c '
-    mpiexec -n 4 "$0" coll 400 0 ddio:/killed > /dev/null 2>&1 & j=$!
-    sleep 1.5
-    pkill -KILL -n -f "^$0 coll 400 0" || { echo "no rank to kill"; exit 1; }
-    wait $j && { echo "the job did not fail"; exit 1; }
-    idle="\$2 == \"inflight\" && \$3 == 0 { i++ } \$2 == \"connections\" && \$3 == 1 { c++ } END { exit !(i == 2 && c == 2) }"
-    for ((k = 0; k < 100; k++)); do
-      "$1" stats inflight connections > "$2" && awk "$idle" "$2" && break; sleep 0.1
-    done
-    cat "$2"; awk "$idle" "$2" || { echo "the servers still hold the dead job"; exit 1; }
-    mpiexec -n 4 "$0" coll 5 0 ddio:/rank-killed' "$bin/t_restart" "$top/tools/ddio" "$root/stats"
+  t_step rank-killed/ddio "$run" -s 2 --root "$root" -- "$here/rank-killed.sh" job \
+    "$bin/t_restart" "$top/tools/ddio" 400 1.5 "$root/stats" ddio:/rank-killed
   ufs_run rank-killed 4 "$bin/t_restart" coll 5 0
   t_step rank-killed/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/rank-killed" "ufs:$U/rank-killed"
 fi

@@ -119,21 +119,39 @@ void test_ucx(int offered)
     char why[256];
     struct ddio_ucx *u = ddio_ucx_client(why, sizeof(why));
     CHECK(u, "UCX client: %s", why);
-    struct ddio_ucx_ep *bad = ddio_ucx_connect(u, saddr, salen, cookie ^ 1,
+    CHECK(c->flags & DDIO_SRV_UCX_EP, "HELLO: UCX offered without DDIO_SRV_UCX_EP");
+    struct ddio_ucx_ep *bad = ddio_ucx_connect(u, saddr, salen, cookie ^ 1, 1,
                                                ddio_now_ms() + TMO, why, sizeof(why));
     CHECK(bad, "ATTACH with a wrong cookie not sent: %s", why);
-    struct ddio_ucx_ep *e = ddio_ucx_connect(u, saddr, salen, cookie, ddio_now_ms() + TMO, why,
-                                             sizeof(why));
+    struct ddio_ucx_ep *e = ddio_ucx_connect(u, saddr, salen, cookie, 1, ddio_now_ms() + TMO,
+                                             why, sizeof(why));
     CHECK(e, "ATTACH: %s", why);
     CHECK(cl_stat(c, "ucx_eps") >= 1, "STATS ucx_eps not counted");
     ucx_stalled_read(c, r.handle);
+    /* a client of before: ATTACH without its address, UCX's reply endpoint
+     * is the way back (an XFER then finds the connection attached) */
+    struct ddio_open_r r2;
+    struct cl *c2 = connect_create("ucx/file2", &r2);
+    CHECK(ucxaddr(c2, NULL, &m) == 0, "UCXADDR refused (second connection)");
+    uint64_t cookie2;
+    CHECK(ddio_dec_ucxaddr_r(m.p, m.h.len, &cookie2, &sa, &salen) == 0,
+          "UCXADDR reply malformed (second connection)");
+    free(m.p);
+    struct ddio_ucx_ep *old = ddio_ucx_connect(u, saddr, salen, cookie2, 0,
+                                               ddio_now_ms() + TMO, why, sizeof(why));
+    CHECK(old, "ATTACH without an address: %s", why);
+    ucx_stalled_read(c2, r2.handle);
+    ddio_ucx_disconnect(old);
+    cl_close(c2);
     ddio_ucx_disconnect(bad);
     ddio_ucx_disconnect(e);
     free(saddr);
     cl_close(c);
-    printf("ok   UCX: offered; XFER without UCXADDR or before ATTACH refused, UCXADDR with "
-           "a payload malformed, a second one refused, a wrong cookie ignored; a rank that never "
-           "fetches its read data fails by the deadline and every buffer comes back\n");
+    printf("ok   UCX: offered (the server's own endpoint back); XFER without UCXADDR or "
+           "before ATTACH refused, UCXADDR with a payload malformed, a second one refused, a "
+           "wrong cookie ignored; a rank that never fetches its read data fails by the deadline "
+           "and every buffer comes back, with the server's endpoint and with a client of "
+           "before's reply endpoint\n");
 }
 
 
