@@ -1001,8 +1001,8 @@ static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
     (void)st;
 }
 
-/* the next endpoint an ATTACH asked for, marked as being made (a reference
- * taken), or NULL */
+/* the next endpoint an ATTACH asked for (a reference taken), or NULL; only
+ * the progress thread makes endpoints, so none is picked twice */
 static struct uep *eps_next(struct srv_ucx *su)
 {
     struct uep *u = NULL;
