@@ -562,13 +562,24 @@ static int attach(struct ddio_ucx_ep *e, uint64_t cookie, int own_ep, int64_t dl
     return st == UCS_OK ? 0 : ucx_fail(err, n, "attaching to the server", st);
 }
 
-/* nothing to do here: the requests on the endpoint fail, and the server's
+/* nothing to do here: the requests on the endpoint fail, and the peer's
  * TCP connection, which breaks too, drives the recovery */
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
     (void)arg;
     (void)ep;
     (void)st;
+}
+
+ucs_status_t ddio_ucx_ep_create(struct ddio_ucx *u, const void *addr, ucp_ep_h *ep)
+{
+    ucp_ep_params_t p = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                                       UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                       UCP_EP_PARAM_FIELD_ERR_HANDLER,
+                         .address = (const ucp_address_t *)addr,
+                         .err_mode = UCP_ERR_HANDLING_MODE_NONE,
+                         .err_handler = {.cb = ep_failed, .arg = NULL}};
+    return api.ep_create(u->w, &p, ep);
 }
 
 struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_t len,
@@ -581,17 +592,9 @@ struct ddio_ucx_ep *ddio_ucx_connect(struct ddio_ucx *u, const void *addr, size_
         snprintf(err, n, "out of memory");
         return NULL;
     }
-    /* an error handler, but no peer-failure mode (with it UCX 1.13 drops the
-     * CMA lane: docs/TRANSPORT.md): a server that dies while this process
-     * copies from its memory then fails the request instead of aborting
-     * the process, and the TCP connection's recovery does the rest */
-    ucp_ep_params_t ep = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                                        UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                                        UCP_EP_PARAM_FIELD_ERR_HANDLER,
-                          .address = (const ucp_address_t *)addr,
-                          .err_mode = UCP_ERR_HANDLING_MODE_NONE,
-                          .err_handler = {.cb = ep_failed, .arg = NULL}};
-    ucs_status_t st = api.ep_create(u->w, &ep, &e->ep);
+    /* a server that dies while this process copies from its memory then
+     * fails the request instead of aborting the process */
+    ucs_status_t st = ddio_ucx_ep_create(u, addr, &e->ep);
     if (st != UCS_OK) {
         ucx_fail(err, n, "endpoint to the server's worker", st);
         free(e);

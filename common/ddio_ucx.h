@@ -123,9 +123,17 @@ ucs_status_t ddio_ucx_wait(struct ddio_ucx *u, ucs_status_ptr_t r, int64_t deadl
  * rendezvous zero-copy read (CMA, RDMA) only for contiguous buffers on both
  * sides; an iov datatype falls back to fragments the sender must pack. */
 void *ddio_ucx_buf(ucp_request_param_t *rp, ucp_dt_iov_t *iov, size_t n, size_t *count);
-/* Force-close ep: operations in flight on it complete with errors. Waits
- * for the close until deadline_ms. */
+/* Close ep, flushing (UCX 1.13 force-closes only endpoints in peer-failure
+ * mode, which ours are not): waits for the close until deadline_ms, then
+ * leaves it to UCX. */
 void ddio_ucx_close_ep(struct ddio_ucx *u, ucp_ep_h ep, int64_t deadline_ms);
+/* An endpoint of ours to the worker at addr (a server's, or on a server a
+ * client's), as every ddio endpoint is made: an error handler that does
+ * nothing, no peer-failure mode (with it UCX 1.13 drops the CMA lane:
+ * docs/TRANSPORT.md). A peer that dies then fails the requests on it
+ * instead of aborting the process or UCX freeing the endpoint; the TCP
+ * connection drives what follows. */
+ucs_status_t ddio_ucx_ep_create(struct ddio_ucx *u, const void *addr, ucp_ep_h *ep);
 
 /* The UCP calls the server's transport uses, resolved by ddio_ucx_open. */
 struct ddio_ucx_api {

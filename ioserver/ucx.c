@@ -992,15 +992,6 @@ static ucs_status_t attach_cb(void *arg, const void *hdr, size_t hlen, void *dat
     return UCS_OK;
 }
 
-/* A client that dies fails the sends on an endpoint of ours (its lanes are
- * discarded and this is called); the TCP connection's end does the rest. */
-static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
-{
-    (void)arg;
-    (void)ep;
-    (void)st;
-}
-
 /* the next endpoint an ATTACH asked for (a reference taken), or NULL; only
  * the progress thread makes endpoints, so none is picked twice */
 static struct uep *eps_next(struct srv_ucx *su)
@@ -1020,24 +1011,16 @@ static struct uep *eps_next(struct srv_ucx *su)
 }
 
 /* The server's own endpoints to the clients that ATTACHed (progress thread,
- * outside UCX's callbacks). Made by ucp_ep_create, so UCX counts them as
- * the user's: a dead peer fails their sends and calls ep_failed, where
+ * outside UCX's callbacks). Made as the clients' are (ddio_ucx_ep_create),
+ * so UCX counts them as the user's: a dead peer fails their sends, where
  * UCX 1.13 destroys a reply endpoint outright, under whichever thread is
- * sending on it (a crash in ucp_am_send_nbx, once in ~35 rank-killed runs).
- * Error mode NONE, as the clients' (docs/TRANSPORT.md: with PEER UCX 1.13
- * gives up the one copy). */
+ * sending on it (a crash in ucp_am_send_nbx, once in ~35 rank-killed runs). */
 static void make_eps(struct srv_ucx *su)
 {
     struct uep *u;
     while ((u = eps_next(su)) != NULL) {
         ucp_ep_h ep = NULL;
-        ucp_ep_params_t prm = {.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                                             UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                                             UCP_EP_PARAM_FIELD_ERR_HANDLER,
-                               .address = (const ucp_address_t *)u->peer,
-                               .err_mode = UCP_ERR_HANDLING_MODE_NONE,
-                               .err_handler = {.cb = ep_failed, .arg = NULL}};
-        ucs_status_t st = su->api->ep_create(su->w, &prm, &ep);
+        ucs_status_t st = ddio_ucx_ep_create(su->u, u->peer, &ep);
         if (st != UCS_OK)
             DDIO_WARN("UCX endpoint to %s: %s; its reply endpoint is used instead",
                       xp_name(u->ctl), su->api->status_string(st));
