@@ -299,6 +299,7 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
     memset(st, 0, sizeof(*st));
     pthread_mutex_init(&st->mu, NULL);
     pthread_cond_init(&st->open_cv, NULL);
+    store_meta_start(st);
     st->ndisks = cfg->nroots;
     st->block_size = cfg->block_size;
     st->roots = calloc((size_t)st->ndisks, sizeof(*st->roots));
@@ -343,6 +344,7 @@ static void ofile_free(struct ofile *of)
     free(of->dirty);
     free(of->blk);
     free(of->path);
+    store_meta_release(of);
     lk_destroy(&of->locks);
     pthread_cond_destroy(&of->blk_cv);
     pthread_mutex_destroy(&of->mu);
@@ -351,6 +353,7 @@ static void ofile_free(struct ofile *of)
 
 void store_fini(struct store *st)
 {
+    store_meta_stop(st);
     while (st->files) {
         struct ofile *n = st->files->next;
         ofile_free(st->files);
@@ -614,9 +617,10 @@ static int create_file(struct store *st, struct ofile *of, const struct ddio_lay
         unlink_beneath(st->metafd, of->path, 0);
         return rc;
     }
-    /* durable at the file's first MPI_File_sync, like its data: a create
-     * costs no fsync (one per stripe server, in turn, on the create path) */
-    __atomic_store_n(&of->meta_pending, 1, __ATOMIC_RELEASE);
+    /* durable soon, in the background, and at the latest by the file's
+     * first MPI_File_sync, like its data: a create costs no fsync (one per
+     * stripe server, in turn, on the create path) */
+    store_meta_created(st, of);
     return 0;
 }
 
@@ -666,6 +670,13 @@ static int open_new(struct store *st, const char *path, uint32_t amode,
         rc = store_layout_check(st, &of->layout, msg, msglen);
         if (rc == 0)
             rc = open_datafiles(st, of, (amode & DDIO_O_CREAT) != 0, msg, msglen);
+        /* a create's resend (its first answer lost, maybe with the server
+         * that made it) makes it durable as the create would have; a file
+         * opened again takes its create's job if still queued */
+        if (rc == 0 && *created)
+            store_meta_created(st, of);
+        else if (rc == 0)
+            store_meta_attach(st, of);
         return rc;
     }
     if (rc != -ENOENT)
@@ -984,56 +995,12 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
     return rc;
 }
 
-/* rel under dirfd and the directory holding it fsynced */
-/* rel's directory entry durable, and with self its inode and data too */
-static int fsync_entry(int dirfd, const char *rel, int self)
-{
-    const char *name;
-    int rc = 0;
-    if (self) {
-        int fd = open_beneath(dirfd, rel, O_RDONLY | O_NOFOLLOW, 0);
-        if (fd < 0)
-            return fd;
-        if (fsync(fd))
-            rc = -errno;
-        close(fd);
-    }
-    int pfd = rc ? -1 : open_parent(dirfd, rel, &name);
-    if (pfd >= 0) {
-        /* (an O_PATH parent cannot be fsynced: reopen it for reading) */
-        int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0 || fsync(dfd))
-            rc = -errno;
-        if (dfd >= 0)
-            close(dfd);
-        close(pfd);
-    } else if (!rc)
-        rc = pfd;
-    return rc;
-}
-
-/* a file created here: its layout record and the directory entries of the
- * record and of its datafiles made durable, once (the datafiles themselves
- * are store_sync's fdatasync: an fsync of them too would cost another
- * journal commit, for their times) */
-static int sync_meta(struct store *st, struct ofile *of)
-{
-    if (!__atomic_load_n(&of->meta_pending, __ATOMIC_ACQUIRE))
-        return 0;
-    int rc = fsync_entry(st->metafd, of->path, 1);
-    for (int d = 0; d < of->ndisks && !rc; d++)
-        rc = fsync_entry(st->rootfd[d], of->path, 0);
-    if (!rc)
-        __atomic_store_n(&of->meta_pending, 0, __ATOMIC_RELEASE);
-    return rc;
-}
-
 int store_sync(struct store *st, struct ofile *of)
 {
     for (int d = 0; d < of->ndisks; d++)
         if (fdatasync(of->fds[d]))
             return -errno;
-    return sync_meta(st, of);
+    return store_meta_wait(st, of);
 }
 
 void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len)

@@ -55,10 +55,23 @@ struct ofile {
     uint64_t *blk;               /* local blocks locked for read-modify-write */
     unsigned nblk, capblk;
     struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
-    int meta_pending;            /* created by this process, its layout record
-                                  * and directory entries not fsynced yet
-                                  * (atomic): the first store_sync does it */
+    struct meta_job *meta;       /* under store.meta.mu: created (by this
+                                  * process), its layout record and directory
+                                  * entries not known durable yet: the
+                                  * background syncer's job (store_meta.c),
+                                  * which store_sync waits for */
     struct ofile *next;
+};
+
+/* store_meta.c: created files' layout records made durable in the background */
+struct store_meta {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;           /* a job queued or settled, or stop */
+    struct meta_job *q;          /* pending and running jobs, oldest first */
+    int stop;
+    int hold;                    /* tests: the thread takes no job */
+    int started;
+    pthread_t th;
 };
 
 struct store {
@@ -76,6 +89,7 @@ struct store {
     int ns_waiting;              /* namespace changes waiting for them */
     struct ofile *files;
     unsigned tmpseq;             /* atomic */
+    struct store_meta meta;
 };
 
 /* Open roots, load or create the server id, detect O_DIRECT per root.
@@ -130,6 +144,9 @@ int store_prealloc(struct ofile *of, uint64_t off, uint64_t len);
  * datafile (O_DIRECT and its buffered twin) name one inode, so one
  * fdatasync writes the pages dirtied through either. */
 int store_sync(struct store *st, struct ofile *of);
+/* 1 while a file created here has its layout record and directory entries
+ * not known durable (store_meta.c) */
+int store_meta_pending(struct store *st, struct ofile *of);
 /* len bytes at datafile offset off of disk d were written through the
  * buffered twin: every DDIO_WB_KICK bytes (ddio_wb.h), start their writeback
  * (sync_file_range SYNC_FILE_RANGE_WRITE: starts it, waits for nothing). */

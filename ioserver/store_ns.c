@@ -334,8 +334,10 @@ static int rename_all(struct store *st, const char *from, const char *to, int is
         if (mrc && !(mrc == -ENOENT && !is_file))
             rc = mrc;
     }
-    if (rc == 0)
+    if (rc == 0) {
         rename_open(st, from, to);
+        store_meta_rename(st, from, to);
+    }
     return rc;
 }
 

@@ -144,23 +144,65 @@ START_TEST(t_create_excl_open_delete)
 }
 END_TEST
 
-/* a create's layout record and directory entries are made durable by the
- * file's first sync, not by the create; a record left empty (a create that
- * never reached the disk before the host crashed) reads as no file */
+/* a create's layout record and directory entries are made durable in the
+ * background, or by the file's first sync if that comes first (also when
+ * the file was closed and opened again in between); a record left empty (a
+ * create that never reached the disk before the host crashed) reads as no
+ * file */
 START_TEST(t_meta_durable_at_sync)
 {
     start(2);
     struct ofile *of;
     int created;
+    st.meta.hold = 1;           /* the background thread takes nothing */
     ck_assert_int_eq(open_f("m/f", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
-    ck_assert_int_eq(__atomic_load_n(&of->meta_pending, __ATOMIC_ACQUIRE), 1);
+    ck_assert_int_eq(store_meta_pending(&st, of), 1);
     ck_assert_int_eq(store_sync(&st, of), 0);
-    ck_assert_int_eq(__atomic_load_n(&of->meta_pending, __ATOMIC_ACQUIRE), 0);
+    ck_assert_int_eq(store_meta_pending(&st, of), 0);
     ck_assert_int_eq(store_sync(&st, of), 0);
     store_release(&st, of);
     /* opened again: not created here, nothing pending */
     ck_assert_int_eq(open_f("m/f", DDIO_O_RDWR, &of, &created), 0);
-    ck_assert_int_eq(__atomic_load_n(&of->meta_pending, __ATOMIC_ACQUIRE), 0);
+    ck_assert_int_eq(store_meta_pending(&st, of), 0);
+    store_release(&st, of);
+    /* closed before any sync and opened again: still pending, and the
+     * reopened file's sync does it */
+    ck_assert_int_eq(open_f("m/g", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+    store_release(&st, of);
+    ck_assert_int_eq(open_f("m/g", DDIO_O_RDWR, &of, &created), 0);
+    ck_assert_int_eq(store_meta_pending(&st, of), 1);
+    ck_assert_int_eq(store_sync(&st, of), 0);
+    ck_assert_int_eq(store_meta_pending(&st, of), 0);
+    store_release(&st, of);
+    /* renamed before its sync: the sync still does it (the job moved) */
+    ck_assert_int_eq(open_f("m/h", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+    ck_assert_int_eq(store_rename(&st, "m/h", "m/h2", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_meta_pending(&st, of), 1);
+    ck_assert_int_eq(store_sync(&st, of), 0);
+    ck_assert_int_eq(store_meta_pending(&st, of), 0);
+    store_release(&st, of);
+    /* without a sync, the thread does it by itself, soon */
+    pthread_mutex_lock(&st.meta.mu);
+    st.meta.hold = 0;
+    pthread_cond_broadcast(&st.meta.cv);
+    pthread_mutex_unlock(&st.meta.mu);
+    ck_assert_int_eq(open_f("m/i", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+    int waited = 0;
+    while (store_meta_pending(&st, of) && waited < 10000) {
+        usleep(1000);
+        waited++;
+    }
+    ck_assert_int_eq(store_meta_pending(&st, of), 0);
+    pthread_mutex_lock(&st.meta.mu);
+    ck_assert_ptr_null(st.meta.q);
+    pthread_mutex_unlock(&st.meta.mu);
+    /* deleted before the thread got to it: nothing left to make durable */
+    st.meta.hold = 1;
+    struct ofile *of2;
+    ck_assert_int_eq(open_f("m/j", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of2, &created), 0);
+    ck_assert_int_eq(store_delete(&st, "m/j", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_sync(&st, of2), 0);
+    store_release(&st, of2);
     store_release(&st, of);
     char p[400];
     snprintf(p, sizeof(p), "%s/.ddio/meta/m/f", root1);
