@@ -617,8 +617,8 @@ static int create_file(struct store *st, struct ofile *of, const struct ddio_lay
         unlink_beneath(st->metafd, of->path, 0);
         return rc;
     }
-    /* durable soon, in the background, and at the latest by the file's
-     * first MPI_File_sync, like its data: a create costs no fsync (one per
+    /* durable by the file's first MPI_File_sync, like its data (or a
+     * moment later in the background): a create costs no fsync (one per
      * stripe server, in turn, on the create path) */
     store_meta_created(st, of);
     return 0;

@@ -57,16 +57,19 @@ struct ofile {
     struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
     struct meta_job *meta;       /* under store.meta.mu: created (by this
                                   * process), its layout record and directory
-                                  * entries not known durable yet: the
-                                  * background syncer's job (store_meta.c),
-                                  * which store_sync waits for */
+                                  * entries not known durable yet: the job
+                                  * (store_meta.c) store_sync does, or waits
+                                  * for if the lazy thread is doing it */
     struct ofile *next;
 };
 
-/* store_meta.c: created files' layout records made durable in the background */
+/* store_meta.c: created files' layout records made durable (at their sync,
+ * or by a thread a moment after the create if none comes) */
 struct store_meta {
     pthread_mutex_t mu;
-    pthread_cond_t cv;           /* a job queued or settled, or stop */
+    pthread_cond_t cv;           /* the thread's: stop, tests' hold */
+    pthread_cond_t settled;      /* a job done or failed (for `waiting`) */
+    int waiting;                 /* syncs waiting for the thread's job */
     struct meta_job *q;          /* pending and running jobs, oldest first */
     int stop;
     int hold;                    /* tests: the thread takes no job */

@@ -27,12 +27,12 @@ int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
 /* store_norm_path, with the refusal explained in msg */
 int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msglen);
 
-/* store_meta.c: the background syncer of created files' layout records
- * and directory entries. start/stop: with store_init/store_fini; created:
- * of was created here (its job queued); attach: of opened again while its
- * path's job is queued; wait: store_sync's, once the datafiles are synced
- * (0, or the -errno of doing it here); release: at of's end; rename: the
- * queued jobs' paths follow a rename (st->mu held). */
+/* store_meta.c: created files' layout records and directory entries made
+ * durable. start/stop: with store_init/store_fini; created: of was created
+ * here (its job queued); attach: of opened again while its path's job is
+ * queued; wait: store_sync's, after the datafiles' fdatasync (0, or the
+ * -errno of doing it here); release: at of's end; rename: the queued
+ * jobs' paths follow a rename (st->mu held). */
 void store_meta_start(struct store *st);
 void store_meta_stop(struct store *st);
 void store_meta_created(struct store *st, struct ofile *of);

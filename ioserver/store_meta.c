@@ -1,28 +1,34 @@
-/* A created file's layout record and directory entries made durable in the
- * background, soon after the create, by one thread per server; the file's
- * MPI_File_sync (store_sync) waits for that, or does it itself if the
- * thread has not got to it yet.
- *
- * Why: they used to be fsynced by the file's first SYNC, in turn after its
- * datafiles' fdatasync: three more fsyncs (the record, its directory, the
- * datafile's directory) on the path of a call the whole job waits for.
- * IOR's write phases of a new file (open, writes, sync, close) spent 1-5
- * ms more in the sync that way (bench/results/2026-11-30-meta-sync). The
- * writes between the create and the sync leave the thread time to do it.
+/* A created file's layout record and directory entries made durable: by
+ * the file's MPI_File_sync on the server that created it (store_sync, after
+ * the datafiles' fdatasync), or, if no sync comes, by a thread of the
+ * server META_LAZY_MS after the create, so that files never synced do not
+ * pile up here and their existence is durable a moment later anyway.
  *
  * The job belongs to the path, not to the open file: a file created,
- * closed without a sync and opened again finds its job still queued (its
- * sync waits for it, as the first open's would have). A job whose path is
- * gone (deleted) has nothing left to make durable; a rename moves the
- * queued jobs' paths with it. An fsync that fails leaves the job to the
- * file's next sync, which does it again and answers its error. */
+ * closed without a sync and opened again finds its job still queued, and
+ * that open's sync does it (when a flag on the open file said what was
+ * pending, such a sync left the record unsynced). A job whose path is gone
+ * (deleted) has nothing left to make durable; a rename moves the queued
+ * jobs' paths with it. An fsync that fails leaves the job to the file's
+ * next sync, which does it again and answers its error.
+ *
+ * Not done at the create, in the background: the three fsyncs then held up
+ * the other ranks' opens of the same file, which come right after it
+ * (IOR-style shared-file opens at P = 8: 6 -> 12 ms), for a sync 0.5-2.5
+ * ms shorter at P = 4 only; nor handed to the thread at the sync, side by
+ * side with the fdatasync: no difference measured
+ * (bench/results/2026-11-29-close-meta). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
 
+#include "cond.h"
 #include "store_int.h"
+
+/* a job no sync asked for waits this long (its file's opens are over) */
+#define META_LAZY_MS 1000
 
 enum { MJ_PENDING, MJ_RUNNING, MJ_DONE, MJ_FAILED };
 
@@ -30,6 +36,7 @@ struct meta_job {
     char *path;                 /* under meta.mu (a rename moves it) */
     int state;                  /* MJ_*, under meta.mu */
     int refs;                   /* atomic: the queue's and the ofiles' */
+    int64_t due_ms;             /* run by then anyway */
     struct meta_job *next;      /* in the queue while PENDING or RUNNING */
 };
 
@@ -96,8 +103,27 @@ static int run_locked(struct store *st, struct meta_job *j)
             job_put(j);
             break;
         }
-    pthread_cond_broadcast(&m->cv);
+    if (m->waiting)
+        pthread_cond_broadcast(&m->settled);
     return rc;
+}
+
+/* meta.mu held: the job to run now, else NULL with *wake_ms the next due
+ * (nobody wakes the thread for a new job: a futex wake and a context switch
+ * per create, on a host whose cores the ranks share, for work that waits a
+ * second anyway) */
+static struct meta_job *next_job(struct store_meta *m, int64_t now, int64_t *wake_ms)
+{
+    *wake_ms = now + META_LAZY_MS;
+    for (struct meta_job *j = m->q; j && !m->hold; j = j->next) {
+        if (j->state != MJ_PENDING)
+            continue;
+        if (j->due_ms <= now)
+            return j;
+        if (j->due_ms < *wake_ms)
+            *wake_ms = j->due_ms;
+    }
+    return NULL;
 }
 
 static void *syncer(void *arg)
@@ -106,11 +132,10 @@ static void *syncer(void *arg)
     struct store_meta *m = &st->meta;
     pthread_mutex_lock(&m->mu);
     while (!m->stop) {
-        struct meta_job *j = m->q;
-        while (j && j->state != MJ_PENDING)
-            j = j->next;
-        if (!j || m->hold) {
-            pthread_cond_wait(&m->cv, &m->mu);
+        int64_t wake;
+        struct meta_job *j = next_job(m, ddio_now_ms(), &wake);
+        if (!j) {
+            cond_wait_ms(&m->cv, &m->mu, wake);
             continue;
         }
         j->state = MJ_RUNNING;
@@ -124,7 +149,8 @@ void store_meta_start(struct store *st)
 {
     struct store_meta *m = &st->meta;
     pthread_mutex_init(&m->mu, NULL);
-    pthread_cond_init(&m->cv, NULL);
+    cond_init_mono(&m->cv);
+    pthread_cond_init(&m->settled, NULL);
     /* without the thread every sync does its file's as before */
     m->started = pthread_create(&m->th, NULL, syncer, st) == 0;
 }
@@ -147,6 +173,7 @@ void store_meta_stop(struct store *st)
     }
     pthread_mutex_destroy(&m->mu);
     pthread_cond_destroy(&m->cv);
+    pthread_cond_destroy(&m->settled);
 }
 
 void store_meta_created(struct store *st, struct ofile *of)
@@ -162,6 +189,7 @@ void store_meta_created(struct store *st, struct ofile *of)
         return;
     }
     j->refs = 2;        /* the queue's, the ofile's */
+    j->due_ms = ddio_now_ms() + META_LAZY_MS;
     pthread_mutex_lock(&m->mu);
     struct meta_job **pp = &m->q;
     while (*pp)
@@ -169,7 +197,6 @@ void store_meta_created(struct store *st, struct ofile *of)
     *pp = j;
     struct meta_job *old = of->meta;
     of->meta = j;
-    pthread_cond_broadcast(&m->cv);
     pthread_mutex_unlock(&m->mu);
     job_put(old);
 }
@@ -195,11 +222,13 @@ int store_meta_wait(struct store *st, struct ofile *of)
         if (j->state == MJ_DONE) {
             of->meta = NULL;
             job_put(j);
-        } else if (j->state == MJ_RUNNING)
+        } else if (j->state == MJ_RUNNING) {
             /* no deadline of its own: the other thread is in the same
              * bounded kernel calls this one would make */
-            pthread_cond_wait(&m->cv, &m->mu);
-        else {          /* PENDING, or FAILED: this sync does it */
+            m->waiting++;
+            pthread_cond_wait(&m->settled, &m->mu);
+            m->waiting--;
+        } else {          /* PENDING, or FAILED: this sync does it */
             j->state = MJ_RUNNING;
             if ((rc = run_locked(st, j)) != 0)
                 break;

@@ -149,12 +149,20 @@ END_TEST
  * the file was closed and opened again in between); a record left empty (a
  * create that never reached the disk before the host crashed) reads as no
  * file */
+static void meta_hold(int on)
+{
+    pthread_mutex_lock(&st.meta.mu);
+    st.meta.hold = on;
+    pthread_cond_broadcast(&st.meta.cv);
+    pthread_mutex_unlock(&st.meta.mu);
+}
+
 START_TEST(t_meta_durable_at_sync)
 {
     start(2);
     struct ofile *of;
     int created;
-    st.meta.hold = 1;           /* the background thread takes nothing */
+    meta_hold(1);               /* the lazy thread takes nothing */
     ck_assert_int_eq(open_f("m/f", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
     ck_assert_int_eq(store_meta_pending(&st, of), 1);
     ck_assert_int_eq(store_sync(&st, of), 0);
@@ -181,11 +189,8 @@ START_TEST(t_meta_durable_at_sync)
     ck_assert_int_eq(store_sync(&st, of), 0);
     ck_assert_int_eq(store_meta_pending(&st, of), 0);
     store_release(&st, of);
-    /* without a sync, the thread does it by itself, soon */
-    pthread_mutex_lock(&st.meta.mu);
-    st.meta.hold = 0;
-    pthread_cond_broadcast(&st.meta.cv);
-    pthread_mutex_unlock(&st.meta.mu);
+    /* without a sync, the thread does it by itself a moment later */
+    meta_hold(0);
     ck_assert_int_eq(open_f("m/i", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
     int waited = 0;
     while (store_meta_pending(&st, of) && waited < 10000) {
@@ -197,7 +202,7 @@ START_TEST(t_meta_durable_at_sync)
     ck_assert_ptr_null(st.meta.q);
     pthread_mutex_unlock(&st.meta.mu);
     /* deleted before the thread got to it: nothing left to make durable */
-    st.meta.hold = 1;
+    meta_hold(1);
     struct ofile *of2;
     ck_assert_int_eq(open_f("m/j", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of2, &created), 0);
     ck_assert_int_eq(store_delete(&st, "m/j", msg, sizeof(msg)), 0);
