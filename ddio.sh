@@ -61,6 +61,16 @@ failed_logs() {
 # in the closing table
 . "$top/scripts/suite-time.sh" --lib
 
+# The tarball's exit status, from the file its job writes: bash's own
+# `wait PID` answered 127 once in CI (the status of a job that had ended
+# twenty minutes before was gone; pid_max is 32768 on these machines),
+# failing a run whose every test and the distcheck itself had passed.
+dist_wait() {
+  wait "$1" 2>/dev/null
+  [ -s distcheck.rc ] || { echo "ddio.sh: make distcheck left no exit status" >&2; return 1; }
+  return "$(cat distcheck.rc)"
+}
+
 tests() {
   local t0=$SECONDS rc=0
   export DDIO_SUITE_TIMES="$top/test/suite-times.txt"
@@ -79,11 +89,12 @@ tests() {
   # the tarball builds in a VPATH tree of its own and passes its quick tests,
   # beside make check (its compiles fill the cores the suites leave idle;
   # its quick tests' times stay out of the table)
-  (DDIO_SUITE_TIMES=/dev/null make distcheck > distcheck.log 2>&1) &
+  rm -f distcheck.rc
+  (DDIO_SUITE_TIMES=/dev/null make distcheck > distcheck.log 2>&1; echo $? > distcheck.rc) &
   local dist=$!
   timed make-check make -j"${DDIO_TEST_JOBS:-$((jobs + 1))}" check || { rc=$?; failed_logs; }
   rm -rf "$DDIO_UFS_REF"
-  timed distcheck-wait wait $dist || { rc=$?; echo "== failed: make distcheck"; tail -n 60 distcheck.log; }
+  timed distcheck-wait dist_wait $dist || { rc=$?; echo "== failed: make distcheck"; tail -n 60 distcheck.log; }
   "$top/scripts/suite-time.sh" --report $((SECONDS - t0))
   scripts/test-summary.sh || rc=$?
   return $rc
