@@ -26,6 +26,9 @@ int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
               struct store_creator *cr, char *msg, size_t msglen);
 /* store_norm_path, with the refusal explained in msg */
 int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msglen);
+/* (store_ns.c) path after renaming from to to, malloc'd; NULL if path is
+ * neither from nor beneath it, or out of memory (kept as it was) */
+char *renamed_path(const char *path, const char *from, const char *to);
 
 /* store_meta.c: created files' layout records and directory entries made
  * durable. start/stop: with store_init/store_fini; created: of was created

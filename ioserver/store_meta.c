@@ -195,10 +195,8 @@ void store_meta_created(struct store *st, struct ofile *of)
     while (*pp)
         pp = &(*pp)->next;
     *pp = j;
-    struct meta_job *old = of->meta;
-    of->meta = j;
+    of->meta = j;       /* (a fresh ofile: a create, or its resend) */
     pthread_mutex_unlock(&m->mu);
-    job_put(old);
 }
 
 void store_meta_attach(struct store *st, struct ofile *of)
@@ -255,17 +253,14 @@ void store_meta_release(struct ofile *of)
 void store_meta_rename(struct store *st, const char *from, const char *to)
 {
     struct store_meta *m = &st->meta;
-    size_t fl = strlen(from);
     pthread_mutex_lock(&m->mu);
     for (struct meta_job *j = m->q; j; j = j->next) {
-        if (strncmp(j->path, from, fl) || (j->path[fl] != '\0' && j->path[fl] != '/'))
-            continue;
-        char *np = malloc(strlen(to) + strlen(j->path + fl) + 1);
-        if (!np)
-            continue;   /* (no memory: the job finds nothing under the old name) */
-        sprintf(np, "%s%s", to, j->path + fl);
-        free(j->path);
-        j->path = np;
+        /* (no memory: the job finds nothing under the old name) */
+        char *np = renamed_path(j->path, from, to);
+        if (np) {
+            free(j->path);
+            j->path = np;
+        }
     }
     pthread_mutex_unlock(&m->mu);
 }

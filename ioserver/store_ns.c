@@ -300,20 +300,27 @@ static int rename_at(int dirfd, const char *from, const char *to)
     return rc;
 }
 
+char *renamed_path(const char *path, const char *from, const char *to)
+{
+    size_t fl = strlen(from);
+    if (strncmp(path, from, fl) || (path[fl] != '\0' && path[fl] != '/'))
+        return NULL;
+    char *np = malloc(strlen(to) + strlen(path + fl) + 1);
+    if (np)
+        sprintf(np, "%s%s", to, path + fl);
+    return np;
+}
+
 /* open files keep working after a rename; their table paths follow it */
 static void rename_open(struct store *st, const char *from, const char *to)
 {
-    size_t fl = strlen(from);
     for (struct ofile *of = st->files; of; of = of->next) {
+        char *np;
         if (of->deleted)
             continue;
         if (!strcmp(of->path, to))
             of->deleted = 1;             /* replaced, like an unlink */
-        else if (!strncmp(of->path, from, fl) && (of->path[fl] == '\0' || of->path[fl] == '/')) {
-            char *np = malloc(strlen(to) + strlen(of->path + fl) + 1);
-            if (!np)
-                continue;
-            sprintf(np, "%s%s", to, of->path + fl);
+        else if ((np = renamed_path(of->path, from, to))) {
             free(of->path);
             of->path = np;
         }
