@@ -997,10 +997,7 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
 
 int store_sync(struct store *st, struct ofile *of)
 {
-    for (int d = 0; d < of->ndisks; d++)
-        if (fdatasync(of->fds[d]))
-            return -errno;
-    return store_meta_wait(st, of);
+    return store_meta_sync(st, of, of->fds, of->ndisks);
 }
 
 void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len)

@@ -33,14 +33,15 @@ char *renamed_path(const char *path, const char *from, const char *to);
 /* store_meta.c: created files' layout records and directory entries made
  * durable. start/stop: with store_init/store_fini; created: of was created
  * here (its job queued); attach: of opened again while its path's job is
- * queued; wait: store_sync's, after the datafiles' fdatasync (0, or the
- * -errno of doing it here); release: at of's end; rename: the queued
+ * queued; sync: store_sync's, the datafiles' (dfds[0..nd)) fdatasyncs and
+ * the job if still pending, in one batch (0, or the first -errno, the
+ * datafiles' first); release: at of's end; rename: the queued
  * jobs' paths follow a rename (st->mu held). */
 void store_meta_start(struct store *st);
 void store_meta_stop(struct store *st);
 void store_meta_created(struct store *st, struct ofile *of);
 void store_meta_attach(struct store *st, struct ofile *of);
-int store_meta_wait(struct store *st, struct ofile *of);
+int store_meta_sync(struct store *st, struct ofile *of, const int *dfds, int nd);
 void store_meta_release(struct ofile *of);
 void store_meta_rename(struct store *st, const char *from, const char *to);
 

@@ -608,6 +608,13 @@ if t_selected durable; then
   t_step durable-write-kill "$run" -s 2 --root "$root" -- sh -c \
     "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
   t_step durable-restart-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
+  # the same with write-behind on: the sync sends what the caches gathered
+  root="$tmp/srv-durable-wb"; mkdir -p "$root"
+  wb="romio_ddio_write_behind=4194304,romio_ddio_read_ahead=4194304"
+  t_step durable-wb-write-kill env DDIO_TEST_HINTS="$wb" "$run" -s 2 --root "$root" -- sh -c \
+    "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
+  t_step durable-wb-restart-check env DDIO_TEST_HINTS="$wb" "$run" -s 2 --root "$root" -- \
+    mpiexec -n 3 "$bin/t_durable" check ddio:/durable
 fi
 if t_selected heartbeat; then g_heartbeat; fi
 if t_selected failfast; then g_failfast rc wc rb wb; fi
@@ -726,6 +733,21 @@ if t_selected faults; then
     t_step "fault-${spec//:/-}/phase" env DDIO_TIMEOUT=2 DDIO_RECOVER_TIMEOUT=1 "$run" -s 2 --root "$root" --fault "1:$spec" -- \
       mpiexec -n 4 "$bin/t_fault" phase ddio:/f "$ph" "$bound"
     t_step "fault-${spec//:/-}/restart-check" "$run" -s 2 --root "$root" -- \
+      mpiexec -n 4 "$bin/t_fault" check ddio:/f
+  done
+  # The same with write-behind on: small writes gathered by each rank's
+  # cache, then MPI_File_sync, whose flush (same-host writes off: through
+  # the servers, so the fault meets it) or SYNC meets the fault. Every rank
+  # fails within the bound; what was synced before reads back.
+  wb="romio_ddio_write_behind=4194304,romio_ddio_read_ahead=4194304"
+  for spec in sync:1:1 indep-write:1:0; do
+    pt=${spec%:*} lw=${spec##*:}; root="$tmp/srv-fault-wb-${pt//:/-}"; mkdir -p "$root"
+    t_step "fault-wb-${pt//:/-}/prep" env DDIO_TEST_HINTS="$wb" "$run" -s 2 --root "$root" -- \
+      mpiexec -n 4 "$bin/t_fault" prep ddio:/f
+    t_step "fault-wb-${pt//:/-}/phase" env DDIO_TEST_HINTS="$wb" DDIO_LOCAL_WRITE=$lw DDIO_TIMEOUT=2 \
+      DDIO_RECOVER_TIMEOUT=1 "$run" -s 2 --root "$root" --fault "1:$pt" -- \
+      mpiexec -n 4 "$bin/t_fault" phase ddio:/f wb-sync 4
+    t_step "fault-wb-${pt//:/-}/restart-check" env DDIO_TEST_HINTS="$wb" "$run" -s 2 --root "$root" -- \
       mpiexec -n 4 "$bin/t_fault" check ddio:/f
   done
 fi

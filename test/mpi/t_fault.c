@@ -7,13 +7,16 @@
  *   t_fault prep  FILE                  write generation 1 everywhere, sync
  *   t_fault phase FILE PHASE MAXSEC     the call that meets the fault (PHASE:
  *                                       open coll-write coll-read indep-write
- *                                       indep-read sync); every rank must fail
- *                                       within MAXSEC seconds
+ *                                       indep-read sync wb-sync); every rank
+ *                                       must fail within MAXSEC seconds
  *   t_fault check FILE                  generation 1 outside [W0, W1), 1 or 2
  *                                       inside it (the interrupted write)
  *
  * Views: 64 KiB chunks dealt round robin to the ranks, so every rank's part
- * of the written range [W0, W1) touches every stripe server. */
+ * of the written range [W0, W1) touches every stripe server. Hints from
+ * DDIO_TEST_HINTS (the client cache on: wb-sync writes its part in 4 KiB
+ * calls that write-behind gathers, then syncs: the fault meets the sync's
+ * flush or its SYNC). */
 #include "tutil.h"
 
 #define SIZE ((MPI_Offset) 16 << 20)
@@ -43,7 +46,9 @@ static void prep(const char *path)
 {
     MPI_File fh;
     int n;
-    T_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_Info info = tm_hints();
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Info_free(&info);
     t_set_dealt_view(fh, 0, CH);
     unsigned char *b = dealt_data(1, 0, SIZE, &n);
     T_MPI(MPI_File_write_all(fh, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
@@ -56,7 +61,9 @@ static void check(const char *path)
 {
     MPI_File fh;
     MPI_Offset size, per = SIZE / t_size, at = per * t_rank;
-    T_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    MPI_Info info = tm_hints();
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, info, &fh));
+    MPI_Info_free(&info);
     T_MPI(MPI_File_get_size(fh, &size));
     T_ASSERT(size == SIZE, "size after restart %lld, want %lld", (long long) size, (long long) SIZE);
     unsigned char *b = malloc((size_t) per);
@@ -86,8 +93,10 @@ static int phase_call(const char *path, const char *phase, MPI_File *fh, double 
 {
     int n, err;
     int amode = MPI_MODE_RDWR;
+    MPI_Info info = tm_hints();
     *t = MPI_Wtime();
-    err = MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, fh);
+    err = MPI_File_open(MPI_COMM_WORLD, path, amode, info, fh);
+    MPI_Info_free(&info);
     if (strcmp(phase, "open") == 0 || err != MPI_SUCCESS) {
         if (err != MPI_SUCCESS)
             *fh = MPI_FILE_NULL;
@@ -99,6 +108,16 @@ static int phase_call(const char *path, const char *phase, MPI_File *fh, double 
         T_MPI(MPI_File_write_all(*fh, b, n, MPI_BYTE, MPI_STATUS_IGNORE));
         *t = MPI_Wtime();
         err = MPI_File_sync(*fh);
+    } else if (strcmp(phase, "wb-sync") == 0) {
+        /* a call whose cache flush met the fault may fail first; every
+         * rank still calls the (collective) sync */
+        *t = MPI_Wtime();
+        for (int i = 0; i < n && err == MPI_SUCCESS; i += 4096)
+            err = MPI_File_write(*fh, b + i, n - i < 4096 ? n - i : 4096, MPI_BYTE,
+                                 MPI_STATUS_IGNORE);
+        int serr = MPI_File_sync(*fh);
+        if (err == MPI_SUCCESS)
+            err = serr;
     } else {
         *t = MPI_Wtime();
         if (strcmp(phase, "coll-write") == 0)

@@ -1,4 +1,5 @@
-/* Unit tests of the storage layer (ioserver/store.c, store_ns.c): path
+/* Unit tests of the storage layer (ioserver/store.c, store_ns.c,
+ * store_meta.c, fsyncs.c): path
  * confinement, create / EXCL / open / delete, layout records, ESTALE
  * refusal, sizes. */
 #ifndef _GNU_SOURCE
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fsyncs.h"
 #include "ddio_log.h"
 #include "store.h"
 #include "suite_run.h"
@@ -156,6 +158,49 @@ static void meta_hold(int on)
     pthread_cond_broadcast(&st.meta.cv);
     pthread_mutex_unlock(&st.meta.mu);
 }
+
+/* several fsyncs at once, or in turn: each op answered, none skipped for
+ * another's failure, the first failure in order returned */
+static void fsyncs_case(void)
+{
+    enum { N = 40 };            /* more than one batch */
+    struct fsync_op ops[N];
+    char p[400];
+    for (int i = 0; i < N; i++) {
+        if (i == 2) {
+            ops[i] = (struct fsync_op){ .fd = open(base, O_RDONLY | O_DIRECTORY) };
+        } else {
+            snprintf(p, sizeof(p), "%s/fs%d", base, i);
+            int fd = open(p, O_CREAT | O_RDWR, 0644);
+            ck_assert_int_eq(pwrite(fd, "12345678", 8, 0), 8);
+            ops[i] = (struct fsync_op){ .fd = fd, .data_only = i % 2 };
+        }
+        ck_assert_int_ge(ops[i].fd, 0);
+        ops[i].rc = 1;
+    }
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    close(ops[5].fd);           /* closed (after the pipe took its fds): EBADF */
+    int pipe_at = 33;           /* in the second batch: no fsync for a pipe */
+    close(ops[pipe_at].fd);
+    ops[pipe_at].fd = pfd[0];
+    ck_assert_int_eq(fsyncs_run(ops, N), -EBADF);
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(ops[i].rc, i == 5 ? -EBADF : i == pipe_at ? -EINVAL : 0);
+    for (int i = 0; i < N; i++)
+        if (i != 5)
+            close(ops[i].fd);
+    close(pfd[1]);
+}
+
+START_TEST(t_fsyncs)
+{
+    fsyncs_case();
+    fsyncs_force_serial(1);
+    fsyncs_case();
+    fsyncs_force_serial(0);
+}
+END_TEST
 
 START_TEST(t_meta_durable_at_sync)
 {
@@ -620,6 +665,7 @@ int main(void)
     tcase_add_test(tc, t_create_excl_open_delete);
     tcase_add_test(tc, t_confinement);
     tcase_add_test(tc, t_meta_durable_at_sync);
+    tcase_add_test(tc, t_fsyncs);
     tcase_add_test(tc, t_layout_roundtrip);
     tcase_add_test(tc, t_create_resent);
     tcase_add_test(tc, t_create_half_done);
