@@ -203,7 +203,8 @@ struct copy {
     struct ddio_cfile *f;
     const char *src, *dst;    /* as the user wrote them, for messages */
     int fd;                   /* the local file */
-    int dfd;                  /* out of ddio: the same with O_DIRECT (-1: none) */
+    int stream;               /* out of ddio: a regular file written as write_local says */
+    uint64_t dropped;         /* write_local: written back and dropped below this */
     uint64_t size;
     struct pool pool;
     struct progress pg;
@@ -211,33 +212,49 @@ struct copy {
     size_t window;
 };
 
-/* Out of ddio the local file is written with O_DIRECT where the file
- * system takes it (whole 4 KiB blocks; the last partial one through the
- * page cache) and fdatasynced at the end: the copy is durable when it
- * ends, as one into ddio is (its servers sync), and streams past the page
- * cache as the servers' large writes do. Buffered, a copy here ran at
- * 265-348 MiB/s whenever the kernel had to find fresh pages for it (300
- * MiB, bench/results/2026-11-29-ior; plain dd: 1.02-1.10 s buffered,
- * 0.24-0.26 s with oflag=direct). --buffered: as cp(1). */
-#define DIRECT_ALIGN 4096u
+/* Out of ddio the local file is written through the page cache, each
+ * piece's writeback started as it is written (sync_file_range WRITE) and
+ * the pieces STREAM_LAG behind waited for and dropped, then fdatasynced at
+ * the end: the copy is durable when it ends, as one into ddio is (its
+ * servers sync), the device always has STREAM_LAG bytes queued, and the
+ * copy reuses the same few pages instead of asking the kernel for fresh
+ * ones, which on this VM ran at 265-348 MiB/s (bench/results/2026-11-29-ior);
+ * nothing of it stays in the page cache, as the servers' large writes
+ * stream past theirs.
+ * 300 MiB: 1274-1697 MiB/s, against O_DIRECT's 1127-1494 and plain buffered
+ * writes' 238-1196 (bench/results/2026-11-30-cp-stream). --buffered: as
+ * cp(1), no sync. */
+#define STREAM_LAG (16u << 20)
 
 static int write_local(struct copy *c, const char *buf, size_t len, uint64_t off)
 {
-    size_t whole = len & ~(size_t)(DIRECT_ALIGN - 1);
-    if (c->dfd >= 0 && whole && off % DIRECT_ALIGN == 0 && (uintptr_t)buf % DIRECT_ALIGN == 0) {
-        int rc = pwrite_full(c->dfd, buf, whole, off);
-        if (rc == -EINVAL) {    /* refused after all: buffered from here on */
-            close(c->dfd);
-            c->dfd = -1;
-        } else if (rc)
+    if (!c->stream)
+        return pwrite_full(c->fd, buf, len, off);
+    while (len) {
+        size_t n = len > LOCAL_WRITE_MAX ? LOCAL_WRITE_MAX : len;
+        int rc = pwrite_full(c->fd, buf, n, off);
+        if (rc)
             return rc;
-        else {
-            buf += whole;
-            len -= whole;
-            off += whole;
-        }
+        /* a hint: what it does not start, the waits below and the
+         * fdatasync at the end write */
+        (void)sync_file_range(c->fd, (off_t)off, (off_t)n, SYNC_FILE_RANGE_WRITE);
+        buf += n;
+        len -= n;
+        off += n;
+        if (off - c->dropped <= STREAM_LAG)
+            continue;
+        uint64_t upto = off - STREAM_LAG;
+        /* its error must be taken here: a later fdatasync would not
+         * report it again */
+        if (sync_file_range(c->fd, (off_t)c->dropped, (off_t)(upto - c->dropped),
+                            SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                            SYNC_FILE_RANGE_WAIT_AFTER))
+            return -errno;
+        (void)posix_fadvise(c->fd, (off_t)c->dropped, (off_t)(upto - c->dropped),
+                            POSIX_FADV_DONTNEED);
+        c->dropped = upto;
     }
-    return len ? pwrite_full(c->fd, buf, len, off) : 0;
+    return 0;
 }
 
 static size_t window_of(struct ddio_cfile *f, uint32_t *nk)
@@ -300,6 +317,8 @@ static int from_ddio(struct copy *c)
         return cli_fail("cp: write %s: %s", c->dst, strerror(-rc));
     if (!c->o->buffered && c->size && fdatasync(c->fd) && errno != EINVAL)
         return cli_fail("cp: sync %s: %s", c->dst, strerror(errno));
+    if (c->stream)              /* its last STREAM_LAG too: nothing of it left cached */
+        (void)posix_fadvise(c->fd, 0, 0, POSIX_FADV_DONTNEED);
     return 0;
 }
 
@@ -369,16 +388,8 @@ static int run_copy(struct copy *c, int write)
     uint32_t nk;
     c->window = window_of(c->f, &nk);
     c->pool = (struct pool){.f = c->f, .write = write, .nk = nk};
-    /* (aligned for O_DIRECT; a window that is no whole number of its
-     * blocks, an odd stripe unit, writes buffered) */
-    if (c->window % DIRECT_ALIGN && c->dfd >= 0) {
-        close(c->dfd);
-        c->dfd = -1;
-    }
-    if (posix_memalign((void **)&c->buf[0], DIRECT_ALIGN, c->window))
-        c->buf[0] = NULL;
-    if (posix_memalign((void **)&c->buf[1], DIRECT_ALIGN, c->window))
-        c->buf[1] = NULL;
+    c->buf[0] = malloc(c->window);
+    c->buf[1] = malloc(c->window);
     struct worker *w = c->buf[0] && c->buf[1] ? pool_start(&c->pool) : NULL;
     int rc;
     if (!w || c->pool.nk != nk)
@@ -402,7 +413,7 @@ int cmd_cp(struct cli *o)
     if (sd == dd)
         return cli_usage_error("cp: exactly one of SRC and DST must be a ddio file "
                                "(ddio:/path), got '%s' and '%s'", src, dst);
-    struct copy c = {.o = o, .src = src, .fd = -1, .dfd = -1};
+    struct copy c = {.o = o, .src = src, .fd = -1};
     char msg[DDIO_CLIENT_MSG_LEN], *dpath = NULL;
     int rc = 1;
     c.pg.on = o->progress < 0 ? isatty(2) : o->progress;
@@ -447,8 +458,7 @@ int cmd_cp(struct cli *o)
             goto out;
         }
         struct stat sb;
-        if (!o->buffered && fstat(c.fd, &sb) == 0 && S_ISREG(sb.st_mode))
-            c.dfd = open(dpath, O_WRONLY | O_DIRECT | O_CLOEXEC);   /* -1: buffered */
+        c.stream = !o->buffered && fstat(c.fd, &sb) == 0 && S_ISREG(sb.st_mode);
     }
     rc = run_copy(&c, dd);
     if (!rc)
@@ -463,8 +473,6 @@ int cmd_cp(struct cli *o)
 out:
     if (c.f)
         ddio_client_close(c.f);
-    if (c.dfd >= 0)
-        close(c.dfd);
     if (c.fd >= 0 && close(c.fd) && !rc)
         rc = cli_fail("cp: close %s: %s", c.dst, strerror(errno));
     free(dpath);
