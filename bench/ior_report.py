@@ -227,8 +227,10 @@ def copies(cp, out):
         if ("local", op) in med:
             out.append(f"| local `{op}` (same fs) | {cpfmt(med[('local', op)])} | | |")
     out.append("\n`ddio cp` into ddio ends with a sync on the servers; out of ddio it writes "
-               "the local file with O_DIRECT and fdatasyncs it (since 2026-11-29; before, "
-               "buffered and not synced). Compare with `cp`, and `cp+sync` = cp then sync FILE.")
+               "the local file durably too (from 2026-11-30 through the page cache with its "
+               "writeback streamed, then fdatasync; on 2026-11-29 with O_DIRECT, then "
+               "fdatasync; before, buffered and not synced: the build is in the header). "
+               "Compare with `cp`, and `cp+sync` = cp then sync FILE.")
 
 
 def cpfmt(t):
