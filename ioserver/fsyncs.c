@@ -1,6 +1,9 @@
-/* Several fsyncs at once (fsyncs.h). One io_context per thread that asks,
- * made at its first call and kept: io_setup and io_destroy cost more than
- * the fsyncs they would save. */
+/* Several fsyncs at once (fsyncs.h). A few io_contexts shared by the
+ * process, made as needed and kept: io_setup costs more than the fsyncs it
+ * saves, and one per request thread (those come and go, hundreds with as
+ * many clients) would use up the host's aio-max-nr, which the disk
+ * engines of servers started later need. A sync that finds none free does
+ * its fsyncs in turn. */
 #include <errno.h>
 #include <libaio.h>
 #include <pthread.h>
@@ -10,38 +13,42 @@
 #include "fsyncs.h"
 
 #define FSYNCS_BATCH 32
+#define FSYNCS_CTXS 4
 
-static pthread_key_t ctx_key;
-static pthread_once_t ctx_once = PTHREAD_ONCE_INIT;
-static int no_aio;              /* atomic: in turn from now on (tests, or no key) */
+static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
+static io_context_t ctx_free[FSYNCS_CTXS];
+static int nfree, nmade;
+static int no_aio;              /* under ctx_mu: in turn from now on (tests) */
 
-static void ctx_free(void *p)
+static io_context_t ctx_take(void)
 {
-    io_destroy((io_context_t)p);
-}
-
-static void ctx_key_make(void)
-{
-    if (pthread_key_create(&ctx_key, ctx_free))
-        __atomic_store_n(&no_aio, 1, __ATOMIC_RELAXED);
-}
-
-static io_context_t thread_ctx(void)
-{
-    pthread_once(&ctx_once, ctx_key_make);
-    if (__atomic_load_n(&no_aio, __ATOMIC_RELAXED))
-        return 0;
-    io_context_t ctx = pthread_getspecific(ctx_key);
-    if (!ctx) {
-        /* (EAGAIN: the host's aio-max-nr is used up; this call in turn) */
-        if (io_setup(FSYNCS_BATCH, &ctx))
-            return 0;
-        if (pthread_setspecific(ctx_key, ctx)) {
-            io_destroy(ctx);
-            return 0;
-        }
+    io_context_t ctx = 0;
+    pthread_mutex_lock(&ctx_mu);
+    if (!no_aio && nfree)
+        ctx = ctx_free[--nfree];
+    else if (!no_aio && nmade < FSYNCS_CTXS) {
+        /* (EAGAIN: the host's aio-max-nr is used up) */
+        if (io_setup(FSYNCS_BATCH, &ctx) == 0)
+            nmade++;
+        else
+            ctx = 0;
     }
+    pthread_mutex_unlock(&ctx_mu);
     return ctx;
+}
+
+/* lost: destroyed (it waits for what is in flight, so no stale event
+ * reaches a later call) */
+static void ctx_give(io_context_t ctx, int lost)
+{
+    if (lost)
+        io_destroy(ctx);
+    pthread_mutex_lock(&ctx_mu);
+    if (lost)
+        nmade--;
+    else
+        ctx_free[nfree++] = ctx;
+    pthread_mutex_unlock(&ctx_mu);
 }
 
 static void one(struct fsync_op *op)
@@ -70,8 +77,10 @@ static int reap(io_context_t ctx, int n)
     return 0;
 }
 
-/* ops[0..n), n <= FSYNCS_BATCH: submitted, what is not taken done in turn */
-static void batch(io_context_t ctx, struct fsync_op *ops, int n)
+/* ops[0..n), n <= FSYNCS_BATCH: submitted, what is not taken done in
+ * turn; 1 if ctx lost track of its events (cannot happen but for a bad
+ * ctx: the caller destroys it) */
+static int batch(io_context_t ctx, struct fsync_op *ops, int n)
 {
     struct iocb cb[FSYNCS_BATCH], *cbs[FSYNCS_BATCH];
     for (int i = 0; i < n; i++) {
@@ -97,28 +106,35 @@ static void batch(io_context_t ctx, struct fsync_op *ops, int n)
     for (int i = sent; i < n; i++)
         one(&ops[i]);
     if (sent && reap(ctx, sent) < 0) {
-        /* lost track (cannot happen but for a bad ctx): io_destroy waits
-         * for what is in flight, so no stale event reaches a later call */
-        io_destroy(ctx);
-        pthread_setspecific(ctx_key, NULL);
         for (int i = 0; i < sent; i++)
             one(&ops[i]);
+        return 1;
     }
+    return 0;
 }
 
 void fsyncs_force_serial(int on)
 {
-    pthread_once(&ctx_once, ctx_key_make);
-    __atomic_store_n(&no_aio, on, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&ctx_mu);
+    no_aio = on;
+    pthread_mutex_unlock(&ctx_mu);
+}
+
+int fsyncs_contexts(void)
+{
+    pthread_mutex_lock(&ctx_mu);
+    int n = nmade;
+    pthread_mutex_unlock(&ctx_mu);
+    return n;
 }
 
 int fsyncs_run(struct fsync_op *ops, int n)
 {
     for (int i = 0; i < n; i += FSYNCS_BATCH) {
         int k = n - i < FSYNCS_BATCH ? n - i : FSYNCS_BATCH;
-        io_context_t ctx = k > 1 ? thread_ctx() : 0;
+        io_context_t ctx = k > 1 ? ctx_take() : 0;
         if (ctx)
-            batch(ctx, ops + i, k);
+            ctx_give(ctx, batch(ctx, ops + i, k));
         else
             for (int j = 0; j < k; j++)
                 one(&ops[i + j]);

@@ -18,7 +18,9 @@ struct fsync_op {
  * op's -errno in order */
 int fsyncs_run(struct fsync_op *ops, int n);
 
-/* tests: 1 makes every later call do its ops in turn, as without AIO */
+/* tests: 1 makes every later call do its ops in turn, as without AIO;
+ * the io_contexts made so far (at most 4, however many threads call) */
 void fsyncs_force_serial(int on);
+int fsyncs_contexts(void);
 
 #endif

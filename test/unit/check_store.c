@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@
 static char base[256], root1[300], root2[300], outside[300];
 static struct store st;
 static struct srv_config cfg;
-static char msg[1024];
+static _Thread_local char msg[1024];   /* (per thread: t_concurrent_opens) */
 
 static void rm_rf(const char *p)
 {
@@ -193,12 +194,42 @@ static void fsyncs_case(void)
     close(pfd[1]);
 }
 
+/* many threads at once (a server's request threads): every op answered,
+ * and no more than the few io_contexts the process shares */
+static void *fsyncs_thread(void *arg)
+{
+    int fd = *(int *) arg, fails = 0;
+    for (int i = 0; i < 20; i++) {
+        struct fsync_op ops[3] = { {.fd = fd}, {.fd = fd, .data_only = 1}, {.fd = fd} };
+        fails += fsyncs_run(ops, 3) != 0 || ops[0].rc || ops[1].rc || ops[2].rc;
+    }
+    return (void *) (intptr_t) fails;
+}
+
 START_TEST(t_fsyncs)
 {
     fsyncs_case();
     fsyncs_force_serial(1);
     fsyncs_case();
     fsyncs_force_serial(0);
+    enum { T = 12 };
+    pthread_t th[T];
+    int fds[T];
+    char p[400];
+    for (int i = 0; i < T; i++) {
+        snprintf(p, sizeof(p), "%s/ft%d", base, i);
+        ck_assert_int_ge(fds[i] = open(p, O_CREAT | O_RDWR, 0644), 0);
+        ck_assert_int_eq(pwrite(fds[i], "x", 1, 0), 1);
+        ck_assert_int_eq(pthread_create(&th[i], NULL, fsyncs_thread, &fds[i]), 0);
+    }
+    for (int i = 0; i < T; i++) {
+        void *fails;
+        pthread_join(th[i], &fails);
+        ck_assert_int_eq((int) (intptr_t) fails, 0);
+        close(fds[i]);
+    }
+    ck_assert_int_ge(fsyncs_contexts(), 1);
+    ck_assert_int_le(fsyncs_contexts(), 4);
 }
 END_TEST
 
