@@ -13,7 +13,7 @@
 #include "fsyncs.h"
 
 #define FSYNCS_BATCH 32
-#define FSYNCS_CTXS 4
+#define FSYNCS_CTXS 16
 
 static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
 static io_context_t ctx_free[FSYNCS_CTXS];

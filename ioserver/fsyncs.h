@@ -19,7 +19,7 @@ struct fsync_op {
 int fsyncs_run(struct fsync_op *ops, int n);
 
 /* tests: 1 makes every later call do its ops in turn, as without AIO;
- * the io_contexts made so far (at most 4, however many threads call) */
+ * the io_contexts made so far (at most 16, however many threads call) */
 void fsyncs_force_serial(int on);
 int fsyncs_contexts(void);
 
