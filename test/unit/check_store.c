@@ -181,7 +181,8 @@ static void fsyncs_case(void)
     }
     int pfd[2];
     ck_assert_int_eq(pipe(pfd), 0);
-    close(ops[5].fd);           /* closed (after the pipe took its fds): EBADF */
+    close(ops[5].fd);
+    ops[5].fd = -1;             /* no file: EBADF (a closed number could be reused) */
     int pipe_at = 33;           /* in the second batch: no fsync for a pipe */
     close(ops[pipe_at].fd);
     ops[pipe_at].fd = pfd[0];
@@ -208,6 +209,7 @@ static void *fsyncs_thread(void *arg)
 
 START_TEST(t_fsyncs)
 {
+    start(1);                   /* (the fixture's teardown ends a store) */
     fsyncs_case();
     fsyncs_force_serial(1);
     fsyncs_case();
