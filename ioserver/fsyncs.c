@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <libaio.h>
 #include <pthread.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "fsyncs.h"
@@ -28,10 +27,8 @@ static io_context_t ctx_take(void)
         ctx = ctx_free[--nfree];
     else if (!no_aio && nmade < FSYNCS_CTXS) {
         /* (EAGAIN: the host's aio-max-nr is used up) */
-        if (io_setup(FSYNCS_BATCH, &ctx) == 0)
+        if (io_setup(FSYNCS_BATCH, &ctx) == 0)      /* (else ctx stays 0) */
             nmade++;
-        else
-            ctx = 0;
     }
     pthread_mutex_unlock(&ctx_mu);
     return ctx;

@@ -89,15 +89,10 @@ static int job_fds(struct store *st, const char *path, struct fsync_op *ops, int
  * job's in *job_rc (a path gone has nothing left to make durable). */
 static int run(struct store *st, const char *path, const int *dfds, int nd, int *job_rc)
 {
+    /* at most: nd (one per disk) fdatasyncs, the record, its directory,
+     * and a directory per disk */
+    struct fsync_op ops[2 * DDIO_MAX_ROOTS + 2];
     int n = 0, rc = 0, jrc = 0;
-    struct fsync_op *ops = calloc((size_t)nd + 2 + (size_t)st->ndisks, sizeof(*ops));
-    if (!ops) {                 /* the datafiles anyway; the job stays */
-        for (int i = 0; i < nd && !rc; i++)
-            rc = fdatasync(dfds[i]) ? -errno : 0;
-        if (job_rc)
-            *job_rc = -ENOMEM;
-        return rc;
-    }
     for (; n < nd; n++)
         ops[n] = (struct fsync_op){ .fd = dfds[n], .data_only = 1 };
     if (path)
@@ -110,7 +105,6 @@ static int run(struct store *st, const char *path, const int *dfds, int nd, int 
         if (i >= nd)
             close(ops[i].fd);
     }
-    free(ops);
     if (job_rc)
         *job_rc = jrc == -ENOENT ? 0 : jrc;
     return rc;
@@ -223,8 +217,7 @@ void store_meta_created(struct store *st, struct ofile *of)
         j = NULL;
     }
     if (!j) {           /* no memory for the job: durable now instead */
-        int rc;
-        (void) run(st, of->path, NULL, 0, &rc);
+        (void) run(st, of->path, NULL, 0, NULL);
         return;
     }
     j->refs = 2;        /* the queue's, the ofile's */
