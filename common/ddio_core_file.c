@@ -955,25 +955,33 @@ int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint
  * durable at it (MPI_File_sync does; a close does not sync, as ufs:'s does
  * not), this process's writes were answered before it (the client cache is
  * flushed first, and its error is the close's), and a handle its server
- * lost is closed already. So it is posted to each server, its reply read
- * before the connection's next conversation, and the close waits for none
- * (a round trip to each took 2-7 ms of a read phase, 0.5-3.7 ms of a write
- * phase, 4-8 ranks beside both servers on 2 cores). */
-static void post_close(struct ddio_fh *f)
+ * lost is closed already. It is sent to every server at once and its
+ * replies read (errors dropped) before the close returns: a close whose
+ * CLOSE was only posted let another rank's MPI_File_delete after the
+ * collective close reach the server first, and the deleted file's space
+ * stayed held by the still-open handle (a job that deleted and then wrote
+ * on a nearly full file system got ENOSPC: MPI suite errors-nospace). */
+static void close_all(struct ddio_fh *f)
 {
     int64_t dl = ddio_now_ms() + f->timeout_ms;
-    for (int i = 0; i < f->nsrv; i++) {
-        struct ddio_conn *c = f->srv[i].conn;
-        struct ddio_wbuf w;
-        struct ddio_err e;
-        memset(&e, 0, sizeof(e));
-        ddio_wbuf_init(&w);
-        pthread_mutex_lock(&c->mu);
-        if (srv_live(&f->srv[i]) && enc_handle(f, i, &w, NULL) && !w.err)
-            ddio_conn_post(c, DDIO_T_CLOSE, w.p, w.len, dl, &e);
-        pthread_mutex_unlock(&c->mu);
-        ddio_wbuf_free(&w);
-    }
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < f->nsrv; i++) {
+            struct ddio_conn *c = f->srv[i].conn;
+            struct ddio_wbuf w;
+            struct ddio_err e;
+            memset(&e, 0, sizeof(e));
+            pthread_mutex_lock(&c->mu);
+            if (pass == 1) {            /* the replies */
+                if (c->nposted)
+                    (void) ddio_conn_drain(c, dl, &e);
+            } else {
+                ddio_wbuf_init(&w);
+                if (srv_live(&f->srv[i]) && enc_handle(f, i, &w, NULL) && !w.err)
+                    ddio_conn_post(c, DDIO_T_CLOSE, w.p, w.len, dl, &e);
+                ddio_wbuf_free(&w);
+            }
+            pthread_mutex_unlock(&c->mu);
+        }
 }
 
 int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
@@ -988,7 +996,7 @@ int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
     if (f->srv && rc == 0 && ddio_park_put(f))
         return 0;
     if (f->srv)
-        post_close(f);
+        close_all(f);
     ddio_local_release(f);
     free(f->srv);
     f->srv = NULL;
