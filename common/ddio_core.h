@@ -42,6 +42,8 @@
 #define DDIO_DFLT_UNIT      (1u << 20)  /* stripe unit of new files */
 #define DDIO_DFLT_TIMEOUT_S 30
 
+/* ---- ddio_core_err.c: errors -------------------------------------------------- */
+
 struct ddio_err {
     int errnum;
     int transport;              /* the connection failed (not a server's answer) */
@@ -49,6 +51,10 @@ struct ddio_err {
 };
 void ddio_err_set(struct ddio_err *e, int errnum, const char *fmt, ...)
     __attribute__ ((format(printf, 3, 4)));
+/* e is worth a recovery (the connection broke, or a collective peer's did) */
+int ddio_err_recoverable(const struct ddio_err *e);
+/* a failed reconnect attempt (e) worth another one */
+int ddio_err_reconnectable(const struct ddio_err *e);
 
 /* ---- ddio_core_conf.c: configuration ---------------------------------------- */
 
@@ -337,12 +343,8 @@ int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e);
 /* one attempt (server i's connection mutex held): connect if needed (at most
  * conn_ms) and open f's handle there again; 0 or -1 with e */
 int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err *e);
-/* e is worth a recovery (the connection broke, or a collective peer's did) */
-int ddio_err_recoverable(const struct ddio_err *e);
 /* the wait before the next reconnect attempt, after waiting ms (0: first) */
 int ddio_backoff_next(int ms);
-/* a failed reconnect attempt (e) worth another one */
-int ddio_err_reconnectable(const struct ddio_err *e);
 /* ids of calls that must not run twice (PROTOCOL.md "Resending": XFER's
  * DDIO_XF_ONCE, OPEN's DDIO_O_ONCE, RENAME's): this process's random id
  * (non-zero), and a new call number */

@@ -14,21 +14,10 @@
 
 #include <errno.h>
 #include <stdatomic.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-void ddio_err_set(struct ddio_err *e, int errnum, const char *fmt, ...)
-{
-    va_list ap;
-    e->errnum = errnum ? errnum : EIO;
-    e->transport = 0;
-    va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-    va_end(ap);
-}
 
 /* ---- the pool ---------------------------------------------------------------- */
 

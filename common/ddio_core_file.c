@@ -595,22 +595,6 @@ int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err 
     return rc;
 }
 
-int ddio_err_recoverable(const struct ddio_err *e)
-{
-    /* a refused or dropped connection, or a collective whose peer's dropped
-     * (the server failed it for every participant: all of them resend);
-     * not a silent server: its deadline already took the whole timeout */
-    return (e->transport && e->errnum != ETIMEDOUT && e->errnum != EACCES &&
-            e->errnum != ENOENT && e->errnum != ESTALE) || e->errnum == ECONNRESET;
-}
-
-int ddio_err_reconnectable(const struct ddio_err *e)
-{
-    /* a reconnect attempt that timed out (a server still starting, or
-     * draining with a full backlog) is tried again too */
-    return ddio_err_recoverable(e) || (e->transport && e->errnum == ETIMEDOUT);
-}
-
 /* 20 ms doubling to 200 ms: a restarted server is back within ~0.1 s of
  * its start, and an attempt against a port nobody listens on costs nothing;
  * a host that does not answer at all costs the attempt's connect timeout */
