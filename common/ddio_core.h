@@ -166,6 +166,9 @@ int ddio_pool_get(struct ddio_pool *p, const char *addr, int timeout_ms,
                   struct ddio_conn **out, struct ddio_err *e);
 /* close and free every connection (the pool itself is the caller's) */
 void ddio_pool_clear(struct ddio_pool *p);
+/* the pool's connection to addr, made (not connected) if it was not there;
+ * NULL: out of memory */
+struct ddio_conn *ddio_pool_find(struct ddio_pool *p, const char *addr);
 /* connect c if it is not (c->mu held) */
 int ddio_conn_ready(struct ddio_conn *c, int timeout_ms, struct ddio_err *e);
 /* drop the connection (its byte stream can no longer be trusted) */
@@ -208,6 +211,34 @@ int ddio_conn_call(struct ddio_conn *c, uint16_t type, const struct ddio_wbuf *r
                    int64_t deadline, uint8_t **reply, size_t *len, struct ddio_err *e);
 int ddio_conn_call_locked(struct ddio_conn *c, uint16_t type, const struct ddio_wbuf *req,
                           int64_t deadline, uint8_t **reply, size_t *len, struct ddio_err *e);
+
+/* ---- ddio_core_recover.c: riding through a lost server ----------------------- */
+
+/* ids of calls that must not run twice (PROTOCOL.md "Resending": XFER's
+ * DDIO_XF_ONCE, OPEN's DDIO_O_ONCE, RENAME's): this process's random id
+ * (non-zero), and a new call number */
+uint64_t ddio_client_id(void);
+uint64_t ddio_call_id(void);
+/* the wait before the next reconnect attempt, after waiting ms (0: first) */
+int ddio_backoff_next(int ms);
+/* ddio_fanout riding through lost connections: a call whose connection
+ * failed (ddio_err_recoverable) is sent again, the same request, after
+ * reconnecting with backoff, for up to recover_ms (0: plain ddio_fanout);
+ * its `resent` is then set, so the caller can read the answer of a request
+ * that may have run before the loss (a DELETE's ENOENT) */
+void ddio_fanout_recover(struct ddio_call *calls, int n, uint16_t type, int timeout_ms,
+                         int recover_ms);
+/* ddio_pool_get, a refused or dropped connect tried again with backoff for
+ * up to recover_ms (a server restarting while a job opens its files) */
+int ddio_pool_get_recover(struct ddio_pool *p, const char *addr, int timeout_ms, int recover_ms,
+                          struct ddio_conn **out, struct ddio_err *e);
+/* ddio_pool_get_recover for each of n addresses into conns[i], those not
+ * connected yet dialled at the same time (a thread each but the first):
+ * a job's first open waits for its slowest server, not for the sum of them
+ * (TCP connect, HELLO, AUTH, UCX endpoint). Each keeps its own deadline and
+ * retries; e is the first failure in list order, as one after another. */
+int ddio_pool_get_all(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e);
 
 /* ---- ddio_core_file.c: open files ---------------------------------------------- */
 
@@ -343,31 +374,6 @@ int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e);
 /* one attempt (server i's connection mutex held): connect if needed (at most
  * conn_ms) and open f's handle there again; 0 or -1 with e */
 int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err *e);
-/* the wait before the next reconnect attempt, after waiting ms (0: first) */
-int ddio_backoff_next(int ms);
-/* ids of calls that must not run twice (PROTOCOL.md "Resending": XFER's
- * DDIO_XF_ONCE, OPEN's DDIO_O_ONCE, RENAME's): this process's random id
- * (non-zero), and a new call number */
-uint64_t ddio_client_id(void);
-uint64_t ddio_call_id(void);
-/* ddio_fanout riding through lost connections: a call whose connection
- * failed (ddio_err_recoverable) is sent again, the same request, after
- * reconnecting with backoff, for up to recover_ms (0: plain ddio_fanout);
- * its `resent` is then set, so the caller can read the answer of a request
- * that may have run before the loss (a DELETE's ENOENT) */
-void ddio_fanout_recover(struct ddio_call *calls, int n, uint16_t type, int timeout_ms,
-                         int recover_ms);
-/* ddio_pool_get, a refused or dropped connect tried again with backoff for
- * up to recover_ms (a server restarting while a job opens its files) */
-int ddio_pool_get_recover(struct ddio_pool *p, const char *addr, int timeout_ms, int recover_ms,
-                          struct ddio_conn **out, struct ddio_err *e);
-/* ddio_pool_get_recover for each of n addresses into conns[i], those not
- * connected yet dialled at the same time (a thread each but the first):
- * a job's first open waits for its slowest server, not for the sum of them
- * (TCP connect, HELLO, AUTH, UCX endpoint). Each keeps its own deadline and
- * retries; e is the first failure in list order, as one after another. */
-int ddio_pool_get_all(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
-                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e);
 /* logical size = max over the stripe servers of their logical end; servers
  * with skip[i] set are not asked (their local size is known[i]) */
 int ddio_fh_size(struct ddio_fh *f, const char *skip, const uint64_t *known, uint64_t *size,

@@ -72,7 +72,7 @@ static struct ddio_conn *conn_new(struct ddio_pool *p, const char *addr)
     return c;
 }
 
-static struct ddio_conn *pool_find(struct ddio_pool *p, const char *addr)
+struct ddio_conn *ddio_pool_find(struct ddio_pool *p, const char *addr)
 {
     struct ddio_conn *c = NULL;
     pthread_mutex_lock(&p->mu);
@@ -96,7 +96,7 @@ static struct ddio_conn *pool_find(struct ddio_pool *p, const char *addr)
 int ddio_pool_get(struct ddio_pool *p, const char *addr, int timeout_ms,
                   struct ddio_conn **out, struct ddio_err *e)
 {
-    struct ddio_conn *c = pool_find(p, addr);
+    struct ddio_conn *c = ddio_pool_find(p, addr);
     int rc;
 
     *out = NULL;
@@ -368,83 +368,6 @@ int ddio_conn_ready(struct ddio_conn *c, int timeout_ms, struct ddio_err *e)
         return -1;
     }
     return 0;
-}
-
-/* ---- every server of a file at once ------------------------------------------------- */
-
-struct dial_job {
-    struct ddio_pool *p;
-    const char *addr;
-    int timeout_ms, recover_ms;
-    struct ddio_conn *c;
-    struct ddio_err e;
-};
-
-static void *dial_job_run(void *arg)
-{
-    struct dial_job *j = arg;
-    ddio_pool_get_recover(j->p, j->addr, j->timeout_ms, j->recover_ms, &j->c, &j->e);
-    return NULL;
-}
-
-/* a connection still to be made (a hint: ddio_pool_get decides, under the
- * connection's mutex) */
-static int needs_dial(struct ddio_pool *p, const char *addr)
-{
-    struct ddio_conn *c = pool_find(p, addr);
-    if (!c)
-        return 0;
-    pthread_mutex_lock(&c->mu);
-    int need = c->sock < 0;
-    pthread_mutex_unlock(&c->mu);
-    return need;
-}
-
-int ddio_pool_get_all(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
-                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e)
-{
-    struct dial_job *j = calloc(n > 0 ? n : 1, sizeof(*j));
-    pthread_t *th = calloc(n > 0 ? n : 1, sizeof(*th));
-    char *started = calloc(n > 0 ? n : 1, 1);
-    int first = -1;
-
-    memset(e, 0, sizeof(*e));
-    if (!j || !th || !started) {
-        free(j);
-        free(th);
-        free(started);
-        ddio_err_set(e, ENOMEM, "ddio: out of memory");
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        j[i] = (struct dial_job) { .p = p, .addr = addrs[i], .timeout_ms = timeout_ms,
-            .recover_ms = recover_ms };
-        /* the first one to dial runs on this thread, every other one on a
-         * thread of its own: the servers' handshakes overlap */
-        if (needs_dial(p, addrs[i])) {
-            if (first < 0)
-                first = i;
-            else
-                started[i] = !pthread_create(&th[i], NULL, dial_job_run, &j[i]);
-        }
-    }
-    if (first >= 0)
-        dial_job_run(&j[first]);
-    for (int i = 0; i < n; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        else if (i != first)    /* connected already (or no thread: dialled here) */
-            dial_job_run(&j[i]);
-        conns[i] = j[i].c;
-    }
-    /* the first failure in list order, as a dial one after another had it */
-    for (int i = 0; i < n && !e->errnum; i++)
-        if (j[i].e.errnum)
-            *e = j[i].e;
-    free(j);
-    free(th);
-    free(started);
-    return e->errnum ? -1 : 0;
 }
 
 /* ---- messages ------------------------------------------------------------------ */

@@ -31,9 +31,6 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -89,37 +86,6 @@ typedef struct xstate {
     int resent;                 /* some XFER was sent again */
     uint64_t once_call;         /* writes with recovery: the call's id */
 } xstate;
-
-/* ---- call ids: a resent write is answered, not done twice ------------------ */
-
-static uint64_t client_id;
-static unsigned client_gen;
-static pthread_mutex_t client_mu = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic uint64_t next_call = 1;
-
-/* this process's id in the servers' tables of answers: random, so that
- * processes on different hosts (and a restarted one) never share one; a
- * forked child draws its own, or its writes would be answered from its
- * parent's (same client id, same call numbers): never done */
-uint64_t ddio_client_id(void)
-{
-    unsigned g = ddio_fork_gen();
-    pthread_mutex_lock(&client_mu);
-    if (!client_id || client_gen != g) {
-        if (getrandom(&client_id, sizeof(client_id), 0) != (ssize_t) sizeof(client_id))
-            client_id = ((uint64_t) getpid() << 32) ^ (uint64_t) time(NULL) ^ (uint64_t) clock();
-        client_id |= 1;     /* never 0 */
-        client_gen = g;
-    }
-    uint64_t id = client_id;
-    pthread_mutex_unlock(&client_mu);
-    return id;
-}
-
-uint64_t ddio_call_id(void)
-{
-    return atomic_fetch_add(&next_call, 1);
-}
 
 /* a message handler's "the server is lost and that is already noted"
  * (positive: no errno a send or receive returns can be mistaken for it) */
