@@ -2,8 +2,8 @@
 # ab-swap.sh: A/B of builds by swapping one installed file between launches
 # (a libmpich.so.12.2.2, a ddio-server), alternating the variants round by
 # round so that a machine's drift falls on all of them alike, and putting
-# the original back at the end, also when interrupted. The loop each
-# session's results directory used to carry a copy of (ab.sh, kab.sh).
+# the original back at the end, also when interrupted. Compare the runs
+# with bench/kotz_ab.py (run-bench.sh) or bench/ior_ab.py (ior.sh).
 #
 #   bench/ab-swap.sh [-n ROUNDS] -f TARGET LABEL=FILE [LABEL=FILE...] -- COMMAND...
 #
@@ -13,12 +13,13 @@
 # bash -c). Its output goes to COMMAND's own files; a launch that fails is
 # reported and the rounds go on.
 #
-# Examples (the twelfth and thirteenth sessions' A/Bs):
+# Examples: two client libraries, then two servers, on Kotz's quick run:
 #   P=$(readlink -f mpich/lib/libmpich.so.12)
-#   bench/ab-swap.sh -n 3 -f "$P" skip=/tmp/lib-skip.so nopf=/tmp/lib-nopf.so -- bash -c \
+#   bench/ab-swap.sh -n 3 -f "$P" old=/tmp/lib-old.so new=/tmp/lib-new.so -- bash -c \
 #     'bench/run-bench.sh -r 8192 --methods ddio-ucx -n 1 --no-ceiling --no-beside -o /tmp/ab/k-$AB_LABEL-$AB_ROUND'
 #   bench/ab-swap.sh -n 3 -f ioserver/ddio-server old=/tmp/srv-old new=/tmp/srv-new -- bash -c \
-#     'bench/run-bench.sh -r 8192 --methods ddio-ucx -n 1 --no-ceiling --no-beside -o /tmp/ab/k-$AB_LABEL-$AB_ROUND'
+#     'bench/run-bench.sh -r 8192 --methods ddio-tcp,ddio-ucx -n 1 --no-ceiling --no-beside -o /tmp/ab/k-$AB_LABEL-$AB_ROUND'
+#   bench/kotz_ab.py /tmp/ab
 # Nothing else may rebuild or install TARGET meanwhile (no make in the tree).
 set -u
 die() { echo "ab-swap.sh: $*" >&2; exit 2; }

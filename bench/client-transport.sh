@@ -36,8 +36,8 @@ echo "transport,op,rep,MiB,seconds,MiB_s" > "$OUT/results.csv"
   echo "host: $(hostname), $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)"
   echo "ucx: $(ucx_info -v 2>/dev/null | head -n 1 || echo none)"; } > "$OUT/params.txt"
 
-# one session: the four copies, each timed, the data compared after each
-session() {   # session TRANSPORT REP
+# one round: the four copies, each timed, the data compared after each
+copies() {   # copies TRANSPORT REP
   rm -rf "$tmp/srv"; mkdir -p "$tmp/srv" "$tmp/mnt"
   timeout -k 10 1200 "$RUN" -s "$NSERV" --root "$tmp/srv" --transport "$1" --mount "$tmp/mnt" -- \
     bash -c '
@@ -61,7 +61,7 @@ session() {   # session TRANSPORT REP
 }
 rc=0
 for ((r = 1; r <= REPS; r++)); do
-  for x in tcp ucx; do session "$x" "$r" || rc=1; done
+  for x in tcp ucx; do copies "$x" "$r" || rc=1; done
 done
 python3 - "$OUT/results.csv" > "$OUT/REPORT.md" <<'PY'
 import csv, statistics, sys

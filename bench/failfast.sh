@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fail-fast series (issue #26): how long after a server is SIGKILLed in the
+# Fail-fast series: how long after a server is SIGKILLed in the
 # middle of a collective call (and not restarted) every rank has the error,
 # for calls of several sizes. Disks throttled so the kill lands mid-call.
 #

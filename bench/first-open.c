@@ -1,4 +1,4 @@
-/* first-open.c: what a job's first MPI_File_open costs (issue #22), per
+/* first-open.c: what a job's first MPI_File_open costs, per
  * rank, against a second open of the same file in the same job.
  *
  *   first-open [-c] [-s BYTES] FILE

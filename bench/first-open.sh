@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# first-open.sh: a job's first MPI_File_open (issue #22), on ddio over TCP
+# first-open.sh: a job's first MPI_File_open, on ddio over TCP
 # and over UCX against ROMIO's ufs:, one or more ddio builds interleaved
 # launch by launch (so a before/after comparison shares the machine's
 # conditions). Each launch: fresh servers (ddio-run), the store's and the

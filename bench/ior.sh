@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ior.sh: IOR's standard cases (bench/ior-style.c) on ddio over TCP and over
 # UCX against ROMIO's ufs: on a local directory, in the same run; per-call
-# latency; `ddio cp` in and out against cp. Issue #22's "Measure" section.
+# latency; `ddio cp` in and out against cp.
 # See bench/README.md "ior.sh". Usage: bench/ior.sh [--quick] [options]
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -85,9 +85,9 @@ log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/run.log"; }
 
 # bytes per rank for a transfer size: enough calls to time, small enough
 # that the 8-byte calls fit the run; the same for every case, so a
-# collective case moves the bytes its independent one does (the issue's
-# "no more than the same bytes moved independently"; IOR's plain ranges
-# are not interleaved, so ROMIO's own collectives do not go two-phase)
+# collective case moves the bytes its independent one does (its target is
+# the same bytes moved independently; IOR's plain ranges are not
+# interleaved, so ROMIO's own collectives do not go two-phase)
 volume() {   # volume XFER_BYTES CASE -> bytes per rank
   local x=$1 v
   if [ "$x" -le 8 ]; then v=$((32 << 10))
@@ -236,7 +236,7 @@ make_plan "$PLAN"
 # the methods, starting one further along each repetition: whichever runs
 # first after the scratch directory was emptied writes into freshly freed
 # pages, which this VM hands out several times faster than pages it must
-# fault in anew (README, "What it achieves"), so no method is always first
+# fault in anew (docs/PERFORMANCE.md, "Noise"), so no method is always first
 rotated() {   # rotated REP
   local a=(${METHODS//,/ }) i
   for ((i = 0; i < ${#a[@]}; i++)); do echo "${a[(i + $1 - 1) % ${#a[@]}]}"; done

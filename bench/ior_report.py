@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """REPORT.md (and ratio plots when matplotlib is there) from a bench/ior.sh
-results directory: ddio / ufs: ratios per case with issue #22's targets
+results directory: ddio / ufs: ratios per case with the IOR targets
 marked met or not met, ddio's collective against its own independent calls,
 ddio cp in and out, and per-call latency.
 
@@ -227,9 +227,8 @@ def copies(cp, out):
         if ("local", op) in med:
             out.append(f"| local `{op}` (same fs) | {cpfmt(med[('local', op)])} | | |")
     out.append("\n`ddio cp` into ddio ends with a sync on the servers; out of ddio it writes "
-               "the local file durably too (from 2026-11-30 through the page cache with its "
-               "writeback streamed, then fdatasync; on 2026-11-29 with O_DIRECT, then "
-               "fdatasync; before, buffered and not synced: the build is in the header). "
+               "the local file durably too (through the page cache with its writeback "
+               "streamed, then fdatasync). "
                "Compare with `cp`, and `cp+sync` = cp then sync FILE.")
 
 
@@ -337,7 +336,7 @@ def main():
     out.append("\nMiB/s: median over repetitions (min-max). Write = open + writes + "
                "MPI_File_sync + close; read = open + reads + close; every byte checked "
                "outside the timed region. Cases: " +
-               "; ".join(f"`{k}` {v}" for k, v in CASES.items()) + ". Targets (issue #22): "
+               "; ".join(f"`{k}` {v}" for k, v in CASES.items()) + ". Targets: "
                "ddio / ufs >= 0.9 for calls of 1 KiB and more, >= 0.5 for 8-byte calls.")
     misses = []
     body = []

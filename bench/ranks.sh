@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Many ranks, small data (issue #23): correctness and the collective gate's
+# Many ranks, small data: correctness and the collective gate's
 # cost at P = 64, 128, 256 (oversubscribed: this machine has 2 cores).
 # Each P runs test/mpi/bin/t_ranks (chunks of CHUNK bytes dealt round-robin
 # over the ranks; CALLS collective writes of K bytes per rank, the same

@@ -47,9 +47,10 @@ usage: bench/run-bench.sh [options]
       --no-report        do not run report.py at the end
   -w, --window MIB       every pattern in calls of at most MIB per rank
                          (ddio-patterns -w; default: one call, Kotz's, or
-                         windows where one call would not fit: see README)
+                         windows where one call would not fit: bench/README.md,
+                         "Memory guard")
       --force            run even where the memory estimate says the ranks
-                         would not fit (see README: small records, big files)
+                         would not fit (bench/README.md, "Memory guard")
       --keep             keep the data files (default: removed after each
                          method/record-size block)
       --mpich DIR        MPICH to use for every method (default $top/mpich)

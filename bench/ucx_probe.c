@@ -1,9 +1,9 @@
-/* ucx_probe: what UCX RMA can move between two processes on this machine,
- * before the UCX transport (issue #11) is built on it. A "server" process
+/* ucx_probe: what UCX RMA can move between two processes on this machine
+ * (ucx_am_probe measures the transport's own active-message path). A "server" process
  * puts (or gets) CHUNK-sized pieces into (from) a "rank" process's registered
  * buffer, the way the transport would move block data straight into rank
  * memory, and reports MiB/s per UCX_TLS choice. Same-run comparison: a plain
- * TCP loopback socket stream of the same bytes (what ddio uses today).
+ * TCP loopback socket stream of the same bytes (ddio's TCP transport).
  *
  *   ucx_probe [MiB total] [KiB per op]      (defaults 1024 MiB, 1024 KiB)
  *   UCX_TLS=cma,self ucx_probe ; UCX_TLS=tcp,self ucx_probe ; ...

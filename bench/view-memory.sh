@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a file view costs in memory (issue #23): peak RSS per rank and per
+# What a file view costs in memory: peak RSS per rank and per
 # server against the view's extent, ddio: vs ROMIO's ufs:, for three views
 # (test/mpi/t_viewcost -t): the 8-byte cyclic view (one MPI_Type_vector of
 # every P-th double over the whole extent) and two darrays over a 2-D array
