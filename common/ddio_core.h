@@ -330,21 +330,40 @@ struct ddio_create {
     int excl;                   /* an existing file is an error (EEXIST) */
 };
 
+/* What a read-only OPEN asks besides the handle: conns[i]'s read
+ * descriptors (DDIO_O_LOCAL: name and nonce[i] where asked[i]), which saves
+ * the LOCAL round trip of its first read (ddio_core_local.c fills it in). */
+struct ddio_local_ask {
+    int n;                      /* conns (0: nothing asked) */
+    char *asked;
+    uint8_t (*nonce)[DDIO_LOCAL_NONCE];
+    const char *name;           /* the listener's */
+};
+/* The layer above's part in each OPEN of an existing file (ddio_fh_open:
+ * ddio_local_ask_begin / _end): ask_begin before the fan-out (1: asked),
+ * ask_end after it, f->srv set by then or not. */
+struct ddio_open_hooks {
+    int (*ask_begin)(struct ddio_fh *f, struct ddio_conn **conns, int n, uint32_t amode,
+                     struct ddio_local_ask *a);
+    void (*ask_end)(struct ddio_fh *f, struct ddio_conn **conns, struct ddio_local_ask *a);
+};
 /* Open path on the servers conns[0..n) (stripe order of a new file): an
  * existing file anywhere on them (retried while another process is halfway
  * through creating or deleting it), else, with cr, a new one (O_EXCL on each
- * stripe server; stripe server 0 decides between racing creators). */
-int ddio_fh_open(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
-                 uint32_t amode, const struct ddio_create *cr, struct ddio_err *e);
+ * stripe server; stripe server 0 decides between racing creators). hooks
+ * (or NULL) take part in each OPEN of an existing file. f->path and
+ * f->amode are the caller's to set. */
+int ddio_fh_open_servers(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                         uint32_t amode, const struct ddio_create *cr,
+                         const struct ddio_open_hooks *hooks, struct ddio_err *e);
 /* Open the same file again through other connections (another pool):
  * addrs/ids are the stripe servers' (as at the first open); the layout must
  * be the one f already has. */
 int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[256],
                        const uint8_t (*ids)[DDIO_ID_LEN], struct ddio_err *e);
-/* CLOSE every live handle (in parallel); frees srv. 0 or -1 (first error).
- * With f->park, handles that can be taken again without asking the
- * servers are parked instead (ddio_park_put). */
-int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e);
+/* CLOSE every live handle, sent to every server at once and answered
+ * (errors dropped) before it returns; srv stays */
+void ddio_fh_close_servers(struct ddio_fh *f);
 /* Attach f's connections that wait to move data by UCX (ddio_conn_ucx) now,
  * outside any data call: the driver's set_view of a described filetype.
  * What fails is for the next call to meet: a broken connection its
@@ -367,7 +386,6 @@ int ddio_park_take(struct ddio_fh *f, struct ddio_conn **conns, int n, const cha
                    uint32_t amode);
 /* close this process's parked handles of path for real, now */
 void ddio_park_drop(const char *path);
-void ddio_fh_free(struct ddio_fh *f);
 /* stripe server i usable: alive, or renewed (f->renew, or with backoff for
  * up to f->recover_ms); else -1 with e */
 int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e);
@@ -388,7 +406,7 @@ int ddio_fh_local_sizes(struct ddio_fh *f, const char *skip, uint64_t *local,
 /* PREALLOC of each server's share of [0, size) */
 int ddio_fh_prealloc(struct ddio_fh *f, uint64_t size, struct ddio_err *e);
 /* SYNC on every server */
-int ddio_fh_sync(struct ddio_fh *f, struct ddio_err *e);
+int ddio_fh_sync_servers(struct ddio_fh *f, struct ddio_err *e);
 /* one request on stripe server i's handle: enc(w, handle, arg) builds it */
 typedef void (*ddio_henc_fn)(struct ddio_wbuf *w, uint64_t handle, uint64_t arg);
 int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint64_t arg,
@@ -398,11 +416,12 @@ int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint
  * and the request itself is resent like the others (f->recover_ms) */
 int ddio_fh_lock(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start, uint64_t len,
                  struct ddio_err *e);
+
 /* DELETE path on every server of the list (ENOENT everywhere: ENOENT);
  * resent to a server lost meanwhile for up to recover_ms (a resent DELETE's
  * ENOENT counts as done: the first one may have run) */
-int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
-                int recover_ms, struct ddio_err *e);
+int ddio_delete_servers(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
+                        int recover_ms, struct ddio_err *e);
 
 /* ---- ddio_core_xfer.c: transfers ------------------------------------------------ */
 
@@ -485,18 +504,6 @@ void ddio_local_release(struct ddio_fh *f);
  * not renamed (so the path it was opened by still names the same file);
  * -1: it is not; 0: no descriptors (none handed over, another host) */
 int ddio_local_same_file(const struct ddio_local *L);
-/* A read-only open (f->local_read) asks conns[i] for the read descriptors
- * with its OPEN (DDIO_O_LOCAL: name and nonce[i] where asked[i]), which
- * saves the LOCAL round trip of its first read: begin (1: asked; the
- * process's listener is held until end), the fan-out, then end, which
- * takes every handover queued and gives each to the stripe server whose
- * connection it came for (f->srv set by then, or not: all are dropped). */
-struct ddio_local_ask {
-    int n;                      /* conns (0: nothing asked) */
-    char *asked;
-    uint8_t (*nonce)[DDIO_LOCAL_NONCE];
-    const char *name;           /* the listener's */
-};
 int ddio_local_ask_begin(struct ddio_fh *f, struct ddio_conn **conns, int n, uint32_t amode,
                          struct ddio_local_ask *a);
 void ddio_local_ask_end(struct ddio_fh *f, struct ddio_conn **conns, struct ddio_local_ask *a);
@@ -522,5 +529,26 @@ void ddio_cache_drop(struct ddio_cache *c);
  * those bytes goes (and buffered writes under it must have been flushed) */
 void ddio_cache_written(struct ddio_cache *c, uint64_t off, uint64_t len);
 void ddio_cache_free(struct ddio_cache *c);
+
+/* ---- ddio_core_fh.c: an open file as callers use it --------------------------- */
+
+/* ddio_fh_open_servers, this process's parked handles of path taken
+ * instead when f->park allows (ddio_park_take), the same-host read
+ * descriptors asked for with a read-only OPEN; sets f->path, f->amode. */
+int ddio_fh_open(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                 uint32_t amode, const struct ddio_create *cr, struct ddio_err *e);
+/* the buffered writes flushed, what was read ahead dropped, then SYNC on
+ * every server */
+int ddio_fh_sync(struct ddio_fh *f, struct ddio_err *e);
+/* The buffered writes flushed (their error is the close's), then CLOSE
+ * every live handle (in parallel); frees srv. 0 or -1 (first error).
+ * With f->park, handles that can be taken again without asking the
+ * servers are parked instead (ddio_park_put). */
+int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e);
+/* free what f holds (cache, descriptors, handles' memory, path, locks) */
+void ddio_fh_free(struct ddio_fh *f);
+/* this process's parked handles of path closed, then ddio_delete_servers */
+int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
+                int recover_ms, struct ddio_err *e);
 
 #endif

@@ -265,13 +265,17 @@ static void drop_srv(struct ddio_fh *f)
 
 /* 0: opened; -1 with e set (ENOENT when no server has it) */
 static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
-                         uint32_t amode, struct ddio_err *e)
+                         uint32_t amode, const struct ddio_open_hooks *hooks,
+                         struct ddio_err *e)
 {
     open_set s = {.n = n,.conns = conns };
     struct ddio_local_ask ask;
     int first = -1, rc = 0;
 
-    ddio_local_ask_begin(f, conns, n, amode, &ask);
+    if (hooks)
+        hooks->ask_begin(f, conns, n, amode, &ask);
+    else
+        memset(&ask, 0, sizeof(ask));
     if (!open_send(&s, path, amode, NULL, &ask, f->timeout_ms, f->recover_ms, e)) {
         for (int i = 0; i < n && !e->errnum; i++) {
             struct ddio_err *ei = &s.calls[i].err;
@@ -286,7 +290,8 @@ static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, con
         if (!e->errnum && adopt_layout(f, &s, first, path, e))
             drop_srv(f);
     }
-    ddio_local_ask_end(f, conns, &ask);
+    if (hooks)
+        hooks->ask_end(f, conns, &ask);
     if (e->errnum) {
         open_undo(&s, path, f->timeout_ms);
         rc = -1;
@@ -333,12 +338,13 @@ static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const 
  * every rank does with ROMIO's hidden shared-pointer file: a file found on
  * only some of its servers is retried until complete, within the deadline. */
 static int open_settled(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
-                        uint32_t amode, struct ddio_err *e)
+                        uint32_t amode, const struct ddio_open_hooks *hooks,
+                        struct ddio_err *e)
 {
     int64_t deadline = ddio_now_ms() + f->timeout_ms;
     for (;;) {
         memset(e, 0, sizeof(*e));
-        if (open_existing(f, conns, n, path, amode, e) == 0)
+        if (open_existing(f, conns, n, path, amode, hooks, e) == 0)
             return 0;
         if (e->errnum != EAGAIN || ddio_now_ms() > deadline)
             return -1;
@@ -351,7 +357,8 @@ static int open_settled(struct ddio_fh *f, struct ddio_conn **conns, int n, cons
  * file is there (or being made by another creator) and is opened instead,
  * unless MPI_MODE_EXCL asked for a new one. */
 static int create_file(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
-                       uint32_t amode, const struct ddio_create *cr, struct ddio_err *e)
+                       uint32_t amode, const struct ddio_create *cr,
+                       const struct ddio_open_hooks *hooks, struct ddio_err *e)
 {
     int64_t deadline = ddio_now_ms() + f->timeout_ms;
 
@@ -365,7 +372,7 @@ static int create_file(struct ddio_fh *f, struct ddio_conn **conns, int n, const
             ddio_err_set(e, EEXIST, "ddio: %s: file exists (MPI_MODE_EXCL)", path);
             return -1;
         }
-        if (open_settled(f, conns, n, path, amode, e) == 0)
+        if (open_settled(f, conns, n, path, amode, hooks, e) == 0)
             return 0;
         /* deleted between our create and our open: create again */
         if (e->errnum != ENOENT || ddio_now_ms() > deadline)
@@ -373,20 +380,12 @@ static int create_file(struct ddio_fh *f, struct ddio_conn **conns, int n, const
     }
 }
 
-int ddio_fh_open(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
-                 uint32_t amode, const struct ddio_create *cr, struct ddio_err *e)
+int ddio_fh_open_servers(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                         uint32_t amode, const struct ddio_create *cr,
+                         const struct ddio_open_hooks *hooks, struct ddio_err *e)
 {
-    free(f->path);
-    f->path = strdup(path);
-    f->amode = amode;
-    if (!f->path) {
-        ddio_err_set(e, ENOMEM, "ddio: out of memory");
-        return -1;
-    }
-    if (f->park && !(cr && cr->excl) && ddio_park_take(f, conns, n, path, amode))
-        return 0;
-    return cr ? create_file(f, conns, n, path, amode, cr, e)
-        : open_settled(f, conns, n, path, amode, e);
+    return cr ? create_file(f, conns, n, path, amode, cr, hooks, e)
+        : open_settled(f, conns, n, path, amode, hooks, e);
 }
 
 /* ---- opening again: another pool, or after a lost connection ------------------- */
@@ -814,13 +813,9 @@ int ddio_fh_prealloc(struct ddio_fh *f, uint64_t size, struct ddio_err *e)
     return rc;
 }
 
-/* this process's buffered writes go first; what was read ahead is dropped:
- * after a sync others' synced writes must be seen */
-int ddio_fh_sync(struct ddio_fh *f, struct ddio_err *e)
+int ddio_fh_sync_servers(struct ddio_fh *f, struct ddio_err *e)
 {
-    int rc = ddio_cache_flush(&f->cache, f, e);
-    ddio_cache_drop(&f->cache);
-    return rc ? rc : fh_fanout(f, DDIO_T_SYNC, enc_handle, NULL, NULL, e);
+    return fh_fanout(f, DDIO_T_SYNC, enc_handle, NULL, NULL, e);
 }
 
 struct call_arg {
@@ -866,7 +861,7 @@ int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint
  * collective close reach the server first, and the deleted file's space
  * stayed held by the still-open handle (a job that deleted and then wrote
  * on a nearly full file system got ENOSPC: MPI suite errors-nospace). */
-static void close_all(struct ddio_fh *f)
+void ddio_fh_close_servers(struct ddio_fh *f)
 {
     int64_t dl = ddio_now_ms() + f->timeout_ms;
     for (int pass = 0; pass < 2; pass++)
@@ -889,26 +884,6 @@ static void close_all(struct ddio_fh *f)
         }
 }
 
-int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
-{
-    struct ddio_err ignored;
-    int rc = 0;
-
-    memset(&ignored, 0, sizeof(ignored));
-    if (f->srv)         /* buffered writes first; their error is the close's */
-        rc = ddio_cache_flush(&f->cache, f, e ? e : &ignored);
-    ddio_cache_free(&f->cache);
-    if (f->srv && rc == 0 && ddio_park_put(f))
-        return 0;
-    if (f->srv)
-        close_all(f);
-    ddio_local_release(f);
-    free(f->srv);
-    f->srv = NULL;
-    f->nsrv = 0;
-    return rc;
-}
-
 void ddio_fh_ucx_attach(struct ddio_fh *f)
 {
     int64_t dl = ddio_now_ms() + f->timeout_ms;
@@ -925,24 +900,10 @@ void ddio_fh_ucx_attach(struct ddio_fh *f)
     }
 }
 
-void ddio_fh_free(struct ddio_fh *f)
-{
-    free(f->locks);
-    f->locks = NULL;
-    f->nlocks = f->caplocks = 0;
-    ddio_cache_free(&f->cache);
-    ddio_local_release(f);
-    free(f->srv);
-    f->srv = NULL;
-    free(f->path);
-    f->path = NULL;
-}
-
-int ddio_delete(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
-                int recover_ms, struct ddio_err *e)
+int ddio_delete_servers(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
+                        int recover_ms, struct ddio_err *e)
 {
     struct ddio_call *calls;
-    ddio_park_drop(path);       /* this process's parked handles: space freed now */
     calls = calloc(n ? n : 1, sizeof(*calls));
     /* ids: a resend's ENOENT is then a real one (the server answers a done
      * DELETE's resend from its table) */

@@ -89,12 +89,16 @@ static int hold_ms(void)
 }
 
 /* CLOSE for real (park_mu not held); in a forked child only the copies
- * of the descriptors are let go: the handles are the parent's */
+ * of the descriptors are let go: the handles are the parent's. (A parked
+ * handle has no cache, no locks and is not parked again: the file layer's
+ * close of its servers is the whole of ddio_fh_close for it.) */
 static void park_close(struct park *p)
 {
     if (p->pid == getpid())
-        ddio_fh_close(&p->fh, NULL);
-    ddio_fh_free(&p->fh);
+        ddio_fh_close_servers(&p->fh);
+    ddio_local_release(&p->fh);
+    free(p->fh.srv);
+    free(p->fh.path);
     free(p);
 }
 
@@ -272,9 +276,7 @@ int ddio_park_take(struct ddio_fh *f, struct ddio_conn **conns, int n, const cha
     f->nsrv = p->fh.nsrv;
     f->srv = p->fh.srv;
     f->stripe = p->fh.stripe;
-    p->fh.srv = NULL;
-    p->fh.nsrv = 0;
-    ddio_fh_free(&p->fh);
+    free(p->fh.path);
     free(p);
     return 1;
 }
