@@ -28,20 +28,17 @@ for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-# deb-src entries are needed for 'apt-get source mpich'.
+# deb-src entries for 'apt-get source mpich', derived from the deb entries
+# apt already has (scripts/deb-src.sh: a site's own mirror serves the
+# sources too; it replaces the fixed-mirror ddio-src.sources an older
+# version of this script wrote). DDIO_APT_DIR: apt's directory (/etc/apt).
 need_src=0
-if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
-  need_src=1
-fi
-if [ "${DDIO_NEED_MPICH_SOURCE:-1}" = 1 ] && [ $need_src = 1 ]; then
-  echo "install-deps: adding deb-src entries for apt-get source"
-  $SUDO tee /etc/apt/sources.list.d/ddio-src.sources >/dev/null <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
+if [ "${DDIO_NEED_MPICH_SOURCE:-1}" = 1 ]; then
+  changed=$(SUDO=$SUDO bash "$(dirname "$0")/deb-src.sh" "${DDIO_APT_DIR:-/etc/apt}")
+  if [ -n "$changed" ]; then
+    sed 's/^/install-deps: /' <<<"$changed"
+    need_src=1
+  fi
 fi
 
 if [ ${#missing[@]} -gt 0 ] || [ $need_src = 1 ]; then
