@@ -361,6 +361,11 @@ int ddio_fh_open_servers(struct ddio_fh *f, struct ddio_conn **conns, int n, con
  * be the one f already has. */
 int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[256],
                        const uint8_t (*ids)[DDIO_ID_LEN], struct ddio_err *e);
+/* OPEN f's path again on c (c->mu held) as stripe server i, its answer
+ * into r: 0, or -1 with e set (ESTALE: the server answered with another
+ * layout than at open) */
+int ddio_fh_reopen_locked(const struct ddio_fh *f, int i, struct ddio_conn *c,
+                          struct ddio_open_r *r, struct ddio_err *e);
 /* CLOSE every live handle, sent to every server at once and answered
  * (errors dropped) before it returns; srv stays */
 void ddio_fh_close_servers(struct ddio_fh *f);

@@ -1,0 +1,459 @@
+/* The handles of an open file (ddio_core.h): kept usable, and used on every
+ * stripe server. A handle lost with its connection is renewed (reconnect
+ * with backoff, OPEN by path again: ddio_core_file.c, the locks held taken
+ * again); byte-range locks on stripe server 0; requests fanned out to the
+ * stripe servers' handles (STAT, SETSIZE, PREALLOC, SYNC, one server's
+ * call), resent to a server lost meanwhile; CLOSE of every handle; the UCX
+ * attachment of the file's connections. */
+#include "ddio_core.h"
+#include "ddio_net.h"
+#include "ddio_xport.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- is a handle alive ------------------------------------------------------------ */
+
+static int srv_live(const struct ddio_srv *s)
+{
+    return s->is_open && s->conn->sock >= 0 && s->conn->gen == s->gen;
+}
+
+int ddio_srv_live(const struct ddio_srv *s)
+{
+    return srv_live(s);
+}
+
+/* ---- byte-range locks ------------------------------------------------------------ */
+
+/* a blocking lock may legitimately wait up to the timeout on the server;
+ * the client waits a little longer to receive its ETIMEDOUT */
+#define LOCK_REPLY_SLACK_MS 5000
+
+/* one LOCK on server 0's handle (its connection's mutex held); flags:
+ * DDIO_LK_RECLAIM for one held before a reconnect */
+static int lock_locked(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start,
+                       uint64_t len, uint32_t flags, struct ddio_err *e)
+{
+    struct ddio_lock m = {.handle = f->srv[0].handle,.cmd = cmd,.type = type,.start = start,
+        .len = len,.timeout_ms = (uint32_t) f->timeout_ms,.flags = flags,
+        .client = ddio_client_id()
+    };
+    struct ddio_wbuf w;
+    uint8_t *reply = NULL;
+    size_t n;
+    int rc;
+
+    ddio_wbuf_init(&w);
+    ddio_enc_lock(&w, &m);
+    rc = ddio_conn_call_locked(f->srv[0].conn, DDIO_T_LOCK, &w,
+                               ddio_now_ms() + f->timeout_ms + LOCK_REPLY_SLACK_MS, &reply, &n, e);
+    ddio_wbuf_free(&w);
+    free(reply);
+    return rc;
+}
+
+/* the locks f held on a connection that was lost, taken again on the new
+ * one as reclaims: the server grants only these during its lock grace after
+ * a restart or the drop, so no other process takes a range in between */
+static int relock_locked(struct ddio_fh *f, struct ddio_err *e)
+{
+    for (int k = 0; k < f->nlocks; k++)
+        if (lock_locked(f, DDIO_LK_SETLKW, f->locks[k].type, f->locks[k].start,
+                        f->locks[k].len, DDIO_LK_RECLAIM, e))
+            return -1;
+    return 0;
+}
+
+/* note a granted lock, or forget the ones an unlock released (ROMIO unlocks
+ * the ranges it locked) */
+static void lock_note(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start,
+                      uint64_t len)
+{
+    if (cmd == DDIO_LK_UNLCK) {
+        int m = 0;
+        for (int k = 0; k < f->nlocks; k++)
+            if (f->locks[k].start < start || f->locks[k].start + f->locks[k].len > start + len)
+                f->locks[m++] = f->locks[k];
+        f->nlocks = m;
+        return;
+    }
+    if (f->nlocks == f->caplocks) {
+        int cap = f->caplocks ? 2 * f->caplocks : 4;
+        struct ddio_lk *v = realloc(f->locks, cap * sizeof(*v));
+        if (!v)
+            return;     /* not taken again after a reconnect: as before */
+        f->locks = v;
+        f->caplocks = cap;
+    }
+    f->locks[f->nlocks++] = (struct ddio_lk) {.type = type,.start = start,.len = len };
+}
+
+int ddio_fh_lock(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start, uint64_t len,
+                 struct ddio_err *e)
+{
+    int64_t give_up = ddio_now_ms() + f->recover_ms;
+    int rc;
+
+    for (;;) {
+        memset(e, 0, sizeof(*e));
+        rc = !f->srv ? (ddio_err_set(e, EBADF, "ddio: file not open"), -1)
+            : ddio_fh_ready(f, 0, e);
+        if (!rc) {
+            pthread_mutex_lock(&f->srv[0].conn->mu);
+            rc = lock_locked(f, cmd, type, start, len, 0, e);
+            pthread_mutex_unlock(&f->srv[0].conn->mu);
+        }
+        if (!rc || !f->recover_ms || !ddio_err_recoverable(e) || ddio_now_ms() >= give_up)
+            break;
+    }
+    if (!rc)
+        lock_note(f, cmd, type, start, len);
+    return rc;
+}
+
+/* ---- renewal ------------------------------------------------------------------- */
+
+/* Stripe server i's connection dropped since its handle was opened: connect
+ * again and OPEN by path; the server must still hold stripe i of a file with
+ * the same layout. Under the connection's mutex, so threads sharing f renew
+ * a handle once. */
+int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err *e)
+{
+    struct ddio_srv *s = &f->srv[i];
+    struct ddio_conn *c = s->conn;
+    struct ddio_open_r *r;
+    int rc;
+
+    if (srv_live(s))
+        return 0;
+    if (!(r = malloc(sizeof(*r)))) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    rc = ddio_conn_ready(c, conn_ms, e);
+    if (!rc)
+        rc = ddio_fh_reopen_locked(f, i, c, r, e);
+    if (!rc) {
+        s->handle = r->handle;
+        s->gen = c->gen;
+    }
+    free(r);
+    if (!rc && i == 0 && f->nlocks && relock_locked(f, e)) {
+        ddio_conn_fail(c);      /* try again from the connect, locks and all */
+        e->transport = 1;
+        rc = -1;
+    }
+    if (rc && e->errnum == ENOENT)      /* renamed or deleted meanwhile */
+        e->transport = 1;
+    return rc;
+}
+
+/* renew with backoff until the recovery deadline (f->recover_ms from now) */
+static int renew(struct ddio_fh *f, int i, struct ddio_err *e)
+{
+    struct ddio_conn *c = f->srv[i].conn;
+    int64_t give_up = ddio_now_ms() + f->recover_ms;
+    int wait = 0, rc;
+
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        int64_t left = give_up - ddio_now_ms();
+        memset(e, 0, sizeof(*e));
+        rc = ddio_fh_renew_locked(f, i, left > 1000 && f->recover_ms ? 1000 : f->timeout_ms, e);
+        wait = ddio_backoff_next(wait);
+        if (!rc || !f->recover_ms || !ddio_err_reconnectable(e) || left < wait)
+            break;
+        pthread_mutex_unlock(&c->mu);   /* others may use c meanwhile */
+        usleep((useconds_t) wait * 1000);
+        pthread_mutex_lock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e)
+{
+    struct ddio_srv *s = &f->srv[i];
+
+    if (srv_live(s))
+        return 0;
+    if ((f->renew || f->recover_ms) && s->conn && f->path)
+        return renew(f, i, e);
+    /* a dropped connection took the server-side handle (and locks) with it;
+     * a new connection must not reuse the old handle number */
+    ddio_err_set(e, EPIPE, "ddio: connection to server %s was lost; the file must be "
+                 "reopened", s->conn ? s->conn->name : "?");
+    e->transport = 1;
+    return -1;
+}
+
+/* ---- requests on every stripe server ------------------------------------------ */
+
+/* enc(f, i, w, arg) builds server i's request, or returns 0 to skip it */
+typedef int (*srv_enc_fn)(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg);
+
+/* build server i's request for this pass (0: skipped, or not ready: err) */
+static void fh_prepare(struct ddio_fh *f, int i, struct ddio_call *k, srv_enc_fn enc,
+                       const void *arg)
+{
+    uint64_t handle = f->srv[i].handle;
+
+    ddio_wbuf_free(&k->req);
+    free(k->reply);
+    memset(k, 0, sizeof(*k));
+    ddio_wbuf_init(&k->req);
+    if (!enc(f, i, &k->req, arg) || ddio_fh_ready(f, i, &k->err))
+        return;
+    if (f->srv[i].handle != handle) {   /* renewed: the request names it */
+        ddio_wbuf_free(&k->req);
+        ddio_wbuf_init(&k->req);
+        enc(f, i, &k->req, arg);
+    }
+    k->conn = f->srv[i].conn;
+}
+
+/* fan a request out to the stripe servers enc picks; the first error into e;
+ * the calls (replies) stay for the caller in *out when out != NULL. A server
+ * lost meanwhile (f->recover_ms) is reconnected and asked again: these
+ * requests (STAT, SETSIZE, PREALLOC, SYNC, CLOSE, ...) give the same result
+ * when done twice. */
+static int fh_fanout(struct ddio_fh *f, uint16_t type, srv_enc_fn enc, const void *arg,
+                     struct ddio_call **out, struct ddio_err *e)
+{
+    struct ddio_call *calls = calloc(f->nsrv ? f->nsrv : 1, sizeof(*calls));
+    char *todo = calloc(f->nsrv ? f->nsrv : 1, 1);
+    int64_t give_up = ddio_now_ms() + f->recover_ms;
+    int rc = 0, again = 1;
+
+    if (!calls || !todo) {
+        free(calls);
+        free(todo);
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    memset(todo, 1, f->nsrv);
+    while (again) {
+        for (int i = 0; i < f->nsrv; i++)
+            if (todo[i])
+                fh_prepare(f, i, &calls[i], enc, arg);
+            else
+                calls[i].conn = NULL;   /* answered: not sent again */
+        ddio_fanout(calls, f->nsrv, type, f->timeout_ms);
+        again = 0;
+        for (int i = 0; i < f->nsrv; i++) {
+            /* not sent: ddio_fh_ready already tried to reconnect for the
+             * whole recovery time */
+            todo[i] = todo[i] && calls[i].sent && f->recover_ms &&
+                ddio_err_recoverable(&calls[i].err) && ddio_now_ms() < give_up;
+            again |= todo[i];
+        }
+    }
+    for (int i = 0; i < f->nsrv && !rc; i++)
+        if (calls[i].err.errnum) {
+            *e = calls[i].err;
+            rc = -1;
+        }
+    free(todo);
+    if (out && !rc)
+        *out = calls;
+    else
+        ddio_calls_free(calls, f->nsrv);
+    return rc;
+}
+
+static int enc_handle(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *skip)
+{
+    struct ddio_handle_req m = {.handle = f->srv[i].handle };
+    if (skip && ((const char *) skip)[i])
+        return 0;
+    ddio_enc_handle_req(w, &m);
+    return 1;
+}
+
+int ddio_fh_local_sizes(struct ddio_fh *f, const char *skip, uint64_t *local,
+                        struct ddio_err *e)
+{
+    struct ddio_call *calls = NULL;
+    int rc = fh_fanout(f, DDIO_T_STAT, enc_handle, skip, &calls, e);
+
+    for (int i = 0; !rc && i < f->nsrv; i++) {
+        struct ddio_u64_r r;
+        if (skip && skip[i])
+            continue;
+        if (ddio_dec_u64_r(calls[i].reply, calls[i].reply_len, &r)) {
+            ddio_err_set(e, EPROTO, "ddio server %s: malformed STAT reply",
+                         f->srv[i].conn->name);
+            rc = -1;
+        } else
+            local[i] = r.value;
+    }
+    ddio_calls_free(calls, calls ? f->nsrv : 0);
+    return rc;
+}
+
+int ddio_fh_size(struct ddio_fh *f, const char *skip, const uint64_t *known, uint64_t *size,
+                 struct ddio_err *e)
+{
+    uint64_t *local = calloc(f->nsrv ? f->nsrv : 1, sizeof(*local));
+    int rc;
+
+    *size = 0;
+    if (!local) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    rc = ddio_fh_local_sizes(f, skip, local, e);
+    for (int i = 0; !rc && i < f->nsrv; i++) {
+        uint64_t ls = skip && skip[i] ? known[i] : local[i];
+        uint64_t end = ddio_layout_logical_end(&f->stripe, (uint32_t) i, ls);
+        if (end > *size)
+            *size = end;
+    }
+    free(local);
+    return rc;
+}
+
+struct size_arg {
+    uint64_t size;
+    const uint64_t *grow;
+};
+
+static int enc_setsize(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
+{
+    const struct size_arg *a = arg;
+    struct ddio_setsize m = {.handle = f->srv[i].handle,
+        .local_size = ddio_layout_local_size(&f->stripe, (uint32_t) i, a->size)
+    };
+    if (a->grow && m.local_size <= a->grow[i])
+        return 0;
+    ddio_enc_setsize(w, &m);
+    return 1;
+}
+
+int ddio_fh_set_local_sizes(struct ddio_fh *f, uint64_t size, const uint64_t *grow,
+                            struct ddio_err *e)
+{
+    struct size_arg a = {.size = size,.grow = grow };
+    return fh_fanout(f, DDIO_T_SETSIZE, enc_setsize, &a, NULL, e);
+}
+
+static int enc_prealloc(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
+{
+    struct ddio_prealloc m = {.handle = f->srv[i].handle,.local_off = 0,
+        .local_len = ddio_layout_local_size(&f->stripe, (uint32_t) i, *(const uint64_t *) arg)
+    };
+    if (m.local_len == 0)
+        return 0;
+    ddio_enc_prealloc(w, &m);
+    return 1;
+}
+
+int ddio_fh_prealloc(struct ddio_fh *f, uint64_t size, struct ddio_err *e)
+{
+    uint64_t *local = calloc(f->nsrv ? f->nsrv : 1, sizeof(*local));
+    int rc = local ? 0 : -1;
+
+    if (!local)
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+    if (!rc)
+        rc = fh_fanout(f, DDIO_T_PREALLOC, enc_prealloc, &size, NULL, e);
+    /* MPI_File_preallocate also makes the file at least `size` long: a pure
+     * extension of each server's share (never a shrink) */
+    if (!rc)
+        rc = ddio_fh_local_sizes(f, NULL, local, e);
+    if (!rc)
+        rc = ddio_fh_set_local_sizes(f, size, local, e);
+    free(local);
+    return rc;
+}
+
+int ddio_fh_sync_servers(struct ddio_fh *f, struct ddio_err *e)
+{
+    return fh_fanout(f, DDIO_T_SYNC, enc_handle, NULL, NULL, e);
+}
+
+struct call_arg {
+    ddio_henc_fn enc;
+    uint64_t arg;
+    int only;
+};
+
+static int enc_one(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
+{
+    const struct call_arg *a = arg;
+    if (i != a->only)
+        return 0;
+    a->enc(w, f->srv[i].handle, a->arg);
+    return 1;
+}
+
+int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint64_t arg,
+                 uint8_t **reply, size_t *len, struct ddio_err *e)
+{
+    struct call_arg a = {.enc = enc,.arg = arg,.only = i };
+    struct ddio_call *calls = NULL;
+    int rc = fh_fanout(f, type, enc_one, &a, &calls, e);
+
+    if (!rc && reply) {
+        *reply = calls[i].reply;
+        *len = calls[i].reply_len;
+        calls[i].reply = NULL;
+    }
+    ddio_calls_free(calls, calls ? f->nsrv : 0);
+    return rc;
+}
+
+/* ---- close ------------------------------------------------------------------ */
+
+/* A CLOSE has nothing a caller could see fail: the server makes nothing
+ * durable at it (MPI_File_sync does; a close does not sync, as ufs:'s does
+ * not), this process's writes were answered before it (the client cache is
+ * flushed first, and its error is the close's), and a handle its server
+ * lost is closed already. It is sent to every server at once and its
+ * replies read (errors dropped) before the close returns: a close whose
+ * CLOSE was only posted let another rank's MPI_File_delete after the
+ * collective close reach the server first, and the deleted file's space
+ * stayed held by the still-open handle (a job that deleted and then wrote
+ * on a nearly full file system got ENOSPC: MPI suite errors-nospace). */
+void ddio_fh_close_servers(struct ddio_fh *f)
+{
+    int64_t dl = ddio_now_ms() + f->timeout_ms;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < f->nsrv; i++) {
+            struct ddio_conn *c = f->srv[i].conn;
+            struct ddio_wbuf w;
+            struct ddio_err e;
+            memset(&e, 0, sizeof(e));
+            pthread_mutex_lock(&c->mu);
+            if (pass == 1) {            /* the replies */
+                if (c->nposted)
+                    (void) ddio_conn_drain(c, dl, &e);
+            } else {
+                ddio_wbuf_init(&w);
+                if (srv_live(&f->srv[i]) && enc_handle(f, i, &w, NULL) && !w.err)
+                    ddio_conn_post(c, DDIO_T_CLOSE, w.p, w.len, dl, &e);
+                ddio_wbuf_free(&w);
+            }
+            pthread_mutex_unlock(&c->mu);
+        }
+}
+
+void ddio_fh_ucx_attach(struct ddio_fh *f)
+{
+    int64_t dl = ddio_now_ms() + f->timeout_ms;
+    if (f->xport == DDIO_XPORT_TCP)
+        return;
+    for (int i = 0; i < f->nsrv; i++) {
+        struct ddio_conn *c = f->srv[i].conn;
+        struct ddio_err ce;
+        memset(&ce, 0, sizeof(ce));
+        pthread_mutex_lock(&c->mu);
+        if (c->ucx_lazy)
+            ddio_conn_ucx(c, dl, &ce);
+        pthread_mutex_unlock(&c->mu);
+    }
+}
