@@ -458,6 +458,9 @@ struct ddio_xfer_req {
 };
 /* involved[i] != 0: send the XFER to stripe server i (NULL: all) */
 int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
+/* ddio_xfer_run by the servers alone (ddio_core_xfer.c): one XFER to each
+ * stripe server involved, served until its DONE */
+int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
 /* the stripe servers holding any byte between d's first and last (malloc'd) */
 char *ddio_xfer_involved(const struct ddio_fh *f, const struct ddio_desc *d);
 /* one participant's XFER of d to the servers involved (independent I/O, and
