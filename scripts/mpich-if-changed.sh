@@ -14,7 +14,8 @@ inputs() {
   echo "source=${DDIO_MPICH_SOURCE:-} device=${DDIO_MPICH_DEVICE:-} cache=${DDIO_CACHE_DIR:-} home=$HOME"
   (cd "$proj" && find adio/ad_ddio common -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort \
      | while read -r f; do echo "$f"; cat "$f"; done
-   cat scripts/build-mpich.sh scripts/overlay-driver.sh scripts/romio-register.sh)
+   cat scripts/build-mpich.sh scripts/overlay-driver.sh scripts/romio-register.sh \
+       scripts/romio-large-count.py)
 }
 hash=$(inputs | sha256sum | cut -c1-64)
 stamp() { echo "$(cd "$(readlink -f "$link")/.." && pwd)/.ddio-inputs"; }

@@ -44,3 +44,5 @@ tmp=$(mktemp)
   echo "endif BUILD_AD_DDIO"
 } > "$tmp"
 if ! cmp -s "$tmp" "$dst/Makefile.mk"; then mv "$tmp" "$dst/Makefile.mk"; echo "overlay: file list changed"; else rm -f "$tmp"; fi
+# MPI-4 large counts in ROMIO's _c routines (a no-op for ROMIOs without them)
+python3 "$proj/scripts/romio-large-count.py" "${dst%/adio/ad_ddio}"
