@@ -580,6 +580,13 @@ if t_selected fortran; then
   for p in t_fio t_f08; do
     t_step "fortran/compile-$p" mpif90.openmpi -O2 -Wall -Werror -o "$bin/$p" "$SRC/test/mpi/$p.f90"
   done
+  # ddio-run --ompi --check accepts Open MPI programs (a Fortran binary,
+  # Debian's python3 through its mpi4py) and says why an MPICH one is not
+  t_step fortran/check-ompi bash -c 'out=$("$@" 2>&1); rc=$?; echo "$out"; [ $rc = 0 ] &&
+    [ "$(grep -c "libmpi.so.40 => .*: Open MPI, served by the ddio plug-in" <<< "$out")" = 2 ]' \
+    _ "$run" --ompi --check "$bin/t_fio" "$PY"
+  t_expect_fail -x 1 fortran/check-ompi-mpich "an MPICH program: run it without --ompi" \
+    "$run" --ompi --check "$top/examples/bin/ddio-patterns"
   export T_FIO_NO_F90=1
   OMPI_COLL=1 both fio-p3-s2 2 3 "= .2" "$bin/t_fio"
   [ "$MORE" = 1 ] && both fio-p4-s3 3 4 "= .2" "$bin/t_fio"
