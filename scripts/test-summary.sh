@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Adds up every test log of `make check` (Check unit tests, the server, MPI
-# and ROMIO harnesses), the sanitizer run and the fuzz run, and prints one
-# closing line "tests: N passed, N failed". Exit 1 if anything failed.
+# and ROMIO harnesses, the repository's checks in scripts/), the sanitizer
+# run and the fuzz run, and prints one closing line "tests: N passed, N
+# failed". Exit 1 if anything failed.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 pass=0; fail=0
-for log in $(find test -name '*.log' ! -name 'test-suite.log' 2>/dev/null) build-san/summary.log; do
+# (the sanitizer run's own log is left out: build-san/summary.log counts it)
+for log in $(find test scripts -name '*.log' ! -name 'test-suite.log' \
+             ! -name 'check-sanitizers.sh.log' 2>/dev/null) build-san/summary.log; do
   [ -f "$log" ] || continue
   c=$(grep -Eo 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n1)
   if [ -n "$c" ]; then
