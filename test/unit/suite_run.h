@@ -1,5 +1,6 @@
 /* The end of every Check suite's main: run the suite (in this process with
- * nofork, for suites whose fixtures are process-wide) and count failures. */
+ * nofork, for suites whose fixtures are process-wide), print each test's
+ * result (scripts/conformance.py reads them) and count failures. */
 #ifndef DDIO_SUITE_RUN_H
 #define DDIO_SUITE_RUN_H
 
@@ -10,7 +11,7 @@ static inline int check_run(Suite *s, int nofork)
     SRunner *sr = srunner_create(s);
     if (nofork)
         srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
+    srunner_run_all(sr, CK_VERBOSE);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed;
