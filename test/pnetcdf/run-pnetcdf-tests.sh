@@ -145,10 +145,10 @@ judge() {  # MODE RESULTS: count the commands and directory makes
     name="$mode/np$np/$dir/$(echo "$cmd" | awk '{n=split($1,a,"/"); s=a[n]; for(i=2;i<=NF;i++){m=split($i,b,"/"); if ($i !~ /^-/) s=s" "b[m]}; print s}')"
     # cdf_format/xfail_runs.sh: ncvalidator must reject PnetCDF's corrupt files.
     if [[ "$cmd" == *ncvalidator* && "$cmd" == */cdf_format/bad_* ]]; then
-      if [ "$rc" = 1 ]; then t_pass -q "$name"; else t_fail "$name" "corrupt file not rejected: exit $rc"; fi
+      if [ "$rc" = 1 ]; then t_pass "$name"; else t_fail "$name" "corrupt file not rejected: exit $rc"; fi
       continue
     fi
-    if [ "$rc" = 0 ]; then t_pass -q "$name"
+    if [ "$rc" = 0 ]; then t_pass "$name"
     elif [ "$rc" = 77 ]; then t_skip "$name" "PN_SKIP: hangs on ufs: too"
     elif [ "$mode" = ddio ] && [ "${PN_DDIO_STRICT:-0}" != 1 ]; then
       known=$((known + 1)); echo "known (no POSIX view in force mode): $name (exit $rc)" >> "$logf"
