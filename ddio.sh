@@ -97,6 +97,9 @@ tests() {
   timed distcheck-wait dist_wait $dist || { rc=$?; echo "== failed: make distcheck"; tail -n 60 distcheck.log; }
   "$top/scripts/suite-time.sh" --report $((SECONDS - t0))
   scripts/test-summary.sh || rc=$?
+  # docs/CONFORMANCE.md from its claims and these logs: fails when a claim
+  # names a test that does not exist, or one its suite passed without running
+  scripts/conformance.py --report "$top" || rc=$?
   return $rc
 }
 
