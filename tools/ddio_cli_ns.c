@@ -40,12 +40,48 @@ static void json_stat(FILE *f, const char *key, const char *name, const struct d
     fputc('}', f);
 }
 
+/* NAME as ls(1)'s shell-escape quoting shows it: as it is when nothing in
+ * it is special; else in single quotes, a quote as '\'', and a control
+ * character as $'\n' (or octal) between quoted parts, so that one entry is
+ * always one line and can be pasted back into a shell */
+static void put_name(FILE *f, const char *name)
+{
+    const unsigned char *c = (const unsigned char *)name;
+    if (*c && !c[strcspn(name, " \t\n\r'\"\\$`*?[]{}()<>|&;#~!")]) {
+        int ctl = 0;
+        for (const unsigned char *p = c; *p; p++)
+            ctl |= *p < 0x20 || *p == 0x7f;
+        if (!ctl) {
+            fputs(name, f);
+            return;
+        }
+    }
+    static const char esc[] = "\a\b\t\n\v\f\r";
+    static const char letter[] = "abtnvfr";
+    fputc('\'', f);
+    for (; *c; c++) {
+        if (*c == '\'')
+            fputs("'\\''", f);
+        else if (*c < 0x20 || *c == 0x7f) {
+            const char *e = *c ? strchr(esc, *c) : NULL;
+            if (e)
+                fprintf(f, "'$'\\%c''", letter[e - esc]);
+            else
+                fprintf(f, "'$'\\%03o''", *c);
+        } else
+            fputc(*c, f);
+    }
+    fputc('\'', f);
+}
+
 static void long_line(const char *name, const struct ddio_cstat *st)
 {
     char mode[11], when[32];
     fmt_mode(st, mode);
     fmt_mtime(st->mtime_ns, when, sizeof when);
-    printf("%s %15" PRIu64 " %s %s\n", mode, st->size, when, name);
+    printf("%s %15" PRIu64 " %s ", mode, st->size, when);
+    put_name(stdout, name);
+    putchar('\n');
 }
 
 /* "dir" + "/" + "name" without doubling the slash */
@@ -83,8 +119,10 @@ static int ls_entry(void *arg, const char *name, int is_dir)
         json_stat(stdout, "name", name, &st);
     } else if (x->o->longfmt)
         long_line(name, &st);
-    else
-        printf("%s\n", name);
+    else {
+        put_name(stdout, name);
+        putchar('\n');
+    }
     x->first = 0;
     return 0;
 }
@@ -111,8 +149,10 @@ int cmd_ls(struct cli *o)
             json_stat(stdout, "name", path, &st);
         } else if (o->longfmt)
             long_line(path, &st);
-        else
-            printf("%s\n", path);
+        else {
+            put_name(stdout, path);
+            putchar('\n');
+        }
     } else if ((rc = ddio_client_readdir(cl, path, ls_entry, &x, msg, sizeof msg)) && !x.rc)
         x.rc = cli_fail("ls: %s", msg);
     if (o->json)

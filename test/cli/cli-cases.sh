@@ -20,6 +20,21 @@ t_expect_fail -x 1 -2 cli/ns/mkdir-exists "already exists" "$DDIO" mkdir /cli
   || t_fail cli/ns/stat-dir "$(cat "$T/st")"
 t_expect_fail -x 1 -2 cli/ns/stat-missing "no such file" "$DDIO" stat /cli/nothing
 t_expect_fail -x 1 -2 cli/ns/ls-missing "no such file" "$DDIO" ls /cli/nothing
+# names with a newline or a quote: one line each, quoted as ls(1)'s
+# shell-escape style, and a shell reads each line back as the name
+ls_quoted_ok() {
+  local l n=0 got=()
+  [ "$(wc -l < "$T/ls")" = 3 ] && grep -qxF "'odd'\$'\\n''name'" "$T/ls" \
+    && grep -qxF "'it'\\''s'" "$T/ls" && grep -qx plain "$T/ls" || return 1
+  while IFS= read -r l; do eval "got+=($l)"; done < "$T/ls"
+  for l in "${got[@]}"; do
+    case $l in "it's"|plain|$'odd\nname') n=$((n + 1)) ;; esac
+  done
+  [ $n = 3 ]
+}
+"$DDIO" mkdir /q && "$DDIO" mkdir $'/q/odd\nname' && "$DDIO" mkdir "/q/it's" && "$DDIO" mkdir /q/plain
+"$DDIO" ls /q >"$T/ls" 2>&1
+if ls_quoted_ok; then t_pass cli/ns/ls-quoted; else t_fail cli/ns/ls-quoted "$(cat -A "$T/ls")"; fi
 
 # ---- cp round trips: local -> ddio -> local, compared byte for byte ---------------------
 : > "$T/f0"
