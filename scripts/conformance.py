@@ -264,7 +264,7 @@ def matches(suite, pattern):
 # ---- the report --------------------------------------------------------------------
 
 def counts_text(p, f, s):
-    parts = ['%d passed' % p]
+    parts = ['%d passed' % p] if p or not (f or s) else []
     if f:
         parts.append('%d failed' % f)
     if s:
@@ -337,7 +337,7 @@ suites' last logs; "not run": the suite left no log.
 """
 
 
-def report(claims, by_name, all_suites, build, out):
+def report(claims, by_name, all_suites, out):
     ran = [s for s in all_suites if s.cases is not None]
     lines = [INTRO]
     if ran:
@@ -435,7 +435,7 @@ def main(argv):
             print('conformance: ' + e, file=sys.stderr)
         nrefs = sum(len(c.refs) for c in claims)
         if errors:
-            print('conformance: %d named tests do not exist (above)' % len(errors))
+            print('conformance: %d errors in the claims (above)' % len(errors))
             return 1
         print('conformance: %d claims, %d tests named, each exists' % (len(claims), nrefs))
         return 0
@@ -447,8 +447,8 @@ def main(argv):
             load_log(s, build)
             all_suites.append(s)
     # claims with unknown suites or tests are reported, not rendered
-    bad = {(c.lineno) for c in claims for sn, p in c.refs if sn not in table or exists(table[sn], p)}
-    stale = report([c for c in claims if c.lineno not in bad], table, all_suites, build, out)
+    bad = {c.lineno for c in claims for sn, p in c.refs if sn not in table or exists(table[sn], p)}
+    stale = report([c for c in claims if c.lineno not in bad], table, all_suites, out)
     for e in errors:
         print('conformance: ' + e, file=sys.stderr)
     for c, ref in stale:
