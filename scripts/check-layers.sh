@@ -49,9 +49,11 @@ def makefile_vars(path):
     text = open(path).read().replace("\\\n", " ")
     vars_ = {}
     for line in text.split("\n"):
-        m = re.match(r"^([A-Za-z0-9_]+)\s*=\s*(.*)$", line)
-        if m:
-            vars_[m.group(1)] = m.group(2)
+        m = re.match(r"^([A-Za-z0-9_]+)\s*(\+?)=\s*(.*)$", line)
+        if m and m.group(2):
+            vars_[m.group(1)] = vars_.get(m.group(1), "") + " " + m.group(3)
+        elif m:
+            vars_[m.group(1)] = m.group(3)
     return vars_
 
 mk = makefile_vars(os.path.join(build, "Makefile"))
