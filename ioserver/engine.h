@@ -1,6 +1,8 @@
 /* The XFER engine: collective gate, per-block read and write pipelines,
  * PUT / GET and their answers, DONE and counters. It talks to clients only
- * through transport.h; these are the calls a transport makes into it. */
+ * through transport.h; these are the calls a transport makes into it.
+ * Its code: engine.c (the core), engine_slots.c, engine_getput.c,
+ * engine_write.c, engine_pass.c and gate.c (engine_int.h). */
 #ifndef DDIO_SRV_ENGINE_H
 #define DDIO_SRV_ENGINE_H
 

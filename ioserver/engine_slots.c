@@ -1,0 +1,211 @@
+/* The planner and slots: an XFER's blocks planned in issue order, the
+ * slots its blocks in flight take (a disk buffer, the block lock), and
+ * their disk requests, through O_DIRECT or the page cache (pcache.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "engine_slots.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ddio_net.h"             /* the clock */
+#include "pcache.h"
+#include "planner.h"
+
+/* ---- disk requests --------------------------------------------------------------------------- */
+
+/* A stream the page cache must not take: a disk-directed pass of several
+ * ranks, or a collective's plain-range part (one participant) longer than
+ * PCACHE_RANGE_MAX. Shorter parts are the everyday contiguous collective
+ * (IOR's -c): they are cached as the same call made independently is. */
+static int stream_is_collective(const struct xfer *x)
+{
+    return x->n > 1 || ((x->flags & DDIO_XF_COLLECTIVE) && x->parts[0].have_desc
+                        && x->parts[0].d.length > PCACHE_RANGE_MAX);
+}
+
+/* O_DIRECT or the page cache for this request (pcache.h has the policy) */
+static int use_cache(const struct xfer *x, int d, int write, uint64_t off, size_t len)
+{
+    struct pcache_ask a = {.enabled = x->srv->cfg.page_cache, .twin = x->of->bfds[d] >= 0,
+                           .collective = stream_is_collective(x), .write = write, .len = len,
+                           .block = x->B, .fd = x->of->bfds[d], .off = off};
+    return pcache_choose(&a);
+}
+
+/* Would a write of block s's bytes [write_lo, write_hi) go through the
+ * page cache? (A write's choice needs no residency check: it is the same
+ * for any length above the small-I/O rule's.) */
+int slot_write_cached(const struct xfer *x, const struct slot *s)
+{
+    uint64_t doff;
+    int d = store_disk_of(x->of, s->a, &doff);
+    return use_cache(x, d, 1, doff + s->write_lo, (size_t)(s->write_hi - s->write_lo));
+}
+
+static void disk_done_cb(struct disk_req *r)
+{
+    struct slot *s = r->arg;
+    struct xfer *x = s->x;
+    pthread_mutex_lock(&x->mu);
+    xfer_post_locked(x, s);
+    pthread_mutex_unlock(&x->mu);
+}
+
+void slot_submit_io(struct xfer *x, struct slot *s, int write, size_t len)
+{
+    uint64_t doff;
+    int d = store_disk_of(x->of, s->a, &doff);
+    /* an exact write is not sector-aligned: it can only go through the cache */
+    int cache = (write && s->exact) || use_cache(x, d, write, doff + s->io_lo, len);
+    /* a root without O_DIRECT (tmpfs) has one descriptor, through the cache */
+    s->cached = cache || !x->srv->store.direct[d];
+    int fd = cache && x->of->bfds[d] >= 0 ? x->of->bfds[d] : x->of->fds[d];
+    s->dr = (struct disk_req){.fd = fd, .write = write,
+                              .buf = (uint8_t *)s->buf + s->io_lo, .off = doff + s->io_lo,
+                              .len = len, .cb = disk_done_cb, .arg = s};
+    if (write && s->exact == EXACT_RUNS) {
+        s->dr.segs = s->runs;
+        s->dr.nsegs = s->nruns;
+    }
+    s->io_busy = 1;
+    if (cache)                    /* a memory copy: not worth two thread wakeups */
+        disk_run_now(s->disk, &s->dr);
+    else
+        disk_submit(s->disk, &s->dr);
+}
+
+/* what a finished disk request moved, by path (STATS read_cache_bytes ...) */
+void slot_count_io(struct xfer *x, const struct slot *s)
+{
+    uint64_t n = s->dr.done;
+    if (s->dr.write && s->cached)
+        x->ctr.write_cache_bytes += n;
+    else if (s->dr.write)
+        x->ctr.write_direct_bytes += n;
+    else if (s->cached)
+        x->ctr.read_cache_bytes += n;
+    else
+        x->ctr.read_disk_bytes += n;
+    if (s->dr.write && s->cached && s->dr.res == 0 && x->of->bfds[s->disk->idx] >= 0)
+        store_note_cached_write(x->of, s->disk->idx, s->dr.off, n);
+}
+
+void slot_release(struct xfer *x, struct slot *s)
+{
+    if (s->abandon)
+        disk_buf_abandon(s->disk, s->buf);
+    else
+        disk_buf_put(s->disk, s->buf);
+    s->abandon = 0;
+    if (s->locked)
+        store_blk_unlock(x->of, s->k);
+    s->state = S_FREE;
+    s->locked = 0;
+    s->buf = NULL;
+    x->inflight--;
+}
+
+/* ---- issuing blocks ---------------------------------------------------------------------- */
+
+struct slot *slot_find_free(struct xfer *x)
+{
+    for (unsigned i = 0; i < x->nslots; i++)
+        if (x->slots[i].state == S_FREE)
+            return &x->slots[i];
+    return NULL;
+}
+
+/* The blocking waits for another XFER's block lock or disk buffer go in
+ * heartbeat-sized slices up to the deadline: waiting for a busy disk is
+ * progress as far as the participants are concerned. */
+int slot_lock_block(struct xfer *x, uint64_t k, int wait, int64_t dl)
+{
+    int rc;
+    do
+        rc = store_blk_lock(x->of, k, wait, wait ? xfer_beat_slice(x, dl) : dl);
+    while (rc == -ETIMEDOUT && ddio_now_ms() < dl);
+    return rc;
+}
+
+void *slot_get_buffer(struct xfer *x, struct disk *disk, int wait, int64_t dl)
+{
+    void *buf;
+    do
+        buf = disk_buf_get(disk, wait, wait ? xfer_beat_slice(x, dl) : dl);
+    while (!buf && wait && ddio_now_ms() < dl);
+    return buf;
+}
+
+/* The part of a block a read needs, as whole 4 KiB sectors [*lo, *hi) below
+ * s->old_valid: a few bytes of independent I/O read one sector, not the
+ * whole block (a 1 MiB read per 8-byte request on a disk). */
+void slot_read_range(struct xfer *x, const struct slot *s, uint64_t *lo, uint64_t *hi)
+{
+    struct bseg g[SEGS_PER_MSG];
+    uint64_t l = s->old_valid, h = 0;
+    for (uint32_t r = 0; r < x->n && (l > 0 || h < s->old_valid); r++) {
+        const struct part *p = &x->parts[r];
+        uint64_t o = s->a, end = s->a + s->old_valid;
+        while (o < end) {
+            size_t n = xfer_block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            for (size_t i = 0; i < n; i++) {
+                uint64_t first = seg_lo(p, &g[i]), past = seg_hi(p, &g[i]);
+                l = first < l ? first : l;
+                h = past > h ? past : h;
+            }
+        }
+    }
+    if (h <= l) {                 /* nobody needs it (cannot happen for a planned block) */
+        *lo = *hi = 0;
+        return;
+    }
+    *lo = l & ~(uint64_t)4095;
+    *hi = round4k(h < s->old_valid ? h : s->old_valid);
+}
+
+/* ---- the plan -------------------------------------------------------------------------------- */
+
+int slots_alloc(struct xfer *x)
+{
+    x->nslots = (unsigned)x->srv->ndisks * x->srv->cfg.buffers;
+    x->slots = calloc(x->nslots, sizeof(*x->slots));
+    x->ready = calloc(x->nslots * 2, sizeof(*x->ready));
+    x->bitmap = (x->op == DDIO_X_WRITE && x->n > 1) ? calloc(x->B / 64, sizeof(uint64_t)) : NULL;
+    x->w_issued = calloc((size_t)x->srv->ndisks, sizeof(uint64_t));
+    x->w_next = calloc((size_t)x->srv->ndisks, sizeof(uint64_t));
+    if (!x->slots || !x->ready || (x->op == DDIO_X_WRITE && x->n > 1 && !x->bitmap) ||
+        !x->w_issued || !x->w_next)
+        return -ENOMEM;
+    for (unsigned i = 0; i < x->nslots; i++) {
+        x->slots[i].x = x;
+        x->slots[i].idx = i;
+    }
+    return 0;
+}
+
+
+int slots_plan(struct xfer *x)
+{
+    const struct ddio_desc **descs = calloc(x->n, sizeof(*descs));
+    if (!descs)
+        return -ENOMEM;
+    for (uint32_t r = 0; r < x->n; r++)
+        descs[r] = x->parts[r].have_desc ? &x->parts[r].d : NULL;
+    struct plan_in in = {
+        .descs = descs, .n = x->n, .stripe = x->S, .me = x->me, .disks = x->of->disks,
+        .limit = x->op == DDIO_X_READ ? store_size(x->of) : UINT64_MAX,
+        .fds = x->of->fds, .nosort = (x->flags & DDIO_XF_NOSORT) != 0,
+        .rotate = x->srv->cfg.rotate,
+        .max_blocks = x->srv->cfg.max_call_mem / 2 / PLAN_BLOCK_BYTES,
+    };
+    int sorted = 0;
+    int rc = plan_blocks(&in, &x->blocks, &x->nblocks, &sorted);
+    if (rc == 0 && is_collective(x))     /* costs a FIEMAP per disk: only here */
+        x->ctr.out_of_order = plan_out_of_order(&in, x->blocks, x->nblocks);
+    free(descs);
+    x->ctr.sorted = (uint64_t)sorted;
+    x->ctr.blocks = x->nblocks;
+    return rc;
+}
