@@ -37,7 +37,7 @@ t_init fuzz
 command -v "$cc" >/dev/null || t_unusable fuzz/build "$cc not found"
 scratch=$T_TMP
 
-srcs="$top/common/ddio_proto.c $(echo "$top"/common/ddio_desc_*.c)"
+srcs="$(echo "$top"/common/ddio_proto*.c "$top"/common/ddio_desc_*.c)"
 cflags="-std=gnu11 -g -O1 -Wall -Wextra -I$top/common -I$here"
 # shellcheck disable=SC2086 # word lists
 if ! $cc $cflags -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
