@@ -29,7 +29,8 @@
 
 #include "cond.h"
 #include "fsyncs.h"
-#include "store_int.h"
+#include "store_meta.h"
+#include "store_roots.h"
 
 /* a job no sync asked for waits this long (its file's opens are over) */
 #define META_LAZY_MS 1000

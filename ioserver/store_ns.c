@@ -4,6 +4,9 @@
 #define _GNU_SOURCE      /* O_PATH */
 #endif
 #include "store_int.h"
+#include "store_layout.h"
+#include "store_meta.h"
+#include "store_roots.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -298,17 +301,6 @@ static int rename_at(int dirfd, const char *from, const char *to)
     if (tfd >= 0)
         close(tfd);
     return rc;
-}
-
-char *renamed_path(const char *path, const char *from, const char *to)
-{
-    size_t fl = strlen(from);
-    if (strncmp(path, from, fl) || (path[fl] != '\0' && path[fl] != '/'))
-        return NULL;
-    char *np = malloc(strlen(to) + strlen(path + fl) + 1);
-    if (np)
-        sprintf(np, "%s%s", to, path + fl);
-    return np;
 }
 
 /* open files keep working after a rename; their table paths follow it */
