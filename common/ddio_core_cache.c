@@ -17,7 +17,7 @@
  * The owner (the driver) turns both off for atomic mode. A process that dies
  * loses its unflushed writes, which MPI allows. Not thread-safe: one thread
  * at a time per file (ROMIO serialises MPI-IO calls). */
-#include "ddio_core.h"
+#include "ddio_core_io.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,9 +1,9 @@
-/* Client configuration (ddio_core.h): where the server list, the secret
+/* Client configuration (ddio_core_conn.h): where the server list, the secret
  * file, the timeout and the default striping come from. One set per process,
  * as the environment and $DDIO_CONFIG are: a hint given once (romio_ddio_servers,
  * romio_ddio_secret_file) is remembered for later opens without it, such as
  * the files ROMIO opens by itself (the shared file pointer's). */
-#include "ddio_core.h"
+#include "ddio_core_conn.h"
 #include "ddio_auth.h"
 #include "ddio_net.h"
 

@@ -1,4 +1,4 @@
-/* Connections to the servers (ddio_core.h): pools keyed by host:port, the
+/* Connections to the servers (ddio_core_conn.h): pools keyed by host:port, the
  * connect + HELLO + AUTH (+ UCX) step, one request and its reply, and the
  * fan-out of one request to several servers.
  *
@@ -6,7 +6,7 @@
  * is held from the request's first byte to the reply's last. Several are
  * locked in address order, so two threads fanning out over the same servers
  * never wait for each other in a circle. */
-#include "ddio_core.h"
+#include "ddio_core_conn.h"
 #include "ddio_auth.h"
 #include "ddio_net.h"
 #include "ddio_ucx.h"

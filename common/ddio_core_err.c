@@ -1,7 +1,7 @@
-/* Errors of the client core (ddio_core.h): how one is set, and which are
+/* Errors of the client core (ddio_core_conn.h): how one is set, and which are
  * worth a recovery (reconnect, reopen, resend) or another reconnect attempt.
  * The bottom of the core: it calls nothing of the rest. */
-#include "ddio_core.h"
+#include "ddio_core_conn.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* A file by its path on its stripe servers (ddio_core.h): open, create,
+/* A file by its path on its stripe servers (ddio_core_file.h): open, create,
  * open again (through another pool, or one server's handle after a lost
  * connection: ddio_core_handle.c renews with it), and delete. What is done
  * with the handles once open is ddio_core_handle.c's.
@@ -10,7 +10,7 @@
  * existing file the same way (so a file created earlier with a different
  * striping is reused, not shadowed), then create with O_EXCL on each stripe
  * server, which makes EXCL exact across servers and racing processes. */
-#include "ddio_core.h"
+#include "ddio_core_file.h"
 #include "ddio_net.h"
 
 #include <errno.h>

@@ -1,11 +1,11 @@
-/* The handles of an open file (ddio_core.h): kept usable, and used on every
+/* The handles of an open file (ddio_core_file.h): kept usable, and used on every
  * stripe server. A handle lost with its connection is renewed (reconnect
  * with backoff, OPEN by path again: ddio_core_file.c, the locks held taken
  * again); byte-range locks on stripe server 0; requests fanned out to the
  * stripe servers' handles (STAT, SETSIZE, PREALLOC, SYNC, one server's
  * call), resent to a server lost meanwhile; CLOSE of every handle; the UCX
  * attachment of the file's connections. */
-#include "ddio_core.h"
+#include "ddio_core_file.h"
 #include "ddio_net.h"
 #include "ddio_xport.h"
 

@@ -1,11 +1,11 @@
-/* What a read or write of an open file sends (ddio_core.h): the stripe
+/* What a read or write of an open file sends (ddio_core_io.h): the stripe
  * servers a request touches, the part this process does itself on
  * same-host datafiles (ddio_core_local.c) instead of an XFER, a read into
  * memory whose pieces share bytes done in ordered windows, and the entry
  * points for a file descriptor's bytes or a byte range, independent or one
  * rank's part of a collective. The XFER itself, sent and served until
  * DONE, is ddio_core_xfer.c's. */
-#include "ddio_core.h"
+#include "ddio_core_io.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -20,7 +20,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "ddio_core.h"
+#include "ddio_core_io.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -35,7 +35,7 @@
  * flushed before a handle is parked (ddio_fh_close), the bytes are on the
  * servers (or in the page cache, written locally) and visible to every
  * other process, and durability is MPI_File_sync's, as before. */
-#include "ddio_core.h"
+#include "ddio_core_io.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
-/* Riding through a lost server at the connection level (ddio_core.h): the
+/* Riding through a lost server at the connection level (ddio_core_conn.h): the
  * ids that let a server answer a resent call instead of running it twice
  * (PROTOCOL.md "Resending"), the backoff between reconnect attempts, a
  * fan-out whose lost calls are resent after reconnecting, a connect tried
  * again while a server restarts, and every server of a file dialled at
  * once. Above the connections (ddio_core_conn.c), below the file handles. */
-#include "ddio_core.h"
+#include "ddio_core_conn.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,5 +1,5 @@
 /* The client side of an XFER (PROTOCOL.md "XFER"), independent or
- * collective: part of the client core (ddio_core.h), reached through
+ * collective: part of the client core (ddio_core_io.h), reached through
  * ddio_core_io.c, which picks the servers a request touches and does what
  * it can on same-host datafiles itself.
  *
@@ -25,7 +25,7 @@
  * the socket; DONE says how many bytes the server sent, and the server
  * counts as finished once that many landed. The loop also progresses the
  * UCX worker, waking on its fd. */
-#include "ddio_core.h"
+#include "ddio_core_io.h"
 #include "ddio_net.h"
 #include "ddio_ucx.h"
 #include "ddio_xport.h"

@@ -1,0 +1,159 @@
+/* The client core's I/O layer (ddio_core.h), above the file handles
+ * (ddio_core_file.h): what moves bytes, and what keeps a closed file's
+ * handles. Calls run one way, from each file to the ones before it (and
+ * down to the layers below):
+ *
+ *   ddio_core_local.c  I/O on same-host servers' datafiles, through
+ *                      descriptors the servers hand over
+ *   ddio_core_park.c   a closed file's handles kept for a moment
+ *   ddio_core_xfer.c   one XFER to each involved server, served until DONE:
+ *                      PUTs into the caller's buffer, GETs answered from it,
+ *                      on TCP or UCX (docs/PROTOCOL.md "XFER"); a server
+ *                      lost meanwhile reconnected and sent its XFER again
+ *                      (PROTOCOL.md "Resending")
+ *   ddio_core_io.c     what a read or write sends: the servers involved,
+ *                      the same-host shortcut, ordered reads, the entry
+ *                      points for a descriptor's bytes or a byte range
+ *   ddio_core_cache.c  a file's client cache: write-behind of small writes,
+ *                      read-ahead of small reads (MPI-IO's nonatomic rules)
+ */
+#ifndef DDIO_CORE_IO_H
+#define DDIO_CORE_IO_H
+
+#include "ddio_core_file.h"
+#include "ddio_desc.h"
+
+/* ---- ddio_core_local.c: I/O on same-host servers' datafiles ------------------ */
+
+/* File bytes [off, off+len) into buf straight from the stripe servers'
+ * datafiles, when every server needed runs on this host and handed its
+ * descriptors over (LOCAL; asked once per server and file). only (NULL:
+ * all) limits the servers read; raw: bytes past a server's size are left
+ * alone and *bytes counts those found, else holes read as zeros and *bytes
+ * is the bytes below the end of file. 1: done; 0: not done (read through
+ * the servers: not local, off, a server that may have gone, a read error). */
+/* A collective's plain-range part up to this size is read, and written,
+ * here too: the servers would move it through the page cache as well
+ * (their PCACHE_RANGE_MAX); a longer one is their sorted O_DIRECT stream.
+ * (Writes stopped at 256 KiB until same-host writers started their own
+ * writeback: IOR-style sf-coll 1 and 4 MiB writes, P = 4 and 8, then went
+ * 695-1519 -> 1334-1663 MiB/s on TCP, 519-1545 -> 982-1662 on UCX,
+ * bench/results/2026-11-29-ab/coll-local.) */
+#define DDIO_LOCAL_COLL_MAX (16u << 20)
+int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
+                     const char *only, int raw, uint64_t *bytes);
+/* Buf into file bytes [off, off+len) straight into the datafiles of the
+ * stripe servers the range touches (of those, only the ones `only` marks;
+ * NULL: all), when each runs on this host and handed over writable
+ * descriptors (a handle opened for writing, f->local_write): each server's
+ * size page is raised first, then its bytes written. 1: done; 0: not done
+ * (write through the servers, which redo any part done). */
+int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t len,
+                      const char *only);
+/* close the descriptors of every stripe server (before f->srv goes) */
+void ddio_local_release(struct ddio_fh *f);
+/* 1: L's first datafile is still where it was handed over: not deleted,
+ * not renamed (so the path it was opened by still names the same file);
+ * -1: it is not; 0: no descriptors (none handed over, another host) */
+int ddio_local_same_file(const struct ddio_local *L);
+/* A read-only open (f->local_read) asks for the read descriptors with its
+ * OPEN (struct ddio_local_ask; ddio_fh_open passes these as its
+ * ddio_open_hooks): begin (1: asked; the process's listener is held until
+ * end), the fan-out, then end, which takes every handover queued and gives
+ * each to the stripe server whose connection it came for (f->srv set by
+ * then, or not: all are dropped). */
+int ddio_local_ask_begin(struct ddio_fh *f, struct ddio_conn **conns, int n, uint32_t amode,
+                         struct ddio_local_ask *a);
+void ddio_local_ask_end(struct ddio_fh *f, struct ddio_conn **conns, struct ddio_local_ask *a);
+
+/* ---- ddio_core_park.c: a closed file's handles kept for a moment ------------- */
+
+/* DDIO_PARK_MS: -1 unset (parking off unless the hint asks: 1 s then),
+ * 0 off, else how long (ms, at most 60000) */
+int ddio_park_ms(void);
+/* close: park f's handles (1: f->srv moved away) or not (0) */
+int ddio_park_put(struct ddio_fh *f);
+/* open: take this process's parked handles of path if they still name
+ * the same file on conns[0..n) and allow amode (1: f->srv, nsrv, stripe
+ * set); a stale one is closed */
+int ddio_park_take(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
+                   uint32_t amode);
+/* close this process's parked handles of path for real, now */
+void ddio_park_drop(const char *path);
+/* ---- ddio_core_xfer.c: transfers --------------------------------------------- */
+
+/* Memory side of a transfer: contiguous at buf, or laid out by desc. */
+struct ddio_mem {
+    char *buf;
+    int contig;
+    struct ddio_desc desc;      /* !contig: memory type, addresses from buf */
+    int ordered;                /* !contig, pieces that may share bytes
+                                 * (ddio_desc_overlaps): a read is received
+                                 * a window at a time (ddio_ordered_window),
+                                 * each placed in stream order, so the last
+                                 * piece's bytes stay */
+};
+
+/* One participant's XFER, independent or collective. */
+struct ddio_xfer_req {
+    struct ddio_fh *f;
+    uint32_t op;                /* DDIO_X_READ / DDIO_X_WRITE */
+    uint32_t flags;             /* DDIO_XF_* */
+    uint64_t group, seq;        /* 0, 0 for independent I/O */
+    uint32_t nparticipants, rank;
+    const struct ddio_desc *fdesc;
+    const struct ddio_mem *mem;
+    int raw;                    /* reads: only what servers send is written (no
+                                 * zeros for holes, no size lookup) */
+    uint64_t bytes;             /* out: stream bytes transferred (reads: below
+                                 * the end of file) */
+};
+/* ddio_xfer_run by the servers alone: one XFER to each
+ * stripe server involved, served until its DONE */
+int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
+
+/* ---- ddio_core_io.c: what a read or write sends ------------------------------ */
+
+/* involved[i] != 0: send the XFER to stripe server i (NULL: all) */
+int ddio_xfer_run(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
+/* the stripe servers holding any byte between d's first and last (malloc'd) */
+char *ddio_xfer_involved(const struct ddio_fh *f, const struct ddio_desc *d);
+/* one participant's XFER of d to the servers involved (independent I/O, and
+ * a collective's plain ranges); *bytes as ddio_xfer_req's (0 on error) */
+int ddio_xfer_one(struct ddio_fh *f, uint32_t op, uint32_t flags, const struct ddio_desc *d,
+                  const struct ddio_mem *mem, uint64_t *bytes, struct ddio_err *e);
+/* the same for file bytes [off, off+len) from / into contiguous buf */
+int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, void *buf,
+                    uint64_t len, uint64_t *bytes, struct ddio_err *e);
+/* the same as this rank's part of collective call (group, seq) of the file:
+ * still one participant, but a failure cancels the call's XFERs of every
+ * rank on the servers (CANCEL names the call). *local (if not NULL): 1 when
+ * this process moved the bytes itself (same-host datafiles), the servers
+ * doing nothing */
+int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t group,
+                       uint64_t seq, uint64_t off, void *buf, uint64_t len, uint64_t *bytes,
+                       int *local, struct ddio_err *e);
+
+/* ---- ddio_core_cache.c: the client cache of an open file --------------------- */
+
+/* wb_max, ra_max: bytes (0 turns that half off) */
+void ddio_cache_init(struct ddio_cache *c, size_t wb_max, size_t ra_max);
+/* A contiguous write of this process: buffered, or (large, or the cache
+ * off) sent at once after the buffered bytes it overlaps. 0 or -1. */
+int ddio_cache_pwrite(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, const void *buf,
+                      uint64_t len, struct ddio_err *e);
+/* A contiguous read: from what was read ahead, or from the servers (after
+ * the buffered writes it overlaps, or that move the end of file it met).
+ * *got: bytes below the end of file. 0 or -1. */
+int ddio_cache_pread(struct ddio_cache *c, struct ddio_fh *f, uint64_t off, void *buf,
+                     uint64_t len, uint64_t *got, struct ddio_err *e);
+/* send the buffered writes (one XFER per server); they are gone either way */
+int ddio_cache_flush(struct ddio_cache *c, struct ddio_fh *f, struct ddio_err *e);
+/* forget what was read ahead */
+void ddio_cache_drop(struct ddio_cache *c);
+/* this process wrote [off, off+len) by another path: read-ahead holding
+ * those bytes goes (and buffered writes under it must have been flushed) */
+void ddio_cache_written(struct ddio_cache *c, uint64_t off, uint64_t len);
+void ddio_cache_free(struct ddio_cache *c);
+
+#endif
