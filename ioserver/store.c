@@ -271,6 +271,30 @@ static int create_again(const struct ofile *of, uint32_t amode, const struct sto
     return -EEXIST;
 }
 
+/* No layout record for path: a directory of the namespace (EISDIR); or,
+ * for a create, a parent that is missing (ENOENT) or not a directory
+ * (ENOTDIR), as open(2) says: a create makes no directories. 0: neither */
+static int not_a_file(struct store *st, const char *path, int create, char *msg, size_t msglen)
+{
+    struct stat sb;
+    if (fstatat(st->rootfd[0], path, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(msg, msglen, "open /%s: is a directory", path);
+        return -EISDIR;
+    }
+    const char *slash = strrchr(path, '/');
+    if (!create || !slash)
+        return 0;
+    int plen = (int)(slash - path);
+    char parent[DDIO_MAX_STR + 1];
+    snprintf(parent, sizeof parent, "%.*s", plen, path);
+    if (fstatat(st->rootfd[0], parent, &sb, 0) == 0 && S_ISDIR(sb.st_mode))
+        return 0;
+    int rc = errno == ENOENT ? -ENOENT : -ENOTDIR;
+    snprintf(msg, msglen, "create /%s: /%s %s", path, parent,
+             rc == -ENOENT ? "does not exist (make it first: ddio mkdir)" : "is not a directory");
+    return rc;
+}
+
 /* open a file not yet in the table */
 static int open_new(struct store *st, const char *path, uint32_t amode,
                     const struct ddio_layout_rec *proposed, const struct store_creator *cr,
@@ -293,6 +317,8 @@ static int open_new(struct store *st, const char *path, uint32_t amode,
         return rc;
     }
     if (rc != -ENOENT)
+        return rc;
+    if ((rc = not_a_file(st, path, (amode & DDIO_O_CREAT) != 0, msg, msglen)) != 0)
         return rc;
     if (!(amode & DDIO_O_CREAT)) {
         snprintf(msg, msglen, "open %s: ENOENT", path);

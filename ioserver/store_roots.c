@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "ddio_log.h"
@@ -42,6 +43,8 @@ int store_norm_path(const char *path, char *out, size_t outlen)
             return -EACCES;
         if (first && len == strlen(META_DIR) && memcmp(p, META_DIR, len) == 0)
             return -EACCES;               /* the server's own metadata */
+        if (len > NAME_MAX)
+            return -ENAMETOOLONG;         /* no file system takes it */
         if (!e)
             break;
         if (e[1] == '\0')
@@ -336,10 +339,14 @@ void store_state_path(const struct store *st, const char *name, char *out, size_
 }
 
 /* store_norm_path, with the refusal explained in msg */
+/* the reason first: a long path would push it off the end of msg */
 int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msglen)
 {
     int rc = store_norm_path(path, norm, n);
-    if (rc)
+    if (rc == -ENAMETOOLONG)
+        snprintf(msg, msglen, "name too long (%zu bytes; a name at most %d, a path at most %zu): "
+                 "'%.64s...'", strlen(path), NAME_MAX, n - 1, path);
+    else if (rc)
         snprintf(msg, msglen, "path '%s' refused: %s", path, ddio_errno_name(-rc));
     return rc;
 }

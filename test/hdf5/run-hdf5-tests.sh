@@ -35,10 +35,12 @@ T_TAIL=30
 in_ddio() {
   local log=$1 stats=$2 ns=$3; shift 3
   local root; root=$(mktemp -d "$tmp/srv.XXXXXX")
-  # IN_MOUNT=DIR: with the ddio namespace mounted on DIR (ddio-run --mount)
+  # IN_MOUNT=DIR: with the ddio namespace mounted on DIR (ddio-run --mount);
+  # /h5par made first: HDF5_PARAPREFIX=ddio:/h5par names files in it, and
+  # a create makes no directories
   STATS_OUT="$stats" timeout -k 10 "$limit" "$run" -s "$ns" --root "$root" \
     ${IN_MOUNT:+--mount "$IN_MOUNT"} -- bash -c \
-    '"$@"; rc=$?; "$STATS_TOOL" stats xfers coll_xfers bytes_written bytes_read opens > "$STATS_OUT"; exit $rc' \
+    '"$STATS_TOOL" mkdir /h5par >/dev/null; "$@"; rc=$?; "$STATS_TOOL" stats xfers coll_xfers bytes_written bytes_read opens > "$STATS_OUT"; exit $rc' \
     bash "$@" >"$log" 2>&1
   local rc=$?
   rm -rf "$root"
@@ -79,7 +81,7 @@ if t_selected t_h5; then
       # the servers' storage must survive for the comparison: one session
       STATS_OUT="$st" UFS="$tmp/$name.ufs.h5" timeout -k 10 "$limit" "$run" -s "$ns" \
         --root "$tmp/keep-$name" -- bash -c \
-        'mpiexec -n "$0" "$1" ddio:/t_h5/'"$name"'.h5 && "$STATS_TOOL" stats coll_xfers > "$STATS_OUT"' \
+        'mpiexec -n "$0" "$1" ddio:/t_h5-'"$name"'.h5 && "$STATS_TOOL" stats coll_xfers > "$STATS_OUT"' \
         "$np" "$tmp/t_h5" >"$log" 2>&1
       local rc=$? n; n=$(stat_pos "$st" coll_xfers)
       if [ $rc -eq 0 ] && grep -q "^PASS" "$log" && grep -q "ch3:nemesis" "$log" && [ "$n" = "$ns" ]; then
@@ -94,7 +96,7 @@ if t_selected t_h5; then
         t_fail "hdf5/$name/ufs" "" "$tmp/$name.ufs.log"
       fi
       if timeout -k 10 "$limit" "$run" -s "$ns" --root "$tmp/keep-$name" -- mpiexec -n 1 "$bin/filecmp" \
-          "ddio:/t_h5/$name.h5" "ufs:$tmp/$name.ufs.h5" >"$tmp/$name.cmp.log" 2>&1; then
+          "ddio:/t_h5-$name.h5" "ufs:$tmp/$name.ufs.h5" >"$tmp/$name.cmp.log" 2>&1; then
         t_pass "hdf5/$name/cmp" "$(grep -o '[0-9]* bytes' "$tmp/$name.cmp.log")"
       else
         t_fail "hdf5/$name/cmp" "" "$tmp/$name.cmp.log"

@@ -641,8 +641,14 @@ if t_selected restart; then
   # until their recovery ran out: soak-restarts in CI)
   # coll:KILL:1:3: three restarts in a row (each 0.5 s after the previous
   # one accepted again), as a soak of restarts
-  for spec in coll:TERM:1:1 coll:KILL:1:1 late:TERM:0:1 indep:TERM:1:1 indep:KILL:1:1 indep:KILL:4:1 \
-      sync:KILL:1:1 nonblock:KILL:1:1 atomic:KILL:1:1 coll:KILL:1:3; do
+  # coll:TERM:1:10:150 and indep:TERM:1:10:150 (UCX): ten clean stops in a
+  # row under a 150-round job each, collective and small independent
+  # writes in flight; every stopped server must exit 0 (restart-server.sh
+  # checks; ddio-run for the first), the job completes with the right bytes
+  specs=(coll:TERM:1:1 coll:KILL:1:1 late:TERM:0:1 indep:TERM:1:1 indep:KILL:1:1 indep:KILL:4:1
+    sync:KILL:1:1 nonblock:KILL:1:1 atomic:KILL:1:1 coll:KILL:1:3)
+  [ "${DDIO_TRANSPORT:-auto}" = tcp ] || specs+=(coll:TERM:1:10:150 indep:TERM:1:10:150)
+  for spec in "${specs[@]}"; do
     g_restart_signal "$spec"
   done
   # A restart at a precise phase: the server kills itself at a --fault point
@@ -715,6 +721,16 @@ if t_selected restart; then
     "$bin/t_restart" "$top/tools/ddio" 400 1.5 "$root/stats" ddio:/rank-killed
   ufs_run rank-killed 4 "$bin/t_restart" coll 5 0
   t_step rank-killed/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" "ddio:/rank-killed" "ufs:$U/rank-killed"
+  # A client killed exactly while the servers' replies (PUTs) to it are in
+  # flight, 20 times (DDIO_CLIENT_FAULT=put:1..20): the servers never crash
+  # (ddio-run fails the step if one dies of a signal), let go of each dead
+  # job, and serve a whole read after them, every byte checked. UCX only:
+  # TCP replies are the connection's own bytes
+  if [ "${DDIO_TRANSPORT:-auto}" != tcp ]; then
+    root="$tmp/srv-putkill"; mkdir -p "$root"
+    t_step rank-killed/put-in-flight "$run" -s 2 --transport ucx --root "$root" -- \
+      "$here/rank-killed.sh" putkill "$top/examples/bin/ddio-patterns" "$top/tools/ddio" 20 "$root/stats"
+  fi
 fi
 if t_selected faults; then
   # A server dies (SIGKILL) or hangs (SIGSTOP) at a deterministic point of
@@ -778,6 +794,16 @@ if t_selected missing; then
   t_step missing-silent env DDIO_SERVERS=127.0.0.1:$(cat "$tmp/bh.port") DDIO_TIMEOUT=2 \
     mpiexec -n 2 "$bin/t_missing" ddio:/m 10
   t_kill "$T_SILENT_PID"
+  # names that cannot be opened as asked fail at once (well within the 30 s
+  # timeout), with the class and the reason: a directory, a create under a
+  # missing parent (no directory is made, as on ufs:), a name too long
+  root="$tmp/srv-badname"; mkdir -p "$root"
+  t_step missing-badname "$run" -s 2 --root "$root" -- bash -c '"$1" mkdir /adir &&
+    mpiexec -n 2 "$0" ddio:/adir r BAD_FILE "is a directory" 2 &&
+    mpiexec -n 2 "$0" ddio:/adir c BAD_FILE "is a directory" 2 &&
+    mpiexec -n 2 "$0" ddio:/nodir/f c NO_SUCH_FILE "/nodir does not exist" 2 &&
+    mpiexec -n 2 "$0" @5000 c BAD_FILE "name too long" 2 &&
+    ! "$1" stat /nodir 2>/dev/null' "$bin/t_badname" "$top/tools/ddio"
 fi
 if t_selected auth; then
   # ddio-run's fresh secret authenticates every other test; here the driver

@@ -6,7 +6,7 @@
 # in the MPICH build tree), WITHOUT -subset, so atomicity, misc, shared_fp
 # and ordered_fp run too. runtests takes the file name with -fname=NAME and
 # hands it to every program unchanged, so it is simply given a ddio: name
-# (-fname=ddio:/romio/test; the ufs control gets -fname=ufs:DIR/test). Its
+# (-fname=ddio:/romio-test; the ufs control gets -fname=ufs:DIR/test). Its
 # mpirun is hard-coded at configure time, so the harness runs a copy whose
 # mpirun line points at mpirun-wrap.sh: every program then runs on fresh
 # storage (new servers per test on ddio:, because runtests' `rm -f
@@ -326,6 +326,6 @@ if [ "${DDIO_ROMIO_CONTROL:-1}" != 0 ]; then
   run_mode ufs "ufs:$tmp/files-ufs/test"
   report ufs "$lbl-ufs"
 fi
-run_mode ddio "ddio:/romio/test"
+run_mode ddio "ddio:/romio-test"
 report ddio "$lbl"
 t_done
