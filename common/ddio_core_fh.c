@@ -1,11 +1,12 @@
 /* An open file as the driver and the tools use it (ddio_core.h): open,
  * sync, close, free and delete, each bringing the layers below together.
- * The top of the client core: the file layer (ddio_core_file.c) opens,
- * syncs, closes and deletes on the stripe servers; around it the client
- * cache is flushed first (ddio_core_cache.c), handles are taken from and
- * given to the parked ones (ddio_core_park.c), and the same-host
- * descriptors are asked for with a read-only OPEN and let go at close
- * (ddio_core_local.c). Nothing below calls up into this file. */
+ * The top of the client core: the file layer (ddio_core_file.c,
+ * ddio_core_handle.c) opens, syncs, closes and deletes on the stripe
+ * servers; around it the client cache is flushed first
+ * (ddio_core_cache.c), handles are taken from and given to the parked ones
+ * (ddio_core_park.c), and the same-host descriptors are asked for with a
+ * read-only OPEN and let go at close (ddio_core_local.c). Nothing below
+ * calls up into this file. */
 #include "ddio_core.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* Unit tests of the client core's process identity (common/ddio_core_conn.c,
- * ddio_core_xfer.c): a forked child never speaks on its parent's
+ * ddio_core_recover.c): a forked child never speaks on its parent's
  * connections and never uses its parent's client id, whose call numbers
  * would have the servers answer the child's writes from the parent's. */
 #ifndef _GNU_SOURCE
