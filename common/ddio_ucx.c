@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,10 +402,25 @@ static void rndv_recv(struct ddio_ucx *u, struct ddio_ucx_sink *s, struct precv 
         precv_end(r, q ? UCS_PTR_STATUS(q) : UCS_OK);
 }
 
+/* DDIO_CLIENT_FAULT=put:N (testing only): the process SIGKILLs itself on
+ * the N-th PUT it receives, before fetching its body, so that the server's
+ * sends to it are in flight when it dies (test/mpi/rank-killed.sh putkill) */
+static long put_fault = -1;
+static _Atomic long puts_seen;
+
+static void put_fault_init(void)
+{
+    const char *f = getenv("DDIO_CLIENT_FAULT");
+    if (f && !strncmp(f, "put:", 4))
+        put_fault = atol(f + 4);
+}
+
 static ucs_status_t put_cb(void *arg, const void *hdr, size_t hlen, void *data, size_t len,
                            const ucp_am_recv_param_t *p)
 {
     struct ddio_ucx *u = arg;
+    if (put_fault > 0 && ++puts_seen == put_fault)
+        raise(SIGKILL);
     struct precv *r = calloc(1, sizeof(*r));
     uint64_t token;
     if (!r)
@@ -481,6 +498,7 @@ static char client_err[256];
 
 static void client_init(void)
 {
+    put_fault_init();
     struct ddio_ucx *u = ddio_ucx_open(client_err, sizeof(client_err));
     if (!u)
         return;

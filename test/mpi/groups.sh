@@ -110,6 +110,35 @@ g_failfast() {
   done
 }
 
+# g_failfast_all REC...: a server SIGKILLed 1.5 s into a call (disks
+# throttled so the call is still running, 256 MiB) and not restarted: EVERY
+# rank's call fails within max(DDIO_TIMEOUT, DDIO_RECOVER_TIMEOUT) + 1 s of
+# the kill (t_failfast measures each rank), for collective and independent
+# writes and reads of REC-byte records, with recovery at its default (the
+# timeout, 3 s here) and off (DDIO_RECOVER_TIMEOUT=0). G_FF_QUICK=1: the
+# recovery-off cases only
+g_failfast_all() {
+  local root="$tmp/srv-failfast-all" rec rt mode bound
+  mkdir -p "$root"
+  for rec in "$@"; do
+    t_step "failfast-all-prepare-$rec" "${G_RUN[@]}" -s 2 --root "$root" -- \
+      mpiexec -n 4 "$bin/t_failfast" coll-write "$rec" 256 100 - "ddio:/ff$rec"
+    for rt in 0 default; do
+      [ "$rt" = default ] && [ "${G_FF_QUICK:-0}" = 1 ] && continue
+      bound=4
+      for mode in coll-write coll-read indep-write indep-read; do
+        t_step "failfast-all-$mode-$rec-recover-$rt" env DDIO_TIMEOUT=3 \
+          "${G_RUN[@]}" -s 2 --throttle-mbps 20 --root "$root" \
+          -- bash -c '[ "$4" = 0 ] && export DDIO_RECOVER_TIMEOUT=0; rm -f "$5/kill"
+          mpiexec -n 4 "$0" "$1" "$2" 256 "$3" "$5/kill" "ddio:/ff$2" & m=$!
+          sleep 1.5; srv=$(pgrep -P "$PPID" -x ddio-server | tail -1); kill -KILL $srv
+          date +%s%N > "$5/kill"; wait $m' "$bin/t_failfast" "$mode" "$rec" "$bound" "$rt" "$root"
+        grep -h "after the kill" "$T_LOG" 2>/dev/null || true
+      done
+    done
+  done
+}
+
 # t_errors: a path out of the store; every other error class where it
 # applies (G_CLASSES_CTL=1: and the same classes on ufs:, outside a
 # session); a server lost under an open file; a full and a read-only root.
@@ -159,7 +188,9 @@ g_errors() {
 # and its file == the control's
 g_restart_signal() {
   local mode sig after times name idx=1 root rs="$SRC/test/mpi/restart-server.sh" logs=() envs=(DDIO_TIMEOUT=10)
-  IFS=: read -r mode sig after times <<<"$1"; name="restart-$mode-$sig-$after-x$times"
+  local rounds
+  IFS=: read -r mode sig after times rounds <<<"$1"; name="restart-$mode-$sig-$after-x$times"
+  rounds=${rounds:-30}
   [ "$mode" = atomic ] && idx=0
   root="$tmp/srv-$name"; mkdir -p "$root"
   # late: the signal when rank 0 says the others wait at the gate (AFTER
@@ -171,13 +202,13 @@ g_restart_signal() {
       fi
       "$0" "$7" "$1" 0.3 "$6" "$4/restarted.pid" &&
       for ((k = 1; k < $8; k++)); do "$0" "$7" "$1" 0.3 0.5 "$4/restarted.pid" || exit 1; done; } & r=$!
-    mpiexec -n 4 "$2" "$3" 30 100 "ddio:/$5"; rc=$?
+    mpiexec -n 4 "$2" "$3" "$9" 100 "ddio:/$5"; rc=$?
     wait $r || rc=1
     [ -s "$4/restarted.pid" ] && kill "$(cat "$4/restarted.pid")"
-    exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$idx" "$times"
+    exit $rc' "$rs" "$sig" "$bin/t_restart" "$mode" "$root" "$name" "$after" "$idx" "$times" "$rounds"
   grep -h "^restart:\|rounds" "$T_LOG" 2>/dev/null || true
   [ "$mode" = late ] && t_case "$name/backoff" "" g_late_backoff "$T_LOG"
-  g_ctl "$name" 4 "$bin/t_restart" "$mode" 30 0 && g_cmp "$name" "$name" 2
+  g_ctl "$name" 4 "$bin/t_restart" "$mode" "$rounds" 0 && g_cmp "$name" "$name" 2
 }
 # the ranks waiting at the stopped server's gate were refused while it
 # drained (so the case happened), and backed off meanwhile: a few resends

@@ -28,7 +28,32 @@ if [ "$mode" = job ]; then
   cat "$scratch"; awk "$idle" "$scratch" || { echo "the servers still hold the dead job"; exit 1; }
   exec mpiexec -n 4 "$prog" coll 5 0 "$file"
 fi
-[ "$mode" = loop ] || { echo "rank-killed.sh: job or loop" >&2; exit 2; }
+if [ "$mode" = putkill ]; then
+  # rank-killed.sh putkill PATTERNS DDIO N SCRATCH: inside ddio-run (UCX):
+  # a file written, then N read jobs in which rank 3 SIGKILLs itself on
+  # its K-th PUT (DDIO_CLIENT_FAULT=put:K, K = 1..8 in turn: it gets 16 in a
+  # whole read), the servers' sends to it in flight, through the servers
+  # (no same-host reads). After
+  # each, both servers let go of the dead job; after all, a whole job reads
+  # the file and checks every byte. ddio-run fails the step if a server
+  # died of a signal.
+  prog=$1 ddio=$2 n=$3 scratch=$4
+  args=(-q -r 65536 -m 64)
+  mpiexec -n 4 "$prog" "${args[@]}" -p wb ddio:/putkill > /dev/null || { echo "the write failed"; exit 1; }
+  idle='$2 == "inflight" && $3 == 0 { i++ } $2 == "connections" && $3 == 1 { c++ } END { exit !(i == 2 && c == 2) }'
+  for ((k = 1; k <= n; k++)); do
+    DDIO_LOCAL_READ=0 mpiexec -n 3 "$prog" "${args[@]}" -p rb ddio:/putkill : \
+      -n 1 -env DDIO_CLIENT_FAULT "put:$(( (k - 1) % 8 + 1 ))" "$prog" "${args[@]}" -p rb ddio:/putkill > /dev/null 2>&1 \
+      && { echo "job $k: the rank did not die"; exit 1; }
+    for ((t = 0; t < 100; t++)); do
+      "$ddio" stats inflight connections > "$scratch" && awk "$idle" "$scratch" && break; sleep 0.1
+    done
+    awk "$idle" "$scratch" || { cat "$scratch"; echo "job $k: the servers still hold the dead job"; exit 1; }
+  done
+  echo "$n jobs killed with a PUT in flight"
+  DDIO_LOCAL_READ=0 exec mpiexec -n 4 "$prog" "${args[@]}" -p rb ddio:/putkill
+fi
+[ "$mode" = loop ] || { echo "rank-killed.sh: job, putkill or loop" >&2; exit 2; }
 n=${1:?usage: rank-killed.sh loop N [ROUNDS]} rounds=${2:-400}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 export PATH=$top/mpich/bin:$PATH

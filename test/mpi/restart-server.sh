@@ -71,12 +71,29 @@ while alive "$pid"; do
   sleep 0.005
 done
 t1=$(ms)
+# a server this script started before: its exit status, kept by its reaper
+# (below). SIGTERM must end it with 0, SIGKILL with 137: anything else (an
+# abort, a segmentation fault while stopping) fails the restart
+if [ -e "$pidfile.reaped.$pid" ]; then
+  for ((k = 0; k < 500; k++)); do [ -s "$pidfile.exit.$pid" ] && break; sleep 0.01; done
+  st=$(cat "$pidfile.exit.$pid" 2>/dev/null)
+  case $sig in TERM|INT) want=0 ;; *) want=137 ;; esac
+  if [ "$st" != "$want" ]; then
+    echo "restart-server: the server (pid $pid) ended with status ${st:-unknown} after SIG$sig, not $want" >&2
+    tail -n 20 "$pidfile.log" >&2
+    exit 1
+  fi
+fi
 sleep "$delay"
-rm -f "$pidfile.port"
+rm -f "$pidfile.port" "$pidfile"
 t2=$(ms)
 echo "--- a server started by restart-server.sh after SIG$sig" >> "$pidfile.log"
-"$exe" "${args[@]}" 2>>"$pidfile.log" &
-echo $! > "$pidfile"
+# its reaper outlives this script and writes the server's exit status for
+# the next restart to check; $pidfile gets the server's own pid
+( "$exe" "${args[@]}" 2>>"$pidfile.log" & p=$!
+  touch "$pidfile.reaped.$p"; echo "$p" > "$pidfile"
+  wait "$p"; echo $? > "$pidfile.exit.$p" ) &
+until [ -s "$pidfile" ]; do sleep 0.002; done
 until [ -s "$pidfile.port" ]; do
   kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$pidfile.log" >&2; echo "restart-server: the new server exited" >&2; exit 1; }
   [ $(( $(ms) - t2 )) -gt 20000 ] && { echo "restart-server: not accepting after 20 s" >&2; exit 1; }
