@@ -1,5 +1,5 @@
-/* Unit tests of the storage layer (ioserver/store.c, store_ns.c,
- * store_meta.c, fsyncs.c): path
+/* Unit tests of the storage layer (ioserver/store_roots.c,
+ * store_layout.c, store.c, store_ns.c, store_meta.c, fsyncs.c): path
  * confinement, create / EXCL / open / delete, layout records, ESTALE
  * refusal, sizes. */
 #ifndef _GNU_SOURCE
