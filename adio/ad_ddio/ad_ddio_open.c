@@ -1,6 +1,6 @@
 /* Open and OpenColl: the hints and the environment make the server list,
  * the stripe of a new file and the transport; the client core
- * (ddio_fh_open, common/ddio_core_file.c) opens or creates the file on the
+ * (ddio_fh_open, common/ddio_core_fh.c) opens or creates the file on the
  * servers, checking the stored layout against our connections.
  *
  * OpenColl: rank 0 alone creates (and keeps its handles), broadcasts the
