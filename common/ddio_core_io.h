@@ -35,10 +35,8 @@
 /* A collective's plain-range part up to this size is read, and written,
  * here too: the servers would move it through the page cache as well
  * (their PCACHE_RANGE_MAX); a longer one is their sorted O_DIRECT stream.
- * (Writes stopped at 256 KiB until same-host writers started their own
- * writeback: IOR-style sf-coll 1 and 4 MiB writes, P = 4 and 8, then went
- * 695-1519 -> 1334-1663 MiB/s on TCP, 519-1545 -> 982-1662 on UCX,
- * bench/results/2026-11-29-ab/coll-local.) */
+ * Same-host writers start their own writeback, so large parts stay fast
+ * here too (docs/PERFORMANCE.md, collectives). */
 #define DDIO_LOCAL_COLL_MAX (16u << 20)
 int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
                      const char *only, int raw, uint64_t *bytes);

@@ -1,9 +1,8 @@
 /* Several fsyncs at once: one io_submit of IOCB_CMD_FSYNC/FDSYNC, so that
  * a sync's datafiles, layout record and directories wait on one journal
  * commit and their cache flushes merge in the block layer, instead of
- * paying a flush each in turn (a new file's sync: 4 in turn 607-1177 us
- * p50, at once 251-333, a single fsync 209-384; bench/results/
- * 2026-11-30-fsyncs). Where the kernel or the file system refuses
+ * paying a flush each in turn (a new file's sync took about half the
+ * time: docs/PERFORMANCE.md). Where the kernel or the file system refuses
  * asynchronous fsync, each is done in turn. */
 #ifndef DDIO_SRV_FSYNCS_H
 #define DDIO_SRV_FSYNCS_H

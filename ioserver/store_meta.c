@@ -18,9 +18,8 @@
  * the other ranks' opens of the same file, which come right after it
  * (IOR-style shared-file opens at P = 8: 6 -> 12 ms), for a sync 0.5-2.5
  * ms shorter at P = 4 only; nor handed to the thread at the sync, side by
- * side with the fdatasync: no difference measured
- * (bench/results/2026-11-29-close-meta), the thread's fsyncs being in
- * turn still. */
+ * side with the fdatasync: no difference measured, the thread's fsyncs
+ * being in turn still. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

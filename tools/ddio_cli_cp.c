@@ -218,12 +218,10 @@ struct copy {
  * the end: the copy is durable when it ends, as one into ddio is (its
  * servers sync), the device always has STREAM_LAG bytes queued, and the
  * copy reuses the same few pages instead of asking the kernel for fresh
- * ones, which on this VM ran at 265-348 MiB/s (bench/results/2026-11-29-ior);
- * nothing of it stays in the page cache, as the servers' large writes
- * stream past theirs.
- * 300 MiB: 1274-1697 MiB/s, against O_DIRECT's 1127-1494 and plain buffered
- * writes' 238-1196 (bench/results/2026-11-30-cp-stream). --buffered: as
- * cp(1), no sync. */
+ * ones, which were much slower here; nothing of it stays in the page
+ * cache, as the servers' large writes stream past theirs. Faster than
+ * O_DIRECT and than plain buffered writes (docs/PERFORMANCE.md, ddio cp).
+ * --buffered: as cp(1), no sync. */
 #define STREAM_LAG (16u << 20)
 
 static int write_local(struct copy *c, const char *buf, size_t len, uint64_t off)
