@@ -188,9 +188,34 @@ void layout_for(struct cl *c, struct ddio_layout_rec *l, uint64_t unit, uint32_t
         memset(l->ids[i], 0x10 + (int)i, DDIO_ID_LEN);   /* other (absent) servers */
 }
 
+/* A create makes no directories (as open(2)): its path's parents are made
+ * first, as the client core's callers do (one that exists is fine) */
+static void make_parents(struct cl *c, const char *path)
+{
+    char p[DDIO_MAX_STR + 1];
+    snprintf(p, sizeof(p), "%s", path);
+    for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = '\0';
+        struct ddio_mkdir mk = {.path = p, .mode = 0755};
+        struct ddio_wbuf w;
+        struct msg m;
+        ddio_wbuf_init(&w);
+        ddio_enc_mkdir(&w, &mk);
+        uint64_t req = ++c->req;
+        send_w(c, DDIO_T_MKDIR, req, &w);
+        /* its status is not checked: a path the create must refuse (an
+         * escape, a bad name) is refused here too, and the create says so */
+        CHECK(recv_msg(c, &m) == 0 && m.h.req == req, "reply to MKDIR %s", p);
+        free(m.p);
+        *s = '/';
+    }
+}
+
 int cl_open_m(struct cl *c, const struct ddio_open *o, struct ddio_open_r *r)
 {
     struct ddio_wbuf w;
+    if (o->amode & DDIO_O_CREAT)
+        make_parents(c, o->path);
     ddio_wbuf_init(&w);
     ddio_enc_open(&w, o);
     struct msg m;

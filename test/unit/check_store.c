@@ -126,6 +126,12 @@ START_TEST(t_create_excl_open_delete)
     struct ofile *of, *of2;
     int created;
     ck_assert_int_eq(open_f("d1/d2/f", DDIO_O_RDWR, &of, &created), -ENOENT);
+    /* a create makes no directories (as open(2)); a directory is no file */
+    ck_assert_int_eq(open_f("d1/d2/f", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created),
+                     -ENOENT);
+    ck_assert_int_eq(store_mkdir(&st, "d1", 0755, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_mkdir(&st, "d1/d2", 0755, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(open_f("d1/d2", DDIO_O_RDWR, &of, &created), -EISDIR);
     ck_assert_int_eq(open_f("d1/d2/f", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
     ck_assert_int_eq(created, 1);
     ck_assert_int_eq(open_f("d1/d2/f", DDIO_O_CREAT | DDIO_O_EXCL, &of2, &created), -EEXIST);
@@ -241,6 +247,7 @@ START_TEST(t_meta_durable_at_sync)
     struct ofile *of;
     int created;
     meta_hold(1);               /* the lazy thread takes nothing */
+    ck_assert_int_eq(store_mkdir(&st, "m", 0755, msg, sizeof(msg)), 0);
     ck_assert_int_eq(open_f("m/f", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
     ck_assert_int_eq(store_meta_pending(&st, of), 1);
     ck_assert_int_eq(store_sync(&st, of), 0);
@@ -666,6 +673,7 @@ static void *race(void *arg)
 START_TEST(t_concurrent_opens)
 {
     start(2);
+    ck_assert_int_eq(store_mkdir(&st, "race", 0755, msg, sizeof(msg)), 0);
     pthread_t t[RACE_THREADS];
     for (int i = 0; i < RACE_THREADS; i++)
         ck_assert_int_eq(pthread_create(&t[i], NULL, race, (void *)(uintptr_t)(i + 1)), 0);
