@@ -11,7 +11,8 @@
 #       run-mpi-tests.sh's step rank-killed runs it
 #   rank-killed.sh loop N [ROUNDS]
 #       N runs, each against fresh servers (tools/ddio-run, this host's
-#       default transport or DDIO_TRANSPORT), the kill at a random 0.3-1.5 s:
+#       default transport or DDIO_TRANSPORT; DDIO_KILL_SERVER: the server
+#       binary), the kill at a random 0.3-1.5 s:
 #       the crash this once had (a freed UCX endpoint) was 1 in ~35
 set -u
 mode=${1:?usage: rank-killed.sh job|loop ...}; shift
@@ -62,7 +63,8 @@ fail=0 nokill=0
 for ((i = 1; i <= n; i++)); do
   delay=$(awk -v r=$RANDOM 'BEGIN { printf "%.2f", 0.3 + r % 121 / 100 }')
   rm -rf "$tmp/srv"; mkdir -p "$tmp/srv"
-  timeout -k 10 120 "$top/tools/ddio-run" -s 2 --root "$tmp/srv" -- "$0" job \
+  timeout -k 10 120 "$top/tools/ddio-run" -s 2 ${DDIO_KILL_SERVER:+--server "$DDIO_KILL_SERVER"} \
+    --root "$tmp/srv" -- "$0" job \
     "$top/test/mpi/bin/t_restart" "$top/tools/ddio" "$rounds" "$delay" "$tmp/stats" \
     ddio:/rank-killed > "$tmp/out" 2>&1
   rc=$?
