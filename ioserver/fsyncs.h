@@ -2,8 +2,8 @@
  * a sync's datafiles, layout record and directories wait on one journal
  * commit and their cache flushes merge in the block layer, instead of
  * paying a flush each in turn (a new file's sync took about half the
- * time: docs/PERFORMANCE.md). Where the kernel or the file system refuses
- * asynchronous fsync, each is done in turn. */
+ * time where it was measured). Where the kernel or the file system
+ * refuses asynchronous fsync, each is done in turn. */
 #ifndef DDIO_SRV_FSYNCS_H
 #define DDIO_SRV_FSYNCS_H
 
