@@ -154,14 +154,7 @@ PY
 }
 
 # the results, each failure followed by its indented details
-n=0
-while IFS= read -r line; do
-  case $line in
-    "PASS: "*) line=${line#PASS: }; n=$((n + 1)); t_pass "${line%% (*}" "$(expr "$line" : '[^(]* (\(.*\))$')" ;;
-    "FAIL: "*) line=${line#FAIL: }; n=$((n + 1)); t_fail "${line%%: *}" "${line#*: }" ;;
-    *) t_say "$line" ;;
-  esac
-done <"$T_TMP/results"
+t_results "$T_TMP/results"; n=$T_NRESULTS
 if [ $rc -ne 0 ] || [ $n -eq 0 ]; then t_fail house/run "the file checks failed (exit $rc)"; fi
 subjects
 t_say "house: read $from"

@@ -258,13 +258,6 @@ if not gone:
 PY
 rc=$?
 # the results, each failure followed by its indented details
-n=0
-while IFS= read -r line; do
-  case $line in
-    "PASS: "*) line=${line#PASS: }; n=$((n + 1)); t_pass "${line%% (*}" "$(expr "$line" : '[^(]* (\(.*\))$')" ;;
-    "FAIL: "*) line=${line#FAIL: }; n=$((n + 1)); t_fail "${line%%: *}" "${line#*: }" ;;
-    *) t_say "$line" ;;
-  esac
-done <"$T_TMP/results"
+t_results "$T_TMP/results"; n=$T_NRESULTS
 if [ $rc -ne 0 ] || [ $n -eq 0 ]; then t_fail layers/run "the graph script failed (exit $rc)"; fi
 t_done

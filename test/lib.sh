@@ -364,6 +364,23 @@ t_expect_fail() {
   return 0
 }
 
+# t_results FILE: a checker's result lines as this runner's cases ("PASS:
+# NAME (NOTE)", "FAIL: NAME: WHY"; any other line is said); T_NRESULTS: how
+# many cases it held
+t_results() {
+  local line
+  T_NRESULTS=0
+  while IFS= read -r line; do
+    case $line in
+      "PASS: "*) line=${line#PASS: }; T_NRESULTS=$((T_NRESULTS + 1))
+        t_pass "${line%% (*}" "$(expr "$line" : '[^(]* (\(.*\))$')" ;;
+      "FAIL: "*) line=${line#FAIL: }; T_NRESULTS=$((T_NRESULTS + 1))
+        t_fail "${line%%: *}" "${line#*: }" ;;
+      *) t_say "$line" ;;
+    esac
+  done <"$1"
+}
+
 # ---- selection ----------------------------------------------------------------------
 
 # t_select ARGS...: the runner's selected groups or tests (none: all)
