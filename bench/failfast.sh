@@ -13,7 +13,8 @@
 #   -m  modes (default: coll-write coll-read indep-write indep-read)
 #   -R  recovery: default (DDIO_RECOVER_TIMEOUT unset: the timeout) and/or 0
 #   -k  record size (default 65536; records dealt round robin to the ranks)
-# Writes DIR/failfast.csv (size_mib,transport,mode,recover,exit,max_s,ranks_s)
+# The kill comes 2.5 s after every rank is about to call (its buffer
+# filled). Writes DIR/failfast.csv (size_mib,transport,mode,recover,exit,max_s,ranks_s)
 # and DIR/failfast.md. Needs `./ddio.sh build` and make test/mpi/bin/t_failfast.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,14 +43,15 @@ for mib in $sizes; do
       for m in $modes; do
         rm -f "$tmp/kill"
         line=$(env DDIO_TIMEOUT="$tmo" "$run" -s 2 --transport "$x" --throttle-mbps 20 --root "$root" \
-          -- bash -c '[ "$5" = 0 ] && export DDIO_RECOVER_TIMEOUT=0
-          mpiexec -n 4 "$0" "$1" "$2" "$3" 1000 "$4" ddio:/ff & j=$!
+          -- bash -c '[ "$5" = 0 ] && export DDIO_RECOVER_TIMEOUT=0; rm -f "$4.started"
+          DDIO_FF_STARTED="$4.started" mpiexec -n 4 "$0" "$1" "$2" "$3" 1000 "$4" ddio:/ff & j=$!
+          for ((w = 0; w < 6000; w++)); do [ -e "$4.started" ] && break; sleep 0.01; done
           sleep 2.5; srv=$(pgrep -P "$PPID" -x ddio-server | tail -1); kill -KILL $srv
           date +%s%N > "$4"; wait $j; echo "exit $?"' \
           "$prog" "$m" "$rec" "$mib" "$tmp/kill" "$rv" 2>/dev/null | grep -E "after the kill|^exit") || true
-        ranks=$(grep -o 'rank [0-9]* [0-9.-]* s' <<< "$line" | awk '{print $3}' | paste -sd' ')
-        max=$(tr ' ' '\n' <<< "$ranks" | sort -g | tail -1)
-        rc=$(sed -n 's/^exit //p' <<< "$line")
+        ranks=$(grep -o 'rank [0-9]* [0-9.-]* s' <<< "$line" | awk '{print $3}' | paste -sd' ' || true)
+        max=$(tr ' ' '\n' <<< "$ranks" | sort -g | tail -1 || true)
+        rc=$(sed -n 's/^exit //p' <<< "$line" || true)
         echo "$mib,$x,$m,$rv,${rc:-?},${max:-?},$ranks" | tee -a "$csv"
       done
     done
