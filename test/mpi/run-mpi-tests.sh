@@ -161,23 +161,25 @@ iofstypeunsupported ddio:/abi-rpath" env DDIO_EXPECT_LIB=ch4: \
 # servers, authentication, ABI) and small I/O that goes by TCP whatever the
 # transport (below DDIO_UCX_MIN_STREAM, or forced: shortsend); same-host
 # reads (local: the second pass turns them off, t_other_pass in test/lib.sh).
-NOT_DATA=" busy sameblock smallio excl delclose park desc-size errors missing auth abi shortsend local "
+NOT_DATA="busy sameblock smallio excl delclose park desc-size errors missing auth abi shortsend local"
+# groups_except "GROUP ...": every group of this suite but those, one a line
+groups_except() {
+  local g
+  for g in $(grep -o 't_selected [a-z0-9-]*' "$0" | awk '{ print $2 }' | sort -u); do
+    case " $1 " in *" $g "*) ;; *) echo "$g" ;; esac
+  done
+}
 if [ "${1:-}" = --data-groups ]; then
   shift
-  groups=()
-  for g in $(grep -o 't_selected [a-z0-9-]*' "$0" | awk '{ print $2 }' | sort -u); do
-    case $NOT_DATA in *" $g "*) ;; *) groups+=("$g") ;; esac
-  done
+  mapfile -t groups < <(groups_except "$NOT_DATA")
   set -- "${groups[@]}" "$@"
-fi
 # DDIO_MPI_SPLIT=1 (make check), no groups named: every group but the
 # fault groups, which make check runs beside the rest
 # (test/mpi/run-mpi-tests-faults.sh lists them)
-if [ $# -eq 0 ] && [ "${DDIO_MPI_SPLIT:-0}" = 1 ]; then
-  except=$(sed -n 's/^groups=(\(.*\))$/\1/p' "$SRC/test/mpi/run-mpi-tests-faults.sh")
-  for g in $(grep -o 't_selected [a-z0-9-]*' "$0" | awk '{ print $2 }' | sort -u); do
-    case " $except " in *" $g "*) ;; *) set -- "$@" "$g" ;; esac
-  done
+elif [ $# -eq 0 ] && [ "${DDIO_MPI_SPLIT:-0}" = 1 ]; then
+  mapfile -t groups < <(groups_except \
+    "$(sed -n 's/^groups=(\(.*\))$/\1/p' "$SRC/test/mpi/run-mpi-tests-faults.sh")")
+  set -- "${groups[@]}"
 fi
 t_select "$@"
 
