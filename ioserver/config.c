@@ -42,7 +42,8 @@ void config_usage(FILE *f)
         "                       line, any long option below without its dashes ('#'\n"
         "                       starts a comment); flags on the command line override\n"
         "                       it (--root flags replace the file's roots)\n"
-        "  --listen HOST:PORT   address to listen on (port 0 = any free port); clients\n"
+        "  --listen HOST:PORT   address to listen on (port 0 = any free port, auto = a\n"
+        "                       free port below the ephemeral range); clients\n"
         "                       list it in their servers (-s/--servers, DDIO_SERVERS)\n"
         "  --port-file F        write the bound port to F (atomically) after listen\n"
         "  --root DIR           storage root, one per disk (repeatable)\n"
@@ -129,13 +130,23 @@ static int parse_size(const char *s, uint64_t *out)
 static int set_listen(struct srv_config *c, const char *arg, char *err, size_t errlen)
 {
     int port;
-    if (ddio_parse_hostport(arg, c->listen_host, sizeof(c->listen_host), &port) != 0
-        || port < 0 || port > 65535) {
-        snprintf(err, errlen, "--listen: '%s' is not HOST:PORT (port 0..65535)", arg);
-        return -1;
+    const char *colon = strrchr(arg, ':');
+    if (colon && strcmp(colon + 1, "auto") == 0) {
+        char hp[300];
+        snprintf(hp, sizeof(hp), "%.*s:0", (int)(colon - arg), arg);
+        if (ddio_parse_hostport(hp, c->listen_host, sizeof(c->listen_host), &port) != 0)
+            goto bad;
+        c->listen_port = LISTEN_PORT_AUTO;
+        return 0;
     }
+    if (ddio_parse_hostport(arg, c->listen_host, sizeof(c->listen_host), &port) != 0
+        || port < 0 || port > 65535)
+        goto bad;
     c->listen_port = port;
     return 0;
+bad:
+    snprintf(err, errlen, "--listen: '%s' is not HOST:PORT (port 0..65535 or auto)", arg);
+    return -1;
 }
 
 static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen);

@@ -6,10 +6,11 @@
 #include <stdio.h>
 
 #define DDIO_MAX_ROOTS 64
+#define LISTEN_PORT_AUTO 65536
 
 struct srv_config {
     char listen_host[256];
-    int listen_port;
+    int listen_port;              /* LISTEN_PORT_AUTO: below the ephemeral range */
     const char *port_file;        /* NULL: none */
     const char *roots[DDIO_MAX_ROOTS];
     int nroots;

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -28,13 +29,41 @@ enum { DRAIN_REPORT_MS = 2000 };   /* a drain this long says what holds it */
 
 /* ---- listener ----------------------------------------------------------------------------- */
 
+/* Port "auto": a free port below the kernel's ephemeral range. A server
+ * restarted on the port it had cannot then find it taken meanwhile by
+ * some connection's local port or by another program's port-0 listener
+ * (an MPI job's, which then receives our clients' reconnections). */
+static int listen_auto(const char *host, int *bound_port)
+{
+    enum { TRIES = 200 };
+    int lo = 32768;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d", &lo) != 1)
+            lo = 32768;
+        fclose(f);
+    }
+    int first = lo / 2 > 1024 ? lo / 2 : 1024;
+    if (lo - first < 256)              /* no room below: any free port */
+        return ddio_listen(host, 0, bound_port);
+    unsigned seed = (unsigned)getpid() ^ (unsigned)time(NULL) ^ (unsigned)clock();
+    int fd = -EADDRINUSE;
+    for (int i = 0; i < TRIES && fd == -EADDRINUSE; i++)
+        fd = ddio_listen(host, first + (int)(rand_r(&seed) % (unsigned)(lo - first)), bound_port);
+    return fd;
+}
+
 int listener_open(struct server *srv, char *err, size_t errlen)
 {
-    int port = 0;
-    int fd = ddio_listen(srv->cfg.listen_host, srv->cfg.listen_port, &port);
+    int port = 0, want = srv->cfg.listen_port;
+    int fd = want == LISTEN_PORT_AUTO ? listen_auto(srv->cfg.listen_host, &port)
+                                      : ddio_listen(srv->cfg.listen_host, want, &port);
     if (fd < 0) {
-        snprintf(err, errlen, "listen on %s:%d: %s", srv->cfg.listen_host,
-                 srv->cfg.listen_port, strerror(-fd));
+        if (want == LISTEN_PORT_AUTO)
+            snprintf(err, errlen, "listen on %s:auto: %s", srv->cfg.listen_host, strerror(-fd));
+        else
+            snprintf(err, errlen, "listen on %s:%d: %s", srv->cfg.listen_host, want,
+                     strerror(-fd));
         return fd;
     }
     srv->lfd = fd;

@@ -395,8 +395,9 @@ t_selected() {
 # ---- local ddio servers -------------------------------------------------------------
 
 # t_server_start [-n NETNS] [-e VAR=VALUE]... [-N] DIR [ARGS...]: a
-# ddio-server with --port-file DIR/port (and --listen 127.0.0.1:0 unless
-# ARGS name --listen or --config), its log DIR/log; DIR is created. Waits
+# ddio-server with --port-file DIR/port (and --listen 127.0.0.1:auto, a
+# port a restart can keep, unless ARGS name --listen or --config), its log
+# DIR/log; DIR is created. Waits
 # (T_START_LIMIT) until the port file is written, which the server does
 # after listen(); -N returns at once (the caller waits for its own event).
 # Sets T_SRV_PID, T_SRV_DIR, T_SRV_LOG, and once listening T_SRV_PORT and
@@ -414,7 +415,7 @@ t_server_start() {
   done
   local dir=$1; shift
   mkdir -p "$dir"
-  local listen=(--listen 127.0.0.1:0) a prev=""
+  local listen=(--listen 127.0.0.1:auto) a prev=""
   T_SRV_HOST=127.0.0.1
   for a in "$@"; do
     case $a in --config|--config=*) listen=() ;; esac

@@ -138,4 +138,19 @@ t_expect_fail -x 1 server/start/missing-root "--root $D1/none: No such file or d
   "$T_SERVER_BIN" --root "$D1/none" --listen 127.0.0.1:0 --insecure
 t_expect_fail -x 1 server/start/bad-listen "listen on 256.0.0.1:0" \
   "$T_SERVER_BIN" --root "$D1/root" --listen 256.0.0.1:0 --insecure
+t_expect_fail -x 2 server/start/bad-auto "is not HOST:PORT (port 0..65535 or auto)" \
+  "$T_SERVER_BIN" --root "$D1/root" --listen 127.0.0.1:autumn --insecure
+# port auto (what the tests and ddio-run use): below the ephemeral range,
+# where no other program's port-0 listener can take it during a restart
+read -r eph_lo _ < /proc/sys/net/ipv4/ip_local_port_range
+if t_server_start "$D1/auto" --root "$D1/root" --insecure; then
+  if [ "$T_SRV_PORT" -ge 1024 ] && [ "$T_SRV_PORT" -lt "$eph_lo" ]; then
+    t_pass server/start/listen-auto "port $T_SRV_PORT, ephemeral from $eph_lo"
+  else
+    t_fail server/start/listen-auto "port $T_SRV_PORT is not in 1024..$((eph_lo - 1))"
+  fi
+  t_server_stop
+else
+  t_fail server/start/listen-auto "$T_SRV_WHY"
+fi
 t_done
