@@ -20,6 +20,7 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "ddio_munge.h"
 #include "ddio_net.h"
 #include "ddio_ucx.h"
 #include "ddio_xport.h"
@@ -356,6 +357,96 @@ static int authenticate(int fd, const char *addr, const struct ddio_secret *secr
     return 0;
 }
 
+/* munged's socket: $DDIO_MUNGE_SOCKET, else DDIO_CONFIG's `munge_socket =`,
+ * else NULL (libmunge's default) */
+static const char *munge_socket(char *buf, size_t n)
+{
+    const char *e = getenv("DDIO_MUNGE_SOCKET");
+    if (e && *e)
+        return e;
+    return ddio_config_value("munge_socket", buf, n) && *buf ? buf : NULL;
+}
+
+/* the uids whose server credentials a client accepts: root, its own, and
+ * DDIO_MUNGE_SERVER_UID / DDIO_CONFIG's `munge_server_uid =` */
+static int munge_server_ok(uint32_t uid)
+{
+    char v[32];
+    const char *e = getenv("DDIO_MUNGE_SERVER_UID");
+    if (uid == 0 || uid == (uint32_t)geteuid())
+        return 1;
+    if (e && *e)
+        return strtoul(e, NULL, 10) == uid;
+    return ddio_config_value("munge_server_uid", v, sizeof(v)) && strtoul(v, NULL, 10) == uid;
+}
+
+/* the server's answer: its credential over the same nonces, from a uid we trust */
+static int munge_check_server(const char *sock, const char *addr, const char *cred,
+                              const struct ddio_hello_r *hr, const uint8_t *cnonce, char *err,
+                              size_t errlen)
+{
+    uint8_t want[DDIO_MUNGE_PAYLOAD_LEN];
+    struct ddio_munge_id id;
+    void *got;
+    size_t n;
+    char why[256];
+    ddio_munge_payload(DDIO_MUNGE_SERVER, hr->server_id, hr->nonce, cnonce, want);
+    int rc = ddio_munge_decode(sock, cred, &got, &n, &id, why, sizeof(why));
+    int same = rc == 0 && n == sizeof(want) && memcmp(got, want, n) == 0;
+    free(got);
+    if (rc || !same || !munge_server_ok(id.uid)) {
+        snprintf(err, errlen, "ddio server %s did not prove itself with MUNGE (%s): refused",
+                 addr, rc ? why : !same ? "its credential is not for this connection"
+                                   : "its uid is not root, yours or DDIO_MUNGE_SERVER_UID");
+        return -EACCES;
+    }
+    return 0;
+}
+
+/* AUTH to a MUNGE server: our credential over both nonces, then its own */
+static int munge_authenticate(int fd, const char *addr, const struct ddio_hello_r *hr,
+                              int64_t dl, char *err, size_t errlen)
+{
+    char sbuf[512];
+    const char *sock = munge_socket(sbuf, sizeof(sbuf));
+    struct ddio_auth_munge a = {0};
+    struct ddio_auth_munge_r ar = {0};
+    uint8_t pay[DDIO_MUNGE_PAYLOAD_LEN], *p;
+    size_t n = 0;
+    char why[256];
+    if (ddio_auth_nonce(a.nonce)) {
+        snprintf(err, errlen, "ddio: cannot make a nonce");
+        return -EIO;
+    }
+    ddio_munge_payload(DDIO_MUNGE_CLIENT, hr->server_id, hr->nonce, a.nonce, pay);
+    int rc = ddio_munge_encode(sock, pay, sizeof(pay), 0, -1, &a.cred, why, sizeof(why));
+    if (rc) {
+        /* no credential, no way in: final, not a transport error to retry */
+        snprintf(err, errlen, "ddio server %s authenticates users with MUNGE, and %s", addr, why);
+        return -EACCES;
+    }
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_auth_munge(&w, &a);
+    free(a.cred);
+    rc = w.err ? w.err : ddio_send_msg(fd, DDIO_T_AUTH, 2, 0, w.p, w.len, NULL, 0, dl);
+    ddio_wbuf_free(&w);
+    if (rc)
+        return transport_err(rc, addr, "AUTH", err, errlen);
+    rc = recv_reply(fd, addr, DDIO_T_AUTH, 2, dl, &p, &n, err, errlen);
+    if (rc)
+        return rc;
+    rc = ddio_dec_auth_munge_r(p, n, &ar);
+    free(p);
+    if (rc) {
+        snprintf(err, errlen, "ddio server %s: malformed AUTH reply", addr);
+        return -EPROTO;
+    }
+    rc = munge_check_server(sock, addr, ar.cred, hr, a.nonce, err, errlen);
+    free(ar.cred);
+    return rc;
+}
+
 int ddio_handshake(int fd, const char *addr, const char *client_name,
                    const struct ddio_secret *secret, int64_t deadline_ms,
                    struct ddio_hello_r *hr, char *err, size_t errlen)
@@ -377,7 +468,11 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
         snprintf(err, errlen, "ddio server %s: malformed HELLO reply", addr);
         return -EPROTO;
     }
-    if (!(hr->flags & DDIO_SRV_AUTH_REQUIRED) && secret) {
+    if (hr->flags & DDIO_SRV_AUTH_MUNGE) {
+        t0 = ddio_now_us();
+        rc = munge_authenticate(fd, addr, hr, deadline_ms, err, errlen);
+        ddio_dial_stages.auth += ddio_now_us() - t0;
+    } else if (!(hr->flags & DDIO_SRV_AUTH_REQUIRED) && secret) {
         snprintf(err, errlen, "ddio server %s does not authenticate (started with --insecure), "
                  "and this client has a secret: refused (unset DDIO_SECRET_FILE to talk to "
                  "an --insecure server)", addr);

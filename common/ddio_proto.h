@@ -133,6 +133,7 @@ struct ddio_hello {
 /* HELLO reply */
 #define DDIO_SRV_AUTH_REQUIRED 1u
 #define DDIO_SRV_UCX           2u   /* accepts UCXADDR: XFER data by UCX (ddio_ucx.h) */
+#define DDIO_SRV_AUTH_MUNGE    8u   /* AUTH carries a MUNGE credential (ddio_munge.h) */
 #define DDIO_SRV_UCX_EP        4u   /* an ATTACH may carry the client's worker
                                      * address: the server's own endpoint back */
 struct ddio_hello_r {
@@ -153,6 +154,17 @@ struct ddio_auth {
 };
 struct ddio_auth_r {
     uint8_t mac[DDIO_MAC_LEN];
+};
+/* AUTH to a DDIO_SRV_AUTH_MUNGE server: the client's nonce and a MUNGE
+ * credential over ddio_munge_payload(client, id, Ns, Nc); the reply: the
+ * server's credential over ddio_munge_payload(server, ...), for the
+ * client's uid only. */
+struct ddio_auth_munge {
+    uint8_t nonce[DDIO_NONCE_LEN];
+    char *cred;
+};
+struct ddio_auth_munge_r {
+    char *cred;
 };
 
 /* A file's striping layout, stored with the file on every server holding it. */
@@ -372,6 +384,10 @@ void ddio_enc_auth(struct ddio_wbuf *w, const struct ddio_auth *m);
 int  ddio_dec_auth(const void *p, size_t n, struct ddio_auth *m);
 void ddio_enc_auth_r(struct ddio_wbuf *w, const struct ddio_auth_r *m);
 int  ddio_dec_auth_r(const void *p, size_t n, struct ddio_auth_r *m);
+void ddio_enc_auth_munge(struct ddio_wbuf *w, const struct ddio_auth_munge *m);
+int  ddio_dec_auth_munge(const void *p, size_t n, struct ddio_auth_munge *m);   /* free m->cred */
+void ddio_enc_auth_munge_r(struct ddio_wbuf *w, const struct ddio_auth_munge_r *m);
+int  ddio_dec_auth_munge_r(const void *p, size_t n, struct ddio_auth_munge_r *m); /* free m->cred */
 
 /* Only the first stripe_count ids are on the wire. The decoder requires
  * stripe_unit > 0, 1 <= stripe_count <= DDIO_MAX_SERVERS and

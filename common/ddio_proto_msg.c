@@ -108,6 +108,47 @@ int ddio_dec_auth_r(const void *p, size_t n, struct ddio_auth_r *m)
     return dec_fixed(p, n, m, sizeof(*m), m->mac, DDIO_MAC_LEN, NULL, 0);
 }
 
+void ddio_enc_auth_munge(struct ddio_wbuf *w, const struct ddio_auth_munge *m)
+{
+    ddio_put_bytes(w, m->nonce, DDIO_NONCE_LEN);
+    ddio_put_str(w, m->cred);
+}
+
+int ddio_dec_auth_munge(const void *p, size_t n, struct ddio_auth_munge *m)
+{
+    struct ddio_rbuf r;
+    const uint8_t *b;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    if ((b = ddio_get_bytes(&r, DDIO_NONCE_LEN)))
+        memcpy(m->nonce, b, DDIO_NONCE_LEN);
+    m->cred = ddio_get_str(&r, DDIO_MAX_STR);
+    int rc = rbuf_result(&r);
+    if (rc) {
+        free(m->cred);
+        memset(m, 0, sizeof(*m));
+    }
+    return rc;
+}
+
+void ddio_enc_auth_munge_r(struct ddio_wbuf *w, const struct ddio_auth_munge_r *m)
+{
+    ddio_put_str(w, m->cred);
+}
+
+int ddio_dec_auth_munge_r(const void *p, size_t n, struct ddio_auth_munge_r *m)
+{
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, p, n);
+    m->cred = ddio_get_str(&r, DDIO_MAX_STR);
+    int rc = rbuf_result(&r);
+    if (rc) {
+        free(m->cred);
+        m->cred = NULL;
+    }
+    return rc;
+}
+
 /* ---- layout record, OPEN ---------------------------------------------------- */
 
 /* Only the first stripe_count ids go on the wire: a typical file has a few

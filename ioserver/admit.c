@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ddio_log.h"
+#include "identity.h"
 #include "ddio_net.h"
 #include "reply.h"
 #include "ucx.h"
@@ -68,6 +69,7 @@ int on_hello(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct server *srv = c->srv;
     struct ddio_hello_r r = {.ndisks = (uint32_t)srv->ndisks,
                              .flags = (srv->cfg.insecure ? 0 : DDIO_SRV_AUTH_REQUIRED)
+                                      | (srv->cfg.munge ? DDIO_SRV_AUTH_MUNGE : 0)
                                       | (ucx_offered(srv) ? DDIO_SRV_UCX | DDIO_SRV_UCX_EP : 0),
                              .block_size = srv->cfg.block_size, .name = srv->name};
     memcpy(r.server_id, srv->store.id, DDIO_ID_LEN);
@@ -87,6 +89,43 @@ int on_hello(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     return reply_w(c, h, &w);
 }
 
+/* AUTH under --auth munge: the client's credential proves its uid and gid */
+static int on_auth_munge(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_auth_munge m;
+    struct ddio_auth_munge_r r = {0};
+    char why[320];
+    if (ddio_dec_auth_munge(p, h->len, &m)) {
+        DDIO_WARN("connection %" PRIu64 " from %s refused: its AUTH is not a MUNGE credential",
+                  c->id, c->peer);
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, EACCES, "this server proves users with "
+                      "MUNGE (--auth munge) and this client sent no MUNGE credential");
+        return -EACCES;
+    }
+    int rc = identity_verify(c, &m, why, sizeof(why));
+    if (rc == 0)
+        rc = identity_proof(c, m.nonce, &r.cred, why, sizeof(why));
+    free(m.cred);
+    if (rc) {
+        DDIO_WARN("connection %" PRIu64 " from %s refused: %s", c->id, c->peer, why);
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, rc == -EIO ? EIO : EACCES,
+                      "MUNGE authentication failed: %s", why);
+        free(r.cred);
+        return rc;
+    }
+    if (auth_done(c)) {
+        free(r.cred);
+        return -EBUSY;
+    }
+    DDIO_INFO("connection %" PRIu64 " from %s authenticated as uid %u gid %u (MUNGE)", c->id,
+              c->peer, c->who.uid, c->who.gid);
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_auth_munge_r(&w, &r);
+    free(r.cred);
+    return reply_w(c, h, &w);
+}
+
 /* AUTH: check the client's proof over both nonces, answer with ours */
 int on_auth(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
@@ -98,6 +137,8 @@ int on_auth(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
                       "connection");
         return -EPROTO;
     }
+    if (srv->cfg.munge)
+        return on_auth_munge(c, h, p);
     if (ddio_dec_auth(p, h->len, &m))
         return bad_payload(c, h);
     if (!ddio_auth_verify(&srv->secret, DDIO_AUTH_CLIENT, srv->store.id, c->snonce, m.nonce,

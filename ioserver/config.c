@@ -75,7 +75,10 @@ void config_usage(FILE *f)
         "                       clients must prove they hold it (HMAC-SHA-256\n"
         "                       challenge-response). Required unless --insecure\n"
         "  --insecure           no authentication: anyone who reaches the port reads and\n"
-        "                       writes every file (local experiments only)\n"
+        "                       writes every file (local experiments only)\n"        "  --auth MODE          secret (default: --secret-file), munge (each connection\n"
+        "                       proves its uid and gid with a MUNGE credential; no\n"
+        "                       secret file) or none (= --insecure)\n"
+        "  --munge-socket PATH  munged's socket (default: libmunge's own)\n"
         "  --fault POINT:N[:kill|stop|short|drop|crash]\n"
         "                       tests: SIGKILL (or SIGSTOP) the server the N-th time it\n"
         "                       reaches POINT: open, sync, coll-read, coll-write,\n"
@@ -239,6 +242,22 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
             return -1;
         }
         return 0;
+    case 'a':
+        if (strcmp(arg, "munge") == 0) {
+            c->munge = 1;
+        } else if (strcmp(arg, "secret") == 0) {
+            c->munge = 0;
+        } else if (strcmp(arg, "none") == 0) {
+            c->munge = 0;
+            c->insecure = 1;
+        } else {
+            snprintf(err, errlen, "--auth: '%s' is not one of secret|munge|none", arg);
+            return -1;
+        }
+        return 0;
+    case 'm':
+        c->munge_socket = *arg ? arg : NULL;
+        return 0;
     case 'S':
         if (!*arg) {
             snprintf(err, errlen, "--secret-file: empty file name");
@@ -303,6 +322,8 @@ static const struct option opts[] = {
     {"syslog", no_argument, NULL, 'G'},
     {"fault", required_argument, NULL, 'X'},
     {"secret-file", required_argument, NULL, 'S'},
+    {"auth", required_argument, NULL, 'a'},
+    {"munge-socket", required_argument, NULL, 'm'},
     {"max-connections", required_argument, NULL, 'C'},
     {"max-unauth", required_argument, NULL, 'U'},
     {"auth-timeout", required_argument, NULL, 'A'},
@@ -501,9 +522,14 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
         snprintf(err, errlen, "at least one --root DIR is required");
         return -1;
     }
-    if (!c->secret_file && !c->insecure) {
+    if (c->munge && (c->secret_file || c->insecure)) {
+        snprintf(err, errlen, "--auth munge excludes --secret-file and --insecure");
+        return -1;
+    }
+    if (!c->secret_file && !c->insecure && !c->munge) {
         snprintf(err, errlen, "--secret-file FILE is required (clients must authenticate; "
-                 "--insecure turns that off for local experiments)");
+                 "--auth munge proves users by MUNGE instead, --insecure turns it off for "
+                 "local experiments)");
         return -1;
     }
     if (c->secret_file && c->insecure) {

@@ -24,6 +24,8 @@ struct srv_config {
     const char *fault;            /* --fault POINT:N[:ACTION] (tests), or NULL */
     int insecure;                 /* no authentication (local experiments only) */
     const char *secret_file;      /* shared secret for AUTH; required unless insecure */
+    int munge;                    /* --auth munge: identities proven by MUNGE credentials */
+    const char *munge_socket;     /* munged's socket, NULL: libmunge's default */
     /* limits on what a client may make the server hold (hostile clients) */
     unsigned max_conns;           /* connections at once */
     unsigned max_unauth;          /* of which not yet authenticated */

@@ -25,6 +25,15 @@ struct handle {
     struct handle *next;
 };
 
+/* who is calling: proven by --auth munge (known), else nobody in particular */
+#define IDENT_MAX_GROUPS 64
+struct ident {
+    int known;
+    uint32_t uid, gid;
+    int ngroups;                  /* supplementary, from the server's name service */
+    uint32_t groups[IDENT_MAX_GROUPS];
+};
+
 struct conn {
     struct xp xp;                /* what the engine holds (transport.h) */
     struct server *srv;
@@ -43,6 +52,7 @@ struct conn {
     atomic_int evicted;          /* closed to make room (--max-unauth) */
     int64_t born_ms;             /* accepted at; the authentication deadline runs from here */
     uint8_t snonce[DDIO_NONCE_LEN];  /* this connection's challenge */
+    struct ident who;            /* set once by AUTH, read-only after */
     struct outmsg *qhead, *qtail;
     size_t qbytes;               /* bounded messages queued */
     int writing;                 /* the writer is sending a dequeued message */

@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "fault.h"
 #include "handlers.h"
+#include "identity.h"
 #include "listener.h"
 #include "ucx.h"
 #include "notify.h"
@@ -162,7 +163,12 @@ int main(int argc, char **argv)
         DDIO_ERR("sigaction: %s", strerror(errno));
         return 1;
     }
-    if (srv->cfg.insecure)
+    if (srv->cfg.munge) {
+        if (identity_startup(srv, err, sizeof(err))) {
+            DDIO_ERR("%s", err);
+            return 1;
+        }
+    } else if (srv->cfg.insecure)
         DDIO_WARN("--insecure: connections are NOT authenticated: anyone who can reach "
                   "the port can read and write every file under the roots");
     else if (ddio_secret_load(srv->cfg.secret_file, &srv->secret, err, sizeof(err)) != 0) {

@@ -190,6 +190,11 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #define CLEANUP (void)0
     SIMPLE(FZ_LOCAL_MSG, struct ddio_local_msg, ddio_dec_local_msg, ddio_enc_local_msg)
 #undef CLEANUP
+#define CLEANUP free(m.cred)
+    SIMPLE(FZ_AUTH_MUNGE, struct ddio_auth_munge, ddio_dec_auth_munge, ddio_enc_auth_munge)
+    SIMPLE(FZ_AUTH_MUNGE_R, struct ddio_auth_munge_r, ddio_dec_auth_munge_r,
+           ddio_enc_auth_munge_r)
+#undef CLEANUP
     case FZ_XFER: {
         struct ddio_xfer m;
         int rc = ddio_dec_xfer(p, n, &m);

@@ -12,6 +12,7 @@ enum fz_target {
     FZ_AUTH, FZ_AUTH_R,
     FZ_UCXADDR_R, FZ_AM_PUT, FZ_AM_DATA,
     FZ_LOCAL_REQ, FZ_LOCAL_MSG,
+    FZ_AUTH_MUNGE, FZ_AUTH_MUNGE_R,
     FZ_N
 };
 

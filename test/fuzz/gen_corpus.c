@@ -88,6 +88,15 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_auth_r(&w, &aur);
     emit("auth_r", FZ_AUTH_R, &w);
+    struct ddio_auth_munge am = {.cred = "MUNGE:AwQFAAC0aGVsbG8gY3JlZGVudGlhbA==:"};
+    memset(am.nonce, 0x6d, sizeof(am.nonce));
+    ddio_wbuf_init(&w);
+    ddio_enc_auth_munge(&w, &am);
+    emit("auth_munge", FZ_AUTH_MUNGE, &w);
+    struct ddio_auth_munge_r amr = {.cred = "MUNGE:AwQFAAC0c2VydmVyIGNyZWRlbnRpYWw=:"};
+    ddio_wbuf_init(&w);
+    ddio_enc_auth_munge_r(&w, &amr);
+    emit("auth_munge_r", FZ_AUTH_MUNGE_R, &w);
 
     static const uint8_t uaddr[] = "ucx-worker-address-bytes";
     ddio_wbuf_init(&w);

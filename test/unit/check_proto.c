@@ -741,6 +741,35 @@ START_TEST(rt_hello_r)
 }
 END_TEST
 
+/* AUTH with a MUNGE credential: nonce and string; a cut one is refused */
+START_TEST(rt_auth_munge)
+{
+    struct ddio_wbuf w;
+    struct ddio_auth_munge m = {.cred = "MUNGE:cred:"}, back;
+    struct ddio_auth_munge_r r = {.cred = "MUNGE:server:"}, rback;
+    memset(m.nonce, 0x42, sizeof(m.nonce));
+    ddio_wbuf_init(&w);
+    ddio_enc_auth_munge(&w, &m);
+    ck_assert_int_eq(w.err, 0);
+    ck_assert_int_eq(ddio_dec_auth_munge(w.p, w.len, &back), 0);
+    ck_assert_str_eq(back.cred, "MUNGE:cred:");
+    ck_assert_uint_eq(back.nonce[DDIO_NONCE_LEN - 1], 0x42);
+    free(back.cred);
+    ck_assert_int_eq(ddio_dec_auth_munge(w.p, w.len - 1, &back), -EPROTO);
+    ck_assert_ptr_null(back.cred);
+    ck_assert_int_eq(ddio_dec_auth_munge(w.p, DDIO_NONCE_LEN - 1, &back), -EPROTO);
+    ddio_wbuf_free(&w);
+    ddio_wbuf_init(&w);
+    ddio_enc_auth_munge_r(&w, &r);
+    ck_assert_int_eq(ddio_dec_auth_munge_r(w.p, w.len, &rback), 0);
+    ck_assert_str_eq(rback.cred, "MUNGE:server:");
+    free(rback.cred);
+    ck_assert_int_eq(ddio_dec_auth_munge_r(w.p, w.len - 1, &rback), -EPROTO);
+    ck_assert_ptr_null(rback.cred);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
 /* AUTH messages have a fixed size: exactly nonce + MAC, and MAC */
 START_TEST(rt_auth)
 {
@@ -2096,6 +2125,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, rt_hello);
     tcase_add_test(tc, rt_hello_r);
     tcase_add_test(tc, rt_auth);
+    tcase_add_test(tc, rt_auth_munge);
     tcase_add_test(tc, rt_open);
     tcase_add_test(tc, rt_open_once);
     tcase_add_test(tc, rt_open_local);

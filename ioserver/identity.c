@@ -1,0 +1,140 @@
+/* Identity by MUNGE credentials (identity.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "identity.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <grp.h>
+#include <ifaddrs.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include "ddio_munge.h"
+#include "server.h"
+
+int identity_startup(struct server *srv, char *err, size_t errlen)
+{
+    static const char probe[] = "ddio-server start";
+    char *cred = NULL, why[256];
+    void *back = NULL;
+    size_t n;
+    struct ddio_munge_id id;
+    const char *sock = srv->cfg.munge_socket;
+    int rc = ddio_munge_encode(sock, probe, sizeof(probe), 0, -1, &cred, why, sizeof(why));
+    if (rc == 0)
+        rc = ddio_munge_decode(sock, cred, &back, &n, &id, why, sizeof(why));
+    free(cred);
+    free(back);
+    if (rc)
+        snprintf(err, errlen, "--auth munge: munged does not answer (%s)", why);
+    return rc ? -1 : 0;
+}
+
+/* a's address is one of this host's (an interface's, or loopback) */
+static int local_addr(struct in_addr a)
+{
+    if ((ntohl(a.s_addr) >> 24) == 127)
+        return 1;
+    struct ifaddrs *ifs, *i;
+    int yes = 0;
+    if (getifaddrs(&ifs) != 0)
+        return 0;
+    for (i = ifs; i && !yes; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
+            yes = ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == a.s_addr;
+    freeifaddrs(ifs);
+    return yes;
+}
+
+/* The credential was made on the peer's host: its origin is the peer's
+ * address, or, for a peer on loopback, one of ours (munged names its
+ * host by the address of its host name, not by 127.0.0.1). */
+static int same_host(int fd, struct in_addr origin, char *why, size_t n)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    struct in_addr peer;
+    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0) {
+        snprintf(why, n, "no peer address: %s", strerror(errno));
+        return 0;
+    }
+    if (ss.ss_family == AF_INET) {
+        peer = ((struct sockaddr_in *)&ss)->sin_addr;
+    } else {
+        const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a6))
+            peer.s_addr = htonl(0x7f000001);
+        else if (memcmp(a6, v4mapped, 12) == 0)
+            memcpy(&peer.s_addr, (const uint8_t *)a6 + 12, 4);
+        else {
+            snprintf(why, n, "an IPv6 peer (MUNGE names IPv4 origins only)");
+            return 0;
+        }
+    }
+    if (peer.s_addr == origin.s_addr)
+        return 1;
+    if ((ntohl(peer.s_addr) >> 24) == 127 && local_addr(origin))
+        return 1;
+    char o[INET_ADDRSTRLEN], p[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &origin, o, sizeof(o));
+    inet_ntop(AF_INET, &peer, p, sizeof(p));
+    snprintf(why, n, "credential encoded on %s, connection from %s", o, p);
+    return 0;
+}
+
+/* supplementary groups of uid from our name service; the primary gid first */
+static void fill_groups(struct ident *w)
+{
+    gid_t g[IDENT_MAX_GROUPS];
+    int ng = IDENT_MAX_GROUPS;
+    struct passwd pw, *res = NULL;
+    char buf[4096];
+    w->ngroups = 0;
+    if (getpwuid_r((uid_t)w->uid, &pw, buf, sizeof(buf), &res) != 0 || !res
+        || getgrouplist(pw.pw_name, (gid_t)w->gid, g, &ng) < 0) {
+        w->groups[w->ngroups++] = w->gid;   /* unknown user, or too many: the gid only */
+        return;
+    }
+    for (int i = 0; i < ng; i++)
+        w->groups[w->ngroups++] = (uint32_t)g[i];
+}
+
+int identity_verify(struct conn *c, const struct ddio_auth_munge *m, char *why, size_t n)
+{
+    uint8_t want[DDIO_MUNGE_PAYLOAD_LEN];
+    struct ddio_munge_id id;
+    void *got;
+    size_t len;
+    ddio_munge_payload(DDIO_MUNGE_CLIENT, c->srv->store.id, c->snonce, m->nonce, want);
+    int rc = ddio_munge_decode(c->srv->cfg.munge_socket, m->cred, &got, &len, &id, why, n);
+    if (rc)
+        return rc == -EIO ? -EIO : -EACCES;
+    int same = len == sizeof(want) && memcmp(got, want, len) == 0;
+    free(got);
+    if (!same) {
+        snprintf(why, n, "credential of uid %u is not for this connection (replayed from "
+                 "another?)", id.uid);
+        return -EACCES;
+    }
+    if (!same_host(c->fd, id.addr, why, n))
+        return -EACCES;
+    c->who.known = 1;
+    c->who.uid = id.uid;
+    c->who.gid = id.gid;
+    fill_groups(&c->who);
+    return 0;
+}
+
+int identity_proof(struct conn *c, const uint8_t cnonce[DDIO_NONCE_LEN], char **cred,
+                   char *why, size_t n)
+{
+    uint8_t pay[DDIO_MUNGE_PAYLOAD_LEN];
+    ddio_munge_payload(DDIO_MUNGE_SERVER, c->srv->store.id, c->snonce, cnonce, pay);
+    return ddio_munge_encode(c->srv->cfg.munge_socket, pay, sizeof(pay), 0, (long)c->who.uid,
+                             cred, why, n);
+}

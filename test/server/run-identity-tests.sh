@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Identity (--auth munge) against live ddio-servers: a private munged per
+# run (its own key from mungekey, its own socket; no systemd), servers that
+# prove every connection's user with it, and what must be refused:
+#   - a server that cannot reach munged does not start; --auth munge with a
+#     secret file is refused;
+#   - tools/ddio as root and as nobody (setpriv): the server logs the uid
+#     and gid munged vouched for, and the bytes copied in come back;
+#   - a client without munged fails at once, with the reason;
+#   - test/server/munge_probe's forged (one character changed), replayed,
+#     expired (1 s time-to-live), other-connection and shared-secret AUTHs
+#     are refused with munged's reason, and logged;
+#   - a credential made on another host: the probe in a network namespace
+#     (10.215.X.2) with the host's credential is refused ("encoded on ...,
+#     connection from ..."), and with one from a munged of that namespace
+#     (same key, --origin its address) accepted;
+#   - an MPI job under ddio-run --auth munge (its own munged when the
+#     system has none), its file compared with the same job's on ufs:.
+# Ends with "identity: N passed, N failed".
+set -u
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+t_init identity
+PROBE=$BUILD/test/server/munge_probe
+TOOL=$T_DDIO
+T_LIMIT=${DDIO_IDENTITY_TEST_TIMEOUT:-120}
+unset DDIO_SECRET_FILE DDIO_CONFIG DDIO_MUNGE_SOCKET
+W=$T_TMP
+chmod 711 "$W"                     # other users reach the munge socket inside
+for p in "$T_SERVER_BIN" "$PROBE" "$TOOL"; do [ -x "$p" ] || t_unusable identity/build "$p missing: run make"; done
+for p in munged mungekey munge unmunge setpriv; do
+  command -v "$p" >/dev/null || t_unusable identity/tools "$p not found (scripts/install-deps.sh installs munge)"
+done
+
+# munged_start DIR [NETNS ORIGIN]: a munged on DIR/sock with the run's key
+# (in namespace NETNS, naming ORIGIN as its host); waits until it answers
+MUNGEDS=()
+munged_start() {
+  local d=$1 ns=() origin=()
+  [ $# -ge 3 ] && ns=(ip netns exec "$2") origin=(--origin="$3")
+  mkdir -p "$d" && chmod 755 "$d"
+  "${ns[@]}" munged -F -f -S "$d/sock" --key-file="$W/munge.key" --pid-file="$d/pid" \
+    --seed-file="$d/seed" --log-file="$d/log" "${origin[@]}" 2>>"$d/log" &
+  MUNGEDS+=($!)
+  t_wait_for -p $! 10 sh -c 'munge -n -S "$1" 2>/dev/null | unmunge -S "$1" >/dev/null 2>&1' _ "$d/sock"
+}
+stop_mungeds() { local p; for p in "${MUNGEDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; }
+t_defer stop_mungeds
+mungekey -c -k "$W/munge.key" || t_unusable identity/munge "mungekey failed"
+M=$W/munged
+munged_start "$M" || t_unusable identity/munge "munged did not start: $(tail -n 3 "$M/log" 2>/dev/null)"
+export DDIO_MUNGE_SOCKET=$M/sock
+
+# ---- the server's own checks ---------------------------------------------------------------
+mkdir -p "$W/root"
+t_expect_fail -x 1 identity/server-needs-munged "munged does not answer" \
+  "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$W/root" --auth munge --munge-socket "$W/none"
+t_secret "$W/key"
+t_expect_fail -x 2 identity/munge-or-secret "--auth munge excludes --secret-file" \
+  "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$W/root" --auth munge --secret-file "$W/key"
+t_expect_fail -x 2 identity/bad-mode "is not one of secret|munge|none" \
+  "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$W/root" --auth kerberos
+
+t_server_start "$W/srv" --root "$W/root" --auth munge --munge-socket "$M/sock" \
+  || t_unusable identity/server "$T_SRV_WHY"
+SRV=$T_SRV_ADDR SRVLOG=$T_SRV_LOG SRVPID=$T_SRV_PID
+
+# ---- who is calling, as munged says ---------------------------------------------------------
+head -c 300000 /dev/urandom > "$W/data"
+chmod 644 "$W/data"
+copy_back() {   # copy_back USER...: cp in and out as that user, compare
+  local as=("$@")
+  "${as[@]}" "$TOOL" -s "$SRV" cp "$W/data" "ddio:/$1.bin" || t_why "cp in failed" || return
+  "${as[@]}" "$TOOL" -s "$SRV" cp "ddio:/$1.bin" "$W/back.$1" || t_why "cp out failed" || return
+  cmp "$W/data" "$W/back.$1" || t_why "the bytes differ" || return
+}
+t_case identity/root-cp "300000 bytes in and back" copy_back env
+grep -q "authenticated as uid 0 gid 0 (MUNGE)" "$SRVLOG" && t_pass identity/root-logged \
+  || t_fail identity/root-logged "no 'authenticated as uid 0 gid 0' in the server's log"
+chmod 777 "$W"                      # nobody writes its copy next to the others
+t_case identity/nobody-cp "as uid 65534" copy_back setpriv --reuid=65534 --regid=65534 --clear-groups
+chmod 711 "$W"
+grep -q "authenticated as uid 65534 gid 65534 (MUNGE)" "$SRVLOG" && t_pass identity/nobody-logged \
+  || t_fail identity/nobody-logged "no 'authenticated as uid 65534 gid 65534' in the server's log"
+t_expect_fail identity/client-without-munged "authenticates users with MUNGE" \
+  env DDIO_MUNGE_SOCKET="$W/none" "$TOOL" -s "$SRV" -t 5 ls /
+
+# ---- forged credentials ---------------------------------------------------------------------
+t_step identity/probe-good "$PROBE" "$SRV" good
+t_expect_fail -x 1 identity/forged "Invalid credential" "$PROBE" "$SRV" tamper
+t_expect_fail -x 1 identity/replayed "Replayed credential" "$PROBE" "$SRV" replay
+t_expect_fail -x 1 identity/expired "Expired credential" "$PROBE" "$SRV" stale
+t_expect_fail -x 1 identity/other-connection "is not for this connection" "$PROBE" "$SRV" other
+t_expect_fail -x 1 identity/shared-secret-auth "sent no MUNGE credential" "$PROBE" "$SRV" hmac
+n=$(grep -c "refused: " "$SRVLOG")
+[ "$n" -ge 5 ] && t_pass identity/refusals-logged "$n refusals in the server's log" \
+  || t_fail identity/refusals-logged "$n refusals logged, wanted 5"
+
+# ---- a credential from another host: a network namespace -----------------------------------
+id=$(( $$ % 200 + 20 )) ns="ddid$$"
+hostip="10.215.$id.1" nsip="10.215.$id.2"
+drop_ns() { ip netns del "$ns" 2>/dev/null; ip link del "ddv$id" 2>/dev/null; }
+other_host() {
+  ip netns add "$ns" && t_defer drop_ns || t_why "cannot make a network namespace" || return
+  ip link add "ddv$id" type veth peer name eth0 netns "$ns" && ip addr add "$hostip/24" dev "ddv$id" \
+    && ip link set "ddv$id" up && ip -n "$ns" addr add "$nsip/24" dev eth0 \
+    && ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || t_why "veth setup failed" || return
+  t_server_start "$W/srv2" --root "$W/root" --listen "$hostip:auto" --auth munge \
+    --munge-socket "$M/sock" || t_why "server on $hostip: $T_SRV_WHY" || return
+}
+if t_case identity/other-host-setup "$nsip -> $hostip" other_host; then
+  t_expect_fail -x 1 identity/other-host-refused "credential encoded on" \
+    ip netns exec "$ns" "$PROBE" "$T_SRV_ADDR" good
+  if munged_start "$W/munged-ns" "$ns" "$nsip"; then
+    t_step identity/other-host-own-munged env DDIO_MUNGE_SOCKET="$W/munged-ns/sock" \
+      ip netns exec "$ns" "$PROBE" "$T_SRV_ADDR" good
+  else
+    t_fail identity/other-host-own-munged "munged in $ns did not start: $(tail -n 2 "$W/munged-ns/log")"
+  fi
+  t_server_stop
+fi
+rc=0; t_server_stop "$SRVPID" || rc=$?; t_result identity/server-stops $rc
+
+# ---- an MPI job on servers in MUNGE mode -----------------------------------------------------
+t_mpi_env 30
+PAT=$BUILD/examples/bin/ddio-patterns CMP=$BUILD/test/mpi/bin/filecmp U=$W/ufs
+mkdir -p "$U"
+if [ -x "$PAT" ] && [ -x "$CMP" ] && mpiexec -n 4 "$PAT" -q -r 8192 -m 8 "ufs:$U/p" >/dev/null; then
+  t_step identity/mpi-ddio-run-munge env -u DDIO_MUNGE_SOCKET "$T_RUN" --auth munge -s 2 -- \
+    bash -c 'mpiexec -n 4 "$1" -q -r 8192 -m 8 ddio:/p && mpiexec -n 1 "$2" ddio:/p "ufs:$3/p"' \
+    _ "$PAT" "$CMP" "$U"
+else
+  t_fail identity/mpi-ddio-run-munge "ddio-patterns or filecmp missing, or its ufs: run failed"
+fi
+t_done
