@@ -270,6 +270,8 @@ static void merge_stat(struct ddio_cstat *st, const struct ddio_pstat_r *r, int 
         if (!*kind) {
             *kind = DDIO_K_DIR;
             st->mode = r->mode;
+            st->uid = r->uid;
+            st->gid = r->gid;
         }
         return;
     }
@@ -277,6 +279,8 @@ static void merge_stat(struct ddio_cstat *st, const struct ddio_pstat_r *r, int 
     uint64_t end = ddio_layout_logical_end(&s, r->layout.server_index, r->local_size);
     *kind = DDIO_K_FILE;
     st->mode = r->mode;
+    st->uid = r->uid;
+    st->gid = r->gid;
     st->stripe = s;
     if (end > st->size)
         st->size = end;
@@ -436,6 +440,19 @@ int ddio_client_mkdir(struct ddio_client *cl, const char *path, uint32_t mode,
     return rc;
 }
 
+int ddio_client_setattr(struct ddio_client *cl, const char *path, uint32_t what,
+                        uint32_t mode, uint32_t uid, uint32_t gid, char *msg, size_t msglen)
+{
+    struct ddio_wbuf w;
+    struct ddio_setattr m = {.path = (char *)path, .what = what, .mode = mode & 07777,
+                             .uid = uid, .gid = gid};
+    ddio_wbuf_init(&w);
+    ddio_enc_setattr(&w, &m);
+    int rc = fanout(cl, DDIO_T_SETATTR, &w, -ENOENT, msg, msglen);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
 static int count_entry(void *arg, const char *name, int is_dir)
 {
     (void)name;
@@ -578,7 +595,8 @@ int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
     f->fh.local_read = ddio_local_read_on(-1);
     f->fh.local_write = ddio_local_write_on(-1);
     if (conns_all(cl, conns, &e) ||
-        ddio_fh_open(&f->fh, conns, cl->n, path, DDIO_O_RDWR,
+        ddio_fh_open(&f->fh, conns, cl->n, path,
+                     (flags & DDIO_CO_RDONLY) ? DDIO_O_RDONLY : DDIO_O_RDWR,
                      (flags & DDIO_CO_CREAT) ? &cr : NULL, &e))
         rc = fail(&e, msg, msglen);
     if (rc == 0 && (flags & DDIO_CO_TRUNC))

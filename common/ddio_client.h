@@ -49,6 +49,7 @@ int ddio_client_stats(struct ddio_client *cl, int i, struct ddio_stats_r *r,
 struct ddio_cstat {
     int is_dir;
     uint32_t mode;               /* permission bits */
+    uint32_t uid, gid;           /* owner and group */
     uint64_t size;               /* logical size (files) */
     uint64_t mtime_ns;
     struct ddio_stripe stripe;   /* files */
@@ -65,6 +66,10 @@ int ddio_client_rmdir(struct ddio_client *cl, const char *path, char *msg, size_
 int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size_t msglen);
 int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
                        char *msg, size_t msglen);
+/* chmod (what & DDIO_SA_MODE) and/or chown (DDIO_SA_OWNER) on every server
+ * holding path; under --auth munge the servers check who may */
+int ddio_client_setattr(struct ddio_client *cl, const char *path, uint32_t what,
+                        uint32_t mode, uint32_t uid, uint32_t gid, char *msg, size_t msglen);
 
 /* Where a file's bytes are: its stripe and, per stripe index k, the list
  * server holding it (server[k], -1 when no server of the list has it) and
@@ -82,6 +87,7 @@ int ddio_client_layout(struct ddio_client *cl, const char *path, struct ddio_cla
 #define DDIO_CO_CREAT 1
 #define DDIO_CO_EXCL  2
 #define DDIO_CO_TRUNC 4
+#define DDIO_CO_RDONLY 8          /* read only (else read and write) */
 int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
                      struct ddio_cfile **out, char *msg, size_t msglen);
 int ddio_client_close(struct ddio_cfile *f);

@@ -28,6 +28,28 @@ typedef struct open_set {
     struct ddio_open_r *res;
 } open_set;
 
+/* A new file's mode: 0666 less this process's umask, read from
+ * /proc/self/status (umask() would change it under the program's other
+ * threads); 0644 when the kernel does not say */
+static uint32_t create_mode(void)
+{
+    static uint32_t mode;
+    static int known;              /* mode read (a race reads it twice, alike) */
+    if (!__atomic_load_n(&known, __ATOMIC_ACQUIRE)) {
+        char line[128];
+        unsigned um = 022;
+        FILE *fp = fopen("/proc/self/status", "r");
+        while (fp && fgets(line, sizeof(line), fp))
+            if (sscanf(line, "Umask: %o", &um) == 1)
+                break;
+        if (fp)
+            fclose(fp);
+        mode = 0666u & ~(um & 0777u);
+        __atomic_store_n(&known, 1, __ATOMIC_RELEASE);
+    }
+    return mode;
+}
+
 /* OPEN of path on c into w: with proto (a create), stripe i of that layout,
  * and the create's ids (call non-zero: DDIO_O_ONCE), the same on every
  * stripe server and in every resend */
@@ -52,6 +74,10 @@ static void open_msg(struct ddio_wbuf *w, const struct ddio_conn *c, const char 
         m.layout.stripe_unit = DDIO_DFLT_UNIT;
         m.layout.stripe_count = 1;
         memcpy(m.layout.ids[0], c->id, DDIO_ID_LEN);
+    }
+    if (amode & DDIO_O_CREAT) {
+        m.amode |= DDIO_O_MODE;
+        m.mode = create_mode();
     }
     if (call) {
         m.amode |= DDIO_O_ONCE;

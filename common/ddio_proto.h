@@ -17,12 +17,13 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      8u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      9u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
                                  * 6: OPEN's and RENAME's once ids;
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
                                  * LOCK's flags and client; 8: OPEN's
-                                 * DDIO_O_LOCAL */
+                                 * DDIO_O_LOCAL; 9: PSTAT|R's owner,
+                                 * SETATTR, OPEN's DDIO_O_MODE */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -60,7 +61,8 @@ enum ddio_type {
     DDIO_T_CANCEL   = 23,  /* client -> server: fail an XFER of ours now (no reply) */
     DDIO_T_LOCAL    = 24,  /* client -> server: hand me this file's datafile
                             * descriptors over my local socket (same host) */
-    DDIO_T_MAX      = 25
+    DDIO_T_SETATTR  = 25,  /* chmod / chown of a path (every server) */
+    DDIO_T_MAX      = 26
 };
 #define DDIO_REPLY 0x8000u
 
@@ -189,6 +191,9 @@ struct ddio_layout_rec {
 #define DDIO_O_LOCAL   0x40u     /* (RDONLY only) a LOCAL's socket name and
                                   * nonce: the read-only descriptors handed
                                   * over with the open, before its answer */
+#define DDIO_O_MODE    0x80u     /* (with CREAT) the new file's permission
+                                  * bits follow: 0666 less the creator's
+                                  * umask; without it 0644 */
 #define DDIO_LOCAL_NONCE 16u
 #define DDIO_LOCAL_PREFIX "ddio-local/"
 struct ddio_open {
@@ -201,6 +206,7 @@ struct ddio_open {
     /* with DDIO_O_LOCAL (decoded: malloc'd, the caller frees it) */
     char *local_name;
     uint8_t local_nonce[DDIO_LOCAL_NONCE];
+    uint32_t mode;           /* with DDIO_O_MODE: <= 07777 */
 };
 struct ddio_open_r {
     uint64_t handle;
@@ -337,6 +343,7 @@ struct ddio_lock {
 struct ddio_pstat_r {
     uint32_t kind;           /* DDIO_K_FILE / DDIO_K_DIR */
     uint32_t mode;           /* permission bits (<= 07777) */
+    uint32_t uid, gid;       /* owner and group */
     uint64_t local_size;     /* file: this server's local size; dir: 0 */
     uint64_t mtime_ns;       /* ns since the epoch (newest datafile) */
     struct ddio_layout_rec layout;  /* file only (on the wire only then) */
@@ -359,6 +366,15 @@ struct ddio_mkdir {
     char *path;
     uint32_t mode;           /* <= 07777 */
     uint64_t once_client, once_call;   /* as RENAME's */
+};
+/* SETATTR: what says which of mode (chmod) and uid/gid (chown) to set */
+#define DDIO_SA_MODE  1u
+#define DDIO_SA_OWNER 2u
+struct ddio_setattr {
+    char *path;
+    uint32_t what;           /* DDIO_SA_*, at least one */
+    uint32_t mode;           /* <= 07777 */
+    uint32_t uid, gid;
 };
 struct ddio_rename {
     char *from, *to;
@@ -523,6 +539,8 @@ int  ddio_dec_readdir_r(const void *p, size_t n, struct ddio_readdir_r *m);
 void ddio_readdir_r_free(struct ddio_readdir_r *m);
 void ddio_enc_mkdir(struct ddio_wbuf *w, const struct ddio_mkdir *m);
 int  ddio_dec_mkdir(const void *p, size_t n, struct ddio_mkdir *m);       /* free m->path */
+void ddio_enc_setattr(struct ddio_wbuf *w, const struct ddio_setattr *m);
+int  ddio_dec_setattr(const void *p, size_t n, struct ddio_setattr *m);   /* free path */
 void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m);
 int  ddio_dec_rename(const void *p, size_t n, struct ddio_rename *m);     /* free from, to */
 

@@ -207,6 +207,8 @@ void ddio_enc_open(struct ddio_wbuf *w, const struct ddio_open *m)
         ddio_put_str(w, m->local_name);
         ddio_put_bytes(w, m->local_nonce, DDIO_LOCAL_NONCE);
     }
+    if (m->amode & DDIO_O_MODE)
+        ddio_put_u32(w, m->mode);
 }
 
 /* a local socket name the server may connect to: ddio's own, never another
@@ -243,6 +245,11 @@ int ddio_dec_open(const void *p, size_t n, struct ddio_open *m)
         /* read-only descriptors, for a handle that only reads */
         if (!r.err && (m->amode & (DDIO_O_RDONLY | DDIO_O_WRONLY | DDIO_O_RDWR | DDIO_O_CREAT))
             != DDIO_O_RDONLY)
+            r.err = -EPROTO;
+    }
+    if (!r.err && (m->amode & DDIO_O_MODE)) {
+        m->mode = ddio_get_u32(&r);
+        if (!r.err && (m->mode > 07777 || !(m->amode & DDIO_O_CREAT)))
             r.err = -EPROTO;
     }
     int rc = rbuf_result(&r);

@@ -26,6 +26,8 @@ void ddio_enc_pstat_r(struct ddio_wbuf *w, const struct ddio_pstat_r *m)
 {
     ddio_put_u32(w, m->kind);
     ddio_put_u32(w, m->mode);
+    ddio_put_u32(w, m->uid);
+    ddio_put_u32(w, m->gid);
     ddio_put_u64(w, m->local_size);
     ddio_put_u64(w, m->mtime_ns);
     if (m->kind == DDIO_K_FILE)
@@ -39,6 +41,8 @@ int ddio_dec_pstat_r(const void *p, size_t n, struct ddio_pstat_r *m)
     ddio_rbuf_init(&r, p, n);
     m->kind = ddio_get_u32(&r);
     m->mode = ddio_get_u32(&r);
+    m->uid = ddio_get_u32(&r);
+    m->gid = ddio_get_u32(&r);
     m->local_size = ddio_get_u64(&r);
     m->mtime_ns = ddio_get_u64(&r);
     if (!r.err && ((m->kind != DDIO_K_FILE && m->kind != DDIO_K_DIR) || m->mode > 07777 ||
@@ -142,6 +146,30 @@ int ddio_dec_mkdir(const void *p, size_t n, struct ddio_mkdir *m)
     m->once_client = ddio_get_u64(&r);
     m->once_call = ddio_get_u64(&r);
     if (!r.err && m->mode > 07777)
+        r.err = -EPROTO;
+    return ns_result(&r, m, sizeof(*m), m->path, NULL);
+}
+
+void ddio_enc_setattr(struct ddio_wbuf *w, const struct ddio_setattr *m)
+{
+    ddio_put_str(w, m->path);
+    ddio_put_u32(w, m->what);
+    ddio_put_u32(w, m->mode);
+    ddio_put_u32(w, m->uid);
+    ddio_put_u32(w, m->gid);
+}
+
+int ddio_dec_setattr(const void *p, size_t n, struct ddio_setattr *m)
+{
+    struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    m->path = ddio_get_str(&r, DDIO_MAX_STR);
+    m->what = ddio_get_u32(&r);
+    m->mode = ddio_get_u32(&r);
+    m->uid = ddio_get_u32(&r);
+    m->gid = ddio_get_u32(&r);
+    if (!r.err && (!m->what || (m->what & ~(DDIO_SA_MODE | DDIO_SA_OWNER)) || m->mode > 07777))
         r.err = -EPROTO;
     return ns_result(&r, m, sizeof(*m), m->path, NULL);
 }

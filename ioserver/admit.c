@@ -117,8 +117,8 @@ static int on_auth_munge(struct conn *c, const struct ddio_hdr *h, const uint8_t
         free(r.cred);
         return -EBUSY;
     }
-    DDIO_INFO("connection %" PRIu64 " from %s authenticated as uid %u gid %u (MUNGE)", c->id,
-              c->peer, c->who.uid, c->who.gid);
+    DDIO_INFO("connection %" PRIu64 " from %s authenticated as uid %u gid %u (MUNGE)%s", c->id,
+              c->peer, c->who.uid, c->who.gid, c->who.squashed ? ", root squashed" : "");
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_auth_munge_r(&w, &r);

@@ -17,6 +17,8 @@ void config_defaults(struct srv_config *c)
 {
     memset(c, 0, sizeof(*c));
     c->listen_port = -1;
+    c->root_squash = 1;
+    c->admin_uid = -1;
     c->block_size = 1u << 20;
     c->buffers = 4;
     c->log_level = DDIO_LOG_INFO;
@@ -78,7 +80,10 @@ void config_usage(FILE *f)
         "                       writes every file (local experiments only)\n"        "  --auth MODE          secret (default: --secret-file), munge (each connection\n"
         "                       proves its uid and gid with a MUNGE credential; no\n"
         "                       secret file) or none (= --insecure)\n"
-        "  --munge-socket PATH  munged's socket (default: libmunge's own)\n"
+        "  --munge-socket PATH  munged's socket (default: libmunge's own)\n"        "  --root-squash on|off with --auth munge: clients' uid 0 acts as nobody\n"
+        "                       (65534; default on)\n"
+        "  --admin-uid N        with --auth munge: this uid may read, write, remove,\n"
+        "                       chmod and chown everything (default: none)\n"
         "  --fault POINT:N[:kill|stop|short|drop|crash]\n"
         "                       tests: SIGKILL (or SIGSTOP) the server the N-th time it\n"
         "                       reaches POINT: open, sync, coll-read, coll-write,\n"
@@ -258,6 +263,23 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'm':
         c->munge_socket = *arg ? arg : NULL;
         return 0;
+    case 'q':
+        if ((c->root_squash = parse_bool(arg)) < 0) {
+            c->root_squash = 1;
+            snprintf(err, errlen, "--root-squash: '%s' is not on or off", arg);
+            return -1;
+        }
+        return 0;
+    case 'u': {
+        char *end;
+        long uid = strtol(arg, &end, 10);
+        if (!*arg || *end || uid < 0 || uid > 0x7fffffffL) {
+            snprintf(err, errlen, "--admin-uid: '%s' is not a uid", arg);
+            return -1;
+        }
+        c->admin_uid = uid;
+        return 0;
+    }
     case 'S':
         if (!*arg) {
             snprintf(err, errlen, "--secret-file: empty file name");
@@ -324,6 +346,8 @@ static const struct option opts[] = {
     {"secret-file", required_argument, NULL, 'S'},
     {"auth", required_argument, NULL, 'a'},
     {"munge-socket", required_argument, NULL, 'm'},
+    {"root-squash", required_argument, NULL, 'q'},
+    {"admin-uid", required_argument, NULL, 'u'},
     {"max-connections", required_argument, NULL, 'C'},
     {"max-unauth", required_argument, NULL, 'U'},
     {"auth-timeout", required_argument, NULL, 'A'},

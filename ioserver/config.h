@@ -26,6 +26,8 @@ struct srv_config {
     const char *secret_file;      /* shared secret for AUTH; required unless insecure */
     int munge;                    /* --auth munge: identities proven by MUNGE credentials */
     const char *munge_socket;     /* munged's socket, NULL: libmunge's default */
+    int root_squash;              /* --root-squash on|off: clients' uid 0 is nobody */
+    long admin_uid;               /* --admin-uid: passes every check; -1 none */
     /* limits on what a client may make the server hold (hostile clients) */
     unsigned max_conns;           /* connections at once */
     unsigned max_unauth;          /* of which not yet authenticated */

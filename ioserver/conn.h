@@ -27,8 +27,11 @@ struct handle {
 
 /* who is calling: proven by --auth munge (known), else nobody in particular */
 #define IDENT_MAX_GROUPS 64
+#define SQUASH_ID 65534u          /* nobody / nogroup: a client's root, squashed */
 struct ident {
     int known;
+    int squashed;                 /* the credential said uid 0 */
+    uint32_t cred_uid;            /* the credential's uid, before squashing */
     uint32_t uid, gid;
     int ngroups;                  /* supplementary, from the server's name service */
     uint32_t groups[IDENT_MAX_GROUPS];

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "handlers.h"
+#include "access.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -302,8 +303,17 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     int created = 0;
     char msg[768];
     struct store_creator cr = {m.once_client, m.once_call};   /* 0, 0 without DDIO_O_ONCE */
-    int rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &cr, &of, &created,
-                        msg, sizeof(msg));
+    char norm[DDIO_MAX_STR + 1];
+    int ok = store_norm_path(m.path, norm, sizeof(norm)) == 0;
+    int rc = ok ? access_open(c, norm, m.amode, msg, sizeof(msg)) : 0;
+    if (rc == 0)
+        rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &cr, &of, &created, msg,
+                        sizeof(msg));
+    /* a new file is its creator's, with the creator's mode */
+    if (rc == 0 && created && ok
+        && (rc = access_own(c, norm, (m.amode & DDIO_O_MODE) ? m.mode : 0644, msg,
+                            sizeof(msg))) != 0)
+        store_release(&c->srv->store, of);
     free(m.path);
     if (!rc)
         open_local(c, of, &m);

@@ -13,11 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include "ddio_munge.h"
 #include "server.h"
 
 int identity_startup(struct server *srv, char *err, size_t errlen)
 {
+    if (geteuid() != 0) {
+        snprintf(err, errlen, "--auth munge: the server gives files their creators' owners "
+                 "(chown): run it as root");
+        return -1;
+    }
     static const char probe[] = "ddio-server start";
     char *cred = NULL, why[256];
     void *back = NULL;
@@ -124,9 +130,16 @@ int identity_verify(struct conn *c, const struct ddio_auth_munge *m, char *why, 
     if (!same_host(c->fd, id.addr, why, n))
         return -EACCES;
     c->who.known = 1;
+    c->who.cred_uid = id.uid;
     c->who.uid = id.uid;
     c->who.gid = id.gid;
     fill_groups(&c->who);
+    if (id.uid == 0 && c->srv->cfg.root_squash) {   /* root on a client node is not ours */
+        c->who.uid = c->who.gid = SQUASH_ID;
+        c->who.groups[0] = SQUASH_ID;
+        c->who.ngroups = 1;
+        c->who.squashed = 1;
+    }
     return 0;
 }
 
@@ -135,6 +148,6 @@ int identity_proof(struct conn *c, const uint8_t cnonce[DDIO_NONCE_LEN], char **
 {
     uint8_t pay[DDIO_MUNGE_PAYLOAD_LEN];
     ddio_munge_payload(DDIO_MUNGE_SERVER, c->srv->store.id, c->snonce, cnonce, pay);
-    return ddio_munge_encode(c->srv->cfg.munge_socket, pay, sizeof(pay), 0, (long)c->who.uid,
-                             cred, why, n);
+    return ddio_munge_encode(c->srv->cfg.munge_socket, pay, sizeof(pay), 0,
+                             (long)c->who.cred_uid, cred, why, n);
 }

@@ -1,14 +1,17 @@
 /* The namespace requests by path: DELETE, PSTAT, READDIR, MKDIR, RMDIR,
- * RENAME (PROTOCOL.md "Namespace"). The work is the store's (store_ns.c,
- * DELETE store.c: confinement, every root); these decode, call it and reply. */
+ * RENAME, SETATTR (PROTOCOL.md "Namespace"). The work is the store's
+ * (store_ns.c, DELETE store.c: confinement, every root); these decode,
+ * check the caller's permissions (access.h), call it and reply. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "namespace.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+#include "access.h"
 #include "replay.h"
 #include "reply.h"
 
@@ -42,6 +45,49 @@ static void once_note(int rc, uint64_t client, uint64_t call)
         replay_note(client, call, (const uint8_t *)"", 0);
 }
 
+/* path normalized, "" for the root (which store_norm_path refuses) */
+static int norm_any(const char *path, char *out, size_t n)
+{
+    const char *p = path;
+    while (*p == '/')
+        p++;
+    if (*p)
+        return store_norm_path(path, out, n);
+    out[0] = '\0';
+    return 0;
+}
+
+/* the check fn (access.h) on path, normalized (a path the store refuses
+ * is not checked: the store says why) */
+static int check(const struct conn *c, const char *path,
+                 int (*fn)(const struct conn *, const char *, char *, size_t), char *msg,
+                 size_t n)
+{
+    char norm[DDIO_MAX_STR + 1];
+    if (!access_on(c) || norm_any(path, norm, sizeof(norm)))
+        return 0;
+    return fn(c, norm, msg, n);
+}
+
+static int may_search(const struct conn *c, const char *norm, char *msg, size_t n)
+{
+    return access_path(c, norm, 0, msg, n);
+}
+
+static int may_list(const struct conn *c, const char *norm, char *msg, size_t n)
+{
+    return access_path(c, norm, ACC_READ | ACC_SEARCH, msg, n);
+}
+
+/* a new directory is its creator's, with the mode asked for */
+static int own(const struct conn *c, const char *path, uint32_t mode, char *msg, size_t n)
+{
+    char norm[DDIO_MAX_STR + 1];
+    if (norm_any(path, norm, sizeof(norm)))
+        return 0;
+    return access_own(c, norm, mode, msg, n);
+}
+
 int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
     struct ddio_path_req m = {0};
@@ -50,7 +96,9 @@ int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     char msg[768];
     int rc = 0;
     if (!once_answered(c, m.once_client, m.once_call)) {
-        rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
+        rc = check(c, m.path, access_remove, msg, sizeof(msg));
+        if (rc == 0)
+            rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
     }
     free(m.path);
@@ -64,7 +112,9 @@ int on_pstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     char msg[768];
     struct ddio_pstat_r *r = malloc(sizeof(*r));   /* a layout is 4 KiB */
-    int rc = r ? store_pstat(&c->srv->store, m.path, r, msg, sizeof(msg)) : -ENOMEM;
+    int rc = r ? check(c, m.path, may_search, msg, sizeof(msg)) : -ENOMEM;
+    if (rc == 0)
+        rc = store_pstat(&c->srv->store, m.path, r, msg, sizeof(msg));
     free(m.path);
     if (rc) {
         free(r);
@@ -85,7 +135,9 @@ int on_readdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     char msg[768];
     if (ddio_dec_readdir(p, h->len, &m))
         return bad_payload(c, h);
-    int rc = store_readdir(&c->srv->store, m.path, m.cookie, m.max, &r, msg, sizeof(msg));
+    int rc = check(c, m.path, may_list, msg, sizeof(msg));
+    if (rc == 0)
+        rc = store_readdir(&c->srv->store, m.path, m.cookie, m.max, &r, msg, sizeof(msg));
     free(m.path);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
@@ -104,7 +156,11 @@ int on_mkdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     int rc = 0;
     if (!once_answered(c, m.once_client, m.once_call)) {
-        rc = store_mkdir(&c->srv->store, m.path, m.mode, msg, sizeof(msg));
+        rc = check(c, m.path, access_create, msg, sizeof(msg));
+        if (rc == 0)
+            rc = store_mkdir(&c->srv->store, m.path, m.mode, msg, sizeof(msg));
+        if (rc == 0)
+            rc = own(c, m.path, m.mode, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
     }
     free(m.path);
@@ -119,7 +175,9 @@ int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     int rc = 0;
     if (!once_answered(c, m.once_client, m.once_call)) {
-        rc = store_rmdir(&c->srv->store, m.path, msg, sizeof(msg));
+        rc = check(c, m.path, access_remove, msg, sizeof(msg));
+        if (rc == 0)
+            rc = store_rmdir(&c->srv->store, m.path, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
     }
     free(m.path);
@@ -134,10 +192,30 @@ int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     int rc = 0;
     if (!once_answered(c, m.once_client, m.once_call)) {
-        rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
+        rc = check(c, m.from, access_remove, msg, sizeof(msg));
+        if (rc == 0)
+            rc = check(c, m.to, access_remove, msg, sizeof(msg));   /* the parent's, and a
+                                                                     * replaced entry's */
+        if (rc == 0)
+            rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
     }
     free(m.from);
     free(m.to);
+    return reply_done(c, h, rc, msg);
+}
+
+int on_setattr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_setattr m;
+    char msg[768], norm[DDIO_MAX_STR + 1];
+    if (ddio_dec_setattr(p, h->len, &m))
+        return bad_payload(c, h);
+    int rc = norm_any(m.path, norm, sizeof(norm));
+    if (rc)
+        snprintf(msg, sizeof(msg), "setattr %s: not a path under the root", m.path);
+    else
+        rc = access_setattr(c, norm, &m, msg, sizeof(msg));
+    free(m.path);
     return reply_done(c, h, rc, msg);
 }

@@ -10,5 +10,6 @@ int on_readdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_mkdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
+int on_setattr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 
 #endif

@@ -57,8 +57,10 @@ static uint64_t stat_mtime_ns(const struct stat *sb)
     return (uint64_t)sb->st_mtim.tv_sec * 1000000000u + (uint64_t)sb->st_mtim.tv_nsec;
 }
 
-/* local size and newest mtime of a file's datafiles (not open here) */
-static int datafile_stat(struct store *st, const char *path, uint64_t *size, uint64_t *mtime)
+/* local size and newest mtime of a file's datafiles (not open here); the
+ * first root's stat in *first (its owner and mode are the file's) */
+static int datafile_stat(struct store *st, const char *path, uint64_t *size, uint64_t *mtime,
+                         struct stat *first)
 {
     struct ddio_stripe disks = {st->block_size, (uint32_t)st->ndisks};
     *size = *mtime = 0;
@@ -71,6 +73,8 @@ static int datafile_stat(struct store *st, const char *path, uint64_t *size, uin
         close(fd);
         if (rc)
             return rc;
+        if (d == 0)
+            *first = sb;
         uint64_t e = ddio_layout_logical_end(&disks, (uint32_t)d, (uint64_t)sb.st_size);
         if (e > *size)
             *size = e;
@@ -84,7 +88,8 @@ static int stat_file(struct store *st, const char *norm, struct ddio_pstat_r *r,
                      char *msg, size_t msglen)
 {
     uint64_t dsize;
-    int rc = datafile_stat(st, norm, &dsize, &r->mtime_ns);
+    struct stat sb = {0};
+    int rc = datafile_stat(st, norm, &dsize, &r->mtime_ns, &sb);
     if (rc) {
         snprintf(msg, msglen, "stat %s: %s", norm, ddio_errno_name(-rc));
         return rc;
@@ -93,7 +98,9 @@ static int stat_file(struct store *st, const char *norm, struct ddio_pstat_r *r,
     struct ofile *of = find_open(st, norm);
     r->local_size = of ? store_size(of) : dsize;
     r->kind = DDIO_K_FILE;
-    r->mode = 0644;
+    r->mode = sb.st_mode & 07777;
+    r->uid = (uint32_t)sb.st_uid;
+    r->gid = (uint32_t)sb.st_gid;
     return 0;
 }
 
@@ -119,6 +126,8 @@ int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
         if (rc == 0) {
             r->kind = DDIO_K_DIR;
             r->mode = sb.st_mode & 07777;
+            r->uid = (uint32_t)sb.st_uid;
+            r->gid = (uint32_t)sb.st_gid;
             r->mtime_ns = stat_mtime_ns(&sb);
         } else
             snprintf(msg, msglen, "stat %s: %s", norm, ddio_errno_name(-rc));

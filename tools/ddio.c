@@ -34,6 +34,8 @@ static void usage(FILE *f)
         "  stat PATH            type, size, mode, mtime and stripe of a file or directory\n"
         "  rm PATH              remove a file, or an empty directory\n"
         "  mkdir PATH           make a directory (on every server)\n"
+        "  chmod MODE PATH      set the permission bits (octal) of a file or directory\n"
+        "  chown UID[:GID] PATH set the owner (and group); numeric ids\n"
         "  layout FILE          stripe unit, stripe count, and per stripe its server and\n"
         "                       the bytes it holds (they add up to the file size)\n"
         "  cp SRC DST           copy a local file to ddio:/path or back, striped and in\n"
@@ -85,6 +87,8 @@ static const struct command commands[] = {
     {"stat", cmd_stat, "j", 1, 1},
     {"rm", cmd_rm, "", 1, 1},
     {"mkdir", cmd_mkdir, "", 1, 1},
+    {"chmod", cmd_chmod, "", 2, 2},
+    {"chown", cmd_chown, "", 2, 2},
     {"layout", cmd_layout, "j", 1, 1},
     {"cp", cmd_cp, "uPNB", 2, 2},
     {"status", cmd_status, "ji", 0, 0},

@@ -44,6 +44,8 @@ int cmd_ls(struct cli *o);
 int cmd_stat(struct cli *o);
 int cmd_rm(struct cli *o);
 int cmd_mkdir(struct cli *o);
+int cmd_chmod(struct cli *o);
+int cmd_chown(struct cli *o);
 int cmd_layout(struct cli *o);
 int cmd_cp(struct cli *o);
 int cmd_status(struct cli *o);

@@ -440,7 +440,7 @@ int cmd_cp(struct cli *o)
             goto out;
         }
     } else {                                    /* ddio -> local */
-        if (ddio_client_open(c.cl, cli_ns_path(src), 0, &c.f, msg, sizeof msg)
+        if (ddio_client_open(c.cl, cli_ns_path(src), DDIO_CO_RDONLY, &c.f, msg, sizeof msg)
             || ddio_client_size(c.f, &c.size, msg, sizeof msg)) {
             rc = cli_fail("cp: %s", msg);     /* msg names the file */
             goto out;

@@ -1,5 +1,6 @@
 /* tools/ddio: the namespace commands (ls, stat, rm, mkdir, layout), each a
  * thin layer over ddio_client's merged-over-servers namespace calls. */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,8 +33,8 @@ static void json_stat(FILE *f, const char *key, const char *name, const struct d
     fprintf(f, "{\"%s\": ", key);
     cli_json_str(f, name);
     fprintf(f, ", \"type\": \"%s\", \"size\": %" PRIu64 ", \"mode\": \"%04o\", "
-               "\"mtime_ns\": %" PRIu64, st->is_dir ? "dir" : "file",
-            st->size, (unsigned)st->mode, st->mtime_ns);
+               "\"uid\": %u, \"gid\": %u, \"mtime_ns\": %" PRIu64, st->is_dir ? "dir" : "file",
+            st->size, (unsigned)st->mode, st->uid, st->gid, st->mtime_ns);
     if (!st->is_dir)
         fprintf(f, ", \"stripe_unit\": %" PRIu64 ", \"stripe_count\": %u", st->stripe.unit,
                 st->stripe.count);
@@ -180,8 +181,9 @@ int cmd_stat(struct cli *o)
     }
     fmt_mode(&st, mode);
     fmt_mtime(st.mtime_ns, when, sizeof when);
-    printf("path: %s\ntype: %s\nsize: %" PRIu64 "\nmode: %04o (%s)\nmtime: %s\n", path,
-           st.is_dir ? "directory" : "file", st.size, (unsigned)st.mode, mode, when);
+    printf("path: %s\ntype: %s\nsize: %" PRIu64 "\nmode: %04o (%s)\nowner: %u\ngroup: %u\n"
+           "mtime: %s\n", path, st.is_dir ? "directory" : "file", st.size, (unsigned)st.mode,
+           mode, st.uid, st.gid, when);
     if (!st.is_dir)
         printf("stripe_unit: %" PRIu64 "\nstripe_count: %u\n", st.stripe.unit,
                st.stripe.count);
@@ -217,6 +219,50 @@ int cmd_mkdir(struct cli *o)
     if (rc == -EEXIST)
         return cli_fail("mkdir: %s: already exists", path);
     return rc ? cli_fail("mkdir: %s", msg) : 0;
+}
+
+static int setattr(struct cli *o, const char *cmd, uint32_t what, uint32_t mode, uint32_t uid,
+                   uint32_t gid)
+{
+    const char *path = cli_ns_path(o->argv[1]);
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_client *cl = cli_client(o);
+    if (!cl)
+        return 1;
+    int rc = ddio_client_setattr(cl, path, what, mode, uid, gid, msg, sizeof msg);
+    ddio_client_free(cl);
+    return rc ? cli_fail("%s: %s", cmd, msg) : 0;
+}
+
+int cmd_chmod(struct cli *o)
+{
+    char *end;
+    unsigned long mode = strtoul(o->argv[0], &end, 8);
+    if (!*o->argv[0] || *end || mode > 07777)
+        return cli_fail("chmod: '%s' is not an octal mode (0..7777)", o->argv[0]);
+    return setattr(o, "chmod", DDIO_SA_MODE, (uint32_t)mode, 0, 0);
+}
+
+/* UID[:GID], numeric; without GID the file keeps its group (read first) */
+int cmd_chown(struct cli *o)
+{
+    char *end, msg[DDIO_CLIENT_MSG_LEN];
+    unsigned long uid = strtoul(o->argv[0], &end, 10), gid = 0;
+    int have_gid = *end == ':';
+    if (have_gid)
+        gid = strtoul(end + 1, &end, 10);
+    if (!isdigit((unsigned char)*o->argv[0]) || *end || uid > 0xfffffffful || gid > 0xfffffffful)
+        return cli_fail("chown: '%s' is not UID[:GID] (numbers)", o->argv[0]);
+    if (!have_gid) {
+        struct ddio_cstat st;
+        struct ddio_client *cl = cli_client(o);
+        int rc = cl ? ddio_client_stat(cl, cli_ns_path(o->argv[1]), &st, msg, sizeof msg) : 1;
+        ddio_client_free(cl);
+        if (rc)
+            return cl ? cli_fail("chown: %s", msg) : 1;
+        gid = st.gid;
+    }
+    return setattr(o, "chown", DDIO_SA_OWNER, 0, (uint32_t)uid, (uint32_t)gid);
 }
 
 int cmd_layout(struct cli *o)

@@ -176,6 +176,7 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #undef CLEANUP
 #define CLEANUP free(m.path)
     SIMPLE(FZ_READDIR, struct ddio_readdir, ddio_dec_readdir, ddio_enc_readdir)
+    SIMPLE(FZ_SETATTR, struct ddio_setattr, ddio_dec_setattr, ddio_enc_setattr)
     SIMPLE(FZ_MKDIR, struct ddio_mkdir, ddio_dec_mkdir, ddio_enc_mkdir)
 #undef CLEANUP
 #define CLEANUP ddio_readdir_r_free(&m)

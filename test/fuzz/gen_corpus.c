@@ -197,6 +197,8 @@ static void gen_messages(void)
     if (ps) {
         ps->kind = DDIO_K_FILE;
         ps->mode = 0644;
+        ps->uid = 4201;
+        ps->gid = 4201;
         ps->local_size = 4096;
         ps->layout.stripe_unit = 1u << 20;
         ps->layout.stripe_count = 2;
@@ -219,6 +221,11 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_mkdir(&w, &mk);
     emit("mkdir", FZ_MKDIR, &w);
+    struct ddio_setattr sa = { .path = "a/b", .what = DDIO_SA_MODE | DDIO_SA_OWNER,
+                               .mode = 0640, .uid = 4201, .gid = 4201 };
+    ddio_wbuf_init(&w);
+    ddio_enc_setattr(&w, &sa);
+    emit("setattr", FZ_SETATTR, &w);
     struct ddio_rename rn = { .from = "a/x", .to = "a/y", .once_client = 0x5eedull,
                               .once_call = 3 };
     ddio_wbuf_init(&w);

@@ -2,8 +2,9 @@
  * at once, with the error class and the reason: a directory ("is a
  * directory", MPI_ERR_BAD_FILE), a create under a missing parent ("does
  * not exist", MPI_ERR_NO_SUCH_FILE: a create makes no directories, as on
- * ufs:), a name too long ("name too long", MPI_ERR_BAD_FILE).
- * usage: t_badname FILE r|c BAD_FILE|NO_SUCH_FILE TEXT MAX_SECONDS
+ * ufs:), a name too long ("name too long", MPI_ERR_BAD_FILE), a file the
+ * caller may not open ("permission denied", MPI_ERR_ACCESS: --auth munge).
+ * usage: t_badname FILE r|c BAD_FILE|NO_SUCH_FILE|ACCESS TEXT MAX_SECONDS
  *   r: read-only open; c: create (MPI_MODE_CREATE | MPI_MODE_RDWR)
  *   FILE @N: "ddio:/" and N bytes of 'a' */
 #include "tutil.h"
@@ -11,7 +12,7 @@
 int main(int argc, char **argv)
 {
     t_init(&argc, &argv);
-    T_ASSERT(argc == 6, "usage: t_badname FILE r|c BAD_FILE|NO_SUCH_FILE TEXT MAX_SECONDS");
+    T_ASSERT(argc == 6, "usage: t_badname FILE r|c BAD_FILE|NO_SUCH_FILE|ACCESS TEXT MAX_SECONDS");
     char *name = argv[1];
     if (name[0] == '@') {
         size_t n = (size_t)atol(name + 1);
@@ -22,7 +23,8 @@ int main(int argc, char **argv)
         name[n + 6] = '\0';
     }
     int amode = argv[2][0] == 'c' ? MPI_MODE_CREATE | MPI_MODE_RDWR : MPI_MODE_RDONLY;
-    int want = !strcmp(argv[3], "BAD_FILE") ? MPI_ERR_BAD_FILE : MPI_ERR_NO_SUCH_FILE;
+    int want = !strcmp(argv[3], "BAD_FILE") ? MPI_ERR_BAD_FILE
+               : !strcmp(argv[3], "ACCESS") ? MPI_ERR_ACCESS : MPI_ERR_NO_SUCH_FILE;
     double max = atof(argv[5]);
     MPI_File fh;
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);

@@ -27,6 +27,7 @@ T_LIMIT=${DDIO_IDENTITY_TEST_TIMEOUT:-120}
 unset DDIO_SECRET_FILE DDIO_CONFIG DDIO_MUNGE_SOCKET
 W=$T_TMP
 chmod 711 "$W"                     # other users reach the munge socket inside
+O=$W/out; mkdir -p "$O"; chmod 1777 "$O"   # where every user writes its copies
 for p in "$T_SERVER_BIN" "$PROBE" "$TOOL"; do [ -x "$p" ] || t_unusable identity/build "$p missing: run make"; done
 for p in munged mungekey munge unmunge setpriv; do
   command -v "$p" >/dev/null || t_unusable identity/tools "$p not found (scripts/install-deps.sh installs munge)"
@@ -61,29 +62,96 @@ t_expect_fail -x 2 identity/munge-or-secret "--auth munge excludes --secret-file
 t_expect_fail -x 2 identity/bad-mode "is not one of secret|munge|none" \
   "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$W/root" --auth kerberos
 
-t_server_start "$W/srv" --root "$W/root" --auth munge --munge-socket "$M/sock" \
+t_mpi_env 30
+ADMIN=4200
+t_server_start "$W/srv" --root "$W/root" --auth munge --munge-socket "$M/sock" --admin-uid $ADMIN \
   || t_unusable identity/server "$T_SRV_WHY"
 SRV=$T_SRV_ADDR SRVLOG=$T_SRV_LOG SRVPID=$T_SRV_PID
+
+# as USER (uid = gid = USER, no other groups); as_in USER GID: primary group GID
+as() { local u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+as_in() { local u=$1 g=$2; shift 2; setpriv --reuid="$u" --regid="$g" --clear-groups "$@"; }
 
 # ---- who is calling, as munged says ---------------------------------------------------------
 head -c 300000 /dev/urandom > "$W/data"
 chmod 644 "$W/data"
+# the namespace's root as /tmp: by the admin (root is squashed)
+t_expect_fail identity/root-squashed-chmod "permission denied" "$TOOL" -s "$SRV" chmod 1777 /
+t_step identity/admin-chmod-root as $ADMIN "$TOOL" -s "$SRV" chmod 1777 /
 copy_back() {   # copy_back USER...: cp in and out as that user, compare
   local as=("$@")
   "${as[@]}" "$TOOL" -s "$SRV" cp "$W/data" "ddio:/$1.bin" || t_why "cp in failed" || return
-  "${as[@]}" "$TOOL" -s "$SRV" cp "ddio:/$1.bin" "$W/back.$1" || t_why "cp out failed" || return
-  cmp "$W/data" "$W/back.$1" || t_why "the bytes differ" || return
+  "${as[@]}" "$TOOL" -s "$SRV" cp "ddio:/$1.bin" "$O/back.$1" || t_why "cp out failed" || return
+  cmp "$W/data" "$O/back.$1" || t_why "the bytes differ" || return
 }
 t_case identity/root-cp "300000 bytes in and back" copy_back env
-grep -q "authenticated as uid 0 gid 0 (MUNGE)" "$SRVLOG" && t_pass identity/root-logged \
-  || t_fail identity/root-logged "no 'authenticated as uid 0 gid 0' in the server's log"
-chmod 777 "$W"                      # nobody writes its copy next to the others
+grep -q "authenticated as uid 65534 gid 65534 (MUNGE), root squashed" "$SRVLOG" \
+  && t_pass identity/root-logged-squashed \
+  || t_fail identity/root-logged-squashed "no 'uid 65534 ... root squashed' in the server's log"
 t_case identity/nobody-cp "as uid 65534" copy_back setpriv --reuid=65534 --regid=65534 --clear-groups
-chmod 711 "$W"
 grep -q "authenticated as uid 65534 gid 65534 (MUNGE)" "$SRVLOG" && t_pass identity/nobody-logged \
   || t_fail identity/nobody-logged "no 'authenticated as uid 65534 gid 65534' in the server's log"
 t_expect_fail identity/client-without-munged "authenticates users with MUNGE" \
   env DDIO_MUNGE_SOCKET="$W/none" "$TOOL" -s "$SRV" -t 5 ls /
+
+# ---- ownership and permissions: users A, B, C (C in A's group), the admin ---------------
+A=4201 B=4202 C=4203
+perm_owner() {   # A's file, made with umask 077: owner A, mode 0600
+  as $A sh -c 'umask 077; exec "$@"' _ "$TOOL" -s "$SRV" cp "$W/data" ddio:/a.bin >/dev/null \
+    || t_why "A's cp failed" || return
+  "$TOOL" -s "$SRV" stat /a.bin >"$W/st" || t_why "stat failed" || return
+  grep -q "^mode: 0600" "$W/st" && grep -q "^owner: $A$" "$W/st" && grep -q "^group: $A$" "$W/st" \
+    || t_why "$(tr '\n' ' ' <"$W/st")"
+}
+t_case identity/perm-owner-mode "owner $A, mode 0600 from the umask" perm_owner
+t_expect_fail identity/perm-b-read "permission denied: /a.bin: uid $B may not read" \
+  as $B "$TOOL" -s "$SRV" cp ddio:/a.bin "$O/b.out"
+t_expect_fail identity/perm-b-overwrite "may not read and write" \
+  as $B "$TOOL" -s "$SRV" cp "$W/data" ddio:/a.bin
+t_expect_fail identity/perm-b-remove-sticky "from a sticky directory" as $B "$TOOL" -s "$SRV" rm /a.bin
+t_expect_fail identity/perm-b-chmod "another user's entry" as $B "$TOOL" -s "$SRV" chmod 0666 /a.bin
+t_expect_fail identity/perm-b-chown "another user's entry" as $B "$TOOL" -s "$SRV" chown $B /a.bin
+t_expect_fail identity/perm-root-squashed-read "uid 65534 may not read" \
+  "$TOOL" -s "$SRV" cp ddio:/a.bin "$O/root.out"
+t_expect_fail identity/perm-a-give-away "give it away" as $A "$TOOL" -s "$SRV" chown $B /a.bin
+# an MPI job of squashed root: MPI_ERR_ACCESS on every rank, with the reason
+t_step identity/perm-mpi-access env DDIO_SERVERS="$SRV" mpiexec -n 2 \
+  "$BUILD/test/mpi/bin/t_badname" ddio:/a.bin r ACCESS "uid 65534 may not read" 10
+perm_shared() {   # A: chmod 644: B reads the bytes, still may not write
+  as $A "$TOOL" -s "$SRV" chmod 644 /a.bin || t_why "A's chmod failed" || return
+  as $B "$TOOL" -s "$SRV" cp ddio:/a.bin "$O/b.out" >/dev/null || t_why "B's read failed" || return
+  cmp -s "$W/data" "$O/b.out" || t_why "B read other bytes" || return
+  ! as $B "$TOOL" -s "$SRV" cp "$W/data" ddio:/a.bin >/dev/null 2>&1 || t_why "B wrote A's 0644 file"
+}
+t_case identity/perm-chmod-644 "B reads, may not write" perm_shared
+perm_group() {   # 0640: C (A's group) reads, B does not
+  as $A "$TOOL" -s "$SRV" chmod 640 /a.bin || t_why "A's chmod failed" || return
+  as_in $C $A "$TOOL" -s "$SRV" cp ddio:/a.bin "$O/c.out" >/dev/null || t_why "C (group $A) could not read" || return
+  cmp -s "$W/data" "$O/c.out" || t_why "C read other bytes" || return
+  ! as $B "$TOOL" -s "$SRV" cp ddio:/a.bin "$O/b2.out" >/dev/null 2>&1 || t_why "B (other) read a 0640 file"
+}
+t_case identity/perm-group "group $A reads a 0640 file, others do not" perm_group
+perm_dir() {     # a 0700 directory: B may not look inside
+  as $A "$TOOL" -s "$SRV" mkdir /priv || t_why "A's mkdir failed" || return
+  as $A "$TOOL" -s "$SRV" cp "$W/data" ddio:/priv/x >/dev/null || t_why "A's cp failed" || return
+  as $A "$TOOL" -s "$SRV" chmod 700 /priv || t_why "A's chmod failed" || return
+  as $B "$TOOL" -s "$SRV" stat /priv/x >"$O/bst" 2>&1 && t_why "B stats /priv/x" && return 1
+  grep -q "uid $B may not search this directory" "$O/bst" || t_why "$(cat "$O/bst")" || return
+  ! as $B "$TOOL" -s "$SRV" ls /priv >/dev/null 2>&1 || t_why "B lists /priv"
+}
+t_case identity/perm-dir-search "B may not stat /priv/x nor list /priv (0700)" perm_dir
+perm_sticky() {  # in a 1777 directory B removes its own file, A (not the dir's owner) does not
+  as $B "$TOOL" -s "$SRV" cp "$W/data" ddio:/b.bin >/dev/null || t_why "B's cp failed" || return
+  ! as $A "$TOOL" -s "$SRV" rm /b.bin >/dev/null 2>&1 || t_why "A removed B's file" || return
+  as $B "$TOOL" -s "$SRV" rm /b.bin || t_why "B could not remove its own file"
+}
+t_case identity/perm-sticky "only the owner removes in /" perm_sticky
+perm_admin() {   # the admin gives A's file to B, who may then remove it
+  as $ADMIN "$TOOL" -s "$SRV" chown $B:$B /a.bin || t_why "admin chown failed" || return
+  "$TOOL" -s "$SRV" stat /a.bin | grep -q "^owner: $B$" || t_why "owner not $B" || return
+  as $B "$TOOL" -s "$SRV" rm /a.bin || t_why "B could not remove its file"
+}
+t_case identity/perm-admin-chown "admin uid $ADMIN chowns; the new owner removes" perm_admin
 
 # ---- forged credentials ---------------------------------------------------------------------
 t_step identity/probe-good "$PROBE" "$SRV" good
@@ -122,11 +190,10 @@ fi
 rc=0; t_server_stop "$SRVPID" || rc=$?; t_result identity/server-stops $rc
 
 # ---- an MPI job on servers in MUNGE mode -----------------------------------------------------
-t_mpi_env 30
 PAT=$BUILD/examples/bin/ddio-patterns CMP=$BUILD/test/mpi/bin/filecmp U=$W/ufs
 mkdir -p "$U"
 if [ -x "$PAT" ] && [ -x "$CMP" ] && mpiexec -n 4 "$PAT" -q -r 8192 -m 8 "ufs:$U/p" >/dev/null; then
-  t_step identity/mpi-ddio-run-munge env -u DDIO_MUNGE_SOCKET "$T_RUN" --auth munge -s 2 -- \
+  t_step identity/mpi-ddio-run-munge env -u DDIO_MUNGE_SOCKET "$T_RUN" --auth munge -s 2 -r "$W/dr" -- \
     bash -c 'mpiexec -n 4 "$1" -q -r 8192 -m 8 ddio:/p && mpiexec -n 1 "$2" ddio:/p "ufs:$3/p"' \
     _ "$PAT" "$CMP" "$U"
 else

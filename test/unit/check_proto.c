@@ -213,6 +213,21 @@ static void enc_mkdir(struct ddio_wbuf *w)
     ddio_enc_mkdir(w, &m);
 }
 
+static void enc_setattr(struct ddio_wbuf *w)
+{
+    struct ddio_setattr m = { .path = "a/x", .what = DDIO_SA_MODE | DDIO_SA_OWNER,
+                              .mode = 01777, .uid = 4201, .gid = 4300 };
+    ddio_enc_setattr(w, &m);
+}
+
+static void enc_open_mode(struct ddio_wbuf *w)
+{
+    struct ddio_open m = { .path = "a/new", .amode = DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_MODE,
+                           .mode = 0600 };
+    fill_layout(&m.layout, 2);
+    ddio_enc_open(w, &m);
+}
+
 static void enc_rename(struct ddio_wbuf *w)
 {
     struct ddio_rename m = { .from = "a/x", .to = "b/y", .once_client = 0xabcdefull,
@@ -429,6 +444,14 @@ static int d_mkdir(const uint8_t *p, size_t n)
     return rc;
 }
 
+static int d_setattr(const uint8_t *p, size_t n)
+{
+    struct ddio_setattr m;
+    int rc = ddio_dec_setattr(p, n, &m);
+    free(m.path);
+    return rc;
+}
+
 static int d_rename(const uint8_t *p, size_t n)
 {
     struct ddio_rename m;
@@ -447,6 +470,8 @@ struct sample {
 
 #define FULL SIZE_MAX
 static const struct sample samples[] = {
+    { "setattr", enc_setattr, d_setattr, FULL },
+    { "open_mode", enc_open_mode, d_open, FULL },
     { "hello", enc_hello, d_hello, FULL },
     { "hello_r", enc_hello_r, d_hello_r, FULL },
     { "auth", enc_auth, d_auth, FULL },
@@ -1118,6 +1143,8 @@ static int pstat_with(uint32_t kind, uint32_t mode, uint64_t size)
     ddio_wbuf_init(&w);
     ddio_put_u32(&w, kind);
     ddio_put_u32(&w, mode);
+    ddio_put_u32(&w, 4201);        /* uid */
+    ddio_put_u32(&w, 4201);        /* gid */
     ddio_put_u64(&w, size);
     ddio_put_u64(&w, 0);
     int rc = dec_copy(d_pstat_r, w.p, w.len);
@@ -1162,6 +1189,23 @@ START_TEST(bad_namespace)
     ddio_wbuf_init(&w);
     ddio_enc_mkdir(&w, &mk);
     ck_assert_int_eq(dec_copy(d_mkdir, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    struct ddio_setattr sa = { .path = "a", .what = 0 };
+    ddio_wbuf_init(&w);
+    ddio_enc_setattr(&w, &sa);
+    ck_assert_int_eq(dec_copy(d_setattr, w.p, w.len), -EPROTO);            /* nothing to set */
+    ddio_wbuf_free(&w);
+    sa.what = DDIO_SA_MODE;
+    sa.mode = 010000;
+    ddio_wbuf_init(&w);
+    ddio_enc_setattr(&w, &sa);
+    ck_assert_int_eq(dec_copy(d_setattr, w.p, w.len), -EPROTO);            /* not a mode */
+    ddio_wbuf_free(&w);
+    struct ddio_open om = { .path = "a", .amode = DDIO_O_RDWR | DDIO_O_MODE, .mode = 0644 };
+    fill_layout(&om.layout, 1);
+    ddio_wbuf_init(&w);
+    ddio_enc_open(&w, &om);
+    ck_assert_int_eq(dec_copy(d_open, w.p, w.len), -EPROTO);               /* MODE without CREAT */
     ddio_wbuf_free(&w);
     struct ddio_readdir_r big = { .n = DDIO_READDIR_MAX + 1, .ent = sample_ents };
     ddio_wbuf_init(&w);

@@ -1,0 +1,219 @@
+/* Ownership and permissions (access.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "access.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "server.h"
+#include "store_roots.h"
+
+int access_on(const struct conn *c)
+{
+    return c->who.known;
+}
+
+/* uid 0 (not squashed) and the admin are not checked */
+static int privileged(const struct conn *c)
+{
+    return c->who.uid == 0 || (c->srv->cfg.admin_uid >= 0
+                               && c->who.uid == (uint32_t)c->srv->cfg.admin_uid);
+}
+
+static int in_group(const struct ident *w, uint32_t gid)
+{
+    if (w->gid == gid)
+        return 1;
+    for (int i = 0; i < w->ngroups; i++)
+        if (w->groups[i] == gid)
+            return 1;
+    return 0;
+}
+
+/* the permission bits (rwx) that apply to w on an entry */
+static int bits_for(const struct ident *w, const struct stat *sb)
+{
+    if (sb->st_uid == w->uid)
+        return (int)(sb->st_mode >> 6) & 7;
+    if (in_group(w, sb->st_gid))
+        return (int)(sb->st_mode >> 3) & 7;
+    return (int)sb->st_mode & 7;
+}
+
+/* stat of norm's entry under the first root, not following a last symlink */
+static int entry_stat(const struct conn *c, const char *norm, struct stat *sb)
+{
+    const struct store *st = &c->srv->store;
+    if (!*norm)
+        return fstat(st->rootfd[0], sb) ? -errno : 0;
+    int fd = open_beneath(st->rootfd[0], norm, O_PATH | O_NOFOLLOW, 0);
+    if (fd < 0)
+        return fd;
+    int rc = fstat(fd, sb) ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+static int deny(const struct conn *c, const char *norm, const char *what,
+                const struct stat *sb, char *msg, size_t n)
+{
+    snprintf(msg, n, "permission denied: /%s: uid %u may not %s (owner %u, group %u, mode %04o)",
+             norm, c->who.uid, what, (unsigned)sb->st_uid, (unsigned)sb->st_gid,
+             (unsigned)(sb->st_mode & 07777));
+    return -EACCES;
+}
+
+/* search permission on the root and on every directory above norm */
+static int search_ancestors(const struct conn *c, const char *norm, char *msg, size_t n)
+{
+    char dir[DDIO_MAX_STR + 1];
+    struct stat sb;
+    size_t len = strlen(norm);
+    if (len > DDIO_MAX_STR)
+        return 0;                          /* the store refuses such a path */
+    for (size_t i = 0;; i++) {
+        if (i == len)
+            return 0;
+        if (i > 0 && norm[i] != '/')
+            continue;
+        memcpy(dir, norm, i);
+        dir[i] = '\0';
+        if (entry_stat(c, dir, &sb))
+            return 0;                      /* missing: the operation says ENOENT */
+        if (!(bits_for(&c->who, &sb) & ACC_SEARCH))
+            return deny(c, dir, "search this directory", &sb, msg, n);
+    }
+}
+
+int access_path(const struct conn *c, const char *norm, int want, char *msg, size_t n)
+{
+    struct stat sb;
+    if (!access_on(c) || privileged(c))
+        return 0;
+    int rc = search_ancestors(c, norm, msg, n);
+    if (rc || !want || entry_stat(c, norm, &sb))
+        return rc;
+    if ((bits_for(&c->who, &sb) & want) != want)
+        return deny(c, norm, want == ACC_READ ? "read" : want == ACC_WRITE ? "write"
+                    : want == (ACC_READ | ACC_WRITE) ? "read and write"
+                    : "list or search", &sb, msg, n);
+    return 0;
+}
+
+/* norm's parent directory ("" for a top-level entry) */
+static void parent_of(const char *norm, char *out, size_t n)
+{
+    const char *slash = strrchr(norm, '/');
+    size_t len = slash ? (size_t)(slash - norm) : 0;
+    snprintf(out, n, "%.*s", (int)len, norm);
+}
+
+int access_create(const struct conn *c, const char *norm, char *msg, size_t n)
+{
+    char parent[DDIO_MAX_STR + 1];
+    if (!access_on(c) || privileged(c))
+        return 0;
+    parent_of(norm, parent, sizeof(parent));
+    int rc = search_ancestors(c, norm, msg, n);
+    struct stat sb;
+    if (rc || entry_stat(c, parent, &sb))
+        return rc;
+    if ((bits_for(&c->who, &sb) & (ACC_WRITE | ACC_SEARCH)) != (ACC_WRITE | ACC_SEARCH))
+        return deny(c, parent, "add or remove entries here", &sb, msg, n);
+    return 0;
+}
+
+int access_remove(const struct conn *c, const char *norm, char *msg, size_t n)
+{
+    char parent[DDIO_MAX_STR + 1];
+    struct stat dsb, sb;
+    int rc = access_create(c, norm, msg, n);
+    if (rc || !access_on(c) || privileged(c))
+        return rc;
+    parent_of(norm, parent, sizeof(parent));
+    if (entry_stat(c, parent, &dsb) || entry_stat(c, norm, &sb) || !(dsb.st_mode & S_ISVTX))
+        return 0;
+    if (sb.st_uid != c->who.uid && dsb.st_uid != c->who.uid)
+        return deny(c, norm, "remove another user's entry from a sticky directory", &sb,
+                    msg, n);
+    return 0;
+}
+
+int access_open(const struct conn *c, const char *norm, uint32_t amode, char *msg, size_t n)
+{
+    struct stat sb;
+    if (!access_on(c))
+        return 0;
+    int want = ((amode & (DDIO_O_WRONLY | DDIO_O_RDWR)) ? ACC_WRITE : 0)
+               | ((amode & (DDIO_O_RDONLY | DDIO_O_RDWR)) ? ACC_READ : 0);
+    if (entry_stat(c, norm, &sb) == 0 || !(amode & DDIO_O_CREAT))
+        return access_path(c, norm, want, msg, n);
+    return access_create(c, norm, msg, n);
+}
+
+/* chown and/or chmod norm's entry on every root */
+static int apply(const struct conn *c, const char *norm, int own, uint32_t uid, uint32_t gid,
+                 int chmodit, uint32_t mode, char *msg, size_t n)
+{
+    const struct store *st = &c->srv->store;
+    for (int d = 0; d < st->ndisks; d++) {
+        char proc[64];
+        int fd = *norm ? open_beneath(st->rootfd[d], norm, O_PATH | O_NOFOLLOW, 0)
+                       : dup(st->rootfd[d]);
+        int rc = fd < 0 ? (*norm ? fd : -errno) : 0;
+        if (rc == 0 && own && fchownat(fd, "", (uid_t)uid, (gid_t)gid, AT_EMPTY_PATH))
+            rc = -errno;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        if (rc == 0 && chmodit && chmod(proc, (mode_t)mode))
+            rc = -errno;
+        if (fd >= 0)
+            close(fd);
+        if (rc == -ENOENT && d > 0)
+            continue;                      /* a directory's entry on one root only */
+        if (rc) {
+            snprintf(msg, n, "/%s: cannot set owner or mode on root %d: %s", norm, d,
+                     strerror(-rc));
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int access_own(const struct conn *c, const char *norm, uint32_t mode, char *msg, size_t n)
+{
+    return apply(c, norm, access_on(c), c->who.uid, c->who.gid, 1, mode & 07777, msg, n);
+}
+
+static int may_setattr(const struct conn *c, const char *norm, const struct ddio_setattr *m,
+                       char *msg, size_t n)
+{
+    struct stat sb;
+    int rc = access_path(c, norm, 0, msg, n);
+    if (rc || !access_on(c) || privileged(c) || entry_stat(c, norm, &sb))
+        return rc;
+    if (sb.st_uid != c->who.uid)
+        return deny(c, norm, "change the mode or owner of another user's entry", &sb, msg, n);
+    if ((m->what & DDIO_SA_OWNER) && (m->uid != c->who.uid || !in_group(&c->who, m->gid)))
+        return deny(c, norm, "give it away, or to a group it is not in", &sb, msg, n);
+    return 0;
+}
+
+int access_setattr(const struct conn *c, const char *norm, const struct ddio_setattr *m,
+                   char *msg, size_t n)
+{
+    struct stat sb;
+    int rc = entry_stat(c, norm, &sb);
+    if (rc) {
+        snprintf(msg, n, "/%s: %s", norm, strerror(-rc));
+        return rc;
+    }
+    if ((rc = may_setattr(c, norm, m, msg, n)) != 0)
+        return rc;
+    return apply(c, norm, (m->what & DDIO_SA_OWNER) != 0, m->uid, m->gid,
+                 (m->what & DDIO_SA_MODE) != 0, m->mode, msg, n);
+}
