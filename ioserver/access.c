@@ -6,11 +6,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "ddio_log.h"
 #include "server.h"
+#include "stats.h"
 #include "store_roots.h"
 
 int access_on(const struct conn *c)
@@ -59,12 +63,19 @@ static int entry_stat(const struct conn *c, const char *norm, struct stat *sb)
     return rc;
 }
 
+/* A refusal: the reason for the caller, counted, and logged with who asked
+ * (the first 20, then every 100th: a user probing cannot flood the log) */
 static int deny(const struct conn *c, const char *norm, const char *what,
                 const struct stat *sb, char *msg, size_t n)
 {
     snprintf(msg, n, "permission denied: /%s: uid %u may not %s (owner %u, group %u, mode %04o)",
              norm, c->who.uid, what, (unsigned)sb->st_uid, (unsigned)sb->st_gid,
              (unsigned)(sb->st_mode & 07777));
+    stats_bump(&c->srv->stats, &c->srv->stats.access_denied);
+    static atomic_ulong logged;
+    unsigned long k = atomic_fetch_add(&logged, 1) + 1;
+    if (k <= 20 || k % 100 == 0)
+        DDIO_WARN("connection %" PRIu64 " from %s: %s (refusal %lu)", c->id, c->peer, msg, k);
     return -EACCES;
 }
 

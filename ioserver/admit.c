@@ -16,9 +16,10 @@
 #include <unistd.h>
 
 #include "ddio_log.h"
-#include "identity.h"
 #include "ddio_net.h"
+#include "identity.h"
 #include "reply.h"
+#include "stats.h"
 #include "ucx.h"
 
 #define REFUSE_SEND_MS 100
@@ -96,6 +97,7 @@ static int on_auth_munge(struct conn *c, const struct ddio_hdr *h, const uint8_t
     struct ddio_auth_munge_r r = {0};
     char why[320];
     if (ddio_dec_auth_munge(p, h->len, &m)) {
+        stats_bump(&c->srv->stats, &c->srv->stats.auth_refused);
         DDIO_WARN("connection %" PRIu64 " from %s refused: its AUTH is not a MUNGE credential",
                   c->id, c->peer);
         conn_send_err(c, h->type | DDIO_REPLY, h->req, EACCES, "this server proves users with "
@@ -107,6 +109,7 @@ static int on_auth_munge(struct conn *c, const struct ddio_hdr *h, const uint8_t
         rc = identity_proof(c, m.nonce, &r.cred, why, sizeof(why));
     free(m.cred);
     if (rc) {
+        stats_bump(&c->srv->stats, &c->srv->stats.auth_refused);
         DDIO_WARN("connection %" PRIu64 " from %s refused: %s", c->id, c->peer, why);
         conn_send_err(c, h->type | DDIO_REPLY, h->req, rc == -EIO ? EIO : EACCES,
                       "MUNGE authentication failed: %s", why);
@@ -143,6 +146,7 @@ int on_auth(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     if (!ddio_auth_verify(&srv->secret, DDIO_AUTH_CLIENT, srv->store.id, c->snonce, m.nonce,
                           m.mac)) {
+        stats_bump(&srv->stats, &srv->stats.auth_refused);
         DDIO_WARN("connection %" PRIu64 " from %s refused: authentication failed (the client "
                   "does not hold this server's secret, or replayed an old AUTH)", c->id, c->peer);
         conn_send_err(c, h->type | DDIO_REPLY, h->req, EACCES, "authentication failed: this "

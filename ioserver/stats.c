@@ -163,6 +163,7 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "opens", s->opens) | add(r, "locks", s->locks)
         | add(r, "local_handovers", s->local_handovers)
         | add(r, "replayed", s->replayed)
+        | add(r, "auth_refused", s->auth_refused) | add(r, "access_denied", s->access_denied)
         | add(r, "heap_in_use", heap_in_use())
         | add(r, "inflight", s->inflight)
         | add(r, "ucx_eps", s->ucx_eps) | add(r, "ucx_put_bytes", s->ucx_put_bytes)

@@ -43,6 +43,8 @@ struct srv_stats {
     uint64_t opens, locks;
     uint64_t local_handovers;    /* LOCAL: files handed to same-host readers */
     uint64_t replayed;           /* resent writes answered from replay.h */
+    uint64_t auth_refused;       /* connections whose AUTH was refused */
+    uint64_t access_denied;      /* requests refused by a permission check (access.h) */
     uint64_t inflight;           /* requests running on their own thread now
                                   * (XFER, SETLKW, SYNC, PREALLOC) */
     /* UCX transport: endpoints attached; bytes moved as active messages

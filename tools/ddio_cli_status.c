@@ -110,6 +110,8 @@ static void show_text(const char *addr, const struct sample *a, const struct sam
     fmt_uptime(get(r, "uptime_ms", NULL), up, sizeof up);
     printf("server %s  up %s  connections %" PRIu64 "  calls in flight %" PRIu64 "\n", addr,
            up, get(r, "connections", NULL), get(r, "inflight", NULL));
+    printf("  refused: %" PRIu64 " authentications, %" PRIu64 " requests by permissions\n",
+           get(r, "auth_refused", NULL), get(r, "access_denied", NULL));
     printf("  read %s  written %s  xfers %" PRIu64 " (%" PRIu64 " collective, %" PRIu64
            " failed)\n", cli_human(get(r, "bytes_read", NULL), h1, sizeof h1),
            cli_human(get(r, "bytes_written", NULL), h2, sizeof h2), get(r, "xfers", NULL),
@@ -153,10 +155,12 @@ static void show_json(const char *addr, const struct sample *a, const struct sam
     printf(", \"ok\": true, \"uptime_s\": %.3f, \"connections\": %" PRIu64
            ", \"inflight\": %" PRIu64 ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %"
            PRIu64 ", \"xfers\": %" PRIu64 ", \"xfer_errors\": %" PRIu64
+           ", \"auth_refused\": %" PRIu64 ", \"access_denied\": %" PRIu64
            ", \"interval_s\": %g, \"disks\": [",
            (double)get(r, "uptime_ms", NULL) / 1000, get(r, "connections", NULL),
            get(r, "inflight", NULL), get(r, "bytes_read", NULL), get(r, "bytes_written", NULL),
-           get(r, "xfers", NULL), get(r, "xfer_errors", NULL), a ? interval : 0.0);
+           get(r, "xfers", NULL), get(r, "xfer_errors", NULL), get(r, "auth_refused", NULL),
+           get(r, "access_denied", NULL), a ? interval : 0.0);
     for (int d = 0; d < nd; d++) {
         double busy = rate(a, b, "disk", d, "busy_us") / 1e4;
         printf("%s{\"index\": %d, \"read_mibps\": %.3f, \"write_mibps\": %.3f, \"queue\": %"

@@ -153,6 +153,16 @@ perm_admin() {   # the admin gives A's file to B, who may then remove it
 }
 t_case identity/perm-admin-chown "admin uid $ADMIN chowns; the new owner removes" perm_admin
 
+audit() {        # every refusal counted (ddio status) and logged with the connection
+  "$TOOL" -s "$SRV" status >"$O/status" || t_why "status failed" || return
+  local a d; read -r a d < <(sed -n 's/^  refused: \([0-9]*\) authentications, \([0-9]*\) requests.*/\1 \2/p' "$O/status")
+  [ "${d:-0}" -ge 10 ] || t_why "status: ${d:-no} permission refusals, wanted >= 10: $(head -3 "$O/status" | tr '\n' ' ')" || return
+  grep -q "connection [0-9]* from .*: permission denied: /a.bin: uid $B may not read" "$SRVLOG" \
+    || t_why "no logged refusal of uid $B"
+  T_NOTE="$d refusals counted, logged with peer and uid"
+}
+t_case identity/audit "" audit
+
 # ---- forged credentials ---------------------------------------------------------------------
 t_step identity/probe-good "$PROBE" "$SRV" good
 t_expect_fail -x 1 identity/forged "Invalid credential" "$PROBE" "$SRV" tamper
@@ -160,9 +170,10 @@ t_expect_fail -x 1 identity/replayed "Replayed credential" "$PROBE" "$SRV" repla
 t_expect_fail -x 1 identity/expired "Expired credential" "$PROBE" "$SRV" stale
 t_expect_fail -x 1 identity/other-connection "is not for this connection" "$PROBE" "$SRV" other
 t_expect_fail -x 1 identity/shared-secret-auth "sent no MUNGE credential" "$PROBE" "$SRV" hmac
-n=$(grep -c "refused: " "$SRVLOG")
-[ "$n" -ge 5 ] && t_pass identity/refusals-logged "$n refusals in the server's log" \
-  || t_fail identity/refusals-logged "$n refusals logged, wanted 5"
+n=$(grep -c "refused: \(munge\|credential\|its AUTH\)" "$SRVLOG")
+a=$("$TOOL" -s "$SRV" stats auth_refused | awk '{ s += $3 } END { print s + 0 }')
+[ "$n" -ge 5 ] && [ "$a" -ge 5 ] && t_pass identity/refusals-logged "$n refusals in the server's log, $a counted" \
+  || t_fail identity/refusals-logged "$n refusals logged, $a counted, wanted 5 each"
 
 # ---- a credential from another host: a network namespace -----------------------------------
 id=$(( $$ % 200 + 20 )) ns="ddid$$"
