@@ -494,6 +494,25 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
     return rc;
 }
 
+int ddio_act_as(int fd, const char *addr, uint64_t req, uint32_t uid, uint32_t gid,
+                int64_t deadline_ms, char *err, size_t errlen)
+{
+    struct ddio_actas m = {.uid = uid, .gid = gid};
+    struct ddio_wbuf w;
+    uint8_t *p = NULL;
+    size_t n = 0;
+    ddio_wbuf_init(&w);
+    ddio_enc_actas(&w, &m);
+    int rc = w.err ? w.err : ddio_send_msg(fd, DDIO_T_ACTAS, req, 0, w.p, w.len, NULL, 0,
+                                           deadline_ms);
+    ddio_wbuf_free(&w);
+    if (rc)
+        return transport_err(rc, addr, "ACTAS", err, errlen);
+    rc = recv_reply(fd, addr, DDIO_T_ACTAS, req, deadline_ms, &p, &n, err, errlen);
+    free(p);
+    return rc;
+}
+
 /* How long to wait before try `k` (1, 2, ...) after a busy refusal: 20 ms
  * doubling to 1 s, each drawn from [half, whole] so that the ranks of a
  * job refused together do not come back together. */

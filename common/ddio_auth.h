@@ -90,6 +90,12 @@ int ddio_dial(const char *host, int port, const char *addr, const char *client_n
               const struct ddio_secret *secret, int64_t deadline_ms, struct ddio_hello_r *hr,
               char *err, size_t errlen);
 
+/* ACTAS {uid, gid} as request req on a connection just authenticated: a
+ * mount (root, on a host the server trusts) acts for that user from now
+ * on. 0, or -errno with the server's reason in err (-EACCES: refused). */
+int ddio_act_as(int fd, const char *addr, uint64_t req, uint32_t uid, uint32_t gid,
+                int64_t deadline_ms, char *err, size_t errlen);
+
 /* Where this thread's last connection went, in microseconds (DDIO_TIMING:
  * ddio_core_conn.c prints them): ddio_dial fills connect, hello and auth
  * (summed over its busy retries), ddio_ucx_attach_conn ucx_init (the

@@ -113,6 +113,7 @@ struct ddio_client *ddio_client_new(const char *servers, int timeout_ms, uint64_
         pthread_mutex_init(&cl->pool.mu, NULL);
         cl->pool.client_name = "ddio-client";
         cl->pool.strict_ucx = 1;
+        cl->pool.act_uid = cl->pool.act_gid = -1;
         cl->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
         cl->recover_ms = ddio_recover_ms(-1, cl->timeout_ms);
         cl->unit = unit ? unit : DDIO_DFLT_UNIT;
@@ -440,6 +441,12 @@ int ddio_client_mkdir(struct ddio_client *cl, const char *path, uint32_t mode,
     return rc;
 }
 
+void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid)
+{
+    cl->pool.act_uid = uid;
+    cl->pool.act_gid = gid;
+}
+
 int ddio_client_setattr(struct ddio_client *cl, const char *path, uint32_t what,
                         uint32_t mode, uint32_t uid, uint32_t gid, char *msg, size_t msglen)
 {
@@ -575,12 +582,13 @@ int ddio_client_layout(struct ddio_client *cl, const char *path, struct ddio_cla
 
 /* ---- open files ----------------------------------------------------------------- */
 
-int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
-                     struct ddio_cfile **out, char *msg, size_t msglen)
+static int client_open(struct ddio_client *cl, const char *path, int flags, int mode_set,
+                       uint32_t mode, struct ddio_cfile **out, char *msg, size_t msglen)
 {
     struct ddio_cfile *f = calloc(1, sizeof(*f));
     struct ddio_conn *conns[DDIO_MAX_SERVERS];
-    struct ddio_create cr = {.unit = cl->unit, .count = 0, .excl = !!(flags & DDIO_CO_EXCL)};
+    struct ddio_create cr = {.unit = cl->unit, .count = 0, .excl = !!(flags & DDIO_CO_EXCL),
+                             .mode_set = mode_set, .mode = mode};
     struct ddio_err e = {0};
     int rc = 0;
 
@@ -607,6 +615,18 @@ int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
     }
     *out = f;
     return 0;
+}
+
+int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
+                     struct ddio_cfile **out, char *msg, size_t msglen)
+{
+    return client_open(cl, path, flags, 0, 0, out, msg, msglen);
+}
+
+int ddio_client_open_mode(struct ddio_client *cl, const char *path, int flags, uint32_t mode,
+                          struct ddio_cfile **out, char *msg, size_t msglen)
+{
+    return client_open(cl, path, flags, 1, mode, out, msg, msglen);
 }
 
 int ddio_client_close(struct ddio_cfile *f)

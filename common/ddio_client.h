@@ -66,6 +66,9 @@ int ddio_client_rmdir(struct ddio_client *cl, const char *path, char *msg, size_
 int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size_t msglen);
 int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
                        char *msg, size_t msglen);
+/* Before the first call: every connection of cl acts for uid/gid (ACTAS;
+ * servers allow it only to root on a trusted mount host: ddio-fuse) */
+void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid);
 /* chmod (what & DDIO_SA_MODE) and/or chown (DDIO_SA_OWNER) on every server
  * holding path; under --auth munge the servers check who may */
 int ddio_client_setattr(struct ddio_client *cl, const char *path, uint32_t what,
@@ -90,6 +93,9 @@ int ddio_client_layout(struct ddio_client *cl, const char *path, struct ddio_cla
 #define DDIO_CO_RDONLY 8          /* read only (else read and write) */
 int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
                      struct ddio_cfile **out, char *msg, size_t msglen);
+/* the same, a new file getting permission bits mode (not 0666 less the umask) */
+int ddio_client_open_mode(struct ddio_client *cl, const char *path, int flags, uint32_t mode,
+                          struct ddio_cfile **out, char *msg, size_t msglen);
 int ddio_client_close(struct ddio_cfile *f);
 ssize_t ddio_client_pread(struct ddio_cfile *f, void *buf, size_t len, uint64_t off,
                           char *msg, size_t msglen);

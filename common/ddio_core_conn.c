@@ -298,6 +298,18 @@ static void dial_timing(const struct ddio_conn *c, int64_t t0, int64_t secret_us
             s->ucxaddr / 1e3, s->endpoint / 1e3, rc ? " failed" : "");
 }
 
+/* ACTAS right after the handshake: this connection acts for the pool's user */
+static int act_as(struct ddio_conn *c, int64_t deadline, struct ddio_err *e)
+{
+    int rc = ddio_act_as(c->sock, c->addr, c->next_req++, (uint32_t)c->pool->act_uid,
+                         (uint32_t)c->pool->act_gid, deadline, e->msg, sizeof(e->msg));
+    if (rc) {
+        e->errnum = -rc;
+        e->transport = rc != -EACCES;
+    }
+    return rc ? -1 : 0;
+}
+
 /* Connect, HELLO and AUTH (ddio_dial: the handshake every client shares,
  * retried while the server says it is busy), then UCX when wanted. */
 static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadline,
@@ -341,6 +353,8 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
     int rc = want_ucx(c, &r, e);
     if (!rc)
         adopt_hello(c, &r);
+    if (!rc && c->pool->act_uid >= 0)
+        rc = act_as(c, deadline, e);
     free(r.name);
     dial_timing(c, t0, secret_us, rc);
     return rc;

@@ -110,8 +110,11 @@ struct ddio_pool {
     const char *client_name;    /* our name in HELLO; NULL: the host name */
     int xport;                  /* enum ddio_xport to ask for; -1: DDIO_TRANSPORT */
     int strict_ucx;             /* UCX forced and not had: the connect fails */
+    long act_uid, act_gid;      /* >= 0: each connection asks to act for this
+                                 * user (ACTAS: a trusted mount); -1: not */
 };
-#define DDIO_POOL_INIT { .mu = PTHREAD_MUTEX_INITIALIZER, .xport = -1 }
+#define DDIO_POOL_INIT { .mu = PTHREAD_MUTEX_INITIALIZER, .xport = -1, .act_uid = -1, \
+                         .act_gid = -1 }
 
 /* how many forks this process's line has been through since the first
  * connection (pthread_atfork): a connection made before the last one, or a

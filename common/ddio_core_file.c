@@ -23,6 +23,8 @@
 
 typedef struct open_set {
     int n;
+    int mode_set;               /* a create's mode given (struct ddio_create) */
+    uint32_t mode;
     struct ddio_conn **conns;
     struct ddio_call *calls;
     struct ddio_open_r *res;
@@ -55,7 +57,7 @@ static uint32_t create_mode(void)
  * stripe server and in every resend */
 static void open_msg(struct ddio_wbuf *w, const struct ddio_conn *c, const char *path,
                      uint32_t amode, const struct ddio_layout_rec *proto, int i, uint64_t call,
-                     const struct ddio_local_ask *ask)
+                     const struct ddio_local_ask *ask, const open_set *s)
 {
     struct ddio_open m;
     memset(&m, 0, sizeof(m));
@@ -77,7 +79,7 @@ static void open_msg(struct ddio_wbuf *w, const struct ddio_conn *c, const char 
     }
     if (amode & DDIO_O_CREAT) {
         m.amode |= DDIO_O_MODE;
-        m.mode = create_mode();
+        m.mode = s && s->mode_set ? s->mode & 07777 : create_mode();
     }
     if (call) {
         m.amode |= DDIO_O_ONCE;
@@ -120,7 +122,7 @@ static int open_send(open_set *s, const char *path, uint32_t amode,
     }
     for (int i = 0; i < s->n; i++) {
         s->calls[i].conn = s->conns[i];
-        open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i, call, ask);
+        open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i, call, ask, s);
     }
     if (proto && s->n > 1) {
         /* stripe server 0 decides who creates: only its O_EXCL winner goes
@@ -331,7 +333,7 @@ static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const 
                       uint32_t amode, const struct ddio_create *cr, struct ddio_err *e)
 {
     int count = cr->count > 0 && cr->count < n ? cr->count : n;
-    open_set s = {.n = count,.conns = conns };
+    open_set s = {.n = count, .conns = conns, .mode_set = cr->mode_set, .mode = cr->mode};
     struct ddio_layout_rec *L = calloc(1, sizeof(*L));
     int rc = 0;
 
@@ -474,7 +476,7 @@ static int open_locked(const struct ddio_fh *f, struct ddio_conn *c, struct ddio
     size_t n = 0;
     int rc;
 
-    open_msg(&w, c, f->path, f->amode, NULL, 0, 0, NULL);
+    open_msg(&w, c, f->path, f->amode, NULL, 0, 0, NULL, NULL);
     rc = ddio_conn_call_locked(c, DDIO_T_OPEN, &w, ddio_now_ms() + f->timeout_ms, &p, &n, e);
     ddio_wbuf_free(&w);
     if (!rc && ddio_dec_open_r(p, n, r)) {

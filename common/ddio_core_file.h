@@ -107,6 +107,9 @@ struct ddio_create {
     uint64_t unit;              /* stripe unit */
     int count;                  /* stripe count (<= 0 or > servers: all) */
     int excl;                   /* an existing file is an error (EEXIST) */
+    int mode_set;               /* mode given (a mount's caller's), else 0666 less
+                                 * this process's umask */
+    uint32_t mode;
 };
 
 /* What a read-only OPEN asks besides the handle: conns[i]'s read

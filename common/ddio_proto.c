@@ -296,7 +296,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_PSTAT] = "PSTAT", [DDIO_T_READDIR] = "READDIR", [DDIO_T_MKDIR] = "MKDIR",
         [DDIO_T_RMDIR] = "RMDIR", [DDIO_T_RENAME] = "RENAME",
         [DDIO_T_UCXADDR] = "UCXADDR", [DDIO_T_CANCEL] = "CANCEL", [DDIO_T_LOCAL] = "LOCAL",
-        [DDIO_T_SETATTR] = "SETATTR",
+        [DDIO_T_SETATTR] = "SETATTR", [DDIO_T_ACTAS] = "ACTAS",
     };
     static const char *const rep[DDIO_T_MAX] = {
         [DDIO_T_HELLO] = "HELLO|R", [DDIO_T_AUTH] = "AUTH|R", [DDIO_T_OPEN] = "OPEN|R",
@@ -309,7 +309,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_MKDIR] = "MKDIR|R", [DDIO_T_RMDIR] = "RMDIR|R", [DDIO_T_RENAME] = "RENAME|R",
         [DDIO_T_LOCAL] = "LOCAL|R",
         [DDIO_T_UCXADDR] = "UCXADDR|R", [DDIO_T_CANCEL] = "CANCEL|R",
-        [DDIO_T_SETATTR] = "SETATTR|R",
+        [DDIO_T_SETATTR] = "SETATTR|R", [DDIO_T_ACTAS] = "ACTAS|R",
     };
     if (!type_valid(type))
         return "UNKNOWN";

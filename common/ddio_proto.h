@@ -23,7 +23,7 @@
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
                                  * LOCK's flags and client; 8: OPEN's
                                  * DDIO_O_LOCAL; 9: PSTAT|R's owner,
-                                 * SETATTR, OPEN's DDIO_O_MODE */
+                                 * SETATTR, ACTAS, OPEN's DDIO_O_MODE */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -62,7 +62,9 @@ enum ddio_type {
     DDIO_T_LOCAL    = 24,  /* client -> server: hand me this file's datafile
                             * descriptors over my local socket (same host) */
     DDIO_T_SETATTR  = 25,  /* chmod / chown of a path (every server) */
-    DDIO_T_MAX      = 26
+    DDIO_T_ACTAS    = 26,  /* client -> server, right after AUTH: a mount acts for
+                            * this user (trusted mount hosts only) */
+    DDIO_T_MAX      = 27
 };
 #define DDIO_REPLY 0x8000u
 
@@ -376,6 +378,10 @@ struct ddio_setattr {
     uint32_t mode;           /* <= 07777 */
     uint32_t uid, gid;
 };
+/* ACTAS: the identity a trusted mount asserts for its connection */
+struct ddio_actas {
+    uint32_t uid, gid;
+};
 struct ddio_rename {
     char *from, *to;
     /* the client's id and its number for the call, the same in every
@@ -541,6 +547,8 @@ void ddio_enc_mkdir(struct ddio_wbuf *w, const struct ddio_mkdir *m);
 int  ddio_dec_mkdir(const void *p, size_t n, struct ddio_mkdir *m);       /* free m->path */
 void ddio_enc_setattr(struct ddio_wbuf *w, const struct ddio_setattr *m);
 int  ddio_dec_setattr(const void *p, size_t n, struct ddio_setattr *m);   /* free path */
+void ddio_enc_actas(struct ddio_wbuf *w, const struct ddio_actas *m);
+int  ddio_dec_actas(const void *p, size_t n, struct ddio_actas *m);
 void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m);
 int  ddio_dec_rename(const void *p, size_t n, struct ddio_rename *m);     /* free from, to */
 

@@ -174,6 +174,22 @@ int ddio_dec_setattr(const void *p, size_t n, struct ddio_setattr *m)
     return ns_result(&r, m, sizeof(*m), m->path, NULL);
 }
 
+void ddio_enc_actas(struct ddio_wbuf *w, const struct ddio_actas *m)
+{
+    ddio_put_u32(w, m->uid);
+    ddio_put_u32(w, m->gid);
+}
+
+int ddio_dec_actas(const void *p, size_t n, struct ddio_actas *m)
+{
+    struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    m->uid = ddio_get_u32(&r);
+    m->gid = ddio_get_u32(&r);
+    return ns_result(&r, m, sizeof(*m), NULL, NULL);
+}
+
 void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m)
 {
     ddio_put_str(w, m->from);

@@ -166,6 +166,23 @@ int on_auth(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     return reply_w(c, h, &w);
 }
 
+/* ACTAS: a trusted mount acts for one of its users on this connection */
+int on_actas(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_actas m;
+    char why[320];
+    if (ddio_dec_actas(p, h->len, &m))
+        return bad_payload(c, h);
+    if (identity_act_as(c, &m, why, sizeof(why))) {
+        stats_bump(&c->srv->stats, &c->srv->stats.auth_refused);
+        DDIO_WARN("connection %" PRIu64 " from %s: %s", c->id, c->peer, why);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EACCES, "%s", why), 0;
+    }
+    DDIO_INFO("connection %" PRIu64 " from %s acts for uid %u gid %u (mount)%s", c->id,
+              c->peer, c->who.uid, c->who.gid, c->who.squashed ? ", root squashed" : "");
+    return reply_ok(c, h);
+}
+
 /* anything but HELLO/AUTH before authentication: refused, logged, closed */
 int refuse_unauth(struct conn *c, const struct ddio_hdr *h)
 {

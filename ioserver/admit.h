@@ -17,6 +17,7 @@ int64_t recv_deadline(const struct conn *c);
 int on_hello(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 /* AUTH: check the client's proof over both nonces, answer with ours */
 int on_auth(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
+int on_actas(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 /* anything but HELLO/AUTH before authentication: refused, logged; -EACCES */
 int refuse_unauth(struct conn *c, const struct ddio_hdr *h);
 /* closing a connection that has not authenticated: the refusal, flushed */

@@ -83,7 +83,8 @@ void config_usage(FILE *f)
         "  --munge-socket PATH  munged's socket (default: libmunge's own)\n"        "  --root-squash on|off with --auth munge: clients' uid 0 acts as nobody\n"
         "                       (65534; default on)\n"
         "  --admin-uid N        with --auth munge: this uid may read, write, remove,\n"
-        "                       chmod and chown everything (default: none)\n"
+        "                       chmod and chown everything (default: none)\n"        "  --mount-hosts A,...  with --auth munge: IPv4 addresses of hosts whose root\n"
+        "                       may act for other users (ddio-fuse --as-caller)\n"
         "  --fault POINT:N[:kill|stop|short|drop|crash]\n"
         "                       tests: SIGKILL (or SIGSTOP) the server the N-th time it\n"
         "                       reaches POINT: open, sync, coll-read, coll-write,\n"
@@ -270,6 +271,9 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
             return -1;
         }
         return 0;
+    case 'H':
+        c->mount_hosts = arg;
+        return 0;
     case 'u': {
         char *end;
         long uid = strtol(arg, &end, 10);
@@ -348,6 +352,7 @@ static const struct option opts[] = {
     {"munge-socket", required_argument, NULL, 'm'},
     {"root-squash", required_argument, NULL, 'q'},
     {"admin-uid", required_argument, NULL, 'u'},
+    {"mount-hosts", required_argument, NULL, 'H'},
     {"max-connections", required_argument, NULL, 'C'},
     {"max-unauth", required_argument, NULL, 'U'},
     {"auth-timeout", required_argument, NULL, 'A'},

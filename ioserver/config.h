@@ -28,6 +28,7 @@ struct srv_config {
     const char *munge_socket;     /* munged's socket, NULL: libmunge's default */
     int root_squash;              /* --root-squash on|off: clients' uid 0 is nobody */
     long admin_uid;               /* --admin-uid: passes every check; -1 none */
+    const char *mount_hosts;      /* --mount-hosts: addresses whose root may ACTAS */
     /* limits on what a client may make the server hold (hostile clients) */
     unsigned max_conns;           /* connections at once */
     unsigned max_unauth;          /* of which not yet authenticated */

@@ -32,6 +32,7 @@ struct ident {
     int known;
     int squashed;                 /* the credential said uid 0 */
     uint32_t cred_uid;            /* the credential's uid, before squashing */
+    int asserted;                 /* a trusted mount's ACTAS set uid and gid */
     uint32_t uid, gid;
     int ngroups;                  /* supplementary, from the server's name service */
     uint32_t groups[IDENT_MAX_GROUPS];

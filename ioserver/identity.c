@@ -93,6 +93,43 @@ static int same_host(int fd, struct in_addr origin, char *why, size_t n)
     return 0;
 }
 
+/* the peer's IPv4 address (v4-mapped and ::1 too), or 0 */
+static int peer_v4(int fd, struct in_addr *out)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0)
+        return 0;
+    if (ss.ss_family == AF_INET) {
+        *out = ((struct sockaddr_in *)&ss)->sin_addr;
+        return 1;
+    }
+    const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(a6))
+        out->s_addr = htonl(0x7f000001);
+    else if (memcmp(a6, v4mapped, 12) == 0)
+        memcpy(&out->s_addr, (const uint8_t *)a6 + 12, 4);
+    else
+        return 0;
+    return 1;
+}
+
+/* the peer's address is in --mount-hosts */
+static int trusted_mount(const struct conn *c)
+{
+    char list[1024];
+    struct in_addr peer, a;
+    const char *hosts = c->srv->cfg.mount_hosts;
+    if (!hosts || !peer_v4(c->fd, &peer))
+        return 0;
+    snprintf(list, sizeof(list), "%s", hosts);
+    for (char *save = NULL, *t = strtok_r(list, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+        if (inet_pton(AF_INET, t, &a) == 1 && a.s_addr == peer.s_addr)
+            return 1;
+    return 0;
+}
+
 /* supplementary groups of uid from our name service; the primary gid first */
 static void fill_groups(struct ident *w)
 {
@@ -108,6 +145,17 @@ static void fill_groups(struct ident *w)
     }
     for (int i = 0; i < ng; i++)
         w->groups[w->ngroups++] = (uint32_t)g[i];
+}
+
+/* root on a client node is not root here: nobody (--root-squash on) */
+static void squash(struct conn *c)
+{
+    if (c->who.uid != 0 || !c->srv->cfg.root_squash)
+        return;
+    c->who.uid = c->who.gid = SQUASH_ID;
+    c->who.groups[0] = SQUASH_ID;
+    c->who.ngroups = 1;
+    c->who.squashed = 1;
 }
 
 int identity_verify(struct conn *c, const struct ddio_auth_munge *m, char *why, size_t n)
@@ -134,12 +182,26 @@ int identity_verify(struct conn *c, const struct ddio_auth_munge *m, char *why, 
     c->who.uid = id.uid;
     c->who.gid = id.gid;
     fill_groups(&c->who);
-    if (id.uid == 0 && c->srv->cfg.root_squash) {   /* root on a client node is not ours */
-        c->who.uid = c->who.gid = SQUASH_ID;
-        c->who.groups[0] = SQUASH_ID;
-        c->who.ngroups = 1;
-        c->who.squashed = 1;
+    squash(c);
+    return 0;
+}
+
+int identity_act_as(struct conn *c, const struct ddio_actas *m, char *why, size_t n)
+{
+    if (!c->who.known || c->who.cred_uid != 0 || c->who.asserted) {
+        snprintf(why, n, "ACTAS needs a connection proven as root by MUNGE, once");
+        return -EACCES;
     }
+    if (!trusted_mount(c)) {
+        snprintf(why, n, "ACTAS from %s: not a trusted mount host (--mount-hosts)", c->peer);
+        return -EACCES;
+    }
+    c->who.asserted = 1;
+    c->who.squashed = 0;
+    c->who.uid = m->uid;
+    c->who.gid = m->gid;
+    fill_groups(&c->who);
+    squash(c);
     return 0;
 }
 

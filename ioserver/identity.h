@@ -23,4 +23,9 @@ int identity_verify(struct conn *c, const struct ddio_auth_munge *m, char *why, 
 int identity_proof(struct conn *c, const uint8_t cnonce[DDIO_NONCE_LEN], char **cred,
                    char *why, size_t n);
 
+/* ACTAS: c (proven root, not squashed first, from a --mount-hosts
+ * address) acts for uid/gid from now on (squashed in turn when 0). 0, or
+ * -EACCES and why. */
+int identity_act_as(struct conn *c, const struct ddio_actas *m, char *why, size_t n);
+
 #endif

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,13 +45,57 @@ struct opts {
     int timeout_s;
     char *unit;
     char *secret;
+    int as_caller;
     int help;
 };
+static struct opts o;
+static uint64_t unit;
+
+/* --as-caller: one client per calling user, each connection acting for it
+ * (ACTAS; the servers allow it to root on a --mount-hosts host) */
+#define MAX_USERS 1024
+static struct user {
+    uid_t uid;
+    gid_t gid;
+    struct ddio_client *cl;
+} users[MAX_USERS];
+static int nusers;
+static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ddio_client *nobody;  /* for a caller whose own client cannot be made */
+
+static struct ddio_client *user_client(uid_t uid, gid_t gid)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_client *c = NULL;
+    pthread_mutex_lock(&users_mu);
+    for (int i = 0; i < nusers && !c; i++)
+        if (users[i].uid == uid && users[i].gid == gid)
+            c = users[i].cl;
+    if (!c && nusers < MAX_USERS) {
+        c = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
+                            msg, sizeof(msg));
+        if (c) {
+            ddio_client_act_as(c, uid, gid);
+            users[nusers++] = (struct user){uid, gid, c};
+        } else
+            fprintf(stderr, "ddio-fuse: uid %u: %s (it acts as nobody)\n", (unsigned)uid, msg);
+    }
+    pthread_mutex_unlock(&users_mu);
+    return c ? c : nobody;           /* never the mount's own (root's) client */
+}
+
+/* the client for this request: the caller's with --as-caller, else the mount's */
+static struct ddio_client *me(void)
+{
+    const struct fuse_context *fc = o.as_caller ? fuse_get_context() : NULL;
+    return fc ? user_client(fc->uid, fc->gid) : cl;
+}
 
 #define OPT(t, p) { t, offsetof(struct opts, p), 1 }
 static const struct fuse_opt opt_spec[] = {
     OPT("--servers=%s", servers), OPT("--timeout=%d", timeout_s),
-    OPT("--stripe-unit=%s", unit), OPT("--secret-file=%s", secret), OPT("-h", help), OPT("--help", help),
+    OPT("--stripe-unit=%s", unit), OPT("--secret-file=%s", secret), OPT("--as-caller", as_caller),
+    OPT("-h", help), OPT("--help", help),
     FUSE_OPT_END
 };
 
@@ -67,8 +112,8 @@ static void fill_stat(struct stat *sb, const struct ddio_cstat *st)
     memset(sb, 0, sizeof(*sb));
     sb->st_mode = (st->is_dir ? S_IFDIR : S_IFREG) | (st->mode & 07777);
     sb->st_nlink = st->is_dir ? 2 : 1;
-    sb->st_uid = getuid();
-    sb->st_gid = getgid();
+    sb->st_uid = o.as_caller ? (uid_t)st->uid : getuid();
+    sb->st_gid = o.as_caller ? (gid_t)st->gid : getgid();
     sb->st_size = (off_t)st->size;
     sb->st_blksize = st->is_dir || !st->stripe.unit ? 4096 : (blksize_t)st->stripe.unit;
     sb->st_blocks = (blkcnt_t)((st->size + 511) / 512);
@@ -96,7 +141,7 @@ static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *
     (void)fi;
     /* the root always exists: a dead server must not make the mount point
      * itself unreachable (unmount tools stat it) */
-    int rc = strcmp(path, "/") ? ddio_client_stat(cl, path, &st, msg, sizeof(msg)) : 0;
+    int rc = strcmp(path, "/") ? ddio_client_stat(me(), path, &st, msg, sizeof(msg)) : 0;
     if (rc)
         return fail("stat", path, rc, msg);
     if (!strcmp(path, "/"))
@@ -127,28 +172,28 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fn, off_t off
     (void)flags;
     fn(buf, ".", NULL, 0, 0);
     fn(buf, "..", NULL, 0, 0);
-    int rc = ddio_client_readdir(cl, path, fill_one, &f, msg, sizeof(msg));
+    int rc = ddio_client_readdir(me(), path, fill_one, &f, msg, sizeof(msg));
     return rc && rc != -ENOBUFS ? fail("readdir", path, rc, msg) : 0;
 }
 
 static int op_mkdir(const char *path, mode_t mode)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
-    int rc = ddio_client_mkdir(cl, path, mode & 07777, msg, sizeof(msg));
+    int rc = ddio_client_mkdir(me(), path, mode & 07777, msg, sizeof(msg));
     return rc ? fail("mkdir", path, rc, msg) : 0;
 }
 
 static int op_rmdir(const char *path)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
-    int rc = ddio_client_rmdir(cl, path, msg, sizeof(msg));
+    int rc = ddio_client_rmdir(me(), path, msg, sizeof(msg));
     return rc ? fail("rmdir", path, rc, msg) : 0;
 }
 
 static int op_unlink(const char *path)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
-    int rc = ddio_client_unlink(cl, path, msg, sizeof(msg));
+    int rc = ddio_client_unlink(me(), path, msg, sizeof(msg));
     return rc ? fail("unlink", path, rc, msg) : 0;
 }
 
@@ -158,23 +203,28 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
     struct ddio_cstat st;
     if (flags & RENAME_EXCHANGE)
         return -EINVAL;
-    if ((flags & RENAME_NOREPLACE) && ddio_client_stat(cl, to, &st, msg, sizeof(msg)) != -ENOENT)
+    if ((flags & RENAME_NOREPLACE) && ddio_client_stat(me(), to, &st, msg, sizeof(msg)) != -ENOENT)
         return -EEXIST;
-    int rc = ddio_client_rename(cl, from, to, msg, sizeof(msg));
+    int rc = ddio_client_rename(me(), from, to, msg, sizeof(msg));
     return rc ? fail("rename", from, rc, msg) : 0;
 }
 
 static int open_flags(int posix)
 {
     return ((posix & O_CREAT) ? DDIO_CO_CREAT : 0) | ((posix & O_EXCL) ? DDIO_CO_EXCL : 0) |
-           ((posix & O_TRUNC) ? DDIO_CO_TRUNC : 0);
+           ((posix & O_TRUNC) ? DDIO_CO_TRUNC : 0) |
+           ((posix & O_ACCMODE) == O_RDONLY ? DDIO_CO_RDONLY : 0);  /* a reader needs no
+                                                                       * write permission */
 }
 
-static int do_open(const char *path, int flags, struct fuse_file_info *fi)
+/* mode >= 0: a create's permission bits (the caller's umask applied by the kernel) */
+static int do_open(const char *path, int flags, long mode, struct fuse_file_info *fi)
 {
     struct ddio_cfile *f;
     char msg[DDIO_CLIENT_MSG_LEN];
-    int rc = ddio_client_open(cl, path, flags, &f, msg, sizeof(msg));
+    int rc = mode >= 0 ? ddio_client_open_mode(me(), path, flags, (uint32_t)mode & 07777, &f,
+                                               msg, sizeof(msg))
+                       : ddio_client_open(me(), path, flags, &f, msg, sizeof(msg));
     if (rc)
         return fail("open", path, rc, msg);
     fi->fh = (uint64_t)(uintptr_t)f;
@@ -184,13 +234,12 @@ static int do_open(const char *path, int flags, struct fuse_file_info *fi)
 
 static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
-    (void)mode;
-    return do_open(path, open_flags(fi->flags) | DDIO_CO_CREAT, fi);
+    return do_open(path, open_flags(fi->flags) | DDIO_CO_CREAT, (long)(mode & 07777), fi);
 }
 
 static int op_open(const char *path, struct fuse_file_info *fi)
 {
-    return do_open(path, open_flags(fi->flags), fi);
+    return do_open(path, open_flags(fi->flags), -1, fi);
 }
 
 static struct ddio_cfile *fh(struct fuse_file_info *fi)
@@ -227,7 +276,7 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
     if (size < 0)
         return -EINVAL;
     if (!f)
-        rc = ddio_client_open(cl, path, 0, &f, msg, sizeof(msg));
+        rc = ddio_client_open(me(), path, 0, &f, msg, sizeof(msg));
     if (!rc)
         rc = ddio_client_truncate(f, (uint64_t)size, msg, sizeof(msg));
     if (!fi && f)
@@ -270,10 +319,34 @@ static int op_utimens(const char *path, const struct timespec tv[2], struct fuse
     return 0;
 }
 
+/* chmod and chown: the servers' SETATTR (who may: theirs to say) */
+static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    (void)fi;
+    int rc = ddio_client_setattr(me(), path, DDIO_SA_MODE, mode & 07777, 0, 0, msg, sizeof(msg));
+    return rc ? fail("chmod", path, rc, msg) : 0;
+}
+
+static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_cstat st;
+    (void)fi;
+    int rc = 0;
+    if (uid == (uid_t)-1 || gid == (gid_t)-1)    /* the unchanged one, as it is */
+        rc = ddio_client_stat(me(), path, &st, msg, sizeof(msg));
+    if (!rc)
+        rc = ddio_client_setattr(me(), path, DDIO_SA_OWNER, 0,
+                                 uid == (uid_t)-1 ? st.uid : (uint32_t)uid,
+                                 gid == (gid_t)-1 ? st.gid : (uint32_t)gid, msg, sizeof(msg));
+    return rc ? fail("chown", path, rc, msg) : 0;
+}
+
 static int xattr_value(const char *path, const char *name, char *out, size_t cap)
 {
     if (!strcmp(name, XATTR_SERVERS))
-        return snprintf(out, cap, "%s", ddio_client_servers(cl));
+        return snprintf(out, cap, "%s", ddio_client_servers(me()));
     if (!strcmp(name, XATTR_PATH))
         return snprintf(out, cap, "%s", path);
     return -ENODATA;
@@ -324,6 +397,8 @@ static const struct fuse_operations ops = {
     .release = op_release,
     .statfs = op_statfs,
     .utimens = op_utimens,
+    .chmod = op_chmod,
+    .chown = op_chown,
     .getxattr = op_getxattr,
     .listxattr = op_listxattr,
 };
@@ -338,7 +413,10 @@ static char *config_str(const char *key)
 static void usage(const char *prog)
 {
     printf("usage: %s [--servers=H:P,...] [--timeout=S] [--stripe-unit=B] [--secret-file=F]\n"
-           "       [FUSE options] MOUNTPOINT\n"
+           "       [--as-caller] [FUSE options] MOUNTPOINT\n"
+           "  --as-caller (as root, servers under --auth munge listing this host in\n"
+           "  --mount-hosts): every request acts for the user who makes it, and files\n"
+           "  show their owners; implies -o allow_other.\n"
            "  mounts the ddio namespace; servers default to $DDIO_SERVERS, then the\n"
            "  'servers =' line of $DDIO_CONFIG; timeout (s) to $DDIO_TIMEOUT, then\n"
            "  DDIO_CONFIG's 'timeout =', then 30; stripe unit of new files to\n"
@@ -372,9 +450,7 @@ static int join_long_opts(struct fuse_args *args, int argc, char **argv)
 int main(int argc, char **argv)
 {
     struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-    struct opts o = {0};
     char msg[DDIO_CLIENT_MSG_LEN], *end = NULL;
-    uint64_t unit = 0;
 
     if (join_long_opts(&args, argc, argv) || fuse_opt_parse(&args, &o, opt_spec, NULL) == -1)
         return 2;
@@ -423,16 +499,31 @@ int main(int argc, char **argv)
      * maximum and complains on every mount;
      * given first, a user's own -o max_idle_threads=N still wins */
     fuse_opt_insert_arg(&args, 1, "-omax_idle_threads=8");
+    if (o.as_caller && getuid() != 0) {
+        fprintf(stderr, "ddio-fuse: --as-caller acts for every user: run it as root\n");
+        return 2;
+    }
+    if (o.as_caller)                 /* every user reaches the mount */
+        fuse_opt_insert_arg(&args, 1, "-oallow_other");
     mount_time_ns = (uint64_t)time(NULL) * 1000000000u;
     cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
                          msg, sizeof(msg));
-    if (!cl) {
+    if (cl && o.as_caller) {
+        nobody = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit,
+                                 o.secret, msg, sizeof(msg));
+        if (nobody)
+            ddio_client_act_as(nobody, 65534, 65534);
+    }
+    if (!cl || (o.as_caller && !nobody)) {
         fprintf(stderr, "ddio-fuse: %s\n", msg);
         return 2;
     }
     int rc = fuse_main(args.argc, args.argv, &ops, NULL);
     fuse_opt_free_args(&args);
     ddio_client_free(cl);
+    for (int i = 0; i < nusers; i++)
+        ddio_client_free(users[i].cl);
+    ddio_client_free(nobody);
     free(o.servers);
     free(o.unit);
     free(o.secret);

@@ -226,6 +226,10 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_setattr(&w, &sa);
     emit("setattr", FZ_SETATTR, &w);
+    struct ddio_actas aa = { .uid = 4202, .gid = 4202 };
+    ddio_wbuf_init(&w);
+    ddio_enc_actas(&w, &aa);
+    emit("actas", FZ_ACTAS, &w);
     struct ddio_rename rn = { .from = "a/x", .to = "a/y", .once_client = 0x5eedull,
                               .once_call = 3 };
     ddio_wbuf_init(&w);

@@ -9,6 +9,8 @@
  *   stale     a good credential of 1 s time-to-live, sent after 2 s
  *   other     a credential over another connection's nonces
  *   hmac      a shared-secret AUTH (an HMAC), no credential
+ *   actas     a good credential, then ACTAS uid 4202 gid 4202 (what a
+ *             trusted mount does)
  * Prints "accepted uid U" (the server's log tells its own story) or
  * "refused: MESSAGE" for the last AUTH sent. Exit 0 accepted, 1 refused,
  * 2 when the probe itself failed. */
@@ -119,7 +121,7 @@ int main(int argc, char **argv)
     struct ddio_hello_r hr, hr2;
     uint8_t nonce[DDIO_NONCE_LEN] = {1, 2, 3};
     if (argc != 3 || ddio_parse_hostport(argv[1], host, sizeof(host), &port)) {
-        fprintf(stderr, "usage: munge_probe HOST:PORT good|tamper|replay|stale|other|hmac\n");
+        fprintf(stderr, "usage: munge_probe HOST:PORT good|tamper|replay|stale|other|hmac|actas\n");
         return 2;
     }
     const char *mode = argv[2];
@@ -153,5 +155,11 @@ int main(int argc, char **argv)
         if ((fd = hello(host, port, &hr2)) < 0)
             return 2;
     }
-    return send_cred(fd, nonce, cred);
+    int rc = send_cred(fd, nonce, cred);
+    if (rc || strcmp(mode, "actas"))
+        return rc;
+    char err[512];
+    rc = ddio_act_as(fd, argv[1], 3, 4202, 4202, DL(), err, sizeof(err));
+    printf(rc ? "actas refused: %s\n" : "actas accepted\n", err);
+    return rc ? 1 : 0;
 }

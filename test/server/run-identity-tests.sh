@@ -65,6 +65,7 @@ t_expect_fail -x 2 identity/bad-mode "is not one of secret|munge|none" \
 t_mpi_env 30
 ADMIN=4200
 t_server_start "$W/srv" --root "$W/root" --auth munge --munge-socket "$M/sock" --admin-uid $ADMIN \
+  --mount-hosts 127.0.0.1 \
   || t_unusable identity/server "$T_SRV_WHY"
 SRV=$T_SRV_ADDR SRVLOG=$T_SRV_LOG SRVPID=$T_SRV_PID
 
@@ -163,6 +164,35 @@ audit() {        # every refusal counted (ddio status) and logged with the conne
 }
 t_case identity/audit "" audit
 
+# ---- the mount: root on a trusted host acts for each caller (ddio-fuse --as-caller) --------
+t_step identity/actas-root-trusted "$PROBE" "$SRV" actas
+t_expect_fail -x 1 identity/actas-not-root "needs a connection proven as root" \
+  as $B "$PROBE" "$SRV" actas
+mount_case() {
+  local mnt=$W/mnt f
+  mkdir -p "$mnt"
+  "$BUILD/tools/ddio-fuse" -f --as-caller --servers="$SRV" "$mnt" 2>"$O/fuse.log" &
+  FUSEPID=$!
+  t_wait_for -p $FUSEPID 10 mountpoint -q "$mnt" || t_why "no mount: $(cat "$O/fuse.log")" || return
+  f=$mnt/m.bin
+  as $A sh -c 'umask 077; cat "$1" > "$2"' _ "$W/data" "$f" || t_why "A's write failed" || return
+  [ "$(stat -c '%u %a' "$f")" = "$A 600" ] || t_why "stat: $(stat -c '%u %a' "$f"), wanted $A 600" || return
+  ! as $B cat "$f" >/dev/null 2>&1 || t_why "B read A's 0600 file through the mount" || return
+  ! as $B rm -f "$f" 2>/dev/null || t_why "B removed A's file" || return
+  ! cat "$f" >/dev/null 2>&1 || t_why "root (squashed) read A's 0600 file" || return
+  as $A chmod 644 "$f" || t_why "A's chmod through the mount failed" || return
+  as $B cat "$f" | cmp -s - "$W/data" || t_why "B did not read A's bytes after chmod 644" || return
+  ! as $B sh -c 'echo x >> "$1"' _ "$f" 2>/dev/null || t_why "B appended to A's 0644 file" || return
+  grep -q "acts for uid $A gid $A (mount)" "$SRVLOG" || t_why "no 'acts for uid $A' in the log"
+}
+unmount() { [ -n "${FUSEPID:-}" ] && { fusermount3 -u "$W/mnt" 2>/dev/null; t_wait_pid "$FUSEPID" 10; FUSEPID=""; }; return 0; }
+if t_have_fuse; then
+  t_case identity/mount-as-caller "owners, modes and refusals per calling user" mount_case
+  unmount
+else
+  t_fail identity/mount-as-caller "no FUSE here (/dev/fuse, fusermount3)"
+fi
+
 # ---- forged credentials ---------------------------------------------------------------------
 t_step identity/probe-good "$PROBE" "$SRV" good
 t_expect_fail -x 1 identity/forged "Invalid credential" "$PROBE" "$SRV" tamper
@@ -196,6 +226,8 @@ if t_case identity/other-host-setup "$nsip -> $hostip" other_host; then
   else
     t_fail identity/other-host-own-munged "munged in $ns did not start: $(tail -n 2 "$W/munged-ns/log")"
   fi
+  t_expect_fail -x 1 identity/actas-untrusted-host "not a trusted mount host" \
+    env DDIO_MUNGE_SOCKET="$W/munged-ns/sock" ip netns exec "$ns" "$PROBE" "$T_SRV_ADDR" actas
   t_server_stop
 fi
 rc=0; t_server_stop "$SRVPID" || rc=$?; t_result identity/server-stops $rc

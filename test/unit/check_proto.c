@@ -220,6 +220,12 @@ static void enc_setattr(struct ddio_wbuf *w)
     ddio_enc_setattr(w, &m);
 }
 
+static void enc_actas(struct ddio_wbuf *w)
+{
+    struct ddio_actas m = { .uid = 4202, .gid = 4300 };
+    ddio_enc_actas(w, &m);
+}
+
 static void enc_open_mode(struct ddio_wbuf *w)
 {
     struct ddio_open m = { .path = "a/new", .amode = DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_MODE,
@@ -444,6 +450,12 @@ static int d_mkdir(const uint8_t *p, size_t n)
     return rc;
 }
 
+static int d_actas(const uint8_t *p, size_t n)
+{
+    struct ddio_actas m;
+    return ddio_dec_actas(p, n, &m);
+}
+
 static int d_setattr(const uint8_t *p, size_t n)
 {
     struct ddio_setattr m;
@@ -471,6 +483,7 @@ struct sample {
 #define FULL SIZE_MAX
 static const struct sample samples[] = {
     { "setattr", enc_setattr, d_setattr, FULL },
+    { "actas", enc_actas, d_actas, FULL },
     { "open_mode", enc_open_mode, d_open, FULL },
     { "hello", enc_hello, d_hello, FULL },
     { "hello_r", enc_hello_r, d_hello_r, FULL },
