@@ -107,6 +107,20 @@ perm_owner() {   # A's file, made with umask 077: owner A, mode 0600
 t_case identity/perm-owner-mode "owner $A, mode 0600 from the umask" perm_owner
 t_expect_fail identity/perm-b-read "permission denied: /a.bin: uid $B may not read" \
   as $B "$TOOL" -s "$SRV" cp ddio:/a.bin "$O/b.out"
+handovers() { "$TOOL" -s "$SRV" stats local_handovers | awk '{ s += $3 } END { print s + 0 }'; }
+shortcut() {     # the same-host shortcut hands descriptors only after the check
+  local h0 h1 h2
+  h0=$(handovers)
+  ! as $B "$TOOL" -s "$SRV" cp ddio:/a.bin "$O/b.sc" >/dev/null 2>&1 || t_why "B read A's file" || return
+  h1=$(handovers)
+  [ "$h1" = "$h0" ] || t_why "B's refused open was handed $((h1 - h0)) descriptor sets" || return
+  as $A "$TOOL" -s "$SRV" cp ddio:/a.bin "$O/a.sc" >/dev/null || t_why "A's read failed" || return
+  h2=$(handovers)
+  [ "$h2" -gt "$h1" ] || t_why "A's read took no shortcut: the test shows nothing" || return
+  cmp -s "$W/data" "$O/a.sc" || t_why "A read other bytes"
+  T_NOTE="B: none handed; A: $((h2 - h1)) handed, bytes equal"
+}
+t_case identity/shortcut-checked "" shortcut
 t_expect_fail identity/perm-b-overwrite "may not read and write" \
   as $B "$TOOL" -s "$SRV" cp "$W/data" ddio:/a.bin
 t_expect_fail identity/perm-b-remove-sticky "from a sticky directory" as $B "$TOOL" -s "$SRV" rm /a.bin
