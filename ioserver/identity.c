@@ -17,11 +17,27 @@
 #include "ddio_munge.h"
 #include "server.h"
 
+/* the capabilities owners and modes need: CAP_CHOWN (0), CAP_DAC_OVERRIDE (1:
+ * users' 0600 datafiles), CAP_FOWNER (3: chmod of them); root has them */
+static int owner_caps(void)
+{
+    char line[256];
+    unsigned long long eff = 0;
+    int found = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && !found && fgets(line, sizeof(line), f))
+        found = sscanf(line, "CapEff: %llx", &eff) == 1;
+    if (f)
+        fclose(f);
+    const unsigned long long need = (1ull << 0) | (1ull << 1) | (1ull << 3);
+    return found ? (eff & need) == need : geteuid() == 0;
+}
+
 int identity_startup(struct server *srv, char *err, size_t errlen)
 {
-    if (geteuid() != 0) {
-        snprintf(err, errlen, "--auth munge: the server gives files their creators' owners "
-                 "(chown): run it as root");
+    if (!owner_caps()) {
+        snprintf(err, errlen, "--auth munge: the server keeps files' owners and modes: run it "
+                 "as root, or with CAP_CHOWN, CAP_DAC_OVERRIDE and CAP_FOWNER");
         return -1;
     }
     static const char probe[] = "ddio-server start";

@@ -59,6 +59,9 @@ t_expect_fail -x 1 identity/server-needs-munged "munged does not answer" \
 t_secret "$W/key"
 t_expect_fail -x 2 identity/munge-or-secret "--auth munge excludes --secret-file" \
   "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$W/root" --auth munge --secret-file "$W/key"
+t_expect_fail -x 1 identity/server-needs-owner-caps "or with CAP_CHOWN, CAP_DAC_OVERRIDE" \
+  setpriv --reuid=65534 --regid=65534 --clear-groups \
+  "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$W/root" --auth munge --munge-socket "$M/sock"
 t_expect_fail -x 2 identity/bad-mode "is not one of secret|munge|none" \
   "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$W/root" --auth kerberos
 
