@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -63,8 +64,6 @@ static int entry_stat(const struct conn *c, const char *norm, struct stat *sb)
     return rc;
 }
 
-/* A refusal: the reason for the caller, counted, and logged with who asked
- * (the first 20, then every 100th: a user probing cannot flood the log) */
 static int deny(const struct conn *c, const char *norm, const char *what,
                 const struct stat *sb, char *msg, size_t n)
 {
@@ -79,40 +78,85 @@ static int deny(const struct conn *c, const char *norm, const char *what,
     return -EACCES;
 }
 
-/* search permission on the root and on every directory above norm */
-static int search_ancestors(const struct conn *c, const char *norm, char *msg, size_t n)
+/* What one walk down a path found: the parent directory's stat, and the
+ * entry's when it exists. */
+struct walked {
+    struct stat parent, ent;
+    int found;                  /* the entry exists */
+    int complete;               /* every directory above it exists and is one */
+};
+
+/* Walk norm from the root with one stat per component (fstatat, openat
+ * without following symlinks: a symlink or a missing directory ends the
+ * walk, and the store's own refusal follows), checking search permission
+ * on each directory passed. 0 (w filled), or -EACCES with the reason. */
+static int walk(const struct conn *c, const char *norm, struct walked *w, char *msg, size_t n)
 {
-    char dir[DDIO_MAX_STR + 1];
-    struct stat sb;
-    size_t len = strlen(norm);
-    if (len > DDIO_MAX_STR)
-        return 0;                          /* the store refuses such a path */
-    for (size_t i = 0;; i++) {
-        if (i == len)
-            return 0;
-        if (i > 0 && norm[i] != '/')
-            continue;
-        memcpy(dir, norm, i);
-        dir[i] = '\0';
-        if (entry_stat(c, dir, &sb))
-            return 0;                      /* missing: the operation says ENOENT */
-        if (!(bits_for(&c->who, &sb) & ACC_SEARCH))
-            return deny(c, dir, "search this directory", &sb, msg, n);
+    char comp[NAME_MAX + 1];
+    int fd = c->srv->store.rootfd[0], rc = 0;
+    size_t at = 0, len = strlen(norm);
+    memset(w, 0, sizeof(*w));
+    if (fstat(fd, &w->parent))
+        return 0;
+    if (!len) {
+        w->ent = w->parent;
+        w->found = w->complete = 1;
+        return 0;
     }
+    while (rc == 0) {
+        size_t e = at;
+        while (e < len && norm[e] != '/')
+            e++;
+        if (e - at > NAME_MAX)
+            break;
+        if (!(bits_for(&c->who, &w->parent) & ACC_SEARCH)) {
+            char dir[DDIO_MAX_STR + 1];
+            snprintf(dir, sizeof(dir), "%.*s", at ? (int)(at - 1) : 0, norm);
+            rc = deny(c, dir, "search this directory", &w->parent, msg, n);
+            break;
+        }
+        snprintf(comp, sizeof(comp), "%.*s", (int)(e - at), norm + at);
+        struct stat sb;
+        if (fstatat(fd, comp, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+            w->complete = e == len;          /* only the entry itself is missing */
+            break;
+        }
+        if (e == len) {
+            w->ent = sb;
+            w->found = w->complete = 1;
+            break;
+        }
+        int next = S_ISDIR(sb.st_mode) ? openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW
+                                                              | O_CLOEXEC) : -1;
+        if (next < 0)
+            break;
+        if (fd != c->srv->store.rootfd[0])
+            close(fd);
+        fd = next;
+        w->parent = sb;
+        at = e + 1;
+    }
+    if (fd != c->srv->store.rootfd[0])
+        close(fd);
+    return rc;
+}
+
+static const char *want_name(int want)
+{
+    return want == ACC_READ ? "read" : want == ACC_WRITE ? "write"
+           : want == (ACC_READ | ACC_WRITE) ? "read and write" : "list or search";
 }
 
 int access_path(const struct conn *c, const char *norm, int want, char *msg, size_t n)
 {
-    struct stat sb;
+    struct walked w;
     if (!access_on(c) || privileged(c))
         return 0;
-    int rc = search_ancestors(c, norm, msg, n);
-    if (rc || !want || entry_stat(c, norm, &sb))
+    int rc = walk(c, norm, &w, msg, n);
+    if (rc || !want || !w.found)
         return rc;
-    if ((bits_for(&c->who, &sb) & want) != want)
-        return deny(c, norm, want == ACC_READ ? "read" : want == ACC_WRITE ? "write"
-                    : want == (ACC_READ | ACC_WRITE) ? "read and write"
-                    : "list or search", &sb, msg, n);
+    if ((bits_for(&c->who, &w.ent) & want) != want)
+        return deny(c, norm, want_name(want), &w.ent, msg, n);
     return 0;
 }
 
@@ -124,47 +168,58 @@ static void parent_of(const char *norm, char *out, size_t n)
     snprintf(out, n, "%.*s", (int)len, norm);
 }
 
-int access_create(const struct conn *c, const char *norm, char *msg, size_t n)
+/* write and search on the walked parent */
+static int may_change_parent(const struct conn *c, const char *norm, const struct walked *w,
+                             char *msg, size_t n)
 {
     char parent[DDIO_MAX_STR + 1];
-    if (!access_on(c) || privileged(c))
+    if (!w->complete || (bits_for(&c->who, &w->parent) & (ACC_WRITE | ACC_SEARCH))
+                            == (ACC_WRITE | ACC_SEARCH))
         return 0;
     parent_of(norm, parent, sizeof(parent));
-    int rc = search_ancestors(c, norm, msg, n);
-    struct stat sb;
-    if (rc || entry_stat(c, parent, &sb))
-        return rc;
-    if ((bits_for(&c->who, &sb) & (ACC_WRITE | ACC_SEARCH)) != (ACC_WRITE | ACC_SEARCH))
-        return deny(c, parent, "add or remove entries here", &sb, msg, n);
-    return 0;
+    return deny(c, parent, "add or remove entries here", &w->parent, msg, n);
+}
+
+int access_create(const struct conn *c, const char *norm, char *msg, size_t n)
+{
+    struct walked w;
+    if (!access_on(c) || privileged(c))
+        return 0;
+    int rc = walk(c, norm, &w, msg, n);
+    return rc ? rc : may_change_parent(c, norm, &w, msg, n);
 }
 
 int access_remove(const struct conn *c, const char *norm, char *msg, size_t n)
 {
-    char parent[DDIO_MAX_STR + 1];
-    struct stat dsb, sb;
-    int rc = access_create(c, norm, msg, n);
-    if (rc || !access_on(c) || privileged(c))
-        return rc;
-    parent_of(norm, parent, sizeof(parent));
-    if (entry_stat(c, parent, &dsb) || entry_stat(c, norm, &sb) || !(dsb.st_mode & S_ISVTX))
+    struct walked w;
+    if (!access_on(c) || privileged(c))
         return 0;
-    if (sb.st_uid != c->who.uid && dsb.st_uid != c->who.uid)
-        return deny(c, norm, "remove another user's entry from a sticky directory", &sb,
+    int rc = walk(c, norm, &w, msg, n);
+    if (!rc)
+        rc = may_change_parent(c, norm, &w, msg, n);
+    if (rc || !w.found || !(w.parent.st_mode & S_ISVTX))
+        return rc;
+    if (w.ent.st_uid != c->who.uid && w.parent.st_uid != c->who.uid)
+        return deny(c, norm, "remove another user's entry from a sticky directory", &w.ent,
                     msg, n);
     return 0;
 }
 
 int access_open(const struct conn *c, const char *norm, uint32_t amode, char *msg, size_t n)
 {
-    struct stat sb;
-    if (!access_on(c))
+    struct walked w;
+    if (!access_on(c) || privileged(c))
         return 0;
     int want = ((amode & (DDIO_O_WRONLY | DDIO_O_RDWR)) ? ACC_WRITE : 0)
                | ((amode & (DDIO_O_RDONLY | DDIO_O_RDWR)) ? ACC_READ : 0);
-    if (entry_stat(c, norm, &sb) == 0 || !(amode & DDIO_O_CREAT))
-        return access_path(c, norm, want, msg, n);
-    return access_create(c, norm, msg, n);
+    int rc = walk(c, norm, &w, msg, n);
+    if (rc)
+        return rc;
+    if (w.found && (bits_for(&c->who, &w.ent) & want) != want)
+        return deny(c, norm, want_name(want), &w.ent, msg, n);
+    if (!w.found && (amode & DDIO_O_CREAT))
+        return may_change_parent(c, norm, &w, msg, n);
+    return 0;
 }
 
 /* chown and/or chmod norm's entry on every root */
