@@ -50,6 +50,9 @@ int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t
                       const char *only);
 /* close the descriptors of every stripe server (before f->srv goes) */
 void ddio_local_release(struct ddio_fh *f);
+/* the bytes stripe server i's descriptors moved since the last take (then
+ * zero): 1 when there were any (LOCALSTAT at close reports them) */
+int ddio_local_take_counts(struct ddio_fh *f, int i, uint64_t *read, uint64_t *written);
 /* 1: L's first datafile is still where it was handed over: not deleted,
  * not renamed (so the path it was opened by still names the same file);
  * -1: it is not; 0: no descriptors (none handed over, another host) */

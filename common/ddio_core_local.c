@@ -52,6 +52,8 @@ struct ddio_local {
     struct ddio_wb wb[DDIO_MAX_LOCAL_DISKS];    /* per datafile (wb_note) */
     char *link;                 /* where the first datafile was when handed
                                  * over (/proc/self/fd): ddio_local_same_file */
+    uint64_t rbytes, wbytes;    /* moved through these descriptors, not yet
+                                 * reported to the server (LOCALSTAT) */
 };
 
 /* How long a connection found quiet is taken as quiet without asking the
@@ -344,7 +346,20 @@ static void local_clear(struct ddio_local *L)
     free(L->link);
     if (L->size)
         munmap(L->size, sizeof(uint64_t));
+    uint64_t r = L->rbytes, w = L->wbytes;   /* renewed descriptors: still to report */
     memset(L, 0, sizeof(*L));
+    L->rbytes = r;
+    L->wbytes = w;
+}
+
+int ddio_local_take_counts(struct ddio_fh *f, int i, uint64_t *read, uint64_t *written)
+{
+    struct ddio_local *L = f->srv ? f->srv[i].local : NULL;
+    *read = L ? L->rbytes : 0;
+    *written = L ? L->wbytes : 0;
+    if (L)
+        L->rbytes = L->wbytes = 0;
+    return *read || *written;
 }
 
 void ddio_local_release(struct ddio_fh *f)
@@ -483,6 +498,8 @@ static int stripe_piece(void *arg, uint32_t server, uint64_t logical_off, uint64
         r->cur = server;
         rc = ddio_layout_foreach(&r->L[server]->disks, local_off, avail, disk_piece, r);
         r->got += avail;
+        if (!rc)
+            r->L[server]->rbytes += avail;
     }
     if (want > avail)
         memset(r->buf + pos + avail, 0, want - avail);
@@ -568,8 +585,10 @@ static int pread_one(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len, u
     if (__atomic_load_n(L[s]->size, __ATOMIC_ACQUIRE) >= loc + len) {
         lread r = {.L = L,.cur = s,.dst = buf,.base = loc };
         rc = quiet_all(f, L) && !disk_piece(&r, disk, loc, doff, len);
-        if (rc)
+        if (rc) {
             *bytes = len;
+            L[s]->rbytes += len;
+        }
     }
     unlock_all(f, L);
     return rc;
@@ -675,7 +694,10 @@ static int stripe_wpiece(void *arg, uint32_t server, uint64_t logical_off, uint6
     w->src = w->buf + (logical_off - w->off);
     w->base = local_off;
     w->cur = server;
-    return ddio_layout_foreach(&w->L[server]->disks, local_off, len, disk_wpiece, w);
+    int rc = ddio_layout_foreach(&w->L[server]->disks, local_off, len, disk_wpiece, w);
+    if (!rc)
+        w->L[server]->wbytes += len;
+    return rc;
 }
 
 /* a small write; as one_piece, 1: written */
@@ -693,6 +715,8 @@ static int pwrite_one(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t
         lwrite w = {.L = L,.src = buf,.base = loc,.cur = s };
         ddio_size_raise(L[s]->size, loc + len);
         rc = !disk_wpiece(&w, disk, loc, doff, len);
+        if (rc)
+            L[s]->wbytes += len;
     }
     unlock_all(f, L);
     return rc;

@@ -23,7 +23,8 @@
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
                                  * LOCK's flags and client; 8: OPEN's
                                  * DDIO_O_LOCAL; 9: PSTAT|R's owner,
-                                 * SETATTR, ACTAS, OPEN's DDIO_O_MODE */
+                                 * SETATTR, ACTAS, LOCALSTAT, OPEN's
+                                 * DDIO_O_MODE */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -64,7 +65,9 @@ enum ddio_type {
     DDIO_T_SETATTR  = 25,  /* chmod / chown of a path (every server) */
     DDIO_T_ACTAS    = 26,  /* client -> server, right after AUTH: a mount acts for
                             * this user (trusted mount hosts only) */
-    DDIO_T_MAX      = 27
+    DDIO_T_LOCALSTAT = 27, /* client -> server: bytes its same-host descriptors
+                            * moved for a handle (for the counters) */
+    DDIO_T_MAX      = 28
 };
 #define DDIO_REPLY 0x8000u
 
@@ -378,6 +381,10 @@ struct ddio_setattr {
     uint32_t mode;           /* <= 07777 */
     uint32_t uid, gid;
 };
+/* LOCALSTAT: what a handle's same-host descriptors read and wrote */
+struct ddio_localstat {
+    uint64_t handle, read, written;
+};
 /* ACTAS: the identity a trusted mount asserts for its connection */
 struct ddio_actas {
     uint32_t uid, gid;
@@ -547,6 +554,8 @@ void ddio_enc_mkdir(struct ddio_wbuf *w, const struct ddio_mkdir *m);
 int  ddio_dec_mkdir(const void *p, size_t n, struct ddio_mkdir *m);       /* free m->path */
 void ddio_enc_setattr(struct ddio_wbuf *w, const struct ddio_setattr *m);
 int  ddio_dec_setattr(const void *p, size_t n, struct ddio_setattr *m);   /* free path */
+void ddio_enc_localstat(struct ddio_wbuf *w, const struct ddio_localstat *m);
+int  ddio_dec_localstat(const void *p, size_t n, struct ddio_localstat *m);
 void ddio_enc_actas(struct ddio_wbuf *w, const struct ddio_actas *m);
 int  ddio_dec_actas(const void *p, size_t n, struct ddio_actas *m);
 void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m);

@@ -174,6 +174,24 @@ int ddio_dec_setattr(const void *p, size_t n, struct ddio_setattr *m)
     return ns_result(&r, m, sizeof(*m), m->path, NULL);
 }
 
+void ddio_enc_localstat(struct ddio_wbuf *w, const struct ddio_localstat *m)
+{
+    ddio_put_u64(w, m->handle);
+    ddio_put_u64(w, m->read);
+    ddio_put_u64(w, m->written);
+}
+
+int ddio_dec_localstat(const void *p, size_t n, struct ddio_localstat *m)
+{
+    struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    m->handle = ddio_get_u64(&r);
+    m->read = ddio_get_u64(&r);
+    m->written = ddio_get_u64(&r);
+    return ns_result(&r, m, sizeof(*m), NULL, NULL);
+}
+
 void ddio_enc_actas(struct ddio_wbuf *w, const struct ddio_actas *m)
 {
     ddio_put_u32(w, m->uid);

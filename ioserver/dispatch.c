@@ -44,6 +44,7 @@ int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     case DDIO_T_RENAME:  return on_rename(c, h, p);
     case DDIO_T_SETATTR: return on_setattr(c, h, p);
     case DDIO_T_ACTAS:   return on_actas(c, h, p);
+    case DDIO_T_LOCALSTAT: return on_localstat(c, h, p);
     case DDIO_T_UCXADDR: return on_ucxaddr(c, h);
     case DDIO_T_CANCEL:  return on_cancel(c, h, p);
     case DDIO_T_LOCAL:   return on_local(c, h, p);

@@ -357,6 +357,18 @@ int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     return reply_ok(c, h);
 }
 
+/* LOCALSTAT: what a handle's same-host descriptors moved, for the counters */
+int on_localstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_localstat m;
+    if (ddio_dec_localstat(p, h->len, &m))
+        return bad_payload(c, h);
+    if (!handle_get(c, m.handle))
+        return bad_handle(c, h, m.handle);
+    stats_local(&c->srv->stats, m.read, m.written);
+    return reply_ok(c, h);
+}
+
 int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
     struct ddio_handle_req m;

@@ -9,6 +9,7 @@ int on_ucxaddr(struct conn *c, const struct ddio_hdr *h);
 int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
+int on_localstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_stats(struct conn *c, const struct ddio_hdr *h);
 /* LOCAL: the file's read-only descriptors to a client on this host */

@@ -164,6 +164,8 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "local_handovers", s->local_handovers)
         | add(r, "replayed", s->replayed)
         | add(r, "auth_refused", s->auth_refused) | add(r, "access_denied", s->access_denied)
+        | add(r, "local_read_bytes", s->local_read_bytes)
+        | add(r, "local_write_bytes", s->local_write_bytes)
         | add(r, "heap_in_use", heap_in_use())
         | add(r, "inflight", s->inflight)
         | add(r, "ucx_eps", s->ucx_eps) | add(r, "ucx_put_bytes", s->ucx_put_bytes)
@@ -186,4 +188,12 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
     if (env)
         rc |= add_env(r, env);
     return rc ? -ENOMEM : 0;
+}
+
+void stats_local(struct srv_stats *s, uint64_t read, uint64_t written)
+{
+    pthread_mutex_lock(&s->mu);
+    s->local_read_bytes += read;
+    s->local_write_bytes += written;
+    pthread_mutex_unlock(&s->mu);
 }

@@ -45,6 +45,8 @@ struct srv_stats {
     uint64_t replayed;           /* resent writes answered from replay.h */
     uint64_t auth_refused;       /* connections whose AUTH was refused */
     uint64_t access_denied;      /* requests refused by a permission check (access.h) */
+    uint64_t local_read_bytes, local_write_bytes;   /* moved by same-host clients
+                                                     * themselves (LOCALSTAT) */
     uint64_t inflight;           /* requests running on their own thread now
                                   * (XFER, SETLKW, SYNC, PREALLOC) */
     /* UCX transport: endpoints attached; bytes moved as active messages
@@ -60,6 +62,8 @@ void stats_init(struct srv_stats *s);
 void stats_destroy(struct srv_stats *s);
 void stats_xfer(struct srv_stats *s, const struct xfer_counters *c, int collective, int failed);
 void stats_conn(struct srv_stats *s, int delta);
+/* bytes a same-host client read and wrote through its own descriptors */
+void stats_local(struct srv_stats *s, uint64_t read, uint64_t written);
 void stats_bump(struct srv_stats *s, uint64_t *field);
 void stats_inflight(struct srv_stats *s, int delta);
 void stats_ucx(struct srv_stats *s, uint64_t put, uint64_t get, uint64_t staged);

@@ -112,10 +112,16 @@ static void show_text(const char *addr, const struct sample *a, const struct sam
            up, get(r, "connections", NULL), get(r, "inflight", NULL));
     printf("  refused: %" PRIu64 " authentications, %" PRIu64 " requests by permissions\n",
            get(r, "auth_refused", NULL), get(r, "access_denied", NULL));
+    uint64_t lr = get(r, "local_read_bytes", NULL), lw = get(r, "local_write_bytes", NULL);
+    char h3[32], h4[32];
+    /* totals: what the server moved and what same-host clients moved in its
+     * datafiles themselves (reported at close) */
     printf("  read %s  written %s  xfers %" PRIu64 " (%" PRIu64 " collective, %" PRIu64
-           " failed)\n", cli_human(get(r, "bytes_read", NULL), h1, sizeof h1),
-           cli_human(get(r, "bytes_written", NULL), h2, sizeof h2), get(r, "xfers", NULL),
+           " failed)\n", cli_human(get(r, "bytes_read", NULL) + lr, h1, sizeof h1),
+           cli_human(get(r, "bytes_written", NULL) + lw, h2, sizeof h2), get(r, "xfers", NULL),
            get(r, "coll_xfers", NULL), get(r, "xfer_errors", NULL));
+    printf("  of which same-host clients read %s and wrote %s themselves\n",
+           cli_human(lr, h3, sizeof h3), cli_human(lw, h4, sizeof h4));
     for (int d = 0; d < nd; d++) {
         double busy = rate(a, b, "disk", d, "busy_us") / 1e4;   /* us per s -> % */
         printf("  disk %d  read %8.1f MiB/s  write %8.1f MiB/s  queue %" PRIu64
@@ -156,11 +162,13 @@ static void show_json(const char *addr, const struct sample *a, const struct sam
            ", \"inflight\": %" PRIu64 ", \"bytes_read\": %" PRIu64 ", \"bytes_written\": %"
            PRIu64 ", \"xfers\": %" PRIu64 ", \"xfer_errors\": %" PRIu64
            ", \"auth_refused\": %" PRIu64 ", \"access_denied\": %" PRIu64
+           ", \"local_read_bytes\": %" PRIu64 ", \"local_write_bytes\": %" PRIu64
            ", \"interval_s\": %g, \"disks\": [",
            (double)get(r, "uptime_ms", NULL) / 1000, get(r, "connections", NULL),
            get(r, "inflight", NULL), get(r, "bytes_read", NULL), get(r, "bytes_written", NULL),
            get(r, "xfers", NULL), get(r, "xfer_errors", NULL), get(r, "auth_refused", NULL),
-           get(r, "access_denied", NULL), a ? interval : 0.0);
+           get(r, "access_denied", NULL), get(r, "local_read_bytes", NULL),
+           get(r, "local_write_bytes", NULL), a ? interval : 0.0);
     for (int d = 0; d < nd; d++) {
         double busy = rate(a, b, "disk", d, "busy_us") / 1e4;
         printf("%s{\"index\": %d, \"read_mibps\": %.3f, \"write_mibps\": %.3f, \"queue\": %"

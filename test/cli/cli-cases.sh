@@ -185,6 +185,22 @@ assert all(x["ok"] for x in s), s
 assert sum(d["write_mibps"] for x in s for d in x["disks"]) > 0, s
 ' "$T/busy.json" \
   && t_pass cli/status/during-copy || t_fail cli/status/during-copy "$(cat "$T/busy.json" "$T/err")"
+# same-host copies are counted too: the client reports at close what its own
+# descriptors wrote and read (LOCALSTAT), and status adds it to the totals
+same_host_counted() {
+  local w0 r0 w1 r1 sum='{ s += $3 } END { print s + 0 }'
+  w0=$("$DDIO" stats local_write_bytes | awk "$sum"); r0=$("$DDIO" stats local_read_bytes | awk "$sum")
+  DDIO_LOCAL_WRITE=1 DDIO_LOCAL_READ=1 "$DDIO" cp "$T/f64m" ddio:/cli/local >/dev/null 2>&1 \
+    && DDIO_LOCAL_READ=1 "$DDIO" cp ddio:/cli/local "$T/local.back" >/dev/null 2>&1 \
+    && cmp -s "$T/f64m" "$T/local.back" || { echo "copies failed"; return 1; }
+  w1=$("$DDIO" stats local_write_bytes | awk "$sum"); r1=$("$DDIO" stats local_read_bytes | awk "$sum")
+  [ $((w1 - w0)) = $((64 << 20)) ] && [ $((r1 - r0)) = $((64 << 20)) ] \
+    || { echo "same-host bytes counted: written $((w1 - w0)), read $((r1 - r0)), wanted $((64 << 20)) each"; return 1; }
+  "$DDIO" status -i 0 | grep -q "^  of which same-host clients read .* and wrote .* themselves" \
+    || { echo "no same-host line in status"; return 1; }
+  "$DDIO" rm /cli/local
+}
+if out=$(same_host_counted); then t_pass cli/status/same-host-counted; else t_fail cli/status/same-host-counted "$out"; fi
 # stats: the raw counters as before, now with the new keys
 "$DDIO" stats uptime_ms disk.0.bytes_written root.0.free_bytes inflight >"$T/stats" 2>&1 \
   && [ "$(wc -l <"$T/stats")" = 8 ] && t_pass cli/stats/new-keys || t_fail cli/stats/new-keys "$(cat "$T/stats")"

@@ -191,6 +191,7 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #define CLEANUP (void)0
     SIMPLE(FZ_LOCAL_MSG, struct ddio_local_msg, ddio_dec_local_msg, ddio_enc_local_msg)
     SIMPLE(FZ_ACTAS, struct ddio_actas, ddio_dec_actas, ddio_enc_actas)
+    SIMPLE(FZ_LOCALSTAT, struct ddio_localstat, ddio_dec_localstat, ddio_enc_localstat)
 #undef CLEANUP
 #define CLEANUP free(m.cred)
     SIMPLE(FZ_AUTH_MUNGE, struct ddio_auth_munge, ddio_dec_auth_munge, ddio_enc_auth_munge)

@@ -230,6 +230,10 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_actas(&w, &aa);
     emit("actas", FZ_ACTAS, &w);
+    struct ddio_localstat ls = { .handle = 3, .read = 4096, .written = 1 << 20 };
+    ddio_wbuf_init(&w);
+    ddio_enc_localstat(&w, &ls);
+    emit("localstat", FZ_LOCALSTAT, &w);
     struct ddio_rename rn = { .from = "a/x", .to = "a/y", .once_client = 0x5eedull,
                               .once_call = 3 };
     ddio_wbuf_init(&w);

@@ -226,6 +226,12 @@ static void enc_actas(struct ddio_wbuf *w)
     ddio_enc_actas(w, &m);
 }
 
+static void enc_localstat(struct ddio_wbuf *w)
+{
+    struct ddio_localstat m = { .handle = 7, .read = 1ull << 40, .written = 5000000 };
+    ddio_enc_localstat(w, &m);
+}
+
 static void enc_open_mode(struct ddio_wbuf *w)
 {
     struct ddio_open m = { .path = "a/new", .amode = DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_MODE,
@@ -456,6 +462,12 @@ static int d_actas(const uint8_t *p, size_t n)
     return ddio_dec_actas(p, n, &m);
 }
 
+static int d_localstat(const uint8_t *p, size_t n)
+{
+    struct ddio_localstat m;
+    return ddio_dec_localstat(p, n, &m);
+}
+
 static int d_setattr(const uint8_t *p, size_t n)
 {
     struct ddio_setattr m;
@@ -484,6 +496,7 @@ struct sample {
 static const struct sample samples[] = {
     { "setattr", enc_setattr, d_setattr, FULL },
     { "actas", enc_actas, d_actas, FULL },
+    { "localstat", enc_localstat, d_localstat, FULL },
     { "open_mode", enc_open_mode, d_open, FULL },
     { "hello", enc_hello, d_hello, FULL },
     { "hello_r", enc_hello_r, d_hello_r, FULL },
