@@ -12,15 +12,16 @@
 # Writes OUT/identity.csv (mode,launch,metric,value), OUT/SUMMARY.md
 # (median and min-max per mode, and the munge/secret ratio of the medians)
 # and OUT/machine.txt. Usage:
-#   bench/identity-cost.sh [-n LAUNCHES] [-P RANKS] [-f FILES] [-m MIB] [-o OUT]
+#   bench/identity-cost.sh [-n LAUNCHES] [-P RANKS] [-f FILES] [-m MIB] [-M] [-o OUT]
+# (-M: only md-rate, no MPI)
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd); top=$(cd "$here/.." && pwd)
-N=5 P=4 FILES=2000 MIB=256 OUT=""
+N=5 P=4 FILES=2000 MIB=256 OUT="" MDONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) N=$2; shift 2 ;; -P) P=$2; shift 2 ;; -f) FILES=$2; shift 2 ;;
-    -m) MIB=$2; shift 2 ;; -o) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -m) MIB=$2; shift 2 ;; -o) OUT=$2; shift 2 ;; -M) MDONLY=1; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "identity-cost: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -29,7 +30,7 @@ mkdir -p "$OUT"
 export PATH="$top/mpich/bin:$PATH" LD_LIBRARY_PATH="$top/mpich/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 MD=$top/bench/md-rate FO=$OUT/first-open PAT=$top/examples/bin/ddio-patterns
 [ -x "$MD" ] || { echo "identity-cost: build first (make): $MD" >&2; exit 1; }
-mpicc -O2 -o "$FO" "$here/first-open.c" || exit 1
+[ $MDONLY = 1 ] || mpicc -O2 -o "$FO" "$here/first-open.c" || exit 1
 { uname -a; nproc; free -g | head -2; git -C "$top" rev-parse HEAD; date -Is; } >"$OUT/machine.txt"
 CSV=$OUT/identity.csv
 echo "mode,launch,metric,value" >"$CSV"
@@ -42,10 +43,11 @@ one_launch() {
   "$top/tools/ddio-run" "${auth[@]}" -s 2 -r "$root" -- bash -c '
     set -e
     "$1" "$DDIO_SERVERS" /md "$2"
+    [ "$7" = 1 ] && exit 0
     mpiexec -n "$3" "$4" -c ddio:/fo >/dev/null
     mpiexec -n "$3" "$4" ddio:/fo
     mpiexec -n "$3" "$5" -C -r 8192 -m "$6" -p wb,rb,wc,rc ddio:/k' \
-    _ "$MD" "$FILES" "$P" "$FO" "$PAT" "$MIB" >"$log" 2>&1 || { echo "launch $mode $i failed: $log" >&2; rm -rf "$root"; return 1; }
+    _ "$MD" "$FILES" "$P" "$FO" "$PAT" "$MIB" "$MDONLY" >"$log" 2>&1 || { echo "launch $mode $i failed: $log" >&2; rm -rf "$root"; return 1; }
   rm -rf "$root"
   awk -F, -v m="$mode" -v i="$i" '
     $1 == "MDRATE" { print m "," i "," $2 "_ops_per_s," $5 }
