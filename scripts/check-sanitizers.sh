@@ -62,5 +62,13 @@ if [ -x "$top/test/cli/run-cli-tests.sh" ] && [ -x tools/ddio ]; then
     pass=$((pass + 1)); echo "PASS: asan+ubsan cli tests"
   else fail=$((fail + 1)); echo "FAIL: asan+ubsan cli tests"; grep -E '^FAIL|ERROR: AddressSanitizer|runtime error' cli.san.log | head -n 40; fi
 fi
+# the server's identity and permission code (--auth munge) under the
+# sanitizers: the identity suite with this server, the rest from the build
+if [ -x "$top/test/server/run-identity-tests.sh" ] && [ -x "${BUILD:-$top}/test/server/munge_probe" ]; then
+  if DDIO_SERVER="$san/src/ioserver/ddio-server" BUILD="${BUILD:-$top}" \
+     "$top/test/server/run-identity-tests.sh" >identity.san.log 2>&1; then
+    pass=$((pass + 1)); echo "PASS: asan+ubsan identity tests"
+  else fail=$((fail + 1)); echo "FAIL: asan+ubsan identity tests"; why identity.san.log; fi
+fi
 echo "sanitizers: $pass passed, $fail failed" | tee "$san/summary.log"
 [ $fail -eq 0 ]
