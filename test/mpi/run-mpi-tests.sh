@@ -465,15 +465,16 @@ if t_selected desc-size; then
   done
 fi
 if t_selected desc; then
-  # every descriptor compared with ROMIO's flattened view (check hint), data
-  # checked against MPI_Pack, file compared with ufs:
+  # every descriptor compared with the view's type map (check hint: listed
+  # by the driver apart from its tree builder), data checked against
+  # MPI_Pack, file compared with ufs:
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable,striping_unit=5000" \
     ddio_vs_ufs_coll desc-p3-s2 2 3 t_desc -n 80
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable" ddio_vs_ufs_coll desc-p4-s3 3 4 t_desc -n 60
   DDIO_TEST_HINTS="romio_ddio_check_desc=enable,striping_unit=4096" \
     ddio_vs_ufs_coll desc-p1-s1 1 1 t_desc -n 40
   # trees built from datatypes (every constructor, subarray, darray; memory
-  # types with negative displacements): == ROMIO's flattening (check hint,
+  # types with negative displacements): == their type maps (check hint,
   # set by the program), builder reported as expected, file == ufs:
   ddio_vs_ufs_coll typedesc-p4-s2 2 4 t_typedesc -n 60
   DDIO_TEST_HINTS="striping_unit=5000" ddio_vs_ufs_coll typedesc-p3-s3-u5000 3 3 t_typedesc \
@@ -489,7 +490,7 @@ if t_selected desc; then
      b=$(grep -c "flattened list.*gave up in hindexed: .*tree budget" "$1")
      echo "$n log lines ($v vector, $b hindexed)"; [ "$rc" = 0 ] && [ "$n" = 6 ] && [ "$v" = 3 ] && [ "$b" = 3 ]' \
     "$bin/t_typedesc" "$tmp/flatlog.err"
-  # zero-length blocks and lb/ub markers: descriptor == ROMIO's flattening
+  # zero-length blocks and lb/ub markers: descriptor == the type map
   # (check hint) and a data round trip, on ddio: only
   ddio_only desc0-p3-s2 2 3 t_desc0
   ddio_only desc0-p4-s3 3 4 t_desc0
