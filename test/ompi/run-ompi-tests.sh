@@ -322,15 +322,14 @@ if t_selected suite; then
   CTL_ROMIO=1 both features-p3-s2 2 3 "= .2" "$bin/t_features"
   CTL_ROMIO=1 both features-p4-s3 3 4 "= .2" "$bin/t_features"
   unset T_FEATURES_SKIP
-  # t_prop: every stream read back against MPI_Pack, FILE and the
-  # positions MPI returned (FILE.2) == Debian's ROMIO 3.2.1 on ufs: (where
-  # t_prop packs the memory ROMIO would misplace). Left out, said by t_prop:
-  # views ROMIO 3.2.1 refuses at set_view (MPI_ERR_TYPE, on ufs: too:
-  # T_PROP_REFUSED), darray and subarray file types (ROMIO 3.2.1's
-  # expansions, which the driver uses to place a view as ROMIO does,
-  # misplace some nested ones, and ufs: fails the same cases: seeds 789776
-  # P = 3 case 4, 789775 P = 4 case 21, 11 P = 4 case 9), the MPI 4
-  # large-count calls
+  # t_prop: every byte, read and position against t_prop's model of the
+  # type maps, FILE and the positions MPI returned (FILE.2) also == Debian's
+  # ROMIO 3.2.1 on ufs: (where t_prop packs the memory ROMIO would
+  # misplace). Left out of these, said by t_prop: views ROMIO 3.2.1 refuses
+  # at set_view (MPI_ERR_TYPE, on ufs: too: T_PROP_REFUSED), darray and
+  # subarray file types (ROMIO 3.2.1's expansions misplace some nested
+  # ones on ufs:, the control: seeds 789776 P = 3 case 4, 789775 P = 4 case
+  # 21, 11 P = 4 case 9), the MPI 4 large-count calls
   seed=${DDIO_PROP_SEED:-$(( $(date +%s) % 1000000 + 1 ))}
   t_say "prop: seed $seed (repeat: DDIO_PROP_SEED=$seed $0 suite)"
   export T_PROP_REFUSED=1 T_PROP_NO_DARRAY=1 T_PROP_NO_SUBARRAY=1
@@ -340,6 +339,11 @@ if t_selected suite; then
   DDIO_TEST_HINTS="romio_ddio_coll_ranges=disable" CTL_ROMIO=1 both prop-p2-s1-dd 1 2 "= .2" \
     "$bin/t_prop" -n 20 -s "$((seed + 2))"
   unset T_PROP_REFUSED T_PROP_NO_DARRAY T_PROP_NO_SUBARRAY
+  # zero-length blocks and the rest of what MPI allows (t_prop -z), darray
+  # and subarray in (the driver expands them by the standard, not through
+  # ROMIO 3.2.1), and the fixed recipes (-f), against the model alone
+  ddio_only prop-z-p4-s2 2 4 "$bin/t_prop" -z -n 150 -s "$((seed + 3))"
+  ddio_only prop-fixed-p4-s2 2 4 "$bin/t_prop" -f
   # nonblocking forms on 3 servers with 5000-byte stripes, and through the
   # two-phase fallback (whose nonblocking collectives are blocking ones
   # here: ad_ddio_compat.h); t_nonblock checks itself (OMPIO does not
