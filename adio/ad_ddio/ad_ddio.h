@@ -60,8 +60,10 @@ typedef struct ADIOI_DDIO_View {
     MPI_Datatype filetype;
     int from_type;              /* built by Tree_from_type (else from a flat list) */
     int by_map;                 /* by MPI's type map (not ROMIO's flattened list) */
-    int monotone;               /* its tiles' pieces never overlap (else only
+    int monotone;               /* a tile's pieces are in order (else only
                                  * read-only set_view takes it, and no call) */
+    int tiles_apart;            /* each tile's data end before the next tile's
+                                 * start (else a call stays within one tile) */
     struct ddio_node *root;     /* addresses relative to base */
     int64_t base;               /* offset of the type's first data byte */
     int64_t extent;

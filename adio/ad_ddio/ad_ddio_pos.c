@@ -43,8 +43,7 @@ static MPI_Datatype type_keep(MPI_Datatype t)
 }
 
 typedef struct order_walk {
-    int64_t first, prev, prev_end;      /* pieces seen: the first's start, the
-                                         * last's start and end */
+    int64_t prev, prev_end;             /* the last piece seen: its start, end */
     int any, flags;
 } order_walk;
 
@@ -58,8 +57,6 @@ static int order_piece(void *arg, int64_t addr, uint64_t len, uint64_t s)
         w->flags |= ADIOI_TYPE_DECREASE;
     else if (w->any && addr < w->prev_end)
         w->flags |= ADIOI_TYPE_OVERLAP;
-    if (!w->any)
-        w->first = addr;
     w->prev = addr;
     w->prev_end = addr + (int64_t) len;
     w->any = 1;
@@ -70,9 +67,12 @@ static int order_piece(void *arg, int64_t addr, uint64_t len, uint64_t s)
  * by its type map, from its tree (`root`/`base` may be a tree already built
  * for t): a piece below the origin; a piece starting before the previous
  * one does (MPI: displacements monotonically nondecreasing); a piece
- * starting inside the previous one (erroneous when writing). The tiles of
- * a view follow each other at the extent, so one tile's pieces reaching
- * into the next count too (ROMIO looks at one tile only). O(tree depth)
+ * starting inside the previous one (erroneous when writing). One tile, as
+ * ROMIO: a type's data may lie outside [lb, lb + extent) (Open MPI keeps a
+ * subarray's lb in a struct around it, with PnetCDF's header bytes below
+ * it), so the next tile may start before this one ends; only a call that
+ * reaches it is refused (ad_ddio_view.c). A filetype's extent must still
+ * be positive: the tiles' positions are reckoned from it. O(tree depth)
  * for a monotone type; the pieces of one tile otherwise. */
 static int type_flags(MPI_Datatype t, const struct ddio_node *root, int64_t base)
 {
@@ -99,18 +99,11 @@ static int type_flags(MPI_Datatype t, const struct ddio_node *root, int64_t base
     one = (struct ddio_desc) {.disp = base,.extent = 1,.root = (struct ddio_node *) root,
         .start = 0,.length = root->size
     };
+    /* (a monotone tree from a non-negative base: no flag) */
     if (base < 0 || ddio_desc_check_monotone(&one))
         ddio_desc_walk_stream(&one, 0, one.length, order_piece, &w);
-    else                        /* (the last piece starts at or before the last byte) */
-        w = (order_walk) {.first = base,.prev = ddio_desc_addr(&one, one.length - 1),
-            .prev_end = base + root->hi,.any = 1 };
-    /* the next tile's first piece after this tile's last */
     if (extent <= 0)
         w.flags |= extent < 0 ? ADIOI_TYPE_DECREASE : ADIOI_TYPE_OVERLAP;
-    else if (w.first + extent < w.prev)
-        w.flags |= ADIOI_TYPE_DECREASE;
-    else if (w.first + extent < w.prev_end)
-        w.flags |= ADIOI_TYPE_OVERLAP;
     if (own)
         ddio_node_free(own);
     return w.flags;
@@ -188,23 +181,25 @@ static int view_agree(ADIO_File fd, const ADIOI_DDIO_Err * e)
                                 MPI_ERR_IO, "**io", "**io %s", msg);
 }
 
-void ADIOI_DDIO_Set_view(ADIO_File fd, ADIO_Offset disp, MPI_Datatype etype,
-                         MPI_Datatype filetype, MPI_Info info, int *error_code)
+/* The view a set_view replaces: a refused one leaves it in force. */
+typedef struct view_was {
+    MPI_Datatype etype, filetype;
+    MPI_Count etype_size;
+    ADIO_Offset disp, fp_ind;
+} view_was;
+
+/* The new view in fd, checked, e set when this rank refuses it; returns
+ * the filetype's data bytes when a tree describes it (not contiguous). Both types are kept before any check, as ROMIO's
+ * ADIO_Set_view does (a refused etype once left a released type in fd,
+ * which the next set_view released again: under Open MPI's ROMIO 3.2.1 a
+ * double free in MPI_Finalize, t_errors classes) */
+static MPI_Count view_take(ADIO_File fd, ADIO_Offset disp, MPI_Datatype etype,
+                           MPI_Datatype filetype, ADIOI_DDIO_Err * e)
 {
-    int err, contig;
+    int contig;
     MPI_Count ftsize;
-    ADIOI_DDIO_Err e = { 0 };
     char msg[160];
 
-    type_release(&fd->etype);
-    ADIOI_DDIO_Flat_view_drop(fd->filetype);
-    type_release(&fd->filetype);
-    ADIO_SetInfo(fd, info, &err);       /* bumps view_gen: the cached tree is stale */
-    /* both types kept before any check, as ROMIO's ADIO_Set_view does: a
-     * refused etype once left the released filetype (MPI_DATATYPE_NULL) in
-     * fd, which the next set_view released again (under Open MPI's ROMIO
-     * 3.2.1 that deleted the head of its flattened list: a double free in
-     * MPI_Finalize, t_errors classes) */
     fd->etype = type_keep(etype);
     fd->filetype = type_keep(filetype);
     MPI_Type_size_x(fd->etype, &fd->etype_size);
@@ -212,19 +207,54 @@ void ADIOI_DDIO_Set_view(ADIO_File fd, ADIO_Offset disp, MPI_Datatype etype,
     ADIOI_Datatype_iscontig(fd->filetype, &contig);
     MPI_Type_size_x(fd->filetype, &ftsize);
     if (type_check(fd, type_flags(fd->etype, NULL, 0), "etype", msg, sizeof(msg)))
-        ddio_err_set(&e, EINVAL, "%s", msg);
+        ddio_err_set(e, EINVAL, "%s", msg);
     else if (contig) {
         if (type_check(fd, type_flags(fd->filetype, NULL, 0), "filetype", msg, sizeof(msg)))
-            ddio_err_set(&e, EINVAL, "%s", msg);
+            ddio_err_set(e, EINVAL, "%s", msg);
         else
             fd->fp_ind = disp;
     } else if (ftsize > 0)
-        view_set(fd, &e);
+        view_set(fd, e);
     /* (a filetype without data leaves fp_ind where it was, as in ROMIO) */
-    if ((*error_code = view_agree(fd, &e)) != MPI_SUCCESS)
+    return contig ? 0 : ftsize;
+}
+
+/* A view refused on any rank leaves every rank's previous view in force,
+ * so the calls that follow see the same view everywhere (HDF5 goes on
+ * writing at byte offsets through the view it had: a rank left with a
+ * refused one failed alone and the job hung) */
+static void view_restore(ADIO_File fd, const view_was * w)
+{
+    type_release(&fd->etype);
+    type_release(&fd->filetype);
+    fd->etype = w->etype;
+    fd->filetype = w->filetype;
+    fd->etype_size = w->etype_size;
+    fd->disp = w->disp;
+    fd->fp_ind = w->fp_ind;
+}
+
+void ADIOI_DDIO_Set_view(ADIO_File fd, ADIO_Offset disp, MPI_Datatype etype,
+                         MPI_Datatype filetype, MPI_Info info, int *error_code)
+{
+    int err;
+    MPI_Count described;
+    ADIOI_DDIO_Err e = { 0 };
+    view_was w = {.etype = fd->etype,.filetype = fd->filetype,.etype_size = fd->etype_size,
+        .disp = fd->disp,.fp_ind = fd->fp_ind
+    };
+
+    ADIO_SetInfo(fd, info, &err);       /* bumps view_gen: the cached tree is stale */
+    described = view_take(fd, disp, etype, filetype, &e);
+    if ((*error_code = view_agree(fd, &e)) != MPI_SUCCESS) {
+        view_restore(fd, &w);
         return;
+    }
+    ADIOI_DDIO_Flat_view_drop(w.filetype);
+    type_release(&w.etype);
+    type_release(&w.filetype);
     ADIOI_DDIO_Flat_view_keep(fd);
-    if (!contig && ftsize > 0 && ADIOI_DDIO_File_get(fd)->fh.srv)
+    if (described > 0 && ADIOI_DDIO_File_get(fd)->fh.srv)
         /* a described view: the calls to come move strided data, which UCX
          * moves where this process reaches the servers by it; their
          * connections are attached here (once per process and server,

@@ -188,7 +188,12 @@ int ADIOI_DDIO_View_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e
     struct ddio_desc one = {.disp = 0,.extent = 1,.root = v->root,.start = 0,
         .length = v->root->size
     };
-    v->monotone = extent > 0 && v->root->hi <= extent && !ddio_desc_check_monotone(&one);
+    v->monotone = extent > 0 && !ddio_desc_check_monotone(&one);
+    /* a tile's data may stick out of [lb, lb + extent) (PnetCDF's header
+     * bytes below Open MPI's sticky lb): then the next tile's first byte
+     * comes before this tile's last, and only calls within a tile are in
+     * order (view_call_in_order) */
+    v->tiles_apart = v->monotone && v->root->hi - v->root->lo <= extent;
     v->gen = f->view_gen;
     v->filetype = fd->filetype;
     v->valid = 1;
@@ -244,15 +249,31 @@ int ADIOI_DDIO_View_flat(ADIO_File fd, ADIO_Offset ** blocklens, ADIO_Offset ** 
     return 0;
 }
 
+/* The tile is the first whose data end at or after rel, as ROMIO's
+ * ADIOI_Get_position walks its list: where tiles stick out of the extent
+ * (their data overlap the next tile's span), a position just past a tile's
+ * last byte is the end of that tile, not a place inside the next. For
+ * tiles apart it is the tile rel falls in, or the next one's start. */
 uint64_t ADIOI_DDIO_View_bytes_before(const ADIOI_DDIO_View * v, int64_t rel)
 {
+    int64_t t;
     struct ddio_desc tile = {.disp = 0,.extent = v->extent,.root = v->root,
         .start = 0,.length = v->size
     };
     if (rel <= 0)
         return 0;
-    return (uint64_t) (rel / v->extent) * v->size +
-        ddio_desc_stream_before(&tile, rel % v->extent);
+    t = rel <= v->root->hi ? 0 : (rel - v->root->hi + v->extent - 1) / v->extent;
+    return (uint64_t) t * v->size + ddio_desc_stream_before(&tile, rel - t * v->extent);
+}
+
+/* Whether a call's stream through view v is in file order: always where
+ * the tiles are apart; else only within one tile (its pieces are in order,
+ * but the next tile's first byte lies before its last). */
+static int view_call_in_order(const ADIOI_DDIO_View * v, const struct ddio_desc *d)
+{
+    if (v->tiles_apart || d->length == 0)
+        return 1;
+    return d->start / v->size == (d->start + d->length - 1) / v->size;
 }
 
 static int leaf_desc(struct ddio_desc *d, int64_t off, uint64_t len)
@@ -295,6 +316,15 @@ int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, ui
     d->length = len;
     d->start = file_ptr_type == ADIO_INDIVIDUAL ? ADIOI_DDIO_View_bytes_before(v, fd->fp_ind - d->disp)
         : (uint64_t) offset *(uint64_t) fd->etype_size;
+    if (!view_call_in_order(v, d)) {
+        /* MPI asks the view's displacements to increase; set_view took
+         * the view because each tile's do (as ROMIO does) */
+        ddio_err_set(e, EINVAL, "ddio: the call reaches into the next tile of the "
+                     "filetype, whose data start before this tile's end (the filetype's "
+                     "data lie outside its [lb, lb + extent)): the view's displacements "
+                     "would decrease; calls within one tile are taken");
+        return -EINVAL;
+    }
     return 0;
 }
 

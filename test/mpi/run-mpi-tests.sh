@@ -556,6 +556,19 @@ if t_selected prop; then
   DDIO_TEST_HINTS="striping_unit=5000,romio_ddio_check_desc=enable" ddio_only \
     prop-z-p3-s3-check 3 3 t_prop -z -n 60 -s "$((seed + 10))"
   ddio_only prop-fixed-p4-s2 2 4 t_prop -f
+  # PnetCDF's view under Open MPI (t_viewout): header bytes below the
+  # filetype's lb, so the next tile starts before this one ends; one tile
+  # written and read collectively and independently, every byte of the
+  # file against t_viewout's model (ROMIO's ufs: misplaces this view: at
+  # P = 3 its file is 73024 bytes where the type map gives 40512; OMPIO's
+  # == ddio's, the Open MPI suite compares them); then (-x) a collective
+  # call reaching the next tile on one rank fails on every rank and writes
+  # nothing, and a view refused on one rank fails set_view on every rank
+  # (no rank left waiting)
+  ddio_only viewout-p4-s2 2 4 t_viewout
+  ddio_only viewout-p3-s3 3 3 t_viewout
+  ddio_only viewout-refused-p4-s2 2 4 t_viewout -x
+  ddio_only viewout-refused-p3-s3 3 3 t_viewout -x
 fi
 if t_selected viewcost; then
   # a view costs memory by its description, not its pieces: an 8-byte

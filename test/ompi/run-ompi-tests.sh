@@ -38,7 +38,8 @@
 #   suite    more of test/mpi's programs (the MPICH suite's): t_indep with
 #            striping hints, t_smallio, t_sameblock, t_self, t_size,
 #            t_features, t_prop (random nested types: a new seed each run,
-#            printed; DDIO_PROP_SEED=N repeats it), each == its control;
+#            printed; DDIO_PROP_SEED=N repeats it), t_viewout (PnetCDF's
+#            view with data below the filetype's lb), each == its control;
 #            t_nonblock, t_excl, t_delclose and driver_basic check themselves. What ROMIO
 #            3.2.1 cannot do on ddio is left out of t_features by name, with
 #            its reason printed (T_FEATURES_SKIP: the driver's get_info
@@ -164,7 +165,7 @@ for s in test/mpi/t_coll.c test/mpi/t_indep.c test/mpi/t_nonblock.c \
          test/mpi/t_features.c test/mpi/t_prop.c test/mpi/t_excl.c test/mpi/t_delclose.c \
          test/mpi/driver_basic.c test/mpi/t_fault.c test/mpi/t_durable.c test/mpi/t_auth.c \
          test/mpi/t_restart.c test/mpi/t_cache.c test/mpi/t_local.c test/mpi/t_localw.c \
-         test/mpi/t_errors.c test/mpi/t_missing.c test/mpi/t_large.c \
+         test/mpi/t_errors.c test/mpi/t_missing.c test/mpi/t_large.c test/mpi/t_viewout.c \
          test/mpi/filecmp.c examples/ddio-patterns.c; do
   mpicc.openmpi -O2 -g -Wall -Wextra -Werror -I"$SRC/test/mpi" -o "$bin/$(basename "$s" .c)" "$SRC/$s" -lm \
     || t_unusable ompi/compile "mpicc.openmpi $s"
@@ -344,6 +345,12 @@ if t_selected suite; then
   # ROMIO 3.2.1), and the fixed recipes (-f), against the model alone
   ddio_only prop-z-p4-s2 2 4 "$bin/t_prop" -z -n 150 -s "$((seed + 3))"
   ddio_only prop-fixed-p4-s2 2 4 "$bin/t_prop" -f
+  # PnetCDF's view as Open MPI makes it (t_viewout: header bytes below the
+  # subarray's sticky lb), one tile collectively and independently, ==
+  # OMPIO's; then (-x) a collective call reaching the next tile on one rank
+  # fails on every rank and writes nothing
+  both viewout-p4-s2 2 4 = "$bin/t_viewout"
+  ddio_only viewout-refused-p3-s3 3 3 "$bin/t_viewout" -x
   # nonblocking forms on 3 servers with 5000-byte stripes, and through the
   # two-phase fallback (whose nonblocking collectives are blocking ones
   # here: ad_ddio_compat.h); t_nonblock checks itself (OMPIO does not
