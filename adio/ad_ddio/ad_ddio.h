@@ -58,7 +58,12 @@ typedef struct ADIOI_DDIO_View {
     int valid;
     unsigned gen;               /* ADIOI_DDIO_File.view_gen when built */
     MPI_Datatype filetype;
-    int from_type;              /* built by Tree_from_type (else from the flat list) */
+    int from_type;              /* built by Tree_from_type (else from a flat list) */
+    int by_map;                 /* by MPI's type map (not ROMIO's flattened list) */
+    int monotone;               /* a tile's pieces are in order (else only
+                                 * read-only set_view takes it, and no call) */
+    int tiles_apart;            /* each tile's data end before the next tile's
+                                 * start (else a call stays within one tile) */
     struct ddio_node *root;     /* addresses relative to base */
     int64_t base;               /* offset of the type's first data byte */
     int64_t extent;
@@ -239,7 +244,7 @@ void ADIOI_DDIO_Nap_allreduce(const void *in, void *out, int n, MPI_Datatype t, 
 
 /* ---- ad_ddio_view.c: descriptors ---- */
 /* File_desc and Mem_init return 0 or -errno; with romio_ddio_check_desc a
- * type-built tree that differs from ROMIO's flattening gives
+ * tree that differs from MPI's type map gives
  * -ADIOI_DDIO_EINTERN with *e set */
 int ADIOI_DDIO_File_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset, uint64_t len,
                          struct ddio_desc *d, int *owns_root, ADIOI_DDIO_Err * e);
@@ -259,9 +264,9 @@ int ADIOI_DDIO_View_get(ADIO_File fd, ADIOI_DDIO_View ** out, ADIOI_DDIO_Err * e
 /* view data bytes that lie below the address `rel`, relative to the view's
  * first data byte (disp + base), in O(tree depth) */
 uint64_t ADIOI_DDIO_View_bytes_before(const ADIOI_DDIO_View * v, int64_t rel);
-/* datatypes this process described from ROMIO's flattened list because the
- * tree builder refused them (each logged once to stderr): get_info's
- * ddio_flat_types */
+/* datatypes this process described from a flattened list because the
+ * tree builder gave up on them (each logged once with DDIO_VERBOSE=1):
+ * get_info's ddio_flat_types */
 long ADIOI_DDIO_Flat_types(void);
 
 /* ---- ad_ddio_pos.c: set_view and positions in the view, from the tree ---- */
@@ -281,33 +286,38 @@ typedef struct ADIOI_DDIO_Refusal {
     int combiner;
     const char *reason;
 } ADIOI_DDIO_Refusal;
-/* The tree of a non-contiguous type t, relative to its lowest data byte
- * (*base), in time proportional to t's constructor description. typemap 0
- * (file views): bytes exactly where ROMIO's flattening places them, NULL
- * where that departs from the MPI type map (the caller then uses
- * Tree_from_flat); typemap 1 (memory types): MPI's type map, whatever
- * ROMIO's flattening does. NULL also when t has no data, is not supported
- * or would be too large (*why, if not NULL, says where and why). */
-struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int typemap, int64_t * base,
+/* The tree of a non-contiguous type t by MPI's type map, relative to its
+ * lowest data byte (*base), in time proportional to t's constructor
+ * description; file views and memory types alike (ad_ddio_type.c). NULL
+ * when t has no data or its tree would not fit a descriptor (*why, if not
+ * NULL, says where and why). */
+struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base,
                                             ADIOI_DDIO_Refusal * why);
-/* the same from ROMIO's flattened list of t (one entry per contiguous
- * piece), read only as far as t's size, as ROMIO's own walkers read it */
+/* the same type map for a type Tree_from_type gave up on (its pieces,
+ * compressed; cost: the pieces); NULL if it has no data or a constructor
+ * the builder does not read */
+struct ddio_node *ADIOI_DDIO_Tree_from_pieces(MPI_Datatype t, int64_t * base);
+/* the tree of ROMIO's flattened list of t (one entry per contiguous piece),
+ * read only as far as t's size, as ROMIO's own walkers read it: ROMIO's
+ * placement (romio_ddio_type_desc=disable) */
 struct ddio_node *ADIOI_DDIO_Tree_from_flat(MPI_Datatype t, const ADIOI_Flatlist_node * flat,
                                             int64_t * base);
-/* romio_ddio_check_desc: 0 if root (at base) has the same merged pieces, in
- * the same order, as the tree of ROMIO's flattened t; else -1 with *e set */
-int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,
-                          ADIOI_DDIO_Err * e);
-/* romio_ddio_check_desc for a memory tree (MPI's type map): one element of
- * t gathered through root (at base) equals MPI_Pack of it, under two fill
- * patterns; 0, or -1 with *e set */
-int ADIOI_DDIO_Check_mem_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,
-                              ADIOI_DDIO_Err * e);
+/* MPI's own layout of one element of a committed type t (MPI_Pack of a
+ * buffer whose bytes spell their addresses): *n pieces in type-map order,
+ * adjacent ones merged, relative to t's origin (malloc'd); 0, or -1 for a
+ * true extent over 64 MiB or out of memory */
+int ADIOI_DDIO_Type_pieces(MPI_Datatype t, int64_t ** off, int64_t ** len, size_t *n);
+/* romio_ddio_check_desc for a type's tree (a view's or memory's): root (at
+ * base) has the pieces, in order, of t's type map as ad_ddio_check.c lists
+ * them by the constructors' definitions; 0, or -1 with *e set. */
+int ADIOI_DDIO_Check_type_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,
+                               ADIOI_DDIO_Err * e);
 
 /* ---- ad_ddio_check.c: romio_ddio_check_desc (debug) ---- */
-/* Compare the descriptor's pieces with ROMIO's flattened filetype tiled from
- * disp, starting at the call's position; 0, or -1 with *e set (EINVAL) at
- * the first mismatch. */
+/* Compare the descriptor's pieces with the filetype's type map (listed by
+ * the constructors' definitions, apart from the tree builder) tiled from
+ * disp, starting at the call's position; 0, or -1 with *e set at the first
+ * mismatch. */
 int ADIOI_DDIO_Check_desc(ADIO_File fd, int file_ptr_type, ADIO_Offset offset,
                           const struct ddio_desc *d, ADIOI_DDIO_Err * e);
 

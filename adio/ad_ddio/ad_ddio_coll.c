@@ -440,6 +440,7 @@ void ADIOI_DDIO_ReadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatype
 {
     static char myname[] = "ADIOI_DDIO_READSTRIDEDCOLL";
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
+        ADIOI_DDIO_Flat_view_install(fd);       /* never ROMIO's flattening */
         ADIOI_GEN_ReadStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                   error_code);
         return;
@@ -459,6 +460,7 @@ void ADIOI_DDIO_WriteStridedColl(ADIO_File fd, const void *buf, int count,
 {
     static char myname[] = "ADIOI_DDIO_WRITESTRIDEDCOLL";
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
+        ADIOI_DDIO_Flat_view_install(fd);       /* never ROMIO's flattening */
         ADIOI_GEN_WriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset, status,
                                    error_code);
         return;
@@ -520,6 +522,7 @@ void ADIOI_DDIO_IreadStridedColl(ADIO_File fd, void *buf, int count, MPI_Datatyp
     static char myname[] = "ADIOI_DDIO_IREADSTRIDEDCOLL";
 
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
+        ADIOI_DDIO_Flat_view_install(fd);       /* never ROMIO's flattening */
         ADIOI_DDIO_GEN_IreadStridedColl(fd, buf, count, datatype, file_ptr_type, offset,
                                         request, error_code);
         return;
@@ -540,6 +543,7 @@ void ADIOI_DDIO_IwriteStridedColl(ADIO_File fd, const void *buf, int count,
     static char myname[] = "ADIOI_DDIO_IWRITESTRIDEDCOLL";
 
     if (((ADIOI_DDIO_File *) fd->fs_ptr)->collective == ADIOI_DDIO_COLL_TWOPHASE) {
+        ADIOI_DDIO_Flat_view_install(fd);       /* never ROMIO's flattening */
         ADIOI_DDIO_GEN_IwriteStridedColl(fd, buf, count, datatype, file_ptr_type, offset,
                                          request, error_code);
         return;

@@ -44,8 +44,16 @@
  *   its generic code (two-phase, the seek and position walkers) expects the
  *   view's filetype in it after set_view; an entry outlives a freed type,
  *   so a new type with the same handle would find the old list. 4.0 keeps
- *   the list as an attribute of the type, freed with it, and has the
- *   ADIOI_TYPE_* flags of non-monotone types, which 3.2.1 never checks.
+ *   the list as an attribute of the type, freed with it, made on first use
+ *   (ADIOI_Flatten_and_find), and has the ADIOI_TYPE_* flags of
+ *   non-monotone types, which 3.2.1 never checks. Neither ROMIO's
+ *   flattening follows MPI's type map for some views (zero-length blocks,
+ *   resized parts: ad_ddio_type.c), so a ddio view's list is never
+ *   ROMIO's: it is made from the view's tree (ADIOI_DDIO_View_flat), put
+ *   in 3.2.1's global list at set_view (ADIOI_DDIO_Flat_view_keep, as
+ *   3.2.1's ADIO_Set_view would), on 4.0 set as the type's attribute just
+ *   before ROMIO's two-phase fallback runs (ADIOI_DDIO_Flat_view_install),
+ *   so ROMIO never flattens it.
  */
 #ifndef AD_DDIO_COMPAT_H_INCLUDED
 #define AD_DDIO_COMPAT_H_INCLUDED
@@ -60,6 +68,13 @@
 #else
 #define ADIOI_DDIO_ROMIO_321 1
 #endif
+
+/* one tile of fd's (non-contiguous) view as a flattened list, by its tree:
+ * *count pieces relative to the filetype's origin; one allocation
+ * (ADIOI_Malloc'd: indices = blocklens + count) or two. 0, or -1 (no data,
+ * no tree, out of memory). ad_ddio_view.c */
+int ADIOI_DDIO_View_flat(ADIO_File fd, ADIO_Offset ** blocklens, ADIO_Offset ** indices,
+                         MPI_Count * count, int one_alloc);
 
 #if ADIOI_DDIO_ROMIO_321
 
@@ -121,10 +136,33 @@ static inline void ADIOI_DDIO_GEN_IwriteStridedColl(ADIO_File fd, const void *bu
 #define ADIOI_TYPE_NEGATIVE 0x00000004
 
 /* the view's filetype in ROMIO's global list, as its ADIO_Set_view leaves
- * it (ROMIO's walkers look it up there); taken out before it is freed */
-static inline void ADIOI_DDIO_Flat_view_keep(MPI_Datatype t)
+ * it (ROMIO's walkers look it up there), listed from the view's tree;
+ * taken out before it is freed */
+static inline void ADIOI_DDIO_Flat_view_keep(ADIO_File fd)
 {
-    ADIOI_Flatten_datatype(t);  /* nothing for a contiguous type */
+    ADIOI_Flatlist_node *n = ADIOI_Flatlist, *prev = NULL;
+    ADIO_Offset *bl, *ix;
+    MPI_Count count;
+    while (n && n->type != fd->filetype) {
+        prev = n;
+        n = n->next;
+    }
+    if (n || !prev || ADIOI_DDIO_View_flat(fd, &bl, &ix, &count, 0))
+        return;                 /* listed, or contiguous, or without data */
+    n = (ADIOI_Flatlist_node *) ADIOI_Malloc(sizeof(*n));
+    n->type = fd->filetype;
+    n->count = count;
+    n->blocklens = bl;
+    n->indices = ix;
+    n->lb_idx = n->ub_idx = -1;
+    n->next = NULL;
+    prev->next = n;
+}
+
+/* (the view is listed since its set_view) */
+static inline void ADIOI_DDIO_Flat_view_install(ADIO_File fd)
+{
+    (void) fd;
 }
 
 static inline void ADIOI_DDIO_Flat_view_drop(MPI_Datatype t)
@@ -135,8 +173,8 @@ static inline void ADIOI_DDIO_Flat_view_drop(MPI_Datatype t)
         ADIOI_Delete_flattened(t);
 }
 
-/* ROMIO's list of t for the driver's own use (a refused memory or file
- * type, a check); *added says it was not in the global list before, so
+/* ROMIO's list of t for the driver's own use (romio_ddio_type_desc=
+ * disable); *added says it was not in the global list before, so
  * ADIOI_DDIO_Flat_done takes it out again (ROMIO's own entries, the view's
  * filetype above, stay) */
 static inline ADIOI_Flatlist_node *ADIOI_DDIO_Flat_find(MPI_Datatype t, int *added)
@@ -154,13 +192,9 @@ static inline void ADIOI_DDIO_Flat_done(MPI_Datatype t, int added)
         ADIOI_Delete_flattened(t);
 }
 
-static inline int ADIOI_DDIO_Flat_flags(MPI_Datatype t)
-{
-    (void) t;
-    return 0;
-}
-
 #else /* MPICH 4.0's ROMIO */
+
+#include "adio_extern.h"       /* ADIOI_Flattened_type_keyval */
 
 #define ADIOI_DDIO_HAVE_SETLOCK 1
 #define ADIOI_DDIO_HAVE_LOCKS 1
@@ -169,9 +203,39 @@ static inline int ADIOI_DDIO_Flat_flags(MPI_Datatype t)
 #define ADIOI_DDIO_Say_err(myname, errnum, msg) ((void) (myname), (void) (errnum), (void) (msg))
 #define ADIOI_DDIO_GEN_IreadStridedColl ADIOI_GEN_IreadStridedColl
 #define ADIOI_DDIO_GEN_IwriteStridedColl ADIOI_GEN_IwriteStridedColl
-static inline void ADIOI_DDIO_Flat_view_keep(MPI_Datatype t)
+static inline void ADIOI_DDIO_Flat_view_keep(ADIO_File fd)
 {
-    (void) t;                   /* flattened lazily, cached on the type */
+    (void) fd;                  /* listed on first use: Flat_view_install */
+}
+
+/* Before ROMIO's own code walks the view (its two-phase fallback): the
+ * view's list, made from its tree, as the filetype's attribute, where
+ * ADIOI_Flatten_and_find finds it instead of flattening the type itself
+ * (freed with the type by ROMIO's delete callback: one allocation) */
+static inline void ADIOI_DDIO_Flat_view_install(ADIO_File fd)
+{
+    ADIOI_Flatlist_node *n;
+    ADIO_Offset *bl, *ix;
+    MPI_Count count;
+    int flag, contig;
+    ADIOI_Datatype_iscontig(fd->filetype, &contig);
+    if (contig)
+        return;
+    if (ADIOI_Flattened_type_keyval == MPI_KEYVAL_INVALID)
+        MPI_Type_create_keyval(ADIOI_Flattened_type_copy, ADIOI_Flattened_type_delete,
+                               &ADIOI_Flattened_type_keyval, NULL);
+    MPI_Type_get_attr(fd->filetype, ADIOI_Flattened_type_keyval, &n, &flag);
+    if (flag || ADIOI_DDIO_View_flat(fd, &bl, &ix, &count, 1))
+        return;
+    n = (ADIOI_Flatlist_node *) ADIOI_Malloc(sizeof(*n));
+    n->type = fd->filetype;
+    n->count = count;
+    n->blocklens = bl;
+    n->indices = ix;
+    n->lb_idx = n->ub_idx = -1;
+    n->refct = 1;
+    n->flag = 0;
+    MPI_Type_set_attr(fd->filetype, ADIOI_Flattened_type_keyval, n);
 }
 
 static inline void ADIOI_DDIO_Flat_view_drop(MPI_Datatype t)
@@ -189,12 +253,6 @@ static inline void ADIOI_DDIO_Flat_done(MPI_Datatype t, int added)
 {
     (void) t;
     (void) added;
-}
-
-/* ROMIO's ADIOI_TYPE_* flags of t (flattening it) */
-static inline int ADIOI_DDIO_Flat_flags(MPI_Datatype t)
-{
-    return ADIOI_Flatten_and_find(t)->flag;
 }
 
 #endif

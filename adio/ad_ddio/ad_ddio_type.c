@@ -1,62 +1,61 @@
-/* Distribution trees straight from a datatype's constructor recursion.
+/* Distribution trees straight from a datatype's constructor recursion, by
+ * MPI's type map, for file views and memory types alike.
  *
- * ADIOI_DDIO_Tree_from_flat() compresses ROMIO's flattened list, which has one
- * entry per contiguous piece: tens of millions for an 8-byte CYCLIC view of a
- * large file. ADIOI_DDIO_Tree_from_type() reads the same type with
- * MPI_Type_get_envelope / MPI_Type_get_contents instead, so its cost follows
- * the type's constructor description (blocks, fields, dimensions), never the
- * number of pieces.
- *
- * For a file view (typemap = 0) the result must place every byte exactly
- * where ROMIO's flattening (ADIOI_Flatten, adio/common/flatten.c) does,
- * because ROMIO's other drivers (ufs:) and romio_ddio_check_desc use that
- * list. It is built with MPI's
- * typemap rules, and it gives up (NULL: the caller falls back to the
- * flattened list) wherever ROMIO 4.0.2's flattening departs from them:
- *   - "simple" children (named, or ADIOI_Datatype_iscontig) are taken by
- *     ROMIO as size bytes from the child's origin, replicated by size or by
- *     extent depending on the constructor: only children with true lb 0 and
- *     size == extent are accepted;
- *   - zero counts / block lengths over a derived child (ROMIO keeps one copy
- *     of the child), vector counts of 0 (ROMIO emits one block);
- *   - indexed/hindexed of a derived child whose flattening holds zero-length
- *     entries (ROMIO's replication skips them and then misaligns);
- *   - resized with lb != 0 where ROMIO moves the data by lb: the first
- *     resized it meets (the one that sets its lb/ub markers) over a derived
- *     child, or a later one over a simple child.
- * Memory types (typemap = 1) follow MPI's type map instead, which is what
- * MPI_Pack and the program see: none of the refusals above, a resized type
- * moves no data, and a contiguous type is its size bytes from its true lb.
- * ROMIO's flattening misplaces such memory even on ufs: (docs/DESIGN.md
- * 9.5), and there is no file-side agreement to keep with it.
- * Subarray and darray are expanded with ROMIO's own constructors
- * (ADIO_Type_create_subarray / _darray: the ones ADIOI_Flatten uses, ports of
- * MPICH's, including MPICH's CYCLIC(k) placement on non-last dimensions) and
- * the resulting type is read the same way, so their type maps are ROMIO's by
- * construction.
+ * ADIOI_DDIO_Tree_from_type() reads a type with MPI_Type_get_envelope /
+ * MPI_Type_get_contents, so its cost follows the type's constructor
+ * description (blocks, fields, dimensions), never the number of pieces.
+ * The tree places every data byte where the MPI standard's definition of
+ * each constructor puts it (the type map that MPI_Pack, OMPIO and the
+ * program see), whatever the type is:
+ *   - zero counts and zero block lengths give no data and are skipped,
+ *     at any depth, as are parts of size 0 (MPI_LB, MPI_UB, empty types);
+ *   - a part is replicated at its extent (MPI_Type_get_extent), so resized
+ *     types with any lower bound, negative ones too, move their copies and
+ *     never their own data;
+ *   - a contiguous part is its size bytes from its true lower bound; a
+ *     named type with holes (MPI_SHORT_INT, MPI_DOUBLE_INT, ...) is laid
+ *     out by MPI's own engine (ADIOI_DDIO_Type_pieces);
+ *   - subarray and darray are expanded here, by their definitions in the
+ *     standard (darray: cyclic(darg) per dimension, BLOCK as cyclic with
+ *     darg ceil(gsize / psize), NONE as one block; the process grid in
+ *     row-major order; the first dimension fastest in Fortran order, the
+ *     last in C order), not through ROMIO's ADIO_Type_create_* (ROMIO
+ *     3.2.1's misplace nested CYCLIC(k) ones);
+ *   - the Fortran-integer forms (hvector, hindexed, struct with integer
+ *     displacements) and the F90 types are read like the others.
+ * ROMIO's flattening (ADIOI_Flatten) departs from the type map for file
+ * views with zero-length blocks, resized parts with a moved lower bound
+ * and others (ufs: misplaces them, refuses them or aborts in
+ * ADIOI_Optimize_flattened): ddio files never use it, except with
+ * romio_ddio_type_desc=disable (the driver then describes types from
+ * ROMIO's flattened list, ADIOI_DDIO_Tree_from_flat, as ROMIO would place
+ * them) and in ROMIO's own two-phase fallback, which is given a list made
+ * from the view's tree (ad_ddio_compat.h).
  *
  * Trees are normalised while they are built: replicated equal nodes at a
  * constant stride become one VEC, adjacent leaves merge, VECs of dense
  * leaves become leaves, and all-leaf lists are recompressed with
- * ddio_node_from_flat (cost: the list's length).
+ * ddio_node_from_flat (cost: the list's length). A type whose tree would
+ * exceed the node budget or the descriptor's depth is described by
+ * ADIOI_DDIO_Tree_from_pieces: the same builder without a budget, its
+ * pieces then compressed by ddio_node_from_flat (cost: its pieces).
  */
 #include "ad_ddio.h"
 #include <stdlib.h>
 #include <string.h>
 
 #define TYPE_MAX_NODES   (DDIO_DESC_MAX_NODES / 4)
-#define TYPE_MAX_NESTING 64     /* constructor nesting we follow */
+#define TYPE_MAX_NESTING 512    /* constructor nesting we follow */
+#define PIECES_MAX_EXTENT (64 << 20)    /* ADIOI_DDIO_Type_pieces: true extents */
 
 typedef struct tctx {
-    int typemap;                /* MPI's type map (memory), not ROMIO's flattening */
     int64_t budget;             /* nodes we may still create */
-    int lbub_set;               /* ROMIO's flat->lb_idx/ub_idx are set */
     int nesting;
     ADIOI_DDIO_Refusal *why;    /* the first refusal, for the caller's log */
 } tctx;
 
-/* Give up on the type (the caller falls back to ROMIO's flattened list),
- * remembering the first reason: the innermost, the one a user can fix.
+/* Give up on the type (the caller falls back to its pieces), remembering
+ * the first reason: the innermost, the one a user can fix.
  * build_combiner() adds the combiner it happened in. */
 static int refuse(tctx * c, const char *reason)
 {
@@ -76,11 +75,8 @@ static void refused_in(tctx * c, int comb)
 typedef struct tres {
     struct ddio_node *n;        /* NULL: no data */
     int64_t off;
-    int dense;                  /* ROMIO's "simple" branch takes it whole */
-    int zl;                     /* its ROMIO flattening has zero-length entries */
 } tres;
 
-/* A run: cnt copies of x, the i-th at off + i * st (st unused if cnt 1). */
 typedef struct trun {
     int64_t off;
     uint64_t cnt;
@@ -323,6 +319,7 @@ static int tdesc_get(MPI_Datatype t, tdesc * d, tctx * c)
     return 0;
 }
 
+
 static int build(tctx * c, MPI_Datatype t, tres * out);
 static int build_combiner(tctx * c, MPI_Datatype t, tres * out);
 
@@ -332,32 +329,106 @@ static void tres_free(tres * r)
     r->n = NULL;
 }
 
-/* A type ROMIO takes whole: size bytes from its origin. */
-static int build_dense(tctx * c, MPI_Datatype t, tres * out)
+/* MPI's own layout of one element of a committed type t: its pieces in
+ * type-map order (adjacent ones merged), addresses relative to t's origin,
+ * from MPI_Pack of a buffer whose bytes spell their own addresses. Types
+ * whose true extent exceeds PIECES_MAX_EXTENT are not laid out (-1). */
+int ADIOI_DDIO_Type_pieces(MPI_Datatype t, int64_t ** off, int64_t ** len, size_t *n)
 {
-    MPI_Aint lb, ext, tlb, text;
+    MPI_Aint tlb, text;
     MPI_Count size;
+    unsigned char *buf = NULL, *pk = NULL;
+    int64_t *addr = NULL;
+    int passes = 1, rc = -1;
 
-    MPI_Type_size_x(t, &size);
-    MPI_Type_get_extent(t, &lb, &ext);
+    *off = *len = NULL;
+    *n = 0;
     MPI_Type_get_true_extent(t, &tlb, &text);
-    out->dense = 1;
-    if (size == 0) {
-        /* MPI_LB / MPI_UB and other named empties: not worth the cases */
-        if (is_named(t))
-            return refuse(c, "an empty named type (MPI_LB, MPI_UB)");
-        out->zl = 1;
-        return 0;
+    MPI_Type_size_x(t, &size);
+    if (size <= 0)
+        return size == 0 ? 0 : -1;
+    if (text > PIECES_MAX_EXTENT || size > PIECES_MAX_EXTENT || size > INT_MAX)
+        return -1;
+    for (MPI_Aint r = 256; r < text; r *= 256)
+        passes++;
+    buf = malloc((size_t) text + 1);
+    pk = malloc((size_t) size);
+    addr = calloc((size_t) size, sizeof(*addr));
+    *off = malloc((size_t) size * sizeof(**off));
+    *len = malloc((size_t) size * sizeof(**len));
+    if (!buf || !pk || !addr || !*off || !*len)
+        goto out;
+    for (int p = 0; p < passes; p++) {
+        int pos = 0;
+        for (MPI_Aint i = 0; i < text; i++)
+            buf[i] = (unsigned char) (i >> (8 * p));
+        if (MPI_Pack(buf - tlb, 1, t, pk, (int) size, &pos, MPI_COMM_SELF) != MPI_SUCCESS ||
+            pos != size)
+            goto out;
+        for (MPI_Count s = 0; s < size; s++)
+            addr[s] |= (int64_t) pk[s] << (8 * p);
     }
-    if (size != ext || tlb != 0 || size > INT64_MAX)
-        return refuse(c, "a part ROMIO takes whole (named or contiguous) has holes or "
-                      "a moved lower bound");
-    out->n = ddio_node_leaf((uint64_t) size);
-    return out->n ? 0 : -1;
+    for (MPI_Count s = 0; s < size; s++) {
+        int64_t a = tlb + addr[s];
+        if (*n && (*off)[*n - 1] + (*len)[*n - 1] == a)
+            (*len)[*n - 1]++;
+        else {
+            (*off)[*n] = a;
+            (*len)[(*n)++] = 1;
+        }
+    }
+    rc = 0;
+  out:
+    free(buf);
+    free(pk);
+    free(addr);
+    if (rc) {
+        free(*off);
+        free(*len);
+        *off = *len = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
-/* The type map of a contiguous type: size bytes from its true lb, whatever
- * its lb and extent (ROMIO takes them from the origin: build_dense) */
+/* A named type: its size bytes from its true lb, or, with holes, its
+ * pieces as MPI's engine lays them out. Size 0 (MPI_LB, MPI_UB): no data. */
+static int build_named(tctx * c, MPI_Datatype t, tres * out)
+{
+    MPI_Aint tlb, text;
+    MPI_Count size;
+    int64_t *off, *len;
+    size_t n;
+    tseq s = { 0 };
+
+    MPI_Type_size_x(t, &size);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    if (size == 0)
+        return 0;
+    if (size == text && size > 0) {
+        out->n = ddio_node_leaf((uint64_t) size);
+        out->off = tlb;
+        return out->n ? 0 : -1;
+    }
+    if (ADIOI_DDIO_Type_pieces(t, &off, &len, &n))
+        return refuse(c, "a named type with holes MPI_Pack could not lay out");
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        struct ddio_node *l = ddio_node_leaf((uint64_t) len[i]);
+        rc = !l || seq_add(c, &s, off[i], 1, 0, l) ? -1 : 0;
+        ddio_node_free(l);
+    }
+    free(off);
+    free(len);
+    if (rc) {
+        seq_free(&s);
+        return -1;
+    }
+    return seq_finish(c, &s, out);
+}
+
+/* A contiguous type (ROMIO's ADIOI_Datatype_iscontig): its size bytes from
+ * its true lb, whatever its lb and extent */
 static int build_contig(MPI_Datatype t, tres * out)
 {
     MPI_Aint tlb, text;
@@ -378,10 +449,10 @@ static int build(tctx * c, MPI_Datatype t, tres * out)
 
     memset(out, 0, sizeof(*out));
     if (is_named(t))
-        return build_dense(c, t, out);
+        return build_named(c, t, out);
     ADIOI_Datatype_iscontig(t, &contig);
     if (contig)
-        return c->typemap ? build_contig(t, out) : build_dense(c, t, out);
+        return build_contig(t, out);
     return build_combiner(c, t, out);
 }
 
@@ -393,7 +464,7 @@ static MPI_Aint extent_of(MPI_Datatype t)
 }
 
 /* count blocks of bl[i] copies of the child at disp[i] (bytes); bl == NULL:
- * every block has blk copies. Indexed, hindexed and their _block forms. */
+ * every block has blk copies. Blocks of length 0 give nothing. */
 static int build_blocks(tctx * c, const tres * ch, MPI_Aint ext, int count, const int *bl,
                         int blk, const MPI_Aint * disp, tres * out)
 {
@@ -402,7 +473,7 @@ static int build_blocks(tctx * c, const tres * ch, MPI_Aint ext, int count, cons
 
     for (int i = 0; i < count; i++) {
         int b = bl ? bl[i] : blk;
-        if (b == 0 || !ch->n)
+        if (b <= 0 || !ch->n)
             continue;
         if (__builtin_add_overflow((int64_t) disp[i], ch->off, &off) ||
             seq_add(c, &s, off, (uint64_t) b, ext, ch->n)) {
@@ -413,58 +484,41 @@ static int build_blocks(tctx * c, const tres * ch, MPI_Aint ext, int count, cons
     return seq_finish(c, &s, out);
 }
 
-/* element displacements (indexed, indexed_block) to bytes */
-static MPI_Aint *scaled(const int *d, int n, MPI_Aint ext)
+/* n displacements to bytes: ints scaled by `unit` (indexed: the old type's
+ * extent; the Fortran-integer forms: 1) */
+static MPI_Aint *scaled(const int *d, int n, MPI_Aint unit)
 {
     MPI_Aint *a = malloc((size_t) (n + 1) * sizeof(*a));
     for (int i = 0; a && i < n; i++)
-        if (__builtin_mul_overflow((MPI_Aint) d[i], ext, &a[i])) {
+        if (__builtin_mul_overflow((MPI_Aint) d[i], unit, &a[i])) {
             free(a);
             return NULL;
         }
     return a;
 }
 
-static int any_zero(const int *v, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (v[i] == 0)
-            return 1;
-    return 0;
-}
-
-/* indexed, hindexed, indexed_block, hindexed_block */
+/* indexed, hindexed, indexed_block, hindexed_block, hindexed_integer */
 static int build_indexed(tctx * c, const tdesc * d, const tres * ch, tres * out)
 {
     int n = d->ints[0], blockform = d->comb == MPI_COMBINER_INDEXED_BLOCK ||
         d->comb == MPI_COMBINER_HINDEXED_BLOCK;
-    int bytes = d->comb != MPI_COMBINER_INDEXED && d->comb != MPI_COMBINER_INDEXED_BLOCK;
     const int *bl = blockform ? NULL : &d->ints[1];
     int blk = blockform ? d->ints[1] : 0;
     MPI_Aint ext = extent_of(d->types[0]), *disp;
     int rc;
 
-    if (!ch->dense && !c->typemap) {
-        /* ROMIO keeps one copy of the child for empty blocks; its
-         * indexed/hindexed replication skips zero-length entries and
-         * misaligns after them */
-        if (n == 0 || (blockform ? blk == 0 : any_zero(bl, n)))
-            return refuse(c, "zero blocks of a derived type (ROMIO keeps one copy)");
-        if (!blockform && ch->zl)
-            return refuse(c, "blocks of a derived type with zero-length pieces (ROMIO "
-                          "misplaces what follows them)");
-    }
-    out->zl = ch->zl || (blockform && blk == 0);
-    if (bytes)
+    if (d->comb == MPI_COMBINER_HINDEXED || d->comb == MPI_COMBINER_HINDEXED_BLOCK)
         disp = d->adds;
-    else if (!(disp = scaled(blockform ? &d->ints[2] : &d->ints[n + 1], n, ext)))
+    else if (!(disp = scaled(blockform ? &d->ints[2] : &d->ints[n + 1], n,
+                             d->comb == MPI_COMBINER_HINDEXED_INTEGER ? 1 : ext)))
         return -1;
     rc = build_blocks(c, ch, ext, n, bl, blk, disp, out);
-    if (!bytes)
+    if (disp != d->adds)
         free(disp);
     return rc;
 }
 
+/* struct and struct_integer: field i is ints[1 + i] copies of types[i] */
 static int build_struct(tctx * c, const tdesc * d, tres * out)
 {
     int n = d->ints[0], rc = 0;
@@ -472,13 +526,13 @@ static int build_struct(tctx * c, const tdesc * d, tres * out)
 
     for (int i = 0; i < n && !rc; i++) {
         tres f;
-        int64_t off;
+        int64_t off, at = d->comb == MPI_COMBINER_STRUCT ? (int64_t) d->adds[i] :
+            (int64_t) d->ints[1 + n + i];
+        if (d->ints[1 + i] <= 0)
+            continue;
         rc = build(c, d->types[i], &f);
-        if (!rc && !c->typemap && !f.dense && d->ints[1 + i] == 0)
-            rc = refuse(c, "a derived field of block length 0 (ROMIO keeps one copy)");
-        out->zl |= f.zl;
-        if (!rc && f.n && d->ints[1 + i] > 0)
-            rc = __builtin_add_overflow((int64_t) d->adds[i], f.off, &off) ||
+        if (!rc && f.n)
+            rc = __builtin_add_overflow(at, f.off, &off) ||
                 seq_add(c, &s, off, (uint64_t) d->ints[1 + i], extent_of(d->types[i]), f.n);
         tres_free(&f);
     }
@@ -489,47 +543,8 @@ static int build_struct(tctx * c, const tdesc * d, tres * out)
     return seq_finish(c, &s, out);
 }
 
-static int build_resized(tctx * c, const tdesc * d, tres * out)
-{
-    int first = !c->lbub_set, rc;
-
-    /* ROMIO: the first resized sets the lb/ub markers (zero-length entries)
-     * before flattening the child */
-    c->lbub_set = 1;
-    rc = build(c, d->types[0], out);
-    if (!rc && !c->typemap && d->adds[0] != 0 && (first ? !out->dense : out->dense))
-        rc = refuse(c, "a lower bound != 0 where ROMIO's flattening moves the data by it");
-    out->zl |= first;
-    out->dense = 0;
-    return rc;
-}
-
-/* subarray / darray: ROMIO's own expansion, then that type's combiner (as
- * ADIOI_Flatten, which does not ask whether the expansion is contiguous) */
-static int build_array(tctx * c, const tdesc * d, tres * out)
-{
-    MPI_Datatype t;
-    const int *v = d->ints;
-    int nd, rc;
-
-    if (d->comb == MPI_COMBINER_SUBARRAY) {
-        nd = v[0];
-        rc = ADIO_Type_create_subarray(nd, (int *) &v[1], (int *) &v[nd + 1],
-                                       (int *) &v[2 * nd + 1], v[3 * nd + 1], d->types[0], &t);
-    } else {
-        nd = v[2];
-        rc = ADIO_Type_create_darray(v[0], v[1], nd, (int *) &v[3], (int *) &v[nd + 3],
-                                     (int *) &v[2 * nd + 3], (int *) &v[3 * nd + 3],
-                                     v[4 * nd + 3], d->types[0], &t);
-    }
-    if (rc != MPI_SUCCESS)
-        return -1;
-    rc = build_combiner(c, t, out);
-    MPI_Type_free(&t);
-    return rc;
-}
-
-/* contiguous, vector, hvector: cnt x (bl copies at extent) at stride */
+/* contiguous, vector, hvector, hvector_integer: cnt x (bl copies at the old
+ * type's extent) at stride */
 static int build_strided(tctx * c, const tdesc * d, tres * out)
 {
     int cnt = d->ints[0], bl = d->comb == MPI_COMBINER_CONTIGUOUS ? 1 : d->ints[1];
@@ -541,24 +556,154 @@ static int build_strided(tctx * c, const tdesc * d, tres * out)
     else if (d->comb == MPI_COMBINER_VECTOR) {
         if (__builtin_mul_overflow((MPI_Aint) d->ints[2], ext, &st))
             return -1;
-    } else
+    } else if (d->comb == MPI_COMBINER_HVECTOR)
         st = d->adds[0];
+    else
+        st = d->ints[2];        /* hvector_integer */
+    if (cnt <= 0 || bl <= 0)
+        return 0;
     if (build(c, d->types[0], &ch))
         return tres_free(&ch), -1;
     *out = ch;
-    out->dense = 0;
-    /* ROMIO: a vector of 0 blocks still emits one; zero copies of a derived
-     * child leave one copy */
-    if (!c->typemap && ((d->comb != MPI_COMBINER_CONTIGUOUS && cnt == 0) ||
-                        (!ch.dense && (cnt == 0 || bl == 0))))
-        return tres_free(out), refuse(c, "a count or block length of 0 (ROMIO emits or keeps "
-                                      "one block)");
-    out->zl |= cnt == 0 || bl == 0;
     if (!ch.n)
         return 0;
-    if (cnt == 0 || bl == 0)
-        return tres_free(out), 0;
     out->n = mk_vec(c, (uint64_t) cnt, st, mk_vec(c, (uint64_t) bl, ext, ch.n));
+    return out->n ? 0 : -1;
+}
+
+/* element strides (in elements of the old type) of an array of `sizes`:
+ * order C: the last dimension's 1; Fortran: the first's. 0, or -1 on
+ * overflow. */
+static int array_strides(int nd, const int *sizes, int corder, int64_t * st)
+{
+    int64_t s = 1;
+    for (int j = 0; j < nd; j++) {
+        int k = corder ? nd - 1 - j : j;
+        st[k] = s;
+        if (sizes[k] < 0 || __builtin_mul_overflow(s, (int64_t) sizes[k], &s))
+            return -1;
+    }
+    return 0;
+}
+
+/* subarray: the selected elements of the array, the fastest dimension
+ * innermost: nested VECs */
+static int build_subarray(tctx * c, const tdesc * d, tres * out)
+{
+    int nd = d->ints[0], corder = d->ints[3 * nd + 1] == MPI_ORDER_C;
+    const int *sizes = &d->ints[1], *subs = &d->ints[nd + 1], *starts = &d->ints[2 * nd + 1];
+    MPI_Aint ext = extent_of(d->types[0]);
+    int64_t st[32], es, at;
+
+    if (nd <= 0 || nd > 32 || array_strides(nd, sizes, corder, st))
+        return refuse(c, "a subarray of more than 32 dimensions or beyond 2^63 bytes");
+    for (int k = 0; k < nd; k++)
+        if (subs[k] <= 0)
+            return 0;
+    if (build(c, d->types[0], out))
+        return tres_free(out), -1;
+    if (!out->n)
+        return 0;
+    for (int j = 0; j < nd; j++) {
+        int k = corder ? nd - 1 - j : j;
+        if (__builtin_mul_overflow(st[k], (int64_t) ext, &es) ||
+            __builtin_mul_overflow(es, (int64_t) starts[k], &at) ||
+            __builtin_add_overflow(out->off, at, &out->off))
+            return tres_free(out), -1;
+        out->n = mk_vec(c, (uint64_t) subs[k], es, out->n);
+        if (!out->n)
+            return -1;
+    }
+    return 0;
+}
+
+/* darray: this rank's blocks in each dimension, the fastest innermost.
+ * In one dimension of g elements over p processes at coordinate r, with
+ * block b: blocks of b at r * b + i * p * b while below g, the last one
+ * cut at g (BLOCK: b = darg or ceil(g / p), one block; NONE: all of g) */
+static int build_darray(tctx * c, const tdesc * d, tres * out)
+{
+    int size = d->ints[0], rank = d->ints[1], nd = d->ints[2];
+    const int *g = &d->ints[3], *dist = &d->ints[nd + 3], *darg = &d->ints[2 * nd + 3],
+        *ps = &d->ints[3 * nd + 3];
+    int corder = d->ints[4 * nd + 3] == MPI_ORDER_C, coord[32];
+    MPI_Aint ext = extent_of(d->types[0]);
+    int64_t st[32];
+
+    if (nd <= 0 || nd > 32 || array_strides(nd, g, corder, st))
+        return refuse(c, "a darray of more than 32 dimensions or beyond 2^63 bytes");
+    for (int k = 0, rest = size, rk = rank; k < nd; k++) {      /* row-major grid */
+        if (ps[k] <= 0)
+            return -1;
+        rest /= ps[k];
+        coord[k] = rest ? rk / rest : 0;
+        rk = rest ? rk % rest : 0;
+    }
+    if (build(c, d->types[0], out))
+        return tres_free(out), -1;
+    if (!out->n)
+        return 0;
+    for (int j = 0; j < nd; j++) {
+        int k = corder ? nd - 1 - j : j;
+        int64_t b, s0, cnt, full, last, es, bste, bst, at;
+        tseq s = { 0 };
+        if (dist[k] == MPI_DISTRIBUTE_NONE) {
+            b = g[k];
+            s0 = 0;
+        } else if (dist[k] == MPI_DISTRIBUTE_BLOCK) {
+            b = darg[k] == MPI_DISTRIBUTE_DFLT_DARG ? (g[k] + ps[k] - 1) / ps[k] : darg[k];
+            s0 = (int64_t) coord[k] * b;
+        } else {
+            b = darg[k] == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg[k];
+            s0 = (int64_t) coord[k] * b;
+        }
+        if (b <= 0 || s0 >= g[k])
+            return tres_free(out), 0;   /* nothing of this dimension: no data */
+        bste = dist[k] == MPI_DISTRIBUTE_CYCLIC ? (int64_t) ps[k] * b : g[k];
+        cnt = (g[k] - 1 - s0) / bste + 1;
+        last = g[k] - (s0 + (cnt - 1) * bste);
+        last = last < b ? last : b;
+        full = last < b ? cnt - 1 : cnt;
+        if (__builtin_mul_overflow(st[k], (int64_t) ext, &es) ||
+            __builtin_mul_overflow(bste, es, &bst))
+            return tres_free(out), -1;
+        int rc = 0;
+        if (full > 0) {
+            struct ddio_node *x = mk_vec(c, (uint64_t) b, es, ddio_node_clone(out->n));
+            rc = !x || __builtin_mul_overflow(s0, es, &at) ||
+                seq_add(c, &s, out->off + at, (uint64_t) full, bst, x) ? -1 : 0;
+            ddio_node_free(x);
+        }
+        if (!rc && last < b) {
+            struct ddio_node *x = mk_vec(c, (uint64_t) last, es, ddio_node_clone(out->n));
+            rc = !x || __builtin_mul_overflow(s0 + full * bste, es, &at) ||
+                seq_add(c, &s, out->off + at, 1, 0, x) ? -1 : 0;
+            ddio_node_free(x);
+        }
+        tres_free(out);
+        if (rc) {
+            seq_free(&s);
+            return -1;
+        }
+        if (seq_finish(c, &s, out))
+            return -1;
+    }
+    return 0;
+}
+
+/* F90 types: a named type by another name */
+static int build_f90(tctx * c, MPI_Datatype t, tres * out)
+{
+    MPI_Aint tlb, text;
+    MPI_Count size;
+    MPI_Type_size_x(t, &size);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    if (size == 0)
+        return 0;
+    if (size != text)
+        return refuse(c, "an F90 type with holes");
+    out->n = ddio_node_leaf((uint64_t) size);
+    out->off = tlb;
     return out->n ? 0 : -1;
 }
 
@@ -569,7 +714,7 @@ static int build_combiner(tctx * c, MPI_Datatype t, tres * out)
 
     memset(out, 0, sizeof(*out));
     if (c->nesting >= TYPE_MAX_NESTING)
-        return refuse(c, "constructors nested deeper than 64");
+        return refuse(c, "constructors nested deeper than 512");
     if (tdesc_get(t, &d, c)) {
         if (d.comb != MPI_COMBINER_NAMED) {
             refused_in(c, d.comb);
@@ -580,17 +725,18 @@ static int build_combiner(tctx * c, MPI_Datatype t, tres * out)
     c->nesting++;
     switch (d.comb) {
         case MPI_COMBINER_DUP:
+        case MPI_COMBINER_RESIZED:     /* moves no data: only its copies */
             rc = build(c, d.types[0], out);
-            if (!rc && out->dense && !c->typemap)
-                rc = refuse(c, "a dup of a type ROMIO takes whole");
             break;
         case MPI_COMBINER_CONTIGUOUS:
         case MPI_COMBINER_VECTOR:
         case MPI_COMBINER_HVECTOR:
+        case MPI_COMBINER_HVECTOR_INTEGER:
             rc = build_strided(c, &d, out);
             break;
         case MPI_COMBINER_INDEXED:
         case MPI_COMBINER_HINDEXED:
+        case MPI_COMBINER_HINDEXED_INTEGER:
         case MPI_COMBINER_INDEXED_BLOCK:
         case MPI_COMBINER_HINDEXED_BLOCK:{
                 tres ch;
@@ -601,16 +747,21 @@ static int build_combiner(tctx * c, MPI_Datatype t, tres * out)
                 break;
             }
         case MPI_COMBINER_STRUCT:
+        case MPI_COMBINER_STRUCT_INTEGER:
             rc = build_struct(c, &d, out);
             break;
-        case MPI_COMBINER_RESIZED:
-            rc = build_resized(c, &d, out);
-            break;
         case MPI_COMBINER_SUBARRAY:
-        case MPI_COMBINER_DARRAY:
-            rc = build_array(c, &d, out);
+            rc = build_subarray(c, &d, out);
             break;
-        default:       /* F90 types, Fortran-integer forms: the flat path */
+        case MPI_COMBINER_DARRAY:
+            rc = build_darray(c, &d, out);
+            break;
+        case MPI_COMBINER_F90_REAL:
+        case MPI_COMBINER_F90_COMPLEX:
+        case MPI_COMBINER_F90_INTEGER:
+            rc = build_f90(c, t, out);
+            break;
+        default:
             rc = refuse(c, "a constructor the tree builder does not read");
             break;
     }
@@ -618,12 +769,11 @@ static int build_combiner(tctx * c, MPI_Datatype t, tres * out)
         refused_in(c, d.comb);
         tres_free(out);
     }
-    else
-        out->dense = 0;
     tdesc_free(&d);
     c->nesting--;
     return rc;
 }
+
 
 /* Move every address of n by d (a LIST absorbs it, a VEC passes it down). */
 static struct ddio_node *node_shift(struct ddio_node *n, int64_t d)
@@ -643,25 +793,27 @@ static struct ddio_node *node_shift(struct ddio_node *n, int64_t d)
     return ddio_node_list(1, &d, &n);
 }
 
-struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int typemap, int64_t * base,
-                                            ADIOI_DDIO_Refusal * why)
+
+/* t's tree relative to its lowest data byte (*base), built with `budget`
+ * nodes at most; NULL with *why set where the builder gave up */
+static struct ddio_node *tree_of_type(MPI_Datatype t, int64_t budget, int64_t * base,
+                                      ADIOI_DDIO_Refusal * why, int limit_shape)
 {
-    tctx c = {.typemap = typemap,.budget = TYPE_MAX_NODES,.why = why };
+    tctx c = {.budget = budget,.why = why };
     tres r;
     MPI_Count size;
     int contig;
 
     ADIOI_Datatype_iscontig(t, &contig);
-    /* contiguous types never reach the flattening either (callers) */
-    if (why)
-        *why = (ADIOI_DDIO_Refusal) {.combiner = MPI_COMBINER_NAMED };
-    if (contig || build_combiner(&c, t, &r) || !r.n)
+    /* contiguous types never reach here (callers) */
+    if (contig || build(&c, t, &r) || !r.n)
         return NULL;
     MPI_Type_size_x(t, &size);
     if (ddio_node_finish(r.n) || r.n->size != (uint64_t) size ||
         __builtin_add_overflow(r.off, r.n->lo, base) ||
         !(r.n = node_shift(r.n, -r.n->lo)) || ddio_node_finish(r.n) ||
-        node_depth(r.n) > DDIO_DESC_MAX_DEPTH || node_count(r.n) > TYPE_MAX_NODES) {
+        (limit_shape && (node_depth(r.n) > DDIO_DESC_MAX_DEPTH ||
+                         node_count(r.n) > TYPE_MAX_NODES))) {
         refuse(&c, "a tree that does not fit a descriptor (depth, nodes, size)");
         ddio_node_free(r.n);
         return NULL;
@@ -669,11 +821,16 @@ struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int typemap, int64_t
     return r.n;
 }
 
-/* ---- romio_ddio_check_desc: the type-built tree against the flat one ----- */
+struct ddio_node *ADIOI_DDIO_Tree_from_type(MPI_Datatype t, int64_t * base,
+                                            ADIOI_DDIO_Refusal * why)
+{
+    if (why)
+        *why = (ADIOI_DDIO_Refusal) {.combiner = MPI_COMBINER_NAMED };
+    return tree_of_type(t, TYPE_MAX_NODES, base, why, 1);
+}
 
 typedef struct piece_log {
-    int64_t *a;
-    uint64_t *l;
+    int64_t *a, *l;
     size_t n, cap;
     int oom;
 } piece_log;
@@ -681,14 +838,15 @@ typedef struct piece_log {
 static int log_piece(void *arg, int64_t addr, uint64_t len, uint64_t s)
 {
     piece_log *p = arg;
-    if (p->n && p->a[p->n - 1] + (int64_t) p->l[p->n - 1] == addr) {
-        p->l[p->n - 1] += len;  /* merged: trees may cut pieces differently */
+    (void) s;
+    if (p->n && p->a[p->n - 1] + p->l[p->n - 1] == addr) {
+        p->l[p->n - 1] += (int64_t) len;
         return 0;
     }
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 64;
         int64_t *a = realloc(p->a, cap * sizeof(*a));
-        uint64_t *l = a ? realloc(p->l, cap * sizeof(*l)) : NULL;
+        int64_t *l = a ? realloc(p->l, cap * sizeof(*l)) : NULL;
         if (a)
             p->a = a;
         if (!a || !l)
@@ -697,59 +855,24 @@ static int log_piece(void *arg, int64_t addr, uint64_t len, uint64_t s)
         p->cap = cap;
     }
     p->a[p->n] = addr;
-    p->l[p->n++] = len;
+    p->l[p->n++] = (int64_t) len;
     return 0;
 }
 
-static void log_tree(piece_log * p, const struct ddio_node *root, int64_t base)
+struct ddio_node *ADIOI_DDIO_Tree_from_pieces(MPI_Datatype t, int64_t * base)
 {
-    struct ddio_desc d = {.disp = base,.extent = 1,.root = (struct ddio_node *) root,
-        .start = 0,.length = root->size
-    };
-    ddio_desc_walk_stream(&d, 0, d.length, log_piece, p);
-}
+    struct ddio_node *root = tree_of_type(t, INT64_MAX, base, NULL, 0), *flat = NULL;
+    piece_log p = { 0 };
 
-int ADIOI_DDIO_Check_tree(MPI_Datatype t, const struct ddio_node *root, int64_t base,
-                          ADIOI_DDIO_Err * e)
-{
-    piece_log a = { 0 }, b = { 0 };
-    int64_t fbase;
-    int added;
-    struct ddio_node *flat = ADIOI_DDIO_Tree_from_flat(t, ADIOI_DDIO_Flat_find(t, &added),
-                                                        &fbase);
-    size_t i = 0;
-    int rc = 0;
-
-    /* fault injection for the test proving this check fires:
-     * DDIO_TEST_TREE_SKEW=N compares a tree shifted by N bytes */
-    const char *skew = getenv("DDIO_TEST_TREE_SKEW");
-    if (skew)
-        base += atoll(skew);
-    if (flat) {
-        log_tree(&a, root, base);
-        log_tree(&b, flat, fbase);
-        while (i < a.n && i < b.n && a.a[i] == b.a[i] && a.l[i] == b.l[i])
-            i++;
-    }
-    if (!flat || a.oom || b.oom)
-        rc = -1, ddio_err_set(e, ENOMEM, "ddio: romio_ddio_check_desc: out of memory");
-    else if (i < a.n || i < b.n) {
-        rc = -1;
-        ddio_err_set(e, ADIOI_DDIO_EINTERN, "ddio: romio_ddio_check_desc: the datatype's "
-                           "tree differs from ROMIO's flattening at piece %zu of %zu: "
-                           "[%lld, +%llu) vs [%lld, +%llu)", i, b.n,
-                           i < a.n ? (long long) a.a[i] : -1LL,
-                           i < a.n ? (unsigned long long) a.l[i] : 0ULL,
-                           i < b.n ? (long long) b.a[i] : -1LL,
-                           i < b.n ? (unsigned long long) b.l[i] : 0ULL);
-    }
-    ADIOI_DDIO_Flat_done(t, added);
-    ddio_node_free(flat);
-    free(a.a);
-    free(a.l);
-    free(b.a);
-    free(b.l);
-    return rc;
+    if (!root)
+        return NULL;
+    struct ddio_desc d = {.disp = 0,.extent = 1,.root = root,.start = 0,.length = root->size };
+    if (!ddio_desc_walk_stream(&d, 0, d.length, log_piece, &p) && !p.oom && p.n)
+        flat = ddio_node_from_flat_at(p.n, p.a, p.l, 0);
+    ddio_node_free(root);
+    free(p.a);
+    free(p.l);
+    return flat;
 }
 
 /* How many of the list's entries hold t's size bytes, and how many bytes

@@ -1,17 +1,18 @@
 /* Descriptors of file views whose types have zero-length blocks and lb/ub
- * markers, compared with ROMIO's own flattening of the same view on every
- * call (hint romio_ddio_check_desc=enable: a difference fails the call with
- * MPI_ERR_INTERN), plus a write_all/read_all round trip of the data.
+ * markers, compared with the view's type map on every call (hint
+ * romio_ddio_check_desc=enable, the driver's list of it made apart from its
+ * tree builder: a difference fails the call with MPI_ERR_INTERN), plus a
+ * write_all/read_all round trip of the data.
  * ddio: only: ROMIO 4.0.2's ufs: write path loops on some of these types.
  * usage: t_desc0 FILE [expect-intern | expect-intern-mem]
  * With expect-intern (run with DDIO_TEST_DESC_SKEW set, which makes the
  * driver compare a deliberately shifted descriptor, or DDIO_TEST_TREE_SKEW,
- * a shifted type-built tree against the flat one), the first collective
+ * a shifted type-built tree against the type map), the first collective
  * write must fail on every rank with MPI_ERR_INTERN: the check fires (with
  * DDIO_TEST_TREE_SKEW, a skewed tree, already in set_view, where ddio builds
  * the view's tree). With expect-intern-mem (and DDIO_TEST_TREE_SKEW) a
  * write from a vector memory type through a contiguous view must fail so:
- * the check of memory trees against MPI_Pack fires. */
+ * the check of memory trees fires. */
 #include "tutil.h"
 
 #define NT 7

@@ -38,7 +38,8 @@
 #   suite    more of test/mpi's programs (the MPICH suite's): t_indep with
 #            striping hints, t_smallio, t_sameblock, t_self, t_size,
 #            t_features, t_prop (random nested types: a new seed each run,
-#            printed; DDIO_PROP_SEED=N repeats it), each == its control;
+#            printed; DDIO_PROP_SEED=N repeats it), t_viewout (PnetCDF's
+#            view with data below the filetype's lb), each == its control;
 #            t_nonblock, t_excl, t_delclose and driver_basic check themselves. What ROMIO
 #            3.2.1 cannot do on ddio is left out of t_features by name, with
 #            its reason printed (T_FEATURES_SKIP: the driver's get_info
@@ -164,7 +165,7 @@ for s in test/mpi/t_coll.c test/mpi/t_indep.c test/mpi/t_nonblock.c \
          test/mpi/t_features.c test/mpi/t_prop.c test/mpi/t_excl.c test/mpi/t_delclose.c \
          test/mpi/driver_basic.c test/mpi/t_fault.c test/mpi/t_durable.c test/mpi/t_auth.c \
          test/mpi/t_restart.c test/mpi/t_cache.c test/mpi/t_local.c test/mpi/t_localw.c \
-         test/mpi/t_errors.c test/mpi/t_missing.c test/mpi/t_large.c \
+         test/mpi/t_errors.c test/mpi/t_missing.c test/mpi/t_large.c test/mpi/t_viewout.c \
          test/mpi/filecmp.c examples/ddio-patterns.c; do
   mpicc.openmpi -O2 -g -Wall -Wextra -Werror -I"$SRC/test/mpi" -o "$bin/$(basename "$s" .c)" "$SRC/$s" -lm \
     || t_unusable ompi/compile "mpicc.openmpi $s"
@@ -322,15 +323,14 @@ if t_selected suite; then
   CTL_ROMIO=1 both features-p3-s2 2 3 "= .2" "$bin/t_features"
   CTL_ROMIO=1 both features-p4-s3 3 4 "= .2" "$bin/t_features"
   unset T_FEATURES_SKIP
-  # t_prop: every stream read back against MPI_Pack, FILE and the
-  # positions MPI returned (FILE.2) == Debian's ROMIO 3.2.1 on ufs: (where
-  # t_prop packs the memory ROMIO would misplace). Left out, said by t_prop:
-  # views ROMIO 3.2.1 refuses at set_view (MPI_ERR_TYPE, on ufs: too:
-  # T_PROP_REFUSED), darray and subarray file types (ROMIO 3.2.1's
-  # expansions, which the driver uses to place a view as ROMIO does,
-  # misplace some nested ones, and ufs: fails the same cases: seeds 789776
-  # P = 3 case 4, 789775 P = 4 case 21, 11 P = 4 case 9), the MPI 4
-  # large-count calls
+  # t_prop: every byte, read and position against t_prop's model of the
+  # type maps, FILE and the positions MPI returned (FILE.2) also == Debian's
+  # ROMIO 3.2.1 on ufs: (where t_prop packs the memory ROMIO would
+  # misplace). Left out of these, said by t_prop: views ROMIO 3.2.1 refuses
+  # at set_view (MPI_ERR_TYPE, on ufs: too: T_PROP_REFUSED), darray and
+  # subarray file types (ROMIO 3.2.1's expansions misplace some nested
+  # ones on ufs:, the control: seeds 789776 P = 3 case 4, 789775 P = 4 case
+  # 21, 11 P = 4 case 9), the MPI 4 large-count calls
   seed=${DDIO_PROP_SEED:-$(( $(date +%s) % 1000000 + 1 ))}
   t_say "prop: seed $seed (repeat: DDIO_PROP_SEED=$seed $0 suite)"
   export T_PROP_REFUSED=1 T_PROP_NO_DARRAY=1 T_PROP_NO_SUBARRAY=1
@@ -340,6 +340,17 @@ if t_selected suite; then
   DDIO_TEST_HINTS="romio_ddio_coll_ranges=disable" CTL_ROMIO=1 both prop-p2-s1-dd 1 2 "= .2" \
     "$bin/t_prop" -n 20 -s "$((seed + 2))"
   unset T_PROP_REFUSED T_PROP_NO_DARRAY T_PROP_NO_SUBARRAY
+  # zero-length blocks and the rest of what MPI allows (t_prop -z), darray
+  # and subarray in (the driver expands them by the standard, not through
+  # ROMIO 3.2.1), and the fixed recipes (-f), against the model alone
+  ddio_only prop-z-p4-s2 2 4 "$bin/t_prop" -z -n 150 -s "$((seed + 3))"
+  ddio_only prop-fixed-p4-s2 2 4 "$bin/t_prop" -f
+  # PnetCDF's view as Open MPI makes it (t_viewout: header bytes below the
+  # subarray's sticky lb), one tile collectively and independently, ==
+  # OMPIO's; then (-x) a collective call reaching the next tile on one rank
+  # fails on every rank and writes nothing
+  both viewout-p4-s2 2 4 = "$bin/t_viewout"
+  ddio_only viewout-refused-p3-s3 3 3 "$bin/t_viewout" -x
   # nonblocking forms on 3 servers with 5000-byte stripes, and through the
   # two-phase fallback (whose nonblocking collectives are blocking ones
   # here: ad_ddio_compat.h); t_nonblock checks itself (OMPIO does not
