@@ -160,6 +160,21 @@ else
   t_skip install/strace "no strace"
 fi
 
+# the multi-user mode from the install: installed ddio-run --auth munge
+# (its own munged), servers proving every rank's user, the data verified
+run_installed_munge() {
+  local out
+  out=$(timeout -k 10 "$T_LIMIT" "$P/bin/ddio-run" --auth munge -s 2 --root "$tmp/root-munge" \
+    --keep-logs -l info -- mpiexec -n 4 ./patterns -q -r 8192 -m 16 -p wb,rb ddio:/inst-munge 2>&1) \
+    || { echo "$out"; t_why "ddio-run --auth munge from the install"; return; }
+  if echo "$out" | grep -Eiq "mismatch|FAIL"; then echo "$out"; t_why "ddio-patterns reported an error"; return; fi
+  echo "$out" | grep -q "authenticated as uid .* (MUNGE)" \
+    || { echo "$out" | tail -5; t_why "the servers did not prove the ranks by MUNGE"; }
+}
+t_case install/ddio-run-munge \
+  "installed ddio-run --auth munge: ddio-patterns on 2 servers proving every connection by MUNGE, bytes verified" \
+  run_installed_munge
+
 # Debian's mpirun and an Open MPI program through the installed ddio-run
 # --ompi: every rank loads the installed plug-in (strace), nothing of the
 # build tree or cache, bytes verified by ddio-patterns
