@@ -323,6 +323,18 @@ static int send_hello(int fd, const char *client_name, int64_t dl)
 }
 
 /* AUTH and the server's proof; hr is the decoded HELLO reply */
+/* send w (freed) as request req of `type`, then take its reply as recv_reply */
+static int exchange(int fd, const char *addr, uint16_t type, uint64_t req, struct ddio_wbuf *w,
+                    int64_t dl, uint8_t **p, size_t *n, char *err, size_t errlen)
+{
+    int rc = w->err ? w->err : ddio_send_msg(fd, type, req, 0, w->p, w->len, NULL, 0, dl);
+    ddio_wbuf_free(w);
+    *p = NULL;
+    if (rc)
+        return transport_err(rc, addr, ddio_type_name(type), err, errlen);
+    return recv_reply(fd, addr, type, req, dl, p, n, err, errlen);
+}
+
 static int authenticate(int fd, const char *addr, const struct ddio_secret *secret,
                         const struct ddio_hello_r *hr, int64_t dl, char *err, size_t errlen)
 {
@@ -339,11 +351,7 @@ static int authenticate(int fd, const char *addr, const struct ddio_secret *secr
     }
     ddio_wbuf_init(&w);
     ddio_enc_auth(&w, &a);
-    int rc = w.err ? w.err : ddio_send_msg(fd, DDIO_T_AUTH, 2, 0, w.p, w.len, NULL, 0, dl);
-    ddio_wbuf_free(&w);
-    if (rc)
-        return transport_err(rc, addr, "AUTH", err, errlen);
-    rc = recv_reply(fd, addr, DDIO_T_AUTH, 2, dl, &p, &n, err, errlen);
+    int rc = exchange(fd, addr, DDIO_T_AUTH, 2, &w, dl, &p, &n, err, errlen);
     if (rc)
         return rc;
     rc = ddio_dec_auth_r(p, n, &ar);
@@ -429,11 +437,7 @@ static int munge_authenticate(int fd, const char *addr, const struct ddio_hello_
     ddio_wbuf_init(&w);
     ddio_enc_auth_munge(&w, &a);
     free(a.cred);
-    rc = w.err ? w.err : ddio_send_msg(fd, DDIO_T_AUTH, 2, 0, w.p, w.len, NULL, 0, dl);
-    ddio_wbuf_free(&w);
-    if (rc)
-        return transport_err(rc, addr, "AUTH", err, errlen);
-    rc = recv_reply(fd, addr, DDIO_T_AUTH, 2, dl, &p, &n, err, errlen);
+    rc = exchange(fd, addr, DDIO_T_AUTH, 2, &w, dl, &p, &n, err, errlen);
     if (rc)
         return rc;
     rc = ddio_dec_auth_munge_r(p, n, &ar);
@@ -503,12 +507,7 @@ int ddio_act_as(int fd, const char *addr, uint64_t req, uint32_t uid, uint32_t g
     size_t n = 0;
     ddio_wbuf_init(&w);
     ddio_enc_actas(&w, &m);
-    int rc = w.err ? w.err : ddio_send_msg(fd, DDIO_T_ACTAS, req, 0, w.p, w.len, NULL, 0,
-                                           deadline_ms);
-    ddio_wbuf_free(&w);
-    if (rc)
-        return transport_err(rc, addr, "ACTAS", err, errlen);
-    rc = recv_reply(fd, addr, DDIO_T_ACTAS, req, deadline_ms, &p, &n, err, errlen);
+    int rc = exchange(fd, addr, DDIO_T_ACTAS, req, &w, deadline_ms, &p, &n, err, errlen);
     free(p);
     return rc;
 }

@@ -74,9 +74,13 @@ void ddio_munge_payload(enum ddio_munge_role role, const uint8_t id[DDIO_ID_LEN]
     memcpy(out + 17 + DDIO_ID_LEN + DDIO_NONCE_LEN, cnonce, DDIO_NONCE_LEN);
 }
 
-/* a context on socket (NULL: libmunge's default), or NULL with err set */
-static munge_ctx_t new_ctx(const char *socket, char *err, size_t errlen)
+/* libmunge loaded and a context on socket (NULL: libmunge's default), or
+ * NULL with *rc (-ENOSYS: no libmunge, -EIO) and err set */
+static munge_ctx_t new_ctx(const char *socket, int *rc, char *err, size_t errlen)
 {
+    if ((*rc = have_libmunge(err, errlen)) != 0)
+        return NULL;
+    *rc = -EIO;
     munge_ctx_t ctx = lm.ctx_create();
     if (!ctx) {
         snprintf(err, errlen, "munge: out of memory");
@@ -87,6 +91,7 @@ static munge_ctx_t new_ctx(const char *socket, char *err, size_t errlen)
         lm.ctx_destroy(ctx);
         return NULL;
     }
+    *rc = 0;
     return ctx;
 }
 
@@ -107,13 +112,11 @@ static int munge_errno(munge_err_t e)
 int ddio_munge_encode(const char *socket, const void *data, size_t n, int ttl, long uid,
                       char **cred, char *err, size_t errlen)
 {
+    int rc;
     *cred = NULL;
-    int rc = have_libmunge(err, errlen);
-    if (rc)
-        return rc;
-    munge_ctx_t ctx = new_ctx(socket, err, errlen);
+    munge_ctx_t ctx = new_ctx(socket, &rc, err, errlen);
     if (!ctx)
-        return -EIO;
+        return rc;
     munge_err_t e = EMUNGE_SUCCESS;
     if (ttl > 0)
         e = lm.ctx_set(ctx, MUNGE_OPT_TTL, ttl);
@@ -136,12 +139,10 @@ int ddio_munge_decode(const char *socket, const char *cred, void **data, size_t 
     *data = NULL;
     *n = 0;
     memset(id, 0, sizeof(*id));
-    int rc = have_libmunge(err, errlen);
-    if (rc)
-        return rc;
-    munge_ctx_t ctx = new_ctx(socket, err, errlen);
+    int rc;
+    munge_ctx_t ctx = new_ctx(socket, &rc, err, errlen);
     if (!ctx)
-        return -EIO;
+        return rc;
     int len = 0;
     uid_t uid = (uid_t)-1;
     gid_t gid = (gid_t)-1;
