@@ -8,6 +8,7 @@ SUDO=""
 PKGS=(build-essential gfortran autoconf automake libtool pkg-config m4 dpkg-dev
       libaio-dev check libsubunit-dev
       libssl-dev libucx-dev munge libmunge-dev   # MUNGE: --auth munge (ddio_munge.h)
+      libnss-wrapper                             # the identity tests' server-side groups
       mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
       python3 python3-matplotlib
       clang libclang-rt-14-dev iproute2 procps util-linux

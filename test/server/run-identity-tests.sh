@@ -6,6 +6,9 @@
 #     secret file is refused;
 #   - tools/ddio as root and as nobody (setpriv): the server logs the uid
 #     and gid munged vouched for, and the bytes copied in come back;
+#   - owners, modes and POSIX permissions for users A, B, C and an admin,
+#     supplementary groups from the server's own name service (nss_wrapper),
+#     the same-host shortcut checked, the mount acting for each caller;
 #   - a client without munged fails at once, with the reason;
 #   - test/server/munge_probe's forged (one character changed), replayed,
 #     expired (1 s time-to-live), other-connection and shared-secret AUTHs
@@ -180,6 +183,39 @@ audit() {        # every refusal counted (ddio status) and logged with the conne
   T_NOTE="$d refusals counted, logged with peer and uid"
 }
 t_case identity/audit "" audit
+
+# ---- supplementary groups come from the server's name service ------------------------------
+# A server whose passwd and group databases (nss_wrapper) put B in group
+# proj (4300): B, whose process claims no such group (setpriv
+# --clear-groups), reads a proj 0640 file; C, not in proj, does not.
+# (Without DEEPBIND, which the sanitizer runtime refuses; the link-order
+# check off, as nss_wrapper is preloaded before it.)
+NW=$W/nss; mkdir -p "$NW"
+printf 'usera:x:%s:%s::/tmp:/bin/sh\nuserb:x:%s:%s::/tmp:/bin/sh\nuserc:x:%s:%s::/tmp:/bin/sh\n' \
+  $A $A $B $B $C $C >"$NW/passwd"
+printf 'usera:x:%s:\nuserb:x:%s:\nuserc:x:%s:\nproj:x:4300:userb\n' $A $B $C >"$NW/group"
+groups_case() {
+  local lib; lib=$(ls /usr/lib/*/libnss_wrapper.so 2>/dev/null | head -1)
+  [ -n "$lib" ] || t_why "libnss_wrapper.so not installed (scripts/install-deps.sh)" || return
+  mkdir -p "$W/root3"
+  t_server_start -e LD_PRELOAD="$lib" -e NSS_WRAPPER_PASSWD="$NW/passwd" -e NSS_WRAPPER_GROUP="$NW/group" \
+    -e NSS_WRAPPER_DISABLE_DEEPBIND=1 \
+    -e ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+    "$W/srv3" --root "$W/root3" --auth munge --munge-socket "$M/sock" --admin-uid $ADMIN \
+    || t_why "server with nss_wrapper: $T_SRV_WHY" || return
+  local s3=$T_SRV_ADDR rc=0
+  { as $ADMIN "$TOOL" -s "$s3" chmod 1777 / \
+    && as $A sh -c 'umask 077; exec "$@"' _ "$TOOL" -s "$s3" cp "$W/data" ddio:/g.bin >/dev/null \
+    && as $ADMIN "$TOOL" -s "$s3" chown $A:4300 /g.bin && as $A "$TOOL" -s "$s3" chmod 640 /g.bin; } \
+    || { t_why "setting up /g.bin (owner $A, group proj, 0640) failed"; rc=1; }
+  [ $rc = 0 ] && { as $B "$TOOL" -s "$s3" cp ddio:/g.bin "$O/g.b" >/dev/null && cmp -s "$W/data" "$O/g.b"; } \
+    || { [ $rc = 0 ] && t_why "B (in proj by the server's groups) could not read"; rc=1; }
+  [ $rc = 0 ] && as $C "$TOOL" -s "$s3" cp ddio:/g.bin "$O/g.c" >/dev/null 2>&1 \
+    && { t_why "C (not in proj) read the 0640 file"; rc=1; }
+  t_server_stop
+  return $rc
+}
+t_case identity/groups-from-server "B in proj by the server's group database reads; C does not" groups_case
 
 # ---- the mount: root on a trusted host acts for each caller (ddio-fuse --as-caller) --------
 t_step identity/actas-root-trusted "$PROBE" "$SRV" actas
