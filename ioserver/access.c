@@ -255,17 +255,21 @@ int access_own(const struct conn *c, const char *norm, uint32_t mode, char *msg,
     return apply(c, norm, access_on(c), c->who.uid, c->who.gid, 1, mode & 07777, msg, n);
 }
 
+/* one walk: search permission on the way, the entry's owner at the end */
 static int may_setattr(const struct conn *c, const char *norm, const struct ddio_setattr *m,
                        char *msg, size_t n)
 {
-    struct stat sb;
-    int rc = access_path(c, norm, 0, msg, n);
-    if (rc || !access_on(c) || privileged(c) || entry_stat(c, norm, &sb))
+    struct walked w;
+    if (!access_on(c) || privileged(c))
+        return 0;
+    int rc = walk(c, norm, &w, msg, n);
+    if (rc || !w.found)
         return rc;
-    if (sb.st_uid != c->who.uid)
-        return deny(c, norm, "change the mode or owner of another user's entry", &sb, msg, n);
+    if (w.ent.st_uid != c->who.uid)
+        return deny(c, norm, "change the mode or owner of another user's entry", &w.ent, msg,
+                    n);
     if ((m->what & DDIO_SA_OWNER) && (m->uid != c->who.uid || !in_group(&c->who, m->gid)))
-        return deny(c, norm, "give it away, or to a group it is not in", &sb, msg, n);
+        return deny(c, norm, "give it away, or to a group it is not in", &w.ent, msg, n);
     return 0;
 }
 

@@ -72,43 +72,6 @@ static int local_addr(struct in_addr a)
     return yes;
 }
 
-/* The credential was made on the peer's host: its origin is the peer's
- * address, or, for a peer on loopback, one of ours (munged names its
- * host by the address of its host name, not by 127.0.0.1). */
-static int same_host(int fd, struct in_addr origin, char *why, size_t n)
-{
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof(ss);
-    struct in_addr peer;
-    static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0) {
-        snprintf(why, n, "no peer address: %s", strerror(errno));
-        return 0;
-    }
-    if (ss.ss_family == AF_INET) {
-        peer = ((struct sockaddr_in *)&ss)->sin_addr;
-    } else {
-        const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
-        if (IN6_IS_ADDR_LOOPBACK(a6))
-            peer.s_addr = htonl(0x7f000001);
-        else if (memcmp(a6, v4mapped, 12) == 0)
-            memcpy(&peer.s_addr, (const uint8_t *)a6 + 12, 4);
-        else {
-            snprintf(why, n, "an IPv6 peer (MUNGE names IPv4 origins only)");
-            return 0;
-        }
-    }
-    if (peer.s_addr == origin.s_addr)
-        return 1;
-    if ((ntohl(peer.s_addr) >> 24) == 127 && local_addr(origin))
-        return 1;
-    char o[INET_ADDRSTRLEN], p[INET_ADDRSTRLEN];
-    inet_ntop(AF_INET, &origin, o, sizeof(o));
-    inet_ntop(AF_INET, &peer, p, sizeof(p));
-    snprintf(why, n, "credential encoded on %s, connection from %s", o, p);
-    return 0;
-}
-
 /* the peer's IPv4 address (v4-mapped and ::1 too), or 0 */
 static int peer_v4(int fd, struct in_addr *out)
 {
@@ -129,6 +92,27 @@ static int peer_v4(int fd, struct in_addr *out)
     else
         return 0;
     return 1;
+}
+
+/* The credential was made on the peer's host: its origin is the peer's
+ * address, or, for a peer on loopback, one of ours (munged names its
+ * host by the address of its host name, not by 127.0.0.1). */
+static int same_host(int fd, struct in_addr origin, char *why, size_t n)
+{
+    struct in_addr peer;
+    if (!peer_v4(fd, &peer)) {
+        snprintf(why, n, "a peer without an IPv4 address (MUNGE names IPv4 origins only)");
+        return 0;
+    }
+    if (peer.s_addr == origin.s_addr)
+        return 1;
+    if ((ntohl(peer.s_addr) >> 24) == 127 && local_addr(origin))
+        return 1;
+    char o[INET_ADDRSTRLEN], p[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &origin, o, sizeof(o));
+    inet_ntop(AF_INET, &peer, p, sizeof(p));
+    snprintf(why, n, "credential encoded on %s, connection from %s", o, p);
+    return 0;
 }
 
 /* the peer's address is in --mount-hosts */
