@@ -45,18 +45,6 @@ static void once_note(int rc, uint64_t client, uint64_t call)
         replay_note(client, call, (const uint8_t *)"", 0);
 }
 
-/* path normalized, "" for the root (which store_norm_path refuses) */
-static int norm_any(const char *path, char *out, size_t n)
-{
-    const char *p = path;
-    while (*p == '/')
-        p++;
-    if (*p)
-        return store_norm_path(path, out, n);
-    out[0] = '\0';
-    return 0;
-}
-
 /* the check fn (access.h) on path, normalized (a path the store refuses
  * is not checked: the store says why) */
 static int check(const struct conn *c, const char *path,
@@ -64,7 +52,7 @@ static int check(const struct conn *c, const char *path,
                  size_t n)
 {
     char norm[DDIO_MAX_STR + 1];
-    if (!access_on(c) || norm_any(path, norm, sizeof(norm)))
+    if (!access_on(c) || store_norm_ns(path, norm, sizeof(norm), msg, n))
         return 0;
     return fn(c, norm, msg, n);
 }
@@ -83,7 +71,7 @@ static int may_list(const struct conn *c, const char *norm, char *msg, size_t n)
 static int own(const struct conn *c, const char *path, uint32_t mode, char *msg, size_t n)
 {
     char norm[DDIO_MAX_STR + 1];
-    if (norm_any(path, norm, sizeof(norm)))
+    if (store_norm_ns(path, norm, sizeof(norm), msg, n))
         return 0;
     return access_own(c, norm, mode, msg, n);
 }
@@ -211,10 +199,8 @@ int on_setattr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     char msg[768], norm[DDIO_MAX_STR + 1];
     if (ddio_dec_setattr(p, h->len, &m))
         return bad_payload(c, h);
-    int rc = norm_any(m.path, norm, sizeof(norm));
-    if (rc)
-        snprintf(msg, sizeof(msg), "setattr %s: not a path under the root", m.path);
-    else
+    int rc = store_norm_ns(m.path, norm, sizeof(norm), msg, sizeof(msg));
+    if (rc == 0)
         rc = access_setattr(c, norm, &m, msg, sizeof(msg));
     free(m.path);
     return reply_done(c, h, rc, msg);

@@ -106,6 +106,9 @@ void store_state_path(const struct store *st, const char *name, char *out, size_
  * empty / "." / ".." components and the reserved ".ddio" top directory.
  * 0, -EACCES (escape attempt) or -ENAMETOOLONG / -EINVAL. */
 int store_norm_path(const char *path, char *out, size_t outlen);
+/* store_norm_path for a namespace request: "" or "/" is the root (out "");
+ * a refusal explained in msg */
+int store_norm_ns(const char *path, char *out, size_t outlen, char *msg, size_t msglen);
 
 /* OPEN: see PROTOCOL.md. cr: a create's ids (DDIO_O_ONCE; NULL: none),
  * stored with the file; a create (CREAT|EXCL) that finds a file made with

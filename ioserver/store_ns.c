@@ -29,19 +29,6 @@ static int not_a_file(int rc)
     return rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR;
 }
 
-/* "" or "/" is the root; anything else must normalize. */
-static int norm_ns(const char *path, char *norm, size_t n, char *msg, size_t msglen)
-{
-    const char *p = path;
-    while (*p == '/')
-        p++;
-    if (!*p) {
-        norm[0] = '\0';
-        return 0;
-    }
-    return norm_or_refuse(path, norm, n, msg, msglen);
-}
-
 /* open a directory (the root for "") under dirfd */
 static int open_dir_beneath(int dirfd, const char *rel)
 {
@@ -109,7 +96,7 @@ int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
 {
     char norm[DDIO_MAX_STR + 1];
     memset(r, 0, sizeof(*r));
-    int rc = norm_ns(path, norm, sizeof(norm), msg, msglen);
+    int rc = store_norm_ns(path, norm, sizeof(norm), msg, msglen);
     if (rc)
         return rc;
     store_ns_lock(st);
@@ -199,7 +186,7 @@ int store_readdir(struct store *st, const char *path, uint64_t cookie, uint32_t 
     char norm[DDIO_MAX_STR + 1], **names = NULL;
     size_t n = 0;
     memset(r, 0, sizeof(*r));
-    int rc = norm_ns(path, norm, sizeof(norm), msg, msglen);
+    int rc = store_norm_ns(path, norm, sizeof(norm), msg, msglen);
     if (rc)
         return rc;
     int dirfd = open_dir_beneath(st->rootfd[0], norm);

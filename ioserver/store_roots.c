@@ -351,6 +351,18 @@ int norm_or_refuse(const char *path, char *norm, size_t n, char *msg, size_t msg
     return rc;
 }
 
+int store_norm_ns(const char *path, char *out, size_t outlen, char *msg, size_t msglen)
+{
+    const char *p = path;
+    while (*p == '/')
+        p++;
+    if (!*p) {
+        out[0] = '\0';
+        return 0;
+    }
+    return norm_or_refuse(path, out, outlen, msg, msglen);
+}
+
 char *renamed_path(const char *path, const char *from, const char *to)
 {
     size_t fl = strlen(from);
