@@ -173,6 +173,16 @@ static int parse_bool(const char *v)
     return -1;
 }
 
+/* an on|off flag's value into *field (left at on when not one), or -1 and err */
+static int on_off(int *field, const char *flag, const char *arg, char *err, size_t errlen)
+{
+    int b = parse_bool(arg);
+    *field = b < 0 ? 1 : b;
+    if (b < 0)
+        snprintf(err, errlen, "%s: '%s' is not on or off", flag, arg);
+    return b < 0 ? -1 : 0;
+}
+
 static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen)
 {
     uint64_t v;
@@ -211,12 +221,7 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
         c->rotate = 1;
         return 0;
     case 'K':
-        if ((c->page_cache = parse_bool(arg)) < 0) {
-            c->page_cache = 1;
-            snprintf(err, errlen, "--page-cache: '%s' is not on or off", arg);
-            return -1;
-        }
-        return 0;
+        return on_off(&c->page_cache, "--page-cache", arg, err, errlen);
     case 'T':
         if (!*arg || arg[strspn(arg, "0123456789")] || parse_size(arg, &v) || v > 1000000) {
             snprintf(err, errlen, "--throttle-mbps: '%s' is not a number in 0..1000000", arg);
@@ -265,12 +270,7 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
         c->munge_socket = *arg ? arg : NULL;
         return 0;
     case 'q':
-        if ((c->root_squash = parse_bool(arg)) < 0) {
-            c->root_squash = 1;
-            snprintf(err, errlen, "--root-squash: '%s' is not on or off", arg);
-            return -1;
-        }
-        return 0;
+        return on_off(&c->root_squash, "--root-squash", arg, err, errlen);
     case 'H':
         c->mount_hosts = arg;
         return 0;
