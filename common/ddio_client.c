@@ -460,6 +460,21 @@ int ddio_client_setattr(struct ddio_client *cl, const char *path, uint32_t what,
     return rc;
 }
 
+int ddio_client_chown(struct ddio_client *cl, const char *path, long uid, long gid,
+                      char *msg, size_t msglen)
+{
+    struct ddio_cstat st;
+    if (uid < 0 || gid < 0) {
+        int rc = ddio_client_stat(cl, path, &st, msg, msglen);
+        if (rc)
+            return rc;
+        uid = uid < 0 ? (long)st.uid : uid;
+        gid = gid < 0 ? (long)st.gid : gid;
+    }
+    return ddio_client_setattr(cl, path, DDIO_SA_OWNER, 0, (uint32_t)uid, (uint32_t)gid, msg,
+                               msglen);
+}
+
 static int count_entry(void *arg, const char *name, int is_dir)
 {
     (void)name;

@@ -73,6 +73,9 @@ void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid);
  * holding path; under --auth munge the servers check who may */
 int ddio_client_setattr(struct ddio_client *cl, const char *path, uint32_t what,
                         uint32_t mode, uint32_t uid, uint32_t gid, char *msg, size_t msglen);
+/* chown; uid or gid < 0: that one kept as it is (a stat first) */
+int ddio_client_chown(struct ddio_client *cl, const char *path, long uid, long gid,
+                      char *msg, size_t msglen);
 
 /* Where a file's bytes are: its stripe and, per stripe index k, the list
  * server holding it (server[k], -1 when no server of the list has it) and

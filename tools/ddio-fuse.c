@@ -331,15 +331,9 @@ static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
-    struct ddio_cstat st;
     (void)fi;
-    int rc = 0;
-    if (uid == (uid_t)-1 || gid == (gid_t)-1)    /* the unchanged one, as it is */
-        rc = ddio_client_stat(me(), path, &st, msg, sizeof(msg));
-    if (!rc)
-        rc = ddio_client_setattr(me(), path, DDIO_SA_OWNER, 0,
-                                 uid == (uid_t)-1 ? st.uid : (uint32_t)uid,
-                                 gid == (gid_t)-1 ? st.gid : (uint32_t)gid, msg, sizeof(msg));
+    int rc = ddio_client_chown(me(), path, uid == (uid_t)-1 ? -1 : (long)uid,
+                               gid == (gid_t)-1 ? -1 : (long)gid, msg, sizeof(msg));
     return rc ? fail("chown", path, rc, msg) : 0;
 }
 

@@ -221,48 +221,37 @@ int cmd_mkdir(struct cli *o)
     return rc ? cli_fail("mkdir: %s", msg) : 0;
 }
 
-static int setattr(struct cli *o, const char *cmd, uint32_t what, uint32_t mode, uint32_t uid,
-                   uint32_t gid)
-{
-    const char *path = cli_ns_path(o->argv[1]);
-    char msg[DDIO_CLIENT_MSG_LEN];
-    struct ddio_client *cl = cli_client(o);
-    if (!cl)
-        return 1;
-    int rc = ddio_client_setattr(cl, path, what, mode, uid, gid, msg, sizeof msg);
-    ddio_client_free(cl);
-    return rc ? cli_fail("%s: %s", cmd, msg) : 0;
-}
-
 int cmd_chmod(struct cli *o)
 {
-    char *end;
+    char *end, msg[DDIO_CLIENT_MSG_LEN];
     unsigned long mode = strtoul(o->argv[0], &end, 8);
     if (!*o->argv[0] || *end || mode > 07777)
         return cli_fail("chmod: '%s' is not an octal mode (0..7777)", o->argv[0]);
-    return setattr(o, "chmod", DDIO_SA_MODE, (uint32_t)mode, 0, 0);
+    struct ddio_client *cl = cli_client(o);
+    if (!cl)
+        return 1;
+    int rc = ddio_client_setattr(cl, cli_ns_path(o->argv[1]), DDIO_SA_MODE, (uint32_t)mode, 0,
+                                 0, msg, sizeof msg);
+    ddio_client_free(cl);
+    return rc ? cli_fail("chmod: %s", msg) : 0;
 }
 
-/* UID[:GID], numeric; without GID the file keeps its group (read first) */
+/* UID[:GID], numeric; without GID the file keeps its group */
 int cmd_chown(struct cli *o)
 {
     char *end, msg[DDIO_CLIENT_MSG_LEN];
-    unsigned long uid = strtoul(o->argv[0], &end, 10), gid = 0;
-    int have_gid = *end == ':';
-    if (have_gid)
-        gid = strtoul(end + 1, &end, 10);
-    if (!isdigit((unsigned char)*o->argv[0]) || *end || uid > 0xfffffffful || gid > 0xfffffffful)
+    unsigned long uid = strtoul(o->argv[0], &end, 10);
+    long gid = -1;
+    if (*end == ':')
+        gid = (long)strtoul(end + 1, &end, 10);
+    if (!isdigit((unsigned char)*o->argv[0]) || *end || uid > 0xfffffffful || gid > 0xffffffffl)
         return cli_fail("chown: '%s' is not UID[:GID] (numbers)", o->argv[0]);
-    if (!have_gid) {
-        struct ddio_cstat st;
-        struct ddio_client *cl = cli_client(o);
-        int rc = cl ? ddio_client_stat(cl, cli_ns_path(o->argv[1]), &st, msg, sizeof msg) : 1;
-        ddio_client_free(cl);
-        if (rc)
-            return cl ? cli_fail("chown: %s", msg) : 1;
-        gid = st.gid;
-    }
-    return setattr(o, "chown", DDIO_SA_OWNER, 0, (uint32_t)uid, (uint32_t)gid);
+    struct ddio_client *cl = cli_client(o);
+    if (!cl)
+        return 1;
+    int rc = ddio_client_chown(cl, cli_ns_path(o->argv[1]), (long)uid, gid, msg, sizeof msg);
+    ddio_client_free(cl);
+    return rc ? cli_fail("chown: %s", msg) : 0;
 }
 
 int cmd_layout(struct cli *o)
