@@ -22,6 +22,7 @@
 
 #include "ddio_munge.h"
 #include "ddio_net.h"
+#include "ddio_tls.h"
 #include "ddio_ucx.h"
 #include "ddio_xport.h"
 
@@ -311,6 +312,19 @@ static int recv_reply(int fd, const char *addr, uint16_t type, uint64_t req, int
     return 0;
 }
 
+int ddio_read_refusal(int fd, const char *addr, int64_t deadline_ms, char *err, size_t errlen)
+{
+    uint8_t *p = NULL;
+    size_t n = 0;
+    int rc = recv_reply(fd, addr, DDIO_T_HELLO, 1, deadline_ms, &p, &n, err, errlen);
+    free(p);
+    if (rc == 0) {
+        snprintf(err, errlen, "ddio server %s answered a TLS handshake in the clear", addr);
+        rc = -EPROTO;
+    }
+    return rc;
+}
+
 static int send_hello(int fd, const char *client_name, int64_t dl)
 {
     struct ddio_hello m = {.pid = (uint32_t)getpid(), .client = (char *)client_name};
@@ -512,53 +526,6 @@ int ddio_act_as(int fd, const char *addr, uint64_t req, uint32_t uid, uint32_t g
     return rc;
 }
 
-/* How long to wait before try `k` (1, 2, ...) after a busy refusal: 20 ms
- * doubling to 1 s, each drawn from [half, whole] so that the ranks of a
- * job refused together do not come back together. */
-static int64_t busy_backoff_ms(unsigned k, unsigned *seed)
-{
-    int64_t whole = k >= 6 ? 1000 : 20 << (k - 1);
-    *seed = *seed * 1103515245u + 12345u;
-    return whole / 2 + (int64_t)((*seed >> 8) % (uint32_t)(whole / 2 + 1));
-}
-
-int ddio_dial(const char *host, int port, const char *addr, const char *client_name,
-              const struct ddio_secret *secret, int64_t deadline_ms, struct ddio_hello_r *hr,
-              char *err, size_t errlen)
-{
-    int64_t t0 = ddio_now_ms();
-    unsigned seed = (unsigned)getpid() * 2654435761u ^ (unsigned)t0;
-    memset(&ddio_dial_stages, 0, sizeof(ddio_dial_stages));
-    for (unsigned k = 1;; k++) {
-        int64_t c0 = ddio_now_us();
-        int fd = ddio_connect(host, port, deadline_ms);
-        ddio_dial_stages.connect += ddio_now_us() - c0;
-        if (fd < 0) {
-            if (fd == -ETIMEDOUT)
-                snprintf(err, errlen, "ddio: cannot connect to server %s before the deadline",
-                         addr);
-            else
-                snprintf(err, errlen, "ddio: cannot connect to server %s: %s (%s)", addr,
-                         strerror(-fd), ddio_errno_name(-fd));
-            return fd;
-        }
-        int rc = ddio_handshake(fd, addr, client_name, secret, deadline_ms, hr, err, errlen);
-        if (rc == 0)
-            return fd;
-        close(fd);
-        int64_t wait = busy_backoff_ms(k, &seed);
-        if (rc != -EBUSY || ddio_now_ms() + wait >= deadline_ms) {
-            if (rc == -EBUSY && k > 1) {
-                size_t l = strlen(err);
-                snprintf(err + l, errlen - l, " (refused %u times over %.1f s)", k,
-                         (double)(ddio_now_ms() - t0) / 1000.0);
-            }
-            return rc;
-        }
-        usleep((useconds_t)wait * 1000);
-    }
-}
-
 int ddio_attach_ucx(int fd, const char *addr, uint64_t req, int64_t deadline_ms,
                     uint64_t *cookie, uint8_t **srv_addr, size_t *srv_len, char *err,
                     size_t errlen)
@@ -594,6 +561,11 @@ int ddio_ucx_wanted(int fd, const struct ddio_hello_r *hr, int t, char *why, siz
     why[0] = '\0';
     if (t == DDIO_XPORT_TCP)
         snprintf(why, n, "not attached: DDIO_TRANSPORT is tcp");
+    if (ddio_tls_active(fd) && !ddio_same_host(fd)) {
+        snprintf(why, n, "not attached: this connection runs TLS and UCX carries no "
+                 "encryption; the server is on another host");
+        return 0;
+    }
     if (ddio_xport_resolve(t, fd, why, n) != DDIO_XPORT_UCX)
         return 0;
     if (!(hr->flags & DDIO_SRV_UCX)) {

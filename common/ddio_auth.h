@@ -79,16 +79,10 @@ int ddio_handshake(int fd, const char *addr, const char *client_name,
                    const struct ddio_secret *secret, int64_t deadline_ms,
                    struct ddio_hello_r *hr, char *err, size_t errlen);
 
-/* TCP connect to host:port and ddio_handshake, as every client connects.
- * A server that is busy (over --max-connections, or evicting the oldest
- * unauthenticated connection under --max-unauth) refuses with EBUSY and
- * "try again later": wait (backing off, 20 ms to 1 s, jittered) and try
- * again until the deadline; the last refusal is then the error. Returns the
- * connected fd with *hr filled as ddio_handshake does, or -errno and one
- * line in err. */
-int ddio_dial(const char *host, int port, const char *addr, const char *client_name,
-              const struct ddio_secret *secret, int64_t deadline_ms, struct ddio_hello_r *hr,
-              char *err, size_t errlen);
+/* The plain answer of a server to a connection's first message (HELLO,
+ * req 1): its refusal, as -errno with its words in err (ddio_dial reads it
+ * where a TLS handshake met a plain answer). */
+int ddio_read_refusal(int fd, const char *addr, int64_t deadline_ms, char *err, size_t errlen);
 
 /* ACTAS {uid, gid} as request req on a connection just authenticated: a
  * mount (root, on a host the server trusts) acts for that user from now

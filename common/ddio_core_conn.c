@@ -8,6 +8,7 @@
  * never wait for each other in a circle. */
 #include "ddio_core_conn.h"
 #include "ddio_auth.h"
+#include "ddio_dial.h"
 #include "ddio_net.h"
 #include "ddio_ucx.h"
 #include "ddio_xport.h"
@@ -49,7 +50,7 @@ unsigned ddio_fork_gen(void)
 static void forsake_parents(struct ddio_conn *c)
 {
     if (c->sock >= 0 && c->fork_gen != ddio_fork_gen()) {
-        close(c->sock);
+        ddio_hangup(c->sock);
         c->sock = -1;
         c->ucx = NULL;
         c->ucx_lazy = 0;
@@ -126,8 +127,7 @@ void ddio_pool_clear(struct ddio_pool *p)
 
 void ddio_conn_fail(struct ddio_conn *c)
 {
-    if (c->sock >= 0)
-        close(c->sock);
+    ddio_hangup(c->sock);
     c->sock = -1;
     ddio_ucx_disconnect(c->ucx);        /* the server drops its side with the socket */
     c->ucx = NULL;

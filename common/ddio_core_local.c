@@ -434,7 +434,7 @@ static int quiet_all(struct ddio_fh *f, struct ddio_local *const *L)
         if (now - L[i]->quiet_ms > QUIET_MS)
             p[n++] = (struct pollfd) {.fd = f->srv[i].conn->sock,.events = POLLIN | POLLRDHUP };
     }
-    if (n && poll(p, n, 0) != 0)
+    if (n && ddio_poll(p, n, 0) != 0)
         return 0;
     for (int i = 0; n && i < f->nsrv; i++)
         if (L[i])

@@ -750,7 +750,7 @@ static void poll_loop(xstate *st)
         if (left < 0)
             left = 0;
         int np = ucx_wait_slot(st, pf, k, &left);
-        if (poll(pf, np, (int) (left > 60000 ? 60000 : left)) < 0)
+        if (ddio_poll(pf, np, (int) (left > 60000 ? 60000 : left)) < 0)
             continue;   /* EINTR */
         if (st->ucx) {
             ddio_ucx_progress(st->ucx);

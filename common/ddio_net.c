@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ddio_net.h"
+#include "ddio_tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -286,8 +287,66 @@ static void iov_advance(struct iovec **iov, int *iovcnt, size_t n)
     }
 }
 
+/* Through fd's TLS session (ddio_tls.h): the same loop, with the waits the
+ * session asks for (a TLS read may need to wait for a write, and back). */
+static int tls_move_all(int fd, struct iovec *iov, int iovcnt, int sending,
+                        int64_t deadline_ms)
+{
+    iov_advance(&iov, &iovcnt, 0);
+    while (iovcnt > 0) {
+        short ev = 0;
+        int cnt = iovcnt > IOV_MAX ? IOV_MAX : iovcnt;
+        ssize_t k = sending ? ddio_tls_sendv(fd, iov, cnt, &ev) : ddio_tls_recvv(fd, iov, cnt, &ev);
+        if (k > 0) {
+            iov_advance(&iov, &iovcnt, (size_t)k);
+            continue;
+        }
+        if (k < 0)
+            return (int)k;
+        int rc = wait_fd(fd, ev, deadline_ms);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+ssize_t ddio_sendv_some(int fd, const struct iovec *iov, int iovcnt)
+{
+    if (ddio_tls_active(fd)) {
+        short ev;
+        return ddio_tls_sendv(fd, iov, iovcnt, &ev);
+    }
+    struct msghdr mh = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt};
+    ssize_t k;
+    do
+        k = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (k < 0 && errno == EINTR);
+    if (k < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : io_errno(errno);
+    return k;
+}
+
+int ddio_poll(struct pollfd *p, nfds_t n, int timeout_ms)
+{
+    int held = 0;
+    for (nfds_t i = 0; i < n; i++)
+        held += p[i].fd >= 0 && ddio_tls_pending(p[i].fd);
+    int rc = poll(p, n, held ? 0 : timeout_ms);
+    if (rc < 0 || !held)
+        return rc;
+    rc = 0;
+    for (nfds_t i = 0; i < n; i++) {
+        if (p[i].fd >= 0 && ddio_tls_pending(p[i].fd))
+            p[i].revents |= POLLIN;
+        rc += p[i].revents != 0;
+    }
+    return rc;
+}
+
 int ddio_sendv_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms)
 {
+    if (ddio_tls_active(fd))
+        return tls_move_all(fd, iov, iovcnt, 1, deadline_ms);
     iov_advance(&iov, &iovcnt, 0);    /* skip leading empty entries */
     while (iovcnt > 0) {
         struct msghdr mh = { .msg_iov = iov,
@@ -310,6 +369,8 @@ int ddio_sendv_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms)
 
 int ddio_recvv_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms)
 {
+    if (ddio_tls_active(fd))
+        return tls_move_all(fd, iov, iovcnt, 0, deadline_ms);
     iov_advance(&iov, &iovcnt, 0);
     while (iovcnt > 0) {
         struct msghdr mh = { .msg_iov = iov,
@@ -488,6 +549,38 @@ const char *ddio_errno_name(int err)
         if (tab[i].e == err)
             return tab[i].name;
     return "EUNKNOWN";
+}
+
+/* the address of one end of fd, without its port (v4-mapped v6 as v4) */
+static int end_addr(int fd, int peer, struct in6_addr *a)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if ((peer ? getpeername(fd, (struct sockaddr *)&ss, &len)
+              : getsockname(fd, (struct sockaddr *)&ss, &len)) < 0)
+        return -1;
+    memset(a, 0, sizeof(*a));
+    if (ss.ss_family == AF_INET) {
+        a->s6_addr[10] = a->s6_addr[11] = 0xff;
+        memcpy(&a->s6_addr[12], &((struct sockaddr_in *)&ss)->sin_addr, 4);
+        return 0;
+    }
+    if (ss.ss_family == AF_INET6) {
+        *a = ((struct sockaddr_in6 *)&ss)->sin6_addr;
+        return 0;
+    }
+    return -1;
+}
+
+int ddio_same_host(int fd)
+{
+    struct in6_addr me, peer;
+    if (end_addr(fd, 0, &me) || end_addr(fd, 1, &peer))
+        return 0;
+    static const uint8_t v4lo[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    if ((!memcmp(peer.s6_addr, v4lo, 12) && peer.s6_addr[12] == 127) || IN6_IS_ADDR_LOOPBACK(&peer))
+        return 1;
+    return !memcmp(&me, &peer, sizeof(me));
 }
 
 int ddio_abstract_addr(const char *name, struct sockaddr_un *a, socklen_t *len)

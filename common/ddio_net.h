@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 #include "ddio_proto.h"
 
@@ -29,6 +30,9 @@ int ddio_listen(const char *host, int port, int *bound_port);
  * -ENAMETOOLONG */
 struct sockaddr_un;
 int ddio_abstract_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
+/* 1 when the peer of the TCP socket fd is on this host, in this network
+ * namespace: a loopback peer, or one whose address is this end's own */
+int ddio_same_host(int fd);
 /* TCP_NODELAY on a connected (or accepted) socket */
 void ddio_nodelay(int fd);
 
@@ -39,6 +43,13 @@ int ddio_recv_all(int fd, void *p, size_t n, int64_t deadline_ms);
 /* vectored variants; the iovec array is modified as data moves */
 int ddio_sendv_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms);
 int ddio_recvv_all(int fd, struct iovec *iov, int iovcnt, int64_t deadline_ms);
+/* One non-blocking send of what the socket (or its TLS session) takes now:
+ * the bytes sent (0: none fit), or -errno (-ECONNRESET: the peer is gone). */
+ssize_t ddio_sendv_some(int fd, const struct iovec *iov, int iovcnt);
+/* poll(2) that also counts bytes a socket's TLS session already holds
+ * (ddio_tls.h): such an entry is readable (POLLIN) at once. */
+struct pollfd;
+int ddio_poll(struct pollfd *p, unsigned long n, int timeout_ms);
 /* read and discard n bytes */
 int ddio_discard(int fd, size_t n, int64_t deadline_ms);
 

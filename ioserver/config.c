@@ -11,6 +11,7 @@
 #include "ddio_desc.h"
 #include "ddio_log.h"
 #include "ddio_net.h"
+#include "ddio_tls.h"
 #include "ddio_ucx.h"
 
 void config_defaults(struct srv_config *c)
@@ -85,6 +86,11 @@ void config_usage(FILE *f)
         "  --admin-uid N        with --auth munge: this uid may read, write, remove,\n"
         "                       chmod and chown everything (default: none)\n"        "  --mount-hosts A,...  with --auth munge: IPv4 addresses of hosts whose root\n"
         "                       may act for other users (ddio-fuse --as-caller)\n"
+        "  --tls MODE           off (default), optional or required: TCP connections\n"
+        "                       run over TLS 1.3 (clients: DDIO_TLS=on); required\n"
+        "                       refuses plain clients, and UCX from other hosts\n"
+        "  --tls-cert FILE      the server's certificate chain (PEM)\n"
+        "  --tls-key FILE       its private key (PEM)\n"
         "  --fault POINT:N[:kill|stop|short|drop|crash]\n"
         "                       tests: SIGKILL (or SIGSTOP) the server the N-th time it\n"
         "                       reaches POINT: open, sync, coll-read, coll-write,\n"
@@ -274,6 +280,19 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'H':
         c->mount_hosts = arg;
         return 0;
+    case 'e':
+        if ((c->tls = ddio_tls_mode_parse(arg)) < 0 || !strcasecmp(arg, "on")) {
+            c->tls = DDIO_TLS_OFF;
+            snprintf(err, errlen, "--tls: '%s' is not one of off|optional|required", arg);
+            return -1;
+        }
+        return 0;
+    case 'k':
+        c->tls_cert = arg;
+        return 0;
+    case 'y':
+        c->tls_key = arg;
+        return 0;
     case 'u': {
         char *end;
         long uid = strtol(arg, &end, 10);
@@ -353,6 +372,9 @@ static const struct option opts[] = {
     {"root-squash", required_argument, NULL, 'q'},
     {"admin-uid", required_argument, NULL, 'u'},
     {"mount-hosts", required_argument, NULL, 'H'},
+    {"tls", required_argument, NULL, 'e'},
+    {"tls-cert", required_argument, NULL, 'k'},
+    {"tls-key", required_argument, NULL, 'y'},
     {"max-connections", required_argument, NULL, 'C'},
     {"max-unauth", required_argument, NULL, 'U'},
     {"auth-timeout", required_argument, NULL, 'A'},
@@ -563,6 +585,11 @@ int config_parse(struct srv_config *c, int argc, char **argv, char *err, size_t 
     }
     if (c->secret_file && c->insecure) {
         snprintf(err, errlen, "--secret-file and --insecure exclude each other");
+        return -1;
+    }
+    if (c->tls != DDIO_TLS_OFF && (!c->tls_cert || !c->tls_key)) {
+        snprintf(err, errlen, "--tls %s needs --tls-cert FILE and --tls-key FILE",
+                 c->tls == DDIO_TLS_REQUIRED ? "required" : "optional");
         return -1;
     }
     return 0;

@@ -29,6 +29,9 @@ struct srv_config {
     int root_squash;              /* --root-squash on|off: clients' uid 0 is nobody */
     long admin_uid;               /* --admin-uid: passes every check; -1 none */
     const char *mount_hosts;      /* --mount-hosts: addresses whose root may ACTAS */
+    int tls;                      /* --tls: enum ddio_tls_mode (ddio_tls.h) */
+    const char *tls_cert;         /* --tls-cert: certificate chain (PEM) */
+    const char *tls_key;          /* --tls-key: its private key (PEM) */
     /* limits on what a client may make the server hold (hostile clients) */
     unsigned max_conns;           /* connections at once */
     unsigned max_unauth;          /* of which not yet authenticated */

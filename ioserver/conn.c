@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "conn.h"
+#include "ddio_tls.h"
 
 #include <errno.h>
 #include <arpa/inet.h>
@@ -63,8 +64,10 @@ void conn_unref(struct conn *c)
     if (atomic_fetch_sub(&c->refs, 1) != 1)
         return;
     free_queue(c);
-    if (c->fd >= 0)
+    if (c->fd >= 0) {
+        ddio_tls_drop(c->fd);
         close(c->fd);
+    }
     free(c->scratch);
     pthread_cond_destroy(&c->cv);
     pthread_cond_destroy(&c->wcv);
@@ -140,18 +143,15 @@ static int send_direct(struct conn *c, struct outmsg *m)
     c->writing = 1;
     pthread_mutex_unlock(&c->mu);
     struct iovec iov[2] = {{m->hdr, DDIO_HDR_SIZE}, {m->payload, m->plen}};
-    struct msghdr mh = {.msg_iov = iov, .msg_iovlen = m->plen ? 2 : 1};
+    int cnt = m->plen ? 2 : 1;
     size_t cap = fault_cut(FAULT_DIRECT_SEND, DDIO_HDR_SIZE, m->plen);   /* tests */
     if (cap < DDIO_HDR_SIZE + m->plen) {
         iov[0].iov_len = cap < DDIO_HDR_SIZE ? cap : DDIO_HDR_SIZE;
         iov[1].iov_len = cap - iov[0].iov_len;
-        mh.msg_iovlen = iov[1].iov_len ? 2 : 1;
+        cnt = iov[1].iov_len ? 2 : 1;
     }
-    ssize_t k;
-    do
-        k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-    while (k < 0 && errno == EINTR);
-    int err = k < 0 && errno != EAGAIN && errno != EWOULDBLOCK ? errno : 0;
+    ssize_t k = ddio_sendv_some(c->fd, iov, cnt);   /* plain or TLS */
+    int err = k < 0 ? (int)-k : 0;
     pthread_mutex_lock(&c->mu);
     c->writing = 0;
     if (!err && (size_t)(k > 0 ? k : 0) < DDIO_HDR_SIZE + m->plen) {

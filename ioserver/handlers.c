@@ -19,6 +19,7 @@
 #include "local.h"
 #include "locks.h"
 #include "replay.h"
+#include "tlsgate.h"
 #include "reply.h"
 #include "ucx.h"
 #include "workers.h"
@@ -222,9 +223,6 @@ static void do_lock(struct work *w)
 
 /* ---- request handlers (reader thread) ------------------------------------------------------ */
 
-/* UCXADDR (only after AUTH, see dispatch; no payload): the reply names this
- * connection's cookie and the server's worker address; a refusal leaves the
- * connection on TCP */
 /* CANCEL: the client gave up on one of its XFERs here (another server of
  * the call failed): fail it now for every participant, instead of running
  * the rest of it for nobody, and with a collective call named, the other
@@ -245,6 +243,9 @@ int on_cancel(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     return 0;
 }
 
+/* UCXADDR (only after AUTH, see dispatch; no payload): the reply names this
+ * connection's cookie and the server's worker address; a refusal leaves the
+ * connection on TCP */
 int on_ucxaddr(struct conn *c, const struct ddio_hdr *h)
 {
     if (h->len != 0)
@@ -256,6 +257,9 @@ int on_ucxaddr(struct conn *c, const struct ddio_hdr *h)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, EEXIST, "UCXADDR: this "
                              "connection already has a UCX endpoint"), 0;
     char why[256];
+    if (tlsgate_ucx_allowed(c, why, sizeof(why)))
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EOPNOTSUPP, "UCXADDR: %s",
+                             why), 0;
     struct uep *u = ucx_ep_new(c->srv, &c->xp, why, sizeof(why));
     if (!u)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, EOPNOTSUPP, "UCXADDR: %s",

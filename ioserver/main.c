@@ -21,6 +21,7 @@
 #include "notify.h"
 #include "replay.h"
 #include "server.h"
+#include "tlsgate.h"
 
 #define SHUTDOWN_WAIT_MS 10000
 
@@ -175,6 +176,10 @@ int main(int argc, char **argv)
         DDIO_ERR("--secret-file: %s", err);
         return 1;
     }
+    if (tlsgate_start(srv, err, sizeof(err))) {
+        DDIO_ERR("--tls: %s", err);
+        return 1;
+    }
     rc = startup(srv, err, sizeof(err));
     if (rc) {
         DDIO_ERR("%s", err);
@@ -220,6 +225,8 @@ int main(int argc, char **argv)
         replay_close();
     }
     ddio_secret_clear(&srv->secret);
+    if (clean)
+        tlsgate_stop(srv);
     DDIO_INFO("stopped");
     return 0;
 }

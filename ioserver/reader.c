@@ -21,6 +21,7 @@
 #include "locks.h"
 #include "reply.h"
 #include "tcp.h"
+#include "tlsgate.h"
 #include "ucx.h"
 
 /* before AUTH only HELLO and AUTH are allowed: nothing bigger is needed */
@@ -43,7 +44,7 @@ static int wait_readable(struct conn *c)
             wait = left < wait ? (int)left : wait;
         }
         struct pollfd pf = {c->fd, POLLIN, 0};
-        int n = poll(&pf, 1, wait);
+        int n = ddio_poll(&pf, 1, wait);     /* TLS may hold bytes already */
         if (n > 0)
             return 0;
         if (n < 0 && errno != EINTR)
@@ -185,8 +186,12 @@ void *reader_main(void *arg)
 {
     struct conn *c = arg;
     char why[160];
-    int w, rc = 0;
-    while ((w = wait_readable(c)) == 0 && !atomic_load(&c->evicted)) {
+    int w = wait_readable(c), rc = 0;
+    if (w == 0 && tlsgate_pass(c)) {        /* TLS set up, or refused */
+        reader_teardown(c);
+        return NULL;
+    }
+    for (; w == 0 && !atomic_load(&c->evicted); w = wait_readable(c)) {
         rc = serve_one(c);
         if (rc) {
             if (rc != -ECONNRESET)

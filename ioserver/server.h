@@ -42,6 +42,7 @@ struct server {
     struct srv_stats stats;
     size_t queue_cap;            /* bytes of PUT/GET queued per connection */
     struct srv_ucx *ucx;         /* the UCX transport (ucx.c), NULL when not offered */
+    struct ddio_tls_ctx *tls;    /* --tls optional|required: the certificate (tlsgate.c) */
     /* CLOCK_MONOTONIC ms until which only reclaimed locks are granted (0:
      * none): after a restart, or a connection holding locks dropped, their
      * holders take them again first (handlers.c, srv_lock_grace) */

@@ -7,7 +7,7 @@ SUDO=""
 
 PKGS=(build-essential gfortran autoconf automake libtool pkg-config m4 dpkg-dev
       libaio-dev check libsubunit-dev
-      libssl-dev libucx-dev munge libmunge-dev   # MUNGE: --auth munge (ddio_munge.h)
+      libssl-dev openssl libucx-dev munge libmunge-dev   # openssl: TLS tests, ddio-run --tls
       libnss-wrapper                             # the identity tests' server-side groups
       mpich libmpich-dev libhdf5-mpich-dev hdf5-tools
       python3 python3-matplotlib

@@ -31,6 +31,7 @@ static const struct {
     {"--lock-grace-after", "locks/grace-after-restart", test_lock_grace_after},
     {"--ucx", "ucx/offered", test_ucx_offered},
     {"--no-ucx", "ucx/not-offered", test_ucx_not_offered},
+    {"--ucx-tls-refused", "ucx/refused-tls", test_ucx_refused_tls},
 };
 
 int main(int argc, char **argv)

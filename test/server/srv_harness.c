@@ -88,7 +88,7 @@ void run_case(const char *name, void (*fn)(void))
         open_fds(after, NFD);             /* what the case left open: closed */
         for (int fd = 0; fd < NFD; fd++)
             if ((after[fd / 8] & ~before[fd / 8]) & (1u << (fd % 8)))
-                close(fd);
+                ddio_hangup(fd);
         if (g_reset)
             g_reset();
     } else {
@@ -173,7 +173,7 @@ struct cl *cl_connect(void)
 
 void cl_close(struct cl *c)
 {
-    close(c->fd);
+    ddio_hangup(c->fd);
     free(c);
 }
 
@@ -474,8 +474,12 @@ void open_pair(const char *name, struct cl **a, struct cl **b, struct ddio_open_
 
 int raw_conn(void)
 {
+    char err[512];
     int fd = ddio_connect(g_host, g_port, ddio_now_ms() + TMO);
     CHECK(fd >= 0, "connect");
+    /* with DDIO_TLS=on the raw bytes go inside TLS, as a hostile client's would */
+    CHECK(ddio_dial_secure(fd, g_host, g_addr, ddio_now_ms() + TMO, err, sizeof(err)) == 0,
+          "TLS: %s", err);
     return fd;
 }
 

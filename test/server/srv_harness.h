@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ddio_auth.h"
+#include "ddio_dial.h"
 #include "ddio_desc.h"
 #include "ddio_layout.h"
 #include "ddio_net.h"
@@ -170,6 +171,7 @@ void test_limits(void);
 void test_ucx(int offered);
 void test_ucx_offered(void);
 void test_ucx_not_offered(void);
+void test_ucx_refused_tls(void);
 void test_replay_before(void);
 void test_replay_after(void);
 

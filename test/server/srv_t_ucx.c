@@ -160,6 +160,25 @@ void test_ucx_offered(void)
     test_ucx(1);
 }
 
+/* a server with --tls required, this client on another host (a network
+ * namespace): UCXADDR refused, the connection stays on TCP with TLS */
+void test_ucx_refused_tls(void)
+{
+    struct msg m;
+    struct cl *c = cl_connect();
+    CHECK(c->flags & DDIO_SRV_UCX, "HELLO: UCX not offered at all");
+    int st = ucxaddr(c, NULL, &m);
+    char *why = NULL;
+    if (st && m.p)
+        ddio_dec_err(m.p, m.h.len, &why);
+    CHECK(st == EOPNOTSUPP && why && strstr(why, "requires TLS"), "UCXADDR: %d (%s)", st,
+          why ? why : "");
+    free(why);
+    free(m.p);
+    cl_close(c);
+    printf("ok   UCX refused to a client on another host: the server requires TLS\n");
+}
+
 void test_ucx_not_offered(void)
 {
     test_ucx(0);
