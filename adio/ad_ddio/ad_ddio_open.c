@@ -40,6 +40,10 @@ static void create_args(ADIO_File fd, ADIOI_DDIO_File * f, struct ddio_create *c
     cr->count = f->striping_factor > 0 ? f->striping_factor
         : f->striping_factor_given ? 0 : cfactor;
     cr->excl = (fd->access_mode & ADIO_EXCL) != 0;
+    /* ROMIO's perm (the "permissions" an MPI-IO layer passes down), else
+     * the client core's 0666 less the umask, as ad_ufs creates */
+    cr->mode_set = fd->perm != ADIO_PERM_NULL;
+    cr->mode = cr->mode_set ? (uint32_t) fd->perm : 0;
 }
 
 /* ---- Open --------------------------------------------------------------------- */
@@ -142,7 +146,7 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
         rc = settle_transport(fd, f, conns, n, e);
     t[2] = ddio_now_us();
     if (!rc) {
-        struct ddio_create cr;
+        struct ddio_create cr = {0};
         create_args(fd, f, &cr);
         rc = ddio_fh_open(&f->fh, conns, n, path, amode,
                           (fd->access_mode & ADIO_CREATE) ? &cr : NULL, e);

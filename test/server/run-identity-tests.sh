@@ -289,9 +289,10 @@ rc=0; t_server_stop "$SRVPID" || rc=$?; t_result identity/server-stops $rc
 PAT=$BUILD/examples/bin/ddio-patterns CMP=$BUILD/test/mpi/bin/filecmp U=$W/ufs
 mkdir -p "$U"
 if [ -x "$PAT" ] && [ -x "$CMP" ] && mpiexec -n 4 "$PAT" -q -r 8192 -m 8 "ufs:$U/p" >/dev/null; then
+  # the file MPI-IO created has 0666 less the umask (022 here): 0644
   t_step identity/mpi-ddio-run-munge env -u DDIO_MUNGE_SOCKET "$T_RUN" --auth munge -s 2 -r "$W/dr" -- \
-    bash -c 'mpiexec -n 4 "$1" -q -r 8192 -m 8 ddio:/p && mpiexec -n 1 "$2" ddio:/p "ufs:$3/p"' \
-    _ "$PAT" "$CMP" "$U"
+    bash -c 'umask 022 && mpiexec -n 4 "$1" -q -r 8192 -m 8 ddio:/p && mpiexec -n 1 "$2" ddio:/p "ufs:$3/p" \
+      && "$4" stat /p | grep -x "mode: 0644 (-rw-r--r--)"' _ "$PAT" "$CMP" "$U" "$TOOL"
 else
   t_fail identity/mpi-ddio-run-munge "ddio-patterns or filecmp missing, or its ufs: run failed"
 fi
