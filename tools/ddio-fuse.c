@@ -90,11 +90,27 @@ static struct ddio_client *user_client(uid_t uid, gid_t gid)
     return c ? c : nobody;           /* never the mount's own (root's) client */
 }
 
+/* The mount's own clients: a client has one connection per server and a
+ * request holds it until its reply, so one client would make the kernel's
+ * concurrent requests (several processes' creates and stats) wait in turn;
+ * each FUSE thread takes one of NCL, round robin. */
+#define NCL 4
+static struct ddio_client *cls[NCL];
+static atomic_uint next_cl;
+
+static struct ddio_client *thread_client(void)
+{
+    static _Thread_local struct ddio_client *mine;
+    if (!mine)
+        mine = cls[atomic_fetch_add(&next_cl, 1) % NCL];
+    return mine;
+}
+
 /* the client for this request: the caller's with --as-caller, else the mount's */
 static struct ddio_client *me(void)
 {
     const struct fuse_context *fc = o.as_caller ? fuse_get_context() : NULL;
-    return fc ? user_client(fc->uid, fc->gid) : cl;
+    return fc ? user_client(fc->uid, fc->gid) : thread_client();
 }
 
 #define OPT(t, p) { t, offsetof(struct opts, p), 1 }
@@ -599,6 +615,11 @@ int main(int argc, char **argv)
     mount_time_ns = (uint64_t)time(NULL) * 1000000000u;
     cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
                          msg, sizeof(msg));
+    cls[0] = cl;
+    for (int i = 1; i < NCL && cl; i++)
+        if (!(cls[i] = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit,
+                                       o.secret, msg, sizeof(msg))))
+            cls[i] = cl;    /* (cannot fail after the first: same list, same secret) */
     if (cl && o.as_caller) {
         nobody = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit,
                                  o.secret, msg, sizeof(msg));
@@ -611,6 +632,9 @@ int main(int argc, char **argv)
     }
     int rc = fuse_main(args.argc, args.argv, &ops, NULL);
     fuse_opt_free_args(&args);
+    for (int i = 1; i < NCL; i++)
+        if (cls[i] != cl)
+            ddio_client_free(cls[i]);
     ddio_client_free(cl);
     for (int i = 0; i < nusers; i++)
         ddio_client_free(users[i].cl);
