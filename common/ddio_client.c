@@ -207,24 +207,24 @@ static int call(struct ddio_client *cl, int i, uint16_t type, const struct ddio_
 
 /* ---- namespace ---------------------------------------------------------------- */
 
-/* A request sent to every server at once (resent to one lost meanwhile);
- * the outcome: the first hard error (any status but ok and `soft`), else ok
- * if any server said ok, else `soft`. The changes (MKDIR, RMDIR, DELETE,
- * RENAME) carry ids a server answers a resend by (PROTOCOL.md "Resending"),
- * so a resend's EEXIST or ENOENT is a real one. */
-static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf *req, int soft,
-                  char *msg, size_t msglen)
+/* The request req sent to every server at once (resent to one lost
+ * meanwhile), every reply collected: the calls, each with its own outcome
+ * (free with ddio_calls_free), or NULL with the error in *rc. */
+static struct ddio_call *send_all(struct ddio_client *cl, uint16_t type,
+                                  const struct ddio_wbuf *req, int *rc, char *msg, size_t msglen)
 {
     struct ddio_call *calls = calloc(cl->n, sizeof(*calls));
     struct ddio_conn *conns[DDIO_MAX_SERVERS];
     struct ddio_err e = {0};
-    int ok = 0, hard = 0, soft_seen = 0;
 
-    if (!calls)
-        return say(msg, msglen, "out of memory"), -ENOMEM;
+    if (!calls) {
+        *rc = (say(msg, msglen, "out of memory"), -ENOMEM);
+        return NULL;
+    }
     if (conns_all(cl, conns, &e)) {
         free(calls);
-        return fail(&e, msg, msglen);
+        *rc = fail(&e, msg, msglen);
+        return NULL;
     }
     for (int i = 0; i < cl->n; i++) {
         calls[i].conn = conns[i];
@@ -234,6 +234,22 @@ static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf 
             calls[i].req.err = req->err;
     }
     ddio_fanout_recover(calls, cl->n, type, cl->timeout_ms, cl->recover_ms);
+    return calls;
+}
+
+/* A request sent to every server at once; the outcome: the first hard
+ * error (any status but ok and `soft`), else ok if any server said ok,
+ * else `soft`. The changes (MKDIR, RMDIR, DELETE, RENAME) carry ids a
+ * server answers a resend by (PROTOCOL.md "Resending"), so a resend's
+ * EEXIST or ENOENT is a real one. */
+static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf *req, int soft,
+                  char *msg, size_t msglen)
+{
+    int ok = 0, hard = 0, soft_seen = 0;
+    struct ddio_call *calls = send_all(cl, type, req, &hard, msg, msglen);
+
+    if (!calls)
+        return hard;
     for (int i = 0; i < cl->n; i++) {
         struct ddio_err *ei = &calls[i].err;
         int rc = ei->errnum ? fail(ei, NULL, 0) : 0;
@@ -287,40 +303,53 @@ static void merge_stat(struct ddio_cstat *st, const struct ddio_pstat_r *r, int 
         st->size = end;
 }
 
-/* PSTAT of the path in w on server i, decoded into r */
-static int pstat_one(struct ddio_client *cl, int i, struct ddio_wbuf *w, struct ddio_pstat_r *r,
+/* server i's PSTAT answer (a call of send_all) decoded into r: 0, or
+ * -errno (-ENOENT: not there) */
+static int pstat_reply(struct ddio_client *cl, int i, const struct ddio_call *k,
+                       struct ddio_pstat_r *r, char *msg, size_t msglen)
+{
+    if (k->err.errnum)
+        return fail(&k->err, msg, msglen);
+    if (ddio_dec_pstat_r(k->reply, k->reply_len, r)) {
+        say(msg, msglen, "server %s: malformed PSTAT reply", cl->addr[i]);
+        return -EIO;
+    }
+    return 0;
+}
+
+/* PSTAT of path on every server at once: one round trip each, in parallel
+ * (the mount pays one per lookup and getattr). 0 with the calls in
+ * *calls, or -errno. */
+static int pstat_all(struct ddio_client *cl, const char *path, struct ddio_call **calls,
                      char *msg, size_t msglen)
 {
-    uint8_t *p = NULL;
-    size_t n = 0;
-    int e = call(cl, i, DDIO_T_PSTAT, w, &p, &n, msg, msglen);
-    if (e == 0 && ddio_dec_pstat_r(p, n, r)) {
-        say(msg, msglen, "server %s: malformed PSTAT reply", cl->addr[i]);
-        e = -EIO;
-    }
-    free(p);
-    return e;
+    struct ddio_wbuf w;
+    int rc = 0;
+    path_req(&w, path, 0);
+    *calls = send_all(cl, DDIO_T_PSTAT, &w, &rc, msg, msglen);
+    ddio_wbuf_free(&w);
+    return rc;
 }
 
 int ddio_client_stat(struct ddio_client *cl, const char *path, struct ddio_cstat *st,
                      char *msg, size_t msglen)
 {
-    struct ddio_wbuf w;
     struct ddio_pstat_r *r = malloc(sizeof(*r));
-    int kind = 0, rc = 0;
+    struct ddio_call *calls = NULL;
+    int kind = 0, rc = r ? 0 : (say(msg, msglen, "out of memory"), -ENOMEM);
 
     memset(st, 0, sizeof(*st));
-    if (!r)
-        return say(msg, msglen, "out of memory"), -ENOMEM;
-    path_req(&w, path, 0);
-    for (int i = 0; i < cl->n && !rc; i++) {
-        int e = pstat_one(cl, i, &w, r, msg, msglen);
+    if (!rc)
+        rc = pstat_all(cl, path, &calls, msg, msglen);
+    for (int i = 0; calls && i < cl->n && !rc; i++) {     /* the first error in list order */
+        int e = pstat_reply(cl, i, &calls[i], r, msg, msglen);
         if (e == 0)
             merge_stat(st, r, &kind);
         else if (e != -ENOENT)
             rc = e;
     }
-    ddio_wbuf_free(&w);
+    if (calls)
+        ddio_calls_free(calls, cl->n);
     free(r);
     if (!rc && !kind) {
         say(msg, msglen, "%s: no such file or directory on any of the %d servers", path, cl->n);
@@ -543,50 +572,53 @@ int ddio_client_stats(struct ddio_client *cl, int i, struct ddio_stats_r *r,
     return rc;
 }
 
+/* one file server's PSTAT answer into l; 1: it holds a directory there */
+static int layout_add(struct ddio_client *cl, int i, const char *path,
+                      const struct ddio_pstat_r *r, int *files, struct ddio_clayout *l,
+                      char *msg, size_t msglen)
+{
+    if (r->kind != DDIO_K_FILE)
+        return 1;
+    uint32_t k = r->layout.server_index;
+    if (*files && (r->layout.stripe_unit != l->stripe.unit
+                   || r->layout.stripe_count != l->stripe.count || l->server[k] >= 0)) {
+        say(msg, msglen, "%s: server %s holds a layout that disagrees with the others",
+            path, cl->addr[i]);
+        return -EIO;
+    }
+    ++*files;
+    l->stripe.unit = r->layout.stripe_unit;
+    l->stripe.count = r->layout.stripe_count;
+    l->server[k] = i;
+    l->local[k] = r->local_size;
+    uint64_t end = ddio_layout_logical_end(&l->stripe, k, r->local_size);
+    if (end > l->size)
+        l->size = end;
+    return 0;
+}
+
 /* PSTAT on every server: which one holds which stripe, and how much */
 int ddio_client_layout(struct ddio_client *cl, const char *path, struct ddio_clayout *l,
                        char *msg, size_t msglen)
 {
-    struct ddio_wbuf w;
     struct ddio_pstat_r *r = malloc(sizeof(*r));
-    int rc = 0, files = 0, dirs = 0;
+    struct ddio_call *calls = NULL;
+    int files = 0, dirs = 0, rc = r ? 0 : (say(msg, msglen, "out of memory"), -ENOMEM);
 
     memset(l, 0, sizeof(*l));
     for (unsigned k = 0; k < DDIO_MAX_SERVERS; k++)
         l->server[k] = -1;
-    if (!r)
-        return say(msg, msglen, "out of memory"), -ENOMEM;
-    path_req(&w, path, 0);
-    for (int i = 0; i < cl->n && !rc; i++) {
-        int e = pstat_one(cl, i, &w, r, msg, msglen);
-        if (e == -ENOENT)
-            continue;
-        if (e) {
-            rc = e;
-            break;
-        }
-        if (r->kind != DDIO_K_FILE) {
+    if (!rc)
+        rc = pstat_all(cl, path, &calls, msg, msglen);
+    for (int i = 0; calls && i < cl->n && !rc; i++) {
+        int e = pstat_reply(cl, i, &calls[i], r, msg, msglen);
+        if (e == 0 && (e = layout_add(cl, i, path, r, &files, l, msg, msglen)) == 1)
             dirs++;
-            continue;
-        }
-        uint32_t k = r->layout.server_index;
-        if (files && (r->layout.stripe_unit != l->stripe.unit
-                      || r->layout.stripe_count != l->stripe.count || l->server[k] >= 0)) {
-            say(msg, msglen, "%s: server %s holds a layout that disagrees with the others",
-                path, cl->addr[i]);
-            rc = -EIO;
-            break;
-        }
-        files++;
-        l->stripe.unit = r->layout.stripe_unit;
-        l->stripe.count = r->layout.stripe_count;
-        l->server[k] = i;
-        l->local[k] = r->local_size;
-        uint64_t end = ddio_layout_logical_end(&l->stripe, k, r->local_size);
-        if (end > l->size)
-            l->size = end;
+        else if (e && e != -ENOENT)
+            rc = e;
     }
-    ddio_wbuf_free(&w);
+    if (calls)
+        ddio_calls_free(calls, cl->n);
     free(r);
     if (!rc && !files)
         rc = dirs ? (say(msg, msglen, "%s: is a directory", path), -EISDIR)
@@ -652,6 +684,11 @@ int ddio_client_close(struct ddio_cfile *f)
     ddio_fh_free(&f->fh);
     free(f);
     return 0;
+}
+
+int ddio_client_created(const struct ddio_cfile *f)
+{
+    return f->fh.created;
 }
 
 int ddio_client_size(struct ddio_cfile *f, uint64_t *size, char *msg, size_t msglen)

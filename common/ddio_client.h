@@ -100,6 +100,8 @@ int ddio_client_open(struct ddio_client *cl, const char *path, int flags,
 int ddio_client_open_mode(struct ddio_client *cl, const char *path, int flags, uint32_t mode,
                           struct ddio_cfile **out, char *msg, size_t msglen);
 int ddio_client_close(struct ddio_cfile *f);
+/* 1 when the open that made f created the file (new and empty), else 0 */
+int ddio_client_created(const struct ddio_cfile *f);
 ssize_t ddio_client_pread(struct ddio_cfile *f, void *buf, size_t len, uint64_t off,
                           char *msg, size_t msglen);
 ssize_t ddio_client_pwrite(struct ddio_cfile *f, const void *buf, size_t len, uint64_t off,

@@ -392,8 +392,10 @@ static int create_file(struct ddio_fh *f, struct ddio_conn **conns, int n, const
 
     for (;;) {
         memset(e, 0, sizeof(*e));
-        if (create_new(f, conns, n, path, amode, cr, e) == 0)
+        if (create_new(f, conns, n, path, amode, cr, e) == 0) {
+            f->created = 1;
             return 0;
+        }
         if (e->errnum != EEXIST)
             return -1;
         if (cr->excl) {
@@ -412,6 +414,7 @@ int ddio_fh_open_servers(struct ddio_fh *f, struct ddio_conn **conns, int n, con
                          uint32_t amode, const struct ddio_create *cr,
                          const struct ddio_open_hooks *hooks, struct ddio_err *e)
 {
+    f->created = 0;
     return cr ? create_file(f, conns, n, path, amode, cr, hooks, e)
         : open_settled(f, conns, n, path, amode, hooks, e);
 }

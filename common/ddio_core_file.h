@@ -100,6 +100,8 @@ struct ddio_fh {
     struct ddio_cache cache;    /* off unless the opener sets its sizes
                                  * (ddio_cache_init); close and sync flush it */
     int park;                   /* close parks the handles (ddio_core_park.c) */
+    int created;                /* the last ddio_fh_open_servers made the file (new,
+                                 * empty): the mount answers its stat without asking */
 };
 
 /* How to create a file that does not exist yet. */

@@ -16,6 +16,7 @@
 int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
 {
     const uint8_t *p = *payload;
+    stats_request(&c->srv->stats, h->type);
     if (!c->hello && h->type != DDIO_T_HELLO) {
         conn_send_err(c, h->type | DDIO_REPLY, h->req, EPROTO,
                       "expected HELLO as first message, got %s", ddio_type_name(h->type));

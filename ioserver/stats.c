@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <malloc.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,12 @@ void stats_bump(struct srv_stats *s, uint64_t *field)
     pthread_mutex_unlock(&s->mu);
 }
 
+void stats_request(struct srv_stats *s, uint16_t type)
+{
+    if (type < DDIO_T_MAX)
+        atomic_fetch_add_explicit(&s->requests[type], 1, memory_order_relaxed);
+}
+
 void stats_inflight(struct srv_stats *s, int delta)
 {
     pthread_mutex_lock(&s->mu);
@@ -99,6 +106,21 @@ static int add(struct ddio_stats_r *r, const char *key, uint64_t v)
     r->kv[r->n].val = v;
     r->n++;
     return 0;
+}
+
+/* "req.PSTAT" and so on: the types received at least once */
+static int add_requests(struct ddio_stats_r *r, struct srv_stats *s)
+{
+    int rc = 0;
+    for (uint16_t t = 1; t < DDIO_T_MAX; t++) {
+        uint64_t n = atomic_load_explicit(&s->requests[t], memory_order_relaxed);
+        char k[64];
+        if (!n)
+            continue;
+        snprintf(k, sizeof(k), "req.%s", ddio_type_name(t));
+        rc |= add(r, k, n);
+    }
+    return rc;
 }
 
 /* bytes the server has allocated and not freed (all malloc arenas): the
@@ -172,6 +194,7 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "ucx_get_bytes", s->ucx_get_bytes)
         | add(r, "ucx_staged_bytes", s->ucx_staged_bytes)
         | add(r, "uptime_ms", (uint64_t)(ddio_now_ms() - s->start_ms));
+    rc |= add_requests(r, s);
     if (s->have_last)
         rc |= add(r, "last.nparticipants", l->nparticipants)
             | add(r, "last.desc_bytes", l->desc_bytes) | add(r, "last.blocks", l->blocks)

@@ -3,6 +3,7 @@
 #define DDIO_SRV_STATS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "ddio_proto.h"
@@ -54,6 +55,9 @@ struct srv_stats {
      * staging buffer because their pieces were too small to move in place */
     uint64_t ucx_eps, ucx_put_bytes, ucx_get_bytes, ucx_staged_bytes;
     int64_t start_ms;            /* ddio_now_ms() at stats_init: uptime */
+    /* requests received, by type (req.NAME): what each client operation
+     * costs in round trips; bumped without the mutex, on every request */
+    _Atomic uint64_t requests[DDIO_T_MAX];
     int have_last;
     struct xfer_counters last;   /* last collective */
 };
@@ -65,6 +69,8 @@ void stats_conn(struct srv_stats *s, int delta);
 /* bytes a same-host client read and wrote through its own descriptors */
 void stats_local(struct srv_stats *s, uint64_t read, uint64_t written);
 void stats_bump(struct srv_stats *s, uint64_t *field);
+/* one request of type (a DDIO_T_* below DDIO_T_MAX) received */
+void stats_request(struct srv_stats *s, uint16_t type);
 void stats_inflight(struct srv_stats *s, int delta);
 void stats_ucx(struct srv_stats *s, uint64_t put, uint64_t get, uint64_t staged);
 

@@ -1,6 +1,7 @@
 /* ddio-fuse: the ddio namespace mounted as a file system (libfuse3).
  *
- *   ddio-fuse [--servers H:P,...] [--timeout S] [--stripe-unit B] [-o ...] MOUNTPOINT
+ *   ddio-fuse [--servers H:P,...] [--timeout S] [--stripe-unit B] [--attr-timeout S]
+ *             [-o ...] MOUNTPOINT
  * (also --servers=H:P,... etc.)
  *
  * Servers default to $DDIO_SERVERS, then the "servers = " line of
@@ -8,9 +9,11 @@
  * given a plain path under the mount go to the servers directly (ROMIO asks
  * the user.ddio.* extended attributes below; see adio/ad_ddio/ad_ddio_mount.c).
  *
- * Coherence with writers that bypass the mount: no attribute, entry or page
- * caching (timeouts 0, direct_io), so `ls -l` and `cat` after an MPI-IO
- * write see the new size and bytes. Every path has two extended attributes:
+ * Coherence with writers that bypass the mount (docs/SEMANTICS.md "The
+ * mount"): the kernel keeps attributes and names for --attr-timeout seconds
+ * (default 1), so `ls -l` after an MPI-IO write shows the new size within
+ * that bound; file bytes are never cached (direct_io), so `cat` sees the new
+ * bytes at once. Every path has two extended attributes:
  * user.ddio.servers (the server list) and user.ddio.path (the path inside
  * the ddio namespace). File times are the servers' datafile times: utimens
  * is accepted and has no effect (documented in README "The ddio mount"). */
@@ -22,6 +25,7 @@
 #include <fcntl.h>
 #include <fuse.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +47,7 @@ static uint64_t mount_time_ns;      /* the root's times */
 struct opts {
     char *servers;
     int timeout_s;
+    char *attr_timeout;
     char *unit;
     char *secret;
     int as_caller;
@@ -50,6 +55,7 @@ struct opts {
 };
 static struct opts o;
 static uint64_t unit;
+static double attr_timeout = 1.0;   /* seconds the kernel may trust what it was told */
 
 /* --as-caller: one client per calling user, each connection acting for it
  * (ACTAS; the servers allow it to root on a --mount-hosts host) */
@@ -84,16 +90,33 @@ static struct ddio_client *user_client(uid_t uid, gid_t gid)
     return c ? c : nobody;           /* never the mount's own (root's) client */
 }
 
+/* The mount's own clients: a client has one connection per server and a
+ * request holds it until its reply, so one client would make the kernel's
+ * concurrent requests (several processes' creates and stats) wait in turn;
+ * each FUSE thread takes one of NCL, round robin. */
+#define NCL 4
+static struct ddio_client *cls[NCL];
+static atomic_uint next_cl;
+
+static struct ddio_client *thread_client(void)
+{
+    static _Thread_local struct ddio_client *mine;
+    if (!mine)
+        mine = cls[atomic_fetch_add(&next_cl, 1) % NCL];
+    return mine;
+}
+
 /* the client for this request: the caller's with --as-caller, else the mount's */
 static struct ddio_client *me(void)
 {
     const struct fuse_context *fc = o.as_caller ? fuse_get_context() : NULL;
-    return fc ? user_client(fc->uid, fc->gid) : cl;
+    return fc ? user_client(fc->uid, fc->gid) : thread_client();
 }
 
 #define OPT(t, p) { t, offsetof(struct opts, p), 1 }
 static const struct fuse_opt opt_spec[] = {
     OPT("--servers=%s", servers), OPT("--timeout=%d", timeout_s),
+    OPT("--attr-timeout=%s", attr_timeout), OPT("attr_timeout=%s", attr_timeout),
     OPT("--stripe-unit=%s", unit), OPT("--secret-file=%s", secret), OPT("--as-caller", as_caller),
     OPT("-h", help), OPT("--help", help),
     FUSE_OPT_END
@@ -122,11 +145,37 @@ static void fill_stat(struct stat *sb, const struct ddio_cstat *st)
     sb->st_atim = sb->st_ctim = sb->st_mtim;
 }
 
+/* An open file: the client's handle, and for a file this open created, what
+ * its stat is (new, empty, ours): FUSE asks for it right after the create,
+ * and the servers need not be asked what we just told them. */
+struct mfile {
+    struct ddio_cfile *f;
+    atomic_int fresh;            /* st is the file's stat, until its first use */
+    struct ddio_cstat st;
+};
+
+static struct mfile *mf(const struct fuse_file_info *fi)
+{
+    return (struct mfile *)(uintptr_t)fi->fh;
+}
+
+static struct ddio_cfile *fh(const struct fuse_file_info *fi)
+{
+    return mf(fi)->f;
+}
+
+/* The coherence rule (docs/SEMANTICS.md "The mount"): the kernel keeps
+ * attributes and names for attr_timeout seconds and then asks again, so
+ * another client's change shows within that bound, while this mount's own
+ * changes update the kernel's copy as they are made. Absent names are not
+ * kept (negative timeout 0): a file an MPI job creates under the mount,
+ * which the job's ROMIO looked up before it existed, is seen at once. File
+ * bytes are never cached (direct_io): a read always reaches the servers. */
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
     (void)conn;
-    cfg->attr_timeout = 0;
-    cfg->entry_timeout = 0;
+    cfg->attr_timeout = attr_timeout;
+    cfg->entry_timeout = attr_timeout;
     cfg->negative_timeout = 0;
     cfg->direct_io = 1;
     cfg->hard_remove = 1;        /* the servers keep unlinked open files usable */
@@ -138,7 +187,11 @@ static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *
 {
     struct ddio_cstat st;
     char msg[DDIO_CLIENT_MSG_LEN];
-    (void)fi;
+    /* FUSE's stat of the file it just created: what the create made */
+    if (fi && fi->fh && atomic_exchange(&mf(fi)->fresh, 0)) {
+        fill_stat(sb, &mf(fi)->st);
+        return 0;
+    }
     /* the root always exists: a dead server must not make the mount point
      * itself unreachable (unmount tools stat it) */
     int rc = strcmp(path, "/") ? ddio_client_stat(me(), path, &st, msg, sizeof(msg)) : 0;
@@ -217,17 +270,44 @@ static int open_flags(int posix)
                                                                        * write permission */
 }
 
+/* the stat of a file this open just created with permission bits mode;
+ * under --as-caller the owner is the caller (root may be squashed by the
+ * servers: then they are asked) */
+static void set_fresh(struct mfile *m, uint32_t mode)
+{
+    const struct fuse_context *fc = fuse_get_context();
+    struct timespec now;
+    if (o.as_caller && (!fc || fc->uid == 0))
+        return;
+    clock_gettime(CLOCK_REALTIME, &now);
+    m->st = (struct ddio_cstat){.mode = mode & 07777,
+                                .mtime_ns = (uint64_t)now.tv_sec * 1000000000u +
+                                            (uint64_t)now.tv_nsec};
+    if (fc) {
+        m->st.uid = fc->uid;
+        m->st.gid = fc->gid;
+    }
+    ddio_client_file_stripe(m->f, &m->st.stripe);
+    atomic_store(&m->fresh, 1);
+}
+
 /* mode >= 0: a create's permission bits (the caller's umask applied by the kernel) */
 static int do_open(const char *path, int flags, long mode, struct fuse_file_info *fi)
 {
-    struct ddio_cfile *f;
+    struct mfile *m = calloc(1, sizeof(*m));
     char msg[DDIO_CLIENT_MSG_LEN];
-    int rc = mode >= 0 ? ddio_client_open_mode(me(), path, flags, (uint32_t)mode & 07777, &f,
+    if (!m)
+        return -ENOMEM;
+    int rc = mode >= 0 ? ddio_client_open_mode(me(), path, flags, (uint32_t)mode & 07777, &m->f,
                                                msg, sizeof(msg))
-                       : ddio_client_open(me(), path, flags, &f, msg, sizeof(msg));
-    if (rc)
+                       : ddio_client_open(me(), path, flags, &m->f, msg, sizeof(msg));
+    if (rc) {
+        free(m);
         return fail("open", path, rc, msg);
-    fi->fh = (uint64_t)(uintptr_t)f;
+    }
+    if (mode >= 0 && ddio_client_created(m->f))
+        set_fresh(m, (uint32_t)mode);
+    fi->fh = (uint64_t)(uintptr_t)m;
     fi->direct_io = 1;           /* MPI-IO writers bypass the page cache too */
     return 0;
 }
@@ -237,14 +317,18 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
     return do_open(path, open_flags(fi->flags) | DDIO_CO_CREAT, (long)(mode & 07777), fi);
 }
 
+/* Close-to-open, as NFS: an open drops the kernel's attributes of the
+ * file, so the opener's fstat (HDF5 checks the size it finds against the
+ * size it stored) asks the servers, whatever another client changed within
+ * the bound. Not under O_TRUNC: the kernel holds the inode then and sets
+ * the size itself. (An inval_inode notification is not "related" to an
+ * open: libfuse's rule for deadlocks names setattr, getattr, read, write.) */
 static int op_open(const char *path, struct fuse_file_info *fi)
 {
-    return do_open(path, open_flags(fi->flags), -1, fi);
-}
-
-static struct ddio_cfile *fh(struct fuse_file_info *fi)
-{
-    return (struct ddio_cfile *)(uintptr_t)fi->fh;
+    int rc = do_open(path, open_flags(fi->flags), -1, fi);
+    if (rc == 0 && attr_timeout > 0 && !(fi->flags & O_TRUNC))
+        fuse_invalidate_path(fuse_get_context()->fuse, path);
+    return rc;
 }
 
 static int op_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
@@ -296,6 +380,7 @@ static int op_release(const char *path, struct fuse_file_info *fi)
 {
     (void)path;
     ddio_client_close(fh(fi));
+    free(mf(fi));
     return 0;
 }
 
@@ -407,7 +492,12 @@ static char *config_str(const char *key)
 static void usage(const char *prog)
 {
     printf("usage: %s [--servers=H:P,...] [--timeout=S] [--stripe-unit=B] [--secret-file=F]\n"
-           "       [--as-caller] [FUSE options] MOUNTPOINT\n"
+           "       [--attr-timeout=S] [--as-caller] [FUSE options] MOUNTPOINT\n"
+           "  --attr-timeout=S (also -o attr_timeout=S): seconds the kernel keeps\n"
+           "  attributes and names (not absent names) before asking the servers again:\n"
+           "  another client's change shows within S, this mount's own at once;\n"
+           "  file bytes are never cached. Default $DDIO_ATTR_TIMEOUT, then\n"
+           "  DDIO_CONFIG's 'attr_timeout =', then 1; 0 caches nothing.\n"
            "  --as-caller (as root, servers under --auth munge listing this host in\n"
            "  --mount-hosts): every request acts for the user who makes it, and files\n"
            "  show their owners; implies -o allow_other.\n"
@@ -420,13 +510,34 @@ static void usage(const char *prog)
            prog);
 }
 
+/* the cache bound: --attr-timeout (or -o attr_timeout), else
+ * $DDIO_ATTR_TIMEOUT, else DDIO_CONFIG's "attr_timeout =", else 1 s */
+static int parse_attr_timeout(void)
+{
+    char *v = o.attr_timeout ? strdup(o.attr_timeout) : NULL, *end = NULL;
+    if (!v && getenv("DDIO_ATTR_TIMEOUT") && *getenv("DDIO_ATTR_TIMEOUT"))
+        v = strdup(getenv("DDIO_ATTR_TIMEOUT"));
+    if (!v)
+        v = config_str("attr_timeout");
+    if (!v)
+        return 0;
+    double t = strtod(v, &end);
+    int ok = end != v && !*end && t >= 0 && t <= 3600;
+    if (ok)
+        attr_timeout = t;
+    else
+        fprintf(stderr, "ddio-fuse: bad attr timeout '%s' (seconds, 0..3600)\n", v);
+    free(v);
+    return ok ? 0 : -1;
+}
+
 /* "--servers X" -> "--servers=X" (also --timeout, --stripe-unit): fuse_opt
  * applies every template that matches, so "--servers %s" would also match
  * "--servers=X" and take "=X" */
 static int join_long_opts(struct fuse_args *args, int argc, char **argv)
 {
     static const char *const names[] = {"--servers", "--timeout", "--stripe-unit",
-                                        "--secret-file"};
+                                        "--secret-file", "--attr-timeout"};
     for (int i = 0; i < argc; i++) {
         char joined[8192];
         int hit = 0;
@@ -466,6 +577,8 @@ int main(int argc, char **argv)
         o.timeout_s = t ? atoi(t) : 0;
         free(t);
     }
+    if (parse_attr_timeout())
+        return 2;
     if (!o.unit)
         o.unit = config_str("striping_unit");
     if (o.unit) {
@@ -502,6 +615,11 @@ int main(int argc, char **argv)
     mount_time_ns = (uint64_t)time(NULL) * 1000000000u;
     cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
                          msg, sizeof(msg));
+    cls[0] = cl;
+    for (int i = 1; i < NCL && cl; i++)
+        if (!(cls[i] = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit,
+                                       o.secret, msg, sizeof(msg))))
+            cls[i] = cl;    /* (cannot fail after the first: same list, same secret) */
     if (cl && o.as_caller) {
         nobody = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit,
                                  o.secret, msg, sizeof(msg));
@@ -514,6 +632,9 @@ int main(int argc, char **argv)
     }
     int rc = fuse_main(args.argc, args.argv, &ops, NULL);
     fuse_opt_free_args(&args);
+    for (int i = 1; i < NCL; i++)
+        if (cls[i] != cl)
+            ddio_client_free(cls[i]);
     ddio_client_free(cl);
     for (int i = 0; i < nusers; i++)
         ddio_client_free(users[i].cl);
@@ -521,5 +642,6 @@ int main(int argc, char **argv)
     free(o.servers);
     free(o.unit);
     free(o.secret);
+    free(o.attr_timeout);
     return rc;
 }

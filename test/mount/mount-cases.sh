@@ -5,7 +5,8 @@
 # runs under a time limit. Environment from the harness: M (mount point),
 # T (scratch dir), TOP (build tree), TMOUNT (t_mount), TH5 (t_h5), PAT
 # (ddio-patterns), FILECMP (filecmp), XPORT (the transport the mount's data
-# must take: ucx or tcp), CASE_LIMIT (seconds).
+# must take: ucx or tcp), CASE_LIMIT (seconds), BOUND (the mount's
+# DDIO_ATTR_TIMEOUT, seconds).
 # usage: mount-cases.sh posix|mpi|errors
 set -u
 group=${1:?usage: mount-cases.sh posix|mpi|errors}
@@ -155,7 +156,9 @@ mpi_delete() {
   mkdir -p "$M/mpi"
   cp "$T/rand" "$M/mpi/del.bin"
   env -u DDIO_SERVERS mpiexec -n 1 "$TMOUNT" delete "$M/mpi/del.bin"
-  [ ! -e "$M/mpi/del.bin" ] || die "still there after MPI_File_delete"
+  local t   # another client's removal: gone within the mount's bound
+  for t in $(seq "$(polls)"); do [ -e "$M/mpi/del.bin" ] || break; sleep 0.05; done
+  [ ! -e "$M/mpi/del.bin" ] || die "still there ${BOUND:-1}s + 1s after MPI_File_delete"
   env -u DDIO_SERVERS mpiexec -n 1 "$TMOUNT" missing "$M/mpi/del.bin"
 }
 mpi_force() {   # ROMIO_FSTYPE_FORCE=ddio: on a plain name outside any mount
@@ -164,13 +167,25 @@ mpi_force() {   # ROMIO_FSTYPE_FORCE=ddio: on a plain name outside any mount
   [ -e "$T/ufs/rel.out" ] || mpiexec -n 2 "$PAT" -q -r 8 -m 1 -p wc,wbc "ufs:$T/ufs/rel.out"
   cmp "$M/forced.out" "$T/ufs/rel.out"
 }
-mpi_posix_sees_mpi() {   # ls -l / cat right after an MPI-IO write: no stale cache
+# polls of 0.05 s that cover the mount's bound and 1 s more
+polls() { awk -v b="${BOUND:-1}" 'BEGIN {print int((b + 1) * 20) + 1}'; }
+# an MPI-IO write is another client's change: the mount shows the new size
+# within its bound (BOUND: DDIO_ATTR_TIMEOUT, docs/SEMANTICS.md "The
+# mount"), and an existing file's new bytes at once (no page cache)
+mpi_posix_sees_mpi() {
   mkdir -p "$M/mpi" "$T/ufs"
   [ ! -e "$M/mpi/fresh.out" ] || die "fresh.out exists"    # a negative lookup first
+  local want t mib
   for mib in 2 3; do                                       # created, then grown
     mpiexec -n 2 "$PAT" -q -r 8 -m $mib -p wc "ddio:/mpi/fresh.out"
     mpiexec -n 2 "$PAT" -q -r 8 -m $mib -p wc "ufs:$T/ufs/fresh.out"
-    [ "$(stat -c %s "$M/mpi/fresh.out")" = "$(stat -c %s "$T/ufs/fresh.out")" ] || die "size not refreshed"
+    want=$(stat -c %s "$T/ufs/fresh.out")
+    [ $mib = 2 ] || cmp "$M/mpi/fresh.out" "$T/ufs/fresh.out"
+    for t in $(seq "$(polls)"); do
+      [ "$(stat -c %s "$M/mpi/fresh.out" 2>/dev/null)" = "$want" ] && break
+      sleep 0.05
+    done
+    [ "$(stat -c %s "$M/mpi/fresh.out")" = "$want" ] || die "size not refreshed within ${BOUND:-1}s + 1s"
     cmp "$M/mpi/fresh.out" "$T/ufs/fresh.out"
   done
 }
@@ -290,6 +305,7 @@ errors_dead_server() {   # a killed server: EIO once recovery (DDIO_RECOVER_TIME
   echo data > "$M/dead"
   local pid; pid=$(server_pid 2); [ -n "$pid" ] || die "no pid for server 2"
   kill -KILL "$pid"
+  sleep "${BOUND:-1}"; sleep 0.1     # what the mount keeps (its bound) answers without the servers
   local t0=$SECONDS rc=0
   stat "$M/dead" >/dev/null 2>"$T/dead.err" || rc=$?
   [ $rc -ne 0 ] || die "stat with a dead server succeeded"
@@ -297,7 +313,7 @@ errors_dead_server() {   # a killed server: EIO once recovery (DDIO_RECOVER_TIME
   [ $((SECONDS - t0)) -le 5 ] || die "took $((SECONDS - t0))s"
 }
 
-export M T TOP TMOUNT TH5 PAT FILECMP DDIO_SERVERS XPORT
+export M T TOP TMOUNT TH5 PAT FILECMP DDIO_SERVERS XPORT BOUND
 export -f die stop_server   # errors_reopen's Python calls stop_server
 case "$group" in
   posix)
