@@ -328,6 +328,8 @@ static size_t stage_fill(char *stage, const struct iovec *iov, int cnt, int i, s
         size_t k = iov[i].iov_len - off;
         if (k > TLS_STAGE - used)
             k = TLS_STAGE - used;
+        if (k == 0)
+            continue;           /* an empty piece may have no base at all */
         memcpy(stage + used, (const char *)iov[i].iov_base + off, k);
         used += k;
     }

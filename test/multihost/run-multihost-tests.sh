@@ -27,36 +27,16 @@ if [ "$(id -u)" != 0 ] || ! ip netns add "ddio-probe-$$" 2>/dev/null; then
 fi
 ip netns del "ddio-probe-$$"
 tmp=$T_TMP
+# shellcheck source=test/multihost/net.sh
+. "$here/net.sh"
 id=$(( $$ % 200 + 20 ))                  # 10.213.ID.0/24, per run
-net="10.213.$id"; br="ddbr$id"
-NS=(srv0 srv1 cn0 cn1); ADDR=(11 12 21 22)
-nsname() { echo "ddio$id-$1"; }
-sw=$(nsname sw)
-drop_netns() {   # (at exit, after the servers: registered first)
-  local n
-  for n in "${NS[@]}"; do ip netns del "$(nsname "$n")" 2>/dev/null; done
-  ip netns del "$sw" 2>/dev/null
-}
-t_defer drop_netns
+t_defer mh_net_down
+mh_net_up "$id" || t_unusable multihost/network "the namespaces and their bridge (or the test net leaked here)"
+net=$MH_NET br=$MH_BR sw=$MH_SW
+nsname() { mh_nsname "$@"; }
+ADDR=("${MH_ADDR[@]}")
 # every step (t_step) has its deadline (T_LIMIT, DDIO_TEST_LIMIT, 300 s):
 # commands and shell functions alike
-
-# --- the network: a bridge in the switch namespace, a veth pair per host ---
-ip netns add "$sw" && ip -n "$sw" link add "$br" type bridge && ip -n "$sw" link set "$br" up \
-  || t_unusable multihost/network "bridge in namespace $sw"
-for i in "${!NS[@]}"; do
-  n=$(nsname "${NS[$i]}"); v="dd$id${NS[$i]}"
-  ip netns add "$n"
-  # inside, the interface has the bridge's name: Hydra's -iface names the
-  # interface for mpiexec and for the ranks (nemesis TCP) alike
-  ip -n "$sw" link add "$v" type veth peer name "$br" netns "$n"
-  ip -n "$sw" link set "$v" master "$br" up
-  ip -n "$n" addr add "$net.${ADDR[$i]}/24" dev "$br"
-  ip -n "$n" link set "$br" up
-  ip -n "$n" link set lo up
-done
-# nothing of the test net may appear here (see the top)
-if ip -o addr show | grep -q "$net\."; then t_unusable multihost/network "the test net leaked into this namespace"; fi
 
 # --- authentication: one fresh secret for the servers and the ranks --------
 export DDIO_SECRET_FILE="$tmp/secret"

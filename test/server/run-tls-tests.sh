@@ -20,7 +20,7 @@ set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
 t_init tls
-CLIENT=$BUILD/test/server/srv_client
+CLIENT=${SRV_CLIENT:-$BUILD/test/server/srv_client}
 TAP=$SRC/test/server/tcp_tap.py
 TOOL=$T_DDIO
 T_LIMIT=${DDIO_TLS_TEST_TIMEOUT:-120}
