@@ -472,6 +472,8 @@ void open_pair(const char *name, struct cl **a, struct cl **b, struct ddio_open_
     CHECK(cl_open(*b, p, DDIO_O_RDWR, &l, rb) == 0, "%s: open b", name);
 }
 
+/* a connection that speaks the protocol by hand; close it with ddio_hangup,
+ * which lets go of its TLS session too */
 int raw_conn(void)
 {
     char err[512];
@@ -496,7 +498,7 @@ void expect_closed(int fd, const char *what)
     }
     CHECK(rc == -ECONNRESET || rc == -EPIPE || rc == -EPROTO, "%s: connection not closed (%d)",
           what, rc);
-    close(fd);
+    ddio_hangup(fd);
     printf("ok   %s refused\n", what);
 }
 

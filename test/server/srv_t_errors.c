@@ -63,7 +63,7 @@ void test_malformed_truncated(void)
     char c1;
     int rc = ddio_recv_all(fd, &c1, 1, ddio_now_ms() + TMO);
     CHECK(rc != 0, "truncated message: connection stayed open");
-    close(fd);
+    ddio_hangup(fd);
     printf("ok   truncated message refused\n");
 }
 

@@ -74,16 +74,16 @@ static void lim_messages(void)
     send_hello_raw(fd);
     send_hdr(fd, DDIO_T_OPEN, 3, 1u << 20, DDIO_VERSION);
     expect_refusal(fd, EMSGSIZE, "--max-message", "oversized OPEN");
-    close(fd);
+    ddio_hangup(fd);
     fd = raw_conn();
     send_hdr(fd, DDIO_T_HELLO, 1, 100000, DDIO_VERSION);
     expect_refusal(fd, EMSGSIZE, "before authentication", "oversized HELLO");
-    close(fd);
+    ddio_hangup(fd);
     fd = raw_conn();
     send_hello_raw(fd);
     send_hdr(fd, DDIO_T_STAT, 3, (uint64_t)DDIO_MAX_PAYLOAD + 1, DDIO_VERSION);
     expect_refusal(fd, EPROTO, "malformed message header", "header past the protocol cap");
-    close(fd);
+    ddio_hangup(fd);
     printf("ok   oversized messages refused (EMSGSIZE before and after AUTH, EPROTO past "
            "the protocol cap)\n");
 
@@ -95,7 +95,7 @@ static void lim_messages(void)
     int64_t waited = ddio_now_ms() - t0;
     CHECK(waited < (LIM_AUTH_S + 2) * 1000, "truncated HELLO held for %lld ms",
           (long long)waited);
-    close(fd);
+    ddio_hangup(fd);
     printf("ok   truncated HELLO closed after the authentication deadline (%lld ms)\n",
            (long long)waited);
 
@@ -110,13 +110,13 @@ static void lim_messages(void)
     send_hello_raw(fd);
     send_hdr(fd, DDIO_T_STAT, 3, 0, DDIO_VERSION + 7);
     expect_refusal(fd, EPROTONOSUPPORT, "not supported", "wrong version after AUTH");
-    close(fd);
+    ddio_hangup(fd);
     fd = raw_conn();
     send_hdr(fd, DDIO_T_HELLO, 1, 0, 1);   /* a version-1 client */
     char want[32];
     snprintf(want, sizeof(want), "expected %u", (unsigned) DDIO_VERSION);
     expect_refusal(fd, EPROTONOSUPPORT, want, "version-1 HELLO");
-    close(fd);
+    ddio_hangup(fd);
     bystander_check("after malformed messages");
     printf("ok   garbage, wrong-version (before and after AUTH) refused\n");
 }
@@ -133,7 +133,7 @@ static void authed_refused(uint16_t type, struct ddio_wbuf *w, int status, const
     if (w)
         ddio_wbuf_free(w);
     expect_refusal(fd, status, text, what);
-    close(fd);
+    ddio_hangup(fd);
 }
 
 static void lim_order_and_state(void)
@@ -454,7 +454,7 @@ static void lim_connections(void)
                             err, sizeof(err));
     CHECK(rc == -EBUSY && strstr(err, "--max-connections"), "connection %d: %d (%s)",
           LIM_CONNS + 1, rc, err);
-    close(fd);
+    ddio_hangup(fd);
     /* Every client's ddio_dial takes "try again later" at its word: refused
      * while all 24 are held, it is served once one closes (300 ms on). */
     pthread_t t;

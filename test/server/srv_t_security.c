@@ -43,7 +43,7 @@ static void sec_wrong_secret(void)
     char c;
     rc = ddio_recv_all(fd, &c, 1, ddio_now_ms() + TMO);
     CHECK(rc == -ECONNRESET || rc == -EPIPE, "wrong secret: connection stayed open (%d)", rc);
-    close(fd);
+    ddio_hangup(fd);
     CHECK(log_has(me, "authentication failed"), "wrong secret: refusal of %s not logged", me);
     printf("ok   wrong secret refused (%s), logged with the peer %s\n", err, me);
 }
@@ -58,7 +58,7 @@ static void sec_no_secret(void)
                             sizeof(err));
     CHECK(rc == -EACCES && strstr(err, "DDIO_SECRET_FILE"), "no secret: handshake gave %d (%s)",
           rc, err);
-    close(fd);
+    ddio_hangup(fd);
     CHECK(log_has(me, "closed before authenticating"), "no secret: %s not logged", me);
     printf("ok   client without a secret refused (%s), logged\n", err);
 }
@@ -81,7 +81,7 @@ static void sec_replay(void)
     CHECK(ddio_dec_auth_r(m.p, m.h.len, &ar) == 0 && ddio_auth_verify(&g_secret,
           DDIO_AUTH_SERVER, r.server_id, r.nonce, a.nonce, ar.mac), "server proof wrong");
     free(m.p);
-    close(fd);
+    ddio_hangup(fd);
     uint8_t first_nonce[DDIO_NONCE_LEN];
     memcpy(first_nonce, r.nonce, sizeof(first_nonce));
 
@@ -92,7 +92,7 @@ static void sec_replay(void)
     CHECK(memcmp(first_nonce, r.nonce, DDIO_NONCE_LEN) != 0, "server nonce repeated");
     send_auth(fd, &a);            /* the recorded AUTH */
     expect_refusal(fd, EACCES, "authentication failed", "replayed AUTH");
-    close(fd);
+    ddio_hangup(fd);
     CHECK(log_has(me, "authentication failed"), "replay: refusal of %s not logged", me);
     printf("ok   replayed AUTH refused on a new connection, logged\n");
 }
@@ -132,7 +132,7 @@ static void sec_ops_before_auth(void)
         char what[64];
         snprintf(what, sizeof(what), "%s before authentication", ddio_type_name(types[i]));
         expect_refusal(fd, EACCES, "not authenticated", what);
-        close(fd);
+        ddio_hangup(fd);
         CHECK(log_has(me, what), "%s from %s not logged", what, me);
     }
     int fd = raw_conn();          /* AUTH before HELLO: a protocol error */
@@ -140,13 +140,13 @@ static void sec_ops_before_auth(void)
     memset(&a, 0, sizeof(a));
     send_auth(fd, &a);
     expect_refusal(fd, EPROTO, "expected HELLO", "AUTH before HELLO");
-    close(fd);
+    ddio_hangup(fd);
     fd = raw_conn();              /* a malformed AUTH */
     struct ddio_hello_r r;
     hello_only(fd, &r);
     ddio_send_msg(fd, DDIO_T_AUTH, 2, 0, "short", 5, NULL, 0, ddio_now_ms() + TMO);
     expect_refusal(fd, EPROTO, "malformed AUTH", "malformed AUTH");
-    close(fd);
+    ddio_hangup(fd);
     printf("ok   %zu request types before AUTH refused (EACCES) and logged; AUTH before "
            "HELLO and a malformed AUTH refused (EPROTO)\n", sizeof(types) / sizeof(types[0]));
 }
