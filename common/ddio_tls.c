@@ -598,7 +598,9 @@ static int handshake(struct ddio_tls_ctx *x, int fd, const char *host, int64_t d
         sess_free(s);
         return rc == -ETIMEDOUT ? rc : -EACCES;
     }
-    atomic_store_explicit(&table[fd], s, memory_order_release);
+    /* a session still there belongs to a socket closed without
+     * ddio_tls_drop (a caller's bug): this one replaces it */
+    sess_free(atomic_exchange_explicit(&table[fd], s, memory_order_acq_rel));
     return 0;
 }
 
