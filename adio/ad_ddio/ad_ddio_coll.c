@@ -22,7 +22,7 @@
  * Not in atomic mode. What such a call costs beyond the same bytes moved
  * independently is its two agreements, each a round of messages among
  * the ranks (4 ranks on 2 cores: about 10 us each with the ranks polling,
- * 130-280 us when they nap while servers work): the agreements around a
+ * 120-380 us when they nap while servers work): the agreements around a
  * part up to COLL_SMALL_PART therefore poll (bench/small-coll.sh).
  *
  * With ROMIO's romio_cb_read / romio_cb_write = disable a collective is
@@ -92,11 +92,13 @@ typedef struct coll_call {
 #define COLL_SPIN_US 200
 
 /* A plain-range part up to this size (the largest inline write) leaves the
- * servers little to do once this rank has its DONE: the others' parts of
- * the call are as small, so the agreements around it spin as after a part
- * moved here. Napping there cost each agreement its wake-ups: 4 ranks,
- * 2 servers, same-host shortcuts off, 8 B to 64 KiB calls (DDIO_TIMING,
- * medians) 130-280 us per agreement napping, 30-100 us spinning. */
+ * servers little to do once this rank has its DONE when the others' parts
+ * are as small (IOR's collective mode; if not, the spin gives up after
+ * COLL_SPIN_US), so the agreements around it spin as after a part moved
+ * here. Napping there cost each agreement its wake-ups: 4 ranks, 2
+ * servers on 2 cores, same-host shortcuts off, 16-64 KiB calls at a load
+ * of about 3 (DDIO_TIMING medians) 120-380 us per agreement napping,
+ * 30-260 us spinning; at load 10 no difference showed. */
 #define COLL_SMALL_PART DDIO_MAX_INLINE
 
 /* the agreements' wait: a short spin after a small part or one this rank
