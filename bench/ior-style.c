@@ -464,9 +464,10 @@ static int lat_calls(struct lat *l, long long size, int n, int is_write, long lo
         if (is_write)
             fill(l->buf, size, off, rank, l->seed);
         double t0 = MPI_Wtime();
-        if (l->coll)
-            err = is_write ? MPI_File_write_at_all(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE)
-                           : MPI_File_read_at_all(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
+        if (l->coll && is_write)
+            err = MPI_File_write_at_all(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
+        else if (l->coll)
+            err = MPI_File_read_at_all(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
         else
             err = is_write ? MPI_File_write_at(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE)
                            : MPI_File_read_at(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
@@ -565,7 +566,8 @@ static int run_latency(const struct cfg *c, const char *path)
         usage_exit("latency: -b must be a multiple of the largest size (a multiple of 8), -N >= 1");
     char name[1024];
     snprintf(name, sizeof name, "%s%s", path, c->name);
-    struct lat l = { .region = c->block, .base = rank * c->block, .seed = c->seed, .coll = c->coll };
+    struct lat l = { .region = c->block, .base = rank * c->block, .seed = c->seed,
+                     .coll = c->coll };
     l.buf = xalloc(maxsz);
     l.us = xalloc(c->ncalls * sizeof *l.us);
     MPI_Info info = make_info(c->hints);
