@@ -27,17 +27,23 @@
  * calls) at random size-aligned offsets of a region of -b bytes per rank that
  * was written and synced first (reads are hot: the bytes were just written).
  * Only rank 0 calls while the other ranks wait without spinning (they would
- * take the CPU from the servers); -A makes every rank call at once. Each call
- * is timed alone; reads are checked after their timer stops. One line per
- * op and size:
+ * take the CPU from the servers); -A makes every rank call at once. With -c
+ * every rank calls MPI_File_write_at_all / read_at_all instead (op
+ * coll-write, coll-read), and the launch ends with the agreements such a
+ * call makes, alone: -N pairs of an MPI_Iallgather of 3 int64 and an
+ * MPI_Iallreduce of MPI_2INT (MAXLOC), polled with MPI_Test and
+ * sched_yield as the driver's are (op agree, size 0). Each call is timed
+ * alone; reads are checked after their timer stops. One line per op and
+ * size:
  *   LATENCY,op,size,calls,callers,p50_us,p99_us,mean_us,max_us,status
  * (p50/p99/mean/max over rank 0's calls).
  *
  *   mpich/bin/mpicc -O2 -o bench/bin/ior-style bench/ior-style.c
  *   tools/ddio-run -s 2 -- mpiexec -n 4 bench/bin/ior-style -b 16m -t 1m -w -r -n x ddio:/ior-
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <mpi.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -445,6 +451,7 @@ struct lat {
     unsigned long long seed;
     char *buf;
     double *us;
+    int coll;                     /* -c: every rank, collective calls */
 };
 
 /* n calls of `size` bytes at random aligned offsets; returns the MPI error */
@@ -457,8 +464,13 @@ static int lat_calls(struct lat *l, long long size, int n, int is_write, long lo
         if (is_write)
             fill(l->buf, size, off, rank, l->seed);
         double t0 = MPI_Wtime();
-        err = is_write ? MPI_File_write_at(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE)
-                       : MPI_File_read_at(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
+        if (l->coll && is_write)
+            err = MPI_File_write_at_all(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
+        else if (l->coll)
+            err = MPI_File_read_at_all(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
+        else
+            err = is_write ? MPI_File_write_at(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE)
+                           : MPI_File_read_at(l->fh, off, l->buf, (int)size, MPI_BYTE, MPI_STATUS_IGNORE);
         l->us[k] = (MPI_Wtime() - t0) * 1e6;
         if (!is_write)
             *bad += count_bad(l->buf, size, off, rank, l->seed);
@@ -482,7 +494,7 @@ static void lat_print(const char *op, long long size, int n, int callers, double
 /* the write then the read latency of one size, on the calling ranks */
 static int lat_size(struct lat *l, const struct cfg *c, long long size, int calling, int callers)
 {
-    static const char *ops[2] = { "read", "write" };
+    const char *ops[2] = { l->coll ? "coll-read" : "read", l->coll ? "coll-write" : "write" };
     uint64_t rng = c->seed * 7919 + (uint64_t)size + (uint64_t)rank * 104729 + 1;
     int failed = 0;
     for (int is_write = 1; is_write >= 0; is_write--) {
@@ -499,6 +511,35 @@ static int lat_size(struct lat *l, const struct cfg *c, long long size, int call
         quiet_barrier();
     }
     return failed;
+}
+
+/* one request polled as the driver's agreements poll theirs */
+static void poll_yield(MPI_Request *r)
+{
+    int done = 0;
+    for (MPI_Test(r, &done, MPI_STATUS_IGNORE); !done; MPI_Test(r, &done, MPI_STATUS_IGNORE))
+        sched_yield();
+}
+
+/* -c: n pairs of agreements alone, what a collective call adds to the
+ * same bytes moved independently (its barrier at entry and its outcome) */
+static void lat_agree(struct lat *l, int n)
+{
+    int64_t mine[3] = { 0, 0, 1 }, *all = xalloc(sizeof(int64_t) * 3 * (size_t)nprocs);
+    int in[2] = { 0, rank }, out[2];
+    for (int k = 0; k < n + 8; k++) {
+        MPI_Request r;
+        double t0 = MPI_Wtime();
+        MPI_Iallgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, MPI_COMM_WORLD, &r);
+        poll_yield(&r);
+        MPI_Iallreduce(in, out, 1, MPI_2INT, MPI_MAXLOC, MPI_COMM_WORLD, &r);
+        poll_yield(&r);
+        if (k >= 8)             /* after 8 warm-up pairs */
+            l->us[k - 8] = (MPI_Wtime() - t0) * 1e6;
+    }
+    if (rank == 0)
+        lat_print("agree", 0, n, nprocs, l->us, MPI_SUCCESS, 0);
+    free(all);
 }
 
 /* every rank writes its region (the data the reads check), synced */
@@ -525,7 +566,8 @@ static int run_latency(const struct cfg *c, const char *path)
         usage_exit("latency: -b must be a multiple of the largest size (a multiple of 8), -N >= 1");
     char name[1024];
     snprintf(name, sizeof name, "%s%s", path, c->name);
-    struct lat l = { .region = c->block, .base = rank * c->block, .seed = c->seed };
+    struct lat l = { .region = c->block, .base = rank * c->block, .seed = c->seed,
+                     .coll = c->coll };
     l.buf = xalloc(maxsz);
     l.us = xalloc(c->ncalls * sizeof *l.us);
     MPI_Info info = make_info(c->hints);
@@ -537,9 +579,11 @@ static int run_latency(const struct cfg *c, const char *path)
     if (!failed) {
         failed = lat_prefill(&l) != MPI_SUCCESS;
         quiet_barrier();
-        int callers = c->all_call ? nprocs : 1;
+        int all = c->all_call || c->coll, callers = all ? nprocs : 1;
         for (int i = 0; i < c->nsizes && !failed; i++)
-            failed = lat_size(&l, c, c->sizes[i], c->all_call || rank == 0, callers);
+            failed = lat_size(&l, c, c->sizes[i], all || rank == 0, callers);
+        if (c->coll && !failed)
+            lat_agree(&l, c->ncalls);
         MPI_File_close(&l.fh);
     }
     if (!c->keep && rank == 0)

@@ -110,9 +110,10 @@ typedef struct ADIOI_DDIO_File {
                                  * next one under the same view goes first, agrees
                                  * after (ad_ddio_coll.c); the same on every rank */
     unsigned coll_spec_gen;     /* view_gen when coll_spec was set */
-    int coll_local;             /* this rank's part of the last collective moved
-                                 * here, no server working for it: the next
-                                 * call's agreements spin a little first */
+    int coll_quick;             /* this rank's part of the last collective was
+                                 * small or moved here, so no server works long
+                                 * for it: the next call's agreements spin a
+                                 * little first */
     ADIOI_DDIO_View view;
     struct ADIOI_DDIO_Afile *async;     /* nonblocking I/O state (ad_ddio_async.c) */
 } ADIOI_DDIO_File;

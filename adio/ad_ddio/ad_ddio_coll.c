@@ -19,7 +19,11 @@
  * ranges in order) and costs the gate: each rank sends its own range as
  * independent I/O does (to the servers holding it), and the second
  * agreement below still fails the call everywhere if it failed anywhere.
- * Not in atomic mode.
+ * Not in atomic mode. What such a call costs beyond the same bytes moved
+ * independently is its two agreements, each a round of messages among
+ * the ranks (4 ranks on 2 cores: about 10 us each with the ranks polling,
+ * 120-380 us when they nap while servers work): the agreements around a
+ * part up to COLL_SMALL_PART therefore poll (bench/small-coll.sh).
  *
  * With ROMIO's romio_cb_read / romio_cb_write = disable a collective is
  * each rank's independent call, without communication, as in ROMIO
@@ -87,10 +91,21 @@ typedef struct coll_call {
 /* spin before napping in the agreements while no server works for us */
 #define COLL_SPIN_US 200
 
-/* the agreements' wait: a short spin after a part this rank moved itself */
+/* A plain-range part up to this size (the largest inline write) leaves the
+ * servers little to do once this rank has its DONE when the others' parts
+ * are as small (IOR's collective mode; if not, the spin gives up after
+ * COLL_SPIN_US), so the agreements around it spin as after a part moved
+ * here. Napping there cost each agreement its wake-ups: 4 ranks, 2
+ * servers on 2 cores, same-host shortcuts off, 16-64 KiB calls at a load
+ * of about 3 (DDIO_TIMING medians) 120-380 us per agreement napping,
+ * 30-260 us spinning; at load 10 no difference showed. */
+#define COLL_SMALL_PART DDIO_MAX_INLINE
+
+/* the agreements' wait: a short spin after a small part or one this rank
+ * moved itself */
 static void coll_spin(const ADIOI_DDIO_File * f)
 {
-    ADIOI_DDIO_Nap_spin(f->coll_local ? COLL_SPIN_US : 0);
+    ADIOI_DDIO_Nap_spin(f->coll_quick ? COLL_SPIN_US : 0);
 }
 
 static void coll_init(coll_call * c, ADIO_File fd, uint32_t op, int file_ptr_type,
@@ -247,8 +262,9 @@ static void coll_range_transfer(coll_call * c, uint64_t seq)
         ddio_xfer_range_of(&c->f->fh, c->op, DDIO_XF_COLLECTIVE | ADIOI_DDIO_Xfer_flags(c->f),
                            c->f->group, seq, (uint64_t) lo, c->mem.buf, (uint64_t) (hi - lo),
                            &c->bytes, &local, &c->e);
-    /* the agreement after it may spin: the servers are not ours to wait for */
-    c->f->coll_local = local;
+    /* the agreements after it may spin: the servers are not ours to wait
+     * for, or have little left to do */
+    c->f->coll_quick = local || hi - lo <= COLL_SMALL_PART;
     coll_spin(c->f);
 }
 
@@ -270,7 +286,7 @@ static void coll_transfer(coll_call * c, uint64_t seq, int alone)
     ddio_xfer_run(&x, inv, &c->e);
     free(inv);
     c->bytes = x.bytes;
-    c->f->coll_local = 0;
+    c->f->coll_quick = 0;
     coll_spin(c->f);
 }
 

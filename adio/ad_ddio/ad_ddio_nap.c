@@ -12,15 +12,17 @@
  * and three sched_yield polls first, 7.5 ms with MPI_Wait's busy poll,
  * 1-1.9 ms with 1 us naps (the wake-ups starve the others).
  * A collective whose parts the ranks move themselves (same-host plain
- * ranges: no server works for them) spins first (ADIOI_DDIO_Nap_spin, set
- * by ad_ddio_coll.c): IOR-style collective calls, P = 4 and 8, 2 servers,
- * 256 calls, hot reads (MiB/s, 2 runs each): 4 KiB 88-96 -> 558-688 with
- * 200 us of spin (P = 4) and 71-76 -> 204-329 (P = 8); 64 KiB 1186-1446
- * -> 3725-5059 and 1061-1101 -> 2133-2143; 64 KiB writes 617-720 ->
- * 900-1056 and 508-517 -> 765-815; 50 us helped P = 4 only, 500 and
- * 1000 no more than 200. Spinning in every agreement cost the Kotz
- * patterns, whose servers need the CPU, 19 % (geometric mean of 21, 2
- * runs each): hence only after a call the rank moved itself. */
+ * ranges: no server works for them), or whose plain-range parts are small
+ * (up to 64 KiB: the servers have little left to do once a rank has its
+ * DONE), spins first (ADIOI_DDIO_Nap_spin, set by ad_ddio_coll.c):
+ * IOR-style collective calls, P = 4 and 8, 2 servers, 256 calls, hot
+ * reads (MiB/s, 2 runs each): 4 KiB 88-96 -> 558-688 with 200 us of spin
+ * (P = 4) and 71-76 -> 204-329 (P = 8); 64 KiB 1186-1446 -> 3725-5059 and
+ * 1061-1101 -> 2133-2143; 64 KiB writes 617-720 -> 900-1056 and 508-517
+ * -> 765-815; 50 us helped P = 4 only, 500 and 1000 no more than 200.
+ * Spinning in every agreement cost the Kotz patterns, whose servers need
+ * the CPU, 19 % (geometric mean of 21, 2 runs each): hence only after a
+ * part the rank moved itself or a small one. */
 #include "ad_ddio.h"
 #include <time.h>
 #include <sched.h>

@@ -6,5 +6,5 @@
 # runs every group; make check's run of it (DDIO_MPI_SPLIT=1, Makefile.am)
 # leaves out the groups listed here.
 set -u
-groups=(heartbeat failfast restart faults soak)
+groups=(heartbeat failfast restart faults smallcoll-fail soak)
 exec "$(dirname "$0")/run-mpi-tests.sh" "${groups[@]}" "$@"

@@ -353,6 +353,31 @@ if t_selected transport; then
       "$(prog_path t_self)" "$(prog_path t_smallio)" "$(prog_path ddio-patterns)"
   fi
 fi
+if t_selected smallcoll; then
+  # Small contiguous collectives (IOR's collective mode, ad_ddio_coll.c:
+  # each rank's range as its own exchange, agreed before and after): 1 B to
+  # 1 MiB parts side by side, some empty, read back collectively and by a
+  # neighbour; the same-host shortcuts on, then every byte through the
+  # servers (where the agreements around a small part spin), then parts
+  # across 3 servers of 5000-byte stripes
+  ddio_vs_ufs smallcoll-p4-s2 2 4 t_smallcoll
+  DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0 ddio_vs_ufs smallcoll-p4-s2-servers 2 4 t_smallcoll
+  DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0 DDIO_TEST_HINTS="striping_unit=5000" \
+    ddio_vs_ufs smallcoll-p3-s3-u5000 3 3 t_smallcoll
+fi
+if t_selected smallcoll-fail; then
+  # A server dies (SIGKILL) or hangs (SIGSTOP) at its 20th collective write
+  # block of a series of 4 KiB collective writes through the servers: every
+  # rank fails, in the same call, within the bound (dead: recovery gives up
+  # after 1 s; hung: DDIO_TIMEOUT 2 s of silence + 5 s grace), none hangs
+  for spec in coll-write:20 coll-write:20:stop; do
+    case $spec in *:stop) bound=9 ;; *) bound=4 ;; esac
+    root="$tmp/srv-smallcoll-${spec//:/-}"; mkdir -p "$root"
+    t_step "smallcoll-fail-${spec//:/-}" env DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0 DDIO_TIMEOUT=2 \
+      DDIO_RECOVER_TIMEOUT=1 "$run" -s 2 --root "$root" --fault "1:$spec" -- \
+      mpiexec -n 4 "$bin/t_smallcoll" -f 400 "$bound" ddio:/f
+  done
+fi
 if t_selected coll-patterns; then
   # Kotz's patterns through the disk-directed collective: P = 1..6 (more
   # ranks than cores is fine), 1-3 servers, stripe units that do not divide
