@@ -11,7 +11,7 @@
  *
  * Coherence with writers that bypass the mount (docs/SEMANTICS.md "The
  * mount"): the kernel keeps attributes and names for --attr-timeout seconds
- * (default 1), so `ls -l` after an MPI-IO write shows the new size within
+ * (default 0: nothing is kept), so `ls -l` after an MPI-IO write shows the new size within
  * that bound; file bytes are never cached (direct_io), so `cat` sees the new
  * bytes at once. Every path has two extended attributes:
  * user.ddio.servers (the server list) and user.ddio.path (the path inside
@@ -55,7 +55,11 @@ struct opts {
 };
 static struct opts o;
 static uint64_t unit;
-static double attr_timeout = 1.0;   /* seconds the kernel may trust what it was told */
+/* seconds the kernel may trust what it was told; 0 by default because a
+ * process's own MPI-IO create or delete under the mount goes to the servers
+ * directly, and its next look through the mount must not find the old
+ * entry (PnetCDF's tests do exactly this) */
+static double attr_timeout = 0.0;
 
 /* --as-caller: one client per calling user, each connection acting for it
  * (ACTAS; the servers allow it to root on a --mount-hosts host) */
@@ -497,7 +501,7 @@ static void usage(const char *prog)
            "  attributes and names (not absent names) before asking the servers again:\n"
            "  another client's change shows within S, this mount's own at once;\n"
            "  file bytes are never cached. Default $DDIO_ATTR_TIMEOUT, then\n"
-           "  DDIO_CONFIG's 'attr_timeout =', then 1; 0 caches nothing.\n"
+           "  DDIO_CONFIG's 'attr_timeout =', then 0 (nothing kept).\n"
            "  --as-caller (as root, servers under --auth munge listing this host in\n"
            "  --mount-hosts): every request acts for the user who makes it, and files\n"
            "  show their owners; implies -o allow_other.\n"
@@ -511,7 +515,7 @@ static void usage(const char *prog)
 }
 
 /* the cache bound: --attr-timeout (or -o attr_timeout), else
- * $DDIO_ATTR_TIMEOUT, else DDIO_CONFIG's "attr_timeout =", else 1 s */
+ * $DDIO_ATTR_TIMEOUT, else DDIO_CONFIG's "attr_timeout =", else 0 */
 static int parse_attr_timeout(void)
 {
     char *v = o.attr_timeout ? strdup(o.attr_timeout) : NULL, *end = NULL;
