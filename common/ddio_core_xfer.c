@@ -864,16 +864,18 @@ static int prepare(xstate *st, const char *involved)
     }
     for (int i = 0; i < f->nsrv; i++) {
         int want = wanted(st, involved, i);
-        if (!want && !can_degrade(st))
+        if (!want && can_degrade(st) && ddio_srv_live(&f->srv[i]))
+            st->conns[i] = f->srv[i].conn;      /* may serve a copy */
+        if (!want)
             continue;
         memset(&err, 0, sizeof(err));
         /* a mirrored file's read tries a lost server once, then its copies */
         if ((can_degrade(st) ? ddio_fh_ready_once(f, i, &err) : ddio_fh_ready(f, i, &err)) == 0) {
             st->conns[i] = f->srv[i].conn;
-            st->inv[i] = (char) want;
-        } else if (want && can_degrade(st) && err.transport)
+            st->inv[i] = 1;
+        } else if (can_degrade(st) && err.transport)
             st->s[i].degraded = 1;
-        else if (want)
+        else
             note_error(st, &err);
     }
     return 0;
