@@ -732,20 +732,27 @@ static void poll_loop(xstate *st)
 /* ---- a mirrored file's lost servers: their parts from copies -------------------- */
 
 /* a copy of lost server i's units on a server still there, not tried for
- * it yet and not busy this round: its index (slot i now goes there), or -1 */
+ * it yet and not busy this round: its index (slot i now goes there); -2
+ * when the only ones left are busy this round (the next round takes it),
+ * -1 when none is left */
 static int pick_copy(xstate *st, int i, const char *busy)
 {
+    int wait = 0;
     for (uint32_t c = 1; c < st->f->copies; c++) {
         int q = (int) ddio_copy_server(st->f->stripe.count, (uint32_t) i, c);
-        if ((st->s[i].tried & (1u << c)) || busy[q] || !st->conns[q] || st->s[q].degraded
+        if ((st->s[i].tried & (1u << c)) || !st->conns[q] || st->s[q].degraded
             || !ddio_srv_live(&st->f->srv[q]))
             continue;
+        if (busy[q]) {
+            wait = 1;
+            continue;
+        }
         st->s[i].tried |= 1u << c;
         st->s[i].via = q;
         st->s[i].copy = c;
         return q;
     }
-    return -1;
+    return wait ? -2 : -1;
 }
 
 static int copies_due(const xstate *st)
@@ -779,6 +786,8 @@ static void read_copies(xstate *st)
             if (st->s[i].degraded != 1)
                 continue;
             int q = pick_copy(st, i, busy);
+            if (q == -2)
+                continue;
             if (q < 0) {
                 no_copy_left(st, i);
                 break;

@@ -264,6 +264,16 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
       "$bin/t_mirror" "$tmp/mirror-$k.dump" "$k"
     t_step "mirror-kill$k/cmp" cmp "$tmp/mirror-$k.dump" "$mirror_ufs"
   done
+  # mirror:3 on 3 servers: two of them lost, the third serves everything
+  root="$tmp/srv-mirror3"; mkdir -p "$root"
+  t_step mirror3-kill01/ddio env T_MIRROR_MODE=mirror:3 \
+    DDIO_TEST_KILL="$here/kill-server.sh 0 $root && $here/kill-server.sh 1 $root" \
+    "$run" -s 3 --root "$root" -- bash -c '
+      mpiexec -n 4 "$0" "$1" ddio:/mirror || exit 1
+      "$top/tools/ddio" stats -s "${DDIO_SERVERS##*,}" copy_reads > "$tmp/mirror3-stats" &&
+        cat "$tmp/mirror3-stats" && awk "$COPY_READS" "$tmp/mirror3-stats"' \
+    "$bin/t_mirror" "$tmp/mirror3.dump"
+  t_step mirror3-kill01/cmp cmp "$tmp/mirror3.dump" "$mirror_ufs"
   root="$tmp/srv-mirror-keep"; mkdir -p "$root"
   t_step mirror-copies "$run" -s 3 --root "$root" -- bash -c '
     mpiexec -n 4 "$0" /dev/null ddio:/mirror || exit 1

@@ -15,6 +15,8 @@
  *                        against the pattern; rank 0 writes what it read to
  *                        DUMP (a plain file; /dev/null: none), which the
  *                        harness compares with the ufs: run's file.
+ *                        $T_MIRROR_MODE: the hint's value (default mirror;
+ *                        mirror:3 survives two servers).
  *   t_mirror errors FILE  the refusals, on every rank: ec:2+1 (not
  *                        supported), an unknown value (an argument error), mirror:3 on fewer
  *                        than 3 servers (striping_factor 2); a hint on an
@@ -166,12 +168,13 @@ static int mirrored(const char *file, const char *dump)
     MPI_File fh;
     MPI_Info info;
     MPI_Offset size;
+    const char *mode = getenv("T_MIRROR_MODE") ? getenv("T_MIRROR_MODE") : "mirror";
     MPI_Info_create(&info);
-    MPI_Info_set(info, "romio_ddio_redundancy", "mirror");
+    MPI_Info_set(info, "romio_ddio_redundancy", mode);
     MPI_Info_set(info, "striping_unit", "65536");
     T_MPI(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     MPI_Info_free(&info);
-    info_says(fh, "mirror", file);
+    info_says(fh, mode, file);
     write_all(fh);
     T_MPI(MPI_File_set_size(fh, full_size()));
     T_MPI(MPI_File_preallocate(fh, full_size()));
