@@ -25,6 +25,9 @@
  * the socket; DONE says how many bytes the server sent, and the server
  * counts as finished once that many landed. The loop also progresses the
  * UCX worker, waking on its fd. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE             /* POLLRDHUP */
+#endif
 #include "ddio_core_io.h"
 #include "ddio_net.h"
 #include "ddio_ucx.h"
@@ -88,7 +91,7 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
 {
     int64_t now = ddio_now_ms();
     srv_finish(st, i);
-    if (can_degrade(st) && err->transport && !st->e->errnum) {
+    if (can_degrade(st) && (err->transport || st->s[i].size_only) && !st->e->errnum) {
         st->s[i].degraded = 1;
         return 1;
     }
@@ -788,6 +791,10 @@ static void read_copies(xstate *st)
             int q = pick_copy(st, i, busy);
             if (q == -2)
                 continue;
+            if (q < 0 && st->s[i].size_only) {
+                st->s[i].degraded = 0;  /* its size only if the end of file needs it */
+                continue;
+            }
             if (q < 0) {
                 no_copy_left(st, i);
                 break;
@@ -845,6 +852,15 @@ static void ucx_end(xstate *st)
     }
 }
 
+/* An idle connection with something to read, or hung up: its server
+ * closed it (a killed server's socket reads as closed before any call has
+ * noticed). Not used for this call. */
+static int idle_conn_closed(const struct ddio_conn *c)
+{
+    struct pollfd p = {.fd = c->sock,.events = POLLIN | POLLRDHUP };
+    return ddio_poll(&p, 1, 0) != 0;
+}
+
 /* Is server i sent the call's XFER? The servers it touches, and for a
  * mirrored file's write every server holding a copy of what it touches:
  * each writes its copies in the same sorted pass as its own units. */
@@ -873,8 +889,12 @@ static int prepare(xstate *st, const char *involved)
     }
     for (int i = 0; i < f->nsrv; i++) {
         int want = wanted(st, involved, i);
-        if (!want && can_degrade(st) && ddio_srv_live(&f->srv[i]))
+        if (!want && can_degrade(st) && ddio_srv_live(&f->srv[i])
+            && !idle_conn_closed(f->srv[i].conn))
             st->conns[i] = f->srv[i].conn;      /* may serve a copy */
+        else if (!want && can_degrade(st))
+            st->s[i].degraded = st->s[i].size_only = 1;   /* out, maybe: the end of
+                                                           * file may need its size */
         if (!want)
             continue;
         memset(&err, 0, sizeof(err));

@@ -26,6 +26,9 @@ typedef struct xsrv {
     int degraded;               /* a read of a mirrored file lost this server:
                                  * its part goes to a copy (1: to send, 2: sent) */
     uint32_t tried;             /* degraded: the copies tried (bit c) */
+    int size_only;              /* degraded, holding none of the call's bytes: a
+                                 * copy's DONE still gives its local size (the
+                                 * end of file), or nothing if no copy can */
 } xsrv;
 
 typedef struct xstate {

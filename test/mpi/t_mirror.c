@@ -11,7 +11,8 @@
  *                        harness SIGKILLs a server and deletes its root),
  *                        and every byte is read back collectively (the
  *                        view) and independently (the whole file, and past
- *                        its end: the count stops at the end), each checked
+ *                        its end: the count stops at the end; then the
+ *                        tail alone), each checked
  *                        against the pattern; rank 0 writes what it read to
  *                        DUMP (a plain file; /dev/null: none), which the
  *                        harness compares with the ufs: run's file.
@@ -128,6 +129,14 @@ static void read_all(MPI_File fh, const char *dump)
     T_ASSERT(got == (int) size, "independent read: %d bytes, wanted %lld", got,
              (long long) size);
     check(b, 0, size, "independent read");
+    /* the tail and past it: a read that may not touch the lost server,
+     * whose size the end of file still needs */
+    MPI_Offset tail = size - 100 - 7 * t_rank;
+    T_MPI(MPI_File_read_at(fh, tail, b + tail, 8192, MPI_BYTE, &st));
+    MPI_Get_count(&st, MPI_BYTE, &got);
+    T_ASSERT(got == (int) (size - tail), "tail read: %d bytes, wanted %lld", got,
+             (long long) (size - tail));
+    check(b + tail, tail, size - tail, "tail read");
     if (t_rank == 0) {
         FILE *f = fopen(dump, "wb");
         T_ASSERT(f && fwrite(b, 1, (size_t) size, f) == (size_t) size && fclose(f) == 0,
