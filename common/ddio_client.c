@@ -299,6 +299,7 @@ static void merge_stat(struct ddio_cstat *st, const struct ddio_pstat_r *r, int 
     st->uid = r->uid;
     st->gid = r->gid;
     st->stripe = s;
+    st->copies = r->layout.copies;
     if (end > st->size)
         st->size = end;
 }

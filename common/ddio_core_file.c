@@ -198,6 +198,7 @@ static void id_hex(const uint8_t *id, char *out)
 static int layout_same(const struct ddio_layout_rec *a, const struct ddio_layout_rec *b)
 {
     return a->stripe_unit == b->stripe_unit && a->stripe_count == b->stripe_count &&
+        a->copies == b->copies &&
         !memcmp(a->ids, b->ids, (size_t) a->stripe_count * DDIO_ID_LEN);
 }
 
@@ -270,6 +271,7 @@ static int adopt_layout(struct ddio_fh *f, open_set *s, int first, const char *p
     f->nsrv = (int) L->stripe_count;
     f->stripe.unit = L->stripe_unit;
     f->stripe.count = L->stripe_count;
+    f->copies = L->copies ? L->copies : 1;
     f->srv = calloc(f->nsrv, sizeof(*f->srv));
     if (!f->srv) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
@@ -339,6 +341,14 @@ static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const 
 
     if (!L) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    L->copies = cr->copies > 1 ? (uint32_t) cr->copies : 1;
+    if (L->copies > DDIO_MAX_COPIES || L->copies > (uint32_t) count) {
+        ddio_err_set(e, EINVAL, "ddio: %s: %u copies need %u servers, the file would "
+                     "have %d (romio_ddio_redundancy; striping_factor, or the server "
+                     "list)", path, L->copies, L->copies, count);
+        free(L);
         return -1;
     }
     L->stripe_unit = cr->unit ? cr->unit : DDIO_DFLT_UNIT;
@@ -428,7 +438,8 @@ static int same_layout(const struct ddio_fh *f, const struct ddio_open_r *r, int
     const struct ddio_layout_rec *l = &r->layout;
 
     if (l->server_index != (uint32_t) i || l->stripe_count != (uint32_t) f->nsrv ||
-        l->stripe_unit != f->stripe.unit || memcmp(l->ids[i], c->id, DDIO_ID_LEN)) {
+        l->stripe_unit != f->stripe.unit || l->copies != f->copies ||
+        memcmp(l->ids[i], c->id, DDIO_ID_LEN)) {
         ddio_err_set(e, ESTALE, "ddio: %s: server %s answered with another layout "
                      "than at open (the file was replaced?)", f->path, c->name);
         return -1;

@@ -79,6 +79,9 @@ struct ddio_fh {
     int nsrv;                   /* stripe count */
     struct ddio_srv *srv;       /* stripe order */
     struct ddio_stripe stripe;
+    uint32_t copies;            /* the file's (layout): 1, or 2..3 mirrored:
+                                 * copy c of index p's units on server
+                                 * (p + c) % nsrv (ddio_layout.h) */
     int xport;                  /* enum ddio_xport: DDIO_XPORT_TCP keeps XFERs off UCX */
     /* renewal: with renew set, a handle lost with its connection (a restart,
      * a timeout) is opened again by path on first use; without, the call
@@ -109,6 +112,8 @@ struct ddio_create {
     uint64_t unit;              /* stripe unit */
     int count;                  /* stripe count (<= 0 or > servers: all) */
     int excl;                   /* an existing file is an error (EEXIST) */
+    int copies;                 /* 0 or 1: none; 2..DDIO_MAX_COPIES: mirror
+                                 * (more than the stripe count: EINVAL) */
     int mode_set;               /* mode given (a mount's caller's), else 0666 less
                                  * this process's umask */
     uint32_t mode;
@@ -164,6 +169,10 @@ int ddio_srv_live(const struct ddio_srv *s);
 /* stripe server i usable: alive, or renewed (f->renew, or with backoff for
  * up to f->recover_ms); else -1 with e */
 int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e);
+/* ddio_fh_ready with one reconnect attempt at most (a connect within the
+ * timeout, at most a second), not the recovery time's: for a mirrored
+ * file's read, whose lost server's part a copy serves */
+int ddio_fh_ready_once(struct ddio_fh *f, int i, struct ddio_err *e);
 /* one attempt (server i's connection mutex held): connect if needed (at most
  * conn_ms) and open f's handle there again; 0 or -1 with e */
 int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err *e);

@@ -192,6 +192,21 @@ int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e)
     return -1;
 }
 
+int ddio_fh_ready_once(struct ddio_fh *f, int i, struct ddio_err *e)
+{
+    struct ddio_srv *s = &f->srv[i];
+    int rc;
+
+    if (srv_live(s))
+        return 0;
+    if (!(f->renew || f->recover_ms) || !s->conn || !f->path)
+        return ddio_fh_ready(f, i, e);          /* its EPIPE */
+    pthread_mutex_lock(&s->conn->mu);
+    rc = ddio_fh_renew_locked(f, i, f->timeout_ms < 1000 ? f->timeout_ms : 1000, e);
+    pthread_mutex_unlock(&s->conn->mu);
+    return rc;
+}
+
 /* ---- requests on every stripe server ------------------------------------------ */
 
 /* enc(f, i, w, arg) builds server i's request, or returns 0 to skip it */
@@ -323,13 +338,27 @@ struct size_arg {
     const uint64_t *grow;
 };
 
+/* an extending set_size reaches server s when it, or an index it holds a
+ * copy of, grows (a copy's size is its primary's) */
+static int grows(const struct ddio_fh *f, const struct size_arg *a, uint32_t s)
+{
+    for (uint32_t c = 0; c < (f->copies ? f->copies : 1); c++) {
+        uint32_t p = ddio_copy_of(f->stripe.count, s, c);
+        if (ddio_layout_local_size(&f->stripe, p, a->size) > a->grow[p])
+            return 1;
+    }
+    return 0;
+}
+
 static int enc_setsize(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
 {
     const struct size_arg *a = arg;
     struct ddio_setsize m = {.handle = f->srv[i].handle,
-        .local_size = ddio_layout_local_size(&f->stripe, (uint32_t) i, a->size)
+        .local_size = ddio_layout_local_size(&f->stripe, (uint32_t) i, a->size),
+        .logical_size = f->copies > 1 ? a->size : UINT64_MAX,
+        .flags = a->grow ? DDIO_SS_GROW : 0
     };
-    if (a->grow && m.local_size <= a->grow[i])
+    if (a->grow && !grows(f, a, (uint32_t) i))
         return 0;
     ddio_enc_setsize(w, &m);
     return 1;
@@ -344,10 +373,12 @@ int ddio_fh_set_local_sizes(struct ddio_fh *f, uint64_t size, const uint64_t *gr
 
 static int enc_prealloc(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
 {
+    uint64_t size = *(const uint64_t *) arg;
     struct ddio_prealloc m = {.handle = f->srv[i].handle,.local_off = 0,
-        .local_len = ddio_layout_local_size(&f->stripe, (uint32_t) i, *(const uint64_t *) arg)
+        .local_len = ddio_layout_local_size(&f->stripe, (uint32_t) i, size),
+        .logical_size = f->copies > 1 ? size : 0
     };
-    if (m.local_len == 0)
+    if (m.local_len == 0 && !m.logical_size)
         return 0;
     ddio_enc_prealloc(w, &m);
     return 1;

@@ -204,6 +204,7 @@ int ddio_park_put(struct ddio_fh *f)
     p->fh.nsrv = f->nsrv;
     p->fh.srv = f->srv;
     p->fh.stripe = f->stripe;
+    p->fh.copies = f->copies;
     p->fh.xport = f->xport;
     p->fh.path = path;
     p->fh.amode = f->amode;
@@ -276,6 +277,7 @@ int ddio_park_take(struct ddio_fh *f, struct ddio_conn **conns, int n, const cha
     f->nsrv = p->fh.nsrv;
     f->srv = p->fh.srv;
     f->stripe = p->fh.stripe;
+    f->copies = p->fh.copies;
     free(p->fh.path);
     free(p);
     return 1;

@@ -25,6 +25,9 @@
  * the socket; DONE says how many bytes the server sent, and the server
  * counts as finished once that many landed. The loop also progresses the
  * UCX worker, waking on its fd. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE             /* POLLRDHUP */
+#endif
 #include "ddio_core_io.h"
 #include "ddio_net.h"
 #include "ddio_ucx.h"
@@ -47,50 +50,25 @@
  * are sliced: a missed wake-up costs at most this */
 #define XFER_UCX_SLICE_MS 1
 
-typedef struct xsrv {
-    uint64_t req;
-    int pending;
-    struct ddio_ucx_sink *sink; /* data by UCX (heap: outlives a stuck call) */
-    int done;                   /* DONE came; (UCX) waiting for its bytes */
-    uint64_t expect;            /* the bytes DONE says were sent */
-    int have_size;
-    uint64_t local_size;
-    int64_t deadline;           /* fail if it sends nothing until then */
-    int lost;                   /* connection lost: to reconnect and resend */
-    int64_t next_try;           /* lost: the next reconnect attempt */
-    int backoff_ms;             /* lost: the wait before the next attempt (grows) */
-    int no_ucx;                 /* resent: by TCP (its sink counted old bytes) */
-    int resent;                 /* sent again: DDIO_XF_RESENT */
-} xsrv;
-
-typedef struct xstate {
-    struct ddio_xfer_req *x;
-    struct ddio_ucx *ucx;       /* some server moves data by UCX */
-    struct ddio_ucx_sends *sends;       /* DATA in flight (heap, like sinks) */
-    int got_err;                /* out of memory noting received ranges */
-    struct ddio_fh *f;
-    xsrv *s;
-    int npending;
-    struct ddio_seg *got;       /* stream ranges received (reads) */
-    size_t ngot, capgot;
-    uint64_t got_bytes;
-    char *bounce;
-    size_t bounce_len;
-    struct ddio_conn **conns;   /* the connection of each server this XFER goes
-                                 * to with a usable handle (else NULL), locked
-                                 * during the XFER */
-    struct ddio_err *e;
-    int cancelled;              /* CANCEL sent to the servers still working */
-    struct ddio_wbuf dw;        /* the encoded descriptor (kept for resends) */
-    int nlost;                  /* servers lost and not given up yet */
-    int64_t give_up;            /* recovery ends (0: nothing lost yet) */
-    int resent;                 /* some XFER was sent again */
-    uint64_t once_call;         /* writes with recovery: the call's id */
-} xstate;
+#include "ddio_core_xstate.h"
 
 /* a message handler's "the server is lost and that is already noted"
  * (positive: no errno a send or receive returns can be mistaken for it) */
 #define XFER_REPORTED 1
+
+/* the connection slot i's XFER is on: its server's, or a copy holder's */
+static struct ddio_conn *conn_of(const xstate *st, int i)
+{
+    return st->f->srv[st->s[i].via].conn;
+}
+
+/* A read of a mirrored file rides through a lost server (DESIGN.md 6.1):
+ * its part is read from a copy (read_copies) instead of waiting out the
+ * recovery time, since a copy holds the same bytes. */
+static int can_degrade(const xstate *st)
+{
+    return st->x->op == DDIO_X_READ && st->f->copies > 1;
+}
 
 static void note_error(xstate *st, const struct ddio_err *err)
 {
@@ -113,6 +91,10 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
 {
     int64_t now = ddio_now_ms();
     srv_finish(st, i);
+    if (can_degrade(st) && (err->transport || st->s[i].size_only) && !st->e->errnum) {
+        st->s[i].degraded = 1;
+        return 1;
+    }
     if (!st->f->recover_ms || !ddio_err_recoverable(err) || st->e->errnum ||
         (st->give_up && now >= st->give_up)) {
         note_error(st, err);
@@ -135,7 +117,7 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
 static void srv_broken(xstate *st, int i, int errnum, const char *what)
 {
     struct ddio_err err;
-    struct ddio_conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = conn_of(st, i);
     if (errnum == ETIMEDOUT)
         ddio_err_set(&err, errnum, "ddio server %s: %s: no progress within the "
                      "timeout (romio_ddio_timeout / DDIO_TIMEOUT = %d s)", c->name,
@@ -148,21 +130,13 @@ static void srv_broken(xstate *st, int i, int errnum, const char *what)
     srv_lose(st, i, &err);
 }
 
-static int seg_cmp(const void *a, const void *b)
-{
-    const struct ddio_seg *x = a, *y = b;
-    return x->off < y->off ? -1 : x->off > y->off;
-}
-
 /* ---- sending the XFERs ------------------------------------------------------ */
-
-static int note_got(xstate *st, const struct ddio_seg *g);
 
 /* a PUT's segment landed in the user buffer (under the UCX lock) */
 static void landed(void *arg, const struct ddio_seg *g)
 {
     xstate *st = arg;
-    if (note_got(st, g))
+    if (xfer_note_got(st, g))
         st->got_err = 1;
 }
 
@@ -190,7 +164,7 @@ static int ucx_fits(const xstate *st, int i)
 static int attach_ucx(xstate *st, int64_t deadline)
 {
     for (int i = 0; i < st->f->nsrv; i++) {
-        struct ddio_conn *c = st->f->srv[i].conn;
+        struct ddio_conn *c = conn_of(st, i);
         struct ddio_err err;
         if (!st->conns[i] || c->ucx || !ucx_fits(st, i))
             continue;
@@ -207,7 +181,7 @@ static int attach_ucx(xstate *st, int64_t deadline)
 static int want_ucx(xstate *st, int i)
 {
     struct ddio_xfer_req *x = st->x;
-    struct ddio_conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = conn_of(st, i);
     char why[200];
     struct ddio_ucx_sink *sk;
 
@@ -236,12 +210,18 @@ static void send_one(xstate *st, int i, int64_t deadline)
     struct ddio_wbuf w;
     struct ddio_err err;
     struct ddio_xfer m = {
-        .handle = f->srv[i].handle,.op = x->op,.flags = x->flags,
+        .handle = f->srv[st->s[i].via].handle,.op = x->op,.flags = x->flags,
         .group = x->group,.seq = x->seq,.nparticipants = x->nparticipants,
         .rank = x->rank,.timeout_ms = (uint32_t) f->timeout_ms,
         .desc_len = (uint32_t) st->dw.len,.desc = st->dw.p
     };
-    if (inline_write(x)) {
+    if (st->s[i].copy) {        /* a lost server's part, alone (PROTOCOL.md) */
+        m.flags = (m.flags & ~DDIO_XF_COLLECTIVE) | DDIO_XF_COPY;
+        m.copy = st->s[i].copy;
+        m.group = m.seq = 0;
+        m.nparticipants = 1;
+        m.rank = 0;
+    } else if (inline_write(x)) {
         m.flags |= DDIO_XF_INLINE;
         m.inline_len = (uint32_t) x->fdesc->length;
         m.inline_data = (const uint8_t *) x->mem->buf;
@@ -260,7 +240,7 @@ static void send_one(xstate *st, int i, int64_t deadline)
     }
     ddio_wbuf_init(&w);
     ddio_enc_xfer(&w, &m);
-    if (!w.err && !ddio_conn_send(f->srv[i].conn, DDIO_T_XFER, w.p, w.len,
+    if (!w.err && !ddio_conn_send(conn_of(st, i), DDIO_T_XFER, w.p, w.len,
                                    &st->s[i].req, deadline, &err)) {
         st->s[i].pending = 1;
         st->npending++;
@@ -288,7 +268,7 @@ static void send_xfers(xstate *st)
     if (attach_ucx(st, deadline))
         return;
     for (int i = 0; i < f->nsrv; i++)
-        if (st->conns[i])       /* else not involved, or ddio_fh_ready failed: noted */
+        if (st->inv[i])         /* else not involved, or not ready: noted or degraded */
             send_one(st, i, deadline);
 }
 
@@ -297,7 +277,7 @@ static void send_xfers(xstate *st)
 /* Server i is sent its XFER again: from scratch (a write's bytes are written
  * again, the same ones: PROTOCOL.md "Resending"), by TCP (its UCX sink may
  * hold bytes of the first attempt). */
-static void resend(xstate *st, int i)
+static void slot_restart(xstate *st, int i)
 {
     xsrv *s = &st->s[i];
     if (s->sink) {
@@ -306,11 +286,16 @@ static void resend(xstate *st, int i)
         s->sink = NULL;
     }
     s->no_ucx = 1;
-    s->resent = 1;
     s->done = 0;
     s->have_size = 0;
     s->expect = 0;
     st->resent = 1;
+}
+
+static void resend(xstate *st, int i)
+{
+    slot_restart(st, i);
+    st->s[i].resent = 1;
     send_one(st, i, ddio_now_ms() + st->f->timeout_ms);
 }
 
@@ -359,26 +344,6 @@ static int64_t next_try(const xstate *st)
     return t;
 }
 
-/* after a resend a read's ranges may repeat: count each byte once */
-static void got_merge(xstate *st)
-{
-    size_t m = 0;
-    qsort(st->got, st->ngot, sizeof(*st->got), seg_cmp);
-    st->got_bytes = 0;
-    for (size_t k = 0; k < st->ngot; k++) {
-        struct ddio_seg g = st->got[k];
-        if (m && st->got[m - 1].off + st->got[m - 1].len >= g.off) {
-            uint64_t end = g.off + g.len, pend = st->got[m - 1].off + st->got[m - 1].len;
-            if (end > pend)
-                st->got[m - 1].len = end - st->got[m - 1].off;
-        } else
-            st->got[m++] = g;
-    }
-    st->ngot = m;
-    for (size_t k = 0; k < m; k++)
-        st->got_bytes += st->got[k].len;
-}
-
 /* ---- segments ----------------------------------------------------------------- */
 
 static int segs_valid(const xstate *st, const struct ddio_segs *sg)
@@ -394,26 +359,6 @@ static int bounce_get(xstate *st)
         st->bounce = malloc(st->bounce_len ? st->bounce_len : 1);
     }
     return st->bounce ? 0 : -ENOMEM;
-}
-
-static int note_got(xstate *st, const struct ddio_seg *g)
-{
-    struct ddio_seg *last = st->ngot ? &st->got[st->ngot - 1] : NULL;
-    st->got_bytes += g->len;
-    if (last && last->off + last->len == g->off) {
-        last->len += g->len;
-        return 0;
-    }
-    if (st->ngot == st->capgot) {
-        size_t cap = st->capgot ? 2 * st->capgot : 64;
-        struct ddio_seg *p = realloc(st->got, cap * sizeof(*p));
-        if (!p)
-            return -ENOMEM;
-        st->got = p;
-        st->capgot = cap;
-    }
-    st->got[st->ngot++] = *g;
-    return 0;
 }
 
 /* ---- PUT: read data into the user buffer ----------------------------------- */
@@ -456,7 +401,7 @@ static int recv_scatter(xstate *st, int sock, const struct ddio_segs *sg, int64_
 
 static int on_put(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
 {
-    int sock = st->f->srv[i].conn->sock, rc;
+    int sock = conn_of(st, i)->sock, rc;
     struct ddio_segs sg;
 
     memset(&sg, 0, sizeof(sg));
@@ -471,7 +416,7 @@ static int on_put(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
     if (st->ucx)        /* PUT handlers may note ranges from another thread */
         ddio_ucx_lock(st->ucx);
     for (uint32_t k = 0; k < sg.nseg && !rc; k++)
-        rc = note_got(st, &sg.seg[k]);
+        rc = xfer_note_got(st, &sg.seg[k]);
     if (st->ucx)
         ddio_ucx_unlock(st->ucx);
     ddio_segs_free(&sg);
@@ -483,7 +428,7 @@ static int on_put(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
 /* by UCX: one DATA active message sent straight from the user buffer */
 static int send_ucx(xstate *st, int i, uint64_t req, const struct ddio_segs *sg)
 {
-    struct ddio_conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = conn_of(st, i);
     int n, rc;
     struct iovec *iov;
 
@@ -530,7 +475,7 @@ static int send_gather(xstate *st, int sock, struct iovec *head, const struct dd
 
 static int on_get(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
 {
-    struct ddio_conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = conn_of(st, i);
     int sock = c->sock, rc = 0;
     struct ddio_segs sg;
     struct ddio_hdr dh;
@@ -574,7 +519,7 @@ static int on_get(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
 
 static int on_done(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
 {
-    struct ddio_conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = conn_of(st, i);
     struct ddio_xfer_r r;
     uint8_t *p = NULL;
     struct ddio_err err;
@@ -629,7 +574,7 @@ static void ucx_check_done(xstate *st)
 
 static void handle_msg(xstate *st, int i)
 {
-    struct ddio_conn *c = st->f->srv[i].conn;
+    struct ddio_conn *c = conn_of(st, i);
     int64_t dl = ddio_now_ms() + st->f->timeout_ms;
     struct ddio_hdr h;
     int rc = ddio_recv_hdr(c->sock, &h, dl);
@@ -673,7 +618,7 @@ static int poll_set(xstate *st, struct pollfd *pf, int *which, int64_t *first)
         if (!st->s[i].pending)
             continue;
         /* after DONE (UCX: waiting for its bytes) nothing may come on it */
-        pf[k].fd = st->s[i].done ? -1 : st->f->srv[i].conn->sock;
+        pf[k].fd = st->s[i].done ? -1 : conn_of(st, i)->sock;
         pf[k].events = POLLIN;
         pf[k].revents = 0;
         which[k++] = i;
@@ -711,7 +656,7 @@ static void cancel_rest(xstate *st)
 
     st->cancelled = 1;
     for (int i = 0; i < f->nsrv; i++) {
-        struct ddio_conn *c = f->srv[i].conn;
+        struct ddio_conn *c = conn_of(st, i);
         int mine = st->s[i].pending && !st->s[i].done;
         /* a collective's other ranks may still be running their XFERs of
          * the call on a server this rank is done with (plain-range parts
@@ -787,53 +732,81 @@ static void poll_loop(xstate *st)
     free(which);
 }
 
-/* ---- end of file: short counts and holes ----------------------------------- */
+/* ---- a mirrored file's lost servers: their parts from copies -------------------- */
 
-static int zero_piece(void *arg, int64_t addr, uint64_t len, uint64_t stream_off)
+/* a copy of lost server i's units on a server still there, not tried for
+ * it yet and not busy this round: its index (slot i now goes there); -2
+ * when the only ones left are busy this round (the next round takes it),
+ * -1 when none is left */
+static int pick_copy(xstate *st, int i, const char *busy)
 {
-    (void) stream_off;
-    memset((char *) arg + addr, 0, len);
+    int wait = 0;
+    for (uint32_t c = 1; c < st->f->copies; c++) {
+        int q = (int) ddio_copy_server(st->f->stripe.count, (uint32_t) i, c);
+        if ((st->s[i].tried & (1u << c)) || !st->conns[q] || st->s[q].degraded
+            || !ddio_srv_live(&st->f->srv[q]))
+            continue;
+        if (busy[q]) {
+            wait = 1;
+            continue;
+        }
+        st->s[i].tried |= 1u << c;
+        st->s[i].via = q;
+        st->s[i].copy = c;
+        return q;
+    }
+    return wait ? -2 : -1;
+}
+
+static int copies_due(const xstate *st)
+{
+    for (int i = 0; i < st->f->nsrv; i++)
+        if (st->s[i].degraded == 1)
+            return 1;
     return 0;
 }
 
-static void zero_range(xstate *st, uint64_t lo, uint64_t hi)
+static void no_copy_left(xstate *st, int i)
 {
-    const struct ddio_mem *m = st->x->mem;
-    if (lo >= hi)
-        return;
-    if (m->contig)
-        memset(m->buf + lo, 0, hi - lo);
-    else
-        ddio_desc_walk_stream(&m->desc, lo, hi, zero_piece, m->buf);
+    struct ddio_err err;
+    ddio_err_set(&err, EHOSTDOWN, "ddio: server %s is out, and no server holding a copy "
+                 "of its part (%u copies) could serve it", st->f->srv[i].conn->name,
+                 st->f->copies);
+    note_error(st, &err);
 }
 
-/* The stream bytes below the file's logical size count as read; those no
- * server sent are holes and read as zeros. */
-static void finish_read(xstate *st)
+/* The lost servers' parts of a read, each as a one-participant XFER to a
+ * server holding a copy (DDIO_XF_COPY), which serves it from its mirror
+ * datafile. In rounds of at most one XFER per connection (a connection
+ * carries one call's XFER at a time), until every part came, or a part
+ * has no copy left. */
+static void read_copies(xstate *st)
 {
-    struct ddio_fh *f = st->f;
-    char *skip = calloc(f->nsrv, 1);
-    uint64_t *known = calloc(f->nsrv, sizeof(*known)), size = 0, n, cur = 0;
-
-    for (int i = 0; skip && known && i < f->nsrv; i++) {
-        skip[i] = (char) st->s[i].have_size;
-        known[i] = st->s[i].local_size;
-    }
-    if (!skip || !known)
-        ddio_err_set(st->e, ENOMEM, "ddio: out of memory");
-    else if (!ddio_fh_size(f, skip, known, &size, st->e)) {
-        n = ddio_desc_stream_before(st->x->fdesc, (int64_t) size);
-        qsort(st->got, st->ngot, sizeof(*st->got), seg_cmp);
-        for (size_t k = 0; k < st->ngot && cur < n; k++) {
-            zero_range(st, cur, st->got[k].off < n ? st->got[k].off : n);
-            if (st->got[k].off + st->got[k].len > cur)
-                cur = st->got[k].off + st->got[k].len;
+    char *busy = copies_due(st) ? calloc(st->f->nsrv, 1) : NULL;
+    while (busy && !st->e->errnum && copies_due(st)) {
+        memset(busy, 0, st->f->nsrv);
+        for (int i = 0; i < st->f->nsrv && !st->e->errnum; i++) {
+            if (st->s[i].degraded != 1)
+                continue;
+            int q = pick_copy(st, i, busy);
+            if (q == -2)
+                continue;
+            if (q < 0 && st->s[i].size_only) {
+                st->s[i].degraded = 0;  /* its size only if the end of file needs it */
+                continue;
+            }
+            if (q < 0) {
+                no_copy_left(st, i);
+                break;
+            }
+            busy[q] = 1;
+            st->s[i].degraded = 2;
+            slot_restart(st, i);
+            send_one(st, i, ddio_now_ms() + st->f->timeout_ms);
         }
-        zero_range(st, cur, n);
-        st->x->bytes = n > st->got_bytes ? n : st->got_bytes;
+        poll_loop(st);
     }
-    free(skip);
-    free(known);
+    free(busy);
 }
 
 /* Stop receiving PUTs and wait for DATA sends. After a failure (a server
@@ -879,6 +852,28 @@ static void ucx_end(xstate *st)
     }
 }
 
+/* An idle connection with something to read, or hung up: its server
+ * closed it (a killed server's socket reads as closed before any call has
+ * noticed). Not used for this call. */
+static int idle_conn_closed(const struct ddio_conn *c)
+{
+    struct pollfd p = {.fd = c->sock,.events = POLLIN | POLLRDHUP };
+    return ddio_poll(&p, 1, 0) != 0;
+}
+
+/* Is server i sent the call's XFER? The servers it touches, and for a
+ * mirrored file's write every server holding a copy of what it touches:
+ * each writes its copies in the same sorted pass as its own units. */
+static int wanted(const xstate *st, const char *involved, int i)
+{
+    if (!involved || involved[i])
+        return 1;
+    for (uint32_t c = 1; st->x->op == DDIO_X_WRITE && c < st->f->copies; c++)
+        if (involved[ddio_copy_of(st->f->stripe.count, (uint32_t) i, c)])
+            return 1;
+    return 0;
+}
+
 /* which servers to send to, and each one's handle made usable (a renewal
  * talks on the connection, so it happens before the transfer locks them) */
 static int prepare(xstate *st, const char *involved)
@@ -887,15 +882,28 @@ static int prepare(xstate *st, const char *involved)
     struct ddio_err err;
 
     st->conns = calloc(f->nsrv, sizeof(*st->conns));
-    if (!st->conns) {
+    st->inv = calloc(f->nsrv, 1);
+    if (!st->conns || !st->inv) {
         ddio_err_set(st->e, ENOMEM, "ddio: out of memory");
         return -1;
     }
     for (int i = 0; i < f->nsrv; i++) {
-        if (involved && !involved[i])
+        int want = wanted(st, involved, i);
+        if (!want && can_degrade(st) && ddio_srv_live(&f->srv[i])
+            && !idle_conn_closed(f->srv[i].conn))
+            st->conns[i] = f->srv[i].conn;      /* may serve a copy */
+        else if (!want && can_degrade(st))
+            st->s[i].degraded = st->s[i].size_only = 1;   /* out, maybe: the end of
+                                                           * file may need its size */
+        if (!want)
             continue;
-        if (ddio_fh_ready(f, i, &err) == 0)
+        memset(&err, 0, sizeof(err));
+        /* a mirrored file's read tries a lost server once, then its copies */
+        if ((can_degrade(st) ? ddio_fh_ready_once(f, i, &err) : ddio_fh_ready(f, i, &err)) == 0) {
             st->conns[i] = f->srv[i].conn;
+            st->inv[i] = 1;
+        } else if (can_degrade(st) && err.transport)
+            st->s[i].degraded = 1;
         else
             note_error(st, &err);
     }
@@ -908,6 +916,7 @@ static void xstate_free(xstate *st)
     free(st->got);
     free(st->bounce);
     free(st->conns);
+    free(st->inv);
     ddio_wbuf_free(&st->dw);
 }
 
@@ -924,23 +933,26 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
         st.once_call = ddio_call_id();
     }
     st.s = calloc(x->f->nsrv, sizeof(*st.s));
+    for (int i = 0; st.s && i < x->f->nsrv; i++)
+        st.s[i].via = i;
     if (!st.s)
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
     else if (!prepare(&st, involved)) {
         ddio_conns_lock(st.conns, x->f->nsrv);
         send_xfers(&st);
         poll_loop(&st);
+        read_copies(&st);
         ucx_end(&st);
         ddio_conns_unlock(st.conns, x->f->nsrv);
     }
     if (!e->errnum && st.resent && x->op == DDIO_X_READ)
-        got_merge(&st);
+        xfer_got_merge(&st);
     if (!e->errnum && x->op == DDIO_X_WRITE)
         x->bytes = x->fdesc->length;
     else if (!e->errnum && (st.got_bytes == x->fdesc->length || x->raw))
         x->bytes = st.got_bytes;
     else if (!e->errnum)
-        finish_read(&st);
+        xfer_finish_read(&st);
     xstate_free(&st);
     return e->errnum ? -1 : 0;
 }

@@ -10,6 +10,7 @@
 #include "ddio_layout.h"
 
 #include <errno.h>
+#include <string.h>
 
 uint32_t ddio_layout_server(const struct ddio_stripe *L, uint64_t off)
 {
@@ -102,4 +103,42 @@ int ddio_layout_foreach(const struct ddio_stripe *L, uint64_t off, uint64_t len,
         }
     }
     return 0;
+}
+
+int ddio_copy_held(uint32_t count, uint32_t copies, uint32_t s, uint32_t p)
+{
+    if (count == 0 || s >= count || p >= count)
+        return -1;
+    for (uint32_t c = 0; c < copies && c < count; c++)
+        if (ddio_copy_server(count, p, c) == s)
+            return (int)c;
+    return -1;
+}
+
+int ddio_copy_touched(const struct ddio_stripe *L, uint32_t copies, uint32_t s,
+                      uint64_t off, uint64_t len)
+{
+    uint64_t lo, hi;
+    for (uint32_t c = 0; c < copies && c < L->count; c++)
+        if (ddio_layout_local_range(L, ddio_copy_of(L->count, s, c), off, len, &lo, &hi))
+            return 1;
+    return 0;
+}
+
+int ddio_redundancy_parse(const char *s)
+{
+    if (!strcmp(s, "none"))
+        return 1;
+    if (!strcmp(s, "mirror") || !strcmp(s, "mirror:2"))
+        return 2;
+    if (!strcmp(s, "mirror:3"))
+        return 3;
+    if (!strncmp(s, "ec:", 3))
+        return DDIO_REDUNDANCY_EC;
+    return DDIO_REDUNDANCY_BAD;
+}
+
+const char *ddio_redundancy_name(uint32_t copies)
+{
+    return copies <= 1 ? "none" : copies == 2 ? "mirror" : "mirror:3";
 }

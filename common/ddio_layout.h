@@ -59,6 +59,44 @@ static inline int ddio_layout_one(const struct ddio_stripe *L, uint64_t off, uin
     return 1;
 }
 
+/* Copies (romio_ddio_redundancy=mirror; DESIGN.md section 6.1). A file of
+ * `copies` copies (1: none, 2 or 3: mirror) keeps copy c (0 = the primary)
+ * of the stripe units of stripe index p on server (p + c) % count, in a
+ * datafile that is byte for byte server p's: the same local offsets, so one
+ * local block number names the same bytes in every copy. Copies of one
+ * index are on different servers because copies <= count. */
+#define DDIO_MAX_COPIES 3u
+
+/* the server (stripe index) holding copy c of index p's units */
+static inline uint32_t ddio_copy_server(uint32_t count, uint32_t p, uint32_t c)
+{
+    return (uint32_t)(((uint64_t)p + c) % count);
+}
+
+/* the index whose copy c server s holds */
+static inline uint32_t ddio_copy_of(uint32_t count, uint32_t s, uint32_t c)
+{
+    return (uint32_t)(((uint64_t)s + count - c % count) % count);
+}
+
+/* which copy of index p server s holds (0: p's primary is s), or -1 when s
+ * holds none of p's units */
+int ddio_copy_held(uint32_t count, uint32_t copies, uint32_t s, uint32_t p);
+
+/* Does server s hold (a copy of) any of the logical range [off, off+len)?
+ * The range touches index p when ddio_layout_local_range says so for p. */
+int ddio_copy_touched(const struct ddio_stripe *L, uint32_t copies, uint32_t s,
+                      uint64_t off, uint64_t len);
+
+/* The redundancy modes by name (romio_ddio_redundancy, ddio stat): "none"
+ * 1 copy, "mirror" or "mirror:2" 2, "mirror:3" 3. parse: the copies, or
+ * DDIO_REDUNDANCY_EC for "ec:..." (erasure coding: not built), or
+ * DDIO_REDUNDANCY_BAD for anything else. */
+#define DDIO_REDUNDANCY_EC  (-2)
+#define DDIO_REDUNDANCY_BAD (-1)
+int ddio_redundancy_parse(const char *s);
+const char *ddio_redundancy_name(uint32_t copies);
+
 /* A server's local space over its disks is the same math with
  * struct ddio_stripe { .unit = B, .count = D }: ddio_layout_server() gives the
  * disk, ddio_layout_local() the offset in that disk's datafile. */

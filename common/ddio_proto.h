@@ -17,14 +17,16 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      9u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      10u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
                                  * 6: OPEN's and RENAME's once ids;
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
                                  * LOCK's flags and client; 8: OPEN's
                                  * DDIO_O_LOCAL; 9: PSTAT|R's owner,
                                  * SETATTR, ACTAS, LOCALSTAT, OPEN's
-                                 * DDIO_O_MODE */
+                                 * DDIO_O_MODE; 10: the layout's copies,
+                                 * XFER's DDIO_XF_COPY, SETSIZE's and
+                                 * PREALLOC's logical size */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -182,6 +184,9 @@ struct ddio_layout_rec {
     uint32_t ndisks;         /* disks of this server when created */
     uint64_t block_size;     /* server block size when created */
     uint8_t  ids[DDIO_MAX_SERVERS][DDIO_ID_LEN];  /* server ids in stripe order */
+    uint32_t copies;         /* 1 (redundancy none), 2 or 3 (mirror): copy c of
+                              * index p's units on server (p + c) % count
+                              * (ddio_layout.h); 0 is sent as 1 */
 };
 
 /* OPEN amode bits */
@@ -233,14 +238,21 @@ struct ddio_path_req {       /* DELETE, RMDIR, PSTAT */
      * is kept by them */
     uint64_t once_client, once_call;
 };
+#define DDIO_SS_GROW 0x1u    /* SETSIZE: copies only grow (an extending set_size) */
 struct ddio_setsize {        /* SETSIZE: local size to truncate/extend to */
     uint64_t handle;
     uint64_t local_size;
+    /* the logical size the local one comes from: a server holding copies
+     * of other indices sizes each copy by it (UINT64_MAX: none given, the
+     * copies are left alone) */
+    uint64_t logical_size;
+    uint32_t flags;          /* DDIO_SS_* */
 };
 struct ddio_prealloc {       /* PREALLOC: local byte range */
     uint64_t handle;
     uint64_t local_off;
     uint64_t local_len;
+    uint64_t logical_size;   /* copies allocated for [0, this) (0: none) */
 };
 
 /* XFER: one participant's part of a read or write.
@@ -262,6 +274,10 @@ struct ddio_prealloc {       /* PREALLOC: local byte range */
                                    * restarted server: a collective's gate runs
                                    * the participants that came (PROTOCOL.md
                                    * "Resending") */
+#define DDIO_XF_COPY      0x40u   /* (reads of one participant only) served from
+                                   * the mirror datafile of copy `copy` this
+                                   * server holds (u32 tail, 1..2): the lost
+                                   * server's part of a read of a mirrored file */
 #define DDIO_MAX_INLINE    65536u /* the largest inline stream */
 #define DDIO_MAX_UCXADDR   16384u /* UCX worker address */
 struct ddio_xfer {
@@ -284,6 +300,7 @@ struct ddio_xfer {
     /* with DDIO_XF_ONCE (writes only): the client process's random id and
      * its number for the call, the same in every resend */
     uint64_t once_client, once_call;
+    uint32_t copy;           /* with DDIO_XF_COPY: 1..DDIO_MAX_COPIES-1 */
 };
 /* XFER reply (DONE) */
 struct ddio_xfer_r {
@@ -423,6 +440,8 @@ int  ddio_dec_auth_munge_r(const void *p, size_t n, struct ddio_auth_munge_r *m)
  * server_index < stripe_count (also in OPEN requests without CREAT). */
 void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l);
 int  ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l);
+/* the layout without its copies (records stored before version 3), copies 1 */
+int  ddio_dec_layout_base(struct ddio_rbuf *r, struct ddio_layout_rec *l);
 void ddio_enc_open(struct ddio_wbuf *w, const struct ddio_open *m);
 int  ddio_dec_open(const void *p, size_t n, struct ddio_open *m);     /* free m->path */
 void ddio_enc_open_r(struct ddio_wbuf *w, const struct ddio_open_r *m);

@@ -2,6 +2,7 @@
  * its reply, the segment lists of PUT, GET and DATA, and UCX's address
  * reply and active-message headers. Conventions: ddio_proto.c. */
 #include "ddio_proto.h"
+#include "ddio_layout.h"           /* DDIO_MAX_COPIES */
 #include "ddio_proto_int.h"
 
 #include <errno.h>
@@ -34,6 +35,8 @@ void ddio_enc_xfer(struct ddio_wbuf *w, const struct ddio_xfer *m)
         ddio_put_u64(w, m->once_client);
         ddio_put_u64(w, m->once_call);
     }
+    if (m->flags & DDIO_XF_COPY)
+        ddio_put_u32(w, m->copy);
 }
 
 /* rank < nparticipants is checked here because the server indexes its
@@ -72,6 +75,13 @@ int ddio_dec_xfer(const void *p, size_t n, struct ddio_xfer *m)
         m->once_client = ddio_get_u64(&r);
         m->once_call = ddio_get_u64(&r);
         if (!r.err && m->op != DDIO_X_WRITE)    /* a read's DONE says nothing of its data */
+            r.err = -EPROTO;
+    }
+    if (!r.err && (m->flags & DDIO_XF_COPY)) {
+        m->copy = ddio_get_u32(&r);
+        /* a copy serves one reader: writes go to every copy in one pass */
+        if (!r.err && (m->copy == 0 || m->copy >= DDIO_MAX_COPIES || m->op != DDIO_X_READ
+                       || m->nparticipants != 1 || (m->flags & DDIO_XF_COLLECTIVE)))
             r.err = -EPROTO;
     }
     int rc = rbuf_result(&r);

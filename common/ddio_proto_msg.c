@@ -3,6 +3,7 @@
  * (CANCEL, LOCAL, handle, path, SETSIZE, PREALLOC), LOCK, the STATS reply
  * and the error reply. Conventions: ddio_proto.c. */
 #include "ddio_proto.h"
+#include "ddio_layout.h"           /* DDIO_MAX_COPIES */
 #include "ddio_proto_int.h"
 
 #include <errno.h>
@@ -167,11 +168,12 @@ void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l)
     ddio_put_u64(w, l->block_size);
     for (uint32_t i = 0; i < l->stripe_count; i++)
         ddio_put_bytes(w, l->ids[i], DDIO_ID_LEN);
+    ddio_put_u32(w, l->copies ? l->copies : 1);
 }
 
 /* Besides the count bound, a decoded layout is safe for the striping math:
  * unit > 0 (a divisor) and server_index names one of the stored ids. */
-int ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l)
+int ddio_dec_layout_base(struct ddio_rbuf *r, struct ddio_layout_rec *l)
 {
     memset(l, 0, sizeof(*l));
     l->stripe_unit = ddio_get_u64(r);
@@ -191,7 +193,21 @@ int ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l)
         return r->err;
     for (uint32_t i = 0; i < l->stripe_count; i++)
         memcpy(l->ids[i], b + (size_t)i * DDIO_ID_LEN, DDIO_ID_LEN);
+    l->copies = 1;
     return 0;
+}
+
+/* copies: 1..DDIO_MAX_COPIES, never more than the servers (two copies of a
+ * unit on one server would not survive its loss) */
+int ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l)
+{
+    if (ddio_dec_layout_base(r, l))
+        return r->err;
+    l->copies = ddio_get_u32(r);
+    if (!r->err && (l->copies == 0 || l->copies > DDIO_MAX_COPIES ||
+                    l->copies > l->stripe_count))
+        r->err = -EPROTO;
+    return r->err;
 }
 
 void ddio_enc_open(struct ddio_wbuf *w, const struct ddio_open *m)
@@ -426,6 +442,8 @@ void ddio_enc_setsize(struct ddio_wbuf *w, const struct ddio_setsize *m)
 {
     ddio_put_u64(w, m->handle);
     ddio_put_u64(w, m->local_size);
+    ddio_put_u64(w, m->logical_size);
+    ddio_put_u32(w, m->flags);
 }
 
 int ddio_dec_setsize(const void *p, size_t n, struct ddio_setsize *m)
@@ -435,6 +453,10 @@ int ddio_dec_setsize(const void *p, size_t n, struct ddio_setsize *m)
     ddio_rbuf_init(&r, p, n);
     m->handle = ddio_get_u64(&r);
     m->local_size = ddio_get_u64(&r);
+    m->logical_size = ddio_get_u64(&r);
+    m->flags = ddio_get_u32(&r);
+    if (!r.err && (m->flags & ~DDIO_SS_GROW))
+        r.err = -EPROTO;
     return rbuf_result(&r);
 }
 
@@ -443,6 +465,7 @@ void ddio_enc_prealloc(struct ddio_wbuf *w, const struct ddio_prealloc *m)
     ddio_put_u64(w, m->handle);
     ddio_put_u64(w, m->local_off);
     ddio_put_u64(w, m->local_len);
+    ddio_put_u64(w, m->logical_size);
 }
 
 /* A range whose end is not representable is malformed, not merely large. */
@@ -454,6 +477,7 @@ int ddio_dec_prealloc(const void *p, size_t n, struct ddio_prealloc *m)
     m->handle = ddio_get_u64(&r);
     m->local_off = ddio_get_u64(&r);
     m->local_len = ddio_get_u64(&r);
+    m->logical_size = ddio_get_u64(&r);
     if (!r.err && m->local_len > UINT64_MAX - m->local_off)
         r.err = -EPROTO;
     return rbuf_result(&r);

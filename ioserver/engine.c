@@ -118,6 +118,7 @@ struct xfer *xfer_new(struct server *srv, const struct ddio_xfer *m, struct ofil
     x->seq = m->seq;
     x->op = m->op;
     x->flags = m->flags;
+    x->copy = (m->flags & DDIO_XF_COPY) ? m->copy : 0;
     x->n = m->nparticipants;
     x->timeout_ms = m->timeout_ms ? m->timeout_ms : DEFAULT_TIMEOUT_MS;
     x->t_first_us = ddio_now_us();
@@ -161,18 +162,52 @@ void xfer_list_remove(struct xfer **head, struct xfer *x)
         }
 }
 
+/* ---- views ------------------------------------------------------------------------ */
+
+/* A write of a mirrored file covers the server's own units and every
+ * mirror it holds in one pass; a read, its own units, or with DDIO_XF_COPY
+ * (a lost server's part) only that copy. */
+int xfer_views(struct xfer *x)
+{
+    const struct ddio_layout_rec *l = &x->of->layout;
+    uint32_t copies = l->copies ? l->copies : 1;
+    x->nviews = 0;
+    if (x->copy) {
+        if (x->copy >= copies || !x->of->copy[x->copy]) {
+            FAIL(x, EINVAL, "read of copy %u of %s: the file has %u cop%s", x->copy,
+                 x->of->path, copies, copies == 1 ? "y" : "ies");
+            return -EINVAL;
+        }
+        x->views[x->nviews++] = (struct xview){x->of->copy[x->copy],
+                                               ddio_copy_of(x->S.count, x->me, x->copy)};
+        stats_bump(&x->srv->stats, &x->srv->stats.copy_reads);
+        return 0;
+    }
+    x->views[x->nviews++] = (struct xview){x->of, x->me};
+    for (uint32_t c = 1; x->op == DDIO_X_WRITE && c < copies; c++)
+        x->views[x->nviews++] = (struct xview){x->of->copy[c],
+                                               ddio_copy_of(x->S.count, x->me, c)};
+    return 0;
+}
+
+uint64_t xfer_local_size(struct xfer *x)
+{
+    return store_size(x->nviews ? x->views[0].of : x->of);
+}
+
 /* ---- per-block segments --------------------------------------------------------------- */
 
 /* Fill up to cap segments of participant p in local [*o, end) (one per
  * stripe-unit piece holding p's bytes); advances *o. */
-size_t xfer_block_segs(const struct xfer *x, const struct part *p, uint64_t *o,
-                       uint64_t end, uint64_t a, struct bseg *out, size_t cap)
+size_t xfer_block_segs(const struct xfer *x, const struct slot *s, const struct part *p,
+                       uint64_t *o, uint64_t end, struct bseg *out, size_t cap)
 {
+    uint64_t a = s->a;
     size_t n = 0;
     while (*o < end && n < cap) {
         uint64_t uend = (*o / x->S.unit + 1) * x->S.unit;
         uint64_t e = uend < end ? uend : end;
-        int64_t L = (int64_t)ddio_layout_logical(&x->S, x->me, *o);
+        int64_t L = (int64_t)ddio_layout_logical(&x->S, s->me, *o);
         int64_t Lend = L + (int64_t)(e - *o);
         if (p->have_desc && p->d.length && L < p->end && Lend > p->first) {
             uint64_t s_lo = ddio_desc_stream_before(&p->d, L);

@@ -121,7 +121,7 @@ void put_read_block(struct xfer *x, struct slot *s)
         struct part *p = &x->parts[r];
         uint64_t o = s->a, end = s->a + s->old_valid;
         while (o < end && !rc) {
-            size_t n = xfer_block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            size_t n = xfer_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG);
             rc = n ? send_err(s, send_put(x, p, s, g, n)) : 0;
             if (rc)
                 FAIL(x, -rc, "send to rank %u (%s): %s", r, xp_name(p->ep),

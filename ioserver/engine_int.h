@@ -50,6 +50,9 @@ struct slot {
     int io_busy;                 /* disk request outstanding */
     int locked;                  /* holds the block lock */
     uint64_t k, a;               /* local block number and first local offset */
+    struct ofile *of;            /* the datafiles the block is in: the file's,
+                                  * or a mirror this server holds (its view) */
+    uint32_t me;                 /* the stripe index of its view */
     struct disk *disk;
     void *buf;
     uint64_t old_valid;          /* block bytes below the local size at issue */
@@ -90,9 +93,15 @@ struct xfer {
     int status;
     char msg[512];
     struct xfer *next;
+    uint32_t copy;               /* DDIO_XF_COPY: the copy read (else 0) */
     /* running */
     struct ddio_stripe S;
     uint32_t me;
+    /* the byte spaces the pass covers (planner.h's views): the file's own
+     * datafiles (index me); a mirrored write adds the mirrors this server
+     * holds; a copy read has only that copy */
+    struct xview { struct ofile *of; uint32_t me; } views[DDIO_MAX_COPIES];
+    uint32_t nviews;
     uint64_t B;
     uint64_t *blocks;
     size_t nblocks;
@@ -193,8 +202,13 @@ int64_t xfer_beat_slice(struct xfer *x, int64_t deadline_ms);
 struct xfer *xfer_new(struct server *srv, const struct ddio_xfer *m, struct ofile *of);
 void xfer_free(struct xfer *x);
 void xfer_list_remove(struct xfer **head, struct xfer *x);
-size_t xfer_block_segs(const struct xfer *x, const struct part *p, uint64_t *o,
-                       uint64_t end, uint64_t a, struct bseg *out, size_t cap);
+size_t xfer_block_segs(const struct xfer *x, const struct slot *s, const struct part *p,
+                       uint64_t *o, uint64_t end, struct bseg *out, size_t cap);
+/* the views of the pass (x->views); 0, or -EINVAL with x failed: a copy
+ * this server does not hold */
+int xfer_views(struct xfer *x);
+/* the local size DONE reports: its first view's (a copy read's: the copy's) */
+uint64_t xfer_local_size(struct xfer *x);
 /* events: slot s is ready (x->mu held); the next one, or NULL */
 void xfer_post_locked(struct xfer *x, struct slot *s);
 struct slot *xfer_wait_event(struct xfer *x, int drain);

@@ -8,6 +8,7 @@
 #include "engine_getput.h"
 #include "engine_slots.h"
 #include "engine_write.h"
+#include "planner.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -62,36 +63,39 @@ static void process(struct xfer *x, struct slot *s)
 
 /* Start block k. wait = 0: -EAGAIN when a buffer or the block lock is busy
  * (the caller first finishes its own in-flight blocks). */
-static int issue_block(struct xfer *x, uint64_t k, int wait)
+static int issue_block(struct xfer *x, uint64_t id, int wait)
 {
     struct slot *s = slot_find_free(x);
     if (!s)
         return -EAGAIN;
-    uint64_t doff;
-    int d = store_disk_of(x->of, k * x->B, &doff);
+    const struct xview *v = &x->views[plan_view_of(id)];
+    uint64_t k = plan_block_of(id), doff;
+    int d = store_disk_of(v->of, k * x->B, &doff);
     struct disk *disk = &x->srv->disks[d];
     int64_t dl = deadline_of(x);
     int write = x->op == DDIO_X_WRITE;
     if (write) {
-        int rc = slot_lock_block(x, k, wait, dl);
+        int rc = slot_lock_block(x, v->of, k, wait, dl);
         if (rc == -ETIMEDOUT)
             FAIL(x, ETIMEDOUT, "block %" PRIu64 " of %s stayed locked for %u ms",
-                 k, x->of->path, x->timeout_ms);
+                 k, v->of->path, x->timeout_ms);
         if (rc)
             return rc;
     }
     void *buf = slot_get_buffer(x, disk, wait, dl);
     if (!buf) {
         if (write)
-            store_blk_unlock(x->of, k);
+            store_blk_unlock(v->of, k);
         if (!wait)
             return -EAGAIN;
         FAIL(x, ETIMEDOUT, "no free buffer on disk %d for %u ms", d, x->timeout_ms);
         return -ETIMEDOUT;
     }
-    uint64_t size = store_size(x->of), a = k * x->B;
+    uint64_t size = store_size(v->of), a = k * x->B;
     s->k = k;
     s->a = a;
+    s->of = v->of;
+    s->me = v->me;
     s->disk = disk;
     s->buf = buf;
     s->locked = write;
@@ -145,7 +149,8 @@ static void pipeline(struct xfer *x)
             if (rc == -EAGAIN)
                 break;
             if (rc) {
-                FAIL(x, -rc, "%s block %" PRIu64 ": %s", op_name(x->op), x->blocks[next],
+                FAIL(x, -rc, "%s block %" PRIu64 ": %s", op_name(x->op),
+                     plan_block_of(x->blocks[next]),
                      ddio_errno_name(-rc));
                 break;
             }
@@ -166,21 +171,25 @@ static void run(struct xfer *x)
     x->me = x->of->layout.server_index;
     x->B = x->of->block_size;
     int64_t t0 = ddio_now_us();
-    int rc = slots_alloc(x);
+    int rc = xfer_views(x);
+    if (rc == 0)
+        rc = slots_alloc(x);
     if (rc == 0)
         rc = slots_plan(x);
     if (rc == -E2BIG)
         FAIL(x, E2BIG, "planning %s: the call touches more than %" PRIu64 " blocks here "
              "(server limit --max-call-memory %" PRIu64 " bytes)", op_name(x->op),
              x->srv->cfg.max_call_mem / 2 / PLAN_BLOCK_BYTES, x->srv->cfg.max_call_mem);
-    else if (rc)
+    else if (rc && !xfer_failed(x))
         FAIL(x, -rc, "planning %s: %s", op_name(x->op), ddio_errno_name(-rc));
-    else
+    else if (rc == 0)
         pipeline(x);
     if (xfer_failed(x))
         drain(x);
-    if (x->op == DDIO_X_WRITE && (rc = store_trim(x->of)) != 0)
-        FAIL(x, -rc, "truncate %s after write: %s", x->of->path, ddio_errno_name(-rc));
+    for (uint32_t v = 0; x->op == DDIO_X_WRITE && v < x->nviews; v++)
+        if ((rc = store_trim(x->views[v].of)) != 0)
+            FAIL(x, -rc, "truncate %s after write: %s", x->views[v].of->path,
+                 ddio_errno_name(-rc));
     x->ctr.io_us = (uint64_t)(ddio_now_us() - t0);
 }
 
@@ -203,7 +212,7 @@ void pass_send_done(struct xfer *x, struct part *p)
         return;
     }
     struct ddio_xfer_r r = {
-        .bytes = p->bytes, .local_size = store_size(x->of),
+        .bytes = p->bytes, .local_size = xfer_local_size(x),
         .desc_bytes = x->ctr.desc_bytes, .blocks_read = x->ctr.blocks_read,
         .blocks_written = x->ctr.blocks_written, .nonconsec = x->ctr.nonconsec,
         .bytes_to_rank = p->to, .bytes_from_rank = p->from,

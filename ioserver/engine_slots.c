@@ -26,11 +26,12 @@ static int stream_is_collective(const struct xfer *x)
 }
 
 /* O_DIRECT or the page cache for this request (pcache.h has the policy) */
-static int use_cache(const struct xfer *x, int d, int write, uint64_t off, size_t len)
+static int use_cache(const struct xfer *x, const struct slot *s, int d, int write, uint64_t off,
+                     size_t len)
 {
-    struct pcache_ask a = {.enabled = x->srv->cfg.page_cache, .twin = x->of->bfds[d] >= 0,
+    struct pcache_ask a = {.enabled = x->srv->cfg.page_cache, .twin = s->of->bfds[d] >= 0,
                            .collective = stream_is_collective(x), .write = write, .len = len,
-                           .block = x->B, .fd = x->of->bfds[d], .off = off};
+                           .block = x->B, .fd = s->of->bfds[d], .off = off};
     return pcache_choose(&a);
 }
 
@@ -40,8 +41,8 @@ static int use_cache(const struct xfer *x, int d, int write, uint64_t off, size_
 int slot_write_cached(const struct xfer *x, const struct slot *s)
 {
     uint64_t doff;
-    int d = store_disk_of(x->of, s->a, &doff);
-    return use_cache(x, d, 1, doff + s->write_lo, (size_t)(s->write_hi - s->write_lo));
+    int d = store_disk_of(s->of, s->a, &doff);
+    return use_cache(x, s, d, 1, doff + s->write_lo, (size_t)(s->write_hi - s->write_lo));
 }
 
 static void disk_done_cb(struct disk_req *r)
@@ -56,12 +57,12 @@ static void disk_done_cb(struct disk_req *r)
 void slot_submit_io(struct xfer *x, struct slot *s, int write, size_t len)
 {
     uint64_t doff;
-    int d = store_disk_of(x->of, s->a, &doff);
+    int d = store_disk_of(s->of, s->a, &doff);
     /* an exact write is not sector-aligned: it can only go through the cache */
-    int cache = (write && s->exact) || use_cache(x, d, write, doff + s->io_lo, len);
+    int cache = (write && s->exact) || use_cache(x, s, d, write, doff + s->io_lo, len);
     /* a root without O_DIRECT (tmpfs) has one descriptor, through the cache */
     s->cached = cache || !x->srv->store.direct[d];
-    int fd = cache && x->of->bfds[d] >= 0 ? x->of->bfds[d] : x->of->fds[d];
+    int fd = cache && s->of->bfds[d] >= 0 ? s->of->bfds[d] : s->of->fds[d];
     s->dr = (struct disk_req){.fd = fd, .write = write,
                               .buf = (uint8_t *)s->buf + s->io_lo, .off = doff + s->io_lo,
                               .len = len, .cb = disk_done_cb, .arg = s};
@@ -88,8 +89,8 @@ void slot_count_io(struct xfer *x, const struct slot *s)
         x->ctr.read_cache_bytes += n;
     else
         x->ctr.read_disk_bytes += n;
-    if (s->dr.write && s->cached && s->dr.res == 0 && x->of->bfds[s->disk->idx] >= 0)
-        store_note_cached_write(x->of, s->disk->idx, s->dr.off, n);
+    if (s->dr.write && s->cached && s->dr.res == 0 && s->of->bfds[s->disk->idx] >= 0)
+        store_note_cached_write(s->of, s->disk->idx, s->dr.off, n);
 }
 
 void slot_release(struct xfer *x, struct slot *s)
@@ -100,7 +101,7 @@ void slot_release(struct xfer *x, struct slot *s)
         disk_buf_put(s->disk, s->buf);
     s->abandon = 0;
     if (s->locked)
-        store_blk_unlock(x->of, s->k);
+        store_blk_unlock(s->of, s->k);
     s->state = S_FREE;
     s->locked = 0;
     s->buf = NULL;
@@ -120,11 +121,11 @@ struct slot *slot_find_free(struct xfer *x)
 /* The blocking waits for another XFER's block lock or disk buffer go in
  * heartbeat-sized slices up to the deadline: waiting for a busy disk is
  * progress as far as the participants are concerned. */
-int slot_lock_block(struct xfer *x, uint64_t k, int wait, int64_t dl)
+int slot_lock_block(struct xfer *x, struct ofile *of, uint64_t k, int wait, int64_t dl)
 {
     int rc;
     do
-        rc = store_blk_lock(x->of, k, wait, wait ? xfer_beat_slice(x, dl) : dl);
+        rc = store_blk_lock(of, k, wait, wait ? xfer_beat_slice(x, dl) : dl);
     while (rc == -ETIMEDOUT && ddio_now_ms() < dl);
     return rc;
 }
@@ -149,7 +150,7 @@ void slot_read_range(struct xfer *x, const struct slot *s, uint64_t *lo, uint64_
         const struct part *p = &x->parts[r];
         uint64_t o = s->a, end = s->a + s->old_valid;
         while (o < end) {
-            size_t n = xfer_block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            size_t n = xfer_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG);
             for (size_t i = 0; i < n; i++) {
                 uint64_t first = seg_lo(p, &g[i]), past = seg_hi(p, &g[i]);
                 l = first < l ? first : l;
@@ -193,10 +194,14 @@ int slots_plan(struct xfer *x)
         return -ENOMEM;
     for (uint32_t r = 0; r < x->n; r++)
         descs[r] = x->parts[r].have_desc ? &x->parts[r].d : NULL;
+    struct plan_view views[DDIO_MAX_COPIES];
+    for (uint32_t v = 0; v < x->nviews; v++)
+        views[v] = (struct plan_view){.me = x->views[v].me, .fds = x->views[v].of->fds};
     struct plan_in in = {
-        .descs = descs, .n = x->n, .stripe = x->S, .me = x->me, .disks = x->of->disks,
-        .limit = x->op == DDIO_X_READ ? store_size(x->of) : UINT64_MAX,
-        .fds = x->of->fds, .nosort = (x->flags & DDIO_XF_NOSORT) != 0,
+        .descs = descs, .n = x->n, .stripe = x->S, .views = views, .nviews = x->nviews,
+        .disks = x->of->disks,
+        .limit = x->op == DDIO_X_READ ? store_size(x->views[0].of) : UINT64_MAX,
+        .nosort = (x->flags & DDIO_XF_NOSORT) != 0,
         .rotate = x->srv->cfg.rotate,
         .max_blocks = x->srv->cfg.max_call_mem / 2 / PLAN_BLOCK_BYTES,
     };

@@ -11,7 +11,7 @@ int slots_alloc(struct xfer *x);
 int slots_plan(struct xfer *x);
 /* a slot not in use, or NULL */
 struct slot *slot_find_free(struct xfer *x);
-int slot_lock_block(struct xfer *x, uint64_t k, int wait, int64_t dl);
+int slot_lock_block(struct xfer *x, struct ofile *of, uint64_t k, int wait, int64_t dl);
 void *slot_get_buffer(struct xfer *x, struct disk *disk, int wait, int64_t dl);
 void slot_read_range(struct xfer *x, const struct slot *s, uint64_t *lo, uint64_t *hi);
 /* whether a write of [write_lo, write_hi) goes through the page cache */

@@ -30,7 +30,7 @@ static uint64_t cover_bitmap(struct xfer *x, const struct slot *s, int *overlap)
         struct part *p = &x->parts[r];
         uint64_t o = s->a, end = s->a + x->B;
         while (o < end) {
-            size_t n = xfer_block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            size_t n = xfer_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG);
             for (size_t i = 0; i < n; i++)   /* bit boff is address L */
                 added += ddio_desc_cover(&p->d, x->bitmap, g[i].L - (int64_t)g[i].boff,
                                          g[i].s_lo, g[i].s_hi, overlap);
@@ -54,7 +54,7 @@ static void write_coverage(struct xfer *x, struct slot *s)
         struct part *p = &x->parts[r];
         uint64_t o = s->a, end = s->a + x->B, mine = 0;
         while (o < end) {
-            size_t n = xfer_block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+            size_t n = xfer_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG);
             for (size_t i = 0; i < n; i++) {
                 mine += g[i].s_hi - g[i].s_lo;
                 uint64_t lo = seg_lo(p, &g[i]), hi = seg_hi(p, &g[i]);
@@ -87,7 +87,7 @@ static int pull_from(struct xfer *x, struct slot *s, struct part *p)
     uint64_t o = s->a, end = s->a + x->B;
     int sent = 0;
     while (o < end) {
-        size_t n = xfer_block_segs(x, p, &o, end, s->a, g, SEGS_PER_MSG);
+        size_t n = xfer_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG);
         if (n == 0)
             continue;
         int rc = get_send(x, s, p, g, n);
@@ -147,7 +147,7 @@ static void submit_write(struct xfer *x, struct slot *s)
         return;
     }
     fault_hit(is_collective(x) ? FAULT_COLL_WRITE : FAULT_INDEP_WRITE);
-    store_note_write(x->of, s->a + s->write_hi);
+    store_note_write(s->of, s->a + s->write_hi);
     s->state = S_WRITE;
     slot_submit_io(x, s, 1, (size_t)len);
 }
@@ -254,7 +254,7 @@ void write_start(struct xfer *x, struct slot *s)
         write_pull_next(x, s);
         return;
     }
-    int local_writers = __atomic_load_n(&x->of->local_writers, __ATOMIC_ACQUIRE);
+    int local_writers = __atomic_load_n(&s->of->local_writers, __ATOMIC_ACQUIRE);
     if (local_writers && !s->contig) {
         exact_runs(x, s);
         return;

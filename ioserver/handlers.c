@@ -160,6 +160,8 @@ static void do_sync(struct work *w)
 static void do_prealloc(struct work *w)
 {
     int rc = store_prealloc(w->of, w->u.pa.local_off, w->u.pa.local_len);
+    if (rc == 0 && w->u.pa.logical_size)
+        rc = store_copies_prealloc(w->of, w->u.pa.logical_size);
     if (rc)
         conn_send_err(w->c, DDIO_T_PREALLOC | DDIO_REPLY, w->h.req, -rc,
                       "preallocate %s: %s", w->of->path, ddio_errno_name(-rc));
@@ -426,7 +428,12 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_handle(c, h, m.handle);
     if (!writable)
         return read_only(c, h, m.handle);
-    int rc = store_setsize(of, m.local_size);
+    /* an extending set_size reaches a server for its copies' sake too:
+     * nothing of it shrinks */
+    int rc = (m.flags & DDIO_SS_GROW) && m.local_size <= store_size(of) ? 0
+        : store_setsize(of, m.local_size);
+    if (rc == 0 && m.logical_size != UINT64_MAX)
+        rc = store_copies_setsize(of, m.logical_size, (m.flags & DDIO_SS_GROW) != 0);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "set size of %s: %s",
                              of->path, ddio_errno_name(-rc)), 0;

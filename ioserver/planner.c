@@ -43,9 +43,11 @@ static int64_t next_mine(const struct ddio_stripe *S, uint32_t me, int64_t off)
     return (int64_t)((s + add) * S->unit);
 }
 
-static int collect_one(const struct plan_in *in, const struct ddio_desc *d, struct vec *out)
+static int collect_one(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
+                       struct vec *out)
 {
     const uint64_t B = in->disks.unit;
+    const uint32_t me = in->views[v].me;
     int64_t first, end;
     ddio_desc_bounds(d, &first, &end);
     int64_t pos = first;
@@ -53,8 +55,8 @@ static int collect_one(const struct plan_in *in, const struct ddio_desc *d, stru
         int64_t off = ddio_desc_next(d, pos);
         if (off < 0)
             break;
-        if (ddio_layout_server(&in->stripe, (uint64_t)off) != in->me) {
-            pos = next_mine(&in->stripe, in->me, off);
+        if (ddio_layout_server(&in->stripe, (uint64_t)off) != me) {
+            pos = next_mine(&in->stripe, me, off);
             if (pos < 0)
                 break;
             continue;
@@ -64,11 +66,13 @@ static int collect_one(const struct plan_in *in, const struct ddio_desc *d, stru
             break;                /* local offsets only grow from here */
         if (in->max_blocks && out->n >= in->max_blocks)
             return -E2BIG;
-        if (vec_push(out, k))
+        if (k != plan_block_of(k))
+            return -EOVERFLOW;    /* no room for the view in the id */
+        if (vec_push(out, plan_id(v, k)))
             return -ENOMEM;
         if ((k + 1) > UINT64_MAX / B)
             break;
-        uint64_t nxt = ddio_layout_logical(&in->stripe, in->me, (k + 1) * B);
+        uint64_t nxt = ddio_layout_logical(&in->stripe, me, (k + 1) * B);
         if (nxt > (uint64_t)INT64_MAX)
             break;
         pos = (int64_t)nxt;
@@ -165,32 +169,63 @@ static int cmp_keyed(const void *a, const void *b)
     return (x->k > y->k) - (x->k < y->k);
 }
 
-/* order one disk's blocks (given in logical order) in place; returns the
- * number that had a physical address */
-static size_t sort_disk(const struct plan_in *in, int fd, uint64_t *blk, size_t n)
+/* the extents of every view's datafile on disk d up to the blocks' end
+ * (ex[v] NULL where FIEMAP gave nothing) */
+static void fiemap_views(const struct plan_in *in, uint32_t d, const uint64_t *blk, size_t n,
+                         struct extent **ex, size_t *nex)
 {
     const uint64_t B = in->disks.unit, D = in->disks.count;
-    uint64_t end = (blk[n - 1] / D + 1) * B;
-    size_t next = 0, mapped = 0;
-    struct extent *ex = fiemap_all(fd, end, &next);
-    struct keyed *k = ex ? malloc(n * sizeof(*k)) : NULL;
-    if (!k) {
-        free(ex);
-        return 0;
-    }
+    uint64_t end[DDIO_MAX_COPIES] = {0};
     for (size_t i = 0; i < n; i++) {
+        uint64_t e = (plan_block_of(blk[i]) / D + 1) * B;
+        uint32_t v = plan_view_of(blk[i]);
+        if (e > end[v])
+            end[v] = e;
+    }
+    for (uint32_t v = 0; v < in->nviews; v++)
+        ex[v] = end[v] ? fiemap_all(in->views[v].fds[d], end[v], &nex[v]) : NULL;
+}
+
+static void fiemap_free(struct extent **ex, uint32_t nviews)
+{
+    for (uint32_t v = 0; v < nviews; v++)
+        free(ex[v]);
+}
+
+/* block id's physical address on its disk, from its view's extents */
+static int phys_of(const struct plan_in *in, struct extent *const *ex, const size_t *nex,
+                   uint64_t id, uint64_t *phys)
+{
+    uint32_t v = plan_view_of(id);
+    uint64_t k = plan_block_of(id);
+    return ex[v] && lookup_phys(ex[v], nex[v], (k / in->disks.count) * in->disks.unit, phys);
+}
+
+/* order one disk's blocks (given in logical order) in place; returns the
+ * number that had a physical address. The views' datafiles on one disk
+ * share its device, so their addresses sort together: a mirrored write is
+ * one sweep, not one per copy. */
+static size_t sort_disk(const struct plan_in *in, uint32_t d, uint64_t *blk, size_t n)
+{
+    struct extent *ex[DDIO_MAX_COPIES] = {0};
+    size_t nex[DDIO_MAX_COPIES] = {0}, mapped = 0;
+    fiemap_views(in, d, blk, n, ex, nex);
+    struct keyed *k = malloc(n * sizeof(*k));
+    for (size_t i = 0; k && i < n; i++) {
         uint64_t phys;
         k[i].k = blk[i];
-        k[i].mapped = lookup_phys(ex, next, (blk[i] / D) * B, &phys);
+        k[i].mapped = phys_of(in, ex, nex, blk[i], &phys);
         k[i].key = k[i].mapped ? phys : blk[i];
         mapped += (size_t)k[i].mapped;
     }
-    qsort(k, n, sizeof(*k), cmp_keyed);
-    for (size_t i = 0; i < n; i++)
-        blk[i] = k[i].k;
+    if (k) {
+        qsort(k, n, sizeof(*k), cmp_keyed);
+        for (size_t i = 0; i < n; i++)
+            blk[i] = k[i].k;
+    }
     free(k);
-    free(ex);
-    return mapped;
+    fiemap_free(ex, in->nviews);
+    return k ? mapped : 0;
 }
 
 /* split by disk, sort each, interleave round-robin back into v */
@@ -203,20 +238,20 @@ static int order_physical(const struct plan_in *in, uint64_t *v, size_t n, int *
     size_t mapped = 0;
     if (rc == 0) {
         for (size_t i = 0; i < n; i++)
-            cnt[v[i] % D]++;
+            cnt[plan_block_of(v[i]) % D]++;
         for (uint32_t d = 1; d < D; d++)
             base[d] = base[d - 1] + cnt[d - 1];
         size_t *fill = calloc(D, sizeof(size_t));
         rc = fill ? 0 : -ENOMEM;
         for (size_t i = 0; fill && i < n; i++) {
-            uint32_t d = (uint32_t)(v[i] % D);
+            uint32_t d = (uint32_t)(plan_block_of(v[i]) % D);
             tmp[base[d] + fill[d]++] = v[i];
         }
         free(fill);
     }
     for (uint32_t d = 0; rc == 0 && d < D; d++)
         if (cnt[d] > 1)           /* one block has no order: spare the FIEMAP */
-            mapped += sort_disk(in, in->fds[d], tmp + base[d], cnt[d]);
+            mapped += sort_disk(in, d, tmp + base[d], cnt[d]);
     for (size_t i = 0, round = 0; rc == 0 && i < n; round++)
         for (uint32_t d = 0; d < D; d++)
             if (round < cnt[d])
@@ -249,13 +284,14 @@ int plan_blocks(const struct plan_in *in, uint64_t **blocks, size_t *n, int *sor
 {
     struct vec a = {0};
     *sorted = 0;
-    for (uint32_t i = 0; i < in->n; i++) {
-        int rc = in->descs[i] ? collect_one(in, in->descs[i], &a) : 0;
-        if (rc) {
-            free(a.v);
-            return rc;
+    for (uint32_t v = 0; v < in->nviews; v++)
+        for (uint32_t i = 0; i < in->n; i++) {
+            int rc = in->descs[i] ? collect_one(in, v, in->descs[i], &a) : 0;
+            if (rc) {
+                free(a.v);
+                return rc;
+            }
         }
-    }
     if (a.n)
         qsort(a.v, a.n, sizeof(*a.v), cmp_u64);
     a.n = uniq(a.v, a.n);
@@ -263,7 +299,7 @@ int plan_blocks(const struct plan_in *in, uint64_t **blocks, size_t *n, int *sor
     if (a.n && !in->nosort)
         rc = order_physical(in, a.v, a.n, sorted);
     if (rc == 0 && in->rotate)
-        rc = rotate_list(a.v, a.n, in->me, in->stripe.count);
+        rc = rotate_list(a.v, a.n, in->views[0].me, in->stripe.count);
     if (rc) {
         free(a.v);
         return rc;
@@ -275,30 +311,30 @@ int plan_blocks(const struct plan_in *in, uint64_t **blocks, size_t *n, int *sor
 
 uint64_t plan_out_of_order(const struct plan_in *in, const uint64_t *blocks, size_t n)
 {
-    const uint64_t B = in->disks.unit, D = in->disks.count;
+    const uint64_t D = in->disks.count;
     uint64_t bad = 0;
-    for (uint64_t d = 0; d < D && n > 0; d++) {
-        uint64_t end = 0, prev = 0, phys;
-        int have_prev = 0;
+    uint64_t *mine = n ? malloc(n * sizeof(*mine)) : NULL;
+    for (uint64_t d = 0; d < D && mine; d++) {
         size_t here = 0;
         for (size_t i = 0; i < n; i++)
-            if (blocks[i] % D == d) {
-                here++;
-                if ((blocks[i] / D + 1) * B > end)
-                    end = (blocks[i] / D + 1) * B;
-            }
+            if (plan_block_of(blocks[i]) % D == d)
+                mine[here++] = blocks[i];
         if (here < 2)             /* one block cannot be out of order: no FIEMAP */
             continue;
-        size_t next = 0;
-        struct extent *ex = fiemap_all(in->fds[d], end, &next);
-        for (size_t i = 0; ex && i < n; i++) {
-            if (blocks[i] % D != d || !lookup_phys(ex, next, (blocks[i] / D) * B, &phys))
+        struct extent *ex[DDIO_MAX_COPIES] = {0};
+        size_t nex[DDIO_MAX_COPIES] = {0};
+        uint64_t prev = 0, phys;
+        int have_prev = 0;
+        fiemap_views(in, (uint32_t)d, mine, here, ex, nex);
+        for (size_t i = 0; i < here; i++) {
+            if (!phys_of(in, ex, nex, mine[i], &phys))
                 continue;
             bad += have_prev && phys < prev;
             prev = phys;
             have_prev = 1;
         }
-        free(ex);
+        fiemap_free(ex, in->nviews);
     }
+    free(mine);
     return bad;
 }

@@ -8,21 +8,46 @@
 #include "ddio_desc.h"
 #include "ddio_layout.h"
 
+/* One local byte space the call is planned on: the server's own datafiles
+ * (stripe index me), or a mirror of index me it holds (ddio_layout.h). A
+ * mirrored write plans all of them into one sorted stream. */
+struct plan_view {
+    uint32_t me;                 /* the stripe index whose units it holds */
+    const int *fds;              /* its datafile per disk, for FIEMAP */
+};
+
+/* A planned block's id: its view in the top bits, its local block number
+ * below (every view has the same disks and block size: a local block k of
+ * any view lives on disk k % D) */
+#define PLAN_VIEW_SHIFT 56
+static inline uint64_t plan_id(uint32_t view, uint64_t k)
+{
+    return ((uint64_t)view << PLAN_VIEW_SHIFT) | k;
+}
+static inline uint32_t plan_view_of(uint64_t id)
+{
+    return (uint32_t)(id >> PLAN_VIEW_SHIFT);
+}
+static inline uint64_t plan_block_of(uint64_t id)
+{
+    return id & ((UINT64_C(1) << PLAN_VIEW_SHIFT) - 1);
+}
+
 struct plan_in {
     const struct ddio_desc *const *descs;  /* participants (NULL = none) */
     uint32_t n;
     struct ddio_stripe stripe;   /* the file's striping over servers */
-    uint32_t me;                 /* this server's stripe index */
+    const struct plan_view *views;   /* views[0]: the primary, or the one copy read */
+    uint32_t nviews;             /* 1..DDIO_MAX_COPIES */
     struct ddio_stripe disks;    /* {block size, ndisks}: local -> disk */
     uint64_t limit;              /* only blocks starting below this local offset */
-    const int *fds;              /* datafile per disk, for FIEMAP */
     int nosort;
     int rotate;                  /* start at me * n / stripe.count, wrap */
     size_t max_blocks;           /* bound on block entries collected (all
                                   * participants, before merging); 0 = none */
 };
 
-/* *blocks: malloc'd local block numbers in issue order. *sorted = 1 when
+/* *blocks: malloc'd block ids (plan_id) in issue order. *sorted = 1 when
  * the order came from physical addresses. 0 or -ENOMEM / -EOVERFLOW, or
  * -E2BIG when more than max_blocks entries would be needed.
  *

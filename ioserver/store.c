@@ -38,8 +38,11 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
     return store_roots_init(st, cfg, err, errlen);
 }
 
+static void store_copies_free(struct ofile *of);
+
 static void ofile_free(struct ofile *of)
 {
+    store_copies_free(of);
     for (int d = 0; d < of->ndisks; d++) {
         if (of->fds && of->fds[d] >= 0)
             close(of->fds[d]);
@@ -194,6 +197,84 @@ static void size_fold(struct ofile *of)
     }
 }
 
+/* ---- a mirrored file's copies ----------------------------------------------------- */
+
+/* A file of k copies keeps copy c of stripe index p's units on server
+ * (p + c) % N (ddio_layout.h; DESIGN.md section 6.1): this server holds,
+ * besides its own datafiles, copy c (1..k-1) of index (me - c) % N, as
+ * ROOT_d/.ddio/copyC/PATH on each disk d, byte for byte what server p keeps
+ * as ROOT_d/PATH, so a local offset names the same bytes in both. Under
+ * .ddio, so no client path reaches them and no listing shows them. Each
+ * copy is an ofile of its own (datafiles, size, block locks), owned by the
+ * file's: never in the open table, opened and freed with it. */
+
+static int open_copy(struct store *st, struct ofile *of, uint32_t c, int create,
+                     char *msg, size_t msglen)
+{
+    char cp[DDIO_MAX_STR + 32];
+    if (store_copy_path(cp, sizeof(cp), c, of->path)) {
+        snprintf(msg, msglen, "copy %u of %s: ENAMETOOLONG", c, of->path);
+        return -ENAMETOOLONG;
+    }
+    struct ofile *cof = ofile_new(st, cp);
+    if (!cof) {
+        snprintf(msg, msglen, "copy %u of %s: ENOMEM", c, of->path);
+        return -ENOMEM;
+    }
+    of->copy[c] = cof;
+    cof->layout = of->layout;
+    cof->layout.server_index = ddio_copy_of(of->layout.stripe_count,
+                                            of->layout.server_index, c);
+    int rc = open_datafiles(st, cof, create, msg, msglen);
+    if (rc == 0 && (rc = init_size(cof)) != 0)
+        snprintf(msg, msglen, "stat copy %u of %s: %s", c, of->path, ddio_errno_name(-rc));
+    return rc;
+}
+
+static int store_copies_open(struct store *st, struct ofile *of, int create, char *msg,
+                             size_t msglen)
+{
+    for (uint32_t c = 1; c < of->layout.copies && c < DDIO_MAX_COPIES; c++) {
+        int rc = open_copy(st, of, c, create, msg, msglen);
+        if (rc)
+            return rc;          /* the file's ofile_free frees what was opened */
+    }
+    return 0;
+}
+
+static void store_copies_free(struct ofile *of)
+{
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++)
+        if (of->copy[c]) {
+            ofile_free(of->copy[c]);
+            of->copy[c] = NULL;
+        }
+}
+
+static int store_copies_fds(const struct ofile *of, int *fds)
+{
+    int n = 0;
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++)
+        for (int d = 0; of->copy[c] && d < of->copy[c]->ndisks; d++)
+            fds[n++] = of->copy[c]->fds[d];
+    return n;
+}
+
+static int store_copies_unlink(struct store *st, const char *norm)
+{
+    char cp[DDIO_MAX_STR + 32];
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+        if (store_copy_path(cp, sizeof(cp), c, norm))
+            return -ENAMETOOLONG;
+        for (int d = 0; d < st->ndisks; d++) {
+            int rc = unlink_beneath(st->rootfd[d], cp, 0);
+            if (rc && rc != -ENOENT && rc != -ENOTDIR)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 static int datafile_exists(struct store *st, const char *path)
 {
     for (int d = 0; d < st->ndisks; d++) {
@@ -212,6 +293,13 @@ static int check_proposed(struct store *st, struct ddio_layout_rec *l, char *msg
         || l->server_index >= l->stripe_count) {
         snprintf(msg, msglen, "invalid layout (unit %" PRIu64 ", index %u of %u)",
                  l->stripe_unit, l->server_index, l->stripe_count);
+        return -EINVAL;
+    }
+    if (l->copies == 0)
+        l->copies = 1;
+    if (l->copies > DDIO_MAX_COPIES || l->copies > l->stripe_count) {
+        snprintf(msg, msglen, "invalid layout (%u copies on %u servers)", l->copies,
+                 l->stripe_count);
         return -EINVAL;
     }
     l->ndisks = (uint32_t)st->ndisks;
@@ -244,6 +332,8 @@ static int create_file(struct store *st, struct ofile *of, const struct ddio_lay
     }
     fault_hit(FAULT_CREATE_HALF);
     rc = open_datafiles(st, of, 1, msg, msglen);
+    if (rc == 0)
+        rc = store_copies_open(st, of, 1, msg, msglen);
     if (rc) {
         unlink_beneath(st->metafd, of->path, 0);
         return rc;
@@ -307,6 +397,8 @@ static int open_new(struct store *st, const char *path, uint32_t amode,
         rc = store_layout_check(st, &of->layout, msg, msglen);
         if (rc == 0)
             rc = open_datafiles(st, of, (amode & DDIO_O_CREAT) != 0, msg, msglen);
+        if (rc == 0)
+            rc = store_copies_open(st, of, (amode & DDIO_O_CREAT) != 0, msg, msglen);
         /* a create's resend (its first answer lost, maybe with the server
          * that made it) makes it durable as the create would have; a file
          * opened again takes its create's job if still queued */
@@ -460,6 +552,8 @@ int store_delete(struct store *st, const char *path, char *msg, size_t msglen)
         else if (rc == -ENOENT)
             rc = 0;
     }
+    if (rc == 0)
+        rc = store_copies_unlink(st, norm);
     struct ofile *of = find_open(st, norm);
     if (of && (found || rc == 0))
         of->deleted = 1;             /* stays usable by its handles, like unlink */
@@ -551,6 +645,40 @@ int store_prealloc(struct ofile *of, uint64_t off, uint64_t len)
     return rc;
 }
 
+static int copy_setsize(struct ofile *cof, uint64_t logical, int grow)
+{
+    struct ddio_stripe L = {cof->layout.stripe_unit, cof->layout.stripe_count};
+    uint64_t want = ddio_layout_local_size(&L, cof->layout.server_index, logical);
+    if (grow && want <= store_size(cof))
+        return 0;
+    return store_setsize(cof, want);
+}
+
+int store_copies_setsize(struct ofile *of, uint64_t logical, int grow)
+{
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+        int rc = of->copy[c] ? copy_setsize(of->copy[c], logical, grow) : 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int store_copies_prealloc(struct ofile *of, uint64_t logical)
+{
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+        struct ofile *cof = of->copy[c];
+        if (!cof)
+            continue;
+        struct ddio_stripe L = {cof->layout.stripe_unit, cof->layout.stripe_count};
+        int rc = store_prealloc(cof, 0, ddio_layout_local_size(&L, cof->layout.server_index,
+                                                               logical));
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* a new open file description of fd's file (buffered, whatever fd is) */
 static int reopen(int fd, int write)
 {
@@ -599,6 +727,10 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
 {
     int n = 0, rc;
     *sizefd = -1;
+    /* a same-host writer would bypass the copies: reads only (PROTOCOL.md
+     * "LOCAL") */
+    if (of->copy[1])
+        *write = 0;
     pthread_mutex_lock(&of->mu);
     rc = size_page(of);
     /* the first writer: only once no write is halfway through a block */
@@ -625,9 +757,16 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
     return rc;
 }
 
+/* a mirrored file's copies in the same batch: the sync returns when every
+ * copy of what it covers is durable */
 int store_sync(struct store *st, struct ofile *of)
 {
-    return store_meta_sync(st, of, of->fds, of->ndisks);
+    if (!of->copy[1])
+        return store_meta_sync(st, of, of->fds, of->ndisks);
+    int fds[DDIO_MAX_COPIES * DDIO_MAX_ROOTS], n = of->ndisks;
+    memcpy(fds, of->fds, sizeof(int) * (size_t)n);
+    n += store_copies_fds(of, fds + n);
+    return store_meta_sync(st, of, fds, n);
 }
 
 void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len)

@@ -19,8 +19,9 @@
 #include "locks.h"
 
 #define STORE_META_MAGIC   0x4D4C4444u   /* "DDLM" */
-#define STORE_META_VERSION 2u   /* 2: the creator's ids after the layout
-                                  * (1, still read: none) */
+#define STORE_META_VERSION 3u   /* 2: the creator's ids after the layout
+                                  * (1, still read: none); 3: the layout's
+                                  * copies (1 and 2, still read: one) */
 
 /* who created a file: the create's DDIO_O_ONCE ids (client 0: not known) */
 struct store_creator { uint64_t client, call; };
@@ -55,6 +56,9 @@ struct ofile {
     uint64_t *blk;               /* local blocks locked for read-modify-write */
     unsigned nblk, capblk;
     struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
+    struct ofile *copy[DDIO_MAX_COPIES];   /* copy[c], c >= 1: the mirror of
+                                  * index (me - c) mod N this server holds
+                                  * (store_copy.c); NULL without copies */
     struct meta_job *meta;       /* under store.meta.mu: created (by this
                                   * process), its layout record and directory
                                   * entries not known durable yet: the job
@@ -146,6 +150,12 @@ int store_setsize(struct ofile *of, uint64_t local_size);
  * for a moment to set it). 0 or -errno; the caller closes what it got. */
 int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds);
 int store_prealloc(struct ofile *of, uint64_t off, uint64_t len);
+
+/* A mirrored file's copies on this server (store_copy.c; DESIGN.md 6.1):
+ * each copy's local size set from the file's logical size (grow: never
+ * shrink), or allocated for [0, logical) of it. 0 or -errno. */
+int store_copies_setsize(struct ofile *of, uint64_t logical, int grow);
+int store_copies_prealloc(struct ofile *of, uint64_t logical);
 /* MPI_File_sync: fdatasync of every datafile. Both descriptors of a
  * datafile (O_DIRECT and its buffered twin) name one inode, so one
  * fdatasync writes the pages dirtied through either. */

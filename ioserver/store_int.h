@@ -3,6 +3,9 @@
 #ifndef DDIO_SRV_STORE_INT_H
 #define DDIO_SRV_STORE_INT_H
 
+#include <errno.h>
+#include <stdio.h>
+
 #include "store.h"
 
 /* the open file of a normalized path, not deleted; under st->mu */
@@ -11,4 +14,12 @@ struct ofile *find_open(struct store *st, const char *path);
  * pstat): once no open is at the file system (store_open) */
 void store_ns_lock(struct store *st);
 
+/* A mirrored file's copies (store.c: opened, sized, synced, deleted with
+ * the file; store_ns.c: renamed with it), ROOT_d/.ddio/copyC/PATH: the
+ * path of copy c into out; -ENAMETOOLONG if it does not fit */
+static inline int store_copy_path(char *out, size_t n, uint32_t c, const char *path)
+{
+    int len = snprintf(out, n, ".ddio/copy%u/%s", c, path);
+    return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+}
 #endif

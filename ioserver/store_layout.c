@@ -25,7 +25,8 @@ int store_meta_encode(const struct ddio_layout_rec *l, const struct store_creato
     return w->err;
 }
 
-/* version 1 (before creators were kept) is read as made by nobody known */
+/* version 1 (before creators were kept) is read as made by nobody known;
+ * versions 1 and 2 (before copies) as one copy */
 int store_meta_decode(const void *p, size_t n, struct ddio_layout_rec *l,
                       struct store_creator *cr)
 {
@@ -37,7 +38,7 @@ int store_meta_decode(const void *p, size_t n, struct ddio_layout_rec *l,
     if (r.err || magic != STORE_META_MAGIC || ver < 1 || ver > STORE_META_VERSION)
         return -EPROTO;
     memset(l, 0, sizeof(*l));
-    if (ddio_dec_layout(&r, l))
+    if ((ver >= 3 ? ddio_dec_layout(&r, l) : ddio_dec_layout_base(&r, l)) != 0)
         return -EPROTO;
     if (ver >= 2) {
         none.client = ddio_get_u64(&r);

@@ -28,6 +28,7 @@
 
 #include "cond.h"
 #include "fsyncs.h"
+#include "store_int.h"
 #include "store_meta.h"
 #include "store_roots.h"
 
@@ -65,6 +66,25 @@ static int parent_dir(int dirfd, const char *rel)
     return rc;
 }
 
+/* a mirrored file's copies' directories (ROOT_d/.ddio/copyC/...): those
+ * that exist (a file without copies has none) */
+static int copy_dirs(struct store *st, const char *path, struct fsync_op *ops, int *n)
+{
+    char cp[DDIO_MAX_STR + 32];
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+        if (store_copy_path(cp, sizeof(cp), c, path))
+            return -ENAMETOOLONG;
+        for (int d = 0; d < st->ndisks; d++) {
+            int fd = parent_dir(st->rootfd[d], cp);
+            if (fd >= 0)
+                ops[(*n)++] = (struct fsync_op){ .fd = fd };
+            else if (fd != -ENOENT)
+                return fd;
+        }
+    }
+    return 0;
+}
+
 /* a job's fsyncs appended to ops: the record, its directory and the
  * datafiles' directories (the datafiles themselves are the sync's
  * fdatasync: an fsync of them too would cost another journal commit, for
@@ -81,7 +101,7 @@ static int job_fds(struct store *st, const char *path, struct fsync_op *ops, int
     for (int d = 0; d < st->ndisks && fd >= 0; d++)
         if ((fd = parent_dir(st->rootfd[d], path)) >= 0)
             ops[(*n)++] = (struct fsync_op){ .fd = fd };
-    return fd < 0 ? fd : 0;
+    return fd < 0 ? fd : copy_dirs(st, path, ops, n);
 }
 
 /* in one batch (fsyncs.c): the datafiles' fdatasyncs (dfds[0..nd)) and,
@@ -89,9 +109,9 @@ static int job_fds(struct store *st, const char *path, struct fsync_op *ops, int
  * job's in *job_rc (a path gone has nothing left to make durable). */
 static int run(struct store *st, const char *path, const int *dfds, int nd, int *job_rc)
 {
-    /* at most: nd (one per disk) fdatasyncs, the record, its directory,
-     * and a directory per disk */
-    struct fsync_op ops[2 * DDIO_MAX_ROOTS + 2];
+    /* at most: nd (one per disk and copy) fdatasyncs, the record, its
+     * directory, and a directory per disk and copy */
+    struct fsync_op ops[2 * DDIO_MAX_COPIES * DDIO_MAX_ROOTS + 2];
     int n = 0, rc = 0, jrc = 0;
     for (; n < nd; n++)
         ops[n] = (struct fsync_op){ .fd = dfds[n], .data_only = 1 };

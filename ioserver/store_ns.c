@@ -262,6 +262,16 @@ static int dir_empty(int dirfd, const char *rel)
     return n ? -ENOTEMPTY : 0;
 }
 
+/* the directory's copy trees, when empty (best effort: a leftover empty
+ * directory under .ddio costs nothing and is reused) */
+static void store_copies_rmdir(struct store *st, const char *norm)
+{
+    char cp[DDIO_MAX_STR + 32];
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++)
+        for (int d = 0; d < st->ndisks && !store_copy_path(cp, sizeof(cp), c, norm); d++)
+            (void)unlink_beneath(st->rootfd[d], cp, AT_REMOVEDIR);
+}
+
 int store_rmdir(struct store *st, const char *path, char *msg, size_t msglen)
 {
     char norm[DDIO_MAX_STR + 1];
@@ -278,6 +288,7 @@ int store_rmdir(struct store *st, const char *path, char *msg, size_t msglen)
         int mrc = unlink_beneath(st->metafd, norm, AT_REMOVEDIR);   /* layout records' mirror, if any */
         if (mrc && mrc != -ENOENT)
             DDIO_WARN("rmdir %s: layout directory: %s", norm, ddio_errno_name(-mrc));
+        store_copies_rmdir(st, norm);
     }
     pthread_mutex_unlock(&st->mu);
     if (rc)
@@ -299,6 +310,53 @@ static int rename_at(int dirfd, const char *from, const char *to)
     return rc;
 }
 
+static void store_copies_repath(struct ofile *of)
+{
+    char cp[DDIO_MAX_STR + 32];
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+        char *np;
+        if (!of->copy[c] || store_copy_path(cp, sizeof(cp), c, of->path) || !(np = strdup(cp)))
+            continue;           /* (only names in messages) */
+        free(of->copy[c]->path);
+        of->copy[c]->path = np;
+    }
+}
+
+static int rename_copy(int dirfd, const char *from, const char *to)
+{
+    const char *fname, *tname;
+    int ffd = open_parent(dirfd, from, &fname);
+    if (ffd < 0)
+        return ffd == -ENOTDIR ? -ENOENT : ffd;
+    int rc = mkdir_parents(dirfd, to);
+    int tfd = rc ? rc : open_parent(dirfd, to, &tname);
+    if (tfd >= 0) {
+        rc = renameat(ffd, fname, tfd, tname) ? -errno : 0;
+        close(tfd);
+    } else {
+        rc = tfd;
+    }
+    close(ffd);
+    return rc;
+}
+
+/* a file's copies, or a directory's tree of them (there only once a
+ * mirrored file was created under it) */
+static int store_copies_rename(struct store *st, const char *from, const char *to)
+{
+    char cf[DDIO_MAX_STR + 32], ct[DDIO_MAX_STR + 32];
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+        if (store_copy_path(cf, sizeof(cf), c, from) || store_copy_path(ct, sizeof(ct), c, to))
+            return -ENAMETOOLONG;
+        for (int d = 0; d < st->ndisks; d++) {
+            int rc = rename_copy(st->rootfd[d], cf, ct);
+            if (rc && rc != -ENOENT)
+                return rc;
+        }
+    }
+    return 0;
+}
+
 /* open files keep working after a rename; their table paths follow it */
 static void rename_open(struct store *st, const char *from, const char *to)
 {
@@ -311,6 +369,7 @@ static void rename_open(struct store *st, const char *from, const char *to)
         else if ((np = renamed_path(of->path, from, to))) {
             free(of->path);
             of->path = np;
+            store_copies_repath(of);
         }
     }
 }
@@ -329,6 +388,11 @@ static int rename_all(struct store *st, const char *from, const char *to, int is
         if (mrc && !(mrc == -ENOENT && !is_file))
             rc = mrc;
     }
+    /* a mirrored file's copies (or a directory's trees of them) follow;
+     * after the datafiles, so a failure here leaves copies under the old
+     * name, which a reopen reports (ENOENT) rather than misreads */
+    if (rc == 0)
+        rc = store_copies_rename(st, from, to);
     if (rc == 0) {
         rename_open(st, from, to);
         store_meta_rename(st, from, to);

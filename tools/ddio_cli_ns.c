@@ -36,8 +36,9 @@ static void json_stat(FILE *f, const char *key, const char *name, const struct d
                "\"uid\": %u, \"gid\": %u, \"mtime_ns\": %" PRIu64, st->is_dir ? "dir" : "file",
             st->size, (unsigned)st->mode, st->uid, st->gid, st->mtime_ns);
     if (!st->is_dir)
-        fprintf(f, ", \"stripe_unit\": %" PRIu64 ", \"stripe_count\": %u", st->stripe.unit,
-                st->stripe.count);
+        fprintf(f, ", \"stripe_unit\": %" PRIu64 ", \"stripe_count\": %u, "
+                "\"redundancy\": \"%s\"", st->stripe.unit, st->stripe.count,
+                ddio_redundancy_name(st->copies));
     fputc('}', f);
 }
 
@@ -185,8 +186,8 @@ int cmd_stat(struct cli *o)
            "mtime: %s\n", path, st.is_dir ? "directory" : "file", st.size, (unsigned)st.mode,
            mode, st.uid, st.gid, when);
     if (!st.is_dir)
-        printf("stripe_unit: %" PRIu64 "\nstripe_count: %u\n", st.stripe.unit,
-               st.stripe.count);
+        printf("stripe_unit: %" PRIu64 "\nstripe_count: %u\nredundancy: %s\n", st.stripe.unit,
+               st.stripe.count, ddio_redundancy_name(st.copies));
     return 0;
 }
 

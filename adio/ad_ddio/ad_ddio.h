@@ -93,6 +93,9 @@ typedef struct ADIOI_DDIO_File {
                                  * flattened-list path (Tree_from_flat) */
     int mem_builder;            /* ddio_mem_builder published: 0 none yet, else
                                  * 1 + from_type (Info_set only on a change) */
+    int copies;                 /* romio_ddio_redundancy for files this open
+                                 * creates: 0 not given (none), else 1..3;
+                                 * DDIO_REDUNDANCY_EC / _BAD: refused at open */
     int striping_factor;        /* <= 0: all servers */
     int striping_factor_given;  /* the hint was present */
     int transport;              /* romio_ddio_transport: enum ddio_xport, -1 = not given

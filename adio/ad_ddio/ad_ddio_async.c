@@ -416,6 +416,7 @@ static ADIOI_DDIO_Afile *afile_get(ADIO_File fd, ADIOI_DDIO_Err * e)
     af->sh.amode = f->fh.amode;
     af->sh.nsrv = n;
     af->sh.stripe = f->fh.stripe;
+    af->sh.copies = f->fh.copies;
     af->sh.timeout_ms = f->fh.timeout_ms;
     af->sh.recover_ms = f->fh.recover_ms;
     af->sh.local_read = f->fh.local_read;

@@ -28,6 +28,8 @@ static int err_class(int errnum)
             return MPI_ERR_BAD_FILE;
         case EINVAL:
             return MPI_ERR_ARG;
+        case EOPNOTSUPP:
+            return MPI_ERR_UNSUPPORTED_OPERATION;
         case ADIOI_DDIO_EINTERN:
             return MPI_ERR_INTERN;
         default:

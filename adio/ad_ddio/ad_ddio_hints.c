@@ -53,6 +53,13 @@
  *                                         servers' TCP messages, auto (default,
  *                                         or DDIO_TRANSPORT): UCX for servers it
  *                                         has a one-copy path to (ddio_xport.h)
+ *   romio_ddio_redundancy none|mirror|mirror:3  copies of a file this open
+ *                                         creates (default none; mirror: 2).
+ *                                         An existing file keeps the mode it
+ *                                         was created with, and get_info
+ *                                         reports that. ec:K+M and anything
+ *                                         else: an error on every rank (never
+ *                                         a file without the asked copies)
  *   striping_unit, striping_factor        layout of files this open creates
  *   romio_cb_read, romio_cb_write         ROMIO's, with ROMIO's meaning for
  *                                         "disable": that direction's
@@ -160,6 +167,26 @@ static void install_transport(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
         f->transport = v;
 }
 
+/* Unlike other hints, a value not understood is an error: a typo must
+ * not quietly create a file without the copies it asked for. SetInfo's
+ * error at open is dropped by ROMIO's ADIO_Open, so the refusal is noted
+ * (f->copies < 0) and the open fails with it (ad_ddio_open.c). */
+static void install_redundancy(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
+                               char *myname, int *error_code)
+{
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag, v;
+
+    ADIOI_Info_get(info, "romio_ddio_redundancy", MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return;
+    v = ddio_redundancy_parse(value);
+    if (!same_everywhere(fd, v, "romio_ddio_redundancy", myname, error_code))
+        return;
+    if (!f->fh.srv)            /* an open file keeps its stored mode */
+        f->copies = v;
+}
+
 static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
 {
     char value[32];
@@ -180,6 +207,10 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
                    f->check_desc == ADIOI_HINT_ENABLE ? "enable" : "disable");
     ADIOI_Info_set(fd->info, "romio_ddio_type_desc",
                    f->type_desc == ADIOI_HINT_DISABLE ? "disable" : "enable");
+    /* an open file's own mode (its layout's), else what a create would ask */
+    if (f->fh.srv || f->copies >= 0)
+        ADIOI_Info_set(fd->info, "romio_ddio_redundancy",
+                       ddio_redundancy_name(f->fh.srv ? f->fh.copies : (uint32_t) f->copies));
     if (f->transport >= 0)
         ADIOI_Info_set(fd->info, "romio_ddio_transport", f->transport == DDIO_XPORT_UCX ? "ucx"
                        : f->transport == DDIO_XPORT_TCP ? "tcp" : "auto");
@@ -255,6 +286,7 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
                                          &f->timeout_s, myname, error_code);
         install_collective(fd, f, users_info, myname, error_code);
         install_transport(fd, f, users_info, myname, error_code);
+        install_redundancy(fd, f, users_info, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_presort",
                                              &f->presort, myname, error_code);
         ADIOI_Info_check_and_install_enabled(fd, users_info, "romio_ddio_local_read",

@@ -44,6 +44,19 @@ static void create_args(ADIO_File fd, ADIOI_DDIO_File * f, struct ddio_create *c
      * the client core's 0666 less the umask, as ad_ufs creates */
     cr->mode_set = fd->perm != ADIO_PERM_NULL;
     cr->mode = cr->mode_set ? (uint32_t) fd->perm : 0;
+    cr->copies = f->copies;
+}
+
+/* romio_ddio_redundancy that cannot be honoured fails the open (SetInfo
+ * noted it): never a file without the copies asked for */
+static int redundancy_refused(const ADIOI_DDIO_File * f, ADIOI_DDIO_Err * e)
+{
+    if (f->copies == DDIO_REDUNDANCY_EC)
+        ddio_err_set(e, EOPNOTSUPP, "ddio: romio_ddio_redundancy=ec:K+M: erasure coding is "
+                     "not supported (none, mirror or mirror:3)");
+    else if (f->copies < 0)
+        ddio_err_set(e, EINVAL, "ddio: romio_ddio_redundancy: not none, mirror or mirror:3");
+    return f->copies < 0;
 }
 
 /* ---- Open --------------------------------------------------------------------- */
@@ -77,6 +90,8 @@ static void publish_layout(ADIO_File fd, ADIOI_DDIO_File * f)
     fd->hints->striping_factor = f->fh.nsrv;
     snprintf(value, sizeof(value), "%llu", (unsigned long long) f->fh.stripe.unit);
     ADIOI_Info_set(fd->info, "striping_unit", value);
+    /* the stored mode wins over a hint given for an existing file */
+    ADIOI_Info_set(fd->info, "romio_ddio_redundancy", ddio_redundancy_name(f->fh.copies));
     /* a non-positive striping_factor hint was ignored ("use all servers");
      * ROMIO's helper already echoed it into the info and its file_info test
      * expects to read it back, so only a real request or none is replaced by
@@ -127,6 +142,8 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
 
     fd->fd_sys = -1;    /* no generic POSIX path may touch fd 0 */
     fd->fd_direct = -1;
+    if (redundancy_refused(f, e))
+        return -1;
     f->fh.timeout_ms = ddio_timeout_ms(f->timeout_s);
     /* a lost connection is recovered for up to recover_ms (reconnect,
      * reopen, resend: ddio_core.h), then fails the file's calls */

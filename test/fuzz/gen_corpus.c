@@ -44,6 +44,7 @@ static void layout(struct ddio_layout_rec *l, uint32_t count)
     l->server_index = 0;
     l->ndisks = 2;
     l->block_size = 1u << 22;
+    l->copies = count >= 2 ? 2 : 1;
     for (uint32_t i = 0; i < count; i++)
         memset(l->ids[i], (int)(i + 1), DDIO_ID_LEN);
 }
@@ -148,12 +149,14 @@ static void gen_messages(void)
     ddio_enc_path_req(&w, &pr);
     emit("path_req", FZ_PATH_REQ, &w);
 
-    struct ddio_setsize ss = { .handle = 7, .local_size = 100 };
+    struct ddio_setsize ss = { .handle = 7, .local_size = 100, .logical_size = 300,
+                               .flags = DDIO_SS_GROW };
     ddio_wbuf_init(&w);
     ddio_enc_setsize(&w, &ss);
     emit("setsize", FZ_SETSIZE, &w);
 
-    struct ddio_prealloc pa = { .handle = 7, .local_off = 0, .local_len = 1u << 20 };
+    struct ddio_prealloc pa = { .handle = 7, .local_off = 0, .local_len = 1u << 20,
+                                .logical_size = 3u << 20 };
     ddio_wbuf_init(&w);
     ddio_enc_prealloc(&w, &pa);
     emit("prealloc", FZ_PREALLOC, &w);
@@ -278,6 +281,14 @@ static void emit_desc(const char *name, struct ddio_node *root, int64_t disp, in
     ddio_wbuf_init(&x);
     ddio_enc_xfer(&x, &xf);
     snprintf(xname, sizeof(xname), "xfer-ucx-%s", name);
+    emit(xname, FZ_XFER, &x);
+    xf.flags = DDIO_XF_COPY;      /* a lost server's part from a copy */
+    xf.nparticipants = 1;
+    xf.rank = 0;
+    xf.copy = 1;
+    ddio_wbuf_init(&x);
+    ddio_enc_xfer(&x, &xf);
+    snprintf(xname, sizeof(xname), "xfer-copy-%s", name);
     emit(xname, FZ_XFER, &x);
     emit(name, FZ_DESC, &w);
     ddio_desc_free(&d);

@@ -241,6 +241,51 @@ if t_selected hot; then   # the servers' page cache (ioserver/pcache.h): hot re-
     "mpiexec -n 3 '$bin/t_durable' write ddio:/durable && pkill -KILL -P \$PPID -x ddio-server && sleep 0.5"
   t_step hot-durable-check "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_durable" check ddio:/durable
 fi
+if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost server
+  # 3 servers, 4 ranks: t_mirror writes a mirrored file (collective and
+  # independent), sizes and syncs it, has server K SIGKILLed and its root
+  # deleted (kill-server.sh), reads every byte back (collective and
+  # independent) and dumps what it read, which must be the ufs: run's file;
+  # the survivors must have served the lost server's part from their copies
+  # (STATS copy_reads). Then: every copy is its primary byte for byte, ddio
+  # stat says "mirror", and ddio rm removes the copies too; the refusals.
+  ufs_run mirror 4 "$bin/t_mirror" /dev/null; mirror_ufs="$U/mirror"
+  COPY_READS='$2=="copy_reads"{s+=$3} END{if (s==0) {print "no survivor served a copy"; exit 1}}'
+  export top tmp COPY_READS
+  for k in 1 0 2; do
+    root="$tmp/srv-mirror-$k"; mkdir -p "$root"
+    t_step "mirror-kill$k/ddio" env DDIO_TEST_KILL="$here/kill-server.sh $k $root" \
+      "$run" -s 3 --root "$root" -- bash -c '
+        mpiexec -n 4 "$0" "$1" ddio:/mirror || exit 1
+        IFS=, read -ra all <<< "$DDIO_SERVERS"; live=()
+        for i in "${!all[@]}"; do [ "$i" = "$2" ] || live+=("${all[$i]}"); done
+        "$top/tools/ddio" stats -s "$(IFS=,; echo "${live[*]}")" copy_reads > "$tmp/mirror-stats.$2" &&
+          cat "$tmp/mirror-stats.$2" && awk "$COPY_READS" "$tmp/mirror-stats.$2"' \
+      "$bin/t_mirror" "$tmp/mirror-$k.dump" "$k"
+    t_step "mirror-kill$k/cmp" cmp "$tmp/mirror-$k.dump" "$mirror_ufs"
+  done
+  # mirror:3 on 3 servers: two of them lost, the third serves everything
+  root="$tmp/srv-mirror3"; mkdir -p "$root"
+  t_step mirror3-kill01/ddio env T_MIRROR_MODE=mirror:3 \
+    DDIO_TEST_KILL="$here/kill-server.sh 0 $root && $here/kill-server.sh 1 $root" \
+    "$run" -s 3 --root "$root" -- bash -c '
+      mpiexec -n 4 "$0" "$1" ddio:/mirror || exit 1
+      "$top/tools/ddio" stats -s "${DDIO_SERVERS##*,}" copy_reads > "$tmp/mirror3-stats" &&
+        cat "$tmp/mirror3-stats" && awk "$COPY_READS" "$tmp/mirror3-stats"' \
+    "$bin/t_mirror" "$tmp/mirror3.dump"
+  t_step mirror3-kill01/cmp cmp "$tmp/mirror3.dump" "$mirror_ufs"
+  root="$tmp/srv-mirror-keep"; mkdir -p "$root"
+  t_step mirror-copies "$run" -s 3 --root "$root" -- bash -c '
+    mpiexec -n 4 "$0" /dev/null ddio:/mirror || exit 1
+    for i in 0 1 2; do j=$(( (i + 1) % 3 ))
+      cmp "$1/s$i/mirror" "$1/s$j/.ddio/copy1/mirror" || exit 1
+      echo "server $i: its copy on server $j is the same"; done
+    "$2/tools/ddio" stat /mirror | grep -x "redundancy: mirror" || exit 1
+    "$2/tools/ddio" rm /mirror || exit 1
+    for i in 0 1 2; do [ ! -e "$1/s$i/.ddio/copy1/mirror" ] || { echo "copy left on $i"; exit 1; }; done
+    echo "ddio rm removed every copy"' "$bin/t_mirror" "$root" "$top"
+  t_step mirror-errors "$run" -s 3 --root "$root" -- mpiexec -n 4 "$bin/t_mirror" errors ddio:/mirror-e
+fi
 if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_local.c)
   # t_local (reads; its writes are independent contiguous ranges too): every
   # server handed its descriptors over and served no read and no write

@@ -373,7 +373,8 @@ struct xres cl_xfer_hold(struct cl *c, uint64_t handle, uint32_t op, uint32_t fl
     struct ddio_xfer x = {handle, op, flags, group, seq, n, rank, tmo, (uint32_t)dw.len, dw.p,
                           ucx_token, (flags & DDIO_XF_UCX) ? d->length : 0,
                           (flags & DDIO_XF_INLINE) ? (uint32_t)d->length : 0,
-                          (flags & DDIO_XF_INLINE) ? buf : NULL, 0, 0};
+                          (flags & DDIO_XF_INLINE) ? buf : NULL, 0, 0,
+                          (flags & DDIO_XF_COPY) ? (uint32_t)ucx_token : 0};
     ddio_wbuf_init(&w);
     ddio_enc_xfer(&w, &x);
     ddio_wbuf_free(&dw);

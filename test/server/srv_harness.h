@@ -116,6 +116,7 @@ int cl_lock(struct cl *c, uint64_t h, uint32_t cmd, uint32_t type, uint64_t star
 int cl_lock_as(struct cl *c, uint64_t h, uint32_t cmd, uint32_t type, uint64_t start,
                uint64_t len, uint32_t tmo, uint32_t flags, uint64_t client);
 void build_desc(const struct dspec *s, struct ddio_desc *d);
+/* ucx_token: with DDIO_XF_UCX the PUT sinks' token, with DDIO_XF_COPY the copy */
 struct xres cl_xfer_hold(struct cl *c, uint64_t handle, uint32_t op, uint32_t flags,
                                 uint64_t group, uint64_t seq, uint32_t n, uint32_t rank,
                                 const struct ddio_desc *d, uint8_t *buf, uint8_t *got,
@@ -152,6 +153,7 @@ void test_independent_4k_of_2(void);
 void test_inline(void);
 void test_once(void);
 void test_local(void);
+void test_mirror(void);
 void test_collective(void);
 void test_resent_gate(void);
 void test_write_order(void);

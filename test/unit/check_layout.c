@@ -412,6 +412,86 @@ START_TEST(disk_mapping)
 }
 END_TEST
 
+/* Copies: every index's copies sit on distinct servers, each server holds
+ * exactly `copies` indices (one per copy number), and held/of/server agree. */
+START_TEST(copy_placement)
+{
+    for (uint32_t n = 1; n <= 9; n++)
+        for (uint32_t k = 1; k <= DDIO_MAX_COPIES && k <= n; k++)
+            for (uint32_t p = 0; p < n; p++) {
+                uint32_t seen = 0;
+                for (uint32_t c = 0; c < k; c++) {
+                    uint32_t s = ddio_copy_server(n, p, c);
+                    ck_assert_uint_lt(s, n);
+                    ck_assert_uint_eq(s, (p + c) % n);
+                    ck_assert_uint_eq(ddio_copy_of(n, s, c), p);
+                    ck_assert_int_eq(ddio_copy_held(n, k, s, p), (int)c);
+                    ck_assert(!(seen & (1u << s)));      /* different servers */
+                    seen |= 1u << s;
+                }
+                uint32_t held = 0;
+                for (uint32_t s = 0; s < n; s++)
+                    held += ddio_copy_held(n, k, s, p) >= 0;
+                ck_assert_uint_eq(held, k);
+            }
+    /* out of range: nothing held */
+    ck_assert_int_eq(ddio_copy_held(3, 2, 3, 0), -1);
+    ck_assert_int_eq(ddio_copy_held(3, 2, 0, 3), -1);
+    ck_assert_int_eq(ddio_copy_held(0, 2, 0, 0), -1);
+    /* 3 servers, 2 copies: server 1 holds index 1 and index 0's mirror */
+    ck_assert_int_eq(ddio_copy_held(3, 2, 1, 0), 1);
+    ck_assert_int_eq(ddio_copy_held(3, 2, 1, 2), -1);
+    ck_assert_uint_eq(ddio_copy_of(3, 0, 1), 2);
+    /* large counts do not overflow */
+    ck_assert_uint_eq(ddio_copy_server(256, 255, 2), 1);
+    ck_assert_uint_eq(ddio_copy_of(256, 1, 2), 255);
+}
+END_TEST
+
+/* A range touches server s through any index s holds a copy of: with one
+ * unit in [0, 1 MiB) (index 0), servers 0 and 1 hold it with 2 copies, 0,
+ * 1 and 2 with 3, and only 0 without copies. */
+START_TEST(copy_touched)
+{
+    struct ddio_stripe L = {.unit = 1u << 20, .count = 4};
+    uint64_t MiB = 1u << 20;
+    for (uint32_t s = 0; s < 4; s++) {
+        ck_assert_int_eq(ddio_copy_touched(&L, 1, s, 10, 100), s == 0);
+        ck_assert_int_eq(ddio_copy_touched(&L, 2, s, 10, 100), s <= 1);
+        ck_assert_int_eq(ddio_copy_touched(&L, 3, s, 10, 100), s <= 2);
+        /* index 3's unit: its mirror wraps to server 0 */
+        ck_assert_int_eq(ddio_copy_touched(&L, 2, s, 3 * MiB, MiB), s == 3 || s == 0);
+        ck_assert_int_eq(ddio_copy_touched(&L, 2, s, 0, 0), 0);
+        ck_assert_int_eq(ddio_copy_touched(&L, 2, s, 0, 8 * MiB), 1);
+    }
+    /* exhaustive against the definition on a small layout */
+    struct ddio_stripe M = {.unit = 8, .count = 3};
+    for (uint64_t off = 0; off < 60; off += 3)
+        for (uint64_t len = 0; len < 40; len += 5)
+            for (uint32_t s = 0; s < 3; s++) {
+                int want = 0;
+                for (uint64_t b = off; b < off + len; b++)
+                    want |= ddio_copy_held(3, 2, s, ddio_layout_server(&M, b)) >= 0;
+                ck_assert_int_eq(ddio_copy_touched(&M, 2, s, off, len), want);
+            }
+}
+END_TEST
+
+START_TEST(redundancy_names)
+{
+    ck_assert_int_eq(ddio_redundancy_parse("none"), 1);
+    ck_assert_int_eq(ddio_redundancy_parse("mirror"), 2);
+    ck_assert_int_eq(ddio_redundancy_parse("mirror:2"), 2);
+    ck_assert_int_eq(ddio_redundancy_parse("mirror:3"), 3);
+    ck_assert_int_eq(ddio_redundancy_parse("ec:4+2"), DDIO_REDUNDANCY_EC);
+    ck_assert_int_eq(ddio_redundancy_parse("mirror:4"), DDIO_REDUNDANCY_BAD);
+    ck_assert_int_eq(ddio_redundancy_parse("Mirror"), DDIO_REDUNDANCY_BAD);
+    ck_assert_int_eq(ddio_redundancy_parse(""), DDIO_REDUNDANCY_BAD);
+    for (uint32_t k = 1; k <= DDIO_MAX_COPIES; k++)
+        ck_assert_int_eq(ddio_redundancy_parse(ddio_redundancy_name(k)), (int)k);
+}
+END_TEST
+
 static Suite *layout_suite(void)
 {
     Suite *s = suite_create("layout");
@@ -423,6 +503,9 @@ static Suite *layout_suite(void)
     tcase_add_test(tc, one_piece);
     tcase_add_test(tc, overflow_edges);
     tcase_add_test(tc, disk_mapping);
+    tcase_add_test(tc, copy_placement);
+    tcase_add_test(tc, copy_touched);
+    tcase_add_test(tc, redundancy_names);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;

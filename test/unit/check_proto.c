@@ -31,6 +31,7 @@ static void fill_layout(struct ddio_layout_rec *l, uint32_t count)
     l->server_index = count - 1;
     l->ndisks = 3;
     l->block_size = 4u << 20;
+    l->copies = count >= 2 ? 2 : 1;         /* mirrored where it can be */
     for (uint32_t i = 0; i < count; i++)
         for (uint32_t j = 0; j < DDIO_ID_LEN; j++)
             l->ids[i][j] = (uint8_t)(i * 31 + j + 1);
@@ -115,13 +116,15 @@ static void enc_path_req(struct ddio_wbuf *w)
 
 static void enc_setsize(struct ddio_wbuf *w)
 {
-    struct ddio_setsize m = { .handle = 5, .local_size = 1ull << 33 };
+    struct ddio_setsize m = { .handle = 5, .local_size = 1ull << 33,
+                              .logical_size = 3ull << 33, .flags = DDIO_SS_GROW };
     ddio_enc_setsize(w, &m);
 }
 
 static void enc_prealloc(struct ddio_wbuf *w)
 {
-    struct ddio_prealloc m = { .handle = 6, .local_off = 4096, .local_len = 1ull << 31 };
+    struct ddio_prealloc m = { .handle = 6, .local_off = 4096, .local_len = 1ull << 31,
+                               .logical_size = 3ull << 31 };
     ddio_enc_prealloc(w, &m);
 }
 
@@ -855,7 +858,7 @@ START_TEST(rt_open)
     struct ddio_layout_rec want;
     ENCODE(enc_open, w);
     /* only stripe_count ids go on the wire */
-    ck_assert_uint_eq(w.len, 4 + strlen("data/matrix.bin") + 4 + 28 + 3 * DDIO_ID_LEN);
+    ck_assert_uint_eq(w.len, 4 + strlen("data/matrix.bin") + 4 + 32 + 3 * DDIO_ID_LEN);
     ck_assert_int_eq(ddio_dec_open(w.p, w.len, &m), 0);
     ck_assert_str_eq(m.path, "data/matrix.bin");
     ck_assert_uint_eq(m.amode, DDIO_O_RDWR | DDIO_O_CREAT);
@@ -924,7 +927,7 @@ START_TEST(rt_layout_max)
     ddio_wbuf_init(&w);
     ddio_enc_layout(&w, &l);
     ck_assert_int_eq(w.err, 0);
-    ck_assert_uint_eq(w.len, 28 + DDIO_MAX_SERVERS * DDIO_ID_LEN);
+    ck_assert_uint_eq(w.len, 32 + DDIO_MAX_SERVERS * DDIO_ID_LEN);
     ddio_rbuf_init(&r, w.p, w.len);
     ck_assert_int_eq(ddio_dec_layout(&r, &g), 0);
     ck_assert_int_eq(ddio_rbuf_done(&r), 0);
@@ -970,6 +973,10 @@ START_TEST(rt_small)
     ck_assert_int_eq(ddio_dec_setsize(w.p, w.len, &ss), 0);
     ck_assert_uint_eq(ss.handle, 5);
     ck_assert_uint_eq(ss.local_size, 1ull << 33);
+    ck_assert_uint_eq(ss.logical_size, 3ull << 33);
+    ck_assert_uint_eq(ss.flags, DDIO_SS_GROW);
+    w.p[w.len - 4] = 2;                                     /* an unknown flag */
+    ck_assert_int_eq(ddio_dec_setsize(w.p, w.len, &ss), -EPROTO);
     ddio_wbuf_free(&w);
 
     ENCODE(enc_prealloc, w);
@@ -977,6 +984,7 @@ START_TEST(rt_small)
     ck_assert_uint_eq(pa.handle, 6);
     ck_assert_uint_eq(pa.local_off, 4096);
     ck_assert_uint_eq(pa.local_len, 1ull << 31);
+    ck_assert_uint_eq(pa.logical_size, 3ull << 31);
     ddio_wbuf_free(&w);
 
     ENCODE(enc_lock, w);
@@ -1019,6 +1027,41 @@ START_TEST(rt_xfer)
     for (unsigned i = 0; i < 11; i++)
         ck_assert_uint_eq(got[i], i + 1);
     ddio_wbuf_free(&w);
+}
+END_TEST
+
+/* DDIO_XF_COPY: a lost server's part read from a copy; one participant,
+ * a read, copy 1..2 */
+static int xfer_copy(uint32_t op, uint32_t flags, uint32_t n, uint32_t copy, struct ddio_xfer *y)
+{
+    struct ddio_wbuf w;
+    struct ddio_xfer m = { .handle = 9, .op = op, .flags = flags | DDIO_XF_COPY,
+                           .nparticipants = n, .timeout_ms = 1000,
+                           .desc_len = sizeof(sample_desc), .desc = sample_desc, .copy = copy };
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &m);
+    int rc = ddio_dec_xfer(w.p, w.len, y);
+    if (rc == 0)
+        ck_assert_int_ne(ddio_dec_xfer(w.p, w.len - 1, y), 0);   /* truncated tail */
+    if (rc == 0)
+        rc = ddio_dec_xfer(w.p, w.len, y);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+START_TEST(rt_xfer_copy)
+{
+    struct ddio_xfer y;
+    ck_assert_int_eq(xfer_copy(DDIO_X_READ, 0, 1, 1, &y), 0);
+    ck_assert_uint_eq(y.copy, 1);
+    ck_assert_uint_eq(y.flags, DDIO_XF_COPY);
+    ck_assert_int_eq(xfer_copy(DDIO_X_READ, DDIO_XF_NOSORT, 1, 2, &y), 0);
+    ck_assert_uint_eq(y.copy, 2);
+    ck_assert_int_eq(xfer_copy(DDIO_X_READ, 0, 1, 0, &y), -EPROTO);
+    ck_assert_int_eq(xfer_copy(DDIO_X_READ, 0, 1, 3, &y), -EPROTO);
+    ck_assert_int_eq(xfer_copy(DDIO_X_WRITE, 0, 1, 1, &y), -EPROTO);
+    ck_assert_int_eq(xfer_copy(DDIO_X_READ, 0, 2, 1, &y), -EPROTO);
+    ck_assert_int_eq(xfer_copy(DDIO_X_READ, DDIO_XF_COLLECTIVE, 1, 1, &y), -EPROTO);
 }
 END_TEST
 
@@ -1279,7 +1322,7 @@ END_TEST
 /* ---- oversized and inconsistent fields ---------------------------------------------------- */
 
 static void put_layout_raw(struct ddio_wbuf *w, uint64_t unit, uint32_t count,
-                           uint32_t index, uint32_t nids)
+                           uint32_t index, uint32_t nids, uint32_t copies)
 {
     ddio_put_u64(w, unit);
     ddio_put_u32(w, count);
@@ -1288,19 +1331,26 @@ static void put_layout_raw(struct ddio_wbuf *w, uint64_t unit, uint32_t count,
     ddio_put_u64(w, 4096);
     for (uint32_t i = 0; i < nids; i++)
         ddio_put_space(w, DDIO_ID_LEN);
+    ddio_put_u32(w, copies);
 }
 
-static int open_r_with(uint64_t unit, uint32_t count, uint32_t index, uint32_t nids)
+static int open_r_copies(uint64_t unit, uint32_t count, uint32_t index, uint32_t nids,
+                         uint32_t copies)
 {
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_put_u64(&w, 1);
     ddio_put_u64(&w, 0);
     ddio_put_u32(&w, 0);
-    put_layout_raw(&w, unit, count, index, nids);
+    put_layout_raw(&w, unit, count, index, nids, copies);
     int rc = dec_copy(d_open_r, w.p, w.len);
     ddio_wbuf_free(&w);
     return rc;
+}
+
+static int open_r_with(uint64_t unit, uint32_t count, uint32_t index, uint32_t nids)
+{
+    return open_r_copies(unit, count, index, nids, 1);
 }
 
 START_TEST(bad_layout)
@@ -1314,6 +1364,12 @@ START_TEST(bad_layout)
     ck_assert_int_eq(open_r_with(0, 2, 0, 2), -EPROTO);      /* zero unit */
     ck_assert_int_eq(open_r_with(4096, 3, 0, 2), -EPROTO);   /* ids missing */
     ck_assert_int_eq(open_r_with(4096, 2, 0, 3), -EPROTO);   /* extra id */
+    /* copies: 1..3, never more than the servers */
+    ck_assert_int_eq(open_r_copies(4096, 3, 0, 3, 3), 0);
+    ck_assert_int_eq(open_r_copies(4096, 3, 0, 3, 2), 0);
+    ck_assert_int_eq(open_r_copies(4096, 3, 0, 3, 0), -EPROTO);
+    ck_assert_int_eq(open_r_copies(4096, 4, 0, 4, 4), -EPROTO);
+    ck_assert_int_eq(open_r_copies(4096, 2, 0, 2, 3), -EPROTO);
 }
 END_TEST
 
@@ -2203,6 +2259,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, rt_layout_max);
     tcase_add_test(tc, rt_small);
     tcase_add_test(tc, rt_xfer);
+    tcase_add_test(tc, rt_xfer_copy);
     tcase_add_test(tc, rt_segs);
     tcase_add_test(tc, rt_stats_err);
     tcase_add_test(tc, truncated_every_prefix);

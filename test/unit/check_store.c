@@ -426,19 +426,96 @@ START_TEST(t_layout_roundtrip)
     ck_assert_int_eq(store_meta_decode(w.p, w.len, &back, NULL), -EPROTO);
     w.p[0] ^= 1;
     ck_assert_int_eq(store_meta_decode(w.p, w.len - 1, &back, NULL), -EPROTO);   /* truncated */
-    w.p[4] = 3;                                              /* a later version */
+    ck_assert_uint_eq(back.copies, 1);
+    w.p[4] = 4;                                              /* a later version */
     ck_assert_int_eq(store_meta_decode(w.p, w.len, &back, NULL), -EPROTO);
-    /* a version 1 record (no creator) still reads: made by nobody known */
+    /* a version 1 record (no creator, no copies) still reads: made by
+     * nobody known, one copy */
     w.p[4] = 1;
     ck_assert_int_eq(store_meta_decode(w.p, w.len, &back, &crb), -EPROTO);
-    ck_assert_int_eq(store_meta_decode(w.p, w.len - 16, &back, &crb), 0);
+    ck_assert_int_eq(store_meta_decode(w.p, w.len - 16 - 4, &back, &crb), 0);
     ck_assert(crb.client == 0 && crb.call == 0);
+    ck_assert_uint_eq(back.copies, 1);
     ddio_wbuf_free(&w);
     back.block_size = 4096;
     ck_assert_int_eq(store_layout_check(&st, &back, msg, sizeof(msg)), -ESTALE);
     back.block_size = 65536;
     back.ids[0][0] ^= 0xff;
     ck_assert_int_eq(store_layout_check(&st, &back, msg, sizeof(msg)), -ESTALE);
+}
+END_TEST
+
+static int exists_in(const char *root, const char *rel)
+{
+    char p[600];
+    struct stat sb;
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    return stat(p, &sb) == 0;
+}
+
+static uint64_t size_in(const char *root, const char *rel)
+{
+    char p[600];
+    struct stat sb;
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    return stat(p, &sb) == 0 ? (uint64_t)sb.st_size : UINT64_MAX;
+}
+
+/* A mirrored file (2 copies of 3 servers; this one index 0): the create
+ * makes the mirror of index 2 beside the datafile, under .ddio; sizes,
+ * rename (of the file and of its directory) and delete carry it along; the
+ * same-host write handover is refused */
+START_TEST(t_copies)
+{
+    start(1);
+    struct ddio_layout_rec l = layout(65536, 3);
+    struct ofile *of;
+    int created, w = 1, sfd, fds[4];
+    l.copies = 2;
+    ck_assert_int_eq(store_mkdir(&st, "d", 0755, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_open(&st, "d/m", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, NULL,
+                                &of, &created, msg, sizeof(msg)), 0);
+    ck_assert(exists_in(root1, "d/m") && exists_in(root1, ".ddio/copy1/d/m"));
+    ck_assert(!exists_in(root1, ".ddio/copy2/d/m"));
+    ck_assert_ptr_nonnull(of->copy[1]);
+    ck_assert_ptr_null(of->copy[2]);
+    ck_assert_uint_eq(of->copy[1]->layout.server_index, 2);
+    /* 3 units and 100 bytes: index 2 holds one unit, index 0 two */
+    uint64_t logical = 3 * 65536 + 100;
+    ck_assert_int_eq(store_setsize(of, 65536 + 100), 0);
+    ck_assert_int_eq(store_copies_setsize(of, logical, 0), 0);
+    ck_assert_uint_eq(size_in(root1, ".ddio/copy1/d/m"), 65536);
+    ck_assert_int_eq(store_copies_setsize(of, 100, 1), 0);      /* grow: no shrink */
+    ck_assert_uint_eq(size_in(root1, ".ddio/copy1/d/m"), 65536);
+    ck_assert_int_eq(store_copies_setsize(of, 100, 0), 0);
+    ck_assert_uint_eq(size_in(root1, ".ddio/copy1/d/m"), 0);
+    ck_assert_int_eq(store_copies_prealloc(of, logical), 0);
+    ck_assert_uint_eq(size_in(root1, ".ddio/copy1/d/m"), 65536);
+    ck_assert_int_eq(store_sync(&st, of), 0);
+    ck_assert_int_eq(store_local_fds(of, &w, &sfd, fds), 0);
+    ck_assert_int_eq(w, 0);                                     /* read-only */
+    close(sfd);
+    close(fds[0]);
+    ck_assert_int_eq(store_rename(&st, "d/m", "d/n", msg, sizeof(msg)), 0);
+    ck_assert(exists_in(root1, ".ddio/copy1/d/n") && !exists_in(root1, ".ddio/copy1/d/m"));
+    ck_assert_int_eq(store_rename(&st, "d", "e", msg, sizeof(msg)), 0);
+    ck_assert(exists_in(root1, ".ddio/copy1/e/n") && !exists_in(root1, ".ddio/copy1/d"));
+    ck_assert_str_eq(of->copy[1]->path, ".ddio/copy1/e/n");
+    store_release(&st, of);
+    ck_assert_int_eq(store_open(&st, "e/n", DDIO_O_RDWR, &l, NULL, &of, &created, msg,
+                                sizeof(msg)), 0);
+    ck_assert_ptr_nonnull(of->copy[1]);
+    ck_assert_uint_eq(of->layout.copies, 2);
+    store_release(&st, of);
+    ck_assert_int_eq(store_delete(&st, "e/n", msg, sizeof(msg)), 0);
+    ck_assert(!exists_in(root1, "e/n") && !exists_in(root1, ".ddio/copy1/e/n"));
+    ck_assert_int_eq(store_rmdir(&st, "e", msg, sizeof(msg)), 0);
+    ck_assert(!exists_in(root1, ".ddio/copy1/e"));
+    /* a file without copies has none */
+    ck_assert_int_eq(open_f("plain", DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
+    ck_assert_ptr_null(of->copy[1]);
+    ck_assert(!exists_in(root1, ".ddio/copy1/plain"));
+    store_release(&st, of);
 }
 END_TEST
 
@@ -711,6 +788,7 @@ int main(void)
     tcase_add_test(tc, t_create_resent);
     tcase_add_test(tc, t_create_half_done);
     tcase_add_test(tc, t_stored_layout_and_stale);
+    tcase_add_test(tc, t_copies);
     tcase_add_test(tc, t_sizes_two_disks);
     tcase_add_test(tc, t_namespace);
     tcase_add_test(tc, t_readdir_pages);

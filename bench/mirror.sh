@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# mirror.sh: what romio_ddio_redundancy=mirror costs. IOR's shared-file
+# cases (bench/ior-style.c: collective and independent, 1 MiB transfers) on
+# 3 ddio servers, files created `none` and `mirror` in turn in the same
+# run, repetition by repetition (the order rotated each time), each
+# transport asked for. A third mode, none-srv, is `none` with same-host
+# writes off (DDIO_LOCAL_WRITE=0): the servers' write path without copies,
+# which mirrored files always take (their writes are never same-host), so
+# mirror / none-srv is what the copies cost on that path and mirror / none
+# what a user sees. Writes are IOR's -e time (open, writes, sync, close:
+# every copy durable inside it); reads are cold (a second launch on fresh
+# servers after the store's files were dropped from the page cache).
+# results.csv, one line per phase; REPORT.md: per case the median MiB/s of
+# each mode and the ratios.
+# usage: bench/mirror.sh [-n REPS] [-T TRANSPORTS] [-b BLOCK] [-o OUT]
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CMDLINE="$0 $*"
+DDIO_BUILD=${DDIO_BUILD:-$(cd "$here/.." && pwd)}
+REPS=3; TRANSPORTS=tcp,auto; BLOCK=32m; SEGS=2; P=4; NSERV=3; OUT=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) REPS=$2; shift 2 ;;
+    -T) TRANSPORTS=$2; shift 2 ;;
+    -b) BLOCK=$2; shift 2 ;;
+    -o) OUT=$2; shift 2 ;;
+    *) echo "usage: bench/mirror.sh [-n REPS] [-T tcp,auto] [-b BLOCK] [-o OUT]" >&2; exit 2 ;;
+  esac
+done
+die() { echo "mirror.sh: $*" >&2; exit 2; }
+MPICC=$DDIO_BUILD/mpich/bin/mpicc; MPIEXEC=$DDIO_BUILD/mpich/bin/mpiexec
+RUN=$DDIO_BUILD/tools/ddio-run
+for f in "$MPICC" "$MPIEXEC" "$RUN"; do [ -x "$f" ] || die "$f missing: build ddio first"; done
+[ -n "$OUT" ] || OUT="$here/results/$(date -u +%Y-%m-%d)-mirror"
+mkdir -p "$OUT/raw" "$OUT/tmp" || die "cannot make $OUT"
+OUT=$(cd "$OUT" && pwd)
+BIN="$here/bin/ior-style"
+mkdir -p "$here/bin"
+"$MPICC" -std=c11 -O2 -Wall -Wextra -Werror -o "$BIN" "$here/ior-style.c" || die "cannot build ior-style"
+echo "transport,mode,rep,case,phase,P,xfer,block,segments,fpp,coll,random,neighbour,bytes,seconds,MiB_s,status" \
+  > "$OUT/results.csv"
+
+launch() {   # launch T MODE REP DIR WHAT ARGS...: one ior-style launch, RESULT lines kept
+  local t=$1 mode=$2 rep=$3 dir=$4 what=$5; shift 5
+  local raw="$OUT/raw/$t-$mode-rep$rep-$what.txt" lw=1
+  [ "$mode" = none-srv ] && lw=0
+  timeout -k 15 900 env DDIO_LOCAL_WRITE=$lw "$RUN" -s "$NSERV" --root "$dir" --transport "$t" -- \
+    "$MPIEXEC" -n "$P" "$BIN" -H "romio_ddio_redundancy=${mode%-srv}" -G "$rep" "$@" "ddio:/m-" \
+    > "$raw" 2>&1 || echo "mirror.sh: $t $mode rep $rep $what failed (see $raw)" >&2
+  grep '^RESULT,' "$raw" | sed "s/^RESULT,/$t,$mode,$rep,/" >> "$OUT/results.csv"
+}
+
+one() {   # one T MODE REP: write both cases, drop, read them cold
+  local t=$1 mode=$2 rep=$3 dir="$OUT/tmp/$1-$2"
+  rm -rf "$dir"; mkdir -p "$dir"
+  launch "$t" "$mode" "$rep" "$dir" write-coll -b "$BLOCK" -t 1m -s "$SEGS" -c -w -k -n coll
+  launch "$t" "$mode" "$rep" "$dir" write-ind -b "$BLOCK" -t 1m -s "$SEGS" -w -k -n ind
+  "$here/drop-pages.py" "$dir" || die "dropping pages failed"
+  launch "$t" "$mode" "$rep" "$dir" read-coll -b "$BLOCK" -t 1m -s "$SEGS" -c -r -T cold -n coll
+  launch "$t" "$mode" "$rep" "$dir" read-ind -b "$BLOCK" -t 1m -s "$SEGS" -r -T cold -n ind
+  rm -rf "$dir"
+}
+
+IFS=, read -ra tlist <<< "$TRANSPORTS"
+for ((rep = 1; rep <= REPS; rep++)); do
+  for t in "${tlist[@]}"; do
+    case $((rep % 3)) in
+      1) order=(none none-srv mirror) ;; 2) order=(mirror none none-srv) ;; *) order=(none-srv mirror none) ;;
+    esac
+    for mode in "${order[@]}"; do
+      echo "mirror.sh: rep $rep $t $mode"
+      one "$t" "$mode" "$rep"
+    done
+  done
+done
+rm -rf "$OUT/tmp"
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 - "$OUT" "$CMDLINE" "$(nproc)" "$LOAD" <<'EOF'
+import csv, statistics, sys
+out, cmd, ncpu, load = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+rows = list(csv.DictReader(open(out + "/results.csv")))
+bad = [r for r in rows if r["status"] != "ok"]
+groups = {}
+for r in rows:
+    groups.setdefault((r["transport"], r["case"], r["phase"], r["mode"]), []).append(float(r["MiB_s"]))
+lines = ["# mirror vs none: IOR's shared file, 3 servers, 4 ranks", "",
+         "Command: `%s` (%s CPUs shared by ranks and servers; load average at the end %s)."
+         % (cmd, ncpu, load), "",
+         "Median MiB/s over the repetitions (each figure is one launch's bytes over its time;",
+         "writes include MPI_File_sync, so every copy is durable inside the time). none-srv:",
+         "`none` with same-host writes off (DDIO_LOCAL_WRITE=0), the servers' path that",
+         "mirrored writes always take. A mirrored write moves every byte to two servers,",
+         "so 0.5 of none-srv is what the bytes alone predict when the servers' disks or",
+         "the network are the limit.", "",
+         "| transport | case | phase | none | none-srv | mirror | mirror / none | mirror / none-srv | runs |",
+         "|---|---|---|---|---|---|---|---|---|"]
+spread = ["", "The spread (lowest-highest MiB/s of the runs):", "",
+          "| transport | case | phase | none | none-srv | mirror |", "|---|---|---|---|---|---|"]
+keys = sorted({k[:3] for k in groups})
+for t, c, ph in keys:
+    n = groups.get((t, c, ph, "none"), [])
+    s = groups.get((t, c, ph, "none-srv"), [])
+    m = groups.get((t, c, ph, "mirror"), [])
+    if not n or not m or not s:
+        continue
+    mn, ms, mm = statistics.median(n), statistics.median(s), statistics.median(m)
+    lines.append("| %s | %s | %s | %.0f | %.0f | %.0f | %.2f | %.2f | %d |"
+                 % (t, c, ph, mn, ms, mm, mm / mn, mm / ms, min(len(n), len(s), len(m))))
+    spread.append("| %s | %s | %s | %s |" % (t, c, ph, " | ".join(
+        "%.0f-%.0f" % (min(v), max(v)) for v in (n, s, m))))
+lines += spread + ["", "%d phases, %d not ok." % (len(rows), len(bad)), ""]
+open(out + "/REPORT.md", "w").write("\n".join(lines))
+print("\n".join(lines))
+EOF

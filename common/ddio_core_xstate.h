@@ -1,0 +1,70 @@
+/* Private to the client side of an XFER (ddio_core_xfer.c, ddio_core_xgot.c):
+ * the state of one call and of each server in it. */
+#ifndef DDIO_CORE_XSTATE_H
+#define DDIO_CORE_XSTATE_H
+
+#include "ddio_core_io.h"
+#include "ddio_ucx.h"
+
+typedef struct xsrv {
+    uint64_t req;
+    int pending;
+    struct ddio_ucx_sink *sink; /* data by UCX (heap: outlives a stuck call) */
+    int done;                   /* DONE came; (UCX) waiting for its bytes */
+    uint64_t expect;            /* the bytes DONE says were sent */
+    int have_size;
+    uint64_t local_size;
+    int64_t deadline;           /* fail if it sends nothing until then */
+    int lost;                   /* connection lost: to reconnect and resend */
+    int64_t next_try;           /* lost: the next reconnect attempt */
+    int backoff_ms;             /* lost: the wait before the next attempt (grows) */
+    int no_ucx;                 /* resent: by TCP (its sink counted old bytes) */
+    int resent;                 /* sent again: DDIO_XF_RESENT */
+    int via;                    /* the server whose connection and handle carry
+                                 * this XFER: itself, or a copy's holder */
+    uint32_t copy;              /* via another: the copy read there (DDIO_XF_COPY) */
+    int degraded;               /* a read of a mirrored file lost this server:
+                                 * its part goes to a copy (1: to send, 2: sent) */
+    uint32_t tried;             /* degraded: the copies tried (bit c) */
+    int size_only;              /* degraded, holding none of the call's bytes: a
+                                 * copy's DONE still gives its local size (the
+                                 * end of file), or nothing if no copy can */
+} xsrv;
+
+typedef struct xstate {
+    struct ddio_xfer_req *x;
+    struct ddio_ucx *ucx;       /* some server moves data by UCX */
+    struct ddio_ucx_sends *sends;       /* DATA in flight (heap, like sinks) */
+    int got_err;                /* out of memory noting received ranges */
+    struct ddio_fh *f;
+    xsrv *s;
+    int npending;
+    struct ddio_seg *got;       /* stream ranges received (reads) */
+    size_t ngot, capgot;
+    uint64_t got_bytes;
+    char *bounce;
+    size_t bounce_len;
+    struct ddio_conn **conns;   /* the connection of each server this XFER goes
+                                 * to with a usable handle (else NULL), locked
+                                 * during the XFER; a mirrored file's read
+                                 * also holds its copies' servers */
+    char *inv;                  /* the servers sent this call's XFER */
+    struct ddio_err *e;
+    int cancelled;              /* CANCEL sent to the servers still working */
+    struct ddio_wbuf dw;        /* the encoded descriptor (kept for resends) */
+    int nlost;                  /* servers lost and not given up yet */
+    int64_t give_up;            /* recovery ends (0: nothing lost yet) */
+    int resent;                 /* some XFER was sent again */
+    uint64_t once_call;         /* writes with recovery: the call's id */
+} xstate;
+
+/* ddio_core_xgot.c: a read's received stream ranges */
+/* note range g as received (0, or -ENOMEM) */
+int xfer_note_got(xstate *st, const struct ddio_seg *g);
+/* after a resend (or a copy's read) ranges may repeat: count each byte once */
+void xfer_got_merge(xstate *st);
+/* the stream bytes below the file's logical size count as read; those no
+ * server sent are holes, zero-filled */
+void xfer_finish_read(xstate *st);
+
+#endif
