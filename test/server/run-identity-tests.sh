@@ -259,18 +259,13 @@ a=$("$TOOL" -s "$SRV" stats auth_refused | awk '{ s += $3 } END { print s + 0 }'
   || t_fail identity/refusals-logged "$n refusals logged, $a counted, wanted 5 each"
 
 # ---- a credential from another host: a network namespace -----------------------------------
-id=$(( $$ % 200 + 20 )) ns="ddid$$"
-hostip="10.215.$id.1" nsip="10.215.$id.2"
-drop_ns() { ip netns del "$ns" 2>/dev/null; ip link del "ddv$id" 2>/dev/null; }
 other_host() {
-  ip netns add "$ns" && t_defer drop_ns || t_why "cannot make a network namespace" || return
-  ip link add "ddv$id" type veth peer name eth0 netns "$ns" && ip addr add "$hostip/24" dev "ddv$id" \
-    && ip link set "ddv$id" up && ip -n "$ns" addr add "$nsip/24" dev eth0 \
-    && ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || t_why "veth setup failed" || return
+  t_other_host 10.215 || return
+  ns=$T_NS hostip=$T_HOSTIP nsip=$T_NSIP
   t_server_start "$W/srv2" --root "$W/root" --listen "$hostip:auto" --auth munge \
     --munge-socket "$M/sock" || t_why "server on $hostip: $T_SRV_WHY" || return
 }
-if t_case identity/other-host-setup "$nsip -> $hostip" other_host; then
+if t_case identity/other-host-setup "a namespace on a veth pair" other_host; then
   t_expect_fail -x 1 identity/other-host-refused "credential encoded on" \
     ip netns exec "$ns" "$PROBE" "$T_SRV_ADDR" good
   if munged_start "$W/munged-ns" "$ns" "$nsip"; then

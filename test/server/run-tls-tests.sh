@@ -155,19 +155,14 @@ if t_server_start "$W/opt" "${srv_args[@]}" --tls optional --tls-cert "$C/srv.pe
 else t_fail tls/optional "server: $T_SRV_WHY"; fi
 
 # ---- another host: a network namespace ---------------------------------------------------------
-id=$(( $$ % 200 + 20 )) ns="ddtls$$"
-hostip="10.216.$id.1" nsip="10.216.$id.2"
-drop_ns() { ip netns del "$ns" 2>/dev/null; ip link del "ddt$id" 2>/dev/null; }
 other_host() {
-  ip netns add "$ns" && t_defer drop_ns || t_why "cannot make a network namespace" || return
-  ip link add "ddt$id" type veth peer name eth0 netns "$ns" && ip addr add "$hostip/24" dev "ddt$id" \
-    && ip link set "ddt$id" up && ip -n "$ns" addr add "$nsip/24" dev eth0 \
-    && ip -n "$ns" link set eth0 up && ip -n "$ns" link set lo up || t_why "veth setup failed" || return
+  t_other_host 10.216 || return
+  ns=$T_NS hostip=$T_HOSTIP nsip=$T_NSIP
   cert hostcert ca "IP:$hostip" >"$W/hostcert.log" 2>&1 || t_why "openssl: host certificate" || return
   t_server_start "$W/far" "${srv_args[@]}" --listen "$hostip:auto" --tls required \
     --tls-cert "$C/hostcert.pem" --tls-key "$C/hostcert.key" || t_why "server on $hostip: $T_SRV_WHY"
 }
-if t_case tls/other-host-setup "$nsip -> $hostip" other_host; then
+if t_case tls/other-host-setup "a namespace on a veth pair" other_host; then
   t_step tls/other-host-ucx-refused env DDIO_TLS=on ip netns exec "$ns" "$CLIENT" --ucx-tls-refused \
     "$T_SRV_ADDR"
   far_copy() {
