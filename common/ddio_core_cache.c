@@ -10,7 +10,7 @@
  *    set_size (the caller flushes there);
  *  - small reads are served from clean chunks fetched ahead: the next K
  *    requests of a regular stride (sequential, or IOR's interleaved
- *    segments), or the 64 KiB around a small read at random. A write of this
+ *    segments), or the 32 KiB page(s) holding a small read at random. A write of this
  *    process drops the chunks it touches (and those ending at end of file,
  *    whose size it may change); sync drops them all.
  *
