@@ -6,16 +6,9 @@
 # usage: kill-server.sh I DIR
 set -u
 idx=$1 dir=$2
-IFS=, read -ra list <<<"${DDIO_SERVERS:?not inside a ddio-run session}"
-port=${list[$idx]##*:}
-arg_after() { local want=$1; shift; while [ $# -gt 0 ]; do [ "$1" = "$want" ] && { echo "$2"; return; }; shift; done; }
-pid=""
-for p in $(pgrep -u "$(id -u)" -x ddio-server); do
-  mapfile -d '' -t argv < "/proc/$p/cmdline" 2>/dev/null || continue
-  pf=$(arg_after --port-file "${argv[@]}")
-  [ -n "$pf" ] && [ "$(cat "$pf" 2>/dev/null)" = "$port" ] && { pid=$p; break; }
-done
-[ -n "$pid" ] || { echo "kill-server: no server on port $port" >&2; exit 1; }
+# shellcheck source=test/mpi/find-server.sh
+. "$(dirname "$0")/find-server.sh"
+find_server "$idx" || { echo "kill-server: no server on port $port" >&2; exit 1; }
 kill -KILL "$pid" || exit 1
 # gone: no thread left (a killed leader shows Z while a thread still exits)
 for ((k = 0; k < 3000; k++)); do

@@ -15,19 +15,11 @@
 # usage: restart-server.sh I SIGNAL DELAY AFTER PIDFILE
 set -u
 idx=$1 sig=$2 delay=$3 after=$4 pidfile=$5
-IFS=, read -ra list <<<"${DDIO_SERVERS:?not inside a ddio-run session}"
-port=${list[$idx]##*:}
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
-arg_after() { local want=$1; shift; while [ $# -gt 0 ]; do [ "$1" = "$want" ] && { echo "$2"; return; }; shift; done; }
 
-# the server of that port: the one whose --port-file holds it
-pid=""
-for p in $(pgrep -u "$(id -u)" -x ddio-server); do
-  mapfile -d '' -t argv < "/proc/$p/cmdline" 2>/dev/null || continue
-  pf=$(arg_after --port-file "${argv[@]}")
-  [ -n "$pf" ] && [ "$(cat "$pf" 2>/dev/null)" = "$port" ] && { pid=$p; break; }
-done
-[ -n "$pid" ] || { echo "restart-server: no server on port $port" >&2; exit 1; }
+# shellcheck source=test/mpi/find-server.sh
+. "$(dirname "$0")/find-server.sh"
+find_server "$idx" || { echo "restart-server: no server on port $port" >&2; exit 1; }
 exe=$(readlink "/proc/$pid/exe")
 args=()
 skip=0
