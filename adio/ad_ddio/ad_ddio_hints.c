@@ -128,24 +128,40 @@ static int same_everywhere(ADIO_File fd, int v, const char *key, char *myname, i
     return 1;
 }
 
+/* A hint every rank must give alike: its text in value, parse's value of
+ * it (-1: not understood) in *v. 1 when given and alike on every rank; 0
+ * when absent or different (a difference fails the call on every rank). */
+static int agreed_hint(ADIO_File fd, MPI_Info info, const char *key, int (*parse) (const char *),
+                       char *value, int *v, char *myname, int *error_code)
+{
+    int flag;
+
+    ADIOI_Info_get(info, (char *) key, MPI_MAX_INFO_VAL, value, &flag);
+    if (!flag)
+        return 0;
+    *v = parse(value);
+    return same_everywhere(fd, *v, key, myname, error_code);
+}
+
+static int collective_parse(const char *value)
+{
+    if (!strcmp(value, "ddio") || !strcmp(value, "DDIO"))
+        return ADIOI_DDIO_COLL_DDIO;
+    if (!strcmp(value, "twophase") || !strcmp(value, "TWOPHASE"))
+        return ADIOI_DDIO_COLL_TWOPHASE;
+    return -1;
+}
+
+/* an unrecognised collective or transport is ignored (after the check for
+ * sameness) */
 static void install_collective(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
                                char *myname, int *error_code)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag, v;
+    int v;
 
-    ADIOI_Info_get(info, "romio_ddio_collective", MPI_MAX_INFO_VAL, value, &flag);
-    if (!flag)
-        return;
-    if (!strcmp(value, "ddio") || !strcmp(value, "DDIO"))
-        v = ADIOI_DDIO_COLL_DDIO;
-    else if (!strcmp(value, "twophase") || !strcmp(value, "TWOPHASE"))
-        v = ADIOI_DDIO_COLL_TWOPHASE;
-    else
-        v = -1; /* unrecognised: ignored, but still checked for sameness */
-    if (!same_everywhere(fd, v, "romio_ddio_collective", myname, error_code))
-        return;
-    if (v >= 0) {
+    if (agreed_hint(fd, info, "romio_ddio_collective", collective_parse, value, &v, myname,
+                    error_code) && v >= 0) {
         f->collective = v;
         ADIOI_Info_set(fd->info, "romio_ddio_collective", value);
     }
@@ -155,15 +171,10 @@ static void install_transport(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
                               char *myname, int *error_code)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag, v;
+    int v;
 
-    ADIOI_Info_get(info, "romio_ddio_transport", MPI_MAX_INFO_VAL, value, &flag);
-    if (!flag)
-        return;
-    v = ddio_xport_parse(value);        /* unrecognised (-1): ignored, checked for sameness */
-    if (!same_everywhere(fd, v, "romio_ddio_transport", myname, error_code))
-        return;
-    if (v >= 0)
+    if (agreed_hint(fd, info, "romio_ddio_transport", ddio_xport_parse, value, &v, myname,
+                    error_code) && v >= 0)
         f->transport = v;
 }
 
@@ -175,15 +186,10 @@ static void install_redundancy(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
                                char *myname, int *error_code)
 {
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag, v;
+    int v;
 
-    ADIOI_Info_get(info, "romio_ddio_redundancy", MPI_MAX_INFO_VAL, value, &flag);
-    if (!flag)
-        return;
-    v = ddio_redundancy_parse(value);
-    if (!same_everywhere(fd, v, "romio_ddio_redundancy", myname, error_code))
-        return;
-    if (!f->fh.srv)            /* an open file keeps its stored mode */
+    if (agreed_hint(fd, info, "romio_ddio_redundancy", ddio_redundancy_parse, value, &v, myname,
+                    error_code) && !f->fh.srv)    /* an open file keeps its stored mode */
         f->copies = v;
 }
 
