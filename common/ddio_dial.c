@@ -16,7 +16,7 @@
 
 static struct {
     pthread_mutex_t mu;
-    int loaded, on;
+    int loaded;
     struct ddio_tls_ctx *ctx;
     char err[512];
 } ctls = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -44,7 +44,6 @@ static void tls_load(void)
     ctls.ctx = ddio_tls_client_new(ca, why, sizeof(why));
     if (!ctls.ctx)
         snprintf(ctls.err, sizeof(ctls.err), "ddio: %s", why);
-    ctls.on = 1;
 }
 
 static struct ddio_tls_ctx *tls_ctx(char *err, size_t errlen, int *bad)
@@ -60,14 +59,6 @@ static struct ddio_tls_ctx *tls_ctx(char *err, size_t errlen, int *bad)
     struct ddio_tls_ctx *x = ctls.ctx;
     pthread_mutex_unlock(&ctls.mu);
     return x;
-}
-
-int ddio_dial_tls(int *on, char *err, size_t errlen)
-{
-    int bad;
-    tls_ctx(err, errlen, &bad);
-    *on = ctls.on;
-    return bad ? -EINVAL : 0;
 }
 
 /* ---- dialling ------------------------------------------------------------------------------- */

@@ -9,7 +9,10 @@
 
 #include "ddio_auth.h"
 
-/* TCP connect to host:port, TLS when configured, and ddio_handshake.
+/* TCP connect to host:port, TLS when configured, and ddio_handshake. TLS
+ * is configured once per process: DDIO_TLS (on|off), else "tls =" of
+ * $DDIO_CONFIG (default off); servers' certificates are checked against
+ * DDIO_TLS_CA, else "tls_ca =", else the system's store.
  * A server that is busy (over --max-connections, or evicting the oldest
  * unauthenticated connection under --max-unauth) refuses with EBUSY and
  * "try again later": wait (backing off, 20 ms to 1 s, jittered) and try
@@ -29,11 +32,5 @@ int ddio_dial_secure(int fd, const char *host, const char *addr, int64_t deadlin
 /* Close a dialled connection (its TLS session first, without a word: also
  * right for a forked child's copy) */
 void ddio_hangup(int fd);
-
-/* The client's TLS setting, read once per process: DDIO_TLS (on|off), else
- * the "tls =" line of $DDIO_CONFIG (default off); servers' certificates are
- * checked against DDIO_TLS_CA, else "tls_ca =", else the system's store.
- * 0 with *on set, or -EINVAL with the reason in err. */
-int ddio_dial_tls(int *on, char *err, size_t errlen);
 
 #endif

@@ -147,7 +147,7 @@ int ddio_tls_mode_parse(const char *s)
         return DDIO_TLS_OFF;
     if (!strcasecmp(s, "optional"))
         return DDIO_TLS_OPTIONAL;
-    if (!strcasecmp(s, "required") || !strcasecmp(s, "on"))
+    if (!strcasecmp(s, "required"))
         return DDIO_TLS_REQUIRED;
     return -1;
 }
@@ -383,25 +383,18 @@ ssize_t ddio_tls_recvv(int fd, const struct iovec *iov, int cnt, short *wait)
     size_t done = 0;
     int rc = 0;
     pthread_mutex_lock(&s->mu);
-    for (int i = 0; i < cnt && rc == 0; i++) {
-        size_t off = 0;
-        while (off < iov[i].iov_len) {
-            size_t r = 0;
+    for (int i = 0; i < cnt; i++)
+        for (size_t off = 0, r; off < iov[i].iov_len; off += r, done += r) {
+            r = 0;
             int ok = ls.read_ex(s->ssl, (char *)iov[i].iov_base + off, iov[i].iov_len - off, &r);
-            if (!ok) {
+            if (!ok) {          /* nothing more now (rc 0, *wait set), or an error */
                 rc = ssl_status(s->ssl, ok, wait);
-                if (rc == 0)
-                    rc = 1;     /* nothing more now: stop, report what came */
-                break;
+                goto out;
             }
-            off += r;
-            done += r;
         }
-    }
+out:
     pthread_mutex_unlock(&s->mu);
-    if (done)
-        return (ssize_t)done;
-    return rc == 1 ? 0 : rc;
+    return done ? (ssize_t)done : rc;
 }
 
 int ddio_tls_pending(int fd)

@@ -17,8 +17,7 @@
 /* what a server asks of its clients (ddio-server --tls) */
 enum ddio_tls_mode { DDIO_TLS_OFF = 0, DDIO_TLS_OPTIONAL = 1, DDIO_TLS_REQUIRED = 2 };
 
-/* "off" / "optional" / "required" (a client says "on" for required);
- * -1 otherwise */
+/* "off" / "optional" / "required"; -1 otherwise */
 int ddio_tls_mode_parse(const char *s);
 
 /* The first byte of a TLS connection (a handshake record); a ddio message

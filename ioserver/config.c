@@ -281,7 +281,7 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
         c->mount_hosts = arg;
         return 0;
     case 'e':
-        if ((c->tls = ddio_tls_mode_parse(arg)) < 0 || !strcasecmp(arg, "on")) {
+        if ((c->tls = ddio_tls_mode_parse(arg)) < 0) {
             c->tls = DDIO_TLS_OFF;
             snprintf(err, errlen, "--tls: '%s' is not one of off|optional|required", arg);
             return -1;
