@@ -49,6 +49,9 @@
  * waiting for its last PUT until the deadline), so waits with UCX in use
  * are sliced: a missed wake-up costs at most this */
 #define XFER_UCX_SLICE_MS 1
+/* a failed call names a step of this rank longer than this (its servers
+ * waited for it meanwhile) */
+#define STALL_NOTE_MS 1000
 
 #include "ddio_core_xstate.h"
 
@@ -74,6 +77,17 @@ static void note_error(xstate *st, const struct ddio_err *err)
 {
     if (!st->e->errnum)
         *st->e = *err;
+}
+
+/* a step that took since t0 (ms clock) while the other servers waited */
+static void note_stall(xstate *st, int64_t t0, const char *what, int i)
+{
+    int64_t d = ddio_now_ms() - t0;
+    if (d <= st->stall_ms)
+        return;
+    st->stall_ms = d;
+    struct ddio_conn *c = st->f->srv[i].conn;
+    snprintf(st->stall_what, sizeof(st->stall_what), "%s server %s", what, c ? c->name : "?");
 }
 
 static void srv_finish(xstate *st, int i)
@@ -268,8 +282,11 @@ static void send_xfers(xstate *st)
     if (attach_ucx(st, deadline))
         return;
     for (int i = 0; i < f->nsrv; i++)
-        if (st->inv[i])         /* else not involved, or not ready: noted or degraded */
+        if (st->inv[i]) {       /* else not involved, or not ready: noted or degraded */
+            int64_t t0 = ddio_now_ms();
             send_one(st, i, deadline);
+            note_stall(st, t0, "sending the XFER to", i);
+        }
 }
 
 /* ---- recovery: reconnect, open again, resend ------------------------------ */
@@ -294,9 +311,11 @@ static void slot_restart(xstate *st, int i)
 
 static void resend(xstate *st, int i)
 {
+    int64_t t0 = ddio_now_ms();
     slot_restart(st, i);
     st->s[i].resent = 1;
-    send_one(st, i, ddio_now_ms() + st->f->timeout_ms);
+    send_one(st, i, t0 + st->f->timeout_ms);
+    note_stall(st, t0, "sending the XFER again to", i);
 }
 
 /* one reconnect attempt for every lost server that is due; the lost ones
@@ -312,7 +331,12 @@ static void try_lost(xstate *st)
         memset(&err, 0, sizeof(err));
         if (st->e->errnum)      /* the call failed elsewhere: no point */
             ddio_err_set(&err, ECANCELED, "not resent");
-        else if (!ddio_fh_renew_locked(st->f, i, left > 1000 ? 1000 : (int) left + 1, &err)) {
+        int64_t t0 = now;
+        int renewed = !st->e->errnum
+            && !ddio_fh_renew_locked(st->f, i, left > 1000 ? 1000 : (int) left + 1, &err);
+        if (!st->e->errnum)
+            note_stall(st, t0, "reconnecting to", i);
+        if (renewed) {
             s->lost = 0;
             st->nlost--;
             resend(st, i);
@@ -707,7 +731,9 @@ static void poll_loop(xstate *st)
             if (!st->s[i].pending)
                 continue;
             if (pf[j].revents && !st->s[i].done) {
+                int64_t t0 = ddio_now_ms();
                 handle_msg(st, i);
+                note_stall(st, t0, "answering", i);
                 st->s[i].deadline = silence_deadline(f);
             } else if (now >= st->s[i].deadline) {
                 srv_broken(st, i, ETIMEDOUT, "waiting for the transfer");
@@ -944,6 +970,11 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
         read_copies(&st);
         ucx_end(&st);
         ddio_conns_unlock(st.conns, x->f->nsrv);
+    }
+    if (e->errnum && st.stall_ms >= STALL_NOTE_MS) {
+        size_t l = strlen(e->msg);
+        snprintf(e->msg + l, sizeof(e->msg) - l, " (this rank spent %lld ms %s)",
+                 (long long) st.stall_ms, st.stall_what);
     }
     if (!e->errnum && st.resent && x->op == DDIO_X_READ)
         xfer_got_merge(&st);

@@ -56,6 +56,12 @@ typedef struct xstate {
     int64_t give_up;            /* recovery ends (0: nothing lost yet) */
     int resent;                 /* some XFER was sent again */
     uint64_t once_call;         /* writes with recovery: the call's id */
+    int64_t stall_ms;           /* the longest step that kept this rank from
+                                 * serving its other servers (a reconnect, a
+                                 * send), and what it was: named when the
+                                 * call fails, since a server that timed out
+                                 * waiting for this rank cannot say why */
+    char stall_what[320];
 } xstate;
 
 /* ddio_core_xgot.c: a read's received stream ranges */

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ddio_log.h"
@@ -228,6 +229,32 @@ void xfer_post_locked(struct xfer *x, struct slot *s)
     pthread_cond_broadcast(&x->cv);
 }
 
+/* What a stalled XFER waits for, for its timeout's message (x->mu held,
+ * engine thread: the slots are its own): the participants whose GETs are
+ * unanswered, else the disk. A stall the log cannot explain is a stall
+ * nobody can fix. */
+static void xfer_waiting_for(const struct xfer *x, char *out, size_t len)
+{
+    size_t o = 0;
+    unsigned disk = 0, held = 0, named = 0;
+    for (unsigned i = 0; x->slots && i < x->nslots; i++) {
+        disk += x->slots[i].io_busy != 0;
+        held += x->slots[i].state == S_HELD;
+    }
+    for (uint32_t r = 0; r < x->n && o < len; r++) {
+        const struct part *p = &x->parts[r];
+        if (!p->gets_out)
+            continue;
+        o += (size_t)snprintf(out + o, len - o, "%s%u GET%s of rank %u (%s)", named++ ? ", " : "",
+                              p->gets_out, p->gets_out == 1 ? "" : "s", p->rank,
+                              p->ep ? xp_name(p->ep) : "gone");
+    }
+    if (o < len)
+        snprintf(out + o, len - o, "%s%u disk request%s, %u block%s held for order",
+                 named ? "; " : "client data or disk: ", disk, disk == 1 ? "" : "s", held,
+                 held == 1 ? "" : "s");
+}
+
 /* next event, or NULL when the XFER failed (or drain = 1 and nothing is
  * left on disk) */
 struct slot *xfer_wait_event(struct xfer *x, int drain)
@@ -245,9 +272,12 @@ struct slot *xfer_wait_event(struct xfer *x, int drain)
             continue;
         }
         if (cond_wait_ms(&x->cv, &x->mu, min64(wake, dl)) == ETIMEDOUT && x->nready == 0
-            && ddio_now_ms() >= dl)
-            xfer_fail_locked(x, ETIMEDOUT, "%s timed out after %u ms waiting for client data or disk",
-                        op_name(x->op), x->timeout_ms);
+            && ddio_now_ms() >= dl) {
+            char what[256];
+            xfer_waiting_for(x, what, sizeof(what));
+            xfer_fail_locked(x, ETIMEDOUT, "%s timed out after %u ms waiting for %s",
+                             op_name(x->op), x->timeout_ms, what);
+        }
     }
     struct slot *s = NULL;
     if (x->nready && (drain || !x->status))

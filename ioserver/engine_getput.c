@@ -178,6 +178,7 @@ int get_send(struct xfer *x, struct slot *s, struct part *p, const struct bseg *
     pthread_mutex_lock(&x->mu);
     pg->g.tag = ++x->next_tag;
     s->pending++;                 /* before the GET leaves: DATA may be quick */
+    p->gets_out++;
     pthread_mutex_unlock(&x->mu);
     if (p->inl) {                 /* the bytes came with the XFER: no round trip */
         for (uint32_t i = 0; i < pg->g.nseg; i++)
@@ -224,6 +225,7 @@ void engine_get_done(struct xp_get *g, int err, const char *why)
         xfer_fail_locked(x, err, "%s", why);
     pg->p->from += g->total;
     pg->p->bytes += g->total;
+    pg->p->gets_out--;
     if (--pg->s->pending == 0 && !err)
         xfer_post_locked(x, pg->s);
     pthread_mutex_unlock(&x->mu);

@@ -38,6 +38,8 @@ struct part {
                                   * until the XFER ends) */
     int once;                    /* DDIO_XF_ONCE: its DONE is remembered (replay.h) */
     uint64_t once_client, once_call;
+    uint32_t gets_out;           /* its GETs not answered yet (x->mu): named
+                                  * when the XFER times out */
 };
 
 enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE };

@@ -8,7 +8,8 @@ find_server() {
   IFS=, read -ra list <<<"${DDIO_SERVERS:?not inside a ddio-run session}"
   port=${list[$1]##*:} pid=""
   for p in $(pgrep -u "$(id -u)" -x ddio-server); do
-    mapfile -d '' -t argv < "/proc/$p/cmdline" 2>/dev/null || continue
+    # (2> first: a server that exited meanwhile is no error)
+    mapfile -d '' -t argv 2>/dev/null < "/proc/$p/cmdline" || continue
     pf=$(arg_after --port-file "${argv[@]}")
     [ -n "$pf" ] && [ "$(cat "$pf" 2>/dev/null)" = "$port" ] && { pid=$p; return 0; }
   done

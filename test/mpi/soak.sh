@@ -22,7 +22,17 @@ prog=$1 jobs=$2 ranks=$3 ops1=$4 ops2=$5 rounds=${6:-2}
 srv=$(pgrep -P "$PPID" -x ddio-server | tr '\n' ' ')
 [ -n "$srv" ] || { echo "soak: no servers found under ddio-run"; exit 1; }
 rss() { local p s=""; for p in $srv; do s="$s $(awk '/^VmRSS/{print $2}' /proc/$p/status 2>/dev/null)"; done; echo $s; }
-heap() { "$ddio" stats heap_in_use | awk '{printf " %d", $3 / 1024}'; }
+# the heap once the servers have let go of the jobs' connections (a reader
+# thread still tearing one down holds its buffers: 4 MiB seen in a round's
+# figure): at most 5 s for every server to count only this query's own
+heap() {
+  local k
+  for ((k = 0; k < 50; k++)); do
+    "$ddio" stats connections | awk '$3 > 1 { busy = 1 } END { exit busy }' && break
+    sleep 0.1
+  done
+  "$ddio" stats heap_in_use | awk '{printf " %d", $3 / 1024}'
+}
 # a failed round with restarts: what the restarted servers logged (a slow
 # drain says what held it); the first server's log is ddio-run's to show
 failed() {

@@ -88,6 +88,7 @@ int main(int argc, char **argv)
     run_case("xfer/resent-gate", test_resent_gate);
     run_case("xfer/write-order", test_write_order);
     run_case("xfer/heartbeat", test_heartbeat);
+    run_case("xfer/unanswered-get", test_unanswered_get);
     run_case("ns/stats", test_stats);
     run_case("xfer/page-cache", test_page_cache);
     return case_summary();

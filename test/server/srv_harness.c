@@ -410,6 +410,8 @@ struct xres cl_xfer_hold(struct cl *c, uint64_t handle, uint32_t op, uint32_t fl
                   ddio_type_name(m.h.type));
             res.status = m.h.status;
             res.elapsed_ms = now - t0;
+            while (nheld)         /* a failed XFER wants no answers */
+                free(held[--nheld].p);
             if (m.h.status == 0)
                 CHECK(ddio_dec_xfer_r(m.p, m.h.len, &res.r) == 0, "DONE malformed");
             else {

@@ -158,6 +158,7 @@ void test_collective(void);
 void test_resent_gate(void);
 void test_write_order(void);
 void test_heartbeat(void);
+void test_unanswered_get(void);
 void test_files(void);
 void test_stats(void);
 void test_page_cache(void);

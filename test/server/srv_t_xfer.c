@@ -434,6 +434,39 @@ void test_heartbeat(void)
     printf("ok   PROGRESS heartbeats while the gate waits, then ETIMEDOUT\n");
 }
 
+/* A collective write whose rank 1 never answers its GETs: the XFER fails
+ * at its deadline for both, and the message names what it waited for (the
+ * GETs of rank 1), not just "client data or disk": a stalled job must be
+ * explainable from its error alone. */
+void test_unanswered_get(void)
+{
+    char p[128];
+    path_name(p, sizeof(p), "unanswered");
+    struct coll_arg a[2];
+    memset(a, 0, sizeof(a));
+    for (uint32_t r = 0; r < 2; r++) {
+        a[r] = (struct coll_arg){.rank = r, .n = 2, .op = DDIO_X_WRITE, .group = 199 + g_run,
+                                 .seq = 1, .path = p, .tmo = 1500, .hold_ms = r ? 60000 : 0,
+                                 .spec = {.disp = (int64_t)r * 4096, .count = 1, .len = 4096,
+                                          .extent = 4096, .length = 4096}};
+        a[r].buf = malloc(4096);
+        a[r].got = calloc(4096, 1);
+        fill_pattern(a[r].buf, 4096, r + 5);
+    }
+    run_coll(a, 2);
+    for (uint32_t r = 0; r < 2; r++) {
+        CHECK(a[r].res.status == ETIMEDOUT, "unanswered GET: rank %u got status %d, want "
+              "ETIMEDOUT", r, a[r].res.status);
+        CHECK(strstr(a[r].res.err, "GET") && strstr(a[r].res.err, "of rank 1"),
+              "unanswered GET: rank %u's error does not name rank 1's GETs: %s", r,
+              a[r].res.err);
+        CHECK(a[r].res.elapsed_ms >= 1400 && a[r].res.elapsed_ms <= 5000,
+              "unanswered GET: failed after %" PRId64 " ms, want ~1500", a[r].res.elapsed_ms);
+        free(a[r].buf);
+        free(a[r].got);
+    }
+    printf("ok   a write whose rank never answers fails at the deadline, naming its GETs\n");
+}
 
 /* the three stripings of the independent cases */
 void test_independent_1m(void)
