@@ -96,6 +96,10 @@ typedef struct ADIOI_DDIO_File {
     int copies;                 /* romio_ddio_redundancy for files this open
                                  * creates: 0 not given (none), else 1..3;
                                  * DDIO_REDUNDANCY_EC / _BAD: refused at open */
+    int hint_err;               /* an MPI error of the hints given at open
+                                 * (SetInfo's is dropped by ADIO_Open): the
+                                 * open fails with it, and hint_msg */
+    char hint_msg[ADIOI_DDIO_MSG_LEN];
     int striping_factor;        /* <= 0: all servers */
     int striping_factor_given;  /* the hint was present */
     int transport;              /* romio_ddio_transport: enum ddio_xport, -1 = not given
@@ -169,6 +173,8 @@ void ADIOI_DDIO_IwriteStrided(ADIO_File fd, const void *buf, int count, MPI_Data
                               int *error_code);
 void ADIOI_DDIO_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *error_code);
 void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code);
+/* the open's error for hints SetInfo refused (f->hint_err set) */
+int ADIOI_DDIO_Hint_err_code(const char *myname, const ADIOI_DDIO_File * f);
 void ADIOI_DDIO_Flush(ADIO_File fd, int *error_code);
 void ADIOI_DDIO_Resize(ADIO_File fd, ADIO_Offset size, int *error_code);
 void ADIOI_DDIO_Delete(const char *filename, int *error_code);

@@ -122,6 +122,10 @@ static int same_everywhere(ADIO_File fd, int v, const char *key, char *myname, i
 
     MPI_Allreduce(in, out, 2, MPI_INT, MPI_MAX, fd->comm);
     if (out[0] != -out[1]) {
+        ADIOI_DDIO_File *f = ADIOI_DDIO_File_get(fd);
+        if (!f->hint_msg[0])
+            snprintf(f->hint_msg, sizeof(f->hint_msg), "ddio: hint %s is not the same on "
+                     "every rank (it must be)", key);
         MPIO_ERR_CREATE_CODE_INFO_NOT_SAME(myname, key, error_code);
         return 0;
     }
@@ -191,6 +195,25 @@ static void install_redundancy(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info info,
     if (agreed_hint(fd, info, "romio_ddio_redundancy", ddio_redundancy_parse, value, &v, myname,
                     error_code) && !f->fh.srv)    /* an open file keeps its stored mode */
         f->copies = v;
+}
+
+static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f);
+
+/* A hint refused (given differently on the ranks, or not understood).
+ * ROMIO's generic hints are still set up, since ADIO_Open goes on to use
+ * them (cb_config_list: a mismatch crashed the open before), and as ROMIO
+ * drops SetInfo's error at open, the open fails with it (ad_ddio_open.c). */
+static void hints_refused(ADIO_File fd, ADIOI_DDIO_File * f, MPI_Info users_info, int error_code)
+{
+    int ignored = MPI_SUCCESS;
+
+    if (!f->fh.srv && f->hint_err == MPI_SUCCESS)
+        f->hint_err = error_code;
+    if (!f->hint_msg[0])
+        snprintf(f->hint_msg, sizeof(f->hint_msg), "ddio: a hint given at open was refused "
+                 "(a ROMIO hint not the same on every rank, or not understood)");
+    publish_defaults(fd, f);
+    ADIOI_GEN_SetInfo(fd, users_info, &ignored);
 }
 
 static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
@@ -320,8 +343,10 @@ void ADIOI_DDIO_SetInfo(ADIO_File fd, MPI_Info users_info, int *error_code)
             ADIOI_Info_check_and_install_int(fd, users_info, "striping_factor",
                                              &f->striping_factor, myname, error_code) == 0 &&
             info_has(users_info, "striping_factor");
-        if (*error_code != MPI_SUCCESS)
+        if (*error_code != MPI_SUCCESS) {
+            hints_refused(fd, f, users_info, *error_code);
             return;
+        }
     }
     if (f->presort != ADIOI_HINT_DISABLE)       /* "automatic" means the default */
         f->presort = ADIOI_HINT_ENABLE;
@@ -351,4 +376,16 @@ int ADIOI_DDIO_Timing_on(void)
 uint32_t ADIOI_DDIO_Xfer_flags(const ADIOI_DDIO_File * f)
 {
     return f->presort == ADIOI_HINT_DISABLE ? DDIO_XF_NOSORT : 0;
+}
+
+int ADIOI_DDIO_Hint_err_code(const char *myname, const ADIOI_DDIO_File * f)
+{
+    int cls = MPI_ERR_ARG;
+
+    if (f->hint_err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    MPI_Error_class(f->hint_err, &cls);
+    ADIOI_DDIO_Say_err(myname, EINVAL, f->hint_msg);
+    return MPIO_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, (char *) myname, __LINE__,
+                                cls, "**io", "**io %s", f->hint_msg);
 }

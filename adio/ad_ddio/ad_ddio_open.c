@@ -193,6 +193,11 @@ void ADIOI_DDIO_Open(ADIO_File fd, int *error_code)
     ADIOI_DDIO_Err e;
 
     memset(&e, 0, sizeof(e));
+    if (ADIOI_DDIO_File_get(fd)->hint_err != MPI_SUCCESS) {
+        *error_code = ADIOI_DDIO_Hint_err_code(myname, ADIOI_DDIO_File_get(fd));
+        ADIOI_DDIO_File_free(fd);       /* ADIO_Open does not Close a failed open */
+        return;
+    }
     open_file(fd, &e);
     *error_code = ADIOI_DDIO_Err_code(myname, &e);
 }
@@ -220,13 +225,23 @@ void ADIOI_DDIO_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
     ADIOI_DDIO_Err e;
     open_bcast b;
 
+    ADIOI_DDIO_File *f = ADIOI_DDIO_File_get(fd);
+    /* refused hints (SetInfo) fail the open; a rank whose ROMIO hints
+     * differ from rank 0's may be the only one to know, and it still
+     * takes part in the broadcast */
+    int bad_hints = f->hint_err != MPI_SUCCESS;
+
     memset(&e, 0, sizeof(e));
     memset(&b, 0, sizeof(b));
     fd->access_mode = access_mode;
     if (rank == 0) {
         b.group = random_group();
+        if (bad_hints) {
+            b.errnum = EINVAL;
+            snprintf(b.msg, sizeof(b.msg), "ddio: rank 0 refused the hints given at open");
+        }
         /* only rank 0 creates: EXCL then means "this collective open created it" */
-        if ((access_mode & ADIO_CREATE) && open_file(fd, &e)) {
+        else if ((access_mode & ADIO_CREATE) && open_file(fd, &e)) {
             b.errnum = e.errnum;
             snprintf(b.msg, sizeof(b.msg), "%s", e.msg);
         }
@@ -236,15 +251,15 @@ void ADIOI_DDIO_OpenColl(ADIO_File fd, int rank, int access_mode, int *error_cod
     ADIOI_DDIO_Nap_bcast(&b, sizeof(b), MPI_BYTE, 0, fd->comm);
     if (b.errnum && rank != 0)
         ddio_err_set(&e, b.errnum, "%s", b.msg);
-    else if (!b.errnum && (rank != 0 || !(access_mode & ADIO_CREATE))) {
+    else if (!b.errnum && !bad_hints && (rank != 0 || !(access_mode & ADIO_CREATE))) {
         fd->access_mode = access_mode & ~(ADIO_CREATE | ADIO_EXCL);
         open_file(fd, &e);
     }
     fd->access_mode = access_mode;
-    ADIOI_DDIO_File_get(fd)->group = b.group;
+    f->group = b.group;
     fd->is_open = 1;
     ADIOI_DDIO_Set_dirty(fd, 0);
-    *error_code = ADIOI_DDIO_Err_code(myname, &e);
-    if (e.errnum)       /* ADIO_Open calls Close only on ranks that succeeded */
+    *error_code = bad_hints ? ADIOI_DDIO_Hint_err_code(myname, f) : ADIOI_DDIO_Err_code(myname, &e);
+    if (e.errnum || bad_hints)  /* ADIO_Open calls Close only on ranks that succeeded */
         ADIOI_DDIO_File_free(fd);
 }
