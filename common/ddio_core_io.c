@@ -6,6 +6,7 @@
  * rank's part of a collective. The XFER itself, sent and served until
  * DONE, is ddio_core_xfer.c's. */
 #include "ddio_core_io.h"
+#include "ddio_stream.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static int read_here(struct ddio_xfer_req *x, const char *involved)
     int64_t first, end;
 
     if (x->op != DDIO_X_READ || x->nparticipants != 1 || !x->mem->contig || !d->length
-        || d->root->kind != DDIO_N_LEAF || (x->group && d->length > DDIO_LOCAL_COLL_MAX))
+        || d->root->kind != DDIO_N_LEAF || (x->group && d->length >= ddio_stream_min()))
         return 0;
     ddio_desc_bounds(d, &first, &end);
     return end - first == (int64_t) d->length
@@ -221,10 +222,10 @@ int ddio_xfer_range_of(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t 
     local = local ? local : &dummy;
     *local = 1;
     /* the common case of read_here (above) without building a descriptor */
-    if (op == DDIO_X_READ && (!group || len <= DDIO_LOCAL_COLL_MAX)
+    if (op == DDIO_X_READ && (!group || len < ddio_stream_min())
         && ddio_local_pread(f, off, buf, len, NULL, 0, bytes))
         return 0;
-    if (op == DDIO_X_WRITE && (!group || len <= DDIO_LOCAL_COLL_MAX)
+    if (op == DDIO_X_WRITE && (!group || len < ddio_stream_min())
         && ddio_local_pwrite(f, off, buf, len, NULL)) {
         *bytes = len;
         return 0;

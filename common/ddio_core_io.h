@@ -32,12 +32,11 @@
  * alone and *bytes counts those found, else holes read as zeros and *bytes
  * is the bytes below the end of file. 1: done; 0: not done (read through
  * the servers: not local, off, a server that may have gone, a read error). */
-/* A collective's plain-range part up to this size is read, and written,
- * here too: the servers would move it through the page cache as well
- * (their PCACHE_RANGE_MAX); a longer one is their sorted O_DIRECT stream.
+/* A collective's plain-range part shorter than ddio_stream_min() (ddio_stream.h)
+ * is read, and written, here too: the servers would move it through the
+ * page cache as well; a longer one is their sorted O_DIRECT stream.
  * Same-host writers start their own writeback, so large parts stay fast
  * here too (docs/PERFORMANCE.md, collectives). */
-#define DDIO_LOCAL_COLL_MAX (16u << 20)
 int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
                      const char *only, int raw, uint64_t *bytes);
 /* Buf into file bytes [off, off+len) straight into the datafiles of the

@@ -10,19 +10,21 @@
 #include <stdlib.h>
 
 #include "ddio_net.h"             /* the clock */
+#include "ddio_stream.h"
 #include "pcache.h"
 #include "planner.h"
 
 /* ---- disk requests --------------------------------------------------------------------------- */
 
 /* A stream the page cache must not take: a disk-directed pass of several
- * ranks, or a collective's plain-range part (one participant) longer than
- * PCACHE_RANGE_MAX. Shorter parts are the everyday contiguous collective
- * (IOR's -c): they are cached as the same call made independently is. */
+ * ranks, or a collective's plain-range part (one participant) of at least
+ * ddio_stream_min() (1/64 of memory). Shorter parts are the everyday
+ * contiguous collective (IOR's -c, HDF5's rows): they are cached as the
+ * same call made independently is, so they are read back from memory. */
 static int stream_is_collective(const struct xfer *x)
 {
     return x->n > 1 || ((x->flags & DDIO_XF_COLLECTIVE) && x->parts[0].have_desc
-                        && x->parts[0].d.length > PCACHE_RANGE_MAX);
+                        && x->parts[0].d.length >= ddio_stream_min());
 }
 
 /* O_DIRECT or the page cache for this request (pcache.h has the policy) */

@@ -11,9 +11,6 @@
  * cache (also with --page-cache off): metadata-sized calls of HDF5 and
  * PnetCDF would otherwise cost a device access each. */
 #define PCACHE_SMALL_IO 65536u
-/* the longest one-participant part of a collective (a rank's plain range)
- * cached like independent I/O; longer ones are streams that go O_DIRECT */
-#define PCACHE_RANGE_MAX (16u << 20)
 
 /* One block request to decide. */
 struct pcache_ask {

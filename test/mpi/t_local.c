@@ -94,8 +94,8 @@ int main(int argc, char **argv)
     t_sync_barrier_sync(fh);
     read_span(fh, 0, REGION, 64 * KiB, "after another rank overwrote them");
 
-    /* collective writes of plain ranges up to DDIO_LOCAL_COLL_MAX
-     * (16 MiB) are written here too: each rank rewrites its region in
+    /* collective writes of plain ranges shorter than ddio_stream_min()
+     * (at least 16 MiB) are written here too: each rank rewrites its region in
      * calls of 4 KiB, 64 KiB + 3, 256 KiB and 768 KiB + 5 (across stripe
      * units), all ranks together (the runner's check that the servers
      * wrote nothing covers these) */

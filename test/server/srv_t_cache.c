@@ -4,7 +4,7 @@
  * bytes are right whichever path the previous access took (the O_DIRECT
  * and buffered descriptors of one datafile stay coherent). */
 #include "srv_harness.h"
-#include "../../ioserver/pcache.h"   /* PCACHE_RANGE_MAX */
+#include "ddio_stream.h"   /* ddio_stream_min: run-server-tests.sh sets it to 16 MiB */
 
 #include <fcntl.h>
 #include <sys/syscall.h>
@@ -150,7 +150,7 @@ static void sync_check(struct cl *c, uint64_t h, const char *path, int evicts)
     printf("ok   SYNC left no dirty page in the datafile\n");
 }
 
-/* Whole blocks on one server, more than PCACHE_RANGE_MAX of them: this one
+/* Whole blocks on one server, more than ddio_stream_min() of them: this one
  * client's "collective" XFERs (one participant) stand for a collective
  * stream, which only that length sends O_DIRECT (a shorter one-participant
  * part is cached like independent I/O: checked at the end). On a root
@@ -161,7 +161,7 @@ void test_page_cache(void)
     struct ddio_layout_rec l;
     struct ddio_open_r r;
     char p[128];
-    uint64_t B = c->bsize, len = (PCACHE_RANGE_MAX / B + 2) * B;
+    uint64_t B = c->bsize, len = (ddio_stream_min() / B + 2) * B;
     layout_for(c, &l, B, 1);
     path_name(p, sizeof(p), "pcache");
     CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, &r) == 0, "create %s", p);
