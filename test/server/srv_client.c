@@ -89,6 +89,7 @@ int main(int argc, char **argv)
     run_case("xfer/write-order", test_write_order);
     run_case("xfer/heartbeat", test_heartbeat);
     run_case("ns/stats", test_stats);
+    run_case("ns/readdir-big", test_readdir_big);
     run_case("xfer/page-cache", test_page_cache);
     return case_summary();
 }

@@ -596,7 +596,7 @@ END_TEST
 static int names_of(const char *path, char *out, size_t n)
 {
     struct ddio_readdir_r r;
-    int rc = store_readdir(&st, path, 0, DDIO_READDIR_MAX, &r, msg, sizeof(msg));
+    int rc = store_readdir(&st, path, "", DDIO_READDIR_MAX, &r, msg, sizeof(msg));
     out[0] = '\0';
     for (uint32_t i = 0; rc == 0 && i < r.n; i++)
         snprintf(out + strlen(out), n - strlen(out), "%s%s%s", i ? "," : "", r.ent[i].name,
@@ -672,31 +672,181 @@ START_TEST(t_namespace)
 }
 END_TEST
 
-START_TEST(t_readdir_pages)
+/* one READDIR page of path after `after`, its names appended to out (a
+ * NUL-separated list of n names); 1 if more follow */
+static int page_into(const char *path, char *after, uint32_t max, char (*out)[16], int *n,
+                     int cap)
 {
     struct ddio_readdir_r r;
+    ck_assert_int_eq(store_readdir(&st, path, after, max, &r, msg, sizeof(msg)), 0);
+    ck_assert_uint_le(r.n, max);
+    for (uint32_t i = 0; i < r.n; i++) {
+        ck_assert_int_lt(*n, cap);
+        ck_assert_uint_lt(strlen(r.ent[i].name), 16);
+        strcpy(out[(*n)++], r.ent[i].name);
+    }
+    int more = (int)r.more;
+    if (more) {
+        ck_assert_uint_eq(r.n, max);              /* a page stops early only at the end */
+        strcpy(after, r.ent[r.n - 1].name);
+    }
+    ddio_readdir_r_free(&r);
+    return more;
+}
+
+START_TEST(t_readdir_pages)
+{
     struct ofile *of;
-    char name[32];
-    int created;
+    char name[32], after[DDIO_NAME_MAX + 1] = "", got[32][16];
+    int created, n = 0;
     start(1);
     for (int i = 0; i < 25; i++) {
         snprintf(name, sizeof(name), "f%02d", i);
         ck_assert_int_eq(open_f(name, DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
         store_release(&st, of);
     }
-    uint64_t cookie = 0;
-    int seen = 0;
-    do {
-        ck_assert_int_eq(store_readdir(&st, "/", cookie, 10, &r, msg, sizeof(msg)), 0);
-        for (uint32_t i = 0; i < r.n; i++, seen++) {
-            snprintf(name, sizeof(name), "f%02d", seen);
-            ck_assert_str_eq(r.ent[i].name, name);
+    int pages = 1;
+    while (page_into("/", after, 10, got, &n, 32))
+        pages++;
+    ck_assert_int_eq(pages, 3);
+    ck_assert_int_eq(n, 25);
+    for (int i = 0; i < 25; i++) {
+        snprintf(name, sizeof(name), "f%02d", i);
+        ck_assert_str_eq(got[i], name);
+    }
+    /* a page after the last name, or after one past every name: empty, the end */
+    struct ddio_readdir_r r;
+    ck_assert_int_eq(store_readdir(&st, "/", "f24", 10, &r, msg, sizeof(msg)), 0);
+    ck_assert_uint_eq(r.n, 0);
+    ck_assert_uint_eq(r.more, 0);
+    ck_assert_int_eq(store_readdir(&st, "/", "f10x", 4, &r, msg, sizeof(msg)), 0);
+    ck_assert_uint_eq(r.n, 4);                     /* resumes after a name never listed */
+    ck_assert_str_eq(r.ent[0].name, "f11");
+    ck_assert_uint_eq(r.more, 1);
+    ddio_readdir_r_free(&r);
+}
+END_TEST
+
+static uint64_t dir_reads(void)
+{
+    pthread_mutex_lock(&st.lists.mu);
+    uint64_t n = st.lists.reads;
+    pthread_mutex_unlock(&st.lists.mu);
+    return n;
+}
+
+static int index_of(char (*v)[16], int n, const char *name)
+{
+    int at = -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i], name)) {
+            ck_assert_msg(at < 0, "%s listed twice", name);
+            at = i;
         }
-        ck_assert(r.next == 0 || r.next > cookie);
-        cookie = r.next;
-        ddio_readdir_r_free(&r);
-    } while (cookie);
-    ck_assert_int_eq(seen, 25);
+    return at;
+}
+
+/* A directory of 5000 entries listed in pages while entries are created
+ * and removed on both sides of the position: sorted, none twice, every
+ * entry present throughout listed once, one removed before the listing
+ * reaches it not listed; the directory read once for all the pages. */
+#define BIG 5000
+START_TEST(t_readdir_big_changing)
+{
+    static char got[BIG + 16][16];
+    char name[32], after[DDIO_NAME_MAX + 1] = "";
+    struct ofile *of;
+    int created, n = 0, pages = 0;
+    start(1);
+    ck_assert_int_eq(store_mkdir(&st, "big", 0755, msg, sizeof(msg)), 0);
+    for (int i = 0; i < BIG; i++) {        /* even numbers: room for new ones between */
+        snprintf(name, sizeof(name), "big/e%05d", 2 * i);
+        if (i % 500 == 0) {                /* some files among the directories */
+            ck_assert_int_eq(open_f(name, DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
+            store_release(&st, of);
+        } else {
+            ck_assert_int_eq(store_mkdir(&st, name, 0755, msg, sizeof(msg)), 0);
+        }
+    }
+    uint64_t reads = dir_reads();
+    int more = 1;
+    while (more) {
+        more = page_into("big", after, 97, got, &n, BIG + 16);
+        if (++pages == 10) {               /* listed up to e01938 */
+            ck_assert_str_eq(after, "e01938");
+            ck_assert_int_eq(store_rmdir(&st, "big/e00010", msg, sizeof(msg)), 0);
+            ck_assert_int_eq(store_rmdir(&st, "big/e09002", msg, sizeof(msg)), 0);
+            ck_assert_int_eq(store_delete(&st, "big/e08000", msg, sizeof(msg)), 0);
+            ck_assert_int_eq(store_mkdir(&st, "big/e00011", 0755, msg, sizeof(msg)), 0);
+            ck_assert_int_eq(store_mkdir(&st, "big/e09001", 0755, msg, sizeof(msg)), 0);
+        }
+    }
+    ck_assert_uint_eq(dir_reads() - reads, 1);
+    for (int i = 1; i < n; i++)
+        ck_assert_msg(strcmp(got[i - 1], got[i]) < 0, "%s before %s", got[i - 1], got[i]);
+    for (int i = 0; i < BIG; i++) {
+        snprintf(name, sizeof(name), "e%05d", 2 * i);
+        int at = index_of(got, n, name);
+        if (2 * i == 9002 || 2 * i == 8000)
+            ck_assert_msg(at < 0, "%s listed after its removal", name);
+        else
+            ck_assert_msg(at >= 0, "%s not listed", name);
+    }
+    ck_assert_int_lt(index_of(got, n, "e00011"), 0);   /* behind the position: not seen */
+    /* ahead of it: new since the listing began, so POSIX leaves it open; the
+     * listing is the snapshot of its first page, which predates it */
+    ck_assert_int_lt(index_of(got, n, "e09001"), 0);
+    ck_assert_int_eq(n, BIG - 2);
+
+    /* a new listing sees the directory as it is now */
+    n = 0;
+    after[0] = '\0';
+    while (page_into("big", after, DDIO_READDIR_MAX, got, &n, BIG + 16))
+        ;
+    ck_assert_int_eq(n, BIG - 1);
+    ck_assert_int_ge(index_of(got, n, "e00011"), 0);
+    ck_assert_int_ge(index_of(got, n, "e09001"), 0);
+    ck_assert_int_lt(index_of(got, n, "e00010"), 0);
+    ck_assert_uint_eq(dir_reads() - reads, 2);
+}
+END_TEST
+
+/* A listing whose snapshot was dropped (more directories listed since
+ * than the cache keeps) resumes after its last name in a fresh read:
+ * still complete, none twice. */
+START_TEST(t_readdir_evicted)
+{
+    char name[32], after[DDIO_NAME_MAX + 1] = "", got[64][16], other[8][16];
+    int n = 0, m;
+    start(1);
+    ck_assert_int_eq(store_mkdir(&st, "d", 0755, msg, sizeof(msg)), 0);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "d/n%02d", i);
+        ck_assert_int_eq(store_mkdir(&st, name, 0755, msg, sizeof(msg)), 0);
+    }
+    for (int i = 0; i <= STORE_LISTS_MAX; i++) {
+        snprintf(name, sizeof(name), "o%02d", i);
+        ck_assert_int_eq(store_mkdir(&st, name, 0755, msg, sizeof(msg)), 0);
+    }
+    ck_assert_int_eq(page_into("d", after, 15, got, &n, 64), 1);
+    uint64_t reads = dir_reads();
+    for (int i = 0; i <= STORE_LISTS_MAX; i++) {     /* d's listing pushed out */
+        char none[DDIO_NAME_MAX + 1] = "";
+        snprintf(name, sizeof(name), "o%02d", i);
+        m = 0;
+        ck_assert_int_eq(page_into(name, none, 5, other, &m, 8), 0);
+    }
+    pthread_mutex_lock(&st.lists.mu);
+    ck_assert_uint_eq(st.lists.count, STORE_LISTS_MAX);
+    pthread_mutex_unlock(&st.lists.mu);
+    while (page_into("d", after, 15, got, &n, 64))
+        ;
+    ck_assert_uint_eq(dir_reads() - reads, STORE_LISTS_MAX + 1 + 1);   /* d read again */
+    ck_assert_int_eq(n, 40);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "n%02d", i);
+        ck_assert_str_eq(got[i], name);
+    }
 }
 END_TEST
 
@@ -792,6 +942,8 @@ int main(void)
     tcase_add_test(tc, t_sizes_two_disks);
     tcase_add_test(tc, t_namespace);
     tcase_add_test(tc, t_readdir_pages);
+    tcase_add_test(tc, t_readdir_big_changing);
+    tcase_add_test(tc, t_readdir_evicted);
     tcase_add_test(tc, t_concurrent_opens);
     suite_add_tcase(s, tc);
     int failed = check_run(s, 0);
