@@ -678,16 +678,20 @@ static int page_into(const char *path, char *after, uint32_t max, char (*out)[16
                      int cap)
 {
     struct ddio_readdir_r r;
-    ck_assert_int_eq(store_readdir(&st, path, after, max, &r, msg, sizeof(msg)), 0);
-    ck_assert_uint_le(r.n, max);
+    int rc = store_readdir(&st, path, after, max, &r, msg, sizeof(msg));
+    if (rc || r.n > max || *n + (int)r.n > cap)
+        ck_abort_msg("readdir %s after '%s': %d, %u names (%s)", path, after, rc, r.n, msg);
+    /* (checks without a passing assertion each: in a forked test every
+     * passing one is a message to the parent, 5000 of them a second) */
     for (uint32_t i = 0; i < r.n; i++) {
-        ck_assert_int_lt(*n, cap);
-        ck_assert_uint_lt(strlen(r.ent[i].name), 16);
+        if (strlen(r.ent[i].name) >= 16)
+            ck_abort_msg("name %s too long for the test", r.ent[i].name);
         strcpy(out[(*n)++], r.ent[i].name);
     }
     int more = (int)r.more;
     if (more) {
-        ck_assert_uint_eq(r.n, max);              /* a page stops early only at the end */
+        if (r.n != max)                           /* a page stops early only at the end */
+            ck_abort_msg("a page of %u names, not %u, with more to come", r.n, max);
         strcpy(after, r.ent[r.n - 1].name);
     }
     ddio_readdir_r_free(&r);
@@ -740,7 +744,8 @@ static int index_of(char (*v)[16], int n, const char *name)
     int at = -1;
     for (int i = 0; i < n; i++)
         if (!strcmp(v[i], name)) {
-            ck_assert_msg(at < 0, "%s listed twice", name);
+            if (at >= 0)
+                ck_abort_msg("%s listed twice", name);
             at = i;
         }
     return at;
@@ -764,8 +769,8 @@ START_TEST(t_readdir_big_changing)
         if (i % 500 == 0) {                /* some files among the directories */
             ck_assert_int_eq(open_f(name, DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
             store_release(&st, of);
-        } else {
-            ck_assert_int_eq(store_mkdir(&st, name, 0755, msg, sizeof(msg)), 0);
+        } else if (store_mkdir(&st, name, 0755, msg, sizeof(msg))) {
+            ck_abort_msg("mkdir %s: %s", name, msg);
         }
     }
     uint64_t reads = dir_reads();
@@ -783,14 +788,13 @@ START_TEST(t_readdir_big_changing)
     }
     ck_assert_uint_eq(dir_reads() - reads, 1);
     for (int i = 1; i < n; i++)
-        ck_assert_msg(strcmp(got[i - 1], got[i]) < 0, "%s before %s", got[i - 1], got[i]);
+        if (strcmp(got[i - 1], got[i]) >= 0)
+            ck_abort_msg("%s listed before %s", got[i - 1], got[i]);
     for (int i = 0; i < BIG; i++) {
         snprintf(name, sizeof(name), "e%05d", 2 * i);
-        int at = index_of(got, n, name);
-        if (2 * i == 9002 || 2 * i == 8000)
-            ck_assert_msg(at < 0, "%s listed after its removal", name);
-        else
-            ck_assert_msg(at >= 0, "%s not listed", name);
+        int at = index_of(got, n, name), removed = 2 * i == 9002 || 2 * i == 8000;
+        if ((at >= 0) == removed)
+            ck_abort_msg("%s %s", name, removed ? "listed after its removal" : "not listed");
     }
     ck_assert_int_lt(index_of(got, n, "e00011"), 0);   /* behind the position: not seen */
     /* ahead of it: new since the listing began, so POSIX leaves it open; the
@@ -847,6 +851,74 @@ START_TEST(t_readdir_evicted)
         snprintf(name, sizeof(name), "n%02d", i);
         ck_assert_str_eq(got[i], name);
     }
+}
+END_TEST
+
+/* Listings paged by several threads at once while another lists more
+ * directories than the cache keeps, so the shared listing is dropped and
+ * read again under pages in flight: every listing complete and in order. */
+#define SHARED_N 600
+#define CHURN_DIRS (STORE_LISTS_MAX + 6)
+static void *list_shared(void *arg)
+{
+    static _Thread_local char got[SHARED_N][16];
+    char name[16];
+    (void)arg;
+    for (int round = 0; round < 10; round++) {
+        char after[DDIO_NAME_MAX + 1] = "";
+        int n = 0;
+        while (page_into("shared", after, 23, got, &n, SHARED_N))
+            ;
+        ck_assert_int_eq(n, SHARED_N);
+        for (int i = 0; i < SHARED_N; i++) {
+            snprintf(name, sizeof(name), "s%04d", i);
+            if (strcmp(got[i], name))
+                ck_abort_msg("name %d of the listing is %s, not %s", i, got[i], name);
+        }
+    }
+    return NULL;
+}
+
+static void *list_churn(void *arg)
+{
+    char name[16], got[1][16];
+    (void)arg;
+    for (int round = 0; round < 5; round++)
+        for (int i = 0; i < CHURN_DIRS; i++) {
+            char after[DDIO_NAME_MAX + 1] = "";
+            int n = 0;
+            snprintf(name, sizeof(name), "c%02d", i);
+            ck_assert_int_eq(page_into(name, after, 1, got, &n, 1), 0);
+        }
+    return NULL;
+}
+
+START_TEST(t_readdir_concurrent)
+{
+    char name[32];
+    pthread_t t[4];
+    start(1);
+    ck_assert_int_eq(store_mkdir(&st, "shared", 0755, msg, sizeof(msg)), 0);
+    for (int i = 0; i < SHARED_N; i++) {
+        snprintf(name, sizeof(name), "shared/s%04d", i);
+        if (store_mkdir(&st, name, 0755, msg, sizeof(msg)))
+            ck_abort_msg("mkdir %s: %s", name, msg);
+    }
+    for (int i = 0; i < CHURN_DIRS; i++) {
+        snprintf(name, sizeof(name), "c%02d", i);
+        ck_assert_int_eq(store_mkdir(&st, name, 0755, msg, sizeof(msg)), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, i ? list_shared : list_churn, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    pthread_mutex_lock(&st.lists.mu);
+    size_t count = 0;
+    for (struct store_listing *ls = st.lists.head; ls; ls = ls->next, count++)
+        ck_assert_int_eq(ls->refs, 1);            /* only the cache's: no page kept one */
+    ck_assert_uint_eq(count, st.lists.count);
+    ck_assert_uint_le(count, STORE_LISTS_MAX);
+    pthread_mutex_unlock(&st.lists.mu);
 }
 END_TEST
 
@@ -942,10 +1014,17 @@ int main(void)
     tcase_add_test(tc, t_sizes_two_disks);
     tcase_add_test(tc, t_namespace);
     tcase_add_test(tc, t_readdir_pages);
-    tcase_add_test(tc, t_readdir_big_changing);
-    tcase_add_test(tc, t_readdir_evicted);
     tcase_add_test(tc, t_concurrent_opens);
     suite_add_tcase(s, tc);
+    /* thousands of entries made and listed: more than Check's 4 s default
+     * on a loaded machine */
+    TCase *tl = tcase_create("listing");
+    tcase_add_checked_fixture(tl, setup, teardown);
+    tcase_set_timeout(tl, 60);
+    tcase_add_test(tl, t_readdir_big_changing);
+    tcase_add_test(tl, t_readdir_evicted);
+    tcase_add_test(tl, t_readdir_concurrent);
+    suite_add_tcase(s, tl);
     int failed = check_run(s, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
