@@ -385,12 +385,26 @@ static int names_add(struct names *nm, const char *name, int is_dir)
     return 0;
 }
 
+/* the next page starts after r's last name, which must sort after the
+ * one before (or a hostile server loops us): 0, or -EIO */
+static int page_advance(const struct ddio_readdir_r *r, char *after, size_t afterlen)
+{
+    if (!r->more)
+        return 0;
+    const char *last = r->ent[r->n - 1].name;     /* the decoder: more means n >= 1 */
+    if (strcmp(last, after) <= 0 || strlen(last) >= afterlen)
+        return -EIO;
+    strcpy(after, last);
+    return 0;
+}
+
 /* every page of one server's listing of path into nm */
 static int list_server(struct ddio_client *cl, int i, const char *path, struct names *nm,
                        char *msg, size_t msglen)
 {
-    struct ddio_readdir q = {.path = (char *)path, .cookie = 0, .max = CL_PAGE};
-    int rc = 0;
+    char after[DDIO_NAME_MAX + 1] = "";
+    struct ddio_readdir q = {.path = (char *)path, .after = after, .max = CL_PAGE};
+    int rc = 0, more;
     do {
         struct ddio_wbuf w;
         struct ddio_readdir_r r;
@@ -409,11 +423,11 @@ static int list_server(struct ddio_client *cl, int i, const char *path, struct n
             return rc;
         for (uint32_t k = 0; k < r.n && !rc; k++)
             rc = names_add(nm, r.ent[k].name, r.ent[k].kind == DDIO_K_DIR);
-        /* the cookie must move forward, or a hostile server loops us */
-        rc = rc ? rc : (r.next && r.next <= q.cookie ? -EIO : 0);
-        q.cookie = r.next;
+        if (!rc && (rc = page_advance(&r, after, sizeof(after))))
+            say(msg, msglen, "server %s: READDIR page does not move forward", cl->addr[i]);
+        more = r.more;
         ddio_readdir_r_free(&r);
-    } while (!rc && q.cookie);
+    } while (!rc && more);
     return rc;
 }
 

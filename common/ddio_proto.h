@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      10u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      11u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
                                  * 6: OPEN's and RENAME's once ids;
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
@@ -26,7 +26,9 @@
                                  * SETATTR, ACTAS, LOCALSTAT, OPEN's
                                  * DDIO_O_MODE; 10: the layout's copies,
                                  * XFER's DDIO_XF_COPY, SETSIZE's and
-                                 * PREALLOC's logical size */
+                                 * PREALLOC's logical size; 11: READDIR
+                                 * resumes after a name, its reply says
+                                 * whether more follow */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -372,7 +374,9 @@ struct ddio_pstat_r {
 };
 struct ddio_readdir {
     char *path;
-    uint64_t cookie;         /* entries to skip (0: from the start) */
+    char *after;             /* "" for the first page, else the last name
+                              * of the page before: entries sorting after
+                              * it (a name, or "", on the wire) */
     uint32_t max;            /* 1..DDIO_READDIR_MAX entries wanted */
 };
 struct ddio_dirent {
@@ -380,7 +384,7 @@ struct ddio_dirent {
     uint32_t kind;
 };
 struct ddio_readdir_r {
-    uint64_t next;           /* cookie of the next page; 0: no more */
+    uint32_t more;           /* 1: entries follow the last one (then n >= 1); 0: the end */
     uint32_t n;
     struct ddio_dirent *ent; /* malloc'd; free with ddio_readdir_r_free */
 };
@@ -564,7 +568,7 @@ void ddio_stats_r_free(struct ddio_stats_r *m);
 void ddio_enc_pstat_r(struct ddio_wbuf *w, const struct ddio_pstat_r *m);
 int  ddio_dec_pstat_r(const void *p, size_t n, struct ddio_pstat_r *m);
 void ddio_enc_readdir(struct ddio_wbuf *w, const struct ddio_readdir *m);
-int  ddio_dec_readdir(const void *p, size_t n, struct ddio_readdir *m);   /* free m->path */
+int  ddio_dec_readdir(const void *p, size_t n, struct ddio_readdir *m);   /* free m->path, m->after */
 /* names: non-empty, no '/', not "." or "..", at most DDIO_NAME_MAX bytes */
 void ddio_enc_readdir_r(struct ddio_wbuf *w, const struct ddio_readdir_r *m);
 int  ddio_dec_readdir_r(const void *p, size_t n, struct ddio_readdir_r *m);

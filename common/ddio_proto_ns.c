@@ -53,10 +53,16 @@ int ddio_dec_pstat_r(const void *p, size_t n, struct ddio_pstat_r *m)
     return ns_result(&r, m, sizeof(*m), NULL, NULL);
 }
 
+/* one directory entry name: a single component */
+static int name_valid(const char *s)
+{
+    return s && *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
 void ddio_enc_readdir(struct ddio_wbuf *w, const struct ddio_readdir *m)
 {
     ddio_put_str(w, m->path);
-    ddio_put_u64(w, m->cookie);
+    ddio_put_str(w, m->after ? m->after : "");
     ddio_put_u32(w, m->max);
 }
 
@@ -66,17 +72,12 @@ int ddio_dec_readdir(const void *p, size_t n, struct ddio_readdir *m)
     memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
     m->path = ddio_get_str(&r, DDIO_MAX_STR);
-    m->cookie = ddio_get_u64(&r);
+    m->after = ddio_get_str(&r, DDIO_NAME_MAX);
     m->max = ddio_get_u32(&r);
-    if (!r.err && (m->max == 0 || m->max > DDIO_READDIR_MAX))
+    if (!r.err && (m->max == 0 || m->max > DDIO_READDIR_MAX ||
+                   (*m->after && !name_valid(m->after))))
         r.err = -EPROTO;
-    return ns_result(&r, m, sizeof(*m), m->path, NULL);
-}
-
-/* one directory entry name: a single component */
-static int name_valid(const char *s)
-{
-    return s && *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+    return ns_result(&r, m, sizeof(*m), m->path, m->after);
 }
 
 void ddio_enc_readdir_r(struct ddio_wbuf *w, const struct ddio_readdir_r *m)
@@ -86,7 +87,7 @@ void ddio_enc_readdir_r(struct ddio_wbuf *w, const struct ddio_readdir_r *m)
             w->err = -EINVAL;
         return;
     }
-    ddio_put_u64(w, m->next);
+    ddio_put_u32(w, m->more);
     ddio_put_u32(w, m->n);
     for (uint32_t i = 0; i < m->n; i++) {
         ddio_put_str(w, m->ent[i].name);
@@ -99,10 +100,12 @@ int ddio_dec_readdir_r(const void *p, size_t n, struct ddio_readdir_r *m)
     struct ddio_rbuf r;
     memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
-    m->next = ddio_get_u64(&r);
+    m->more = ddio_get_u32(&r);
     uint32_t cnt = ddio_get_u32(&r);
-    /* an entry takes at least 9 bytes (length, one byte, kind) */
-    if (!r.err && (cnt > DDIO_READDIR_MAX || cnt > rbuf_left(&r) / 9))
+    /* an entry takes at least 9 bytes (length, one byte, kind); a page
+     * with more to come names its last entry, where the next one starts */
+    if (!r.err && (cnt > DDIO_READDIR_MAX || cnt > rbuf_left(&r) / 9 || m->more > 1 ||
+                   (m->more && !cnt)))
         r.err = -EPROTO;
     if (!r.err && cnt && !(m->ent = calloc(cnt, sizeof(*m->ent))))
         r.err = -ENOMEM;

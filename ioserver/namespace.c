@@ -125,8 +125,9 @@ int on_readdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     int rc = check(c, m.path, may_list, msg, sizeof(msg));
     if (rc == 0)
-        rc = store_readdir(&c->srv->store, m.path, m.cookie, m.max, &r, msg, sizeof(msg));
+        rc = store_readdir(&c->srv->store, m.path, m.after, m.max, &r, msg, sizeof(msg));
     free(m.path);
+    free(m.after);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
     struct ddio_wbuf w;

@@ -34,6 +34,7 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
     memset(st, 0, sizeof(*st));
     pthread_mutex_init(&st->mu, NULL);
     pthread_cond_init(&st->open_cv, NULL);
+    store_lists_init(&st->lists);
     store_meta_start(st);
     return store_roots_init(st, cfg, err, errlen);
 }
@@ -74,6 +75,7 @@ void store_fini(struct store *st)
         st->files = n;
     }
     store_roots_fini(st);
+    store_lists_fini(&st->lists);
     pthread_mutex_destroy(&st->mu);
     pthread_cond_destroy(&st->open_cv);
     memset(st, 0, sizeof(*st));

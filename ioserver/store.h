@@ -17,6 +17,7 @@
 #include "ddio_proto.h"
 #include "ddio_wb.h"
 #include "locks.h"
+#include "store_list.h"
 
 #define STORE_META_MAGIC   0x4D4C4444u   /* "DDLM" */
 #define STORE_META_VERSION 3u   /* 2: the creator's ids after the layout
@@ -97,6 +98,7 @@ struct store {
     struct ofile *files;
     unsigned tmpseq;             /* atomic */
     struct store_meta meta;
+    struct store_lists lists;    /* READDIR's listings between pages */
 };
 
 /* Open roots, load or create the server id, detect O_DIRECT per root.
@@ -130,11 +132,11 @@ int store_delete(struct store *st, const char *path, char *msg, size_t msglen);
 /* Namespace (store_ns.c; PROTOCOL.md "Namespace"): "" or "/" is the root
  * for pstat and readdir. A file is a path with a layout record; a directory
  * is a directory on disk 0 (mkdir/rmdir/rename apply to every disk). 0 or
- * -errno with the cause in msg. readdir: r->ent malloc'd
- * (ddio_readdir_r_free). */
+ * -errno with the cause in msg. readdir: the entries sorting after
+ * `after` ("" for the first page), r->ent malloc'd (ddio_readdir_r_free). */
 int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
                 char *msg, size_t msglen);
-int store_readdir(struct store *st, const char *path, uint64_t cookie, uint32_t max,
+int store_readdir(struct store *st, const char *path, const char *after, uint32_t max,
                   struct ddio_readdir_r *r, char *msg, size_t msglen);
 int store_mkdir(struct store *st, const char *path, uint32_t mode, char *msg, size_t msglen);
 int store_rmdir(struct store *st, const char *path, char *msg, size_t msglen);

@@ -5,6 +5,7 @@
 #endif
 #include "store_int.h"
 #include "store_layout.h"
+#include "store_list.h"
 #include "store_meta.h"
 #include "store_roots.h"
 
@@ -123,94 +124,74 @@ int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
     return rc;
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* the sorted entry names of dirfd (not ".", "..", nor .ddio at the root) */
-static int list_names(int dirfd, int at_root, char ***names, size_t *n)
-{
-    DIR *dir = fdopendir(dirfd);
-    size_t cap = 0;
-    struct dirent *de;
-    *names = NULL;
-    *n = 0;
-    if (!dir) {
-        close(dirfd);
-        return -errno;
-    }
-    while ((de = readdir(dir))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-            (at_root && !strcmp(de->d_name, META_DIR)) || strlen(de->d_name) > DDIO_NAME_MAX)
-            continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            char **nn = realloc(*names, cap * sizeof(char *));
-            if (!nn)
-                break;
-            *names = nn;
-        }
-        if (!((*names)[*n] = strdup(de->d_name)))
-            break;
-        (*n)++;
-    }
-    int rc = de ? -ENOMEM : 0;
-    closedir(dir);
-    if (*n)
-        qsort(*names, *n, sizeof(char *), cmp_name);
-    return rc;
-}
-
-/* kind of entry `name` of directory rel: a directory, a file (with its
- * layout record), or 0 (a leftover datafile: not shown) */
-static uint32_t entry_kind(struct store *st, int dirfd, const char *rel, const char *name)
+/* kind of entry `name` of a directory (dirfd, on the first root; mfd its
+ * layout records' mirror, -1 when it has none): a directory, a file (with
+ * its layout record), or 0 (a leftover datafile, or gone: not shown) */
+static uint32_t entry_kind(int dirfd, int mfd, const char *name)
 {
     struct stat sb;
-    char meta[DDIO_MAX_STR + DDIO_NAME_MAX + 2];
     if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW))
         return 0;
     if (S_ISDIR(sb.st_mode))
         return DDIO_K_DIR;
-    snprintf(meta, sizeof(meta), "%s%s%s", rel, *rel ? "/" : "", name);
-    int fd = open_beneath(st->metafd, meta, O_PATH, 0);
-    if (fd < 0)
-        return 0;
-    close(fd);
-    return DDIO_K_FILE;
+    /* one component in a confined directory: no walk, nothing to escape by */
+    return mfd >= 0 && !fstatat(mfd, name, &sb, AT_SYMLINK_NOFOLLOW) && S_ISREG(sb.st_mode)
+               ? DDIO_K_FILE
+               : 0;
 }
 
-int store_readdir(struct store *st, const char *path, uint64_t cookie, uint32_t max,
+/* one page of listing ls from index *i: the entries still there, at most
+ * max, into r (r->ent allocated); *i left at the first one not looked at */
+static int readdir_page(struct store *st, int dirfd, const char *norm,
+                        const struct store_listing *ls, size_t *i, uint32_t max,
+                        struct ddio_readdir_r *r)
+{
+    size_t left = ls->n - *i;
+    if (left && !(r->ent = calloc(left < max ? left : max, sizeof(*r->ent))))
+        return -ENOMEM;
+    /* the layout records' mirror of the directory, opened once a page (none
+     * until a file was created in it: then every other entry is a leftover) */
+    int mfd = left ? open_dir_beneath(st->metafd, norm) : -1;
+    int rc = 0;
+    for (; *i < ls->n && r->n < max && !rc; ++*i) {
+        /* looked at now, not when listed: an entry removed since is not shown */
+        uint32_t kind = entry_kind(dirfd, mfd, ls->names[*i]);
+        if (!kind)
+            continue;
+        if (!(r->ent[r->n].name = strdup(ls->names[*i])))
+            rc = -ENOMEM;
+        else
+            r->ent[r->n++].kind = kind;
+    }
+    if (mfd >= 0)
+        close(mfd);
+    return rc;
+}
+
+int store_readdir(struct store *st, const char *path, const char *after, uint32_t max,
                   struct ddio_readdir_r *r, char *msg, size_t msglen)
 {
-    char norm[DDIO_MAX_STR + 1], **names = NULL;
-    size_t n = 0;
+    char norm[DDIO_MAX_STR + 1];
+    struct store_listing *ls = NULL;
+    size_t i = 0;
     memset(r, 0, sizeof(*r));
     int rc = store_norm_ns(path, norm, sizeof(norm), msg, msglen);
     if (rc)
         return rc;
     int dirfd = open_dir_beneath(st->rootfd[0], norm);
-    int kfd = dirfd >= 0 ? dup(dirfd) : -1;
-    rc = dirfd < 0 ? dirfd : (kfd < 0 ? -errno : list_names(dirfd, !*norm, &names, &n));
-    if (dirfd >= 0 && kfd < 0)
+    /* the first page reads the directory afresh; the others resume in the
+     * listing it made (store_list.h) */
+    if (dirfd < 0)
+        rc = dirfd;
+    else if ((ls = store_list_get(&st->lists, dirfd, !*norm, !*after, &rc)))
+        i = store_list_seek(ls, after);
+    if (ls)
+        rc = readdir_page(st, dirfd, norm, ls, &i, max, r);
+    r->more = rc == 0 && ls && i < ls->n;
+    if (ls)
+        store_list_put(&st->lists, ls);
+    if (dirfd >= 0)
         close(dirfd);
-    if (rc == 0 && cookie < n && !(r->ent = calloc(max, sizeof(*r->ent))))
-        rc = -ENOMEM;
-    size_t i = cookie < n ? (size_t)cookie : n;
-    for (; rc == 0 && i < n && r->n < max; i++) {
-        uint32_t kind = entry_kind(st, kfd, norm, names[i]);
-        if (!kind)
-            continue;
-        r->ent[r->n].name = names[i];
-        r->ent[r->n++].kind = kind;
-        names[i] = NULL;
-    }
-    r->next = (rc == 0 && i < n) ? i : 0;
-    for (size_t j = 0; j < n; j++)
-        free(names[j]);
-    free(names);
-    if (kfd >= 0)
-        close(kfd);
     if (rc) {
         ddio_readdir_r_free(r);
         snprintf(msg, msglen, "readdir %s: %s", *norm ? norm : "/", ddio_errno_name(-rc));
@@ -247,19 +228,25 @@ int store_mkdir(struct store *st, const char *path, uint32_t mode, char *msg, si
     return rc;
 }
 
-/* 0 if directory rel under dirfd has no entries, -ENOTEMPTY, or -errno */
+/* 0 if directory rel under dirfd has no entries, -ENOTEMPTY, or -errno
+ * (read up to its first entry only) */
 static int dir_empty(int dirfd, const char *rel)
 {
-    char **names;
-    size_t n;
     int fd = open_dir_beneath(dirfd, rel);
-    int rc = fd < 0 ? fd : list_names(fd, 0, &names, &n);
-    if (rc)
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *de;
+    if (!dir) {
+        int rc = fd < 0 ? fd : -errno;
+        if (fd >= 0)
+            close(fd);
         return rc;
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-    return n ? -ENOTEMPTY : 0;
+    }
+    while ((errno = 0, de = readdir(dir)) &&
+           (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")))
+        ;
+    int rc = de ? -ENOTEMPTY : -errno;
+    closedir(dir);
+    return rc;
 }
 
 /* the directory's copy trees, when empty (best effort: a leftover empty

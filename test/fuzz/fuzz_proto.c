@@ -174,8 +174,10 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #define CLEANUP (void)0
     SIMPLE(FZ_PSTAT_R, struct ddio_pstat_r, ddio_dec_pstat_r, ddio_enc_pstat_r)
 #undef CLEANUP
-#define CLEANUP free(m.path)
+#define CLEANUP (free(m.path), free(m.after))
     SIMPLE(FZ_READDIR, struct ddio_readdir, ddio_dec_readdir, ddio_enc_readdir)
+#undef CLEANUP
+#define CLEANUP free(m.path)
     SIMPLE(FZ_SETATTR, struct ddio_setattr, ddio_dec_setattr, ddio_enc_setattr)
     SIMPLE(FZ_MKDIR, struct ddio_mkdir, ddio_dec_mkdir, ddio_enc_mkdir)
 #undef CLEANUP

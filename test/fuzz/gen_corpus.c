@@ -211,12 +211,12 @@ static void gen_messages(void)
         emit("pstat_r", FZ_PSTAT_R, &w);
         free(ps);
     }
-    struct ddio_readdir rd = { .path = "a/b", .cookie = 0, .max = 1024 };
+    struct ddio_readdir rd = { .path = "a/b", .after = "f", .max = 1024 };
     ddio_wbuf_init(&w);
     ddio_enc_readdir(&w, &rd);
     emit("readdir", FZ_READDIR, &w);
     struct ddio_dirent de[2] = { { "f", DDIO_K_FILE }, { "d", DDIO_K_DIR } };
-    struct ddio_readdir_r rr = { .next = 2, .n = 2, .ent = de };
+    struct ddio_readdir_r rr = { .more = 1, .n = 2, .ent = de };
     ddio_wbuf_init(&w);
     ddio_enc_readdir_r(&w, &rr);
     emit("readdir_r", FZ_READDIR_R, &w);

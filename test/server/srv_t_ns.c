@@ -121,3 +121,114 @@ void test_stats(void)
     printf("ok   STATS\n");
 }
 
+
+#define RD_BIG 5000
+#define RD_PAGE 250u
+
+static int ns_mkdir(struct cl *c, const char *path)
+{
+    struct ddio_mkdir m = {.path = (char *)path, .mode = 0755};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_mkdir(&w, &m);
+    return call_simple(c, DDIO_T_MKDIR, &w);
+}
+
+static int ns_rmdir(struct cl *c, const char *path)
+{
+    struct ddio_path_req p = {.path = (char *)path};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_path_req(&w, &p);
+    return call_simple(c, DDIO_T_RMDIR, &w);
+}
+
+/* one READDIR page of dir after `after` (updated to its last name): the
+ * names appended to got[*n]; 1 if more follow */
+static int readdir_page(struct cl *c, const char *dir, char *after, char (*got)[16], int *n,
+                        int cap)
+{
+    struct ddio_readdir q = {.path = (char *)dir, .after = after, .max = RD_PAGE};
+    struct ddio_readdir_r r;
+    struct ddio_wbuf w;
+    struct msg m;
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir(&w, &q);
+    CHECK(call(c, DDIO_T_READDIR, &w, &m) == 0, "READDIR %s after '%s' failed", dir, after);
+    CHECK(ddio_dec_readdir_r(m.p, m.h.len, &r) == 0, "READDIR reply malformed");
+    free(m.p);
+    for (uint32_t i = 0; i < r.n; i++) {
+        CHECK(*n < cap && strlen(r.ent[i].name) < 16, "READDIR: too many or long names");
+        strcpy(got[(*n)++], r.ent[i].name);
+    }
+    int more = (int)r.more;
+    if (more)
+        strcpy(after, r.ent[r.n - 1].name);
+    ddio_readdir_r_free(&r);
+    return more;
+}
+
+static int listed(char (*got)[16], int n, const char *name)
+{
+    int times = 0;
+    for (int i = 0; i < n; i++)
+        times += !strcmp(got[i], name);
+    return times;
+}
+
+/* READDIR over the wire on a directory of 5000 entries, pages of 250,
+ * entries removed and created on both sides of the position after the
+ * fourth page: sorted, none twice, each present throughout once, the one
+ * removed ahead of the position not at all; a later listing sees the
+ * changes; a page resuming after a name that is not one is refused. */
+void test_readdir_big(void)
+{
+    static char got[RD_BIG + 8][16];
+    char dir[64], p[96], after[DDIO_NAME_MAX + 1] = "";
+    struct cl *c = cl_connect();
+    int n = 0, pages = 0;
+    path_name(dir, sizeof(dir), "rd");
+    CHECK(ns_mkdir(c, dir) == 0, "mkdir %s", dir);
+    for (int i = 0; i < RD_BIG; i++) {
+        snprintf(p, sizeof(p), "%s/e%05d", dir, 2 * i);
+        CHECK(ns_mkdir(c, p) == 0, "mkdir %s", p);
+    }
+    while (readdir_page(c, dir, after, got, &n, RD_BIG + 8))
+        if (++pages == 4) {                    /* listed up to e01998 */
+            CHECK(!strcmp(after, "e01998"), "page 4 ends at %s", after);
+            snprintf(p, sizeof(p), "%s/e00100", dir);
+            CHECK(ns_rmdir(c, p) == 0, "rmdir %s", p);
+            snprintf(p, sizeof(p), "%s/e08000", dir);
+            CHECK(ns_rmdir(c, p) == 0, "rmdir %s", p);
+            snprintf(p, sizeof(p), "%s/e00101", dir);
+            CHECK(ns_mkdir(c, p) == 0, "mkdir %s", p);
+            snprintf(p, sizeof(p), "%s/e08001", dir);
+            CHECK(ns_mkdir(c, p) == 0, "mkdir %s", p);
+        }
+    for (int i = 1; i < n; i++)
+        CHECK(strcmp(got[i - 1], got[i]) < 0, "%s listed before %s", got[i - 1], got[i]);
+    for (int i = 0; i < RD_BIG; i++) {
+        snprintf(p, sizeof(p), "e%05d", 2 * i);
+        CHECK(listed(got, n, p) == (2 * i == 8000 ? 0 : 1), "%s listed %d times", p,
+              listed(got, n, p));
+    }
+    CHECK(n == RD_BIG - 1 + listed(got, n, "e00101") + listed(got, n, "e08001"),
+          "%d names listed", n);
+    CHECK(!listed(got, n, "e00101"), "e00101 listed: created behind the position");
+
+    n = 0;
+    after[0] = '\0';
+    while (readdir_page(c, dir, after, got, &n, RD_BIG + 8))
+        ;
+    CHECK(n == RD_BIG, "the listing after the changes has %d names, not %d", n, RD_BIG);
+    CHECK(listed(got, n, "e00101") == 1 && listed(got, n, "e08001") == 1 &&
+          !listed(got, n, "e00100") && !listed(got, n, "e08000"), "changes not seen");
+
+    struct ddio_readdir q = {.path = dir, .after = "a/b", .max = RD_PAGE};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir(&w, &q);
+    CHECK(call_simple(c, DDIO_T_READDIR, &w) == EPROTO, "READDIR after 'a/b' not EPROTO");
+    cl_close(c);
+    printf("ok   READDIR of %d entries in pages, changed while listed\n", RD_BIG);
+}

@@ -197,7 +197,7 @@ static void enc_pstat_dir(struct ddio_wbuf *w)
 
 static void enc_readdir(struct ddio_wbuf *w)
 {
-    struct ddio_readdir m = { .path = "a/b", .cookie = 1024, .max = DDIO_READDIR_MAX };
+    struct ddio_readdir m = { .path = "a/b", .after = "f1023", .max = DDIO_READDIR_MAX };
     ddio_enc_readdir(w, &m);
 }
 
@@ -206,7 +206,7 @@ static struct ddio_dirent sample_ents[] = { { "x", DDIO_K_FILE }, { "sub", DDIO_
 
 static void enc_readdir_r(struct ddio_wbuf *w)
 {
-    struct ddio_readdir_r m = { .next = 7, .n = 3, .ent = sample_ents };
+    struct ddio_readdir_r m = { .more = 1, .n = 3, .ent = sample_ents };
     ddio_enc_readdir_r(w, &m);
 }
 
@@ -440,6 +440,7 @@ static int d_readdir(const uint8_t *p, size_t n)
     struct ddio_readdir m;
     int rc = ddio_dec_readdir(p, n, &m);
     free(m.path);
+    free(m.after);
     return rc;
 }
 
@@ -1163,7 +1164,7 @@ START_TEST(rt_namespace)
     struct ddio_readdir_r rr;
     encode_sample(&samples[NSAMPLES - 3], &w);
     ck_assert_int_eq(ddio_dec_readdir_r(w.p, w.len, &rr), 0);
-    ck_assert_uint_eq(rr.next, 7);
+    ck_assert_uint_eq(rr.more, 1);
     ck_assert_uint_eq(rr.n, 3);
     ck_assert_str_eq(rr.ent[1].name, "sub");
     ck_assert_uint_eq(rr.ent[1].kind, DDIO_K_DIR);
@@ -1193,15 +1194,44 @@ START_TEST(rt_namespace)
 END_TEST
 
 /* one READDIR reply entry, raw */
-static int readdir_r_with(uint32_t n_field, const char *name, uint32_t kind)
+static int readdir_r_more(uint32_t more, uint32_t n_field, const char *name, uint32_t kind)
 {
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
-    ddio_put_u64(&w, 0);
+    ddio_put_u32(&w, more);
     ddio_put_u32(&w, n_field);
     ddio_put_str(&w, name);
     ddio_put_u32(&w, kind);
     int rc = dec_copy(d_readdir_r, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+static int readdir_r_with(uint32_t n_field, const char *name, uint32_t kind)
+{
+    return readdir_r_more(0, n_field, name, kind);
+}
+
+/* a READDIR reply of no entries */
+static int readdir_r_empty(uint32_t more)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_put_u32(&w, more);
+    ddio_put_u32(&w, 0);
+    int rc = dec_copy(d_readdir_r, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+/* a READDIR request resuming after `after` */
+static int readdir_after(const char *after)
+{
+    struct ddio_wbuf w;
+    struct ddio_readdir q = { .path = "a", .after = (char *)after, .max = 16 };
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir(&w, &q);
+    int rc = dec_copy(d_readdir, w.p, w.len);
     ddio_wbuf_free(&w);
     return rc;
 }
@@ -1237,6 +1267,16 @@ START_TEST(bad_namespace)
     ck_assert_int_eq(readdir_r_with(2, "ok", DDIO_K_FILE), -EPROTO);        /* count > entries */
     ck_assert_int_eq(readdir_r_with(UINT32_MAX, "ok", DDIO_K_FILE), -EPROTO);
     ck_assert_int_eq(readdir_r_with(DDIO_READDIR_MAX + 1, "ok", DDIO_K_FILE), -EPROTO);
+    ck_assert_int_eq(readdir_r_more(1, 1, "ok", DDIO_K_FILE), 0);
+    ck_assert_int_eq(readdir_r_more(2, 1, "ok", DDIO_K_FILE), -EPROTO);    /* more is 0 or 1 */
+    ck_assert_int_eq(readdir_r_empty(0), 0);
+    ck_assert_int_eq(readdir_r_empty(1), -EPROTO);  /* more, but no name to resume after */
+    ck_assert_int_eq(readdir_after(""), 0);
+    ck_assert_int_eq(readdir_after("f1"), 0);
+    ck_assert_int_eq(readdir_after("."), -EPROTO);
+    ck_assert_int_eq(readdir_after(".."), -EPROTO);
+    ck_assert_int_eq(readdir_after("a/b"), -EPROTO);
+    ck_assert_int_eq(readdir_after(longname), -EPROTO);
     ck_assert_int_eq(pstat_with(DDIO_K_DIR, 0755, 0), 0);
     ck_assert_int_eq(pstat_with(DDIO_K_DIR, 0755, 1), -EPROTO);            /* dir with a size */
     ck_assert_int_eq(pstat_with(DDIO_K_DIR, 010000, 0), -EPROTO);
@@ -1244,7 +1284,7 @@ START_TEST(bad_namespace)
     ck_assert_int_eq(pstat_with(DDIO_K_FILE, 0644, 0), -EPROTO);           /* no layout */
 
     struct ddio_wbuf w;
-    struct ddio_readdir q = { .path = "a", .cookie = 0, .max = 0 };
+    struct ddio_readdir q = { .path = "a", .after = "", .max = 0 };
     ddio_wbuf_init(&w);
     ddio_enc_readdir(&w, &q);
     ck_assert_int_eq(dec_copy(d_readdir, w.p, w.len), -EPROTO);            /* max 0 */

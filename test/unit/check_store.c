@@ -596,7 +596,7 @@ END_TEST
 static int names_of(const char *path, char *out, size_t n)
 {
     struct ddio_readdir_r r;
-    int rc = store_readdir(&st, path, 0, DDIO_READDIR_MAX, &r, msg, sizeof(msg));
+    int rc = store_readdir(&st, path, "", DDIO_READDIR_MAX, &r, msg, sizeof(msg));
     out[0] = '\0';
     for (uint32_t i = 0; rc == 0 && i < r.n; i++)
         snprintf(out + strlen(out), n - strlen(out), "%s%s%s", i ? "," : "", r.ent[i].name,
@@ -672,31 +672,253 @@ START_TEST(t_namespace)
 }
 END_TEST
 
-START_TEST(t_readdir_pages)
+/* one READDIR page of path after `after`, its names appended to out (a
+ * NUL-separated list of n names); 1 if more follow */
+static int page_into(const char *path, char *after, uint32_t max, char (*out)[16], int *n,
+                     int cap)
 {
     struct ddio_readdir_r r;
+    int rc = store_readdir(&st, path, after, max, &r, msg, sizeof(msg));
+    if (rc || r.n > max || *n + (int)r.n > cap)
+        ck_abort_msg("readdir %s after '%s': %d, %u names (%s)", path, after, rc, r.n, msg);
+    /* (checks without a passing assertion each: in a forked test every
+     * passing one is a message to the parent, 5000 of them a second) */
+    for (uint32_t i = 0; i < r.n; i++) {
+        if (strlen(r.ent[i].name) >= 16)
+            ck_abort_msg("name %s too long for the test", r.ent[i].name);
+        strcpy(out[(*n)++], r.ent[i].name);
+    }
+    int more = (int)r.more;
+    if (more) {
+        if (r.n != max)                           /* a page stops early only at the end */
+            ck_abort_msg("a page of %u names, not %u, with more to come", r.n, max);
+        strcpy(after, r.ent[r.n - 1].name);
+    }
+    ddio_readdir_r_free(&r);
+    return more;
+}
+
+START_TEST(t_readdir_pages)
+{
     struct ofile *of;
-    char name[32];
-    int created;
+    char name[32], after[DDIO_NAME_MAX + 1] = "", got[32][16];
+    int created, n = 0;
     start(1);
     for (int i = 0; i < 25; i++) {
         snprintf(name, sizeof(name), "f%02d", i);
         ck_assert_int_eq(open_f(name, DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
         store_release(&st, of);
     }
-    uint64_t cookie = 0;
-    int seen = 0;
-    do {
-        ck_assert_int_eq(store_readdir(&st, "/", cookie, 10, &r, msg, sizeof(msg)), 0);
-        for (uint32_t i = 0; i < r.n; i++, seen++) {
-            snprintf(name, sizeof(name), "f%02d", seen);
-            ck_assert_str_eq(r.ent[i].name, name);
+    int pages = 1;
+    while (page_into("/", after, 10, got, &n, 32))
+        pages++;
+    ck_assert_int_eq(pages, 3);
+    ck_assert_int_eq(n, 25);
+    for (int i = 0; i < 25; i++) {
+        snprintf(name, sizeof(name), "f%02d", i);
+        ck_assert_str_eq(got[i], name);
+    }
+    /* a page after the last name, or after one past every name: empty, the end */
+    struct ddio_readdir_r r;
+    ck_assert_int_eq(store_readdir(&st, "/", "f24", 10, &r, msg, sizeof(msg)), 0);
+    ck_assert_uint_eq(r.n, 0);
+    ck_assert_uint_eq(r.more, 0);
+    ck_assert_int_eq(store_readdir(&st, "/", "f10x", 4, &r, msg, sizeof(msg)), 0);
+    ck_assert_uint_eq(r.n, 4);                     /* resumes after a name never listed */
+    ck_assert_str_eq(r.ent[0].name, "f11");
+    ck_assert_uint_eq(r.more, 1);
+    ddio_readdir_r_free(&r);
+}
+END_TEST
+
+static uint64_t dir_reads(void)
+{
+    pthread_mutex_lock(&st.lists.mu);
+    uint64_t n = st.lists.reads;
+    pthread_mutex_unlock(&st.lists.mu);
+    return n;
+}
+
+static int index_of(char (*v)[16], int n, const char *name)
+{
+    int at = -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i], name)) {
+            if (at >= 0)
+                ck_abort_msg("%s listed twice", name);
+            at = i;
         }
-        ck_assert(r.next == 0 || r.next > cookie);
-        cookie = r.next;
-        ddio_readdir_r_free(&r);
-    } while (cookie);
-    ck_assert_int_eq(seen, 25);
+    return at;
+}
+
+/* A directory of 5000 entries listed in pages while entries are created
+ * and removed on both sides of the position: sorted, none twice, every
+ * entry present throughout listed once, one removed before the listing
+ * reaches it not listed; the directory read once for all the pages. */
+#define BIG 5000
+START_TEST(t_readdir_big_changing)
+{
+    static char got[BIG + 16][16];
+    char name[32], after[DDIO_NAME_MAX + 1] = "";
+    struct ofile *of;
+    int created, n = 0, pages = 0;
+    start(1);
+    ck_assert_int_eq(store_mkdir(&st, "big", 0755, msg, sizeof(msg)), 0);
+    for (int i = 0; i < BIG; i++) {        /* even numbers: room for new ones between */
+        snprintf(name, sizeof(name), "big/e%05d", 2 * i);
+        if (i % 500 == 0) {                /* some files among the directories */
+            ck_assert_int_eq(open_f(name, DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
+            store_release(&st, of);
+        } else if (store_mkdir(&st, name, 0755, msg, sizeof(msg))) {
+            ck_abort_msg("mkdir %s: %s", name, msg);
+        }
+    }
+    uint64_t reads = dir_reads();
+    int more = 1;
+    while (more) {
+        more = page_into("big", after, 97, got, &n, BIG + 16);
+        if (++pages == 10) {               /* listed up to e01938 */
+            ck_assert_str_eq(after, "e01938");
+            ck_assert_int_eq(store_rmdir(&st, "big/e00010", msg, sizeof(msg)), 0);
+            ck_assert_int_eq(store_rmdir(&st, "big/e09002", msg, sizeof(msg)), 0);
+            ck_assert_int_eq(store_delete(&st, "big/e08000", msg, sizeof(msg)), 0);
+            ck_assert_int_eq(store_mkdir(&st, "big/e00011", 0755, msg, sizeof(msg)), 0);
+            ck_assert_int_eq(store_mkdir(&st, "big/e09001", 0755, msg, sizeof(msg)), 0);
+        }
+    }
+    ck_assert_uint_eq(dir_reads() - reads, 1);
+    for (int i = 1; i < n; i++)
+        if (strcmp(got[i - 1], got[i]) >= 0)
+            ck_abort_msg("%s listed before %s", got[i - 1], got[i]);
+    for (int i = 0; i < BIG; i++) {
+        snprintf(name, sizeof(name), "e%05d", 2 * i);
+        int at = index_of(got, n, name), removed = 2 * i == 9002 || 2 * i == 8000;
+        if ((at >= 0) == removed)
+            ck_abort_msg("%s %s", name, removed ? "listed after its removal" : "not listed");
+    }
+    ck_assert_int_lt(index_of(got, n, "e00011"), 0);   /* behind the position: not seen */
+    /* ahead of it: new since the listing began, so POSIX leaves it open; the
+     * listing is the snapshot of its first page, which predates it */
+    ck_assert_int_lt(index_of(got, n, "e09001"), 0);
+    ck_assert_int_eq(n, BIG - 2);
+
+    /* a new listing sees the directory as it is now */
+    n = 0;
+    after[0] = '\0';
+    while (page_into("big", after, DDIO_READDIR_MAX, got, &n, BIG + 16))
+        ;
+    ck_assert_int_eq(n, BIG - 1);
+    ck_assert_int_ge(index_of(got, n, "e00011"), 0);
+    ck_assert_int_ge(index_of(got, n, "e09001"), 0);
+    ck_assert_int_lt(index_of(got, n, "e00010"), 0);
+    ck_assert_uint_eq(dir_reads() - reads, 2);
+}
+END_TEST
+
+/* A listing whose snapshot was dropped (more directories listed since
+ * than the cache keeps) resumes after its last name in a fresh read:
+ * still complete, none twice. */
+START_TEST(t_readdir_evicted)
+{
+    char name[32], after[DDIO_NAME_MAX + 1] = "", got[64][16], other[8][16];
+    int n = 0, m;
+    start(1);
+    ck_assert_int_eq(store_mkdir(&st, "d", 0755, msg, sizeof(msg)), 0);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "d/n%02d", i);
+        ck_assert_int_eq(store_mkdir(&st, name, 0755, msg, sizeof(msg)), 0);
+    }
+    for (int i = 0; i <= STORE_LISTS_MAX; i++) {
+        snprintf(name, sizeof(name), "o%02d", i);
+        ck_assert_int_eq(store_mkdir(&st, name, 0755, msg, sizeof(msg)), 0);
+    }
+    ck_assert_int_eq(page_into("d", after, 15, got, &n, 64), 1);
+    uint64_t reads = dir_reads();
+    for (int i = 0; i <= STORE_LISTS_MAX; i++) {     /* d's listing pushed out */
+        char none[DDIO_NAME_MAX + 1] = "";
+        snprintf(name, sizeof(name), "o%02d", i);
+        m = 0;
+        ck_assert_int_eq(page_into(name, none, 5, other, &m, 8), 0);
+    }
+    pthread_mutex_lock(&st.lists.mu);
+    ck_assert_uint_eq(st.lists.count, STORE_LISTS_MAX);
+    pthread_mutex_unlock(&st.lists.mu);
+    while (page_into("d", after, 15, got, &n, 64))
+        ;
+    ck_assert_uint_eq(dir_reads() - reads, STORE_LISTS_MAX + 1 + 1);   /* d read again */
+    ck_assert_int_eq(n, 40);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "n%02d", i);
+        ck_assert_str_eq(got[i], name);
+    }
+}
+END_TEST
+
+/* Listings paged by several threads at once while another lists more
+ * directories than the cache keeps, so the shared listing is dropped and
+ * read again under pages in flight: every listing complete and in order. */
+#define SHARED_N 600
+#define CHURN_DIRS (STORE_LISTS_MAX + 6)
+static void *list_shared(void *arg)
+{
+    static _Thread_local char got[SHARED_N][16];
+    char name[16];
+    (void)arg;
+    for (int round = 0; round < 10; round++) {
+        char after[DDIO_NAME_MAX + 1] = "";
+        int n = 0;
+        while (page_into("shared", after, 23, got, &n, SHARED_N))
+            ;
+        ck_assert_int_eq(n, SHARED_N);
+        for (int i = 0; i < SHARED_N; i++) {
+            snprintf(name, sizeof(name), "s%04d", i);
+            if (strcmp(got[i], name))
+                ck_abort_msg("name %d of the listing is %s, not %s", i, got[i], name);
+        }
+    }
+    return NULL;
+}
+
+static void *list_churn(void *arg)
+{
+    char name[16], got[1][16];
+    (void)arg;
+    for (int round = 0; round < 5; round++)
+        for (int i = 0; i < CHURN_DIRS; i++) {
+            char after[DDIO_NAME_MAX + 1] = "";
+            int n = 0;
+            snprintf(name, sizeof(name), "c%02d", i);
+            ck_assert_int_eq(page_into(name, after, 1, got, &n, 1), 0);
+        }
+    return NULL;
+}
+
+START_TEST(t_readdir_concurrent)
+{
+    char name[32];
+    pthread_t t[4];
+    start(1);
+    ck_assert_int_eq(store_mkdir(&st, "shared", 0755, msg, sizeof(msg)), 0);
+    for (int i = 0; i < SHARED_N; i++) {
+        snprintf(name, sizeof(name), "shared/s%04d", i);
+        if (store_mkdir(&st, name, 0755, msg, sizeof(msg)))
+            ck_abort_msg("mkdir %s: %s", name, msg);
+    }
+    for (int i = 0; i < CHURN_DIRS; i++) {
+        snprintf(name, sizeof(name), "c%02d", i);
+        ck_assert_int_eq(store_mkdir(&st, name, 0755, msg, sizeof(msg)), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, i ? list_shared : list_churn, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    pthread_mutex_lock(&st.lists.mu);
+    size_t count = 0;
+    for (struct store_listing *ls = st.lists.head; ls; ls = ls->next, count++)
+        ck_assert_int_eq(ls->refs, 1);            /* only the cache's: no page kept one */
+    ck_assert_uint_eq(count, st.lists.count);
+    ck_assert_uint_le(count, STORE_LISTS_MAX);
+    pthread_mutex_unlock(&st.lists.mu);
 }
 END_TEST
 
@@ -794,6 +1016,15 @@ int main(void)
     tcase_add_test(tc, t_readdir_pages);
     tcase_add_test(tc, t_concurrent_opens);
     suite_add_tcase(s, tc);
+    /* thousands of entries made and listed: more than Check's 4 s default
+     * on a loaded machine */
+    TCase *tl = tcase_create("listing");
+    tcase_add_checked_fixture(tl, setup, teardown);
+    tcase_set_timeout(tl, 60);
+    tcase_add_test(tl, t_readdir_big_changing);
+    tcase_add_test(tl, t_readdir_evicted);
+    tcase_add_test(tl, t_readdir_concurrent);
+    suite_add_tcase(s, tl);
     int failed = check_run(s, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
