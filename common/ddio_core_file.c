@@ -217,6 +217,13 @@ static int adopt_one(struct ddio_fh *f, open_set *s, int i, const struct ddio_la
     const struct ddio_layout_rec *li = &s->res[i].layout;
     uint32_t idx = li->server_index;
 
+    if (li->copies != L->copies) {
+        ddio_err_set(e, ESTALE, "ddio: %s: server %s gives the file %u copies, another "
+                     "server %u (created without romio_ddio_redundancy, under different "
+                     "ddio-server --redundancy defaults?)", path, s->conns[i]->name,
+                     li->copies, L->copies);
+        return -1;
+    }
     if (!layout_same(li, L) || idx >= L->stripe_count ||
         memcmp(s->conns[i]->id, L->ids[idx], DDIO_ID_LEN)) {
         ddio_err_set(e, ESTALE, "ddio: %s: server %s holds a layout that does not "
@@ -343,7 +350,8 @@ static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const 
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    L->copies = cr->copies > 1 ? (uint32_t) cr->copies : 1;
+    /* 0: no mode of its own, the servers' default (--redundancy) */
+    L->copies = cr->copies > 0 ? (uint32_t) cr->copies : 0;
     if (L->copies > DDIO_MAX_COPIES || L->copies > (uint32_t) count) {
         ddio_err_set(e, EINVAL, "ddio: %s: %u copies need %u servers, the file would "
                      "have %d (romio_ddio_redundancy; striping_factor, or the server "

@@ -112,8 +112,9 @@ struct ddio_create {
     uint64_t unit;              /* stripe unit */
     int count;                  /* stripe count (<= 0 or > servers: all) */
     int excl;                   /* an existing file is an error (EEXIST) */
-    int copies;                 /* 0 or 1: none; 2..DDIO_MAX_COPIES: mirror
-                                 * (more than the stripe count: EINVAL) */
+    int copies;                 /* 0: the servers' default (--redundancy); 1:
+                                 * none; 2..DDIO_MAX_COPIES: mirror (more than
+                                 * the stripe count: EINVAL) */
     int mode_set;               /* mode given (a mount's caller's), else 0666 less
                                  * this process's umask */
     uint32_t mode;

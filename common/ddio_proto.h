@@ -441,7 +441,9 @@ int  ddio_dec_auth_munge_r(const void *p, size_t n, struct ddio_auth_munge_r *m)
 
 /* Only the first stripe_count ids are on the wire. The decoder requires
  * stripe_unit > 0, 1 <= stripe_count <= DDIO_MAX_SERVERS and
- * server_index < stripe_count (also in OPEN requests without CREAT). */
+ * server_index < stripe_count (also in OPEN requests without CREAT), and
+ * 1 <= copies <= stripe_count; an OPEN's proposed layout may carry copies
+ * 0: the server's default (--redundancy). */
 void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l);
 int  ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l);
 /* the layout without its copies (records stored before version 3), copies 1 */

@@ -168,7 +168,7 @@ void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l)
     ddio_put_u64(w, l->block_size);
     for (uint32_t i = 0; i < l->stripe_count; i++)
         ddio_put_bytes(w, l->ids[i], DDIO_ID_LEN);
-    ddio_put_u32(w, l->copies ? l->copies : 1);
+    ddio_put_u32(w, l->copies);     /* 0 only in a create: the server's default */
 }
 
 /* Besides the count bound, a decoded layout is safe for the striping math:
@@ -198,16 +198,22 @@ int ddio_dec_layout_base(struct ddio_rbuf *r, struct ddio_layout_rec *l)
 }
 
 /* copies: 1..DDIO_MAX_COPIES, never more than the servers (two copies of a
- * unit on one server would not survive its loss) */
-int ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l)
+ * unit on one server would not survive its loss); 0 where proposed = 1, in
+ * an OPEN's proposal: the server's default (--redundancy) */
+static int dec_layout_copies(struct ddio_rbuf *r, struct ddio_layout_rec *l, int proposed)
 {
     if (ddio_dec_layout_base(r, l))
         return r->err;
     l->copies = ddio_get_u32(r);
-    if (!r->err && (l->copies == 0 || l->copies > DDIO_MAX_COPIES ||
+    if (!r->err && ((l->copies == 0 && !proposed) || l->copies > DDIO_MAX_COPIES ||
                     l->copies > l->stripe_count))
         r->err = -EPROTO;
     return r->err;
+}
+
+int ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l)
+{
+    return dec_layout_copies(r, l, 0);
 }
 
 void ddio_enc_open(struct ddio_wbuf *w, const struct ddio_open *m)
@@ -243,7 +249,7 @@ int ddio_dec_open(const void *p, size_t n, struct ddio_open *m)
     m->path = ddio_get_str(&r, DDIO_MAX_STR);
     m->amode = ddio_get_u32(&r);
     if (!r.err)
-        ddio_dec_layout(&r, &m->layout);
+        dec_layout_copies(&r, &m->layout, 1);
     if (!r.err && (m->amode & DDIO_O_ONCE)) {
         m->once_client = ddio_get_u64(&r);
         m->once_call = ddio_get_u64(&r);

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "ddio_desc.h"
+#include "ddio_layout.h"
 #include "ddio_log.h"
 #include "ddio_net.h"
 #include "ddio_tls.h"
@@ -34,6 +35,7 @@ void config_defaults(struct srv_config *c)
     c->stop_timeout_s = 30;
     c->lock_grace_ms = 3000;
     c->page_cache = 1;
+    c->copies = 1;
 }
 
 void config_usage(FILE *f)
@@ -56,8 +58,14 @@ void config_usage(FILE *f)
         "  --page-cache on|off  on (default): independent I/O of any size and collective\n"
         "                       reads of data the page cache holds go through it (hot\n"
         "                       re-reads from memory); collective writes and cold\n"
-        "                       collective reads stay O_DIRECT. off: only I/O of at most\n"
+        "                       collective reads stay O_DIRECT but for a rank's one-range\n"
+        "                       part shorter than DDIO_STREAM_MIN (1/64 of memory).\n"
+        "                       off: only I/O of at most\n"
         "                       64 KiB of a block goes through the page cache\n"
+        "  --redundancy MODE    none (default) | mirror | mirror:3: the copies of a file\n"
+        "                       created without a mode of its own (romio_ddio_redundancy,\n"
+        "                       ddio cp, the mount); every server of a layout must have\n"
+        "                       the same; a file on fewer servers gets as many as fit\n"
         "  --throttle-mbps N    emulate slow disks: each disk moves at most N MiB/s\n"
         "                       (tests and demos; default 0 = off)\n"
         "  --log-level L        error|warn|info|debug (default info); debug logs one line\n"
@@ -166,6 +174,24 @@ bad:
 
 static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen);
 
+/* --redundancy: the layouts' names (ddio_layout.h); erasure coding is
+ * refused by name rather than as a typo */
+static int redundancy(struct srv_config *c, const char *arg, char *err, size_t errlen)
+{
+    int v = ddio_redundancy_parse(arg);
+    if (v == DDIO_REDUNDANCY_EC) {
+        snprintf(err, errlen, "--redundancy: '%s': erasure coding is not supported (none, "
+                 "mirror or mirror:3)", arg);
+        return -1;
+    }
+    if (v < 1) {
+        snprintf(err, errlen, "--redundancy: '%s' is not one of none|mirror|mirror:3", arg);
+        return -1;
+    }
+    c->copies = (unsigned)v;
+    return 0;
+}
+
 /* yes/no values of the flag options (rotate, insecure) and of --page-cache */
 static int parse_bool(const char *v)
 {
@@ -228,6 +254,8 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
         return 0;
     case 'K':
         return on_off(&c->page_cache, "--page-cache", arg, err, errlen);
+    case 'Z':
+        return redundancy(c, arg, err, errlen);
     case 'T':
         if (!*arg || arg[strspn(arg, "0123456789")] || parse_size(arg, &v) || v > 1000000) {
             snprintf(err, errlen, "--throttle-mbps: '%s' is not a number in 0..1000000", arg);
@@ -361,6 +389,7 @@ static const struct option opts[] = {
     {"buffers", required_argument, NULL, 'n'},
     {"rotate", no_argument, NULL, 'R'},
     {"page-cache", required_argument, NULL, 'K'},
+    {"redundancy", required_argument, NULL, 'Z'},
     {"throttle-mbps", required_argument, NULL, 'T'},
     {"log-level", required_argument, NULL, 'L'},
     {"insecure", no_argument, NULL, 'I'},

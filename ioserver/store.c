@@ -297,8 +297,8 @@ static int check_proposed(struct store *st, struct ddio_layout_rec *l, char *msg
                  l->stripe_unit, l->server_index, l->stripe_count);
         return -EINVAL;
     }
-    if (l->copies == 0)
-        l->copies = 1;
+    if (l->copies == 0)           /* no mode of its own: the server's, as many as fit */
+        l->copies = st->copies < l->stripe_count ? st->copies : l->stripe_count;
     if (l->copies > DDIO_MAX_COPIES || l->copies > l->stripe_count) {
         snprintf(msg, msglen, "invalid layout (%u copies on %u servers)", l->copies,
                  l->stripe_count);

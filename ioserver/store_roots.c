@@ -299,6 +299,7 @@ int store_roots_init(struct store *st, const struct srv_config *cfg, char *err, 
 {
     st->ndisks = cfg->nroots;
     st->block_size = cfg->block_size;
+    st->copies = cfg->copies ? cfg->copies : 1;
     st->roots = calloc((size_t)st->ndisks, sizeof(*st->roots));
     st->rootfd = calloc((size_t)st->ndisks, sizeof(int));
     st->direct = calloc((size_t)st->ndisks, sizeof(int));

@@ -285,6 +285,28 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     for i in 0 1 2; do [ ! -e "$1/s$i/.ddio/copy1/mirror" ] || { echo "copy left on $i"; exit 1; }; done
     echo "ddio rm removed every copy"' "$bin/t_mirror" "$root" "$top"
   t_step mirror-errors "$run" -s 3 --root "$root" -- mpiexec -n 4 "$bin/t_mirror" errors ddio:/mirror-e
+  # the servers' default (ddio-server --redundancy mirror): a file created
+  # without the hint is mirrored (get_info says so) and survives server 1's
+  # loss; so is one `ddio cp` creates; an explicit none stays none; ec is
+  # refused at the server's start, naming it
+  root="$tmp/srv-mirror-dflt"; mkdir -p "$root"
+  t_step mirror-default-kill1/ddio env T_MIRROR_MODE= T_MIRROR_EXPECT=mirror \
+    DDIO_TEST_KILL="$here/kill-server.sh 1 $root" \
+    "$run" -s 3 --root "$root" --server-opt --redundancy=mirror -- \
+    mpiexec -n 4 "$bin/t_mirror" "$tmp/mirror-dflt.dump" ddio:/mirror
+  t_step mirror-default-kill1/cmp cmp "$tmp/mirror-dflt.dump" "$mirror_ufs"
+  root="$tmp/srv-mirror-dflt2"; mkdir -p "$root"
+  head -c 3000001 /dev/urandom > "$tmp/mirror-cp.in"
+  t_step mirror-default-cp "$run" -s 3 --root "$root" --server-opt --redundancy=mirror -- bash -c '
+    "$2/tools/ddio" cp "$1" ddio:/cp.bin >/dev/null || exit 1
+    "$2/tools/ddio" stat ddio:/cp.bin | grep -x "redundancy: mirror" || exit 1
+    cmp "$3/s0/cp.bin" "$3/s1/.ddio/copy1/cp.bin" || exit 1
+    T_MIRROR_MODE=none mpiexec -n 4 "$0" /dev/null ddio:/explicit-none || exit 1
+    "$2/tools/ddio" stat ddio:/explicit-none | grep -x "redundancy: none"' \
+    "$bin/t_mirror" "$tmp/mirror-cp.in" "$top" "$root"
+  mkdir -p "$tmp/srv-mirror-ec"
+  t_expect_fail -x 2 mirror-default-ec "erasure coding is not supported" \
+    "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$tmp/srv-mirror-ec" --insecure --redundancy ec:2+1
 fi
 if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_local.c)
   # t_local (reads; its writes are independent contiguous ranges too): every

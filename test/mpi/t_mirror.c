@@ -17,7 +17,9 @@
  *                        DUMP (a plain file; /dev/null: none), which the
  *                        harness compares with the ufs: run's file.
  *                        $T_MIRROR_MODE: the hint's value (default mirror;
- *                        mirror:3 survives two servers).
+ *                        mirror:3 survives two servers; empty: no hint, the
+ *                        servers' --redundancy, and get_info must say
+ *                        $T_MIRROR_EXPECT).
  *   t_mirror errors FILE  the refusals, on every rank: ec:2+1 (not
  *                        supported), an unknown value (an argument error), mirror:3 on fewer
  *                        than 3 servers (striping_factor 2); a hint on an
@@ -177,13 +179,17 @@ static int mirrored(const char *file, const char *dump)
     MPI_File fh;
     MPI_Info info;
     MPI_Offset size;
+    /* $T_MIRROR_MODE empty: no hint, the servers' --redundancy decides, and
+     * get_info must say $T_MIRROR_EXPECT */
     const char *mode = getenv("T_MIRROR_MODE") ? getenv("T_MIRROR_MODE") : "mirror";
+    const char *expect = getenv("T_MIRROR_EXPECT") ? getenv("T_MIRROR_EXPECT") : mode;
     MPI_Info_create(&info);
-    MPI_Info_set(info, "romio_ddio_redundancy", mode);
+    if (*mode)
+        MPI_Info_set(info, "romio_ddio_redundancy", mode);
     MPI_Info_set(info, "striping_unit", "65536");
     T_MPI(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     MPI_Info_free(&info);
-    info_says(fh, mode, file);
+    info_says(fh, expect, file);
     write_all(fh);
     T_MPI(MPI_File_set_size(fh, full_size()));
     T_MPI(MPI_File_preallocate(fh, full_size()));
