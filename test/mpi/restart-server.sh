@@ -58,8 +58,24 @@ alive() {
   [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" != Z ] && return 0
   [ "$(ls "/proc/$1/task" 2>/dev/null | wc -l)" -gt 1 ]
 }
+# a job that stalls before the fault point leaves nothing to explain it
+# but the processes themselves: their state and stacks (gdb, if present)
+dump_stall() {
+  local p
+  echo "restart-server: the job's and the servers' processes:" >&2
+  ps -u "$(id -u)" -o pid,stat,etime,time,args 2>/dev/null | grep -E "t_restart|ddio-server|mpiexec" | grep -v grep >&2
+  command -v gdb >/dev/null || return 0
+  for p in $(pgrep -u "$(id -u)" -x t_restart) $(pgrep -u "$(id -u)" -x ddio-server); do
+    echo "--- stacks of $p ($(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-80))" >&2
+    timeout 20 gdb -p "$p" -batch -ex "thread apply all bt 12" 2>/dev/null | grep -E "^#|^Thread" >&2
+  done
+}
 while alive "$pid"; do
-  [ $(( $(ms) - t0 )) -gt $wait_ms ] && { echo "restart-server: $pid still running $((wait_ms / 1000)) s after SIG$sig" >&2; exit 1; }
+  if [ $(( $(ms) - t0 )) -gt $wait_ms ]; then
+    echo "restart-server: $pid still running $((wait_ms / 1000)) s after SIG$sig" >&2
+    [ "$sig" = KILL-at-fault-point ] && dump_stall
+    exit 1
+  fi
   sleep 0.005
 done
 t1=$(ms)
