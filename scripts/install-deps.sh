@@ -14,6 +14,7 @@ PKGS=(build-essential gfortran autoconf automake libtool pkg-config m4 dpkg-dev
       clang libclang-rt-14-dev iproute2 procps util-linux
       libfuse3-dev fuse3 attr
       patchelf man-db groff-base strace    # make install (MPICH relocation), man pages, install test
+      gdb                                  # a stalled restart test prints its stacks
       openmpi-bin libopenmpi-dev python3-mpi4py python3-h5py-mpi   # Open MPI plug-in and its tests
       libnetcdf-mpi-dev libpnetcdf-dev netcdf-bin   # Open MPI's parallel stack: netCDF-4, PnetCDF, ncdump
       zlib1g-dev libbz2-dev libaec-dev libcurl4-openssl-dev)   # netCDF-C from source (scripts/build-netcdf.sh)
