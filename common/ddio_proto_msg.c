@@ -154,7 +154,9 @@ int ddio_dec_auth_munge_r(const void *p, size_t n, struct ddio_auth_munge_r *m)
 
 /* Only the first stripe_count ids go on the wire: a typical file has a few
  * servers, and 256 * 16 bytes per OPEN would dwarf the rest. */
-void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l)
+/* proposed: an OPEN's proposal, where copies 0 means the server's default;
+ * every other layout (replies, stored records) carries 1..3 */
+static void enc_layout_copies(struct ddio_wbuf *w, const struct ddio_layout_rec *l, int proposed)
 {
     if (l->stripe_count > DDIO_MAX_SERVERS) {
         if (!w->err)
@@ -168,7 +170,12 @@ void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l)
     ddio_put_u64(w, l->block_size);
     for (uint32_t i = 0; i < l->stripe_count; i++)
         ddio_put_bytes(w, l->ids[i], DDIO_ID_LEN);
-    ddio_put_u32(w, l->copies);     /* 0 only in a create: the server's default */
+    ddio_put_u32(w, l->copies || proposed ? l->copies : 1);
+}
+
+void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l)
+{
+    enc_layout_copies(w, l, 0);
 }
 
 /* Besides the count bound, a decoded layout is safe for the striping math:
@@ -220,7 +227,7 @@ void ddio_enc_open(struct ddio_wbuf *w, const struct ddio_open *m)
 {
     ddio_put_str(w, m->path);
     ddio_put_u32(w, m->amode);
-    ddio_enc_layout(w, &m->layout);
+    enc_layout_copies(w, &m->layout, 1);
     if (m->amode & DDIO_O_ONCE) {
         ddio_put_u64(w, m->once_client);
         ddio_put_u64(w, m->once_call);

@@ -103,7 +103,10 @@ g_failfast() {
   t_step failfast-prepare "${G_RUN[@]}" -s 2 --root "$root" -- \
     mpiexec -n 4 "$G_PAT" -q -r 8192 -m 512 -p wc ddio:/ff
   for pat in "$@"; do
-    t_step "failfast-$pat" env DDIO_TIMEOUT=10 DDIO_RECOVER_TIMEOUT=1 "${G_RUN[@]}" -s 2 --throttle-mbps 20 \
+    # (DDIO_STREAM_MIN: wb's 128 MiB parts must be the throttled servers'
+    # stream, not same-host writes done before the kill)
+    t_step "failfast-$pat" env DDIO_TIMEOUT=10 DDIO_RECOVER_TIMEOUT=1 DDIO_STREAM_MIN=16m \
+      "${G_RUN[@]}" -s 2 --throttle-mbps 20 \
       --root "$root" -- bash -c 'mpiexec -n 4 "$0" -q -r 8192 -m 512 -p "$1" ddio:/ff & m=$!
       sleep 2.5; srv=$(pgrep -P "$PPID" -x ddio-server | tail -1); kill -KILL $srv
       t0=$(date +%s%N); wait $m; rc=$?; dt=$(( ($(date +%s%N) - t0) / 1000000 ))

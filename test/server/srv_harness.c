@@ -386,7 +386,7 @@ struct xres cl_xfer_hold(struct cl *c, uint64_t handle, uint32_t op, uint32_t fl
     for (;;) {
         struct msg m;
         struct pollfd pf = {.fd = c->fd, .events = POLLIN};
-        if (nheld && (nheld == 64 || poll(&pf, 1, hold_ms) == 0))
+        if (nheld && (nheld == 64 || ddio_poll(&pf, 1, hold_ms) == 0))
             flush_gets(c, held, &nheld, buf, d->length, &res);
         int rc = recv_msg(c, &m);
         CHECK(rc == 0, "XFER: waiting for server: %s", strerror(-rc));
