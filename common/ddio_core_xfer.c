@@ -594,6 +594,16 @@ static void ucx_check_done(xstate *st)
     }
 }
 
+/* a read that failed with UCX in use: what arrived here by UCX (a server's
+ * send that never completed: was it ever seen, or fetched and stuck?) */
+static void note_ucx(xstate *st)
+{
+    char c[160];
+    size_t l = strlen(st->e->msg);
+    ddio_ucx_put_counts(st->ucx, c, sizeof(c));
+    snprintf(st->e->msg + l, sizeof(st->e->msg) - l, " (UCX: %s)", c);
+}
+
 /* ---- the loop -------------------------------------------------------------------- */
 
 static void handle_msg(xstate *st, int i)
@@ -760,47 +770,6 @@ static void poll_loop(xstate *st)
 
 /* ---- a mirrored file's lost servers: their parts from copies -------------------- */
 
-/* a copy of lost server i's units on a server still there, not tried for
- * it yet and not busy this round: its index (slot i now goes there); -2
- * when the only ones left are busy this round (the next round takes it),
- * -1 when none is left */
-static int pick_copy(xstate *st, int i, const char *busy)
-{
-    int wait = 0;
-    for (uint32_t c = 1; c < st->f->copies; c++) {
-        int q = (int) ddio_copy_server(st->f->stripe.count, (uint32_t) i, c);
-        if ((st->s[i].tried & (1u << c)) || !st->conns[q] || st->s[q].degraded
-            || !ddio_srv_live(&st->f->srv[q]))
-            continue;
-        if (busy[q]) {
-            wait = 1;
-            continue;
-        }
-        st->s[i].tried |= 1u << c;
-        st->s[i].via = q;
-        st->s[i].copy = c;
-        return q;
-    }
-    return wait ? -2 : -1;
-}
-
-static int copies_due(const xstate *st)
-{
-    for (int i = 0; i < st->f->nsrv; i++)
-        if (st->s[i].degraded == 1)
-            return 1;
-    return 0;
-}
-
-static void no_copy_left(xstate *st, int i)
-{
-    struct ddio_err err;
-    ddio_err_set(&err, EHOSTDOWN, "ddio: server %s is out, and no server holding a copy "
-                 "of its part (%u copies) could serve it", st->f->srv[i].conn->name,
-                 st->f->copies);
-    note_error(st, &err);
-}
-
 /* The lost servers' parts of a read, each as a one-participant XFER to a
  * server holding a copy (DDIO_XF_COPY), which serves it from its mirror
  * datafile. In rounds of at most one XFER per connection (a connection
@@ -808,13 +777,13 @@ static void no_copy_left(xstate *st, int i)
  * has no copy left. */
 static void read_copies(xstate *st)
 {
-    char *busy = copies_due(st) ? calloc(st->f->nsrv, 1) : NULL;
-    while (busy && !st->e->errnum && copies_due(st)) {
+    char *busy = xfer_copies_due(st) ? calloc(st->f->nsrv, 1) : NULL;
+    while (busy && !st->e->errnum && xfer_copies_due(st)) {
         memset(busy, 0, st->f->nsrv);
         for (int i = 0; i < st->f->nsrv && !st->e->errnum; i++) {
             if (st->s[i].degraded != 1)
                 continue;
-            int q = pick_copy(st, i, busy);
+            int q = xfer_pick_copy(st, i, busy);
             if (q == -2)
                 continue;
             if (q < 0 && st->s[i].size_only) {
@@ -822,7 +791,9 @@ static void read_copies(xstate *st)
                 continue;
             }
             if (q < 0) {
-                no_copy_left(st, i);
+                struct ddio_err err;
+                xfer_no_copy_err(st, i, &err);
+                note_error(st, &err);
                 break;
             }
             busy[q] = 1;
@@ -976,6 +947,8 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
         snprintf(e->msg + l, sizeof(e->msg) - l, " (this rank spent %lld ms %s)",
                  (long long) st.stall_ms, st.stall_what);
     }
+    if (e->errnum && st.ucx && x->op == DDIO_X_READ)
+        note_ucx(&st);
     if (!e->errnum && st.resent && x->op == DDIO_X_READ)
         xfer_got_merge(&st);
     if (!e->errnum && x->op == DDIO_X_WRITE)

@@ -73,4 +73,14 @@ void xfer_got_merge(xstate *st);
  * server sent are holes, zero-filled */
 void xfer_finish_read(xstate *st);
 
+/* ddio_core_xcopy.c: a mirrored file's lost servers */
+/* a copy of lost server i's units on a server still there, not tried for
+ * it yet and not busy this round: its index (slot i now goes there); -2
+ * when the only ones left are busy this round, -1 when none is left */
+int xfer_pick_copy(xstate *st, int i, const char *busy);
+/* some lost server's part still to send to a copy */
+int xfer_copies_due(const xstate *st);
+/* the error when no copy of server i's part is left */
+void xfer_no_copy_err(const xstate *st, int i, struct ddio_err *err);
+
 #endif

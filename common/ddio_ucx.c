@@ -6,6 +6,7 @@
 #include "ddio_ucx.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -55,6 +56,11 @@ void ddio_ucx_sink_peek(struct ddio_ucx *u, const struct ddio_ucx_sink *s, uint6
     (void)u;
     *got = s->got;
     *err = s->err;
+}
+void ddio_ucx_put_counts(struct ddio_ucx *u, char *buf, size_t n)
+{
+    (void)u;
+    snprintf(buf, n, "no UCX");
 }
 void ddio_ucx_lock(struct ddio_ucx *u) { (void)u; }
 void ddio_ucx_unlock(struct ddio_ucx *u) { (void)u; }
@@ -173,6 +179,10 @@ struct ddio_ucx {
     pthread_mutex_t mu;          /* the sinks, sends and landed() */
     struct ddio_ucx_sink *sinks;
     uint64_t next_token;
+    /* PUTs seen by this process (under mu): what a failed call reports,
+     * so that a server's send that never completed shows which side
+     * stopped (never arrived, dropped, or fetched and not finished) */
+    uint64_t puts_in, puts_dropped, fetches, fetches_done;
 };
 
 struct ddio_ucx_ep {
@@ -339,6 +349,7 @@ static void precv_end(struct precv *r, ucs_status_t st)
         s->err = EIO;
     }
     s->busy--;
+    u->fetches_done++;
     pthread_mutex_unlock(&u->mu);
     ddio_segs_free(&r->sg);
     free(r->iov);
@@ -428,6 +439,7 @@ static ucs_status_t put_cb(void *arg, const void *hdr, size_t hlen, void *data, 
     r->u = u;
     int bad = ddio_dec_am_put(hdr, hlen, &token, &r->sg);
     pthread_mutex_lock(&u->mu);
+    u->puts_in++;
     struct ddio_ucx_sink *s = bad ? NULL : sink_find(u, token);
     if (s && !segs_fit(s, &r->sg, len))
         s->err = EPROTO, s = NULL;
@@ -438,7 +450,9 @@ static ucs_status_t put_cb(void *arg, const void *hdr, size_t hlen, void *data, 
     if (s) {
         r->s = s;
         s->busy++;
-    }
+        u->fetches++;
+    } else if (p->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)
+        u->puts_dropped++;
     pthread_mutex_unlock(&u->mu);
     if (!s) {                     /* done with it (copied, or refused) */
         ddio_segs_free(&r->sg);
@@ -479,6 +493,15 @@ int ddio_ucx_sink_remove(struct ddio_ucx *u, struct ddio_ucx_sink *s, int64_t dl
     int busy = s->busy;
     pthread_mutex_unlock(&u->mu);
     return busy ? -ETIMEDOUT : 0;
+}
+
+void ddio_ucx_put_counts(struct ddio_ucx *u, char *buf, size_t n)
+{
+    pthread_mutex_lock(&u->mu);
+    snprintf(buf, n, "%" PRIu64 " PUTs arrived here, %" PRIu64 " fetched of %" PRIu64
+             " started, %" PRIu64 " dropped", u->puts_in, u->fetches_done, u->fetches,
+             u->puts_dropped);
+    pthread_mutex_unlock(&u->mu);
 }
 
 void ddio_ucx_sink_peek(struct ddio_ucx *u, const struct ddio_ucx_sink *s, uint64_t *got,

@@ -93,6 +93,8 @@ int ddio_ucx_sink_remove(struct ddio_ucx *u, struct ddio_ucx_sink *s, int64_t de
 /* a consistent look at s->got / s->err */
 void ddio_ucx_sink_peek(struct ddio_ucx *u, const struct ddio_ucx_sink *s, uint64_t *got,
                         int *err);
+/* this process's PUTs so far, in words, for a failed call's message */
+void ddio_ucx_put_counts(struct ddio_ucx *u, char *buf, size_t n);
 /* the lock landed() runs under, for code sharing what it writes */
 void ddio_ucx_lock(struct ddio_ucx *u);
 void ddio_ucx_unlock(struct ddio_ucx *u);

@@ -284,7 +284,9 @@ int ux_sync(struct xp *ep, int64_t dl)
     if (rc == -ECONNRESET)
         return abandon_sends(t, xp_name(u->ctl));
     if (rc) {
-        DDIO_WARN("UCX: sends to %s did not complete in time: endpoint closed", xp_name(u->ctl));
+        DDIO_WARN("UCX: sends to %s did not complete in time (%lu rounds of sends "
+                  "completed on its %s endpoint before): endpoint closed", xp_name(u->ctl),
+                  atomic_load(&u->syncs_done), u->ep_ours ? "own" : "reply");
         uep_release_ep(u);        /* then given CLOSED_GRACE_MS to end */
         if (progress_until(u->su, t->o, ddio_now_ms() + CLOSE_WAIT_MS))
             return abandon_sends(t, xp_name(u->ctl));
@@ -292,6 +294,8 @@ int ux_sync(struct xp *ep, int64_t dl)
     pthread_mutex_lock(&t->o->mu);
     if (!rc)
         rc = ucs_errno(t->o->st);
+    if (!rc)
+        atomic_fetch_add(&u->syncs_done, 1);
     t->o->st = UCS_OK;
     pthread_mutex_unlock(&t->o->mu);
     t->used = 0;

@@ -56,6 +56,8 @@ struct uep {
     int attach_failed;           /* no endpoint: XFERs fail at once */
     int ep_ours;                 /* ep made by ucx_make_eps (else a reply
                                   * endpoint, UCX's to close) */
+    atomic_ulong syncs_done;     /* rounds of PUTs completed on ep: a stuck
+                                  * one's warning says whether any ever did */
     struct bind *binds;
     struct xp_get *gets;         /* GETs waiting for their DATA */
     struct fill *fills;          /* DATA being received (cancel waits for them) */
