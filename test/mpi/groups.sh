@@ -200,10 +200,17 @@ g_restart_signal() {
   root="$tmp/srv-$name"; mkdir -p "$root"
   # late: the signal when rank 0 says the others wait at the gate (AFTER
   # then counts from that moment)
-  [ "$mode" = late ] && logs=(-l info --keep-logs) && envs+=(LATE_MARK="$root/late.mark")
+  [ "$mode" = late ] && logs=(-l info --keep-logs) && envs+=(LATE_MARK="$root/late.mark" T_DDIO="$T_DDIO")
   t_step "$name/ddio" env "${envs[@]}" "${G_RUN[@]}" -s 2 "${logs[@]}" --root "$root" -- bash -c '
     { if [ -n "${LATE_MARK:-}" ]; then
         for ((k = 0; k < 3000; k++)); do [ -e "$LATE_MARK" ] && break; sleep 0.01; done
+        # and the server holds the punctual ranks at its gate (on a loaded
+        # host their XFERs can come after the mark; the gate counts as one
+        # call in flight)
+        for ((k = 0; k < 200; k++)); do
+          [ "$("$T_DDIO" stats inflight 2>/dev/null | awk -v i="$7" "NR == i + 1 { print \$3 }")" -ge 1 ] 2>/dev/null && break
+          sleep 0.02
+        done
       fi
       "$0" "$7" "$1" 0.3 "$6" "$4/restarted.pid" &&
       for ((k = 1; k < $8; k++)); do "$0" "$7" "$1" 0.3 0.5 "$4/restarted.pid" || exit 1; done; } & r=$!
