@@ -105,7 +105,12 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
 {
     int64_t now = ddio_now_ms();
     srv_finish(st, i);
-    if (can_degrade(st) && (err->transport || st->s[i].size_only) && !st->e->errnum) {
+    /* a server whose disk returned data that disagrees with its checksum
+     * (EILSEQ) is out for this read as a lost one is: a copy has the bytes */
+    if (can_degrade(st) && (err->transport || st->s[i].size_only || err->errnum == EILSEQ)
+        && !st->e->errnum) {
+        if (err->errnum == EILSEQ)
+            st->s[i].integrity = *err;
         st->s[i].degraded = 1;
         return 1;
     }
@@ -795,6 +800,10 @@ static int copies_due(const xstate *st)
 static void no_copy_left(xstate *st, int i)
 {
     struct ddio_err err;
+    if (st->s[i].integrity.errnum) {  /* every copy tried disagreed with its sums */
+        note_error(st, &st->s[i].integrity);
+        return;
+    }
     ddio_err_set(&err, EHOSTDOWN, "ddio: server %s is out, and no server holding a copy "
                  "of its part (%u copies) could serve it", st->f->srv[i].conn->name,
                  st->f->copies);
