@@ -308,6 +308,63 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
   t_expect_fail -x 2 mirror-default-ec "erasure coding is not supported" \
     "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$tmp/srv-mirror-ec" --insecure --redundancy ec:2+1
 fi
+if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioserver/sums.h)
+  # 4 ranks write 1 MiB each (64 KiB stripes) and sync; between runs a byte
+  # at local offset 70000 of server 0's datafile is flipped behind the
+  # servers' backs (each run starts fresh servers: nothing cached in
+  # them). Its sector starts at local 69632, which is logical
+  # 2 * 65536 + 4096 = 135168 on 2 servers and 3 * 65536 + 4096 = 200704 on 3.
+  SUMS_FLIP='import sys; f = open(sys.argv[1], "r+b"); o = int(sys.argv[2]); f.seek(o); c = f.read(1); f.seek(o); f.write(bytes([c[0] ^ 0xFF]))'
+  # the sidecar's header state: 1 DIRTY, 2 CLEAN (ioserver/sums.h)
+  SUMS_HDR='import struct, sys; h = open(sys.argv[1], "rb").read(12); print("sidecar state", struct.unpack("<3I", h)[2]); sys.exit(struct.unpack("<3I", h)[2] != int(sys.argv[2]))'
+  ufs_run sums 4 "$bin/t_sums" write; sums_ufs="$U/sums"
+  export top tmp SUMS_FLIP SUMS_HDR
+  # none: the read fails on every rank with the file, offset and server
+  root="$tmp/srv-sums"; mkdir -p "$root"
+  t_step sums-none-write "$run" -s 2 --root "$root" -- mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+  t_step sums-none-clean python3 -c "$SUMS_HDR" "$root/s0/.ddio/sums/sums" 2
+  t_step sums-none-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
+  check_step sums-none-readerr 0 'data integrity error: sums at offset 135168 \(disk 0
+checksums on: sectors verified [0-9]+, bad [1-9]' \
+    env ROMIO_HINTS="$DD_HINTS" "$run" -s 2 --root "$root" -- bash -c \
+    'mpiexec -n 4 "$0" readerr ddio:/sums && "$top/tools/ddio" status' "$bin/t_sums"
+  check_step sums-none-indep nonzero 'data integrity error: sums at offset 135168' \
+    "$run" -s 2 --root "$root" -- mpiexec -n 4 "$bin/t_sums" read /dev/null ddio:/sums
+  # mirror: the right bytes (the ufs: file's), read from the copy
+  root="$tmp/srv-sums-m"; mkdir -p "$root"
+  t_step sums-mirror-write env T_SUMS_MODE=mirror "$run" -s 3 --root "$root" -- \
+    mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+  t_step sums-mirror-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
+  t_step sums-mirror-read "$run" -s 3 --root "$root" -- bash -c '
+    mpiexec -n 4 "$0" read "$tmp/sums-m.dump" ddio:/sums || exit 1
+    "$top/tools/ddio" stats sums_bad copy_reads > "$tmp/sums-m.stats"; cat "$tmp/sums-m.stats"
+    awk "\$2==\"sums_bad\"{b+=\$3} \$2==\"copy_reads\"{c+=\$3} END{exit !(b>=1 && c>=1)}" "$tmp/sums-m.stats"' \
+    "$bin/t_sums"
+  t_step sums-mirror-cmp cmp "$tmp/sums-m.dump" "$sums_ufs"
+  # a crash between data and sums: server 0 killed at its second flush of
+  # sums (the second sync's: its data durable, the sidecar still DIRTY
+  # with the first pattern's sums); restarted, the second pattern reads
+  # back with no error, its sectors counted unknown
+  root="$tmp/srv-sums-c"; mkdir -p "$root"
+  t_step sums-crash-write env T_SUMS_SEED2=2 DDIO_RECOVER_TIMEOUT=2 "$run" -s 2 --root "$root" \
+    --fault 0:sums:2 -- mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+  t_step sums-crash-dirty python3 -c "$SUMS_HDR" "$root/s0/.ddio/sums/sums" 1
+  t_step sums-crash-read env T_SUMS_SEED=2 "$run" -s 2 --root "$root" -- bash -c '
+    mpiexec -n 4 "$0" read /dev/null ddio:/sums || exit 1
+    "$top/tools/ddio" stats sums_bad sums_unknown > "$tmp/sums-c.stats"; cat "$tmp/sums-c.stats"
+    awk "\$2==\"sums_bad\"{b+=\$3} \$2==\"sums_unknown\"{u+=\$3} END{exit !(b==0 && u>=1)}" "$tmp/sums-c.stats"' \
+    "$bin/t_sums"
+  # --checksums off: as before, no sidecar, and the flipped byte is read
+  root="$tmp/srv-sums-off"; mkdir -p "$root"
+  t_step sums-off-write "$run" -s 2 --root "$root" --server-opt --checksums=off -- \
+    mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+  t_step sums-off-nosidecar bash -c '[ ! -e "$0/s0/.ddio/sums" ]' "$root"
+  t_step sums-off-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
+  t_step sums-off-read env T_SUMS_NOCHECK=1 "$run" -s 2 --root "$root" --server-opt --checksums=off -- \
+    mpiexec -n 4 "$bin/t_sums" read "$tmp/sums-off.dump" ddio:/sums
+  t_step sums-off-cmp bash -c 'cmp -l "$0" "$1"; [ "$(cmp -l "$0" "$1" | awk "{print \$1}")" = 135537 ]' \
+    "$tmp/sums-off.dump" "$sums_ufs"
+fi
 if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_local.c)
   # t_local (reads; its writes are independent contiguous ranges too): every
   # server handed its descriptors over and served no read and no write
