@@ -374,9 +374,13 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   LOCAL_OFF='$2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (ok!=NS) {print "servers that read: " ok+0 " of " NS; exit 1}}'
   LOCAL_WOFF='$2=="bytes_written"{n++; if ($3>0) ok++} END{if (ok!=NS) {print "servers that wrote: " ok+0 " of " NS; exit 1}}'
   export -f stats_check; export top tmp LOCAL_ON LOCAL_OFF LOCAL_WOFF
+  # The servers hand descriptors over only for files without checksums
+  # (ioserver/local.c): the steps of the shortcut itself run with
+  # --checksums off unless LOCAL_SUMS=on; local-sums checks the refusal.
   local_run() {  # NAME PROG FILTER RUN-ARGS...
     local name=$1 prog=$2 filter=$3 root="$tmp/srv-$1"; shift 3
     mkdir -p "$root"
+    set -- --server-opt "--checksums=${LOCAL_SUMS:-off}" "$@"
     t_step "$name/ddio" "$run" --root "$root" "$@" -- bash -c \
       'mpiexec -n 3 "$0" "$1" && stats_check "$2" "$3" local_handovers read_cache_bytes read_disk_bytes bytes_written' \
       "$bin/$prog" "ddio:/$name" "$ns" "$filter"
@@ -390,6 +394,11 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   ns=2; DDIO_TEST_HINTS=romio_ddio_local_read=disable local_run local-hint-off t_local "$LOCAL_OFF" -s 2
   ns=2; DDIO_LOCAL_WRITE=0 local_run local-woff t_local "$LOCAL_WOFF" -s 2
   ns=2; DDIO_TEST_HINTS=romio_ddio_local_write=disable local_run local-whint-off t_local "$LOCAL_WOFF" -s 2
+  # checksums on (the default): no handover, the servers read and write
+  # every byte (and check and sum it), the file the same
+  LOCAL_REFUSED='$2=="local_handovers"{n++; if ($3==0) ok++} $2=="read_cache_bytes"||$2=="read_disk_bytes"{rd+=$3} $2=="bytes_written"{wr+=$3} END{if (n!=NS || ok!=n || rd==0 || wr==0) {print "servers without a handover: " ok+0 " of " NS "; bytes they read: " rd+0 ", wrote: " wr+0; exit 1}}'
+  export LOCAL_REFUSED
+  ns=2; LOCAL_SUMS=on local_run local-sums t_local "$LOCAL_REFUSED" -s 2
   # t_localw (writes: own writes at once, sizes, a hole, a collective's
   # partly covered sectors raced by another rank's writes); its collective
   # goes through the servers, so only the handovers are required
@@ -402,7 +411,8 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   # t_wb: same-host sequential writes start their writeback as they go
   ufs_run t_wb 3 "$bin/t_wb"
   root="$tmp/srv-wb"; mkdir -p "$root"
-  t_step wb/ddio "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_wb" ddio:/wb "$root" 2
+  t_step wb/ddio "$run" -s 2 --root "$root" --server-opt --checksums=off -- \
+    mpiexec -n 3 "$bin/t_wb" ddio:/wb "$root" 2
   t_step wb/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/wb "ufs:$U/t_wb"
 fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
