@@ -50,8 +50,14 @@ static void ofile_free(struct ofile *of)
         if (of->copy[c])
             of->copy[c]->deleted = of->deleted;
     store_copies_free(of);
-    for (int d = 0; of->sums && d < of->ndisks; d++)
-        sums_close(of->sums[d], of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d], of->deleted);
+    for (int d = 0; of->sums && d < of->ndisks; d++) {
+        /* a file written since its last sync: its data made durable before
+         * its sums say CLEAN (sums.h's crash rule holds for a power loss
+         * too); one that was not stays DIRTY, its sums suspect */
+        int durable = !of->deleted && sums_dirty(of->sums[d]) ? fdatasync(of->fds[d]) == 0 : 1;
+        sums_close(of->sums[d], of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d], of->deleted,
+                   durable);
+    }
     free(of->sums);
     for (int d = 0; d < of->ndisks; d++) {
         if (of->fds && of->fds[d] >= 0)

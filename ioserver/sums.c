@@ -149,6 +149,10 @@ static void load_records(struct sums *s, int fd, const struct sums_hdr *h)
             s->r[i].state = SUM_UNKNOWN;
     }
     s->hdr = (int)h->state;
+    if (h->state == SUMS_DIRTY) {  /* stored as SUSPECT before any CLEAN */
+        s->dlo = 0;
+        s->dhi = n;
+    }
 }
 
 static void load(struct sums *s)
@@ -357,12 +361,20 @@ int sums_flush(struct sums *s, int datafd, int durable)
     return rc == -EPROTO ? 0 : rc;
 }
 
-void sums_close(struct sums *s, int datafd, int gone)
+int sums_dirty(struct sums *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int d = s->hdr == SUMS_DIRTY;
+    pthread_mutex_unlock(&s->mu);
+    return d;
+}
+
+void sums_close(struct sums *s, int datafd, int gone, int durable)
 {
     if (!s)
         return;
     if (!gone)
-        (void)sums_flush(s, datafd, 1);
+        (void)sums_flush(s, datafd, durable);
     if (s->fd >= 0)
         close(s->fd);
     pthread_mutex_destroy(&s->mu);

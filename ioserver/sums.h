@@ -53,8 +53,12 @@ struct sums;
  * inode), else all UNKNOWN. fresh: a file being created (an old sidecar
  * is discarded). NULL only without memory. */
 struct sums *sums_open(int rootfd, const char *rel, int datafd, int fresh);
-/* sums_flush(s, fd, durable) unless gone (the file was deleted), then free */
-void sums_close(struct sums *s, int datafd, int gone);
+/* 1 while the sidecar says DIRTY: data written since the sums were last
+ * made durable with it */
+int sums_dirty(struct sums *s);
+/* sums_flush(s, fd, durable) unless gone (the file was deleted), then free;
+ * durable only once the caller made the data durable */
+void sums_close(struct sums *s, int datafd, int gone, int durable);
 
 /* Before a data write: the sidecar says DIRTY, durably (once until the
  * next CLEAN). 0 or -errno. */

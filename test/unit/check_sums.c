@@ -2,7 +2,7 @@
  * against the standard check value, sums kept across a close and reopen
  * (the sidecar), a flipped byte found, the crash rule (a sidecar left
  * DIRTY gives no false error, and still finds a sector that matches
- * neither), STALE sectors summed from the datafile at a flush, a cut file,
+ * neither; a close without durable data leaves it DIRTY), STALE sectors summed from the datafile at a flush, a cut file,
  * a sidecar of another datafile (inode) ignored, a create discarding an
  * old sidecar. */
 #ifndef _GNU_SOURCE
@@ -81,7 +81,7 @@ START_TEST(t_reload_and_flip)
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_set(s, 0, b, 8 * SEC);
     ck_assert_int_eq(sums_flush(s, datafd, 1), 0);
-    sums_close(s, datafd, 0);
+    sums_close(s, datafd, 0, 1);
 
     s = sums_open(rootfd, "f", datafd, 0);
     uint32_t c;
@@ -98,7 +98,7 @@ START_TEST(t_reload_and_flip)
     ck_assert_uint_eq(bad, 5 * SEC);
     /* a read of sectors 6..7 only does not see it */
     ck_assert_int_eq(sums_verify(s, 6 * SEC, b + 6 * SEC, 2 * SEC, &bad), 0);
-    sums_close(s, datafd, 0);
+    sums_close(s, datafd, 0, 1);
     free(b);
 }
 END_TEST
@@ -114,7 +114,7 @@ START_TEST(t_crash_rule)
     uint8_t *b = data(4, 2);
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_set(s, 0, b, 4 * SEC);
-    sums_close(s, datafd, 1);                      /* gone: nothing flushed */
+    sums_close(s, datafd, 1, 1);                      /* gone: nothing flushed */
 
     s = sums_open(rootfd, "f", datafd, 0);
     ck_assert_int_eq(sums_state(s, 0, NULL), SUM_SUSPECT);
@@ -131,7 +131,7 @@ START_TEST(t_crash_rule)
     a[3 * SEC] ^= 1;
     ck_assert_int_eq(sums_verify(s, 2 * SEC, a + 2 * SEC, 2 * SEC, &bad), -EILSEQ);
     ck_assert_uint_eq(bad, 3 * SEC);
-    sums_close(s, datafd, 0);
+    sums_close(s, datafd, 0, 1);
     free(a);
     free(b);
 }
@@ -157,7 +157,31 @@ START_TEST(t_header_states)
     ck_assert_int_eq(pread(sfd, h, sizeof h, 0), (ssize_t)sizeof h);
     ck_assert_uint_eq(h[2], SUMS_CLEAN);
     close(sfd);
-    sums_close(s, datafd, 0);
+    sums_close(s, datafd, 0, 1);
+    free(b);
+}
+END_TEST
+
+/* a close whose data the caller could not make durable keeps the sums
+ * written but the header DIRTY: reloaded, they are suspect */
+START_TEST(t_close_not_durable)
+{
+    uint8_t *b = data(2, 7);
+    struct sums *s = sums_open(rootfd, "f", datafd, 1);
+    ck_assert_int_eq(sums_begin_write(s), 0);
+    sums_set(s, 0, b, 2 * SEC);
+    ck_assert_int_eq(sums_dirty(s), 1);
+    sums_close(s, datafd, 0, 0);
+    s = sums_open(rootfd, "f", datafd, 0);
+    uint32_t c;
+    ck_assert_int_eq(sums_state(s, 1, &c), SUM_SUSPECT);
+    ck_assert_uint_eq(c, sums_crc(b + SEC, SEC));
+    ck_assert_int_eq(sums_dirty(s), 1);
+    sums_close(s, datafd, 0, 1);                  /* now durable: CLEAN */
+    s = sums_open(rootfd, "f", datafd, 0);
+    ck_assert_int_eq(sums_dirty(s), 0);
+    ck_assert_int_eq(sums_state(s, 1, NULL), SUM_SUSPECT);   /* a suspect stays one */
+    sums_close(s, datafd, 0, 1);
     free(b);
 }
 END_TEST
@@ -177,7 +201,7 @@ START_TEST(t_stale_recomputed)
         ck_assert_int_eq(sums_state(s, i, &c), SUM_OK);
         ck_assert_uint_eq(c, sums_crc(b + i * SEC, SEC));
     }
-    sums_close(s, datafd, 0);
+    sums_close(s, datafd, 0, 1);
     free(b);
 }
 END_TEST
@@ -194,7 +218,7 @@ START_TEST(t_truncate)
     sums_truncate(s, SEC + 10);
     ck_assert_int_eq(sums_state(s, 1, NULL), SUM_STALE);
     ck_assert_int_eq(sums_state(s, 2, NULL), SUM_UNKNOWN);
-    sums_close(s, datafd, 0);
+    sums_close(s, datafd, 0, 1);
     s = sums_open(rootfd, "f", datafd, 0);
     uint32_t c;
     ck_assert_int_eq(sums_state(s, 1, &c), SUM_OK);
@@ -206,7 +230,7 @@ START_TEST(t_truncate)
     ck_assert_int_eq(fstat(sfd, &sb), 0);
     ck_assert_int_eq(sb.st_size, SUMS_HDR + 2 * 8);
     close(sfd);
-    sums_close(s, datafd, 0);
+    sums_close(s, datafd, 0, 1);
     free(b);
 }
 END_TEST
@@ -217,19 +241,19 @@ START_TEST(t_foreign_and_fresh)
     struct sums *s = sums_open(rootfd, "f", datafd, 1);
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_set(s, 0, b, 2 * SEC);
-    sums_close(s, datafd, 0);
+    sums_close(s, datafd, 0, 1);
     /* another datafile of the same name (a new inode): the sidecar is not its */
     int other = openat(rootfd, "g", O_RDWR | O_CREAT, 0644);
     ck_assert_int_ge(other, 0);
     ck_assert_int_eq(renameat(rootfd, "g", rootfd, "f"), 0);
     s = sums_open(rootfd, "f", other, 0);
     ck_assert_int_eq(sums_state(s, 0, NULL), SUM_UNKNOWN);
-    sums_close(s, other, 0);
+    sums_close(s, other, 0, 1);
     close(other);
     /* the original datafile again, but as a create: the old sidecar is gone */
     s = sums_open(rootfd, "f", datafd, 1);
     ck_assert_int_eq(sums_state(s, 0, NULL), SUM_UNKNOWN);
-    sums_close(s, datafd, 0);
+    sums_close(s, datafd, 0, 1);
     ck_assert_int_ne(faccessat(rootfd, ".ddio/sums/f", F_OK, 0), 0);
     free(b);
 }
@@ -244,6 +268,7 @@ int main(void)
     tcase_add_test(tc, t_reload_and_flip);
     tcase_add_test(tc, t_crash_rule);
     tcase_add_test(tc, t_header_states);
+    tcase_add_test(tc, t_close_not_durable);
     tcase_add_test(tc, t_stale_recomputed);
     tcase_add_test(tc, t_truncate);
     tcase_add_test(tc, t_foreign_and_fresh);
