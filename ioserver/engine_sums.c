@@ -120,23 +120,18 @@ static void integrity_error(struct xfer *x, struct slot *s, int d, uint64_t doff
          x->of->path, logical, d, bad);
 }
 
-int esums_check(struct xfer *x, struct slot *s)
+/* sectors [lo, hi) of the block (sector-aligned, in the buffer) checked;
+ * 0 or -EILSEQ with x failed */
+static int check_range(struct xfer *x, struct slot *s, struct sums *su, int d, uint64_t doff,
+                       uint64_t lo, uint64_t hi)
 {
-    int d;
-    uint64_t doff;
-    struct sums *su = sums_of(s, &d, &doff);
-    if (!su || s->dr.res < 0 || s->dr.done == 0)
-        return 0;
-    uint8_t *buf = (uint8_t *)s->buf + s->io_lo;
-    uint64_t n = round4k(s->dr.done);
-    memset(buf + s->dr.done, 0, n - s->dr.done);   /* past the datafile's end */
-    uint64_t off = doff + s->io_lo, bad;
+    uint8_t *buf = (uint8_t *)s->buf + lo;
+    uint64_t off = doff + lo, n = hi > lo ? hi - lo : 0, bad;
     while (n > 0) {
         if (sums_verify(su, off, buf, n, &bad) == 0)
             return 0;
         uint64_t skip = bad - off;
-        int rc = confirm(x, s, su, d, bad, buf + skip);
-        if (rc != 0) {
+        if (confirm(x, s, su, d, bad, buf + skip) != 0) {
             integrity_error(x, s, d, doff, bad);
             return -EILSEQ;
         }
@@ -146,4 +141,25 @@ int esums_check(struct xfer *x, struct slot *s)
         n -= skip;
     }
     return 0;
+}
+
+int esums_check(struct xfer *x, struct slot *s)
+{
+    int d;
+    uint64_t doff;
+    struct sums *su = sums_of(s, &d, &doff);
+    if (!su || s->dr.res < 0 || s->dr.done == 0)
+        return 0;
+    uint64_t lo = s->io_lo, hi = s->io_lo + round4k(s->dr.done);
+    memset((uint8_t *)s->buf + lo + s->dr.done, 0, hi - lo - s->dr.done);   /* past the end */
+    if (s->state != S_RMW || !s->contig)
+        return check_range(x, s, su, d, doff, lo, hi);
+    /* a read-modify-write of one range: the sectors the write covers whole
+     * are replaced, their old bytes matter to nobody (a write over a bad
+     * sector is how its owner mends it); only the two at its ends are kept */
+    uint64_t in_lo = round4k(s->write_lo), in_hi = s->write_hi & ~(uint64_t)4095;
+    if (in_hi <= in_lo)
+        return check_range(x, s, su, d, doff, lo, hi);
+    int rc = check_range(x, s, su, d, doff, lo, in_lo < hi ? in_lo : hi);
+    return rc ? rc : check_range(x, s, su, d, doff, in_hi > lo ? in_hi : lo, hi);
 }

@@ -330,6 +330,9 @@ checksums on: sectors verified [0-9]+, bad [1-9]' \
     'mpiexec -n 4 "$0" readerr ddio:/sums && "$top/tools/ddio" status' "$bin/t_sums"
   check_step sums-none-indep nonzero 'data integrity error: sums at offset 135168' \
     "$run" -s 2 --root "$root" -- mpiexec -n 4 "$bin/t_sums" read /dev/null ddio:/sums
+  # written again, the bad sector is mended: every byte reads back
+  t_step sums-none-mend "$run" -s 2 --root "$root" -- bash -c \
+    'mpiexec -n 4 "$0" write ddio:/sums && mpiexec -n 4 "$0" read /dev/null ddio:/sums' "$bin/t_sums"
   # mirror: the right bytes (the ufs: file's), read from the copy
   root="$tmp/srv-sums-m"; mkdir -p "$root"
   t_step sums-mirror-write env T_SUMS_MODE=mirror "$run" -s 3 --root "$root" -- \
