@@ -11,6 +11,8 @@
 # (DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0): the servers' path, which files
 # with checksums always take (the servers refuse the handovers), so on /
 # off-srv is what the sums cost on that path and on / off what a user sees.
+# The throttle emulates the servers' disks: off's same-host I/O goes
+# around it, so throttled only on / off-srv meets the same disks.
 # results.csv, one line per pattern or phase; REPORT.md: per case the
 # median MiB/s of each mode and the ratios.
 # usage: bench/checksums.sh [-n REPS] [-m MIB] [-t MIBPS] [-T TRANSPORT] [-o OUT]
@@ -124,7 +126,10 @@ lines = ["# checksums on vs off: Kotz's patterns and IOR's shared file, 2 server
          % (cmd, ncpu, load), "throttled: each server's disk at %s MiB/s)." % thr, "",
          "Median MiB/s over the repetitions. off-srv: off with the same-host shortcuts off,",
          "the servers' path that files with checksums always take (the servers refuse the",
-         "handovers): on / off-srv is the sums' own cost, on / off what a user sees.", ""]
+         "handovers): on / off-srv is the sums' own cost, on / off what a user sees.",
+         "Throttled, the emulated disks are inside the servers: `off`'s same-host reads",
+         "and writes go around them (to the real disk's page cache), so there only",
+         "on / off-srv compares two runs that both meet the throttled disks.", ""]
 summary = []
 for dk in ("unthrottled", "throttled"):
     lines += ["## %s" % dk, "",
