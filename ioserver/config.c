@@ -35,7 +35,7 @@ void config_defaults(struct srv_config *c)
     c->stop_timeout_s = 30;
     c->lock_grace_ms = 3000;
     c->page_cache = 1;
-    c->checksums = 1;
+    c->checksums = 0;
     c->copies = 1;
 }
 
@@ -67,10 +67,11 @@ void config_usage(FILE *f)
         "                       created without a mode of its own (romio_ddio_redundancy,\n"
         "                       ddio cp, the mount); every server of a layout must have\n"
         "                       the same; a file on fewer servers gets as many as fit\n"
-        "  --checksums on|off   on (default): a CRC32C per 4 KiB sector of every block\n"
-        "                       written, verified on every read from disk (a mismatch:\n"
-        "                       repaired from a copy, or the read fails); kept under\n"
-        "                       each root's .ddio/sums/\n"
+        "  --checksums on|off   on: a CRC32C per 4 KiB sector of every block written,\n"
+        "                       checked at every read from disk (a mismatch: read from\n"
+        "                       a copy, or the read fails); kept under each root's\n"
+        "                       .ddio/sums/; same-host clients then go through the\n"
+        "                       server. off (default): none, as before\n"
         "  --throttle-mbps N    emulate slow disks: each disk moves at most N MiB/s\n"
         "                       (tests and demos; default 0 = off)\n"
         "  --log-level L        error|warn|info|debug (default info); debug logs one line\n"

@@ -309,7 +309,8 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$tmp/srv-mirror-ec" --insecure --redundancy ec:2+1
 fi
 if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioserver/sums.h)
-  # 4 ranks write 1 MiB each (64 KiB stripes) and sync; between runs a byte
+  # Servers with --checksums on (SUMS_ON; off is the default). 4 ranks
+  # write 1 MiB each (64 KiB stripes) and sync; between runs a byte
   # at local offset 70000 of server 0's datafile is flipped behind the
   # servers' backs (each run starts fresh servers: nothing cached in
   # them). Its sector starts at local 69632, which is logical
@@ -318,27 +319,28 @@ if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioser
   # the sidecar's header state: 1 DIRTY, 2 CLEAN (ioserver/sums.h)
   SUMS_HDR='import struct, sys; h = open(sys.argv[1], "rb").read(12); print("sidecar state", struct.unpack("<3I", h)[2]); sys.exit(struct.unpack("<3I", h)[2] != int(sys.argv[2]))'
   ufs_run sums 4 "$bin/t_sums" write; sums_ufs="$U/sums"
+  SUMS_ON=(--server-opt --checksums=on)
   export top tmp SUMS_FLIP SUMS_HDR
   # none: the read fails on every rank with the file, offset and server
   root="$tmp/srv-sums"; mkdir -p "$root"
-  t_step sums-none-write "$run" -s 2 --root "$root" -- mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+  t_step sums-none-write "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- mpiexec -n 4 "$bin/t_sums" write ddio:/sums
   t_step sums-none-clean python3 -c "$SUMS_HDR" "$root/s0/.ddio/sums/sums" 2
   t_step sums-none-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
   check_step sums-none-readerr 0 'data integrity error: sums at offset 135168 \(disk 0
 checksums on: sectors verified [0-9]+, bad [1-9]' \
-    env ROMIO_HINTS="$DD_HINTS" "$run" -s 2 --root "$root" -- bash -c \
+    env ROMIO_HINTS="$DD_HINTS" "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- bash -c \
     'mpiexec -n 4 "$0" readerr ddio:/sums && "$top/tools/ddio" status' "$bin/t_sums"
   check_step sums-none-indep nonzero 'data integrity error: sums at offset 135168' \
-    "$run" -s 2 --root "$root" -- mpiexec -n 4 "$bin/t_sums" read /dev/null ddio:/sums
+    "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- mpiexec -n 4 "$bin/t_sums" read /dev/null ddio:/sums
   # written again, the bad sector is mended: every byte reads back
-  t_step sums-none-mend "$run" -s 2 --root "$root" -- bash -c \
+  t_step sums-none-mend "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- bash -c \
     'mpiexec -n 4 "$0" write ddio:/sums && mpiexec -n 4 "$0" read /dev/null ddio:/sums' "$bin/t_sums"
   # mirror: the right bytes (the ufs: file's), read from the copy
   root="$tmp/srv-sums-m"; mkdir -p "$root"
-  t_step sums-mirror-write env T_SUMS_MODE=mirror "$run" -s 3 --root "$root" -- \
+  t_step sums-mirror-write env T_SUMS_MODE=mirror "$run" -s 3 --root "$root" "${SUMS_ON[@]}" -- \
     mpiexec -n 4 "$bin/t_sums" write ddio:/sums
   t_step sums-mirror-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
-  t_step sums-mirror-read "$run" -s 3 --root "$root" -- bash -c '
+  t_step sums-mirror-read "$run" -s 3 --root "$root" "${SUMS_ON[@]}" -- bash -c '
     mpiexec -n 4 "$0" read "$tmp/sums-m.dump" ddio:/sums || exit 1
     "$top/tools/ddio" stats sums_bad copy_reads > "$tmp/sums-m.stats"; cat "$tmp/sums-m.stats"
     awk "\$2==\"sums_bad\"{b+=\$3} \$2==\"copy_reads\"{c+=\$3} END{exit !(b>=1 && c>=1)}" "$tmp/sums-m.stats"' \
@@ -350,20 +352,21 @@ checksums on: sectors verified [0-9]+, bad [1-9]' \
   # back with no error, its sectors counted unknown
   root="$tmp/srv-sums-c"; mkdir -p "$root"
   t_step sums-crash-write env T_SUMS_SEED2=2 DDIO_RECOVER_TIMEOUT=2 "$run" -s 2 --root "$root" \
-    --fault 0:sums:2 -- mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+    "${SUMS_ON[@]}" --fault 0:sums:2 -- mpiexec -n 4 "$bin/t_sums" write ddio:/sums
   t_step sums-crash-dirty python3 -c "$SUMS_HDR" "$root/s0/.ddio/sums/sums" 1
-  t_step sums-crash-read env T_SUMS_SEED=2 "$run" -s 2 --root "$root" -- bash -c '
+  t_step sums-crash-read env T_SUMS_SEED=2 "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- bash -c '
     mpiexec -n 4 "$0" read /dev/null ddio:/sums || exit 1
     "$top/tools/ddio" stats sums_bad sums_unknown > "$tmp/sums-c.stats"; cat "$tmp/sums-c.stats"
     awk "\$2==\"sums_bad\"{b+=\$3} \$2==\"sums_unknown\"{u+=\$3} END{exit !(b==0 && u>=1)}" "$tmp/sums-c.stats"' \
     "$bin/t_sums"
-  # --checksums off: as before, no sidecar, and the flipped byte is read
+  # --checksums off, the default (no option given): as before, no
+  # sidecar, and the flipped byte is read
   root="$tmp/srv-sums-off"; mkdir -p "$root"
-  t_step sums-off-write "$run" -s 2 --root "$root" --server-opt --checksums=off -- \
+  t_step sums-off-write "$run" -s 2 --root "$root" -- \
     mpiexec -n 4 "$bin/t_sums" write ddio:/sums
   t_step sums-off-nosidecar bash -c '[ ! -e "$0/s0/.ddio/sums" ]' "$root"
   t_step sums-off-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
-  t_step sums-off-read env T_SUMS_NOCHECK=1 "$run" -s 2 --root "$root" --server-opt --checksums=off -- \
+  t_step sums-off-read env T_SUMS_NOCHECK=1 "$run" -s 2 --root "$root" -- \
     mpiexec -n 4 "$bin/t_sums" read "$tmp/sums-off.dump" ddio:/sums
   t_step sums-off-cmp bash -c 'cmp -l "$0" "$1"; [ "$(cmp -l "$0" "$1" | awk "{print \$1}")" = 135537 ]' \
     "$tmp/sums-off.dump" "$sums_ufs"
@@ -379,7 +382,8 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   export -f stats_check; export top tmp LOCAL_ON LOCAL_OFF LOCAL_WOFF
   # The servers hand descriptors over only for files without checksums
   # (ioserver/local.c): the steps of the shortcut itself run with
-  # --checksums off unless LOCAL_SUMS=on; local-sums checks the refusal.
+  # --checksums off (the default, said out loud) unless LOCAL_SUMS=on;
+  # local-sums checks the refusal.
   local_run() {  # NAME PROG FILTER RUN-ARGS...
     local name=$1 prog=$2 filter=$3 root="$tmp/srv-$1"; shift 3
     mkdir -p "$root"
@@ -397,7 +401,7 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   ns=2; DDIO_TEST_HINTS=romio_ddio_local_read=disable local_run local-hint-off t_local "$LOCAL_OFF" -s 2
   ns=2; DDIO_LOCAL_WRITE=0 local_run local-woff t_local "$LOCAL_WOFF" -s 2
   ns=2; DDIO_TEST_HINTS=romio_ddio_local_write=disable local_run local-whint-off t_local "$LOCAL_WOFF" -s 2
-  # checksums on (the default): no handover, the servers read and write
+  # checksums on: no handover, the servers read and write
   # every byte (and check and sum it), the file the same
   LOCAL_REFUSED='$2=="local_handovers"{n++; if ($3==0) ok++} $2=="read_cache_bytes"||$2=="read_disk_bytes"{rd+=$3} $2=="bytes_written"{wr+=$3} END{if (n!=NS || ok!=n || rd==0 || wr==0) {print "servers without a handover: " ok+0 " of " NS "; bytes they read: " rd+0 ", wrote: " wr+0; exit 1}}'
   export LOCAL_REFUSED

@@ -48,7 +48,7 @@ run() {
 t_tmpdir D1 /tmp
 mkdir -p "$D1/root"
 echo "== one disk on $(df --output=fstype "$D1" | tail -1) ($D1)"
-ROOT1=$D1/root run server/one-disk "$D1" "--root $D1/root"
+ROOT1=$D1/root run server/one-disk "$D1" "--root $D1/root --checksums on"
 
 # restart on the same root: the server id persists
 id1=$(od -An -tx1 "$D1/root/.ddio/server-id" 2>/dev/null)

@@ -162,8 +162,8 @@ void test_local(void)
     memset(nonce, 0x3c, sizeof(nonce));
     if (cl_stat(c, "checksums") == 1) {
         /* a server keeping checksums hands nothing over (ioserver/local.c),
-         * for writing or reading; the run-server-tests.sh configuration
-         * with --checksums off tests the handover */
+         * for writing or reading (run-server-tests.sh's one-disk
+         * configuration); the one with --checksums off tests the handover */
         int rw = local_call_f(c, r.handle, name, nonce, DDIO_LOCAL_WRITE);
         int ro = local_call(c, r.handle, name, nonce);
         CHECK(rw == EOPNOTSUPP && ro == EOPNOTSUPP,
