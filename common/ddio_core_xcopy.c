@@ -44,6 +44,10 @@ int xfer_copies_due(const xstate *st)
 
 void xfer_no_copy_err(const xstate *st, int i, struct ddio_err *err)
 {
+    if (st->s[i].integrity.errnum) {  /* every copy tried disagreed with its sums */
+        *err = st->s[i].integrity;
+        return;
+    }
     ddio_err_set(err, EHOSTDOWN, "ddio: server %s is out, and no server holding a copy "
                  "of its part (%u copies) could serve it", st->f->srv[i].conn->name,
                  st->f->copies);

@@ -105,7 +105,12 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
 {
     int64_t now = ddio_now_ms();
     srv_finish(st, i);
-    if (can_degrade(st) && (err->transport || st->s[i].size_only) && !st->e->errnum) {
+    /* a server whose disk returned data that disagrees with its checksum
+     * (EILSEQ) is out for this read as a lost one is: a copy has the bytes */
+    if (can_degrade(st) && (err->transport || st->s[i].size_only || err->errnum == EILSEQ)
+        && !st->e->errnum) {
+        if (err->errnum == EILSEQ)
+            st->s[i].integrity = *err;
         st->s[i].degraded = 1;
         return 1;
     }

@@ -29,6 +29,8 @@ typedef struct xsrv {
     int size_only;              /* degraded, holding none of the call's bytes: a
                                  * copy's DONE still gives its local size (the
                                  * end of file), or nothing if no copy can */
+    struct ddio_err integrity;  /* degraded by a data-integrity error (EILSEQ):
+                                 * the call's error if no copy can serve it */
 } xsrv;
 
 typedef struct xstate {

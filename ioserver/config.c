@@ -35,6 +35,7 @@ void config_defaults(struct srv_config *c)
     c->stop_timeout_s = 30;
     c->lock_grace_ms = 3000;
     c->page_cache = 1;
+    c->checksums = 0;
     c->copies = 1;
 }
 
@@ -66,6 +67,11 @@ void config_usage(FILE *f)
         "                       created without a mode of its own (romio_ddio_redundancy,\n"
         "                       ddio cp, the mount); every server of a layout must have\n"
         "                       the same; a file on fewer servers gets as many as fit\n"
+        "  --checksums on|off   on: a CRC32C per 4 KiB sector of every block written,\n"
+        "                       checked at every read from disk (a mismatch: read from\n"
+        "                       a copy, or the read fails); kept under each root's\n"
+        "                       .ddio/sums/; same-host clients then go through the\n"
+        "                       server. off (default): none, as before\n"
         "  --throttle-mbps N    emulate slow disks: each disk moves at most N MiB/s\n"
         "                       (tests and demos; default 0 = off)\n"
         "  --log-level L        error|warn|info|debug (default info); debug logs one line\n"
@@ -254,6 +260,8 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
         return 0;
     case 'K':
         return on_off(&c->page_cache, "--page-cache", arg, err, errlen);
+    case 'J':
+        return on_off(&c->checksums, "--checksums", arg, err, errlen);
     case 'Z':
         return redundancy(c, arg, err, errlen);
     case 'T':
@@ -390,6 +398,7 @@ static const struct option opts[] = {
     {"rotate", no_argument, NULL, 'R'},
     {"page-cache", required_argument, NULL, 'K'},
     {"redundancy", required_argument, NULL, 'Z'},
+    {"checksums", required_argument, NULL, 'J'},
     {"throttle-mbps", required_argument, NULL, 'T'},
     {"log-level", required_argument, NULL, 'L'},
     {"insecure", no_argument, NULL, 'I'},

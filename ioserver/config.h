@@ -18,6 +18,7 @@ struct srv_config {
     unsigned buffers;             /* aligned buffers per disk */
     int rotate;
     int page_cache;               /* --page-cache on|off (pcache.h), default on */
+    int checksums;                /* --checksums on|off (sums.h), default off */
     unsigned copies;              /* --redundancy: copies of a file created without a
                                    * mode of its own (1 none, the default; 2, 3 mirror) */
     unsigned throttle_mibps;      /* emulate disks of this bandwidth; 0 = off */

@@ -7,6 +7,7 @@
 #include "engine_pass.h"
 #include "engine_getput.h"
 #include "engine_slots.h"
+#include "engine_sums.h"
 #include "engine_write.h"
 #include "planner.h"
 
@@ -30,6 +31,7 @@ static int io_error(struct xfer *x, struct slot *s, const char *what)
 
 static void process(struct xfer *x, struct slot *s)
 {
+    int did_io = s->io_busy;
     if (s->io_busy) {             /* S_READ, S_RMW, or S_WRITE of a byte or more */
         x->ctr.disk_us += s->dr.us;
         slot_count_io(x, s);
@@ -37,15 +39,18 @@ static void process(struct xfer *x, struct slot *s)
     s->io_busy = 0;
     switch (s->state) {
     case S_READ:
-        put_read_block(x, s);
+        if (esums_check(x, s) == 0)
+            put_read_block(x, s);
         slot_release(x, s);
         break;
     case S_RMW:
         if (io_error(x, s, "read"))
             break;
+        write_rmw_zero_tail(x, s);
+        if (esums_check(x, s))
+            break;
         x->ctr.blocks_read++;
         x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
-        write_rmw_zero_tail(x, s);
         write_pull_next(x, s);
         break;
     case S_DATA:                  /* every GET of the step was answered */
@@ -54,6 +59,8 @@ static void process(struct xfer *x, struct slot *s)
     case S_WRITE:
         if (io_error(x, s, "write"))
             break;
+        if (did_io)
+            esums_written(x, s);
         x->ctr.blocks_written++;
         x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
         slot_release(x, s);

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "engine_write.h"
+#include "engine_sums.h"
 #include "engine_getput.h"
 #include "engine_slots.h"
 #include "fault.h"
@@ -147,6 +148,10 @@ static void submit_write(struct xfer *x, struct slot *s)
         return;
     }
     fault_hit(is_collective(x) ? FAULT_COLL_WRITE : FAULT_INDEP_WRITE);
+    if (esums_begin(x, s)) {
+        slot_release(x, s);
+        return;
+    }
     store_note_write(s->of, s->a + s->write_hi);
     s->state = S_WRITE;
     slot_submit_io(x, s, 1, (size_t)len);

@@ -18,6 +18,7 @@ static const char *const names[FAULT_NPOINTS] = {
     [FAULT_DIRECT_SEND] = "direct-send", [FAULT_CLOSE] = "close",
     [FAULT_DONE] = "done",             [FAULT_CREATED] = "created",
     [FAULT_CREATE_HALF] = "create-half",
+    [FAULT_SUMS] = "sums",
 };
 #define CUTS_LOGGED 2              /* of each kind (header, payload) */
 #define DONE_KILL_DELAY_NS 200000000L  /* done:N:kill: the answer has left by then */
@@ -68,7 +69,7 @@ int fault_arm(const char *spec, char *err, size_t errlen)
 bad:
     snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short|drop|crash] with POINT "
              "one of open, sync, coll-read, coll-write, indep-read, indep-write, direct-send, "
-             "close, done, created, create-half, N >= 1, short only for direct-send, done only with drop, crash or "
+             "close, done, created, create-half, sums, N >= 1, short only for direct-send, done only with drop, crash or "
              "kill, got '%s'", spec);
     return -1;
 }

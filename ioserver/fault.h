@@ -27,12 +27,15 @@ enum fault_point {
     FAULT_CREATED,       /* an OPEN that created the file, before its answer */
     FAULT_CREATE_HALF,   /* a create's layout record written, its datafiles
                           * not yet (store.c) */
+    FAULT_SUMS,          /* a flush of a datafile's checksums: its data
+                          * written (and at a sync, durable), its sums not
+                          * yet (sums.c) */
     FAULT_NPOINTS
 };
 
 /* Parse "POINT:N[:kill|stop|short|drop|crash]" (POINT: open sync coll-read
  * coll-write indep-read indep-write direct-send close done created
- * create-half; N >= 1; default action
+ * create-half sums; N >= 1; default action
  * kill; short only with direct-send, drop and crash only with done, done
  * only with drop, crash or kill) and arm it. 0, or
  * -1 with one line in err. */

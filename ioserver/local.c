@@ -71,6 +71,11 @@ int local_hand_over(struct ofile *of, const struct ddio_local_req *m, int write)
     int fds[DDIO_MAX_LOCAL_DISKS + 1], rc, s;
     if (of->ndisks > (int)DDIO_MAX_LOCAL_DISKS)
         return -E2BIG;
+    /* checksums on (sums.h): a client reading the datafiles itself would
+     * not check them, one writing them would leave no sums; its calls go
+     * through XFER, which does both (SEMANTICS.md "Checksums") */
+    if (of->sums)
+        return -EOPNOTSUPP;
     /* first the client's socket: one on another host must not turn the
      * file's partial-block writes byte-exact (store_local_fds) */
     if ((s = dial(m->name)) < 0)

@@ -1,6 +1,7 @@
 /* Server counters. A single mutex: counters change once per XFER or
  * connection, never per block, so contention is negligible. */
 #include "stats.h"
+#include "sums.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -144,7 +145,8 @@ static int addi(struct ddio_stats_r *r, const char *kind, int i, const char *key
  * (statvfs may block on a slow file system) */
 static int add_env(struct ddio_stats_r *r, const struct stats_env *env)
 {
-    int rc = add(r, "ndisks", (uint64_t)env->ndisks) | add(r, "block_size", env->block_size);
+    int rc = add(r, "ndisks", (uint64_t)env->ndisks) | add(r, "block_size", env->block_size)
+        | add(r, "checksums", (uint64_t)env->checksums);
     for (int i = 0; i < env->ndisks; i++) {
         const struct stats_disk *d = &env->disks[i];
         rc |= addi(r, "disk", i, "bytes_read", d->bytes_read)
@@ -193,7 +195,11 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "ucx_eps", s->ucx_eps) | add(r, "ucx_put_bytes", s->ucx_put_bytes)
         | add(r, "ucx_get_bytes", s->ucx_get_bytes)
         | add(r, "ucx_staged_bytes", s->ucx_staged_bytes)
-        | add(r, "uptime_ms", (uint64_t)(ddio_now_ms() - s->start_ms));
+        | add(r, "uptime_ms", (uint64_t)(ddio_now_ms() - s->start_ms))
+        | add(r, "sums_verified", (uint64_t)atomic_load(&sums_ctr.verified))
+        | add(r, "sums_bad", (uint64_t)atomic_load(&sums_ctr.bad))
+        | add(r, "sums_repaired", (uint64_t)atomic_load(&sums_ctr.repaired))
+        | add(r, "sums_unknown", (uint64_t)atomic_load(&sums_ctr.unknown));
     rc |= add_requests(r, s);
     if (s->have_last)
         rc |= add(r, "last.nparticipants", l->nparticipants)

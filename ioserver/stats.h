@@ -86,6 +86,7 @@ struct stats_env {
     int nroots;
     const char *const *roots;         /* storage roots: free space by statvfs */
     uint64_t block_size;
+    int checksums;                    /* --checksums on */
 };
 /* Fill a STATS reply; free with ddio_stats_r_free. 0 or -ENOMEM. env may be
  * NULL (counters only). Keys are listed in docs/PROTOCOL.md (STATS). */

@@ -26,6 +26,7 @@
 #include "store_layout.h"
 #include "store_meta.h"
 #include "store_roots.h"
+#include "sums.h"
 
 /* ---- start and end --------------------------------------------------------------- */
 
@@ -36,14 +37,28 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
     pthread_cond_init(&st->open_cv, NULL);
     store_lists_init(&st->lists);
     store_meta_start(st);
+    st->checksums = cfg->checksums;
     return store_roots_init(st, cfg, err, errlen);
 }
 
 static void store_copies_free(struct ofile *of);
+static int store_sums_flush(struct ofile *of);
 
 static void ofile_free(struct ofile *of)
 {
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++)
+        if (of->copy[c])
+            of->copy[c]->deleted = of->deleted;
     store_copies_free(of);
+    for (int d = 0; of->sums && d < of->ndisks; d++) {
+        /* a file written since its last sync: its data made durable before
+         * its sums say CLEAN (sums.h's crash rule holds for a power loss
+         * too); one that was not stays DIRTY, its sums suspect */
+        int durable = !of->deleted && sums_dirty(of->sums[d]) ? fdatasync(of->fds[d]) == 0 : 1;
+        sums_close(of->sums[d], of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d], of->deleted,
+                   durable);
+    }
+    free(of->sums);
     for (int d = 0; d < of->ndisks; d++) {
         if (of->fds && of->fds[d] >= 0)
             close(of->fds[d]);
@@ -277,6 +292,20 @@ static int store_copies_unlink(struct store *st, const char *norm)
     return 0;
 }
 
+/* a deleted file's sidecars (sums.h), its copies' too: best effort, as a
+ * sidecar naming another inode is never believed */
+static void sums_unlink_all(struct store *st, const char *norm)
+{
+    char sp[DDIO_MAX_STR + 64];
+    for (uint32_t c = 0; c < DDIO_MAX_COPIES; c++)
+        for (int d = 0; d < st->ndisks; d++) {
+            int len = c ? snprintf(sp, sizeof sp, ".ddio/sums/.ddio/copy%u/%s", c, norm)
+                        : snprintf(sp, sizeof sp, ".ddio/sums/%s", norm);
+            if (len > 0 && (size_t)len < sizeof sp)
+                (void)unlink_beneath(st->rootfd[d], sp, 0);
+        }
+}
+
 static int datafile_exists(struct store *st, const char *path)
 {
     for (int d = 0; d < st->ndisks; d++) {
@@ -442,6 +471,27 @@ void store_ns_lock(struct store *st)
     st->ns_waiting--;
 }
 
+/* the checksums of every datafile of the file and of its copies; fresh:
+ * a create (a sidecar left by an earlier file of the name discarded) */
+static int sums_attach_one(struct store *st, struct ofile *of, int fresh)
+{
+    if (!(of->sums = calloc((size_t)of->ndisks, sizeof(*of->sums))))
+        return -ENOMEM;
+    for (int d = 0; d < of->ndisks; d++)
+        if (!(of->sums[d] = sums_open(st->rootfd[d], of->path, of->fds[d], fresh)))
+            return -ENOMEM;
+    return 0;
+}
+
+static int sums_attach(struct store *st, struct ofile *of, int fresh)
+{
+    int rc = sums_attach_one(st, of, fresh);
+    for (uint32_t c = 1; c < DDIO_MAX_COPIES && rc == 0; c++)
+        if (of->copy[c])
+            rc = sums_attach_one(st, of->copy[c], fresh);
+    return rc;
+}
+
 static void unlink_of(struct store *st, struct ofile *of)
 {
     for (struct ofile **pp = &st->files; *pp; pp = &(*pp)->next)
@@ -498,6 +548,8 @@ int store_open(struct store *st, const char *path, uint32_t amode,
     rc = open_new(st, norm, amode, proposed, cr, of, created, msg, msglen);
     if (rc == 0 && (rc = init_size(of)) != 0)
         snprintf(msg, msglen, "stat %s: %s", norm, ddio_errno_name(-rc));
+    if (rc == 0 && st->checksums && (rc = sums_attach(st, of, *created)) != 0)
+        snprintf(msg, msglen, "checksums of %s: ENOMEM", norm);
     if (outside) {
         pthread_mutex_lock(&st->mu);
         of->opening = 0;
@@ -556,6 +608,8 @@ int store_delete(struct store *st, const char *path, char *msg, size_t msglen)
     }
     if (rc == 0)
         rc = store_copies_unlink(st, norm);
+    if (rc == 0)
+        sums_unlink_all(st, norm);
     struct ofile *of = find_open(st, norm);
     if (of && (found || rc == 0))
         of->deleted = 1;             /* stays usable by its handles, like unlink */
@@ -588,8 +642,13 @@ static int truncate_all(struct ofile *of, uint64_t size)
 {
     for (int d = 0; d < of->ndisks; d++) {
         uint64_t ds = ddio_layout_local_size(&of->disks, (uint32_t)d, size);
+        int rc = of->sums ? sums_begin_write(of->sums[d]) : 0;
+        if (rc)
+            return rc;
         if (ftruncate(of->fds[d], (off_t)ds))
             return -errno;
+        if (of->sums)
+            sums_truncate(of->sums[d], ds);
     }
     return 0;
 }
@@ -763,12 +822,28 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
  * copy of what it covers is durable */
 int store_sync(struct store *st, struct ofile *of)
 {
-    if (!of->copy[1])
-        return store_meta_sync(st, of, of->fds, of->ndisks);
-    int fds[DDIO_MAX_COPIES * DDIO_MAX_ROOTS], n = of->ndisks;
-    memcpy(fds, of->fds, sizeof(int) * (size_t)n);
-    n += store_copies_fds(of, fds + n);
-    return store_meta_sync(st, of, fds, n);
+    int rc;
+    if (!of->copy[1]) {
+        rc = store_meta_sync(st, of, of->fds, of->ndisks);
+    } else {
+        int fds[DDIO_MAX_COPIES * DDIO_MAX_ROOTS], n = of->ndisks;
+        memcpy(fds, of->fds, sizeof(int) * (size_t)n);
+        n += store_copies_fds(of, fds + n);
+        rc = store_meta_sync(st, of, fds, n);
+    }
+    for (uint32_t c = 0; c < DDIO_MAX_COPIES && rc == 0; c++)
+        rc = store_sums_flush(c ? of->copy[c] : of);
+    return rc;
+}
+
+/* the sums of what the sync made durable, made durable after it (sums.h's
+ * crash rule) */
+static int store_sums_flush(struct ofile *of)
+{
+    int rc = 0;
+    for (int d = 0; of && of->sums && d < of->ndisks && rc == 0; d++)
+        rc = sums_flush(of->sums[d], of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d], 1);
+    return rc;
 }
 
 void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len)

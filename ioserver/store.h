@@ -60,6 +60,8 @@ struct ofile {
     struct ofile *copy[DDIO_MAX_COPIES];   /* copy[c], c >= 1: the mirror of
                                   * index (me - c) mod N this server holds
                                   * (store_copy.c); NULL without copies */
+    struct sums **sums;          /* per disk: its datafile's checksums (sums.h);
+                                  * NULL with --checksums off */
     struct meta_job *meta;       /* under store.meta.mu: created (by this
                                   * process), its layout record and directory
                                   * entries not known durable yet: the job
@@ -90,6 +92,7 @@ struct store {
     int metafd;                  /* ROOT_1/.ddio/meta */
     int tmpfd;                   /* ROOT_1/.ddio/tmp (atomic writes) */
     uint64_t block_size;
+    int checksums;               /* --checksums on */
     uint32_t copies;             /* --redundancy: a create without a mode gets it */
     uint8_t id[DDIO_ID_LEN];
     pthread_mutex_t mu;          /* open table, create/delete */

@@ -344,6 +344,26 @@ static int store_copies_rename(struct store *st, const char *from, const char *t
     return 0;
 }
 
+/* the checksums' sidecars follow (best effort: a file without its sidecar
+ * has its sums unknown, never wrong, as a sidecar names its datafile's
+ * inode; sums.h) */
+static void store_sums_rename(struct store *st, const char *from, const char *to)
+{
+    char sf[DDIO_MAX_STR + 64], stn[DDIO_MAX_STR + 64];
+    for (uint32_t c = 0; c < DDIO_MAX_COPIES; c++) {
+        const char *cd = c ? ".ddio/copy" : "";
+        char cn[16] = "";
+        if (c)
+            snprintf(cn, sizeof cn, "%u/", c);
+        int a = snprintf(sf, sizeof sf, ".ddio/sums/%s%s%s", cd, cn, from);
+        int b = snprintf(stn, sizeof stn, ".ddio/sums/%s%s%s", cd, cn, to);
+        if (a < 0 || b < 0 || (size_t)a >= sizeof sf || (size_t)b >= sizeof stn)
+            return;
+        for (int d = 0; d < st->ndisks; d++)
+            (void)rename_copy(st->rootfd[d], sf, stn);
+    }
+}
+
 /* open files keep working after a rename; their table paths follow it */
 static void rename_open(struct store *st, const char *from, const char *to)
 {
@@ -380,6 +400,8 @@ static int rename_all(struct store *st, const char *from, const char *to, int is
      * name, which a reopen reports (ENOENT) rather than misreads */
     if (rc == 0)
         rc = store_copies_rename(st, from, to);
+    if (rc == 0)
+        store_sums_rename(st, from, to);
     if (rc == 0) {
         rename_open(st, from, to);
         store_meta_rename(st, from, to);

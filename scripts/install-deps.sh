@@ -6,7 +6,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 PKGS=(build-essential gfortran autoconf automake libtool pkg-config m4 dpkg-dev
-      libaio-dev check libsubunit-dev
+      libaio-dev libisal-dev check libsubunit-dev
       libssl-dev openssl libucx-dev munge libmunge-dev   # openssl: TLS tests, ddio-run --tls
       libnss-wrapper                             # the identity tests' server-side groups
       mpich libmpich-dev libhdf5-mpich-dev hdf5-tools

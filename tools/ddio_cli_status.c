@@ -101,6 +101,20 @@ static void fmt_uptime(uint64_t ms, char *buf, size_t n)
                  s % 60);
 }
 
+/* the checksums (ioserver/sums.h): 4 KiB sectors read from disk and found
+ * right, found bad, rewritten from a copy, read without a sum to check */
+static void show_sums(const struct ddio_stats_r *r)
+{
+    int f;
+    uint64_t on = get(r, "checksums", &f);
+    if (!f)
+        return;                   /* a server without checksums */
+    printf("  checksums %s: sectors verified %" PRIu64 ", bad %" PRIu64 ", repaired %" PRIu64
+           ", unknown %" PRIu64 "\n", on ? "on" : "off", get(r, "sums_verified", NULL),
+           get(r, "sums_bad", NULL), get(r, "sums_repaired", NULL),
+           get(r, "sums_unknown", NULL));
+}
+
 static void show_text(const char *addr, const struct sample *a, const struct sample *b,
                       double interval)
 {
@@ -122,6 +136,7 @@ static void show_text(const char *addr, const struct sample *a, const struct sam
            get(r, "coll_xfers", NULL), get(r, "xfer_errors", NULL));
     printf("  of which same-host clients read %s and wrote %s themselves\n",
            cli_human(lr, h3, sizeof h3), cli_human(lw, h4, sizeof h4));
+    show_sums(r);
     for (int d = 0; d < nd; d++) {
         double busy = rate(a, b, "disk", d, "busy_us") / 1e4;   /* us per s -> % */
         printf("  disk %d  read %8.1f MiB/s  write %8.1f MiB/s  queue %" PRIu64
@@ -163,12 +178,16 @@ static void show_json(const char *addr, const struct sample *a, const struct sam
            PRIu64 ", \"xfers\": %" PRIu64 ", \"xfer_errors\": %" PRIu64
            ", \"auth_refused\": %" PRIu64 ", \"access_denied\": %" PRIu64
            ", \"local_read_bytes\": %" PRIu64 ", \"local_write_bytes\": %" PRIu64
+           ", \"checksums\": %s, \"sums_verified\": %" PRIu64 ", \"sums_bad\": %" PRIu64
+           ", \"sums_repaired\": %" PRIu64 ", \"sums_unknown\": %" PRIu64
            ", \"interval_s\": %g, \"disks\": [",
            (double)get(r, "uptime_ms", NULL) / 1000, get(r, "connections", NULL),
            get(r, "inflight", NULL), get(r, "bytes_read", NULL), get(r, "bytes_written", NULL),
            get(r, "xfers", NULL), get(r, "xfer_errors", NULL), get(r, "auth_refused", NULL),
            get(r, "access_denied", NULL), get(r, "local_read_bytes", NULL),
-           get(r, "local_write_bytes", NULL), a ? interval : 0.0);
+           get(r, "local_write_bytes", NULL), get(r, "checksums", NULL) ? "true" : "false",
+           get(r, "sums_verified", NULL), get(r, "sums_bad", NULL),
+           get(r, "sums_repaired", NULL), get(r, "sums_unknown", NULL), a ? interval : 0.0);
     for (int d = 0; d < nd; d++) {
         double busy = rate(a, b, "disk", d, "busy_us") / 1e4;
         printf("%s{\"index\": %d, \"read_mibps\": %.3f, \"write_mibps\": %.3f, \"queue\": %"

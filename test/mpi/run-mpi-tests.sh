@@ -308,6 +308,69 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
   t_expect_fail -x 2 mirror-default-ec "erasure coding is not supported" \
     "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$tmp/srv-mirror-ec" --insecure --redundancy ec:2+1
 fi
+if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioserver/sums.h)
+  # Servers with --checksums on (SUMS_ON; off is the default). 4 ranks
+  # write 1 MiB each (64 KiB stripes) and sync; between runs a byte
+  # at local offset 70000 of server 0's datafile is flipped behind the
+  # servers' backs (each run starts fresh servers: nothing cached in
+  # them). Its sector starts at local 69632, which is logical
+  # 2 * 65536 + 4096 = 135168 on 2 servers and 3 * 65536 + 4096 = 200704 on 3.
+  SUMS_FLIP='import sys; f = open(sys.argv[1], "r+b"); o = int(sys.argv[2]); f.seek(o); c = f.read(1); f.seek(o); f.write(bytes([c[0] ^ 0xFF]))'
+  # the sidecar's header state: 1 DIRTY, 2 CLEAN (ioserver/sums.h)
+  SUMS_HDR='import struct, sys; h = open(sys.argv[1], "rb").read(12); print("sidecar state", struct.unpack("<3I", h)[2]); sys.exit(struct.unpack("<3I", h)[2] != int(sys.argv[2]))'
+  ufs_run sums 4 "$bin/t_sums" write; sums_ufs="$U/sums"
+  SUMS_ON=(--server-opt --checksums=on)
+  export top tmp SUMS_FLIP SUMS_HDR
+  # none: the read fails on every rank with the file, offset and server
+  root="$tmp/srv-sums"; mkdir -p "$root"
+  t_step sums-none-write "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+  t_step sums-none-clean python3 -c "$SUMS_HDR" "$root/s0/.ddio/sums/sums" 2
+  t_step sums-none-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
+  check_step sums-none-readerr 0 'data integrity error: sums at offset 135168 \(disk 0
+checksums on: sectors verified [0-9]+, bad [1-9]' \
+    env ROMIO_HINTS="$DD_HINTS" "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- bash -c \
+    'mpiexec -n 4 "$0" readerr ddio:/sums && "$top/tools/ddio" status' "$bin/t_sums"
+  check_step sums-none-indep nonzero 'data integrity error: sums at offset 135168' \
+    "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- mpiexec -n 4 "$bin/t_sums" read /dev/null ddio:/sums
+  # written again, the bad sector is mended: every byte reads back
+  t_step sums-none-mend "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- bash -c \
+    'mpiexec -n 4 "$0" write ddio:/sums && mpiexec -n 4 "$0" read /dev/null ddio:/sums' "$bin/t_sums"
+  # mirror: the right bytes (the ufs: file's), read from the copy
+  root="$tmp/srv-sums-m"; mkdir -p "$root"
+  t_step sums-mirror-write env T_SUMS_MODE=mirror "$run" -s 3 --root "$root" "${SUMS_ON[@]}" -- \
+    mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+  t_step sums-mirror-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
+  t_step sums-mirror-read "$run" -s 3 --root "$root" "${SUMS_ON[@]}" -- bash -c '
+    mpiexec -n 4 "$0" read "$tmp/sums-m.dump" ddio:/sums || exit 1
+    "$top/tools/ddio" stats sums_bad copy_reads > "$tmp/sums-m.stats"; cat "$tmp/sums-m.stats"
+    awk "\$2==\"sums_bad\"{b+=\$3} \$2==\"copy_reads\"{c+=\$3} END{exit !(b>=1 && c>=1)}" "$tmp/sums-m.stats"' \
+    "$bin/t_sums"
+  t_step sums-mirror-cmp cmp "$tmp/sums-m.dump" "$sums_ufs"
+  # a crash between data and sums: server 0 killed at its second flush of
+  # sums (the second sync's: its data durable, the sidecar still DIRTY
+  # with the first pattern's sums); restarted, the second pattern reads
+  # back with no error, its sectors counted unknown
+  root="$tmp/srv-sums-c"; mkdir -p "$root"
+  t_step sums-crash-write env T_SUMS_SEED2=2 DDIO_RECOVER_TIMEOUT=2 "$run" -s 2 --root "$root" \
+    "${SUMS_ON[@]}" --fault 0:sums:2 -- mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+  t_step sums-crash-dirty python3 -c "$SUMS_HDR" "$root/s0/.ddio/sums/sums" 1
+  t_step sums-crash-read env T_SUMS_SEED=2 "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- bash -c '
+    mpiexec -n 4 "$0" read /dev/null ddio:/sums || exit 1
+    "$top/tools/ddio" stats sums_bad sums_unknown > "$tmp/sums-c.stats"; cat "$tmp/sums-c.stats"
+    awk "\$2==\"sums_bad\"{b+=\$3} \$2==\"sums_unknown\"{u+=\$3} END{exit !(b==0 && u>=1)}" "$tmp/sums-c.stats"' \
+    "$bin/t_sums"
+  # --checksums off, the default (no option given): as before, no
+  # sidecar, and the flipped byte is read
+  root="$tmp/srv-sums-off"; mkdir -p "$root"
+  t_step sums-off-write "$run" -s 2 --root "$root" -- \
+    mpiexec -n 4 "$bin/t_sums" write ddio:/sums
+  t_step sums-off-nosidecar bash -c '[ ! -e "$0/s0/.ddio/sums" ]' "$root"
+  t_step sums-off-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
+  t_step sums-off-read env T_SUMS_NOCHECK=1 "$run" -s 2 --root "$root" -- \
+    mpiexec -n 4 "$bin/t_sums" read "$tmp/sums-off.dump" ddio:/sums
+  t_step sums-off-cmp bash -c 'cmp -l "$0" "$1"; [ "$(cmp -l "$0" "$1" | awk "{print \$1}")" = 135537 ]' \
+    "$tmp/sums-off.dump" "$sums_ufs"
+fi
 if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_local.c)
   # t_local (reads; its writes are independent contiguous ranges too): every
   # server handed its descriptors over and served no read and no write
@@ -317,9 +380,14 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   LOCAL_OFF='$2=="read_cache_bytes"{n++; if ($3>0) ok++} END{if (ok!=NS) {print "servers that read: " ok+0 " of " NS; exit 1}}'
   LOCAL_WOFF='$2=="bytes_written"{n++; if ($3>0) ok++} END{if (ok!=NS) {print "servers that wrote: " ok+0 " of " NS; exit 1}}'
   export -f stats_check; export top tmp LOCAL_ON LOCAL_OFF LOCAL_WOFF
+  # The servers hand descriptors over only for files without checksums
+  # (ioserver/local.c): the steps of the shortcut itself run with
+  # --checksums off (the default, said out loud) unless LOCAL_SUMS=on;
+  # local-sums checks the refusal.
   local_run() {  # NAME PROG FILTER RUN-ARGS...
     local name=$1 prog=$2 filter=$3 root="$tmp/srv-$1"; shift 3
     mkdir -p "$root"
+    set -- --server-opt "--checksums=${LOCAL_SUMS:-off}" "$@"
     t_step "$name/ddio" "$run" --root "$root" "$@" -- bash -c \
       'mpiexec -n 3 "$0" "$1" && stats_check "$2" "$3" local_handovers read_cache_bytes read_disk_bytes bytes_written' \
       "$bin/$prog" "ddio:/$name" "$ns" "$filter"
@@ -333,6 +401,11 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   ns=2; DDIO_TEST_HINTS=romio_ddio_local_read=disable local_run local-hint-off t_local "$LOCAL_OFF" -s 2
   ns=2; DDIO_LOCAL_WRITE=0 local_run local-woff t_local "$LOCAL_WOFF" -s 2
   ns=2; DDIO_TEST_HINTS=romio_ddio_local_write=disable local_run local-whint-off t_local "$LOCAL_WOFF" -s 2
+  # checksums on: no handover, the servers read and write
+  # every byte (and check and sum it), the file the same
+  LOCAL_REFUSED='$2=="local_handovers"{n++; if ($3==0) ok++} $2=="read_cache_bytes"||$2=="read_disk_bytes"{rd+=$3} $2=="bytes_written"{wr+=$3} END{if (n!=NS || ok!=n || rd==0 || wr==0) {print "servers without a handover: " ok+0 " of " NS "; bytes they read: " rd+0 ", wrote: " wr+0; exit 1}}'
+  export LOCAL_REFUSED
+  ns=2; LOCAL_SUMS=on local_run local-sums t_local "$LOCAL_REFUSED" -s 2
   # t_localw (writes: own writes at once, sizes, a hole, a collective's
   # partly covered sectors raced by another rank's writes); its collective
   # goes through the servers, so only the handovers are required
@@ -345,7 +418,8 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   # t_wb: same-host sequential writes start their writeback as they go
   ufs_run t_wb 3 "$bin/t_wb"
   root="$tmp/srv-wb"; mkdir -p "$root"
-  t_step wb/ddio "$run" -s 2 --root "$root" -- mpiexec -n 3 "$bin/t_wb" ddio:/wb "$root" 2
+  t_step wb/ddio "$run" -s 2 --root "$root" --server-opt --checksums=off -- \
+    mpiexec -n 3 "$bin/t_wb" ddio:/wb "$root" 2
   t_step wb/cmp "$run" -s 2 --root "$root" -- mpiexec -n 1 "$bin/filecmp" ddio:/wb "ufs:$U/t_wb"
 fi
 if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl; fi
