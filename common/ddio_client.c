@@ -9,6 +9,7 @@
 #define _GNU_SOURCE      /* qsort_r */
 #endif
 #include "ddio_client.h"
+#include "ddio_client_int.h"
 #include "ddio_auth.h"
 #include "ddio_core.h"
 #include "ddio_net.h"
@@ -22,16 +23,6 @@
 
 #define CL_PAGE        1024u      /* READDIR entries per request */
 
-struct ddio_client {
-    struct ddio_pool pool;
-    int n;
-    char **addr;                 /* the server list, in list order */
-    int timeout_ms;
-    int recover_ms;              /* a lost server: reconnect, resend (ddio_recover_ms) */
-    uint64_t unit;
-    char *servers;
-    int xport;                   /* DDIO_TRANSPORT */
-};
 
 struct ddio_cfile {
     struct ddio_client *cl;

@@ -122,4 +122,23 @@ int ddio_client_pread_part(struct ddio_cfile *f, uint32_t k, void *buf, size_t l
 int ddio_client_pwrite_part(struct ddio_cfile *f, uint32_t k, const void *buf, size_t len,
                             uint64_t off, char *msg, size_t msglen);
 
+/* Watching the servers (WATCH, INVAL: PROTOCOL.md "WATCH and INVAL"):
+ * a thread per server of cl keeps a connection of its own that hears of
+ * every change other processes make, and calls inval(arg, what, path)
+ * (what: DDIO_IV_*, path: "/" + the server's relative path) before the
+ * server is told it was heard, so the change's maker hears it is done only
+ * once inval returned. up(arg, i, on) says server i's watch began (1) or
+ * ended (0: whatever it said may have been missed), or was refused for
+ * good (-errno: EACCES, a server of another version). cl is the watch's
+ * own (no other caller may use it). NULL with msg on failure to start. */
+struct ddio_watch_ops {
+    void (*inval)(void *arg, uint32_t what, const char *path);
+    void (*up)(void *arg, int server, int on);
+};
+struct ddio_watcher;
+struct ddio_watcher *ddio_watch_start(struct ddio_client *cl, const struct ddio_watch_ops *ops,
+                                    void *arg, char *msg, size_t msglen);
+/* stop the threads (their connections closed); cl stays the caller's */
+void ddio_watch_stop(struct ddio_watcher *w);
+
 #endif
