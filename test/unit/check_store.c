@@ -241,6 +241,43 @@ START_TEST(t_fsyncs)
 }
 END_TEST
 
+/* the thread makes many due files durable in batches (more than one
+ * batch, files of two directories sharing them, one deleted before its
+ * turn): every job done, none failed, the queue empty */
+START_TEST(t_meta_batches)
+{
+    enum { N = 300 };
+    static struct ofile *of[N];
+    char p[64];
+    int created;
+    start(2);
+    meta_hold(1);
+    ck_assert_int_eq(store_mkdir(&st, "b0", 0755, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_mkdir(&st, "b1", 0755, msg, sizeof(msg)), 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(p, sizeof(p), "b%d/f%d", i % 2, i);
+        ck_assert_int_eq(open_f(p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of[i], &created),
+                         0);
+        ck_assert_int_eq(store_meta_pending(&st, of[i]), 1);
+    }
+    ck_assert_int_eq(store_delete(&st, "b1/f7", msg, sizeof(msg)), 0);
+    meta_hold(0);
+    int waited = 0, pending = N;
+    while (pending && waited++ < 20000) {
+        usleep(1000);
+        pending = 0;
+        for (int i = 0; i < N; i++)
+            pending += store_meta_pending(&st, of[i]);
+    }
+    ck_assert_int_eq(pending, 0);
+    pthread_mutex_lock(&st.meta.mu);
+    ck_assert_ptr_null(st.meta.q);          /* (pending: not DONE, so none FAILED) */
+    pthread_mutex_unlock(&st.meta.mu);
+    for (int i = 0; i < N; i++)
+        store_release(&st, of[i]);
+}
+END_TEST
+
 START_TEST(t_meta_durable_at_sync)
 {
     start(2);
@@ -1005,6 +1042,7 @@ int main(void)
     tcase_add_test(tc, t_create_excl_open_delete);
     tcase_add_test(tc, t_confinement);
     tcase_add_test(tc, t_meta_durable_at_sync);
+    tcase_add_test(tc, t_meta_batches);
     tcase_add_test(tc, t_fsyncs);
     tcase_add_test(tc, t_layout_roundtrip);
     tcase_add_test(tc, t_create_resent);
