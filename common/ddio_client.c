@@ -476,6 +476,11 @@ int ddio_client_mkdir(struct ddio_client *cl, const char *path, uint32_t mode,
     return rc;
 }
 
+void ddio_client_local_lazy(struct ddio_client *cl, int on)
+{
+    cl->local_lazy = on;
+}
+
 void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid)
 {
     cl->pool.act_uid = uid;
@@ -681,6 +686,7 @@ static int client_open(struct ddio_client *cl, const char *path, int flags, int 
     f->fh.renew = 1;    /* a handle lost with its connection is opened again */
     f->fh.recover_ms = cl->recover_ms;  /* and the call resent */
     f->fh.local_read = ddio_local_read_on(-1);
+    f->fh.local_lazy = cl->local_lazy;
     f->fh.local_write = ddio_local_write_on(-1);
     if (conns_all(cl, conns, &e) ||
         ddio_fh_open(&f->fh, conns, cl->n, path,

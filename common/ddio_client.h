@@ -67,6 +67,10 @@ int ddio_client_rmdir(struct ddio_client *cl, const char *path, char *msg, size_
 int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size_t msglen);
 int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
                        char *msg, size_t msglen);
+/* Read-only opens of cl ask for the same-host datafile descriptors at
+ * their first read, not with the OPEN (on: 1): for callers whose opens
+ * often read nothing (a mount: stat-like tools open and close) */
+void ddio_client_local_lazy(struct ddio_client *cl, int on);
 /* Before the first call: every connection of cl acts for uid/gid (ACTAS;
  * servers allow it only to root on a trusted mount host: ddio-fuse) */
 void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid);

@@ -14,6 +14,7 @@ struct ddio_client {
     uint64_t unit;
     char *servers;
     int xport;                   /* DDIO_TRANSPORT */
+    int local_lazy;              /* ddio_client_local_lazy */
 };
 
 #endif

@@ -88,6 +88,18 @@ static int nusers;
 static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ddio_client *nobody;  /* for a caller whose own client cannot be made */
 
+/* A client for FUSE's requests: its read-only opens hand the same-host
+ * descriptors over at the first read, not at the open (stat-like opens,
+ * mdtest's, read nothing) */
+static struct ddio_client *mount_client(char *msg, size_t n)
+{
+    struct ddio_client *c = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000,
+                                            unit, o.secret, msg, n);
+    if (c)
+        ddio_client_local_lazy(c, 1);
+    return c;
+}
+
 static struct ddio_client *user_client(uid_t uid, gid_t gid)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
@@ -97,8 +109,7 @@ static struct ddio_client *user_client(uid_t uid, gid_t gid)
         if (users[i].uid == uid && users[i].gid == gid)
             c = users[i].cl;
     if (!c && nusers < MAX_USERS) {
-        c = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
-                            msg, sizeof(msg));
+        c = mount_client(msg, sizeof(msg));
         if (c) {
             ddio_client_act_as(c, uid, gid);
             users[nusers++] = (struct user){uid, gid, c};
@@ -726,16 +737,13 @@ int main(int argc, char **argv)
     if (o.as_caller)                 /* every user reaches the mount */
         fuse_opt_insert_arg(&args, 1, "-oallow_other");
     mount_time_ns = (uint64_t)time(NULL) * 1000000000u;
-    cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
-                         msg, sizeof(msg));
+    cl = mount_client(msg, sizeof(msg));
     cls[0] = cl;
     for (int i = 1; i < NCL && cl; i++)
-        if (!(cls[i] = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit,
-                                       o.secret, msg, sizeof(msg))))
+        if (!(cls[i] = mount_client(msg, sizeof(msg))))
             cls[i] = cl;    /* (cannot fail after the first: same list, same secret) */
     if (cl && o.as_caller) {
-        nobody = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit,
-                                 o.secret, msg, sizeof(msg));
+        nobody = mount_client(msg, sizeof(msg));
         if (nobody)
             ddio_client_act_as(nobody, 65534, 65534);
     }

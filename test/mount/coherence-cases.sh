@@ -46,6 +46,7 @@ size_is() { [ "$(stat -c %s "$1" 2>/dev/null)" = "$2" ]; }
 mode_is() { [ "$(stat -c %a "$1" 2>/dev/null)" = "$2" ]; }
 pstats() { reqs PSTAT; }
 reqs() { "$DDIO" stats "req.$1" | awk '{s += $3} END {print s + 0}'; }
+counter() { "$DDIO" stats "$1" | awk '{s += $3} END {print s + 0}'; }
 
 # ---- the mount's own changes: seen through it at once --------------------------------
 own_changes() {
@@ -215,8 +216,8 @@ watched_recreate() {   # a name the kernel kept, removed by another client, made
 }
 watched_cached() {   # 20 creates, stats, open-closes and removes: no PSTAT
   mkdir "$M/wc"
-  local before after opens0 opens1
-  before=$(pstats); opens0=$(reqs OPEN)
+  local before after opens0 opens1 hand0 hand1
+  before=$(pstats); opens0=$(reqs OPEN); hand0=$(counter local_handovers)
   python3 - "$M/wc" <<'PY'
 import os, sys
 for i in range(20):
@@ -228,11 +229,19 @@ for i in range(20):
 for i in range(20):
     os.unlink("%s/f%d" % (sys.argv[1], i))
 PY
-  after=$(pstats); opens1=$(reqs OPEN)
+  after=$(pstats); opens1=$(reqs OPEN); hand1=$(counter local_handovers)
   local nsrv; nsrv=$(echo "$DDIO_SERVERS" | tr ',' '\n' | wc -l)
   [ $((after - before)) = 0 ] || die "80 operations sent $((after - before)) PSTATs"
   [ $((opens1 - opens0)) = $((40 * nsrv)) ] || die "40 opens sent $((opens1 - opens0)) OPENs"
-  echo "80 operations: 0 PSTATs, $((opens1 - opens0)) OPENs" >&2
+  # a read-only open that reads nothing hands no descriptors over; a read does
+  [ "$hand1" = "$hand0" ] || die "20 read-only opens made $((hand1 - hand0)) same-host handovers"
+  head -c 70000 /dev/urandom > "$T/wc.ref"; cp "$T/wc.ref" "$M/wc/r"
+  hand0=$(counter local_handovers)
+  cmp "$M/wc/r" "$T/wc.ref" || die "read back: not the bytes written"
+  hand1=$(counter local_handovers)
+  [ "$hand1" -gt "$hand0" ] || die "a read-only open's read was handed nothing"
+  rm "$M/wc/r"
+  echo "80 operations: 0 PSTATs, $((opens1 - opens0)) OPENs, no handover until a read" >&2
   rmdir "$M/wc"
 }
 
