@@ -70,8 +70,10 @@ static uint64_t unit;
 static double attr_timeout = -1;
 /* seconds the mount itself keeps attributes the servers have not said
  * changed (ddio_fuse_cache.h): what a watch cannot hear of, a size another
- * process's open file grows to, shows within it */
-#define CACHE_TIMEOUT_DFLT 10.0
+ * process's open file grows to, shows within it. 60, as NFS's acregmax:
+ * 10 let a metadata job's stats (mdtest's, a phase after its creates)
+ * find its first files' attributes gone and ask the servers again */
+#define CACHE_TIMEOUT_DFLT 60.0
 static double cache_timeout = CACHE_TIMEOUT_DFLT;
 static struct ddio_client *wcl;     /* the watch's own */
 static struct ddio_watcher *watch;
@@ -620,7 +622,7 @@ static void usage(const char *prog)
            "  every other client's change before that change returns); S bounds\n"
            "  only what they cannot tell: the size of a file another client has open\n"
            "  and is writing. Default $DDIO_CACHE_TIMEOUT, then DDIO_CONFIG's\n"
-           "  'cache_timeout =', then 10; 0 keeps nothing. Off with --as-caller.\n"
+           "  'cache_timeout =', then 60; 0 keeps nothing. Off with --as-caller.\n"
            "  --as-caller (as root, servers under --auth munge listing this host in\n"
            "  --mount-hosts): every request acts for the user who makes it, and files\n"
            "  show their owners; implies -o allow_other.\n"
