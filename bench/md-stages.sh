@@ -9,6 +9,7 @@
 # bench/README.md "md-stages.sh".
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CMDLINE="$0 $*"
 BUILDS=(); N=1000; L=3; OUT=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -24,7 +25,7 @@ done
 [ -n "$OUT" ] || OUT="$here/results/$(date -u +%Y-%m-%d)-md-stages"
 mkdir -p "$OUT/tmp" && OUT=$(cd "$OUT" && pwd) || exit 2
 echo "build,launch,path,op,us_per_op" > "$OUT/stages.csv"
-{ echo "command: $0 $*"; echo "date: $(date -u +%FT%TZ)"; echo "files $N, launches $L"
+{ echo "command: $CMDLINE"; echo "date: $(date -u +%FT%TZ)"; echo "files $N, launches $L"
   for b in "${BUILDS[@]}"; do echo "ddio ${b%%=*}: ${b#*=} $(git -C "${b#*=}" rev-parse --short HEAD 2>/dev/null)"; done
   echo "host: $(nproc) cores, $(uname -r), local fs: $(df -T "$OUT/tmp" | awk 'NR==2 {print $2}')"; } > "$OUT/env.txt"
 # one process's loop over N files, printing "op us_per_op" (python: as a

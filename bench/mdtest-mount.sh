@@ -26,7 +26,7 @@ usage: bench/mdtest-mount.sh [options]
   -P, --ranks N        ranks (default 4)
   -s, --servers N      ddio servers (default 2)
   -T, --timeouts LIST  the kernel's attribute timeouts, seconds (default 0,1)
-  -C, --cache LIST     the mount's own cache timeouts, seconds (default 10;
+  -C, --cache LIST     the mount's own cache timeouts, seconds (default 60;
                        a build without that cache ignores it)
   -B NAME=DIR          a build to measure (repeatable; default this=\$DDIO_BUILD):
                        the builds take turns within each launch
@@ -40,7 +40,7 @@ environment: DDIO_BUILD (default: this repository) is the build measured:
 EOF
 }
 
-IOR_SRC=${IOR_SRC:-}; MDTEST=""; LAUNCHES=3; FILES=500; P=4; NSERV=2; TIMEOUTS=0,1; CACHES=10
+IOR_SRC=${IOR_SRC:-}; MDTEST=""; LAUNCHES=3; FILES=500; P=4; NSERV=2; TIMEOUTS=0,1; CACHES=60
 BUILDS=()
 OUT=""; TMP=""
 while [ $# -gt 0 ]; do
