@@ -1042,7 +1042,6 @@ int main(void)
     tcase_add_test(tc, t_create_excl_open_delete);
     tcase_add_test(tc, t_confinement);
     tcase_add_test(tc, t_meta_durable_at_sync);
-    tcase_add_test(tc, t_meta_batches);
     tcase_add_test(tc, t_fsyncs);
     tcase_add_test(tc, t_layout_roundtrip);
     tcase_add_test(tc, t_create_resent);
@@ -1054,14 +1053,15 @@ int main(void)
     tcase_add_test(tc, t_readdir_pages);
     tcase_add_test(tc, t_concurrent_opens);
     suite_add_tcase(s, tc);
-    /* thousands of entries made and listed: more than Check's 4 s default
-     * on a loaded machine */
+    /* thousands of entries made and listed, hundreds of files made durable:
+     * more than Check's 4 s default on a loaded machine */
     TCase *tl = tcase_create("listing");
     tcase_add_checked_fixture(tl, setup, teardown);
     tcase_set_timeout(tl, 60);
     tcase_add_test(tl, t_readdir_big_changing);
     tcase_add_test(tl, t_readdir_evicted);
     tcase_add_test(tl, t_readdir_concurrent);
+    tcase_add_test(tl, t_meta_batches);
     suite_add_tcase(s, tl);
     int failed = check_run(s, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
