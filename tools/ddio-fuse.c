@@ -197,10 +197,7 @@ static struct ddio_cfile *fh(const struct fuse_file_info *fi)
     return mf(fi)->f;
 }
 
-/* The watch that keeps the cache coherent: started here, in the mounted
- * process (fuse_main forks before it unless -f). Without it nothing is
- * kept. */
-static struct fuse *the_fuse;
+static struct fuse *the_fuse;      /* for the kernel's invalidations (op_init) */
 
 /* another process's change, heard before it returns: forgotten here, and
  * by the kernel too where it keeps attributes (--attr-timeout) */
@@ -219,6 +216,9 @@ static void on_inval(void *arg, uint32_t what, const char *path)
     free(under);
 }
 
+/* The watch that keeps the cache coherent: started here, in the mounted
+ * process (fuse_main forks before it unless -f). Without it nothing is
+ * kept. */
 static void start_watch(void)
 {
     static const struct ddio_watch_ops ops = {on_inval, mc_up};
