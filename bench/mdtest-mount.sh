@@ -2,8 +2,10 @@
 # mdtest-mount.sh: IOR's mdtest (file only: -F) through the ddio mount
 # against the local file system (a directory on the same disk as the
 # servers' storage), in the same ddio-run session, alternating, for each
-# mount attribute timeout (DDIO_ATTR_TIMEOUT: 0 keeps nothing, 1 the
-# default); and the requests each mount operation sends (the servers'
+# setting of the mount's caches: the kernel's (DDIO_ATTR_TIMEOUT, default
+# 0) and the mount's own, kept coherent by the servers (DDIO_CACHE_TIMEOUT,
+# default 10; 0 keeps nothing); for one build or several taking turns
+# (-B NAME=DIR); and the requests each mount operation sends (the servers'
 # req.* counters). See bench/README.md "mdtest-mount.sh".
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -23,7 +25,11 @@ usage: bench/mdtest-mount.sh [options]
   -f, --files LIST     files per rank (default 500; e.g. 500,2000)
   -P, --ranks N        ranks (default 4)
   -s, --servers N      ddio servers (default 2)
-  -T, --timeouts LIST  the mount's attribute timeouts, seconds (default 0,1)
+  -T, --timeouts LIST  the kernel's attribute timeouts, seconds (default 0,1)
+  -C, --cache LIST     the mount's own cache timeouts, seconds (default 60;
+                       a build without that cache ignores it)
+  -B NAME=DIR          a build to measure (repeatable; default this=\$DDIO_BUILD):
+                       the builds take turns within each launch
   -o, --out DIR        results (default bench/results/DATE-mdtest-mount)
       --tmp DIR        scratch: the local directory and the servers' roots
                        (default OUT/tmp; the same disk for both)
@@ -34,7 +40,8 @@ environment: DDIO_BUILD (default: this repository) is the build measured:
 EOF
 }
 
-IOR_SRC=${IOR_SRC:-}; MDTEST=""; LAUNCHES=3; FILES=500; P=4; NSERV=2; TIMEOUTS=0,1
+IOR_SRC=${IOR_SRC:-}; MDTEST=""; LAUNCHES=3; FILES=500; P=4; NSERV=2; TIMEOUTS=0,1; CACHES=60
+BUILDS=()
 OUT=""; TMP=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -45,6 +52,8 @@ while [ $# -gt 0 ]; do
     -P|--ranks) P=$2; shift 2 ;;
     -s|--servers) NSERV=$2; shift 2 ;;
     -T|--timeouts) TIMEOUTS=$2; shift 2 ;;
+    -C|--cache) CACHES=$2; shift 2 ;;
+    -B) BUILDS+=("$2"); shift 2 ;;
     -o|--out) OUT=$2; shift 2 ;;
     --tmp) TMP=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
@@ -52,9 +61,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 die() { echo "mdtest-mount.sh: $*" >&2; exit 2; }
-RUN=$DDIO_BUILD/tools/ddio-run; DDIO=$DDIO_BUILD/tools/ddio
-for f in "$RUN" "$DDIO" "$DDIO_BUILD/tools/ddio-fuse" "$DDIO_BUILD/ioserver/ddio-server"; do
-  [ -x "$f" ] || die "$f missing: build ddio first or set DDIO_BUILD"
+[ ${#BUILDS[@]} -gt 0 ] || BUILDS=("this=$DDIO_BUILD")
+for b in "${BUILDS[@]}"; do
+  d=${b#*=}
+  for f in "$d/tools/ddio-run" "$d/tools/ddio" "$d/tools/ddio-fuse" "$d/ioserver/ddio-server"; do
+    [ -x "$f" ] || die "$f missing: build ddio first or set DDIO_BUILD"
+  done
 done
 command -v mpiexec.mpich >/dev/null || die "mpiexec.mpich missing (Debian's mpich)"
 [ -e /dev/fuse ] && command -v fusermount3 >/dev/null || die "FUSE unavailable"
@@ -90,9 +102,12 @@ printf 'timeout\top\trequests_per_op\n' >"$REQ"
 {
   echo "command: $CMDLINE"
   echo "date: $(date -u +%FT%TZ)"
-  echo "ddio: $(git -C "$DDIO_BUILD" rev-parse --short HEAD 2>/dev/null)$(git -C "$DDIO_BUILD" diff --quiet 2>/dev/null || echo ' (modified)')"
+  for b in "${BUILDS[@]}"; do
+    d=${b#*=}
+    echo "ddio ${b%%=*}: $d $(git -C "$d" rev-parse --short HEAD 2>/dev/null)$(git -C "$d" diff --quiet 2>/dev/null || echo ' (modified)')"
+  done
   echo "mdtest: $MDTEST (IOR commit $IOR_COMMIT)"
-  echo "ranks $P, servers $NSERV, files per rank $FILES, timeouts $TIMEOUTS, launches $LAUNCHES"
+  echo "ranks $P, servers $NSERV, files per rank $FILES, kernel timeouts $TIMEOUTS, cache timeouts $CACHES, launches $LAUNCHES"
   echo "host: $(nproc) cores, $(uname -r), local fs: $(df -T "$TMP" | awk 'NR==2 {print $2, $1}')"
 } >"$OUT/env.txt"
 cat "$OUT/env.txt"
@@ -141,14 +156,26 @@ EOS
 }
 mkdir -p "$TMP/mnt" "$TMP/local" "$TMP/s"
 session_script >"$TMP/session.sh"
+# one configuration's label: build, kernel timeout, cache timeout (the
+# builds' order turns around every launch, so none always goes first)
 for ((L = 1; L <= LAUNCHES; L++)); do
-  for T in ${TIMEOUTS//,/ }; do
-    echo "launch $L, attribute timeout $T s" >&2
-    rm -rf "$TMP/srv"
-    DDIO_ATTR_TIMEOUT=$T timeout -k 10 3600 "$RUN" -s "$NSERV" --root "$TMP/srv" --mount "$TMP/mnt" -- \
-      env L="$L" T="$T" P="$P" FILES="$FILES" MDTEST="$MDTEST" DDIO="$DDIO" MNT="$TMP/mnt" \
-      LOCAL="$TMP/local" RAW="$RAW" REQ="$REQ" LOGS="$OUT/logs" TMPD="$TMP/s" bash "$TMP/session.sh" \
-      >"$OUT/logs/session-$L-T$T.log" 2>&1 || die "launch $L (timeout $T) failed: $OUT/logs/session-$L-T$T.log"
+  order=("${BUILDS[@]}")
+  if [ $((L % 2)) = 0 ]; then
+    order=(); for ((i = ${#BUILDS[@]} - 1; i >= 0; i--)); do order+=("${BUILDS[$i]}"); done
+  fi
+  for b in "${order[@]}"; do
+    d=${b#*=}; RUN=$d/tools/ddio-run; DDIO=$d/tools/ddio
+    for T in ${TIMEOUTS//,/ }; do
+      for C in ${CACHES//,/ }; do
+        K="${b%%=*}-k$T-c$C"
+        echo "launch $L, $K" >&2
+        rm -rf "$TMP/srv"
+        DDIO_ATTR_TIMEOUT=$T DDIO_CACHE_TIMEOUT=$C timeout -k 10 3600 "$RUN" -s "$NSERV" --root "$TMP/srv" --mount "$TMP/mnt" -- \
+          env L="$L" T="$K" P="$P" FILES="$FILES" MDTEST="$MDTEST" DDIO="$DDIO" MNT="$TMP/mnt" \
+          LOCAL="$TMP/local" RAW="$RAW" REQ="$REQ" LOGS="$OUT/logs" TMPD="$TMP/s" bash "$TMP/session.sh" \
+          >"$OUT/logs/session-$L-$K.log" 2>&1 || die "launch $L ($K) failed: $OUT/logs/session-$L-$K.log"
+      done
+    done
   done
 done
 rm -rf "$TMP"
@@ -164,13 +191,16 @@ print("# mdtest through the ddio mount against the local file system\n")
 print("```\n" + env.rstrip() + "\n```\n")
 print("Rates in ops/s (mdtest's, one iteration per launch): median over the "
       "launches and the range. Ratio: the mount's rate over the local rate of "
-      "the same launch (same session, run next to it), median and range.\n")
+      "the same launch (same session, run next to it), median and range. "
+      "A column is BUILD-kT-cC: the build, the kernel's attribute and entry "
+      "timeout T (DDIO_ATTR_TIMEOUT) and the mount's own cache timeout C "
+      "(DDIO_CACHE_TIMEOUT; a build without that cache ignores it).\n")
 def fmt(v):
     return "%.0f" % v if v >= 100 else "%.1f" % v
 for n in sorted({r["files"] for r in raw}, key=int):
-    touts = sorted({r["timeout"] for r in raw}, key=float)
+    touts = list(dict.fromkeys(r["timeout"] for r in raw))
     print("## %s files per rank\n" % n)
-    head = "| op | local |" + "".join(" mount, timeout %s s | ratio |" % t for t in touts)
+    head = "| op | local |" + "".join(" mount %s | ratio |" % t for t in touts)
     print(head)
     print("|" + "---|" * (2 + 2 * len(touts)))
     for op in ops:
@@ -191,8 +221,8 @@ print("## Requests per operation\n")
 print("Requests the servers received per operation through the mount (the "
       "servers' `req.*` counters around 200 operations by one process, "
       "summed over the servers; HELLO and AUTH of the counting tool left out).\n")
-print("| timeout | op | requests per operation |\n|---|---|---|")
+print("| configuration | op | requests per operation |\n|---|---|---|")
 for r in req:
-    print("| %s s | %s | %s |" % (r["timeout"], r["op"], r["requests_per_op"] or "none"))
+    print("| %s | %s | %s |" % (r["timeout"], r["op"], r["requests_per_op"] or "none"))
 PY
 cat "$OUT/README.md"

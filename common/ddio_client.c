@@ -9,6 +9,7 @@
 #define _GNU_SOURCE      /* qsort_r */
 #endif
 #include "ddio_client.h"
+#include "ddio_client_int.h"
 #include "ddio_auth.h"
 #include "ddio_core.h"
 #include "ddio_net.h"
@@ -22,16 +23,6 @@
 
 #define CL_PAGE        1024u      /* READDIR entries per request */
 
-struct ddio_client {
-    struct ddio_pool pool;
-    int n;
-    char **addr;                 /* the server list, in list order */
-    int timeout_ms;
-    int recover_ms;              /* a lost server: reconnect, resend (ddio_recover_ms) */
-    uint64_t unit;
-    char *servers;
-    int xport;                   /* DDIO_TRANSPORT */
-};
 
 struct ddio_cfile {
     struct ddio_client *cl;
@@ -485,6 +476,11 @@ int ddio_client_mkdir(struct ddio_client *cl, const char *path, uint32_t mode,
     return rc;
 }
 
+void ddio_client_local_lazy(struct ddio_client *cl, int on)
+{
+    cl->local_lazy = on;
+}
+
 void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid)
 {
     cl->pool.act_uid = uid;
@@ -519,27 +515,54 @@ int ddio_client_chown(struct ddio_client *cl, const char *path, long uid, long g
                                msglen);
 }
 
-static int count_entry(void *arg, const char *name, int is_dir)
+/* Is path an empty directory on every server? One READDIR of at most one
+ * name to each, all at once (a listing of the whole directory would read
+ * what only needs to be absent): 0, -ENOTEMPTY, -ENOENT (on none), or the
+ * first other error (a file: ENOTDIR). */
+static int empty_dir(struct ddio_client *cl, const char *path, char *msg, size_t msglen)
 {
-    (void)name;
-    (void)is_dir;
-    ++*(int *)arg;
-    return 0;
+    struct ddio_readdir q = {.path = (char *)path, .after = "", .max = 1};
+    struct ddio_wbuf w;
+    int rc = 0, found = 0;
+    ddio_wbuf_init(&w);
+    ddio_enc_readdir(&w, &q);
+    struct ddio_call *calls = send_all(cl, DDIO_T_READDIR, &w, &rc, msg, msglen);
+    ddio_wbuf_free(&w);
+    for (int i = 0; calls && i < cl->n && !rc; i++) {
+        struct ddio_readdir_r r;
+        if (calls[i].err.errnum) {
+            int e = fail(&calls[i].err, NULL, 0);
+            if (e != -ENOENT)
+                rc = fail(&calls[i].err, msg, msglen);
+            continue;
+        }
+        if (ddio_dec_readdir_r(calls[i].reply, calls[i].reply_len, &r)) {
+            rc = (say(msg, msglen, "server %s: malformed READDIR reply", cl->addr[i]), -EIO);
+            continue;
+        }
+        found = 1;
+        if (r.n)
+            rc = (say(msg, msglen, "rmdir %s: directory not empty", path), -ENOTEMPTY);
+        ddio_readdir_r_free(&r);
+    }
+    if (calls)
+        ddio_calls_free(calls, cl->n);
+    if (!rc && !found) {        /* no directory: a file (ENOTDIR), or nothing (rare) */
+        struct ddio_cstat st;
+        rc = ddio_client_stat(cl, path, &st, msg, msglen);
+        if (!rc && !st.is_dir)
+            rc = (say(msg, msglen, "rmdir %s: not a directory", path), -ENOTDIR);
+        else if (!rc)          /* removed while we asked */
+            rc = (say(msg, msglen, "rmdir %s: no such directory", path), -ENOENT);
+    }
+    return rc;
 }
 
 int ddio_client_rmdir(struct ddio_client *cl, const char *path, char *msg, size_t msglen)
 {
-    struct ddio_cstat st;
     struct ddio_wbuf w;
-    int entries = 0;
-    /* every server's listing first, so ENOTEMPTY leaves the namespace as it was */
-    int rc = ddio_client_stat(cl, path, &st, msg, msglen);
-    if (!rc && !st.is_dir)
-        rc = (say(msg, msglen, "rmdir %s: not a directory", path), -ENOTDIR);
-    if (!rc)
-        rc = ddio_client_readdir(cl, path, count_entry, &entries, msg, msglen);
-    if (!rc && entries)
-        rc = (say(msg, msglen, "rmdir %s: directory not empty", path), -ENOTEMPTY);
+    /* every server's emptiness first, so ENOTEMPTY leaves the namespace as it was */
+    int rc = empty_dir(cl, path, msg, msglen);
     if (rc)
         return rc;
     path_req(&w, path, 1);
@@ -663,6 +686,7 @@ static int client_open(struct ddio_client *cl, const char *path, int flags, int 
     f->fh.renew = 1;    /* a handle lost with its connection is opened again */
     f->fh.recover_ms = cl->recover_ms;  /* and the call resent */
     f->fh.local_read = ddio_local_read_on(-1);
+    f->fh.local_lazy = cl->local_lazy;
     f->fh.local_write = ddio_local_write_on(-1);
     if (conns_all(cl, conns, &e) ||
         ddio_fh_open(&f->fh, conns, cl->n, path,

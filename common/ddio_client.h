@@ -67,6 +67,10 @@ int ddio_client_rmdir(struct ddio_client *cl, const char *path, char *msg, size_
 int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size_t msglen);
 int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
                        char *msg, size_t msglen);
+/* Read-only opens of cl ask for the same-host datafile descriptors at
+ * their first read, not with the OPEN (on: 1): for callers whose opens
+ * often read nothing (a mount: stat-like tools open and close) */
+void ddio_client_local_lazy(struct ddio_client *cl, int on);
 /* Before the first call: every connection of cl acts for uid/gid (ACTAS;
  * servers allow it only to root on a trusted mount host: ddio-fuse) */
 void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid);
@@ -121,5 +125,24 @@ int ddio_client_pread_part(struct ddio_cfile *f, uint32_t k, void *buf, size_t l
                            uint64_t off, char *msg, size_t msglen);
 int ddio_client_pwrite_part(struct ddio_cfile *f, uint32_t k, const void *buf, size_t len,
                             uint64_t off, char *msg, size_t msglen);
+
+/* Watching the servers (WATCH, INVAL: PROTOCOL.md "WATCH and INVAL"):
+ * a thread per server of cl keeps a connection of its own that hears of
+ * every change other processes make, and calls inval(arg, what, path)
+ * (what: DDIO_IV_*, path: "/" + the server's relative path) before the
+ * server is told it was heard, so the change's maker hears it is done only
+ * once inval returned. up(arg, i, on) says server i's watch began (1) or
+ * ended (0: whatever it said may have been missed), or was refused for
+ * good (-errno: EACCES, a server of another version). cl is the watch's
+ * own (no other caller may use it). NULL with msg on failure to start. */
+struct ddio_watch_ops {
+    void (*inval)(void *arg, uint32_t what, const char *path);
+    void (*up)(void *arg, int server, int on);
+};
+struct ddio_watcher;
+struct ddio_watcher *ddio_watch_start(struct ddio_client *cl, const struct ddio_watch_ops *ops,
+                                    void *arg, char *msg, size_t msglen);
+/* stop the threads (their connections closed); cl stays the caller's */
+void ddio_watch_stop(struct ddio_watcher *w);
 
 #endif

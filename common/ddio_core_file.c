@@ -109,6 +109,38 @@ static void open_fan(open_set *s, int lo, int hi, int timeout_ms, int recover_ms
     }
 }
 
+/* A create goes to every stripe server at once: one round trip. Stripe
+ * server 0's O_EXCL still decides who creates, so racing creators never
+ * split a file: a creator refused there undoes what it made elsewhere
+ * (its caller's open_undo), and the winner, refused by a server where a
+ * loser's part still stands, asks that server again until the loser's
+ * undo has run (or the deadline). */
+static void create_settle(open_set *s, int timeout_ms, int recover_ms)
+{
+    int64_t deadline = ddio_now_ms() + timeout_ms;
+    if (s->calls[0].err.errnum)
+        return;
+    for (int wait_us = 1000;; wait_us = wait_us < 64000 ? wait_us * 2 : wait_us) {
+        int refused = 0;
+        for (int i = 1; i < s->n; i++)
+            refused |= s->calls[i].err.errnum == EEXIST;
+        if (!refused || ddio_now_ms() > deadline)
+            return;
+        usleep((useconds_t) wait_us);
+        for (int i = 1; i < s->n; i++) {
+            struct ddio_call *k = &s->calls[i];
+            if (k->err.errnum != EEXIST)
+                continue;
+            free(k->reply);
+            k->reply = NULL;
+            k->reply_len = 0;
+            k->sent = 0;
+            memset(&k->err, 0, sizeof(k->err));
+            open_fan(s, i, i + 1, timeout_ms, recover_ms);
+        }
+    }
+}
+
 static int open_send(open_set *s, const char *path, uint32_t amode,
                      const struct ddio_layout_rec *proto, const struct ddio_local_ask *ask,
                      int timeout_ms, int recover_ms, struct ddio_err *e)
@@ -124,16 +156,9 @@ static int open_send(open_set *s, const char *path, uint32_t amode,
         s->calls[i].conn = s->conns[i];
         open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i, call, ask, s);
     }
-    if (proto && s->n > 1) {
-        /* stripe server 0 decides who creates: only its O_EXCL winner goes
-         * on to the others, so racing creators never split a file */
-        open_fan(s, 0, 1, timeout_ms, recover_ms);
-        if (s->calls[0].err.errnum)
-            for (int i = 1; i < s->n; i++)
-                s->calls[i].conn = NULL;        /* not sent: no error of its own */
-        open_fan(s, 1, s->n, timeout_ms, recover_ms);
-    } else
-        open_fan(s, 0, s->n, timeout_ms, recover_ms);
+    open_fan(s, 0, s->n, timeout_ms, recover_ms);
+    if (proto && s->n > 1)
+        create_settle(s, timeout_ms, recover_ms);
     return 0;
 }
 

@@ -98,6 +98,11 @@ struct ddio_fh {
     uint32_t amode;
     int local_read;             /* read from same-host servers' datafiles
                                  * directly (ddio_local_pread); 0: never */
+    int local_lazy;             /* a read-only open does not ask for the
+                                 * descriptors (DDIO_O_LOCAL): the first
+                                 * local read does (an open that reads
+                                 * nothing, as a mount's often, pays no
+                                 * handover) */
     int local_write;            /* write independent contiguous ranges into
                                  * them (ddio_local_pwrite); 0: never */
     struct ddio_cache cache;    /* off unless the opener sets its sizes

@@ -277,7 +277,7 @@ int ddio_local_ask_begin(struct ddio_fh *f, struct ddio_conn **conns, int n, uin
                          struct ddio_local_ask *a)
 {
     memset(a, 0, sizeof(*a));
-    if (!f->local_read || amode != DDIO_O_RDONLY || n <= 0)
+    if (!f->local_read || f->local_lazy || amode != DDIO_O_RDONLY || n <= 0)
         return 0;
     a->asked = calloc((size_t) n, 1);
     a->nonce = calloc((size_t) n, DDIO_LOCAL_NONCE);

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      11u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      12u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
                                  * 6: OPEN's and RENAME's once ids;
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
@@ -28,7 +28,8 @@
                                  * XFER's DDIO_XF_COPY, SETSIZE's and
                                  * PREALLOC's logical size; 11: READDIR
                                  * resumes after a name, its reply says
-                                 * whether more follow */
+                                 * whether more follow; 12: WATCH and
+                                 * INVAL (a mount's cache kept coherent) */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -71,7 +72,9 @@ enum ddio_type {
                             * this user (trusted mount hosts only) */
     DDIO_T_LOCALSTAT = 27, /* client -> server: bytes its same-host descriptors
                             * moved for a handle (for the counters) */
-    DDIO_T_MAX      = 28
+    DDIO_T_WATCH    = 28,  /* client -> server: this connection hears INVAL */
+    DDIO_T_INVAL    = 29,  /* server -> watcher: a path changed; answered INVAL|R */
+    DDIO_T_MAX      = 30
 };
 #define DDIO_REPLY 0x8000u
 
@@ -406,6 +409,19 @@ struct ddio_setattr {
 struct ddio_localstat {
     uint64_t handle, read, written;
 };
+/* WATCH: the watching client's id (its own changes are not sent back) */
+struct ddio_watch {
+    uint64_t client;
+};
+/* INVAL: what changed at path (DDIO_IV_*, at least one) */
+#define DDIO_IV_NAME  1u     /* created, removed or renamed: its parent's names */
+#define DDIO_IV_ATTR  2u     /* size, times, mode or owner */
+#define DDIO_IV_TREE  4u     /* everything under the path (a directory renamed) */
+#define DDIO_IV_ALL   7u
+struct ddio_inval {
+    uint32_t what;
+    char *path;              /* normalized, relative to the root */
+};
 /* ACTAS: the identity a trusted mount asserts for its connection */
 struct ddio_actas {
     uint32_t uid, gid;
@@ -581,6 +597,10 @@ void ddio_enc_setattr(struct ddio_wbuf *w, const struct ddio_setattr *m);
 int  ddio_dec_setattr(const void *p, size_t n, struct ddio_setattr *m);   /* free path */
 void ddio_enc_localstat(struct ddio_wbuf *w, const struct ddio_localstat *m);
 int  ddio_dec_localstat(const void *p, size_t n, struct ddio_localstat *m);
+void ddio_enc_watch(struct ddio_wbuf *w, const struct ddio_watch *m);
+int  ddio_dec_watch(const void *p, size_t n, struct ddio_watch *m);
+void ddio_enc_inval(struct ddio_wbuf *w, const struct ddio_inval *m);
+int  ddio_dec_inval(const void *p, size_t n, struct ddio_inval *m);       /* free m->path */
 void ddio_enc_actas(struct ddio_wbuf *w, const struct ddio_actas *m);
 int  ddio_dec_actas(const void *p, size_t n, struct ddio_actas *m);
 void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m);

@@ -1,5 +1,5 @@
 /* ddio wire protocol, the namespace messages (ddio_proto.h): PSTAT,
- * READDIR, MKDIR, RENAME and their replies. Conventions: ddio_proto.c. */
+ * READDIR, MKDIR, RENAME, WATCH, INVAL and their replies. Conventions: ddio_proto.c. */
 #include "ddio_proto.h"
 #include "ddio_proto_int.h"
 
@@ -193,6 +193,38 @@ int ddio_dec_localstat(const void *p, size_t n, struct ddio_localstat *m)
     m->read = ddio_get_u64(&r);
     m->written = ddio_get_u64(&r);
     return ns_result(&r, m, sizeof(*m), NULL, NULL);
+}
+
+void ddio_enc_watch(struct ddio_wbuf *w, const struct ddio_watch *m)
+{
+    ddio_put_u64(w, m->client);
+}
+
+int ddio_dec_watch(const void *p, size_t n, struct ddio_watch *m)
+{
+    struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    m->client = ddio_get_u64(&r);
+    return ns_result(&r, m, sizeof(*m), NULL, NULL);
+}
+
+void ddio_enc_inval(struct ddio_wbuf *w, const struct ddio_inval *m)
+{
+    ddio_put_u32(w, m->what);
+    ddio_put_str(w, m->path);
+}
+
+int ddio_dec_inval(const void *p, size_t n, struct ddio_inval *m)
+{
+    struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    m->what = ddio_get_u32(&r);
+    m->path = ddio_get_str(&r, DDIO_MAX_STR);
+    if (!r.err && (!m->what || (m->what & ~DDIO_IV_ALL)))
+        r.err = -EPROTO;
+    return ns_result(&r, m, sizeof(*m), m->path, NULL);
 }
 
 void ddio_enc_actas(struct ddio_wbuf *w, const struct ddio_actas *m)

@@ -22,6 +22,8 @@ struct handle {
     uint64_t id;
     struct ofile *of;
     int writable;                /* opened for writing (same-host writes) */
+    atomic_int wrote;            /* written, resized or allocated through it: its
+                                  * CLOSE tells the watchers (watch.h) */
     struct handle *next;
 };
 
@@ -46,6 +48,7 @@ struct conn {
     atomic_int lock_noted;       /* its client noted as a lock holder (replay.h);
                                   * LOCKs of one connection run on several threads */
     char peer[96];
+    atomic_uint_fast64_t client; /* its process's id, from its requests (watch.h) */
     atomic_int refs;
     pthread_mutex_t mu;          /* everything below */
     pthread_cond_t cv;           /* CLOCK_MONOTONIC: queue, gets, workers */

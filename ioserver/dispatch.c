@@ -12,6 +12,7 @@
 #include "handlers.h"
 #include "namespace.h"
 #include "reply.h"
+#include "watch.h"
 
 int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
 {
@@ -49,6 +50,7 @@ int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     case DDIO_T_UCXADDR: return on_ucxaddr(c, h);
     case DDIO_T_CANCEL:  return on_cancel(c, h, p);
     case DDIO_T_LOCAL:   return on_local(c, h, p);
+    case DDIO_T_WATCH:   return on_watch(c, h, p);
     case DDIO_T_XFER:
     case DDIO_T_SYNC:
     case DDIO_T_PREALLOC:

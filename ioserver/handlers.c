@@ -22,6 +22,7 @@
 #include "tlsgate.h"
 #include "reply.h"
 #include "ucx.h"
+#include "watch.h"
 #include "workers.h"
 
 #define DEFAULT_LOCK_TIMEOUT_MS 60000u
@@ -91,9 +92,19 @@ static uint64_t handle_add(struct conn *c, struct ofile *of, uint32_t amode)
     return h->id;
 }
 
+/* the file changed through handle id (its size or times may have) */
+static void handle_wrote(struct conn *c, uint64_t id)
+{
+    pthread_mutex_lock(&c->mu);
+    for (struct handle *h = c->handles; h; h = h->next)
+        if (h->id == id)
+            atomic_store(&h->wrote, 1);
+    pthread_mutex_unlock(&c->mu);
+}
+
 /* remove a handle; drop the connection's locks on the file when it was the
  * connection's last handle of that file (as POSIX close does per process) */
-static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last)
+static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last, int *wrote)
 {
     pthread_mutex_lock(&c->mu);
     struct ofile *of = NULL;
@@ -102,6 +113,7 @@ static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last)
             struct handle *h = *pp;
             *pp = h->next;
             of = h->of;
+            *wrote = atomic_load(&h->wrote);
             free(h);
             break;
         }
@@ -140,6 +152,8 @@ static void do_xfer(struct work *w)
         }
         ep = ucx_xp(u);
     }
+    if (w->u.x.op == DDIO_X_WRITE)
+        handle_wrote(c, w->u.x.handle);
     engine_xfer(c->srv, ep, w->h.req, &w->u.x, w->of);   /* takes w->of */
     if (u)
         xp_unref(ucx_xp(u));
@@ -159,6 +173,7 @@ static void do_sync(struct work *w)
 
 static void do_prealloc(struct work *w)
 {
+    handle_wrote(w->c, w->u.pa.handle);
     int rc = store_prealloc(w->of, w->u.pa.local_off, w->u.pa.local_len);
     if (rc == 0 && w->u.pa.logical_size)
         rc = store_copies_prealloc(w->of, w->u.pa.logical_size);
@@ -309,6 +324,7 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     int created = 0;
     char msg[768];
     struct store_creator cr = {m.once_client, m.once_call};   /* 0, 0 without DDIO_O_ONCE */
+    watch_note_client(c, m.once_client);
     char norm[DDIO_MAX_STR + 1];
     int ok = store_norm_path(m.path, norm, sizeof(norm)) == 0;
     int rc = ok ? access_open(c, norm, m.amode, msg, sizeof(msg)) : 0;
@@ -326,8 +342,10 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     free(m.local_name);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
-    if (created)
+    if (created) {
         fault_hit(FAULT_CREATED);   /* tests: created, the answer never sent */
+        watch_changed(c, of->path, DDIO_IV_NAME | DDIO_IV_ATTR);
+    }
     stats_bump(&c->srv->stats, &c->srv->stats.opens);
     struct ddio_open_r *r = calloc(1, sizeof(*r));
     uint64_t id = r ? handle_add(c, of, m.amode) : 0;
@@ -353,12 +371,14 @@ int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (ddio_dec_handle_req(p, h->len, &m))
         return bad_payload(c, h);
     fault_hit(FAULT_CLOSE);
-    int last;
-    struct ofile *of = handle_remove(c, m.handle, &last);
+    int last, wrote = 0;
+    struct ofile *of = handle_remove(c, m.handle, &last, &wrote);
     if (!of)
         return bad_handle(c, h, m.handle);
     if (last)
         lk_release_owner(&of->locks, c->id);
+    if (wrote)          /* close-to-open: a watching mount sees the new size now */
+        watch_changed(c, of->path, DDIO_IV_ATTR);
     store_release(&c->srv->store, of);
     return reply_ok(c, h);
 }
@@ -372,6 +392,8 @@ int on_localstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (!handle_get(c, m.handle))
         return bad_handle(c, h, m.handle);
     stats_local(&c->srv->stats, m.read, m.written);
+    if (m.written)
+        handle_wrote(c, m.handle);
     return reply_ok(c, h);
 }
 
@@ -437,6 +459,8 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "set size of %s: %s",
                              of->path, ddio_errno_name(-rc)), 0;
+    handle_wrote(c, m.handle);
+    watch_changed(c, of->path, DDIO_IV_ATTR);
     return reply_ok(c, h);
 }
 

@@ -186,6 +186,19 @@ int identity_verify(struct conn *c, const struct ddio_auth_munge *m, char *why, 
     return 0;
 }
 
+int identity_trusted_root(const struct conn *c, char *why, size_t n)
+{
+    if (c->who.cred_uid != 0 || c->who.asserted) {
+        snprintf(why, n, "needs a connection proven as root by MUNGE");
+        return -EACCES;
+    }
+    if (!trusted_mount(c)) {
+        snprintf(why, n, "%s is not a trusted mount host (--mount-hosts)", c->peer);
+        return -EACCES;
+    }
+    return 0;
+}
+
 int identity_act_as(struct conn *c, const struct ddio_actas *m, char *why, size_t n)
 {
     if (!c->who.known || c->who.cred_uid != 0 || c->who.asserted) {

@@ -26,6 +26,9 @@ int identity_proof(struct conn *c, const uint8_t cnonce[DDIO_NONCE_LEN], char **
 /* ACTAS: c (proven root, not squashed first, from a --mount-hosts
  * address) acts for uid/gid from now on (squashed in turn when 0). 0, or
  * -EACCES and why. */
+/* c is root's (its MUNGE credential) from a --mount-hosts host, as
+ * itself: 0, else -EACCES with the reason */
+int identity_trusted_root(const struct conn *c, char *why, size_t n);
 int identity_act_as(struct conn *c, const struct ddio_actas *m, char *why, size_t n);
 
 #endif

@@ -14,11 +14,17 @@
 #include "access.h"
 #include "replay.h"
 #include "reply.h"
+#include "watch.h"
 
 /* the end of a request that changes the store: its error (cause in msg)
- * or OK */
-static int reply_done(struct conn *c, const struct ddio_hdr *h, int rc, const char *msg)
+ * or OK, once every watching mount knows what changed (watch.h) */
+static int reply_done(struct conn *c, const struct ddio_hdr *h, int rc, const char *msg,
+                      const char *path, const char *path2, uint32_t what)
 {
+    if (rc == 0 && path)
+        watch_changed(c, path, what);
+    if (rc == 0 && path2)
+        watch_changed(c, path2, what);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
     return reply_ok(c, h);
@@ -32,6 +38,7 @@ static int once_answered(struct conn *c, uint64_t client, uint64_t call)
 {
     uint8_t *done;
     size_t n;
+    watch_note_client(c, client);
     if (!client || !replay_find(client, call, &done, &n))
         return 0;
     free(done);                 /* (empty) */
@@ -89,8 +96,9 @@ int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
             rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
     }
+    rc = reply_done(c, h, rc, msg, m.path, NULL, DDIO_IV_NAME | DDIO_IV_ATTR);
     free(m.path);
-    return reply_done(c, h, rc, msg);
+    return rc;
 }
 
 int on_pstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -152,8 +160,9 @@ int on_mkdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
             rc = own(c, m.path, m.mode, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
     }
+    rc = reply_done(c, h, rc, msg, m.path, NULL, DDIO_IV_NAME | DDIO_IV_ATTR);
     free(m.path);
-    return reply_done(c, h, rc, msg);
+    return rc;
 }
 
 int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -169,8 +178,9 @@ int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
             rc = store_rmdir(&c->srv->store, m.path, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
     }
+    rc = reply_done(c, h, rc, msg, m.path, NULL, DDIO_IV_ALL);
     free(m.path);
-    return reply_done(c, h, rc, msg);
+    return rc;
 }
 
 int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -189,9 +199,10 @@ int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
             rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
     }
+    rc = reply_done(c, h, rc, msg, m.from, m.to, DDIO_IV_ALL);
     free(m.from);
     free(m.to);
-    return reply_done(c, h, rc, msg);
+    return rc;
 }
 
 int on_setattr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -203,6 +214,7 @@ int on_setattr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     int rc = store_norm_ns(m.path, norm, sizeof(norm), msg, sizeof(msg));
     if (rc == 0)
         rc = access_setattr(c, norm, &m, msg, sizeof(msg));
+    rc = reply_done(c, h, rc, msg, m.path, NULL, DDIO_IV_ATTR);
     free(m.path);
-    return reply_done(c, h, rc, msg);
+    return rc;
 }

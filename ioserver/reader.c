@@ -23,6 +23,7 @@
 #include "tcp.h"
 #include "tlsgate.h"
 #include "ucx.h"
+#include "watch.h"
 
 /* before AUTH only HELLO and AUTH are allowed: nothing bigger is needed */
 #define PREAUTH_MAX_PAYLOAD (DDIO_MAX_STR + 64u)
@@ -85,6 +86,10 @@ static int serve_one(struct conn *c)
         return refuse_unauth(c, &h);
     if (h.type == DDIO_T_DATA)
         return on_data(c, &h);
+    if (h.type == (DDIO_T_INVAL | DDIO_REPLY) && authed && h.len == 0) {
+        watch_ack(c, h.req);    /* a watcher's answer (watch.h) */
+        return 0;
+    }
     if (h.type & DDIO_REPLY || h.type == DDIO_T_PUT || h.type == DDIO_T_GET
         || h.type == DDIO_T_DATA) {
         conn_send_err(c, h.type | DDIO_REPLY, h.req, EPROTO, "unexpected %s from a client",
@@ -169,6 +174,7 @@ static void unlist(struct conn *c)
 
 void reader_teardown(struct conn *c)
 {
+    watch_drop(c);
     drop_endpoints(c);
     drop_files(c);
     if (c->writer_started)

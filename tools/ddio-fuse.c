@@ -1,7 +1,7 @@
 /* ddio-fuse: the ddio namespace mounted as a file system (libfuse3).
  *
  *   ddio-fuse [--servers H:P,...] [--timeout S] [--stripe-unit B] [--attr-timeout S]
- *             [-o ...] MOUNTPOINT
+ *             [--cache-timeout S] [-o ...] MOUNTPOINT
  * (also --servers=H:P,... etc.)
  *
  * Servers default to $DDIO_SERVERS, then the "servers = " line of
@@ -10,10 +10,12 @@
  * the user.ddio.* extended attributes below; see adio/ad_ddio/ad_ddio_mount.c).
  *
  * Coherence with writers that bypass the mount (docs/SEMANTICS.md "The
- * mount"): the kernel keeps attributes and names for --attr-timeout seconds
- * (default 0: nothing is kept), so `ls -l` after an MPI-IO write shows the new size within
- * that bound; file bytes are never cached (direct_io), so `cat` sees the new
- * bytes at once. Every path has two extended attributes:
+ * mount"): the servers tell the mount of every other client's change before
+ * that change returns (a watch: ddio_watch_start), and only then does it
+ * keep names and attributes, in its own cache (ddio_fuse_cache.c) and the
+ * kernel's; what they cannot tell (a size another client's open file grows
+ * to) shows within --cache-timeout. File bytes are never cached
+ * (direct_io), so `cat` sees the new bytes at once. Every path has two extended attributes:
  * user.ddio.servers (the server list) and user.ddio.path (the path inside
  * the ddio namespace). File times are the servers' datafile times: utimens
  * is accepted and has no effect (documented in README "The ddio mount"). */
@@ -36,6 +38,7 @@
 
 #include "ddio_auth.h"
 #include "ddio_client.h"
+#include "ddio_fuse_cache.h"
 #include "ddio_proto.h"
 
 #define XATTR_SERVERS "user.ddio.servers"
@@ -48,6 +51,7 @@ struct opts {
     char *servers;
     int timeout_s;
     char *attr_timeout;
+    char *cache_timeout;
     char *unit;
     char *secret;
     int as_caller;
@@ -55,11 +59,24 @@ struct opts {
 };
 static struct opts o;
 static uint64_t unit;
-/* seconds the kernel may trust what it was told; 0 by default because a
+/* Seconds the kernel may trust what it was told (-1: not given). A
  * process's own MPI-IO create or delete under the mount goes to the servers
  * directly, and its next look through the mount must not find the old
- * entry (PnetCDF's tests do exactly this) */
-static double attr_timeout = 0.0;
+ * entry (PnetCDF's tests do exactly this): so by default 1 s only while the
+ * servers are watched (their word drops the kernel's attributes of a
+ * changed path, and an open of a name gone meanwhile is looked up again:
+ * op_open), else 0. */
+#define KERNEL_TIMEOUT_DFLT 1.0
+static double attr_timeout = -1;
+/* seconds the mount itself keeps attributes the servers have not said
+ * changed (ddio_fuse_cache.h): what a watch cannot hear of, a size another
+ * process's open file grows to, shows within it. 60, as NFS's acregmax:
+ * 10 let a metadata job's stats (mdtest's, a phase after its creates)
+ * find its first files' attributes gone and ask the servers again */
+#define CACHE_TIMEOUT_DFLT 60.0
+static double cache_timeout = CACHE_TIMEOUT_DFLT;
+static struct ddio_client *wcl;     /* the watch's own */
+static struct ddio_watcher *watch;
 
 /* --as-caller: one client per calling user, each connection acting for it
  * (ACTAS; the servers allow it to root on a --mount-hosts host) */
@@ -73,6 +90,18 @@ static int nusers;
 static pthread_mutex_t users_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ddio_client *nobody;  /* for a caller whose own client cannot be made */
 
+/* A client for FUSE's requests: its read-only opens hand the same-host
+ * descriptors over at the first read, not at the open (stat-like opens,
+ * mdtest's, read nothing) */
+static struct ddio_client *mount_client(char *msg, size_t n)
+{
+    struct ddio_client *c = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000,
+                                            unit, o.secret, msg, n);
+    if (c)
+        ddio_client_local_lazy(c, 1);
+    return c;
+}
+
 static struct ddio_client *user_client(uid_t uid, gid_t gid)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
@@ -82,8 +111,7 @@ static struct ddio_client *user_client(uid_t uid, gid_t gid)
         if (users[i].uid == uid && users[i].gid == gid)
             c = users[i].cl;
     if (!c && nusers < MAX_USERS) {
-        c = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
-                            msg, sizeof(msg));
+        c = mount_client(msg, sizeof(msg));
         if (c) {
             ddio_client_act_as(c, uid, gid);
             users[nusers++] = (struct user){uid, gid, c};
@@ -121,6 +149,7 @@ static struct ddio_client *me(void)
 static const struct fuse_opt opt_spec[] = {
     OPT("--servers=%s", servers), OPT("--timeout=%d", timeout_s),
     OPT("--attr-timeout=%s", attr_timeout), OPT("attr_timeout=%s", attr_timeout),
+    OPT("--cache-timeout=%s", cache_timeout), OPT("cache_timeout=%s", cache_timeout),
     OPT("--stripe-unit=%s", unit), OPT("--secret-file=%s", secret), OPT("--as-caller", as_caller),
     OPT("-h", help), OPT("--help", help),
     FUSE_OPT_END
@@ -168,16 +197,62 @@ static struct ddio_cfile *fh(const struct fuse_file_info *fi)
     return mf(fi)->f;
 }
 
+static struct fuse *the_fuse;      /* for the kernel's invalidations (op_init) */
+
+/* another process's change, heard before it returns: forgotten here, and
+ * by the kernel too where it keeps attributes (--attr-timeout) */
+static void on_inval(void *arg, uint32_t what, const char *path)
+{
+    char **under = NULL;
+    int n = (what & DDIO_IV_TREE) && attr_timeout > 0 && the_fuse ? mc_paths_under(path, &under)
+                                                                  : 0;
+    mc_inval(arg, what, path);
+    if (attr_timeout > 0 && the_fuse)
+        fuse_invalidate_path(the_fuse, path);
+    for (int i = 0; i < n; i++) {
+        fuse_invalidate_path(the_fuse, under[i]);
+        free(under[i]);
+    }
+    free(under);
+}
+
+/* The watch that keeps the cache coherent: started here, in the mounted
+ * process (fuse_main forks before it unless -f). Without it nothing is
+ * kept. */
+static void start_watch(void)
+{
+    static const struct ddio_watch_ops ops = {on_inval, mc_up};
+    char msg[DDIO_CLIENT_MSG_LEN];
+    if (cache_timeout <= 0)
+        return;
+    wcl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
+                          msg, sizeof(msg));
+    if (wcl)
+        watch = ddio_watch_start(wcl, &ops, NULL, msg, sizeof(msg));
+    if (!watch)
+        fprintf(stderr, "ddio-fuse: watch: %s (names and attributes are not kept)\n", msg);
+    /* the mount's first operations find the cache on (up to 2 s: a server
+     * that is down is watched when it comes back) */
+    for (int i = 0; watch && i < 200 && !mc_watching(); i++)
+        usleep(10000);
+}
+
 /* The coherence rule (docs/SEMANTICS.md "The mount"): the kernel keeps
- * attributes and names for attr_timeout seconds and then asks again, so
- * another client's change shows within that bound, while this mount's own
- * changes update the kernel's copy as they are made. Absent names are not
- * kept (negative timeout 0): a file an MPI job creates under the mount,
- * which the job's ROMIO looked up before it existed, is seen at once. File
- * bytes are never cached (direct_io): a read always reaches the servers. */
+ * attributes and names for attr_timeout seconds and then asks again;
+ * another client's change drops the kernel's attributes of the path as it
+ * is heard (on_inval), so a stat after it asks this process, whose cache
+ * heard it too. This mount's own changes update the kernel's copy as they
+ * are made. Absent names are not kept by the kernel (negative timeout 0):
+ * a file an MPI job creates under the mount, which the job's ROMIO looked
+ * up before it existed, is seen at once. File bytes are never cached
+ * (direct_io): a read always reaches the servers. */
 static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
     (void)conn;
+    the_fuse = fuse_get_context()->fuse;
+    start_watch();
+    if (attr_timeout < 0)
+        attr_timeout = mc_watching() ? KERNEL_TIMEOUT_DFLT : 0;
     cfg->attr_timeout = attr_timeout;
     cfg->entry_timeout = attr_timeout;
     cfg->negative_timeout = 0;
@@ -185,6 +260,20 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
     cfg->hard_remove = 1;        /* the servers keep unlinked open files usable */
     cfg->use_ino = 0;
     return NULL;
+}
+
+/* a path's stat from the cache, else from the servers (their answer kept
+ * unless a change was heard meanwhile) */
+static int cached_stat(const char *path, struct ddio_cstat *st, char *msg, size_t msglen)
+{
+    int k = mc_get(path, st);
+    if (k >= 0)
+        return k ? 0 : (snprintf(msg, msglen, "%s: no such file (kept)", path), -ENOENT);
+    uint64_t g = mc_gen();
+    int rc = ddio_client_stat(me(), path, st, msg, msglen);
+    if (rc == 0 || rc == -ENOENT)
+        mc_put(path, rc ? NULL : st, g);
+    return rc;
 }
 
 static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *fi)
@@ -198,7 +287,7 @@ static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *
     }
     /* the root always exists: a dead server must not make the mount point
      * itself unreachable (unmount tools stat it) */
-    int rc = strcmp(path, "/") ? ddio_client_stat(me(), path, &st, msg, sizeof(msg)) : 0;
+    int rc = strcmp(path, "/") ? cached_stat(path, &st, msg, sizeof(msg)) : 0;
     if (rc)
         return fail("stat", path, rc, msg);
     if (!strcmp(path, "/"))
@@ -236,21 +325,30 @@ static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fn, off_t off
 static int op_mkdir(const char *path, mode_t mode)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
+    uint64_t g = mc_gen();
     int rc = ddio_client_mkdir(me(), path, mode & 07777, msg, sizeof(msg));
+    if (rc == 0)            /* new and empty: every name in it is known */
+        mc_own_name(path, 1, NULL, 1, g);
     return rc ? fail("mkdir", path, rc, msg) : 0;
 }
 
 static int op_rmdir(const char *path)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
+    uint64_t g = mc_gen();
     int rc = ddio_client_rmdir(me(), path, msg, sizeof(msg));
+    if (rc == 0)
+        mc_own_name(path, 0, NULL, 0, g);
     return rc ? fail("rmdir", path, rc, msg) : 0;
 }
 
 static int op_unlink(const char *path)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
+    uint64_t g = mc_gen();
     int rc = ddio_client_unlink(me(), path, msg, sizeof(msg));
+    if (rc == 0 || rc == -ENOENT)
+        mc_own_name(path, 0, NULL, 0, g);
     return rc ? fail("unlink", path, rc, msg) : 0;
 }
 
@@ -263,6 +361,8 @@ static int op_rename(const char *from, const char *to, unsigned int flags)
     if ((flags & RENAME_NOREPLACE) && ddio_client_stat(me(), to, &st, msg, sizeof(msg)) != -ENOENT)
         return -EEXIST;
     int rc = ddio_client_rename(me(), from, to, msg, sizeof(msg));
+    mc_own_tree(from);      /* whatever came of it */
+    mc_own_tree(to);
     return rc ? fail("rename", from, rc, msg) : 0;
 }
 
@@ -300,6 +400,7 @@ static int do_open(const char *path, int flags, long mode, struct fuse_file_info
 {
     struct mfile *m = calloc(1, sizeof(*m));
     char msg[DDIO_CLIENT_MSG_LEN];
+    uint64_t g = mc_gen();
     if (!m)
         return -ENOMEM;
     int rc = mode >= 0 ? ddio_client_open_mode(me(), path, flags, (uint32_t)mode & 07777, &m->f,
@@ -309,8 +410,11 @@ static int do_open(const char *path, int flags, long mode, struct fuse_file_info
         free(m);
         return fail("open", path, rc, msg);
     }
-    if (mode >= 0 && ddio_client_created(m->f))
+    if (mode >= 0 && ddio_client_created(m->f)) {
         set_fresh(m, (uint32_t)mode);
+        mc_own_name(path, 1, atomic_load(&m->fresh) ? &m->st : NULL, 0, g);
+    } else if (flags & DDIO_CO_TRUNC)
+        mc_own_attr(path);
     fi->fh = (uint64_t)(uintptr_t)m;
     fi->direct_io = 1;           /* MPI-IO writers bypass the page cache too */
     return 0;
@@ -326,13 +430,19 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
  * size it stored) asks the servers, whatever another client changed within
  * the bound. Not under O_TRUNC: the kernel holds the inode then and sets
  * the size itself. (An inval_inode notification is not "related" to an
- * open: libfuse's rule for deadlocks names setattr, getattr, read, write.) */
+ * open: libfuse's rule for deadlocks names setattr, getattr, read, write.)
+ * Not needed while the servers are watched: a writer's close is heard
+ * before it returns (on_inval). */
 static int op_open(const char *path, struct fuse_file_info *fi)
 {
     int rc = do_open(path, open_flags(fi->flags), -1, fi);
-    if (rc == 0 && attr_timeout > 0 && !(fi->flags & O_TRUNC))
+    if (rc == 0 && attr_timeout > 0 && !(fi->flags & O_TRUNC) && !mc_watching())
         fuse_invalidate_path(fuse_get_context()->fuse, path);
-    return rc;
+    /* The kernel kept a name another client removed since (it asks no
+     * lookup of a kept name, and never tells an open it has O_CREAT):
+     * ESTALE makes it look the name up again and open anew, creating if
+     * asked to. */
+    return rc == -ENOENT && attr_timeout > 0 ? -ESTALE : rc;
 }
 
 static int op_read(const char *path, char *buf, size_t len, off_t off, struct fuse_file_info *fi)
@@ -353,6 +463,7 @@ static int op_write(const char *path, const char *buf, size_t len, off_t off,
             return fail("write", path, rc, msg);
     }
     ssize_t n = ddio_client_pwrite(fh(fi), buf, len, at, msg, sizeof(msg));
+    mc_own_attr(path);
     return n < 0 ? fail("write", path, (int)n, msg) : (int)n;
 }
 
@@ -369,6 +480,7 @@ static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
         rc = ddio_client_truncate(f, (uint64_t)size, msg, sizeof(msg));
     if (!fi && f)
         ddio_client_close(f);
+    mc_own_attr(path);
     return rc ? fail("truncate", path, rc, msg) : 0;
 }
 
@@ -414,6 +526,7 @@ static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
     char msg[DDIO_CLIENT_MSG_LEN];
     (void)fi;
     int rc = ddio_client_setattr(me(), path, DDIO_SA_MODE, mode & 07777, 0, 0, msg, sizeof(msg));
+    mc_own_attr(path);
     return rc ? fail("chmod", path, rc, msg) : 0;
 }
 
@@ -423,6 +536,7 @@ static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_inf
     (void)fi;
     int rc = ddio_client_chown(me(), path, uid == (uid_t)-1 ? -1 : (long)uid,
                                gid == (gid_t)-1 ? -1 : (long)gid, msg, sizeof(msg));
+    mc_own_attr(path);
     return rc ? fail("chown", path, rc, msg) : 0;
 }
 
@@ -498,10 +612,17 @@ static void usage(const char *prog)
     printf("usage: %s [--servers=H:P,...] [--timeout=S] [--stripe-unit=B] [--secret-file=F]\n"
            "       [--attr-timeout=S] [--as-caller] [FUSE options] MOUNTPOINT\n"
            "  --attr-timeout=S (also -o attr_timeout=S): seconds the kernel keeps\n"
-           "  attributes and names (not absent names) before asking the servers again:\n"
-           "  another client's change shows within S, this mount's own at once;\n"
-           "  file bytes are never cached. Default $DDIO_ATTR_TIMEOUT, then\n"
-           "  DDIO_CONFIG's 'attr_timeout =', then 0 (nothing kept).\n"
+           "  attributes and names (not absent names) before asking this process\n"
+           "  again; file bytes are never cached. Default $DDIO_ATTR_TIMEOUT, then\n"
+           "  DDIO_CONFIG's 'attr_timeout =', then 1 while the servers are watched\n"
+           "  (below), else 0 (nothing kept: without a watch another client's change\n"
+           "  shows within S).\n"
+           "  --cache-timeout=S (also -o cache_timeout=S): the mount's own cache of\n"
+           "  names and attributes, kept coherent by the servers (they tell it of\n"
+           "  every other client's change before that change returns); S bounds\n"
+           "  only what they cannot tell: the size of a file another client has open\n"
+           "  and is writing. Default $DDIO_CACHE_TIMEOUT, then DDIO_CONFIG's\n"
+           "  'cache_timeout =', then 60; 0 keeps nothing. Off with --as-caller.\n"
            "  --as-caller (as root, servers under --auth munge listing this host in\n"
            "  --mount-hosts): every request acts for the user who makes it, and files\n"
            "  show their owners; implies -o allow_other.\n"
@@ -514,23 +635,23 @@ static void usage(const char *prog)
            prog);
 }
 
-/* the cache bound: --attr-timeout (or -o attr_timeout), else
- * $DDIO_ATTR_TIMEOUT, else DDIO_CONFIG's "attr_timeout =", else 0 */
-static int parse_attr_timeout(void)
+/* a bound in seconds (0..3600): the option's value, else $env, else
+ * DDIO_CONFIG's "key =", else what *out holds */
+static int parse_seconds(const char *opt, const char *env, const char *key, double *out)
 {
-    char *v = o.attr_timeout ? strdup(o.attr_timeout) : NULL, *end = NULL;
-    if (!v && getenv("DDIO_ATTR_TIMEOUT") && *getenv("DDIO_ATTR_TIMEOUT"))
-        v = strdup(getenv("DDIO_ATTR_TIMEOUT"));
+    char *v = opt ? strdup(opt) : NULL, *end = NULL;
+    if (!v && getenv(env) && *getenv(env))
+        v = strdup(getenv(env));
     if (!v)
-        v = config_str("attr_timeout");
+        v = config_str(key);
     if (!v)
         return 0;
     double t = strtod(v, &end);
     int ok = end != v && !*end && t >= 0 && t <= 3600;
     if (ok)
-        attr_timeout = t;
+        *out = t;
     else
-        fprintf(stderr, "ddio-fuse: bad attr timeout '%s' (seconds, 0..3600)\n", v);
+        fprintf(stderr, "ddio-fuse: bad %s '%s' (seconds, 0..3600)\n", key, v);
     free(v);
     return ok ? 0 : -1;
 }
@@ -541,7 +662,7 @@ static int parse_attr_timeout(void)
 static int join_long_opts(struct fuse_args *args, int argc, char **argv)
 {
     static const char *const names[] = {"--servers", "--timeout", "--stripe-unit",
-                                        "--secret-file", "--attr-timeout"};
+                                        "--secret-file", "--attr-timeout", "--cache-timeout"};
     for (int i = 0; i < argc; i++) {
         char joined[8192];
         int hit = 0;
@@ -581,7 +702,8 @@ int main(int argc, char **argv)
         o.timeout_s = t ? atoi(t) : 0;
         free(t);
     }
-    if (parse_attr_timeout())
+    if (parse_seconds(o.attr_timeout, "DDIO_ATTR_TIMEOUT", "attr_timeout", &attr_timeout) ||
+        parse_seconds(o.cache_timeout, "DDIO_CACHE_TIMEOUT", "cache_timeout", &cache_timeout))
         return 2;
     if (!o.unit)
         o.unit = config_str("striping_unit");
@@ -617,16 +739,13 @@ int main(int argc, char **argv)
     if (o.as_caller)                 /* every user reaches the mount */
         fuse_opt_insert_arg(&args, 1, "-oallow_other");
     mount_time_ns = (uint64_t)time(NULL) * 1000000000u;
-    cl = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit, o.secret,
-                         msg, sizeof(msg));
+    cl = mount_client(msg, sizeof(msg));
     cls[0] = cl;
     for (int i = 1; i < NCL && cl; i++)
-        if (!(cls[i] = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit,
-                                       o.secret, msg, sizeof(msg))))
+        if (!(cls[i] = mount_client(msg, sizeof(msg))))
             cls[i] = cl;    /* (cannot fail after the first: same list, same secret) */
     if (cl && o.as_caller) {
-        nobody = ddio_client_new(o.servers, (o.timeout_s ? o.timeout_s : 30) * 1000, unit,
-                                 o.secret, msg, sizeof(msg));
+        nobody = mount_client(msg, sizeof(msg));
         if (nobody)
             ddio_client_act_as(nobody, 65534, 65534);
     }
@@ -634,7 +753,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "ddio-fuse: %s\n", msg);
         return 2;
     }
+    if (o.as_caller)    /* what one user may see would be shown to every other */
+        cache_timeout = 0;
+    mc_init(ddio_client_nservers(cl), cache_timeout);
     int rc = fuse_main(args.argc, args.argv, &ops, NULL);
+    ddio_watch_stop(watch);
+    ddio_client_free(wcl);
     fuse_opt_free_args(&args);
     for (int i = 1; i < NCL; i++)
         if (cls[i] != cl)
@@ -647,5 +771,6 @@ int main(int argc, char **argv)
     free(o.unit);
     free(o.secret);
     free(o.attr_timeout);
+    free(o.cache_timeout);
     return rc;
 }

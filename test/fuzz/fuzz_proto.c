@@ -179,6 +179,7 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #undef CLEANUP
 #define CLEANUP free(m.path)
     SIMPLE(FZ_SETATTR, struct ddio_setattr, ddio_dec_setattr, ddio_enc_setattr)
+    SIMPLE(FZ_INVAL, struct ddio_inval, ddio_dec_inval, ddio_enc_inval)
     SIMPLE(FZ_MKDIR, struct ddio_mkdir, ddio_dec_mkdir, ddio_enc_mkdir)
 #undef CLEANUP
 #define CLEANUP ddio_readdir_r_free(&m)
@@ -194,6 +195,7 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
     SIMPLE(FZ_LOCAL_MSG, struct ddio_local_msg, ddio_dec_local_msg, ddio_enc_local_msg)
     SIMPLE(FZ_ACTAS, struct ddio_actas, ddio_dec_actas, ddio_enc_actas)
     SIMPLE(FZ_LOCALSTAT, struct ddio_localstat, ddio_dec_localstat, ddio_enc_localstat)
+    SIMPLE(FZ_WATCH, struct ddio_watch, ddio_dec_watch, ddio_enc_watch)
 #undef CLEANUP
 #define CLEANUP free(m.cred)
     SIMPLE(FZ_AUTH_MUNGE, struct ddio_auth_munge, ddio_dec_auth_munge, ddio_enc_auth_munge)

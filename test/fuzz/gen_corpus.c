@@ -237,6 +237,14 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_localstat(&w, &ls);
     emit("localstat", FZ_LOCALSTAT, &w);
+    struct ddio_watch wa = { .client = 0x5eedull };
+    ddio_wbuf_init(&w);
+    ddio_enc_watch(&w, &wa);
+    emit("watch", FZ_WATCH, &w);
+    struct ddio_inval iv = { .what = DDIO_IV_NAME | DDIO_IV_ATTR, .path = "a/b" };
+    ddio_wbuf_init(&w);
+    ddio_enc_inval(&w, &iv);
+    emit("inval", FZ_INVAL, &w);
     struct ddio_rename rn = { .from = "a/x", .to = "a/y", .once_client = 0x5eedull,
                               .once_call = 3 };
     ddio_wbuf_init(&w);

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # The mount's cache rule (docs/SEMANTICS.md "The mount"), run INSIDE a
-# `ddio-run --mount $M` session whose mount keeps attributes and names for
-# BOUND seconds (DDIO_ATTR_TIMEOUT): the mount's own changes are seen through
-# it at once; another client's (tools/ddio, a second mount on $M2) within
-# BOUND, plus SLACK for a busy machine, and at once for a new name, for the
-# size an open's fstat gives and for a file's bytes; and the cache is in
-# effect (a stat repeated within BOUND asks no server). Prints
-# "PASS: mount/coherence/NAME (notes)" or "FAIL: ...: why" per case.
+# `ddio-run --mount $M` session. SET=bounded: the mount keeps attributes
+# and names for BOUND seconds (DDIO_ATTR_TIMEOUT and DDIO_CACHE_TIMEOUT):
+# the mount's own changes are seen through it at once; another client's
+# (tools/ddio, a second mount on $M2) within BOUND, plus SLACK for a busy
+# machine, and at once for a new name, for the size an open's fstat gives
+# and for a file's bytes, and a size another mount's open file grows to
+# within BOUND; and the cache is in effect (a stat repeated within BOUND
+# asks no server). SET=watched: the mount's defaults but a cache timeout
+# far longer than any case (DDIO_CACHE_TIMEOUT=600): every change another
+# client makes (the tool, a second mount) is seen at once, because the
+# servers tell the mount before the change returns; a name another client
+# removed can be created again through the mount at once; and a directory
+# the mount made costs no PSTAT for its creates, stats, opens and removes.
+# Prints "PASS: mount/coherence/NAME (notes)" or "FAIL: ...: why" per case.
 # Environment: M, M2 (mount points, M2 not mounted yet), T (scratch), TOP
-# (build tree), BOUND, SLACK (seconds), CASE_LIMIT.
+# (build tree), SET, BOUND, SLACK (seconds), CASE_LIMIT.
 set -u
 export LC_ALL=C
 # shellcheck source=test/lib.sh
@@ -37,7 +44,9 @@ seen_within() {
 absent() { [ ! -e "$1" ]; }
 size_is() { [ "$(stat -c %s "$1" 2>/dev/null)" = "$2" ]; }
 mode_is() { [ "$(stat -c %a "$1" 2>/dev/null)" = "$2" ]; }
-pstats() { "$DDIO" stats req.PSTAT | awk '{s += $3} END {print s + 0}'; }
+pstats() { reqs PSTAT; }
+reqs() { "$DDIO" stats "req.$1" | awk '{s += $3} END {print s + 0}'; }
+counter() { "$DDIO" stats "$1" | awk '{s += $3} END {print s + 0}'; }
 
 # ---- the mount's own changes: seen through it at once --------------------------------
 own_changes() {
@@ -121,8 +130,131 @@ cached() {
   rm "$M/cached"
 }
 
-check own own_changes
-check others/tool others_tool
-check others/mount others_mount
-if [ "$BOUND" = 0 ]; then echo "SKIP: mount/coherence/cached: nothing is cached with a bound of 0"
-else check cached cached; fi
+# ---- a size the servers cannot tell: another mount's file, written and still open
+open_writer() {
+  mount2
+  printf x > "$M/ow"
+  size_is "$M/ow" 1 || die "ow: $(stat -c %s "$M/ow" 2>&1)"   # now kept
+  rm -f "$T/ow.written" "$T/ow.close"
+  python3 - "$M2/ow" "$T/ow.written" "$T/ow.close" <<'PY' &
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY)
+os.pwrite(fd, b"y" * 7000, 0)
+os.fsync(fd)                 # on the servers (the mount's client may buffer writes)
+open(sys.argv[2], "w").close()
+t0 = time.time()
+while not os.path.exists(sys.argv[3]) and time.time() - t0 < 30:   # (a failed case)
+    time.sleep(0.02)
+os.pwrite(fd, b"z" * 9000, 0)
+os.close(fd)
+PY
+  local py=$!
+  t_wait_for -p "$py" 20 test -e "$T/ow.written" || die "the writer did not write"
+  seen_within "a size another mount's open file grew to" size_is "$M/ow" 7000
+  touch "$T/ow.close"; wait "$py" || die "the writer failed"
+  size_is "$M/ow" 9000 || die "closed by mount 2: size $(stat -c %s "$M/ow") not at once"
+  rm "$M/ow"
+}
+
+# ---- with the servers watched: every other client's change at once ----------------
+# at_once WHAT CMD...: CMD must hold right now (the change has just returned)
+at_once() { local what=$1; shift; "$@" || die "$what: not seen at once"; }
+mount2() {   # the second mount, unmounted when the case ends
+  "$TOP/tools/ddio-fuse" -f --servers="$DDIO_SERVERS" "$M2" 2>"$T/m2.log" &
+  local pid=$!
+  trap 'fusermount3 -u "$M2" 2>/dev/null || fusermount3 -uz "$M2"; wait '"$pid" EXIT
+  t_wait_for -p "$pid" 20 mountpoint -q "$M2" || die "second mount: $(cat "$T/m2.log")"
+}
+watched_tool() {
+  head -c 100 /dev/urandom > "$T/s100"; head -c 300000 /dev/urandom > "$T/s300k"
+  "$DDIO" mkdir /wt
+  absent "$M/wt/f"
+  "$DDIO" cp "$T/s100" ddio:/wt/f >/dev/null
+  at_once "created by ddio" size_is "$M/wt/f" 100
+  "$DDIO" cp "$T/s300k" ddio:/wt/f >/dev/null                 # the size 100 was kept
+  at_once "grown by ddio" size_is "$M/wt/f" 300000
+  "$DDIO" cp "$T/s100" ddio:/wt/f >/dev/null
+  at_once "shrunk by ddio" size_is "$M/wt/f" 100
+  cmp "$M/wt/f" "$T/s100" || die "bytes: not the new ones"
+  "$DDIO" mkdir /wt/d
+  at_once "mkdir by ddio" test -d "$M/wt/d"
+  "$DDIO" rm ddio:/wt/f
+  at_once "removed by ddio" absent "$M/wt/f"
+}
+watched_mount() {
+  mount2
+  mkdir "$M/wm"; : > "$M/wm/keep"; stat "$M/wm" "$M/wm/keep" >/dev/null    # kept
+  absent "$M/wm/f"
+  printf hello > "$M2/wm/f"
+  at_once "created by mount 2" size_is "$M/wm/f" 5
+  truncate -s 5000 "$M2/wm/f"
+  at_once "resized by mount 2" size_is "$M/wm/f" 5000
+  chmod 640 "$M2/wm/f"
+  at_once "chmod by mount 2" mode_is "$M/wm/f" 640
+  mv "$M2/wm/f" "$M2/wm/g"
+  at_once "renamed by mount 2 (old name)" absent "$M/wm/f"
+  at_once "renamed by mount 2 (new name)" size_is "$M/wm/g" 5000
+  mkdir "$M2/wm/sub"; printf abc > "$M2/wm/sub/x"
+  at_once "a file in a directory mount 2 made" size_is "$M/wm/sub/x" 3
+  mv "$M2/wm/sub" "$M2/wm/sub2"
+  at_once "directory renamed by mount 2 (old)" absent "$M/wm/sub/x"
+  at_once "directory renamed by mount 2 (new)" size_is "$M/wm/sub2/x" 3
+  rm -r "$M2/wm/sub2" "$M2/wm/g" "$M2/wm/keep"
+  at_once "removed by mount 2" absent "$M/wm/g"
+  rmdir "$M2/wm"
+  at_once "rmdir by mount 2" absent "$M/wm"
+}
+watched_recreate() {   # a name the kernel kept, removed by another client, made again here
+  mkdir -p "$M/wr"; printf one > "$M/wr/f"; size_is "$M/wr/f" 3 || die "f"
+  "$DDIO" rm ddio:/wr/f
+  printf second > "$M/wr/f" || die "create over a name another client removed failed"
+  at_once "created again" size_is "$M/wr/f" 6
+  [ "$(cat "$M/wr/f")" = second ] || die "bytes: $(cat "$M/wr/f")"
+  "$DDIO" rm ddio:/wr/f
+  mkdir "$M/wr/f" || die "mkdir over a name another client removed failed"
+  rmdir "$M/wr/f" "$M/wr"
+}
+watched_cached() {   # 20 creates, stats, open-closes and removes: no PSTAT
+  mkdir "$M/wc"
+  local before after opens0 opens1 hand0 hand1
+  before=$(pstats); opens0=$(reqs OPEN); hand0=$(counter local_handovers)
+  python3 - "$M/wc" <<'PY'
+import os, sys
+for i in range(20):
+    os.close(os.open("%s/f%d" % (sys.argv[1], i), os.O_CREAT | os.O_WRONLY, 0o644))
+for i in range(20):
+    assert os.stat("%s/f%d" % (sys.argv[1], i)).st_size == 0
+for i in range(20):
+    os.close(os.open("%s/f%d" % (sys.argv[1], i), os.O_RDONLY))
+for i in range(20):
+    os.unlink("%s/f%d" % (sys.argv[1], i))
+PY
+  after=$(pstats); opens1=$(reqs OPEN); hand1=$(counter local_handovers)
+  local nsrv; nsrv=$(echo "$DDIO_SERVERS" | tr ',' '\n' | wc -l)
+  [ $((after - before)) = 0 ] || die "80 operations sent $((after - before)) PSTATs"
+  [ $((opens1 - opens0)) = $((40 * nsrv)) ] || die "40 opens sent $((opens1 - opens0)) OPENs"
+  # a read-only open that reads nothing hands no descriptors over; a read does
+  [ "$hand1" = "$hand0" ] || die "20 read-only opens made $((hand1 - hand0)) same-host handovers"
+  head -c 70000 /dev/urandom > "$T/wc.ref"; cp "$T/wc.ref" "$M/wc/r"
+  hand0=$(counter local_handovers)
+  cmp "$M/wc/r" "$T/wc.ref" || die "read back: not the bytes written"
+  hand1=$(counter local_handovers)
+  [ "$hand1" -gt "$hand0" ] || die "a read-only open's read was handed nothing"
+  rm "$M/wc/r"
+  echo "80 operations: 0 PSTATs, $((opens1 - opens0)) OPENs, no handover until a read" >&2
+  rmdir "$M/wc"
+}
+
+if [ "${SET:-bounded}" = watched ]; then
+  check watched/tool watched_tool
+  check watched/mount watched_mount
+  check watched/recreate watched_recreate
+  check watched/cached watched_cached
+else
+  check own own_changes
+  check others/tool others_tool
+  check others/mount others_mount
+  check others/open-writer open_writer
+  if [ "$BOUND" = 0 ]; then echo "SKIP: mount/coherence/cached: nothing is cached with a bound of 0"
+  else check cached cached; fi
+fi

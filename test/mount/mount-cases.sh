@@ -155,11 +155,14 @@ mpi_read_cp() {   # cp into the mount, MPI-IO reads it by plain path and by ddio
 mpi_delete() {
   mkdir -p "$M/mpi"
   cp "$T/rand" "$M/mpi/del.bin"
+  stat "$M/mpi/del.bin" >/dev/null                 # kept by the mount and the kernel
   env -u DDIO_SERVERS mpiexec -n 1 "$TMOUNT" delete "$M/mpi/del.bin"
-  local t   # another client's removal: gone within the mount's bound
-  for t in $(seq "$(polls)"); do [ -e "$M/mpi/del.bin" ] || break; sleep 0.05; done
-  [ ! -e "$M/mpi/del.bin" ] || die "still there ${BOUND:-1}s + 1s after MPI_File_delete"
+  # another client's removal: the servers told the mount before it returned
+  [ ! -e "$M/mpi/del.bin" ] || die "still there right after MPI_File_delete"
   env -u DDIO_SERVERS mpiexec -n 1 "$TMOUNT" missing "$M/mpi/del.bin"
+  printf again > "$M/mpi/del.bin" || die "the name MPI deleted cannot be created through the mount"
+  [ "$(cat "$M/mpi/del.bin")" = again ] || die "bytes: $(cat "$M/mpi/del.bin")"
+  rm "$M/mpi/del.bin"
 }
 mpi_force() {   # ROMIO_FSTYPE_FORCE=ddio: on a plain name outside any mount
   mkdir -p "$T/ufs"
@@ -167,25 +170,20 @@ mpi_force() {   # ROMIO_FSTYPE_FORCE=ddio: on a plain name outside any mount
   [ -e "$T/ufs/rel.out" ] || mpiexec -n 2 "$PAT" -q -r 8 -m 1 -p wc,wbc "ufs:$T/ufs/rel.out"
   cmp "$M/forced.out" "$T/ufs/rel.out"
 }
-# polls of 0.05 s that cover the mount's bound and 1 s more
-polls() { awk -v b="${BOUND:-1}" 'BEGIN {print int((b + 1) * 20) + 1}'; }
-# an MPI-IO write is another client's change: the mount shows the new size
-# within its bound (BOUND: DDIO_ATTR_TIMEOUT, docs/SEMANTICS.md "The
-# mount"), and an existing file's new bytes at once (no page cache)
+# an MPI-IO write is another client's change: once the job closed the file
+# the mount shows the new size at once (the servers tell it at the close:
+# docs/SEMANTICS.md "The mount"), and an existing file's new bytes too (no
+# page cache)
 mpi_posix_sees_mpi() {
   mkdir -p "$M/mpi" "$T/ufs"
   [ ! -e "$M/mpi/fresh.out" ] || die "fresh.out exists"    # a negative lookup first
-  local want t mib
+  local want mib
   for mib in 2 3; do                                       # created, then grown
     mpiexec -n 2 "$PAT" -q -r 8 -m $mib -p wc "ddio:/mpi/fresh.out"
     mpiexec -n 2 "$PAT" -q -r 8 -m $mib -p wc "ufs:$T/ufs/fresh.out"
     want=$(stat -c %s "$T/ufs/fresh.out")
-    [ $mib = 2 ] || cmp "$M/mpi/fresh.out" "$T/ufs/fresh.out"
-    for t in $(seq "$(polls)"); do
-      [ "$(stat -c %s "$M/mpi/fresh.out" 2>/dev/null)" = "$want" ] && break
-      sleep 0.05
-    done
-    [ "$(stat -c %s "$M/mpi/fresh.out")" = "$want" ] || die "size not refreshed within ${BOUND:-1}s + 1s"
+    [ "$(stat -c %s "$M/mpi/fresh.out")" = "$want" ] \
+      || die "size $(stat -c %s "$M/mpi/fresh.out") right after the job, not $want"
     cmp "$M/mpi/fresh.out" "$T/ufs/fresh.out"
   done
 }

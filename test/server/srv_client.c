@@ -91,6 +91,7 @@ int main(int argc, char **argv)
     run_case("xfer/unanswered-get", test_unanswered_get);
     run_case("ns/stats", test_stats);
     run_case("ns/readdir-big", test_readdir_big);
+    run_case("ns/watch", test_watch);
     run_case("xfer/page-cache", test_page_cache);
     return case_summary();
 }

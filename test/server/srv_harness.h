@@ -162,6 +162,7 @@ void test_unanswered_get(void);
 void test_files(void);
 void test_stats(void);
 void test_readdir_big(void);
+void test_watch(void);
 void test_page_cache(void);
 void test_locks(void);
 void test_lock_grace_before(void);

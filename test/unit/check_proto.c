@@ -229,6 +229,18 @@ static void enc_actas(struct ddio_wbuf *w)
     ddio_enc_actas(w, &m);
 }
 
+static void enc_watch(struct ddio_wbuf *w)
+{
+    struct ddio_watch m = { .client = 0x5eed0000cafeull };
+    ddio_enc_watch(w, &m);
+}
+
+static void enc_inval(struct ddio_wbuf *w)
+{
+    struct ddio_inval m = { .what = DDIO_IV_NAME | DDIO_IV_TREE, .path = "a/dir" };
+    ddio_enc_inval(w, &m);
+}
+
 static void enc_localstat(struct ddio_wbuf *w)
 {
     struct ddio_localstat m = { .handle = 7, .read = 1ull << 40, .written = 5000000 };
@@ -466,6 +478,20 @@ static int d_actas(const uint8_t *p, size_t n)
     return ddio_dec_actas(p, n, &m);
 }
 
+static int d_watch(const uint8_t *p, size_t n)
+{
+    struct ddio_watch m;
+    return ddio_dec_watch(p, n, &m);
+}
+
+static int d_inval(const uint8_t *p, size_t n)
+{
+    struct ddio_inval m;
+    int rc = ddio_dec_inval(p, n, &m);
+    free(m.path);
+    return rc;
+}
+
 static int d_localstat(const uint8_t *p, size_t n)
 {
     struct ddio_localstat m;
@@ -501,6 +527,8 @@ static const struct sample samples[] = {
     { "setattr", enc_setattr, d_setattr, FULL },
     { "actas", enc_actas, d_actas, FULL },
     { "localstat", enc_localstat, d_localstat, FULL },
+    { "watch", enc_watch, d_watch, FULL },
+    { "inval", enc_inval, d_inval, FULL },
     { "open_mode", enc_open_mode, d_open, FULL },
     { "hello", enc_hello, d_hello, FULL },
     { "hello_r", enc_hello_r, d_hello_r, FULL },
@@ -1298,6 +1326,16 @@ START_TEST(bad_namespace)
     ddio_wbuf_init(&w);
     ddio_enc_mkdir(&w, &mk);
     ck_assert_int_eq(dec_copy(d_mkdir, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    struct ddio_inval iv = { .what = 0, .path = "a" };
+    ddio_wbuf_init(&w);
+    ddio_enc_inval(&w, &iv);
+    ck_assert_int_eq(dec_copy(d_inval, w.p, w.len), -EPROTO);              /* nothing changed */
+    ddio_wbuf_free(&w);
+    iv.what = DDIO_IV_ALL + 1;
+    ddio_wbuf_init(&w);
+    ddio_enc_inval(&w, &iv);
+    ck_assert_int_eq(dec_copy(d_inval, w.p, w.len), -EPROTO);              /* an unknown bit */
     ddio_wbuf_free(&w);
     struct ddio_setattr sa = { .path = "a", .what = 0 };
     ddio_wbuf_init(&w);

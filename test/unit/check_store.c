@@ -241,6 +241,43 @@ START_TEST(t_fsyncs)
 }
 END_TEST
 
+/* the thread makes many due files durable in batches (more than one
+ * batch, files of two directories sharing them, one deleted before its
+ * turn): every job done, none failed, the queue empty */
+START_TEST(t_meta_batches)
+{
+    enum { N = 300 };
+    static struct ofile *of[N];
+    char p[64];
+    int created;
+    start(2);
+    meta_hold(1);
+    ck_assert_int_eq(store_mkdir(&st, "b0", 0755, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_mkdir(&st, "b1", 0755, msg, sizeof(msg)), 0);
+    for (int i = 0; i < N; i++) {
+        snprintf(p, sizeof(p), "b%d/f%d", i % 2, i);
+        ck_assert_int_eq(open_f(p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of[i], &created),
+                         0);
+        ck_assert_int_eq(store_meta_pending(&st, of[i]), 1);
+    }
+    ck_assert_int_eq(store_delete(&st, "b1/f7", msg, sizeof(msg)), 0);
+    meta_hold(0);
+    int waited = 0, pending = N;
+    while (pending && waited++ < 20000) {
+        usleep(1000);
+        pending = 0;
+        for (int i = 0; i < N; i++)
+            pending += store_meta_pending(&st, of[i]);
+    }
+    ck_assert_int_eq(pending, 0);
+    pthread_mutex_lock(&st.meta.mu);
+    ck_assert_ptr_null(st.meta.q);          /* (pending: not DONE, so none FAILED) */
+    pthread_mutex_unlock(&st.meta.mu);
+    for (int i = 0; i < N; i++)
+        store_release(&st, of[i]);
+}
+END_TEST
+
 START_TEST(t_meta_durable_at_sync)
 {
     start(2);
@@ -1016,14 +1053,15 @@ int main(void)
     tcase_add_test(tc, t_readdir_pages);
     tcase_add_test(tc, t_concurrent_opens);
     suite_add_tcase(s, tc);
-    /* thousands of entries made and listed: more than Check's 4 s default
-     * on a loaded machine */
+    /* thousands of entries made and listed, hundreds of files made durable:
+     * more than Check's 4 s default on a loaded machine */
     TCase *tl = tcase_create("listing");
     tcase_add_checked_fixture(tl, setup, teardown);
     tcase_set_timeout(tl, 60);
     tcase_add_test(tl, t_readdir_big_changing);
     tcase_add_test(tl, t_readdir_evicted);
     tcase_add_test(tl, t_readdir_concurrent);
+    tcase_add_test(tl, t_meta_batches);
     suite_add_tcase(s, tl);
     int failed = check_run(s, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
