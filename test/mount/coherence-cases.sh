@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The mount's cache rule (docs/SEMANTICS.md "The mount"), run INSIDE a
-# `ddio-run --mount $M` session. SET=bounded: the mount keeps attributes
+# The mount's cache rule (docs/SEMANTICS.md "The mount"), run INSIDE
+# `ddio-run --mount $M`. SET=bounded: the mount keeps attributes
 # and names for BOUND seconds (DDIO_ATTR_TIMEOUT and DDIO_CACHE_TIMEOUT):
 # the mount's own changes are seen through it at once; another client's
 # (tools/ddio, a second mount on $M2) within BOUND, plus SLACK for a busy

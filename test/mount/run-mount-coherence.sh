@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The mount's cache rule (docs/SEMANTICS.md "The mount"), in two `ddio-run
-# -s 2 --mount DIR` sessions of test/mount/coherence-cases.sh. bounded: the
+# The mount's cache rule (docs/SEMANTICS.md "The mount"), in two runs of
+# test/mount/coherence-cases.sh inside `ddio-run -s 2 --mount DIR`. bounded: the
 # mount keeps attributes and names for BOUND seconds (DDIO_ATTR_TIMEOUT and
 # DDIO_CACHE_TIMEOUT, default 2 here): the mount's own changes are seen at
 # once, another client's (tools/ddio, a second mount) within BOUND plus SLACK
@@ -30,7 +30,7 @@ for m in "$M" "$M2"; do
   t_defer bash -c 'grep -q " $0 fuse" /proc/self/mounts && { fusermount3 -u "$0" 2>/dev/null || fusermount3 -uz "$0"; }; true' "$m"
 done
 BOUND=${DDIO_ATTR_TIMEOUT:-2}
-session() {   # session SET: one ddio-run --mount session of that set of cases
+run_set() {   # run_set SET: that set of cases inside one ddio-run --mount
   local set=$1 log="$tmp/cases-$1.log" rc
   rm -rf "$tmp/srv"
   if [ "$set" = bounded ]; then
@@ -48,12 +48,12 @@ session() {   # session SET: one ddio-run --mount session of that set of cases
   t_relay "$log"
   grep -E ': [0-9.]+s$|PSTATs|OPENs$' "$log" | sed 's/^/    seen after: /'   # the delays measured
   if [ "$T_RELAYED" -eq 0 ] || { [ $rc -ne 0 ] && [ "$T_RELAYED_FAIL" -eq 0 ]; }; then
-    t_fail "mount-coherence/session-$set" "exit $rc"; t_indent "$log" 20
+    t_fail "mount-coherence/run-$set" "exit $rc"; t_indent "$log" 20
   fi
   for m in "$M" "$M2"; do
     if is_mounted "$m"; then t_fail "mount-coherence/unmounted" "$m still mounted"; fi
   done
 }
-session bounded
-session watched
+run_set bounded
+run_set watched
 t_done
