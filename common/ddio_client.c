@@ -107,7 +107,12 @@ struct ddio_client *ddio_client_new(const char *servers, int timeout_ms, uint64_
         cl->pool.act_uid = cl->pool.act_gid = -1;
         cl->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
         cl->recover_ms = ddio_recover_ms(-1, cl->timeout_ms);
-        cl->unit = unit ? unit : DDIO_DFLT_UNIT;
+        /* DDIO_CONFIG's striping, as the driver's opens take it */
+        long long cunit;
+        int cfactor;
+        ddio_config_striping(&cunit, &cfactor);
+        cl->unit = unit ? unit : cunit > 0 ? (uint64_t)cunit : DDIO_DFLT_UNIT;
+        cl->count = cfactor > 0 ? (uint32_t)cfactor : 0;
         cl->servers = servers ? strdup(servers) : NULL;
     }
     if (!rc && (cl->xport = ddio_xport_env(msg, msglen)) < 0)
@@ -672,7 +677,7 @@ static int client_open(struct ddio_client *cl, const char *path, int flags, int 
 {
     struct ddio_cfile *f = calloc(1, sizeof(*f));
     struct ddio_conn *conns[DDIO_MAX_SERVERS];
-    struct ddio_create cr = {.unit = cl->unit, .count = 0, .excl = !!(flags & DDIO_CO_EXCL),
+    struct ddio_create cr = {.unit = cl->unit, .count = cl->count, .excl = !!(flags & DDIO_CO_EXCL),
                              .mode_set = mode_set, .mode = mode};
     struct ddio_err e = {0};
     int rc = 0;

@@ -11,7 +11,8 @@ struct ddio_client {
     char **addr;                 /* the server list, in list order */
     int timeout_ms;
     int recover_ms;              /* a lost server: reconnect, resend (ddio_recover_ms) */
-    uint64_t unit;
+    uint64_t unit;               /* of files it creates */
+    uint32_t count;              /* their stripe count (0: every server) */
     char *servers;
     int xport;                   /* DDIO_TRANSPORT */
     int local_lazy;              /* ddio_client_local_lazy */

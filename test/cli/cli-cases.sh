@@ -95,6 +95,14 @@ if "$DDIO" cp -u 64K "$T/f3m" ddio:/cli/sub/ >/dev/null 2>"$T/err" \
    && cmp "$T/f3m" "$T/back/f3m"; then
   t_pass cli/cp/stripe-unit-and-dirs
 else t_fail cli/cp/stripe-unit-and-dirs "$(cat "$T/err")"; fi
+# DDIO_CONFIG's striping_unit and striping_factor make the stripe of a
+# file cp creates, as they do an MPI_File_open's
+printf 'striping_unit = 128k\nstriping_factor = 1\n' > "$T/stripe.conf"
+if DDIO_CONFIG="$T/stripe.conf" "$DDIO" cp "$T/f3m" ddio:/cli/sub/conf >/dev/null 2>"$T/err" \
+   && "$DDIO" layout --json /cli/sub/conf >"$T/lay.json" 2>>"$T/err" \
+   && py 'import json,sys; l=json.load(open(sys.argv[1])); assert (l["stripe_unit"], l["stripe_count"], l["total"]) == (131072, 1, 3000017), l' "$T/lay.json"; then
+  t_pass cli/cp/config-striping
+else t_fail cli/cp/config-striping "$(cat "$T/err" "$T/lay.json")"; fi
 # out of ddio: through the page cache with the writeback started piece by
 # piece, then fdatasync, and the copy dropped from the page cache (nothing
 # of it left there); --buffered (as cp(1)) leaves it cached; the bytes the
