@@ -49,7 +49,8 @@ static const char *BASE =
     "log-level = debug\n"
     "max_connections = 99\n"
     "stop_timeout = 7\n"
-    "page_cache = off\n";
+    "page_cache = off\n"
+    "checksums = on\n";
 
 START_TEST(file_applies)
 {
@@ -68,6 +69,7 @@ START_TEST(file_applies)
     ck_assert_uint_eq(c.max_conns, 99);
     ck_assert_uint_eq(c.stop_timeout_s, 7);
     ck_assert_int_eq(c.page_cache, 0);
+    ck_assert_int_eq(c.checksums, 1);
 }
 END_TEST
 
@@ -92,6 +94,9 @@ START_TEST(flags_beat_file)
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--listen", "0.0.0.0:0", "--root", "/x", "--insecure",
                            NULL), 0);
     ck_assert_int_eq(c.page_cache, 1);             /* the default */
+    ck_assert_int_eq(c.checksums, 0);              /* the default */
+    ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, "--checksums", "off", NULL), 0);
+    ck_assert_int_eq(c.checksums, 0);              /* the flag beats the file's on */
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, "--insecure", NULL), 0);
     ck_assert_int_eq(c.insecure, 1);
     ck_assert_ptr_null(c.secret_file);
@@ -124,6 +129,9 @@ START_TEST(mistakes)
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--listen", "0.0.0.0:0", "--root", "/x",
                            "--insecure", "--page-cache", "sometimes", NULL), -1);
     ck_assert_ptr_nonnull(strstr(err, "--page-cache: 'sometimes' is not on or off"));
+    ck_assert_int_eq(parse(&c, err, sizeof(err), "--listen", "0.0.0.0:0", "--root", "/x",
+                           "--insecure", "--checksums", "crc64", NULL), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--checksums: 'crc64' is not on or off"));
     write_conf("rotate = maybe\n");
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, NULL), -1);
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", "/nonexistent/ddio.conf", NULL),
