@@ -87,6 +87,10 @@ static int grow(struct sums *s, uint64_t i)
         s->cap = cap;
     }
     memset(s->r + s->n, 0, (i + 1 - s->n) * sizeof(*s->r));
+    /* the new records are written too: after a cut, the sidecar may still
+     * hold old sums there (it is cut to n only at the flush) */
+    touch(s, s->n);
+    touch(s, i);
     s->n = i + 1;
     return 0;
 }
@@ -138,6 +142,7 @@ static void load_records(struct sums *s, int fd, const struct sums_hdr *h)
     uint64_t n = ((uint64_t)sb.st_size - SUMS_HDR) / sizeof(struct sum_rec);
     if (n == 0 || grow(s, n - 1))
         return;
+    s->dlo = s->dhi = 0;         /* as stored: nothing to write back */
     ssize_t got = pread(fd, s->r, n * sizeof(*s->r), SUMS_HDR);
     uint64_t have = got > 0 ? (uint64_t)got / sizeof(*s->r) : 0;
     memset(s->r + have, 0, (n - have) * sizeof(*s->r));

@@ -235,6 +235,33 @@ START_TEST(t_truncate)
 }
 END_TEST
 
+/* cut, then grown again before a flush (set_size down, preallocate up):
+ * the sectors in between lose their old sums on disk too */
+START_TEST(t_cut_then_grow)
+{
+    uint8_t *b = data(4, 8);
+    struct sums *s = sums_open(rootfd, "f", datafd, 1);
+    ck_assert_int_eq(sums_begin_write(s), 0);
+    sums_set(s, 0, b, 4 * SEC);
+    ck_assert_int_eq(sums_flush(s, datafd, 1), 0);
+    ck_assert_int_eq(sums_begin_write(s), 0);
+    ck_assert_int_eq(ftruncate(datafd, SEC), 0);
+    sums_truncate(s, SEC);
+    ck_assert_int_eq(ftruncate(datafd, 4 * SEC - 100), 0);   /* zeros from SEC on */
+    sums_truncate(s, 4 * SEC - 100);
+    sums_close(s, datafd, 0, 1);
+    s = sums_open(rootfd, "f", datafd, 0);
+    ck_assert_int_eq(sums_state(s, 0, NULL), SUM_OK);
+    static const uint8_t zero[4 * SEC];
+    uint64_t bad = 0;
+    for (unsigned i = 1; i < 3; i++)
+        ck_assert_int_ne(sums_state(s, i, NULL), SUM_OK);
+    ck_assert_int_eq(sums_verify(s, SEC, zero, 3 * SEC, &bad), 0);   /* no false error */
+    sums_close(s, datafd, 0, 1);
+    free(b);
+}
+END_TEST
+
 START_TEST(t_foreign_and_fresh)
 {
     uint8_t *b = data(2, 6);
@@ -271,6 +298,7 @@ int main(void)
     tcase_add_test(tc, t_close_not_durable);
     tcase_add_test(tc, t_stale_recomputed);
     tcase_add_test(tc, t_truncate);
+    tcase_add_test(tc, t_cut_then_grow);
     tcase_add_test(tc, t_foreign_and_fresh);
     suite_add_tcase(su, tc);
     int failed = check_run(su, 0);
