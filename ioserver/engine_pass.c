@@ -57,8 +57,10 @@ static void process(struct xfer *x, struct slot *s)
         write_pull_next(x, s);
         break;
     case S_WRITE:
-        if (io_error(x, s, "write"))
+        if (io_error(x, s, "write")) {
+            esums_unsure(x, s);
             break;
+        }
         if (did_io)
             esums_written(x, s);
         x->ctr.blocks_written++;
@@ -139,6 +141,8 @@ static void drain(struct xfer *x)
         if (!busy)
             break;
         struct slot *s = xfer_wait_event(x, 1);
+        if (s && s->io_busy && s->state == S_WRITE)
+            esums_unsure(x, s);   /* it may have landed, unsummed */
         if (s)
             s->io_busy = 0;
     }

@@ -71,6 +71,19 @@ void esums_written(struct xfer *x, struct slot *s)
     }
 }
 
+void esums_unsure(struct xfer *x, struct slot *s)
+{
+    int d;
+    uint64_t doff;
+    struct sums *su = sums_of(s, &d, &doff);
+    if (!su || !s->dr.write)
+        return;
+    uint64_t hi = sector_end(x, s->write_hi);
+    if (s->io_lo + s->dr.len > hi)
+        hi = s->io_lo + s->dr.len;
+    sums_stale(su, doff + s->io_lo, doff + hi);
+}
+
 /* The sector at datafile offset off disagreed with its sum. A write of the
  * block may have landed between our read and its sums' update (reads take
  * no block lock): read it again under the lock, which a write holds until

@@ -11,6 +11,11 @@ int esums_begin(struct xfer *x, struct slot *s);
 /* block s's write completed: the sectors it wrote whole summed from its
  * buffer, those it wrote in part STALE */
 void esums_written(struct xfer *x, struct slot *s);
+/* block s's write request ended unprocessed (the XFER failed while it was
+ * on the disk) or with an error: whatever of it landed is unknown to the
+ * sums, so its sectors go STALE (summed from the datafile at the next
+ * flush) rather than keep the old sums */
+void esums_unsure(struct xfer *x, struct slot *s);
 /* block s's read (S_READ or S_RMW) completed: its sectors checked. 0, or
  * -EILSEQ with x failed by a data-integrity error naming the file, the
  * offset and the server */

@@ -359,6 +359,17 @@ checksums on: sectors verified [0-9]+, bad [1-9]' \
     "$top/tools/ddio" stats sums_bad sums_unknown > "$tmp/sums-c.stats"; cat "$tmp/sums-c.stats"
     awk "\$2==\"sums_bad\"{b+=\$3} \$2==\"sums_unknown\"{u+=\$3} END{exit !(b==0 && u>=1)}" "$tmp/sums-c.stats"' \
     "$bin/t_sums"
+  # no false error where sums must follow the file: set_size down and up,
+  # preallocate (t_size), sector-sized reads and read-modify-writes
+  # (t_smallio), each read back (filecmp) by fresh servers with checksums
+  for prog in t_size t_smallio; do
+    root="$tmp/srv-sums-$prog"; mkdir -p "$root"
+    t_step "sums-$prog/ddio" "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- \
+      mpiexec -n 3 "$bin/$prog" "ddio:/$prog"
+    ufs_run "sums-$prog" 3 "$bin/$prog"
+    t_step "sums-$prog/cmp" "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- \
+      mpiexec -n 1 "$bin/filecmp" "ddio:/$prog" "ufs:$U/sums-$prog"
+  done
   # --checksums off, the default (no option given): as before, no
   # sidecar, and the flipped byte is read
   root="$tmp/srv-sums-off"; mkdir -p "$root"
