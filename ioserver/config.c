@@ -35,7 +35,7 @@ void config_defaults(struct srv_config *c)
     c->stop_timeout_s = 30;
     c->lock_grace_ms = 3000;
     c->page_cache = 1;
-    c->checksums = 0;
+    c->checksums = SUMS_MIRRORED;
     c->copies = 1;
 }
 
@@ -67,11 +67,13 @@ void config_usage(FILE *f)
         "                       created without a mode of its own (romio_ddio_redundancy,\n"
         "                       ddio cp, the mount); every server of a layout must have\n"
         "                       the same; a file on fewer servers gets as many as fit\n"
-        "  --checksums on|off   on: a CRC32C per 4 KiB sector of every block written,\n"
+        "  --checksums on|off|mirrored\n"
+        "                       on: a CRC32C per 4 KiB sector of every block written,\n"
         "                       checked at every read from disk (a mismatch: read from\n"
         "                       a copy, or the read fails); kept under each root's\n"
         "                       .ddio/sums/; same-host clients then go through the\n"
-        "                       server. off (default): none, as before\n"
+        "                       server. mirrored (default): for files with copies\n"
+        "                       only. off: none, as before\n"
         "  --throttle-mbps N    emulate slow disks: each disk moves at most N MiB/s\n"
         "                       (tests and demos; default 0 = off)\n"
         "  --log-level L        error|warn|info|debug (default info); debug logs one line\n"
@@ -221,6 +223,23 @@ static int on_off(int *field, const char *flag, const char *arg, char *err, size
     return b < 0 ? -1 : 0;
 }
 
+/* on|off, or mirrored: sums for the files with copies, where a bad sector
+ * is served from a good one (none files keep the same-host shortcuts) */
+static int set_checksums(struct srv_config *c, const char *arg, char *err, size_t errlen)
+{
+    if (!strcmp(arg, "mirrored")) {
+        c->checksums = SUMS_MIRRORED;
+        return 0;
+    }
+    int b = parse_bool(arg);
+    if (b < 0) {
+        snprintf(err, errlen, "--checksums: '%s' is not on, off or mirrored", arg);
+        return -1;
+    }
+    c->checksums = b ? SUMS_ON : SUMS_OFF;
+    return 0;
+}
+
 static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen)
 {
     uint64_t v;
@@ -261,7 +280,7 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'K':
         return on_off(&c->page_cache, "--page-cache", arg, err, errlen);
     case 'J':
-        return on_off(&c->checksums, "--checksums", arg, err, errlen);
+        return set_checksums(c, arg, err, errlen);
     case 'Z':
         return redundancy(c, arg, err, errlen);
     case 'T':

@@ -8,6 +8,9 @@
 #define DDIO_MAX_ROOTS 64
 #define LISTEN_PORT_AUTO 65536
 
+/* --checksums: which files keep sums */
+enum { SUMS_OFF = 0, SUMS_ON = 1, SUMS_MIRRORED = 2 };
+
 struct srv_config {
     char listen_host[256];
     int listen_port;              /* LISTEN_PORT_AUTO: below the ephemeral range */
@@ -18,7 +21,8 @@ struct srv_config {
     unsigned buffers;             /* aligned buffers per disk */
     int rotate;
     int page_cache;               /* --page-cache on|off (pcache.h), default on */
-    int checksums;                /* --checksums on|off (sums.h), default off */
+    int checksums;                /* --checksums (sums.h): SUMS_OFF, SUMS_ON, or
+                                   * SUMS_MIRRORED (default: files with copies) */
     unsigned copies;              /* --redundancy: copies of a file created without a
                                    * mode of its own (1 none, the default; 2, 3 mirror) */
     unsigned throttle_mibps;      /* emulate disks of this bandwidth; 0 = off */

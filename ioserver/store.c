@@ -548,7 +548,9 @@ int store_open(struct store *st, const char *path, uint32_t amode,
     rc = open_new(st, norm, amode, proposed, cr, of, created, msg, msglen);
     if (rc == 0 && (rc = init_size(of)) != 0)
         snprintf(msg, msglen, "stat %s: %s", norm, ddio_errno_name(-rc));
-    if (rc == 0 && st->checksums && (rc = sums_attach(st, of, *created)) != 0)
+    int sums = st->checksums == SUMS_ON ||
+               (st->checksums == SUMS_MIRRORED && of->layout.copies > 1);
+    if (rc == 0 && sums && (rc = sums_attach(st, of, *created)) != 0)
         snprintf(msg, msglen, "checksums of %s: ENOMEM", norm);
     if (outside) {
         pthread_mutex_lock(&st->mu);

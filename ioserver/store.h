@@ -92,7 +92,7 @@ struct store {
     int metafd;                  /* ROOT_1/.ddio/meta */
     int tmpfd;                   /* ROOT_1/.ddio/tmp (atomic writes) */
     uint64_t block_size;
-    int checksums;               /* --checksums on */
+    int checksums;               /* --checksums: SUMS_ON, _OFF, _MIRRORED */
     uint32_t copies;             /* --redundancy: a create without a mode gets it */
     uint8_t id[DDIO_ID_LEN];
     pthread_mutex_t mu;          /* open table, create/delete */

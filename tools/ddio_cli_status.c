@@ -101,6 +101,12 @@ static void fmt_uptime(uint64_t ms, char *buf, size_t n)
                  s % 60);
 }
 
+/* STATS checksums: which files the server keeps sums for */
+static const char *sums_mode(uint64_t v)
+{
+    return v == 2 ? "mirrored" : v ? "on" : "off";
+}
+
 /* the checksums (ioserver/sums.h): 4 KiB sectors read from disk and found
  * right, found bad, rewritten from a copy, read without a sum to check */
 static void show_sums(const struct ddio_stats_r *r)
@@ -110,7 +116,7 @@ static void show_sums(const struct ddio_stats_r *r)
     if (!f)
         return;                   /* a server without checksums */
     printf("  checksums %s: sectors verified %" PRIu64 ", bad %" PRIu64 ", repaired %" PRIu64
-           ", unknown %" PRIu64 "\n", on ? "on" : "off", get(r, "sums_verified", NULL),
+           ", unknown %" PRIu64 "\n", sums_mode(on), get(r, "sums_verified", NULL),
            get(r, "sums_bad", NULL), get(r, "sums_repaired", NULL),
            get(r, "sums_unknown", NULL));
 }
@@ -178,14 +184,14 @@ static void show_json(const char *addr, const struct sample *a, const struct sam
            PRIu64 ", \"xfers\": %" PRIu64 ", \"xfer_errors\": %" PRIu64
            ", \"auth_refused\": %" PRIu64 ", \"access_denied\": %" PRIu64
            ", \"local_read_bytes\": %" PRIu64 ", \"local_write_bytes\": %" PRIu64
-           ", \"checksums\": %s, \"sums_verified\": %" PRIu64 ", \"sums_bad\": %" PRIu64
+           ", \"checksums\": \"%s\", \"sums_verified\": %" PRIu64 ", \"sums_bad\": %" PRIu64
            ", \"sums_repaired\": %" PRIu64 ", \"sums_unknown\": %" PRIu64
            ", \"interval_s\": %g, \"disks\": [",
            (double)get(r, "uptime_ms", NULL) / 1000, get(r, "connections", NULL),
            get(r, "inflight", NULL), get(r, "bytes_read", NULL), get(r, "bytes_written", NULL),
            get(r, "xfers", NULL), get(r, "xfer_errors", NULL), get(r, "auth_refused", NULL),
            get(r, "access_denied", NULL), get(r, "local_read_bytes", NULL),
-           get(r, "local_write_bytes", NULL), get(r, "checksums", NULL) ? "true" : "false",
+           get(r, "local_write_bytes", NULL), sums_mode(get(r, "checksums", NULL)),
            get(r, "sums_verified", NULL), get(r, "sums_bad", NULL),
            get(r, "sums_repaired", NULL), get(r, "sums_unknown", NULL), a ? interval : 0.0);
     for (int d = 0; d < nd; d++) {

@@ -309,7 +309,8 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     "$T_SERVER_BIN" --listen 127.0.0.1:auto --root "$tmp/srv-mirror-ec" --insecure --redundancy ec:2+1
 fi
 if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioserver/sums.h)
-  # Servers with --checksums on (SUMS_ON; off is the default). 4 ranks
+  # Servers with --checksums on (SUMS_ON; the default, mirrored, keeps
+  # sums for files with copies only: the mirror steps run on it). 4 ranks
   # write 1 MiB each (64 KiB stripes) and sync; between runs a byte
   # at local offset 70000 of server 0's datafile is flipped behind the
   # servers' backs (each run starts fresh servers: nothing cached in
@@ -335,12 +336,13 @@ checksums on: sectors verified [0-9]+, bad [1-9]' \
   # written again, the bad sector is mended: every byte reads back
   t_step sums-none-mend "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- bash -c \
     'mpiexec -n 4 "$0" write ddio:/sums && mpiexec -n 4 "$0" read /dev/null ddio:/sums' "$bin/t_sums"
-  # mirror: the right bytes (the ufs: file's), read from the copy
+  # mirror, under the servers' default (--checksums mirrored): the right
+  # bytes (the ufs: file's), read from the copy
   root="$tmp/srv-sums-m"; mkdir -p "$root"
-  t_step sums-mirror-write env T_SUMS_MODE=mirror "$run" -s 3 --root "$root" "${SUMS_ON[@]}" -- \
+  t_step sums-mirror-write env T_SUMS_MODE=mirror "$run" -s 3 --root "$root" -- \
     mpiexec -n 4 "$bin/t_sums" write ddio:/sums
   t_step sums-mirror-flip python3 -c "$SUMS_FLIP" "$root/s0/sums" 70000
-  t_step sums-mirror-read "$run" -s 3 --root "$root" "${SUMS_ON[@]}" -- bash -c '
+  t_step sums-mirror-read "$run" -s 3 --root "$root" -- bash -c '
     mpiexec -n 4 "$0" read "$tmp/sums-m.dump" ddio:/sums || exit 1
     "$top/tools/ddio" stats sums_bad copy_reads > "$tmp/sums-m.stats"; cat "$tmp/sums-m.stats"
     awk "\$2==\"sums_bad\"{b+=\$3} \$2==\"copy_reads\"{c+=\$3} END{exit !(b>=1 && c>=1)}" "$tmp/sums-m.stats"' \
@@ -370,8 +372,8 @@ checksums on: sectors verified [0-9]+, bad [1-9]' \
     t_step "sums-$prog/cmp" "$run" -s 2 --root "$root" "${SUMS_ON[@]}" -- \
       mpiexec -n 1 "$bin/filecmp" "ddio:/$prog" "ufs:$U/sums-$prog"
   done
-  # --checksums off, the default (no option given): as before, no
-  # sidecar, and the flipped byte is read
+  # a none file under the default (no option given: mirrored): as
+  # before, no sidecar, and the flipped byte is read
   root="$tmp/srv-sums-off"; mkdir -p "$root"
   t_step sums-off-write "$run" -s 2 --root "$root" -- \
     mpiexec -n 4 "$bin/t_sums" write ddio:/sums
@@ -393,8 +395,8 @@ if t_selected local; then  # same-host I/O on the servers' datafiles (ddio_core_
   export -f stats_check; export top tmp LOCAL_ON LOCAL_OFF LOCAL_WOFF
   # The servers hand descriptors over only for files without checksums
   # (ioserver/local.c): the steps of the shortcut itself run with
-  # --checksums off (the default, said out loud) unless LOCAL_SUMS=on;
-  # local-sums checks the refusal.
+  # --checksums off (said out loud; none files have none by default)
+  # unless LOCAL_SUMS=on; local-sums checks the refusal.
   local_run() {  # NAME PROG FILTER RUN-ARGS...
     local name=$1 prog=$2 filter=$3 root="$tmp/srv-$1"; shift 3
     mkdir -p "$root"

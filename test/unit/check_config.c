@@ -94,9 +94,12 @@ START_TEST(flags_beat_file)
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--listen", "0.0.0.0:0", "--root", "/x", "--insecure",
                            NULL), 0);
     ck_assert_int_eq(c.page_cache, 1);             /* the default */
-    ck_assert_int_eq(c.checksums, 0);              /* the default */
+    ck_assert_int_eq(c.checksums, SUMS_MIRRORED);  /* the default */
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, "--checksums", "off", NULL), 0);
     ck_assert_int_eq(c.checksums, 0);              /* the flag beats the file's on */
+    ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, "--checksums", "mirrored",
+                           NULL), 0);
+    ck_assert_int_eq(c.checksums, SUMS_MIRRORED);
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, "--insecure", NULL), 0);
     ck_assert_int_eq(c.insecure, 1);
     ck_assert_ptr_null(c.secret_file);
@@ -131,7 +134,7 @@ START_TEST(mistakes)
     ck_assert_ptr_nonnull(strstr(err, "--page-cache: 'sometimes' is not on or off"));
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--listen", "0.0.0.0:0", "--root", "/x",
                            "--insecure", "--checksums", "crc64", NULL), -1);
-    ck_assert_ptr_nonnull(strstr(err, "--checksums: 'crc64' is not on or off"));
+    ck_assert_ptr_nonnull(strstr(err, "--checksums: 'crc64' is not on, off or mirrored"));
     write_conf("rotate = maybe\n");
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", g_path, NULL), -1);
     ck_assert_int_eq(parse(&c, err, sizeof(err), "--config", "/nonexistent/ddio.conf", NULL),
