@@ -580,7 +580,11 @@ static int on_done(xstate *st, int i, const struct ddio_hdr *h, int64_t dl)
     return 0;
 }
 
-/* servers that sent DONE and whose UCX PUT bytes have all landed */
+static int64_t silence_deadline(const struct ddio_fh *f);
+
+/* servers that sent DONE and whose UCX PUT bytes have all landed. Bytes
+ * landing count as word from their server: it sends no heartbeat to a
+ * rank it is sending data, and those go by UCX, not on the connection */
 static void ucx_check_done(xstate *st)
 {
     uint64_t got;
@@ -590,6 +594,10 @@ static void ucx_check_done(xstate *st)
         if (!st->s[i].pending || !st->s[i].sink)
             continue;
         ddio_ucx_sink_peek(st->ucx, st->s[i].sink, &got, &e);
+        if (got != st->s[i].ucx_seen) {
+            st->s[i].ucx_seen = got;
+            st->s[i].deadline = silence_deadline(st->f);
+        }
         if (e) {
             srv_broken(st, i, e, e == EPROTO ? "malformed PUT message (UCX)"
                        : "receiving read data by UCX");

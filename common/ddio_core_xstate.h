@@ -10,6 +10,7 @@ typedef struct xsrv {
     uint64_t req;
     int pending;
     struct ddio_ucx_sink *sink; /* data by UCX (heap: outlives a stuck call) */
+    uint64_t ucx_seen;          /* sink bytes seen landed: more resets deadline */
     int done;                   /* DONE came; (UCX) waiting for its bytes */
     uint64_t expect;            /* the bytes DONE says were sent */
     int have_size;

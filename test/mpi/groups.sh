@@ -77,6 +77,18 @@ g_heartbeat() {
     --throttle-mbps 5 --root "$root" -- bash -o pipefail -c \
     'mpiexec -n 4 "$0" -C -r 8192 -m 64 -p wb,rb ddio:/heartbeat | tee "$1" &&
     awk -F, "$HB_SLOW" "$1"' "$G_PAT" "$tmp/heartbeat.csv"
+  # A rank whose own part alone outlasts the silence limit (DDIO_TIMEOUT
+  # = 1 s + 5 s grace): 2 ranks, 8 MiB each in BLOCK order at 1 MiB/s. The
+  # server sends it no heartbeat while it sends it data, which by UCX
+  # never comes on the connection: the bytes landing must count as word
+  # from the server (a loaded CI host failed heartbeat-wb-rb that way)
+  export HB_LONG='$7!="ok" || $5<13 {print "pattern " $1 ": " $7 " in " $5 " s (need ok, > 13 s)"; bad=1} END{exit bad+0}'
+  t_step heartbeat-long-part-prep "${G_RUN[@]}" -s 1 -b 4096 --root "$root" -- \
+    mpiexec -n 2 "$G_PAT" -q -r 8192 -m 16 -p wb ddio:/hb-long
+  t_step heartbeat-long-part env DDIO_TIMEOUT=1 ROMIO_HINTS="$DD_HINTS" "${G_RUN[@]}" -s 1 -b 4096 -n 1 \
+    --throttle-mbps 1 --root "$root" -- bash -o pipefail -c \
+    'mpiexec -n 2 "$0" -C -r 8192 -m 16 -p rb ddio:/hb-long | tee "$1" &&
+    awk -F, "$HB_LONG" "$1"' "$G_PAT" "$tmp/heartbeat-long.csv"
   # ... but a hung server (SIGSTOP: no heartbeats, connection stays open)
   # must still fail the read within the timeout + grace (7 s) of silence
   t_step heartbeat-hung-server env DDIO_TIMEOUT=2 ROMIO_HINTS="$DD_HINTS" "${G_RUN[@]}" -s 1 -b 4096 -n 1 \
@@ -115,7 +127,7 @@ g_failfast() {
   done
 }
 
-# g_failfast_all REC...: a server SIGKILLed 1.5 s into a call (disks
+# g_failfast_all REC...: a server SIGKILLed 1 s into a call (disks
 # throttled so the call is still running, 256 MiB) and not restarted: EVERY
 # rank's call fails within max(DDIO_TIMEOUT, DDIO_RECOVER_TIMEOUT) + 1 s of
 # the kill (t_failfast measures each rank), for collective and independent
@@ -134,9 +146,12 @@ g_failfast_all() {
       for mode in coll-write coll-read indep-write indep-read; do
         t_step "failfast-all-$mode-$rec-recover-$rt" env DDIO_TIMEOUT=3 \
           "${G_RUN[@]}" -s 2 --throttle-mbps 20 --root "$root" \
-          -- bash -c '[ "$4" = 0 ] && export DDIO_RECOVER_TIMEOUT=0; rm -f "$5/kill"
-          mpiexec -n 4 "$0" "$1" "$2" 256 "$3" "$5/kill" "ddio:/ff$2" & m=$!
-          sleep 1.5; srv=$(pgrep -P "$PPID" -x ddio-server | tail -1); kill -KILL $srv
+          -- bash -c '[ "$4" = 0 ] && export DDIO_RECOVER_TIMEOUT=0; rm -f "$5/kill" "$5/started"
+          DDIO_FF_STARTED="$5/started" mpiexec -n 4 "$0" "$1" "$2" 256 "$3" "$5/kill" "ddio:/ff$2" & m=$!
+          # from the call, not from the launch (a loaded host took 1.5 s
+          # to reach the open: the kill came first, and the open failed)
+          for ((k = 0; k < 3000; k++)); do [ -e "$5/started" ] && break; sleep 0.01; done
+          sleep 1; srv=$(pgrep -P "$PPID" -x ddio-server | tail -1); kill -KILL $srv
           date +%s%N > "$5/kill"; wait $m' "$bin/t_failfast" "$mode" "$rec" "$bound" "$rt" "$root"
         grep -h "after the kill" "$T_LOG" 2>/dev/null || true
       done
