@@ -100,7 +100,8 @@ else t_fail cli/cp/stripe-unit-and-dirs "$(cat "$T/err")"; fi
 printf 'striping_unit = 128k\nstriping_factor = 1\n' > "$T/stripe.conf"
 if DDIO_CONFIG="$T/stripe.conf" "$DDIO" cp "$T/f3m" ddio:/cli/sub/conf >/dev/null 2>"$T/err" \
    && "$DDIO" layout --json /cli/sub/conf >"$T/lay.json" 2>>"$T/err" \
-   && py 'import json,sys; l=json.load(open(sys.argv[1])); assert (l["stripe_unit"], l["stripe_count"], l["total"]) == (131072, 1, 3000017), l' "$T/lay.json"; then
+   && py 'import json,sys; l=json.load(open(sys.argv[1])); assert (l["stripe_unit"], l["stripe_count"], l["total"]) == (131072, 1, 3000017), l' "$T/lay.json" \
+   && "$DDIO" rm /cli/sub/conf 2>>"$T/err"; then
   t_pass cli/cp/config-striping
 else t_fail cli/cp/config-striping "$(cat "$T/err" "$T/lay.json")"; fi
 # out of ddio: through the page cache with the writeback started piece by
