@@ -296,6 +296,19 @@ static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *
     return 0;
 }
 
+/* access(2) on a name the kernel still keeps (entry timeout) after another
+ * client removed it: the kernel asks no getattr for F_OK, only this, so
+ * the answer comes from what the watch told the cache. Permissions stay
+ * the servers' to enforce, as before: an existing path is granted. */
+static int op_access(const char *path, int mask)
+{
+    struct ddio_cstat st;
+    char msg[DDIO_CLIENT_MSG_LEN];
+    (void)mask;
+    int rc = strcmp(path, "/") ? cached_stat(path, &st, msg, sizeof(msg)) : 0;
+    return rc ? fail("access", path, rc, msg) : 0;
+}
+
 struct fill {
     void *buf;
     fuse_fill_dir_t fn;
@@ -580,6 +593,7 @@ static int op_listxattr(const char *path, char *list, size_t size)
 static const struct fuse_operations ops = {
     .init = op_init,
     .getattr = op_getattr,
+    .access = op_access,
     .readdir = op_readdir,
     .mkdir = op_mkdir,
     .rmdir = op_rmdir,

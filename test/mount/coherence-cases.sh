@@ -42,6 +42,9 @@ seen_within() {
   echo "$what: $(since "$t0")s" >&2
 }
 absent() { [ ! -e "$1" ]; }
+# access(2)'s F_OK, which asks no stat of a name the kernel keeps (PnetCDF's
+# NC_NOCLOBBER create checks it)
+no_access() { python3 -c 'import os, sys; sys.exit(os.access(sys.argv[1], os.F_OK))' "$1"; }
 size_is() { [ "$(stat -c %s "$1" 2>/dev/null)" = "$2" ]; }
 mode_is() { [ "$(stat -c %a "$1" 2>/dev/null)" = "$2" ]; }
 pstats() { reqs PSTAT; }
@@ -179,6 +182,7 @@ watched_tool() {
   "$DDIO" mkdir /wt/d
   at_once "mkdir by ddio" test -d "$M/wt/d"
   "$DDIO" rm ddio:/wt/f
+  at_once "removed by ddio (access)" no_access "$M/wt/f"
   at_once "removed by ddio" absent "$M/wt/f"
 }
 watched_mount() {
@@ -200,6 +204,7 @@ watched_mount() {
   at_once "directory renamed by mount 2 (old)" absent "$M/wm/sub/x"
   at_once "directory renamed by mount 2 (new)" size_is "$M/wm/sub2/x" 3
   rm -r "$M2/wm/sub2" "$M2/wm/g" "$M2/wm/keep"
+  at_once "removed by mount 2 (access)" no_access "$M/wm/g"
   at_once "removed by mount 2" absent "$M/wm/g"
   rmdir "$M2/wm"
   at_once "rmdir by mount 2" absent "$M/wm"
