@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ddio_desc.h"
+#include "fast_assert.h"
 #include "suite_run.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -49,7 +50,7 @@ static void flat_add(struct flat *f, int64_t off, int64_t len)
         f->cap = f->cap ? 2 * f->cap : 64;
         f->off = realloc(f->off, f->cap * sizeof(int64_t));
         f->len = realloc(f->len, f->cap * sizeof(int64_t));
-        ck_assert(f->off && f->len);
+        FA_TRUE(f->off && f->len);
     }
     f->off[f->n] = off;
     f->len[f->n++] = len;
@@ -108,10 +109,10 @@ static void assert_tree_is_flat(const struct ddio_node *t, const struct flat *f)
     expand(t, 0, &a);
     flat_merge(&a, &ma);
     flat_merge(f, &mf);
-    ck_assert_uint_eq(ma.n, mf.n);
+    FA_UINT_EQ(ma.n, mf.n);
     for (size_t i = 0; i < ma.n; i++) {
-        ck_assert_int_eq(ma.off[i], mf.off[i]);
-        ck_assert_int_eq(ma.len[i], mf.len[i]);
+        FA_INT_EQ(ma.off[i], mf.off[i]);
+        FA_INT_EQ(ma.len[i], mf.len[i]);
     }
     flat_free(&a);
     flat_free(&ma);
@@ -124,9 +125,9 @@ static size_t enc_size(const struct ddio_desc *d)
     size_t n;
     ddio_wbuf_init(&w);
     ddio_desc_encode(&w, d);
-    ck_assert_int_eq(w.err, 0);
+    FA_INT_EQ(w.err, 0);
     n = w.len;
-    ck_assert_uint_eq(n, ddio_desc_encoded_size(d));
+    FA_UINT_EQ(n, ddio_desc_encoded_size(d));
     ddio_wbuf_free(&w);
     return n;
 }
@@ -203,11 +204,11 @@ static int coll_fn(void *arg, int64_t addr, uint64_t len, uint64_t soff)
 {
     struct coll *c = arg;
     ck_assert_uint_gt(len, 0);
-    ck_assert_uint_eq(soff, c->next_s);
+    FA_UINT_EQ(soff, c->next_s);
     if (c->any)
         ck_assert_int_ne(addr, c->prev_end);   /* pieces are maximal */
     for (uint64_t b = 0; b < len; b++)
-        ck_assert_int_eq(c->m->addr[soff + b], addr + (int64_t)b);
+        FA_INT_EQ(c->m->addr[soff + b], addr + (int64_t)b);
     if (c->lo <= c->hi) {
         ck_assert_int_ge(addr, c->lo);
         ck_assert_int_le(addr + (int64_t)len, c->hi);
@@ -223,8 +224,8 @@ static void check_walk_stream(const struct ddio_desc *d, const struct model *m, 
 {
     struct coll c = { .m = m, .next_s = a, .lo = 1, .hi = 0 };
     uint64_t end = b < m->n ? b : m->n;
-    ck_assert_int_eq(ddio_desc_walk_stream(d, a, b, coll_fn, &c), 0);
-    ck_assert_uint_eq(c.next_s, end > a ? end : a);
+    FA_INT_EQ(ddio_desc_walk_stream(d, a, b, coll_fn, &c), 0);
+    FA_UINT_EQ(c.next_s, end > a ? end : a);
 }
 
 static void check_walk_file(const struct ddio_desc *d, const struct model *m, int64_t lo,
@@ -240,8 +241,8 @@ static void check_walk_file(const struct ddio_desc *d, const struct model *m, in
     if (lo >= hi)
         s1 = s0;
     c.next_s = s0;
-    ck_assert_int_eq(ddio_desc_walk_file(d, lo, hi, coll_fn, &c), 0);
-    ck_assert_uint_eq(c.next_s, s1);
+    FA_INT_EQ(ddio_desc_walk_file(d, lo, hi, coll_fn, &c), 0);
+    FA_UINT_EQ(c.next_s, s1);
 }
 
 static void check_copy(const struct ddio_desc *d, const struct model *m, uint64_t a, uint64_t b)
@@ -249,12 +250,12 @@ static void check_copy(const struct ddio_desc *d, const struct model *m, uint64_
     int64_t span = m->amax - m->amin + 1;
     uint8_t *buf = malloc(span), *pk = malloc(b - a + 1), *mark = calloc(span, 1);
     bool unique = true;
-    ck_assert(buf && pk && mark);
+    FA_TRUE(buf && pk && mark);
     for (int64_t i = 0; i < span; i++)
         buf[i] = (uint8_t)(i * 131 + 7);
     ddio_desc_gather(d, buf, m->amin, a, b, pk);
     for (uint64_t s = a; s < b; s++)
-        ck_assert_uint_eq(pk[s - a], buf[m->addr[s] - m->amin]);
+        FA_UINT_EQ(pk[s - a], buf[m->addr[s] - m->amin]);
     for (uint64_t s = a; s < b; s++) {
         unique &= !mark[m->addr[s] - m->amin];
         mark[m->addr[s] - m->amin] = 1;
@@ -264,10 +265,10 @@ static void check_copy(const struct ddio_desc *d, const struct model *m, uint64_
         memset(buf, 0, span);
         ddio_desc_scatter(d, buf, m->amin, a, b, pk);
         for (uint64_t s = a; s < b; s++)
-            ck_assert_uint_eq(buf[m->addr[s] - m->amin], pk[s - a]);
+            FA_UINT_EQ(buf[m->addr[s] - m->amin], pk[s - a]);
         for (int64_t i = 0; i < span; i++)
             if (!mark[i])
-                ck_assert_uint_eq(buf[i], 0);
+                FA_UINT_EQ(buf[i], 0);
     }
     free(buf);
     free(pk);
@@ -285,7 +286,7 @@ static void check_cover(const struct ddio_desc *d, const struct model *m, uint64
     uint8_t *mark = calloc(span, 1);
     uint64_t distinct = 0;
     int want_overlap = 0, overlap = 0;
-    ck_assert(bm && mark);
+    FA_TRUE(bm && mark);
     bm[pre / 64] |= 1ull << (pre % 64);
     mark[pre] = 1;
     for (uint64_t s = a; s < b; s++) {
@@ -294,10 +295,10 @@ static void check_cover(const struct ddio_desc *d, const struct model *m, uint64
         distinct += !mark[i];
         mark[i] = 1;
     }
-    ck_assert_uint_eq(ddio_desc_cover(d, bm, m->amin, a, b, &overlap), distinct);
-    ck_assert_int_eq(overlap, want_overlap);
+    FA_UINT_EQ(ddio_desc_cover(d, bm, m->amin, a, b, &overlap), distinct);
+    FA_INT_EQ(overlap, want_overlap);
     for (int64_t i = 0; i < span; i++)
-        ck_assert_uint_eq((bm[i / 64] >> (i % 64)) & 1, mark[i]);
+        FA_UINT_EQ((bm[i / 64] >> (i % 64)) & 1, mark[i]);
     free(bm);
     free(mark);
 }
@@ -308,21 +309,21 @@ static void check_roundtrip(const struct ddio_desc *d)
     struct ddio_desc x;
     ddio_wbuf_init(&w);
     ddio_desc_encode(&w, d);
-    ck_assert_int_eq(w.err, 0);
-    ck_assert_uint_eq(w.len, ddio_desc_encoded_size(d));
-    ck_assert_int_eq(ddio_desc_decode(w.p, w.len, DDIO_DESC_MAX_NODES, &x), 0);
-    ck_assert_int_eq(x.disp, d->disp);
-    ck_assert_int_eq(x.extent, d->extent);
-    ck_assert_uint_eq(x.start, d->start);
-    ck_assert_uint_eq(x.length, d->length);
-    ck_assert(ddio_node_equal(x.root, d->root));
-    ck_assert_uint_eq(x.root->size, d->root->size);
-    ck_assert_int_eq(x.root->lo, d->root->lo);
-    ck_assert_int_eq(x.root->hi, d->root->hi);
+    FA_INT_EQ(w.err, 0);
+    FA_UINT_EQ(w.len, ddio_desc_encoded_size(d));
+    FA_INT_EQ(ddio_desc_decode(w.p, w.len, DDIO_DESC_MAX_NODES, &x), 0);
+    FA_INT_EQ(x.disp, d->disp);
+    FA_INT_EQ(x.extent, d->extent);
+    FA_UINT_EQ(x.start, d->start);
+    FA_UINT_EQ(x.length, d->length);
+    FA_TRUE(ddio_node_equal(x.root, d->root));
+    FA_UINT_EQ(x.root->size, d->root->size);
+    FA_INT_EQ(x.root->lo, d->root->lo);
+    FA_INT_EQ(x.root->hi, d->root->hi);
     /* every truncation is rejected */
     for (size_t k = 0; k < w.len; k++) {
         struct ddio_desc y;
-        ck_assert_int_eq(ddio_desc_decode(w.p, k, DDIO_DESC_MAX_NODES, &y), -EPROTO);
+        FA_INT_EQ(ddio_desc_decode(w.p, k, DDIO_DESC_MAX_NODES, &y), -EPROTO);
         ck_assert_ptr_null(y.root);
     }
     ddio_desc_free(&x);
@@ -334,9 +335,9 @@ static void check_desc(const struct ddio_desc *d, const struct flat *tile)
 {
     struct model m;
     model_build(d, tile, &m);
-    ck_assert_int_eq(ddio_desc_check_monotone(d) == 0, m.mono);
+    FA_INT_EQ(ddio_desc_check_monotone(d) == 0, m.mono);
     for (uint64_t s = 0; s < m.n; s++)
-        ck_assert_int_eq(ddio_desc_addr(d, s), m.addr[s]);
+        FA_INT_EQ(ddio_desc_addr(d, s), m.addr[s]);
     check_walk_stream(d, &m, 0, m.n);
     check_walk_stream(d, &m, 0, m.n + 5);   /* clipped to length */
     for (int k = 0; k < 6 && m.n; k++) {
@@ -349,21 +350,21 @@ static void check_desc(const struct ddio_desc *d, const struct flat *tile)
     }
     if (m.n) {   /* a non-zero callback return stops the walk */
         struct coll c = { .m = &m, .lo = 1, .hi = 0, .stop_after = 1 };
-        ck_assert_int_eq(ddio_desc_walk_stream(d, 0, m.n, coll_fn, &c), 7);
-        ck_assert_int_eq(c.pieces, 1);
+        FA_INT_EQ(ddio_desc_walk_stream(d, 0, m.n, coll_fn, &c), 7);
+        FA_INT_EQ(c.pieces, 1);
     }
     if (m.mono) {
         int64_t first, end;
         uint64_t s = 0;
         ddio_desc_bounds(d, &first, &end);
         if (m.n == 0) {
-            ck_assert_int_eq(first, 0);
-            ck_assert_int_eq(end, 0);
-            ck_assert_uint_eq(ddio_desc_stream_before(d, 12345), 0);
-            ck_assert_int_eq(ddio_desc_next(d, 0), -1);
+            FA_INT_EQ(first, 0);
+            FA_INT_EQ(end, 0);
+            FA_UINT_EQ(ddio_desc_stream_before(d, 12345), 0);
+            FA_INT_EQ(ddio_desc_next(d, 0), -1);
         } else {
-            ck_assert_int_eq(first, m.addr[0]);
-            ck_assert_int_eq(end, m.addr[m.n - 1] + 1);
+            FA_INT_EQ(first, m.addr[0]);
+            FA_INT_EQ(end, m.addr[m.n - 1] + 1);
             /* every offset in and around the range (sampled when huge) */
             int64_t step = (end - first) / 20000 + 1;
             for (int64_t off = first - 3; off <= end + 3; off += (off < first + 64 || off > end - 64) ? 1 : step) {
@@ -371,12 +372,12 @@ static void check_desc(const struct ddio_desc *d, const struct flat *tile)
                 while (s < m.n && m.addr[s] < off)
                     s++;
                 sb = ddio_desc_stream_before(d, off);
-                ck_assert_uint_eq(sb, s);
-                ck_assert_int_eq(ddio_desc_next(d, off), s < m.n ? m.addr[s] : -1);
+                FA_UINT_EQ(sb, s);
+                FA_INT_EQ(ddio_desc_next(d, off), s < m.n ? m.addr[s] : -1);
             }
-            ck_assert_uint_eq(ddio_desc_stream_before(d, INT64_MIN), 0);
-            ck_assert_uint_eq(ddio_desc_stream_before(d, INT64_MAX), m.n);
-            ck_assert_int_eq(ddio_desc_next(d, INT64_MIN), m.addr[0]);
+            FA_UINT_EQ(ddio_desc_stream_before(d, INT64_MIN), 0);
+            FA_UINT_EQ(ddio_desc_stream_before(d, INT64_MAX), m.n);
+            FA_INT_EQ(ddio_desc_next(d, INT64_MIN), m.addr[0]);
             for (int k = 0; k < 6; k++) {
                 int64_t lo = first - 2 + (int64_t)rndn(end - first + 4);
                 int64_t hi = lo + (int64_t)rndn(end - lo + 3);
@@ -446,13 +447,13 @@ START_TEST(test_random_trees)
         struct ddio_desc d;
         struct flat f = { 0 };
         ck_assert_ptr_nonnull(t);
-        ck_assert_int_eq(ddio_node_finish(t), 0);
+        FA_INT_EQ(ddio_node_finish(t), 0);
         if (t->size > 3000) {
             ddio_node_free(t);
             continue;
         }
         expand(t, 0, &f);
-        ck_assert_uint_eq(flat_bytes(&f), t->size);
+        FA_UINT_EQ(flat_bytes(&f), t->size);
         make_desc(&d, t, mono);
         check_desc(&d, &f);
 
@@ -613,7 +614,7 @@ START_TEST(test_strided_leaves)
             struct ddio_desc d;
             struct flat f = { 0 };
             ck_assert_ptr_nonnull(t);
-            ck_assert_int_eq(ddio_node_finish(t), 0);
+            FA_INT_EQ(ddio_node_finish(t), 0);
             expand(t, 0, &f);
             make_desc(&d, t, len <= (uint64_t)st);
             check_desc(&d, &f);
@@ -642,7 +643,7 @@ START_TEST(test_random_types)
         u = ddio_node_from_flat(t->f.n, t->f.off, t->f.len);
         ck_assert_ptr_nonnull(u);
         assert_tree_is_flat(u, &t->f);
-        ck_assert_uint_eq(u->size, bytes);
+        FA_UINT_EQ(u->size, bytes);
         d.root = u;
         d.extent = tt_ext(t);
         d.disp = mono ? (int64_t)rndn(40) + (u->lo < 0 ? -u->lo : 0) : rndr(-50, 50);
@@ -791,7 +792,7 @@ START_TEST(test_patterns_model)
                     d.start = rndn(d.root->size * 2);
                     d.length = 1 + rndn(d.root->size * 2);
                     check_desc(&d, &f);
-                    ck_assert_int_eq(ddio_desc_check_monotone(&d), 0);
+                    FA_INT_EQ(ddio_desc_check_monotone(&d), 0);
                     ddio_desc_free(&d);
                     flat_free(&f);
                 }
@@ -817,15 +818,15 @@ static void pattern_sizes(int P, int64_t R, const int64_t shape1[2], const int64
                 rank_flat(p, P, rank, rows, cols, R, &f);
                 d.root = ddio_node_from_flat(f.n, f.off, f.len);
                 if (!d.root) {
-                    ck_assert_uint_eq(flat_bytes(&f), 0);
+                    FA_UINT_EQ(flat_bytes(&f), 0);
                     sz[big] = 0;
                     flat_free(&f);
                     continue;
                 }
-                ck_assert_uint_eq(d.root->size, flat_bytes(&f));
+                FA_UINT_EQ(d.root->size, flat_bytes(&f));
                 d.extent = rows * cols * R;
                 d.length = d.root->size;
-                ck_assert_int_eq(ddio_desc_check_monotone(&d), 0);
+                FA_INT_EQ(ddio_desc_check_monotone(&d), 0);
                 /* spot checks against the flat list */
                 for (int k = 0; k < 64; k++) {
                     size_t i = rndn(f.n);
@@ -835,8 +836,8 @@ static void pattern_sizes(int P, int64_t R, const int64_t shape1[2], const int64
                             before += (uint64_t)f.len[j];
                     else
                         continue;
-                    ck_assert_int_eq(ddio_desc_addr(&d, before), f.off[i]);
-                    ck_assert_uint_eq(ddio_desc_stream_before(&d, f.off[i]), before);
+                    FA_INT_EQ(ddio_desc_addr(&d, before), f.off[i]);
+                    FA_UINT_EQ(ddio_desc_stream_before(&d, f.off[i]), before);
                 }
                 sz[big] = enc_size(&d);
                 ck_assert_uint_lt(sz[big], 1024);
@@ -846,7 +847,7 @@ static void pattern_sizes(int P, int64_t R, const int64_t shape1[2], const int64
             if (sz[0] != sz[1])
                 fprintf(stderr, "size mismatch %s P=%d R=%ld rank %d: %zu vs %zu\n", p->name, P,
                         (long)R, rank, sz[0], sz[1]);
-            ck_assert_uint_eq(sz[0], sz[1]);
+            FA_UINT_EQ(sz[0], sz[1]);
             maxsz = sz[0] > maxsz ? sz[0] : maxsz;
         }
         if (print)
@@ -888,23 +889,23 @@ START_TEST(test_from_flat_basic)
 
     off[0] = 0, len[0] = 10;
     t = ddio_node_from_flat(1, off, len);
-    ck_assert_int_eq(t->kind, DDIO_N_LEAF);
-    ck_assert_uint_eq(t->u.leaf.len, 10);
+    FA_INT_EQ(t->kind, DDIO_N_LEAF);
+    FA_UINT_EQ(t->u.leaf.len, 10);
     ddio_node_free(t);
 
     off[0] = 100;   /* shifted: a LIST of one */
     t = ddio_node_from_flat(1, off, len);
-    ck_assert_int_eq(t->kind, DDIO_N_LIST);
-    ck_assert_int_eq(t->u.list.disp[0], 100);
+    FA_INT_EQ(t->kind, DDIO_N_LIST);
+    FA_INT_EQ(t->u.list.disp[0], 100);
     ddio_node_free(t);
 
     /* adjacent pieces merge, zero-length pieces vanish */
     int64_t o2[] = { 0, 4, 4, 8, 20, 24 }, l2[] = { 4, 0, 4, 4, 4, 8 };
     t = ddio_node_from_flat(6, o2, l2);
-    ck_assert_int_eq(t->kind, DDIO_N_VEC);
-    ck_assert_uint_eq(t->u.vec.count, 2);
-    ck_assert_int_eq(t->u.vec.stride, 20);
-    ck_assert_uint_eq(t->u.vec.child->u.leaf.len, 12);
+    FA_INT_EQ(t->kind, DDIO_N_VEC);
+    FA_UINT_EQ(t->u.vec.count, 2);
+    FA_INT_EQ(t->u.vec.stride, 20);
+    FA_UINT_EQ(t->u.vec.child->u.leaf.len, 12);
     ddio_node_free(t);
 
     /* ordering is kept even when not monotone */
@@ -973,7 +974,7 @@ START_TEST(test_from_flat_large)
     int64_t *off = malloc(n * sizeof(int64_t)), *len = malloc(n * sizeof(int64_t));
     struct ddio_node *t;
     double t0;
-    ck_assert(off && len);
+    FA_TRUE(off && len);
     for (size_t i = 0; i < n; i++) {
         off[i] = (int64_t)(i * 4 + 1) * 8;
         len[i] = 8;
@@ -982,12 +983,12 @@ START_TEST(test_from_flat_large)
     t = ddio_node_from_flat(n, off, len);
     t0 = now() - t0;
     ck_assert_ptr_nonnull(t);
-    ck_assert_int_eq(t->kind, DDIO_N_LIST);
-    ck_assert_int_eq(t->u.list.child[0]->kind, DDIO_N_VEC);
-    ck_assert_uint_eq(t->size, n * 8);
+    FA_INT_EQ(t->kind, DDIO_N_LIST);
+    FA_INT_EQ(t->u.list.child[0]->kind, DDIO_N_VEC);
+    FA_UINT_EQ(t->size, n * 8);
     if (getenv("DDIO_DESC_SIZES"))
         fprintf(stderr, "  from_flat: %zu pieces in %.3f s\n", n, t0);
-    ck_assert(t0 < 2.0);
+    FA_TRUE(t0 < 2.0);
     ddio_node_free(t);
 
     /* irregular input (a LIST stays) is still linear */
@@ -998,10 +999,10 @@ START_TEST(test_from_flat_large)
     t = ddio_node_from_flat(n, off, len);
     t0 = now() - t0;
     ck_assert_ptr_nonnull(t);
-    ck_assert_uint_eq(t->size, n * 8);
+    FA_UINT_EQ(t->size, n * 8);
     if (getenv("DDIO_DESC_SIZES"))
         fprintf(stderr, "  from_flat (irregular): %zu pieces in %.3f s\n", n, t0);
-    ck_assert(t0 < 10.0);
+    FA_TRUE(t0 < 10.0);
     ddio_node_free(t);
     free(off);
     free(len);
@@ -1016,49 +1017,49 @@ START_TEST(test_construct)
     int64_t disp[2] = { -16, 100 };
     struct ddio_node *ch[2];
 
-    ck_assert_int_eq(ddio_node_finish(l), 0);
-    ck_assert_uint_eq(l->size, 8);
-    ck_assert_int_eq(l->hi, 8);
+    FA_INT_EQ(ddio_node_finish(l), 0);
+    FA_UINT_EQ(l->size, 8);
+    FA_INT_EQ(l->hi, 8);
     v = ddio_node_vec(3, -32, l);
-    ck_assert_int_eq(ddio_node_finish(v), 0);
-    ck_assert_uint_eq(v->size, 24);
-    ck_assert_int_eq(v->lo, -64);
-    ck_assert_int_eq(v->hi, 8);
+    FA_INT_EQ(ddio_node_finish(v), 0);
+    FA_UINT_EQ(v->size, 24);
+    FA_INT_EQ(v->lo, -64);
+    FA_INT_EQ(v->hi, 8);
     ch[0] = v;
     ch[1] = ddio_node_leaf(4);
     x = ddio_node_list(2, disp, ch);
-    ck_assert_int_eq(ddio_node_finish(x), 0);
-    ck_assert_uint_eq(x->size, 28);
-    ck_assert_int_eq(x->lo, -80);
-    ck_assert_int_eq(x->hi, 104);
-    ck_assert_uint_eq(x->u.list.before[1], 24);
+    FA_INT_EQ(ddio_node_finish(x), 0);
+    FA_UINT_EQ(x->size, 28);
+    FA_INT_EQ(x->lo, -80);
+    FA_INT_EQ(x->hi, 104);
+    FA_UINT_EQ(x->u.list.before[1], 24);
 
     c = ddio_node_clone(x);
-    ck_assert(ddio_node_equal(c, x));
+    FA_TRUE(ddio_node_equal(c, x));
     c->u.list.child[0]->u.vec.stride = 32;
-    ck_assert(!ddio_node_equal(c, x));
-    ck_assert_int_eq(ddio_node_finish(c), 0);
-    ck_assert_int_eq(c->lo, -16);
+    FA_TRUE(!ddio_node_equal(c, x));
+    FA_INT_EQ(ddio_node_finish(c), 0);
+    FA_INT_EQ(c->lo, -16);
     ddio_node_free(c);
     ddio_node_free(x);
 
     /* zero sizes and overflow are rejected */
     x = ddio_node_leaf(0);
-    ck_assert_int_eq(ddio_node_finish(x), -EINVAL);
+    FA_INT_EQ(ddio_node_finish(x), -EINVAL);
     ddio_node_free(x);
     x = ddio_node_vec(0, 8, ddio_node_leaf(8));
-    ck_assert_int_eq(ddio_node_finish(x), -EINVAL);
+    FA_INT_EQ(ddio_node_finish(x), -EINVAL);
     ddio_node_free(x);
     x = ddio_node_vec(1ull << 62, 8, ddio_node_leaf(8));
-    ck_assert_int_eq(ddio_node_finish(x), -EINVAL);
+    FA_INT_EQ(ddio_node_finish(x), -EINVAL);
     ddio_node_free(x);
     x = ddio_node_vec(4, INT64_MAX / 2, ddio_node_leaf(1));
-    ck_assert_int_eq(ddio_node_finish(x), -EINVAL);
+    FA_INT_EQ(ddio_node_finish(x), -EINVAL);
     ddio_node_free(x);
     ch[0] = ddio_node_leaf(1);
     disp[0] = INT64_MAX;
     x = ddio_node_list(1, disp, ch);
-    ck_assert_int_eq(ddio_node_finish(x), -EINVAL);
+    FA_INT_EQ(ddio_node_finish(x), -EINVAL);
     ddio_node_free(x);
     ck_assert_ptr_null(ddio_node_vec(2, 2, NULL));   /* NULL propagates */
     ck_assert_ptr_null(ddio_node_list(0, disp, ch));
@@ -1066,14 +1067,14 @@ START_TEST(test_construct)
     /* an empty descriptor: every evaluator copes without a root */
     struct ddio_desc d = { 0 };
     int64_t a, b;
-    ck_assert_int_eq(ddio_desc_check_monotone(&d), 0);
+    FA_INT_EQ(ddio_desc_check_monotone(&d), 0);
     ddio_desc_bounds(&d, &a, &b);
-    ck_assert_int_eq(a, 0);
-    ck_assert_int_eq(b, 0);
-    ck_assert_int_eq(ddio_desc_next(&d, 0), -1);
-    ck_assert_int_eq(ddio_desc_walk_stream(&d, 0, 10, NULL, NULL), 0);
-    ck_assert_int_eq(ddio_desc_walk_file(&d, 0, 10, NULL, NULL), 0);
-    ck_assert_uint_eq(ddio_desc_encoded_size(&d), 41);
+    FA_INT_EQ(a, 0);
+    FA_INT_EQ(b, 0);
+    FA_INT_EQ(ddio_desc_next(&d, 0), -1);
+    FA_INT_EQ(ddio_desc_walk_stream(&d, 0, 10, NULL, NULL), 0);
+    FA_INT_EQ(ddio_desc_walk_file(&d, 0, 10, NULL, NULL), 0);
+    FA_UINT_EQ(ddio_desc_encoded_size(&d), 41);
 }
 END_TEST
 
@@ -1122,10 +1123,10 @@ START_TEST(test_peek_length)
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_desc_encode(&w, &d);
-    ck_assert_uint_eq(ddio_desc_peek_length(w.p, w.len), 3u << 20);
-    ck_assert_uint_eq(ddio_desc_peek_length(w.p, 32), 3u << 20);
-    ck_assert_uint_eq(ddio_desc_peek_length(w.p, 31), UINT64_MAX);
-    ck_assert_uint_eq(ddio_desc_peek_length(NULL, 0), UINT64_MAX);
+    FA_UINT_EQ(ddio_desc_peek_length(w.p, w.len), 3u << 20);
+    FA_UINT_EQ(ddio_desc_peek_length(w.p, 32), 3u << 20);
+    FA_UINT_EQ(ddio_desc_peek_length(w.p, 31), UINT64_MAX);
+    FA_UINT_EQ(ddio_desc_peek_length(NULL, 0), UINT64_MAX);
     ddio_wbuf_free(&w);
     ddio_node_free(d.root);
 }
@@ -1138,21 +1139,21 @@ START_TEST(test_decode_limits)
     for (int depth = 1; depth <= 6; depth++) {
         put_deep(&w, depth);
         int rc = ddio_desc_decode_lim(w.p, w.len, 100, 4, &d);
-        ck_assert_int_eq(rc, depth <= 4 ? 0 : -E2BIG);
+        FA_INT_EQ(rc, depth <= 4 ? 0 : -E2BIG);
         if (rc == 0)
             ddio_desc_free(&d);
         else
             ck_assert_ptr_null(d.root);
         /* nodes: depth nodes fit in a budget of depth, not depth - 1 */
         rc = ddio_desc_decode_lim(w.p, w.len, (uint32_t)depth, 16, &d);
-        ck_assert_int_eq(rc, 0);
+        FA_INT_EQ(rc, 0);
         ddio_desc_free(&d);
         if (depth > 1)
-            ck_assert_int_eq(ddio_desc_decode_lim(w.p, w.len, (uint32_t)depth - 1, 16, &d),
+            FA_INT_EQ(ddio_desc_decode_lim(w.p, w.len, (uint32_t)depth - 1, 16, &d),
                              -E2BIG);
         /* malformed within the limits stays EPROTO */
         if (depth <= 4)
-            ck_assert_int_eq(ddio_desc_decode_lim(w.p, w.len - 1, 100, 4, &d), -EPROTO);
+            FA_INT_EQ(ddio_desc_decode_lim(w.p, w.len - 1, 100, 4, &d), -EPROTO);
         ddio_wbuf_free(&w);
     }
 }
@@ -1165,7 +1166,7 @@ START_TEST(test_decode_bombs)
     /* depth: 16 levels pass, 17 fail, a million fail at once */
     for (int depth = 15; depth <= 17; depth++) {
         put_deep(&w, depth);
-        ck_assert_int_eq(dec(&w, 100), depth <= DDIO_DESC_MAX_DEPTH ? 0 : -EPROTO);
+        FA_INT_EQ(dec(&w, 100), depth <= DDIO_DESC_MAX_DEPTH ? 0 : -EPROTO);
         ddio_wbuf_free(&w);
     }
     ddio_wbuf_init(&w);
@@ -1175,7 +1176,7 @@ START_TEST(test_decode_bombs)
         ddio_put_u32(&w, 1);
         ddio_put_u64(&w, 0);
     }
-    ck_assert_int_eq(dec(&w, DDIO_DESC_MAX_NODES), -EPROTO);
+    FA_INT_EQ(dec(&w, DDIO_DESC_MAX_NODES), -EPROTO);
     ddio_wbuf_free(&w);
 
     /* counts: a huge LIST with no bytes behind it, over budget, over the cap */
@@ -1190,10 +1191,10 @@ START_TEST(test_decode_bombs)
             ddio_put_u8(&w, DDIO_N_LEAF);
             ddio_put_u64(&w, 1);
         }
-        ck_assert_int_eq(dec(&w, 100000), ns[k] == 1000 ? 0 : -EPROTO);
+        FA_INT_EQ(dec(&w, 100000), ns[k] == 1000 ? 0 : -EPROTO);
         if (ns[k] == 1000) {
-            ck_assert_int_eq(dec(&w, 2000), -EPROTO);   /* 1 + 1000 + 1000 */
-            ck_assert_int_eq(dec(&w, 2001), 0);
+            FA_INT_EQ(dec(&w, 2000), -EPROTO);   /* 1 + 1000 + 1000 */
+            FA_INT_EQ(dec(&w, 2001), 0);
         }
         ddio_wbuf_free(&w);
     }
@@ -1224,7 +1225,7 @@ START_TEST(test_decode_bombs)
         }
         if (bad[k].trail)
             ddio_put_u8(&w, 0);
-        ck_assert_int_eq(dec(&w, 100), -EPROTO);
+        FA_INT_EQ(dec(&w, 100), -EPROTO);
         ddio_wbuf_free(&w);
     }
 
@@ -1236,7 +1237,7 @@ START_TEST(test_decode_bombs)
     ddio_put_u64(&w, 1ull << 40);   /* length: 2^40 tiles of 1 byte */
     ddio_put_u8(&w, DDIO_N_LEAF);
     ddio_put_u64(&w, 1);
-    ck_assert_int_eq(dec(&w, 100), -EPROTO);
+    FA_INT_EQ(dec(&w, 100), -EPROTO);
     ddio_wbuf_free(&w);
 }
 END_TEST
@@ -1257,8 +1258,8 @@ START_TEST(test_decode_garbage)
             else if (rndn(2) == 0)
                 buf[i] = 0;
         if (ddio_desc_decode(buf, n, 64, &d) == 0) {
-            ck_assert_int_eq(ddio_node_finish(d.root), 0);
-            ck_assert_uint_eq(ddio_desc_encoded_size(&d), n);
+            FA_INT_EQ(ddio_node_finish(d.root), 0);
+            FA_UINT_EQ(ddio_desc_encoded_size(&d), n);
             ddio_desc_free(&d);
         } else {
             ck_assert_ptr_null(d.root);
@@ -1279,8 +1280,8 @@ START_TEST(test_decode_garbage)
             if (ddio_desc_decode(w.p, w.len, DDIO_DESC_MAX_NODES, &x) == 0) {
                 ddio_wbuf_init(&w2);
                 ddio_desc_encode(&w2, &x);
-                ck_assert_uint_eq(w2.len, w.len);
-                ck_assert(!memcmp(w2.p, w.p, w.len));
+                FA_UINT_EQ(w2.len, w.len);
+                FA_TRUE(!memcmp(w2.p, w.p, w.len));
                 ddio_wbuf_free(&w2);
                 ddio_desc_free(&x);
             }
@@ -1319,21 +1320,21 @@ START_TEST(test_overlaps)
      * lb -64 dropped) and two ints at 0, extent 28: tile k's field lands
      * on tile k+3's ints */
     int64_t o1[] = { 80, 0 }, l1[] = { 12, 8 };
-    ck_assert_int_eq(overlaps_of(2, o1, l1, 28, 12), 1);
-    ck_assert_int_eq(overlaps_of(2, o1, l1, 28, 1), 0);     /* one tile: apart */
-    ck_assert_int_eq(overlaps_of(2, o1, l1, 92, 12), 0);    /* tiles apart */
-    ck_assert_int_eq(overlaps_of(2, o1, l1, -92, 12), 0);
+    FA_INT_EQ(overlaps_of(2, o1, l1, 28, 12), 1);
+    FA_INT_EQ(overlaps_of(2, o1, l1, 28, 1), 0);     /* one tile: apart */
+    FA_INT_EQ(overlaps_of(2, o1, l1, 92, 12), 0);    /* tiles apart */
+    FA_INT_EQ(overlaps_of(2, o1, l1, -92, 12), 0);
     /* inside one tile, in any order; touching is not overlapping */
     int64_t o2[] = { 0, 4 }, l2[] = { 8, 8 };
-    ck_assert_int_eq(overlaps_of(2, o2, l2, 64, 1), 1);
+    FA_INT_EQ(overlaps_of(2, o2, l2, 64, 1), 1);
     int64_t o3[] = { 8, 0, 16 }, l3[] = { 8, 8, 8 };
-    ck_assert_int_eq(overlaps_of(3, o3, l3, 24, 5), 0);
+    FA_INT_EQ(overlaps_of(3, o3, l3, 24, 5), 0);
     int64_t o4[] = { 32, 0, 8, 30 }, l4[] = { 4, 8, 8, 4 };
-    ck_assert_int_eq(overlaps_of(4, o4, l4, 64, 1), 1);
+    FA_INT_EQ(overlaps_of(4, o4, l4, 64, 1), 1);
     /* zero extent: every tile on the same bytes */
     int64_t o5[] = { 0 }, l5[] = { 8 };
-    ck_assert_int_eq(overlaps_of(1, o5, l5, 0, 2), 1);
-    ck_assert_int_eq(overlaps_of(1, o5, l5, 0, 1), 0);
+    FA_INT_EQ(overlaps_of(1, o5, l5, 0, 2), 1);
+    FA_INT_EQ(overlaps_of(1, o5, l5, 0, 1), 0);
     /* random single tiles against a byte map */
     rng_s = 0x0ddba11;
     for (int it = 0; it < 2000; it++) {
@@ -1347,7 +1348,7 @@ START_TEST(test_overlaps)
             for (int64_t b = off[i]; b < off[i] + len[i]; b++)
                 want |= used[b + 40]++ > 0;
         }
-        ck_assert_int_eq(overlaps_of(n, off, len, 256, 1), want);
+        FA_INT_EQ(overlaps_of(n, off, len, 256, 1), want);
     }
 }
 END_TEST
@@ -1363,7 +1364,7 @@ START_TEST(test_gather_speed)
     double t0;
     int reps = 200;
     d.root = ddio_node_vec(1u << 30, 32, ddio_node_leaf(8));
-    ck_assert_int_eq(ddio_node_finish(d.root), 0);
+    FA_INT_EQ(ddio_node_finish(d.root), 0);
     d.disp = 8;
     d.extent = (int64_t)d.root->hi;
     d.length = d.root->size;
@@ -1374,7 +1375,7 @@ START_TEST(test_gather_speed)
         ddio_desc_gather(&d, buf, 0, 0, n * 8 - 4, pk);
     t0 = now() - t0;
     for (size_t i = 0; i < n * 8 - 4; i++)
-        ck_assert_uint_eq(pk[i], buf[8 + (i / 8) * 32 + i % 8]);
+        FA_UINT_EQ(pk[i], buf[8 + (i / 8) * 32 + i % 8]);
     if (getenv("DDIO_DESC_SIZES"))
         fprintf(stderr, "  gather 8-byte pieces: %.0f MB/s packed\n",
                 reps * (double)(n * 8) / t0 / 1e6);
