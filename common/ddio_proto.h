@@ -473,6 +473,13 @@ struct ddio_repair {
 struct ddio_repair_r {
     uint32_t repaired, good, refused;
 };
+/* What a client's scrub of a file found, in sectors (not on the wire:
+ * ddio_core_io.h ddio_scrub_fh, ddio_client_scrub) */
+struct ddio_scrub_tally {
+    uint64_t verified, unknown, bad, repaired, unrepairable;
+    uint32_t no_sums;        /* views that keep no checksums (not checked) */
+    uint64_t bytes;          /* local bytes read by the servers */
+};
 /* ACTAS: the identity a trusted mount asserts for its connection */
 struct ddio_actas {
     uint32_t uid, gid;

@@ -33,7 +33,8 @@ int ddio_dec_scrub(const void *p, size_t n, struct ddio_scrub *m)
     int rc = rbuf_result(&r);
     uint64_t max = (m->flags & DDIO_SC_DATA) ? DDIO_SCRUB_DATA_MAX : DDIO_SCRUB_MAX;
     if (rc == 0 && (m->copy >= DDIO_SCRUB_COPIES || (m->flags & ~DDIO_SC_DATA) || !sector_aligned(m->off)
-                    || m->len == 0 || m->len > max || m->off > UINT64_MAX - m->len))
+                    || m->len == 0 || m->len > max
+                    || m->off > UINT64_MAX - m->len - DDIO_SCRUB_SECTOR))
         rc = -EPROTO;
     if (rc)
         memset(m, 0, sizeof(*m));

@@ -562,7 +562,7 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
         return rc ? bad_payload(c, h) : 0;
     }
     if (!writable && ((h->type == DDIO_T_XFER && w->u.x.op == DDIO_X_WRITE) ||
-                      h->type == DDIO_T_PREALLOC || h->type == DDIO_T_REPAIR)) {
+                      h->type == DDIO_T_PREALLOC)) {
         store_release(&c->srv->store, w->of);
         work_free(w);
         return read_only(c, h, handle);

@@ -167,8 +167,9 @@ static void scrub_run(struct work *w, struct ofile *vf)
     struct scan sc = {.vf = vf};
     uint64_t size = store_size(vf);
     uint64_t end = (size + SUMS_SECTOR - 1) / SUMS_SECTOR * SUMS_SECTOR;
-    if (end > m->off + m->len)
-        end = m->off + m->len;
+    uint64_t want = m->off + (m->len + SUMS_SECTOR - 1) / SUMS_SECTOR * SUMS_SECTOR;
+    if (end > want)
+        end = want;         /* whole sectors: the last one asked for included */
     sc.r.size = size;
     sc.r.next = m->off > end ? m->off : end;
     uint8_t *buf = NULL, *data = NULL;
