@@ -48,7 +48,7 @@ static int scrub_ask(struct ddio_fh *f, int q, uint32_t c, uint32_t flags, uint6
     };
     size_t n = 0;
     *reply = NULL;
-    if (ddio_fh_call(f, q, DDIO_T_SCRUB, enc_call, (uint64_t) (uintptr_t) & call, reply, &n, e))
+    if (ddio_fh_call(f, q, DDIO_T_SCRUB, enc_call, (uint64_t) (uintptr_t) &call, reply, &n, e))
         return -1;
     if (ddio_dec_scrub_r(*reply, n, r)) {
         ddio_err_set(e, EPROTO, "ddio: server %s: malformed SCRUB reply", f->srv[q].conn->name);
@@ -96,7 +96,7 @@ static void mend(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off,
     int q = (int) ddio_copy_server(f->stripe.count, p, c);
     memset(&e, 0, sizeof(e));
     if (fetch_good(f, p, c, off, sec) == 0
-        && ddio_fh_call(f, q, DDIO_T_REPAIR, enc_call, (uint64_t) (uintptr_t) & call, &reply,
+        && ddio_fh_call(f, q, DDIO_T_REPAIR, enc_call, (uint64_t) (uintptr_t) &call, &reply,
                         &n, &e) == 0
         && ddio_dec_repair_r(reply, n, &r) == 0 && (r.repaired || r.good)) {
         if (r.repaired)

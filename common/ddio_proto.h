@@ -662,7 +662,8 @@ int  ddio_dec_inval(const void *p, size_t n, struct ddio_inval *m);       /* fre
 void ddio_enc_scrub(struct ddio_wbuf *w, const struct ddio_scrub *m);
 int  ddio_dec_scrub(const void *p, size_t n, struct ddio_scrub *m);
 void ddio_enc_scrub_r(struct ddio_wbuf *w, const struct ddio_scrub_r *m);
-int  ddio_dec_scrub_r(const void *p, size_t n, struct ddio_scrub_r *m);  /* scrub_r_free */
+/* free with ddio_scrub_r_free */
+int  ddio_dec_scrub_r(const void *p, size_t n, struct ddio_scrub_r *m);
 void ddio_scrub_r_free(struct ddio_scrub_r *m);
 void ddio_enc_repair(struct ddio_wbuf *w, const struct ddio_repair *m);
 int  ddio_dec_repair(const void *p, size_t n, struct ddio_repair *m);

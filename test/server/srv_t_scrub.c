@@ -88,7 +88,8 @@ static void mend_steps(struct cl *c, uint64_t h, const char *p, const uint8_t *w
     struct ddio_repair_r rr = repair(c, h, SEC, wrong);
     datafile(p, SEC, sec, SEC);
     int flipped = sec[5000 - SEC] + w[5000] == 0xFF;     /* b ^ 0xFF == 0xFF - b */
-    CHECK(rr.refused == 1 && rr.repaired == 0 && flipped && sec[100] == w[SEC + 100], "wrong bytes: refused %u repaired %u", rr.refused,
+    CHECK(rr.refused == 1 && rr.repaired == 0 && flipped && sec[100] == w[SEC + 100],
+          "wrong bytes: refused %u repaired %u", rr.refused,
           rr.repaired);
     uint64_t before = cl_stat(c, "sums_repaired");
     rr = repair(c, h, SEC, w + SEC);
