@@ -52,6 +52,13 @@ grep -m1 'scrub --rate' "$tmp/scrub-m.log"
 grep -qE 'WARN: checksums: repaired m1 \(copy 0\) at offset 69632 \(local 69632\) on server 127\.0\.0\.1:[0-9]+ from a good copy' "$tmp/scrub-m.err" \
   && [ "$(grep -c 'WARN: checksums: repaired m2 ' "$tmp/scrub-m.err")" = 5 ] \
   && t_pass cli/scrub/repair-logged || t_fail cli/scrub/repair-logged "$(grep -m5 'WARN\|ERROR' "$tmp/scrub-m.err")"
+# two disks per server, 64 KiB blocks: each disk's datafile and mirror
+mkdir -p "$tmp/srv-sd" "$tmp/tsd"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 2 -d 2 -b 65536 --root "$tmp/srv-sd" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" T="$tmp/tsd" ROOT="$tmp/srv-sd" bash "$here/scrub-cases.sh" disks \
+  >"$tmp/scrub-d.log" 2>"$tmp/scrub-d.err"
+rc=$?
+t_relay "$tmp/scrub-d.log" && [ $rc = 0 ] || t_fail cli/scrub/session-disks "exit $rc: $(tail -c 400 "$tmp/scrub-d.err")"
 # redundancy none with --checksums on: found, not mended
 mkdir -p "$tmp/srv-sn" "$tmp/tsn"
 timeout -k 10 "$T_LIMIT" "$RUN" -s 2 --root "$tmp/srv-sn" --server-opt --checksums=on -- \

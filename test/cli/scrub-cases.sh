@@ -7,6 +7,9 @@
 # data read back with the original, and each datafile with its copy.
 #   scrub-cases.sh mirror   servers with --redundancy mirror (cp makes copies)
 #   scrub-cases.sh none     servers with --checksums on and no copies
+#   scrub-cases.sh disks    mirror, 2 disks per server, 64 KiB blocks: a
+#                           datafile per disk (ROOT/s<i>/d<d>), its mirror
+#                           on the holder's disk of the same number
 # Needs: DDIO (tools/ddio), T (scratch dir), ROOT (ddio-run's --root: server
 # i's datafiles under ROOT/s<i>, its mirrors under ROOT/s<i>/.ddio/copy1).
 # Prints "PASS: name" or "FAIL: name: why" per case.
@@ -87,6 +90,25 @@ if [ "$mode" = mirror ]; then
   "$DDIO" mkdir /dir
   t_expect_fail -x 1 -2 cli/scrub/missing "no such file" "$DDIO" scrub /nothing
   t_expect_fail -x 1 -2 cli/scrub/directory "is a directory" "$DDIO" scrub /dir
+elif [ "$mode" = disks ]; then
+  # ---- two disks per server: the sector found and mended on the right disk ----
+  R=$ROOT
+  head -c 5000017 /dev/urandom > "$T/src"
+  "$DDIO" cp "$T/src" ddio:/f >/dev/null || t_fail cli/scrub/setup "cp in failed"
+  flip "$R/s0/d1/f" 70000
+  if "$DDIO" cp ddio:/f "$T/f.back" >/dev/null 2>"$T/cp.err" && same "$T/src" "$T/f.back" \
+     && same "$R/s0/d1/f" "$R/s1/d1/.ddio/copy1/f"; then t_pass cli/scrub/disks-read-repairs
+  else t_fail cli/scrub/disks-read-repairs "$(cat "$T/cp.err" "$T/why")"; fi
+  flip "$R/s0/d0/f" 5000; flip "$R/s1/d0/.ddio/copy1/f" 200000
+  flip "$R/s1/d1/f" 300000; flip "$R/s0/d1/.ddio/copy1/f" 4097
+  rc=0; "$DDIO" scrub /f >"$T/s.out" 2>"$T/s.err" || rc=$?
+  ok=1
+  for d in d0 d1; do
+    same "$R/s0/$d/f" "$R/s1/$d/.ddio/copy1/f" && same "$R/s1/$d/f" "$R/s0/$d/.ddio/copy1/f" || ok=0
+  done
+  if [ $rc = 0 ] && [ $ok = 1 ] && grep -qx '/f: mirror: verified [1-9][0-9]*, unknown 0, bad 4, repaired 4, unrepairable 0' "$T/s.out"; then
+    t_pass cli/scrub/disks-finds-and-repairs
+  else t_fail cli/scrub/disks-finds-and-repairs "exit $rc: $(cat "$T/s.out" "$T/s.err" "$T/why")"; fi
 else
   # ---- redundancy none, checksums on: a bad sector is reported, not mended ----
   head -c 3000017 /dev/urandom > "$T/src"
