@@ -20,6 +20,8 @@
 
 #define SCRUB_CHUNK (8u << 20)          /* local bytes one SCRUB asks for */
 
+_Static_assert(DDIO_SCRUB_COPIES == DDIO_MAX_COPIES, "SCRUB's copies are the layout's");
+
 struct scrub_call {
     uint16_t type;
     struct ddio_scrub sc;
