@@ -4,7 +4,8 @@
  * SCRUB, DDIO_SC_DATA of it says it is bad, a REPAIR with bytes that
  * disagree with the sum is refused and writes nothing, one with the right
  * bytes rewrites the sector (the datafile has them again, sums_repaired
- * counts it), a second one finds it good; a write of new data after the
+ * counts it), a second one finds it good; a sum that rotted in the
+ * sidecar is rewritten, the data left; a write of new data after the
  * rot is never undone by a REPAIR carrying the old bytes. A copy the
  * server does not hold is ENOENT. Without checksums: EOPNOTSUPP. */
 #include "srv_harness.h"
@@ -130,6 +131,47 @@ static void newer_wins(struct cl *c, uint64_t h, const char *p, const struct ddi
     free(old);
 }
 
+/* the sum rotted, not the data: closed after a SYNC (sidecar CLEAN),
+ * sector 1's CRC flipped in the sidecar, reopened; SCRUB lists the
+ * sector, REPAIR with the bytes the datafile holds rewrites the sum (not
+ * the data), and the sidecar holds the right CRC again */
+static void sum_rot(struct cl *c, uint64_t *h, const char *p, const uint8_t *w,
+                    const struct ddio_layout_rec *l)
+{
+    char fn[512];
+    uint8_t crc[4], now[4];
+    struct ddio_open_r o;
+    struct ddio_scrub_r r;
+    struct msg m;
+    CHECK(cl_handle_op(c, DDIO_T_SYNC, *h, NULL) == 0, "SYNC");
+    CHECK(cl_handle_op(c, DDIO_T_CLOSE, *h, NULL) == 0, "CLOSE");
+    snprintf(fn, sizeof(fn), "%s/.ddio/sums/%s", g_root, p);
+    FILE *f = fopen(fn, "r+b");
+    CHECK(f && fseek(f, 64 + 8, SEEK_SET) == 0 && fread(crc, 1, 4, f) == 4, "sidecar %s", fn);
+    uint8_t bad[4] = {crc[0] ^ 1, crc[1], crc[2], crc[3]};
+    CHECK(fseek(f, 64 + 8, SEEK_SET) == 0 && fwrite(bad, 1, 4, f) == 4 && fclose(f) == 0,
+          "sidecar write");
+    CHECK(cl_open(c, p, DDIO_O_RDWR, l, &o) == 0, "reopen %s", p);
+    *h = o.handle;
+    CHECK(scrub(c, *h, 0, 0, 0, 2 * UNIT, &r, &m) == 0 && r.nbad == 1 && r.bad[0] == SEC,
+          "SCRUB with a rotten sum: %u bad", r.nbad);
+    ddio_scrub_r_free(&r);
+    free(m.p);
+    uint8_t sec[SEC];
+    datafile(p, SEC, sec, SEC);
+    struct ddio_repair_r rr = repair(c, *h, SEC, sec);
+    f = fopen(fn, "rb");
+    CHECK(f && fseek(f, 64 + 8, SEEK_SET) == 0 && fread(now, 1, 4, f) == 4, "sidecar reread");
+    fclose(f);
+    CHECK(rr.repaired == 1 && !memcmp(now, crc, 4) && !memcmp(sec, w + SEC, SEC),
+          "rotten sum: repaired %u, sidecar CRC %s", rr.repaired,
+          memcmp(now, crc, 4) ? "still wrong" : "right");
+    CHECK(scrub(c, *h, 0, 0, 0, 2 * UNIT, &r, &m) == 0 && r.nbad == 0, "SCRUB after");
+    ddio_scrub_r_free(&r);
+    free(m.p);
+    printf("    a rotten checksum rewritten, the data left\n");
+}
+
 void test_scrub(void)
 {
     struct cl *c = cl_connect();
@@ -163,6 +205,7 @@ void test_scrub(void)
         free(m.p);
         if (g_root && c->ndisks == 1) {
             mend_steps(c, o.handle, p, w);
+            sum_rot(c, &o.handle, p, w, &l);
             newer_wins(c, o.handle, p, &d, w);
         }
     }
