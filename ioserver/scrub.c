@@ -63,7 +63,9 @@ static ssize_t read_sector(struct ofile *vf, uint64_t a, void *buf)
 /* ---- SCRUB ---------------------------------------------------------------------------- */
 
 struct scan {
-    struct ofile *vf;
+    struct ofile *of, *vf;       /* the handle's file, the view scanned */
+    uint32_t copy;
+    const char *srv;             /* the server's name, for the log */
     struct ddio_scrub_r r;
     uint64_t bad[DDIO_SCRUB_MAX_BAD];
 };
@@ -108,6 +110,9 @@ static int check_piece(struct scan *sc, uint64_t a, uint8_t *buf, uint64_t n)
             continue;
         }
         atomic_fetch_add(&sums_ctr.bad, 1);
+        DDIO_ERR("data integrity: %s (copy %u): sector at offset %" PRIu64 " (local %" PRIu64
+                 ") on server %s disagrees with its checksum (scrub)", sc->of->path, sc->copy,
+                 logical_of(sc->of, sc->copy, a + o), a + o, sc->srv);
         sc->bad[sc->r.nbad++] = a + o;
         if (sc->r.nbad == DDIO_SCRUB_MAX_BAD) {
             sc->r.next = a + o + SUMS_SECTOR;
@@ -164,7 +169,7 @@ static struct ofile *checked_view(struct work *w, uint32_t copy)
 static void scrub_run(struct work *w, struct ofile *vf)
 {
     const struct ddio_scrub *m = &w->u.sc;
-    struct scan sc = {.vf = vf};
+    struct scan sc = {.of = w->of, .vf = vf, .copy = m->copy, .srv = w->c->srv->name};
     uint64_t size = store_size(vf);
     uint64_t end = (size + SUMS_SECTOR - 1) / SUMS_SECTOR * SUMS_SECTOR;
     uint64_t want = m->off + (m->len + SUMS_SECTOR - 1) / SUMS_SECTOR * SUMS_SECTOR;

@@ -51,6 +51,7 @@ grep -m1 'scrub --rate' "$tmp/scrub-m.log"
 # the servers log each repair: file, offset, server
 grep -qE 'WARN: checksums: repaired m1 \(copy 0\) at offset 69632 \(local 69632\) on server 127\.0\.0\.1:[0-9]+ from a good copy' "$tmp/scrub-m.err" \
   && [ "$(grep -c 'WARN: checksums: repaired m2 ' "$tmp/scrub-m.err")" = 5 ] \
+  && [ "$(grep -cE 'ERROR: data integrity: m2 \(copy [01]\): sector at offset [0-9]+ \(local [0-9]+\) on server 127\.0\.0\.1:[0-9]+ disagrees with its checksum \(scrub\)' "$tmp/scrub-m.err")" = 5 ] \
   && t_pass cli/scrub/repair-logged || t_fail cli/scrub/repair-logged "$(grep -m5 'WARN\|ERROR' "$tmp/scrub-m.err")"
 # two disks per server, 64 KiB blocks: each disk's datafile and mirror
 mkdir -p "$tmp/srv-sd" "$tmp/tsd"
