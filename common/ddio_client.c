@@ -825,3 +825,11 @@ int ddio_client_pwrite_part(struct ddio_cfile *f, uint32_t k, const void *buf, s
 {
     return xfer_part(f, k, DDIO_X_WRITE, (char *)buf, len, off, msg, msglen);
 }
+
+int ddio_client_scrub(struct ddio_cfile *f, uint64_t rate, struct ddio_scrub_tally *t,
+                      char *msg, size_t msglen)
+{
+    struct ddio_scrub_opt o = {.index = -1, .rate = rate};
+    struct ddio_err e = {0};
+    return ddio_scrub_fh(&f->fh, &o, t, &e) ? fail(&e, msg, msglen) : 0;
+}

@@ -126,6 +126,13 @@ int ddio_client_pread_part(struct ddio_cfile *f, uint32_t k, void *buf, size_t l
 int ddio_client_pwrite_part(struct ddio_cfile *f, uint32_t k, const void *buf, size_t len,
                             uint64_t off, char *msg, size_t msglen);
 
+/* Scrub (tools/ddio scrub): every sector of every copy of f read by the
+ * server holding it and checked against its checksum; a bad sector of a
+ * mirrored file rewritten from a copy that reads right. At most rate bytes
+ * a second (0: no limit); what was found added to t. 0 or -errno. */
+int ddio_client_scrub(struct ddio_cfile *f, uint64_t rate, struct ddio_scrub_tally *t,
+                      char *msg, size_t msglen);
+
 /* Watching the servers (WATCH, INVAL: PROTOCOL.md "WATCH and INVAL"):
  * a thread per server of cl keeps a connection of its own that hears of
  * every change other processes make, and calls inval(arg, what, path)

@@ -156,4 +156,26 @@ void ddio_cache_drop(struct ddio_cache *c);
 void ddio_cache_written(struct ddio_cache *c, uint64_t off, uint64_t len);
 void ddio_cache_free(struct ddio_cache *c);
 
+/* ---- ddio_core_scrub.c: checksums checked, bad sectors mended --------------- */
+
+/* What to scrub: every copy of stripe index `index` (-1: of every index),
+ * local bytes [lo, hi) of it (hi 0: to its end), at most `rate` bytes a
+ * second (0: no limit). */
+struct ddio_scrub_opt {
+    int index;
+    uint64_t lo, hi;
+    uint64_t rate;
+};
+/* SCRUB every view of f that o names on the server holding it; each bad
+ * sector's bytes fetched from another copy that reads right and sent to
+ * the bad one's server (REPAIR); what was found added to t. 0, or -1 with
+ * e (a server could not be asked: t holds what was done until then). */
+int ddio_scrub_fh(struct ddio_fh *f, const struct ddio_scrub_opt *o, struct ddio_scrub_tally *t,
+                  struct ddio_err *e);
+/* after a read of [first, end) of f that found bad[i] for stripe index i
+ * (a data-integrity error) and was served from a copy: those indexes'
+ * copies over the read's range scrubbed and mended (errors dropped: the
+ * read had its bytes) */
+void ddio_scrub_after_read(struct ddio_fh *f, const char *bad, uint64_t first, uint64_t end);
+
 #endif

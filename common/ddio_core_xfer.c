@@ -920,6 +920,20 @@ static int prepare(xstate *st, const char *involved)
     return 0;
 }
 
+/* a read that met bad sectors and got the bytes from copies: the bad
+ * copies mended over its range (ddio_core_scrub.c) */
+static void mend_bad(xstate *st)
+{
+    char bad[DDIO_MAX_SERVERS] = { 0 };
+    int any = 0;
+    int64_t first, end;
+    for (int i = 0; i < st->f->nsrv && i < (int) DDIO_MAX_SERVERS; i++)
+        any |= bad[i] = st->s[i].integrity.errnum != 0;
+    ddio_desc_bounds(st->x->fdesc, &first, &end);
+    if (any)
+        ddio_scrub_after_read(st->f, bad, (uint64_t) first, (uint64_t) end);
+}
+
 static void xstate_free(xstate *st)
 {
     free(st->s);
@@ -970,6 +984,8 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
         x->bytes = st.got_bytes;
     else if (!e->errnum)
         xfer_finish_read(&st);
+    if (!e->errnum && x->op == DDIO_X_READ)
+        mend_bad(&st);
     xstate_free(&st);
     return e->errnum ? -1 : 0;
 }

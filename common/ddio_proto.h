@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      12u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      13u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
                                  * 6: OPEN's and RENAME's once ids;
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
@@ -29,7 +29,9 @@
                                  * PREALLOC's logical size; 11: READDIR
                                  * resumes after a name, its reply says
                                  * whether more follow; 12: WATCH and
-                                 * INVAL (a mount's cache kept coherent) */
+                                 * INVAL (a mount's cache kept coherent);
+                                 * 13: SCRUB and REPAIR (checksums checked
+                                 * and bad sectors rewritten from a copy) */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -74,7 +76,11 @@ enum ddio_type {
                             * moved for a handle (for the counters) */
     DDIO_T_WATCH    = 28,  /* client -> server: this connection hears INVAL */
     DDIO_T_INVAL    = 29,  /* server -> watcher: a path changed; answered INVAL|R */
-    DDIO_T_MAX      = 30
+    DDIO_T_SCRUB    = 30,  /* client -> server: check a copy's sectors against
+                            * their checksums (and send their bytes) */
+    DDIO_T_REPAIR   = 31,  /* client -> server: rewrite bad sectors of a copy
+                            * with a good copy's bytes */
+    DDIO_T_MAX      = 32
 };
 #define DDIO_REPLY 0x8000u
 
@@ -422,6 +428,58 @@ struct ddio_inval {
     uint32_t what;
     char *path;              /* normalized, relative to the root */
 };
+/* SCRUB: sectors of local bytes [off, off + len) of the view `copy` of the
+ * handle's file this server holds (0: its own units; c >= 1: its mirror of
+ * index (me - c) mod N) read from disk and checked against their sums.
+ * off sector-aligned; len <= DDIO_SCRUB_MAX, with DDIO_SC_DATA <=
+ * DDIO_SCRUB_DATA_MAX (the bytes read come back, zeros past the end). */
+#define DDIO_SCRUB_SECTOR   4096u
+#define DDIO_SCRUB_MAX      (64u << 20)
+#define DDIO_SCRUB_DATA_MAX (1u << 20)
+#define DDIO_SCRUB_MAX_BAD  256u
+#define DDIO_SC_DATA        1u
+#define DDIO_SCRUB_COPIES   3u     /* views: copy < this (DDIO_MAX_COPIES) */
+struct ddio_scrub {
+    uint64_t handle;
+    uint32_t copy, flags;
+    uint64_t off, len;
+};
+/* SCRUB|R: where it stopped (resume there; >= size: the end), the view's
+ * local size, sectors found right, without a sum to check, and the local
+ * offsets of those that disagree (at most DDIO_SCRUB_MAX_BAD: it stops at
+ * the last); DDIO_SC_DATA: the bytes of [off, next) */
+struct ddio_scrub_r {
+    uint64_t next, size, verified, unknown;
+    uint32_t nbad;
+    uint64_t *bad;           /* malloc'd (ddio_scrub_r_free) */
+    uint32_t data_len;
+    const uint8_t *data;     /* into the payload */
+};
+/* REPAIR: whole sectors at local offset off (sector-aligned) of view `copy`
+ * (as SCRUB's), data_len a multiple of the sector, <= DDIO_SCRUB_DATA_MAX.
+ * Each is written only if, under the block lock, its bytes on disk still
+ * disagree with their sum and the offered bytes agree with it (or the
+ * bytes on disk are the offered ones: then the sum was wrong, and is
+ * rewritten). */
+struct ddio_repair {
+    uint64_t handle;
+    uint32_t copy;
+    uint64_t off;
+    uint32_t data_len;
+    const uint8_t *data;     /* into the payload */
+};
+/* REPAIR|R: sectors rewritten, found right already (or without a sum),
+ * refused (the offered bytes disagree with the sum too) */
+struct ddio_repair_r {
+    uint32_t repaired, good, refused;
+};
+/* What a client's scrub of a file found, in sectors (not on the wire:
+ * ddio_core_io.h ddio_scrub_fh, ddio_client_scrub) */
+struct ddio_scrub_tally {
+    uint64_t verified, unknown, bad, repaired, unrepairable;
+    uint32_t no_sums;        /* views that keep no checksums (not checked) */
+    uint64_t bytes;          /* local bytes read by the servers */
+};
 /* ACTAS: the identity a trusted mount asserts for its connection */
 struct ddio_actas {
     uint32_t uid, gid;
@@ -601,6 +659,16 @@ void ddio_enc_watch(struct ddio_wbuf *w, const struct ddio_watch *m);
 int  ddio_dec_watch(const void *p, size_t n, struct ddio_watch *m);
 void ddio_enc_inval(struct ddio_wbuf *w, const struct ddio_inval *m);
 int  ddio_dec_inval(const void *p, size_t n, struct ddio_inval *m);       /* free m->path */
+void ddio_enc_scrub(struct ddio_wbuf *w, const struct ddio_scrub *m);
+int  ddio_dec_scrub(const void *p, size_t n, struct ddio_scrub *m);
+void ddio_enc_scrub_r(struct ddio_wbuf *w, const struct ddio_scrub_r *m);
+/* free with ddio_scrub_r_free */
+int  ddio_dec_scrub_r(const void *p, size_t n, struct ddio_scrub_r *m);
+void ddio_scrub_r_free(struct ddio_scrub_r *m);
+void ddio_enc_repair(struct ddio_wbuf *w, const struct ddio_repair *m);
+int  ddio_dec_repair(const void *p, size_t n, struct ddio_repair *m);
+void ddio_enc_repair_r(struct ddio_wbuf *w, const struct ddio_repair_r *m);
+int  ddio_dec_repair_r(const void *p, size_t n, struct ddio_repair_r *m);
 void ddio_enc_actas(struct ddio_wbuf *w, const struct ddio_actas *m);
 int  ddio_dec_actas(const void *p, size_t n, struct ddio_actas *m);
 void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m);

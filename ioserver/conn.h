@@ -96,6 +96,8 @@ struct work {
         struct ddio_xfer x;
         struct ddio_lock lk;
         struct ddio_prealloc pa;
+        struct ddio_scrub sc;
+        struct ddio_repair rp;   /* its data in payload */
     } u;
 };
 

@@ -1,6 +1,7 @@
 /* The requests on a connection's open files: the handle table, OPEN,
  * CLOSE, STAT, SETSIZE, STATS and UCXADDR on the reader thread, and XFER,
- * SYNC, PREALLOC and LOCK, which may wait, on request threads. */
+ * SYNC, PREALLOC, LOCK, SCRUB and REPAIR, which may wait, on request
+ * threads. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -19,6 +20,7 @@
 #include "local.h"
 #include "locks.h"
 #include "replay.h"
+#include "scrub.h"
 #include "tlsgate.h"
 #include "reply.h"
 #include "ucx.h"
@@ -508,6 +510,12 @@ static int decode_slow(struct work *w, uint64_t *handle)
     } else if (h->type == DDIO_T_PREALLOC) {
         rc = ddio_dec_prealloc(w->payload, h->len, &w->u.pa);
         *handle = w->u.pa.handle;
+    } else if (h->type == DDIO_T_SCRUB) {
+        rc = ddio_dec_scrub(w->payload, h->len, &w->u.sc);
+        *handle = w->u.sc.handle;
+    } else if (h->type == DDIO_T_REPAIR) {
+        rc = ddio_dec_repair(w->payload, h->len, &w->u.rp);
+        *handle = w->u.rp.handle;
     } else {
         struct ddio_handle_req m;
         rc = ddio_dec_handle_req(w->payload, h->len, &m);
@@ -529,6 +537,7 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     static void (*const fns[])(struct work *) = {
         [DDIO_T_XFER] = do_xfer, [DDIO_T_SYNC] = do_sync,
         [DDIO_T_PREALLOC] = do_prealloc, [DDIO_T_LOCK] = do_lock,
+        [DDIO_T_SCRUB] = do_scrub, [DDIO_T_REPAIR] = do_repair,
     };
     struct work *w = work_new(c, h, payload, fns[h->type]);
     if (!w)

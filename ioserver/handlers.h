@@ -15,7 +15,7 @@ int on_stats(struct conn *c, const struct ddio_hdr *h);
 /* LOCAL: the file's read-only descriptors to a client on this host */
 int on_local(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_cancel(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
-/* XFER, SYNC, PREALLOC, LOCK: may take over *payload */
+/* XFER, SYNC, PREALLOC, LOCK, SCRUB, REPAIR: may take over *payload */
 int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload);
 /* Start (or extend) the lock grace (--lock-grace): locks held before are
  * being taken again by their holders (LOCK with DDIO_LK_RECLAIM); other

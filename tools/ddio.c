@@ -46,6 +46,12 @@ static void usage(FILE *f)
         "                       read and written, per-disk throughput and queue depth,\n"
         "                       free space of each storage root\n"
         "  stats [KEY...]       every server's raw counters, \"HOST:PORT KEY VALUE\" lines\n"
+        "  scrub PATH | --all   read every sector of every copy of a file (--all: of\n"
+        "                       every file) and check it against its checksum; a bad\n"
+        "                       sector of a mirrored file is rewritten from a copy that\n"
+        "                       reads right. One line per file (verified, unknown: no\n"
+        "                       checksum, bad, repaired, unrepairable); exit status 1\n"
+        "                       when a bad sector could not be repaired\n"
         "\n"
         "options:\n"
         "  -s, --servers HOST:PORT,...\n"
@@ -70,6 +76,9 @@ static void usage(FILE *f)
         "  -i, --interval S     status: seconds between the two samples throughput is\n"
         "                       measured over (default 1; 0: one sample, averages since\n"
         "                       start)\n"
+        "      --rate MB/s      scrub: read at most this many MB (10^6 bytes) a second\n"
+        "                       (default: no limit)\n"
+        "      --all            scrub: every file of the namespace\n"
         "  -h, --help           this text\n"
         "\n"
         "exit status: 0 ok, 1 a command failed (the cause on stderr), 2 a usage error.\n");
@@ -93,10 +102,11 @@ static const struct command commands[] = {
     {"cp", cmd_cp, "uPNB", 2, 2},
     {"status", cmd_status, "ji", 0, 0},
     {"stats", cmd_stats, "", 0, -1},
+    {"scrub", cmd_scrub, "RA", 0, 1},
 };
 
 enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N',
-       OPT_BUFFERED = 'B' };
+       OPT_BUFFERED = 'B', OPT_RATE = 'R', OPT_ALL = 'A' };
 static const struct option long_opts[] = {
     {"servers", required_argument, NULL, 's'},
     {"secret-file", required_argument, NULL, OPT_SECRET},
@@ -107,6 +117,8 @@ static const struct option long_opts[] = {
     {"no-progress", no_argument, NULL, OPT_NOPROGRESS},
     {"buffered", no_argument, NULL, OPT_BUFFERED},
     {"interval", required_argument, NULL, 'i'},
+    {"rate", required_argument, NULL, OPT_RATE},
+    {"all", no_argument, NULL, OPT_ALL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -163,10 +175,10 @@ static const char *early_names[16];
 static int take_opt(struct cli *o, const struct command *cmd, int c, const char *arg,
                     const char *optname)
 {
-    if (cmd && strchr("lujPNBi", c) && !strchr(cmd->opts, c))
+    if (cmd && strchr("lujPNBiRA", c) && !strchr(cmd->opts, c))
         return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
                                cmd->name, optname, cmd->name);
-    if (!cmd && strchr("lujPNBi", c)) {    /* before the command: checked once it is known */
+    if (!cmd && strchr("lujPNBiRA", c)) {    /* before the command: checked once it is known */
         size_t n = strlen(early_opts);
         if (n + 1 < sizeof early_opts) {
             early_opts[n] = (char)c;
@@ -194,6 +206,12 @@ static int take_opt(struct cli *o, const struct command *cmd, int c, const char 
     case 'P': o->progress = 1; return 0;
     case 'N': o->progress = 0; return 0;
     case 'B': o->buffered = 1; return 0;
+    case 'A': o->all = 1; return 0;
+    case 'R':
+        if (parse_seconds(arg, 0.001, 1e6, &o->rate_mb))
+            return cli_usage_error("--rate: '%s' is not a number of MB/s in 0.001..1000000",
+                                   arg);
+        return 0;
     case 'i':
         if (parse_seconds(arg, 0, 3600, &o->interval_s))
             return cli_usage_error("--interval: '%s' is not a number of seconds in 0..3600",

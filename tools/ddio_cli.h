@@ -22,6 +22,8 @@ struct cli {
     int buffered;             /* cp --buffered: the local destination through the
                                * page cache, not synced (as cp(1)) */
     double interval_s;        /* status --interval */
+    double rate_mb;           /* scrub --rate (MB/s, 10^6 bytes; 0: no limit) */
+    int all;                  /* scrub --all */
     int argc;                 /* the command's operands */
     char **argv;
 };
@@ -50,5 +52,6 @@ int cmd_layout(struct cli *o);
 int cmd_cp(struct cli *o);
 int cmd_status(struct cli *o);
 int cmd_stats(struct cli *o);
+int cmd_scrub(struct cli *o);
 
 #endif

@@ -6,7 +6,9 @@
 # multiple of the stripe unit, 64 MiB), status and --json parsed with sane
 # values (test/cli/cli-cases.sh); then exit status 2 and one line on stderr
 # for bad options of ddio, ddio-server and ddio-run, and the debug-level
-# log line per call. Closes with "cli: N passed, N failed".
+# log line per call; checksums mended from copies and ddio scrub
+# (test/cli/scrub-cases.sh, servers with --redundancy mirror, and with
+# --checksums on and no copies). Closes with "cli: N passed, N failed".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -36,6 +38,35 @@ t_relay "$tmp/cases.log"
 if [ $rc -ne 0 ] || ! grep -q '^PASS: ' "$tmp/cases.log"; then
   t_fail cli/session "exit $rc"; t_indent "$tmp/cases.log" 20
 fi
+
+# ---- checksums mended: a read repairs from the copy, ddio scrub (test/cli/scrub-cases.sh) ----
+# mirrored files (--redundancy mirror: cp makes copies; --checksums mirrored keeps their sums)
+mkdir -p "$tmp/srv-sm" "$tmp/tsm"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 2 --root "$tmp/srv-sm" --server-opt --redundancy=mirror --keep-logs -- \
+  env DDIO="$DDIO" T="$tmp/tsm" ROOT="$tmp/srv-sm" bash "$here/scrub-cases.sh" mirror \
+  >"$tmp/scrub-m.log" 2>"$tmp/scrub-m.err"
+rc=$?
+t_relay "$tmp/scrub-m.log" && [ $rc = 0 ] || t_fail cli/scrub/session-mirror "exit $rc: $(tail -c 400 "$tmp/scrub-m.err")"
+grep -m1 'scrub --rate' "$tmp/scrub-m.log"
+# the servers log each repair: file, offset, server
+grep -qE 'WARN: checksums: repaired m1 \(copy 0\) at offset 69632 \(local 69632\) on server 127\.0\.0\.1:[0-9]+ from a good copy' "$tmp/scrub-m.err" \
+  && [ "$(grep -c 'WARN: checksums: repaired m2 ' "$tmp/scrub-m.err")" = 5 ] \
+  && [ "$(grep -cE 'ERROR: data integrity: m2 \(copy [01]\): sector at offset [0-9]+ \(local [0-9]+\) on server 127\.0\.0\.1:[0-9]+ disagrees with its checksum \(scrub\)' "$tmp/scrub-m.err")" = 5 ] \
+  && t_pass cli/scrub/repair-logged || t_fail cli/scrub/repair-logged "$(grep -m5 'WARN\|ERROR' "$tmp/scrub-m.err")"
+# two disks per server, 64 KiB blocks: each disk's datafile and mirror
+mkdir -p "$tmp/srv-sd" "$tmp/tsd"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 2 -d 2 -b 65536 --root "$tmp/srv-sd" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" T="$tmp/tsd" ROOT="$tmp/srv-sd" bash "$here/scrub-cases.sh" disks \
+  >"$tmp/scrub-d.log" 2>"$tmp/scrub-d.err"
+rc=$?
+t_relay "$tmp/scrub-d.log" && [ $rc = 0 ] || t_fail cli/scrub/session-disks "exit $rc: $(tail -c 400 "$tmp/scrub-d.err")"
+# redundancy none with --checksums on: found, not mended
+mkdir -p "$tmp/srv-sn" "$tmp/tsn"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 2 --root "$tmp/srv-sn" --server-opt --checksums=on -- \
+  env DDIO="$DDIO" T="$tmp/tsn" ROOT="$tmp/srv-sn" bash "$here/scrub-cases.sh" none \
+  >"$tmp/scrub-n.log" 2>"$tmp/scrub-n.err"
+rc=$?
+t_relay "$tmp/scrub-n.log" && [ $rc = 0 ] || t_fail cli/scrub/session-none "exit $rc: $(tail -c 400 "$tmp/scrub-n.err")"
 
 # ---- status of a server with three disks: a line and a JSON entry per disk and root ----
 mkdir -p "$tmp/srv3"
@@ -93,6 +124,13 @@ badopt ddio-option-of-another-command-before "$DDIO" --json -s $S cp /a ddio:/b
 badopt ddio-cp-two-local "$DDIO" -s $S cp /a /b
 badopt ddio-stripe-unit "$DDIO" -s $S cp -u 0 /a ddio:/b
 badopt ddio-interval "$DDIO" -s $S status -i -1
+badopt ddio-scrub-nothing "$DDIO" -s $S scrub
+badopt ddio-scrub-path-and-all "$DDIO" -s $S scrub /a --all
+badopt ddio-scrub-two-paths "$DDIO" -s $S scrub /a /b
+badopt ddio-scrub-rate-abc "$DDIO" -s $S scrub --rate abc /a
+badopt ddio-scrub-rate-zero "$DDIO" -s $S scrub --rate 0 /a
+badopt ddio-scrub-option-of-cp "$DDIO" -s $S scrub -u 1M /a
+badopt ddio-rate-of-cp "$DDIO" -s $S cp --rate 5 /a ddio:/b
 badopt ddio-server-unknown "$SERVER" --bogus
 badopt ddio-server-port-70000 "$SERVER" --listen 127.0.0.1:70000 --root "$tmp" --insecure
 badopt ddio-server-log-level "$SERVER" --listen 127.0.0.1:0 --root "$tmp" --insecure --log-level loud

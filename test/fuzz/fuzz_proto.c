@@ -196,6 +196,12 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
     SIMPLE(FZ_ACTAS, struct ddio_actas, ddio_dec_actas, ddio_enc_actas)
     SIMPLE(FZ_LOCALSTAT, struct ddio_localstat, ddio_dec_localstat, ddio_enc_localstat)
     SIMPLE(FZ_WATCH, struct ddio_watch, ddio_dec_watch, ddio_enc_watch)
+    SIMPLE(FZ_SCRUB, struct ddio_scrub, ddio_dec_scrub, ddio_enc_scrub)
+    SIMPLE(FZ_REPAIR, struct ddio_repair, ddio_dec_repair, ddio_enc_repair)
+    SIMPLE(FZ_REPAIR_R, struct ddio_repair_r, ddio_dec_repair_r, ddio_enc_repair_r)
+#undef CLEANUP
+#define CLEANUP ddio_scrub_r_free(&m)
+    SIMPLE(FZ_SCRUB_R, struct ddio_scrub_r, ddio_dec_scrub_r, ddio_enc_scrub_r)
 #undef CLEANUP
 #define CLEANUP free(m.cred)
     SIMPLE(FZ_AUTH_MUNGE, struct ddio_auth_munge, ddio_dec_auth_munge, ddio_enc_auth_munge)

@@ -245,6 +245,27 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_inval(&w, &iv);
     emit("inval", FZ_INVAL, &w);
+    struct ddio_scrub sc = { .handle = 3, .copy = 1, .flags = DDIO_SC_DATA, .off = 8192,
+                             .len = 4096 };
+    ddio_wbuf_init(&w);
+    ddio_enc_scrub(&w, &sc);
+    emit("scrub", FZ_SCRUB, &w);
+    static const uint8_t sector[4096] = { 1, 2, 3 };
+    uint64_t bad[2] = { 4096, 12288 };
+    struct ddio_scrub_r sr = { .next = 16384, .size = 20000, .verified = 2, .nbad = 2,
+                               .bad = bad, .data_len = 4096, .data = sector };
+    ddio_wbuf_init(&w);
+    ddio_enc_scrub_r(&w, &sr);
+    emit("scrub_r", FZ_SCRUB_R, &w);
+    struct ddio_repair rp = { .handle = 3, .copy = 0, .off = 4096, .data_len = 4096,
+                              .data = sector };
+    ddio_wbuf_init(&w);
+    ddio_enc_repair(&w, &rp);
+    emit("repair", FZ_REPAIR, &w);
+    struct ddio_repair_r rpr = { .repaired = 1, .good = 2, .refused = 0 };
+    ddio_wbuf_init(&w);
+    ddio_enc_repair_r(&w, &rpr);
+    emit("repair_r", FZ_REPAIR_R, &w);
     struct ddio_rename rn = { .from = "a/x", .to = "a/y", .once_client = 0x5eedull,
                               .once_call = 3 };
     ddio_wbuf_init(&w);

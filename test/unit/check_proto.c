@@ -241,6 +241,37 @@ static void enc_inval(struct ddio_wbuf *w)
     ddio_enc_inval(w, &m);
 }
 
+static const uint8_t scrub_bytes[2 * DDIO_SCRUB_SECTOR] = { 1, 2, 3, [8191] = 9 };
+static uint64_t scrub_bad[3] = { 0, 4096, 1ull << 40 };
+
+static void enc_scrub(struct ddio_wbuf *w)
+{
+    struct ddio_scrub m = { .handle = 9, .copy = 1, .flags = DDIO_SC_DATA, .off = 1ull << 32,
+                            .len = DDIO_SCRUB_DATA_MAX };
+    ddio_enc_scrub(w, &m);
+}
+
+static void enc_scrub_r(struct ddio_wbuf *w)
+{
+    struct ddio_scrub_r m = { .next = 8192, .size = 5000, .verified = 1, .unknown = 1,
+                              .nbad = 3, .bad = scrub_bad, .data_len = sizeof(scrub_bytes),
+                              .data = scrub_bytes };
+    ddio_enc_scrub_r(w, &m);
+}
+
+static void enc_repair(struct ddio_wbuf *w)
+{
+    struct ddio_repair m = { .handle = 3, .copy = 2, .off = 1ull << 33,
+                             .data_len = sizeof(scrub_bytes), .data = scrub_bytes };
+    ddio_enc_repair(w, &m);
+}
+
+static void enc_repair_r(struct ddio_wbuf *w)
+{
+    struct ddio_repair_r m = { .repaired = 5, .good = 1, .refused = 0xFFFFFFFFu };
+    ddio_enc_repair_r(w, &m);
+}
+
 static void enc_localstat(struct ddio_wbuf *w)
 {
     struct ddio_localstat m = { .handle = 7, .read = 1ull << 40, .written = 5000000 };
@@ -492,6 +523,32 @@ static int d_inval(const uint8_t *p, size_t n)
     return rc;
 }
 
+static int d_scrub(const uint8_t *p, size_t n)
+{
+    struct ddio_scrub m;
+    return ddio_dec_scrub(p, n, &m);
+}
+
+static int d_scrub_r(const uint8_t *p, size_t n)
+{
+    struct ddio_scrub_r m;
+    int rc = ddio_dec_scrub_r(p, n, &m);
+    ddio_scrub_r_free(&m);
+    return rc;
+}
+
+static int d_repair(const uint8_t *p, size_t n)
+{
+    struct ddio_repair m;
+    return ddio_dec_repair(p, n, &m);
+}
+
+static int d_repair_r(const uint8_t *p, size_t n)
+{
+    struct ddio_repair_r m;
+    return ddio_dec_repair_r(p, n, &m);
+}
+
 static int d_localstat(const uint8_t *p, size_t n)
 {
     struct ddio_localstat m;
@@ -529,6 +586,10 @@ static const struct sample samples[] = {
     { "localstat", enc_localstat, d_localstat, FULL },
     { "watch", enc_watch, d_watch, FULL },
     { "inval", enc_inval, d_inval, FULL },
+    { "scrub", enc_scrub, d_scrub, FULL },
+    { "scrub_r", enc_scrub_r, d_scrub_r, FULL },
+    { "repair", enc_repair, d_repair, FULL },
+    { "repair_r", enc_repair_r, d_repair_r, FULL },
     { "open_mode", enc_open_mode, d_open, FULL },
     { "hello", enc_hello, d_hello, FULL },
     { "hello_r", enc_hello_r, d_hello_r, FULL },
@@ -557,6 +618,15 @@ static const struct sample samples[] = {
     { "rename", enc_rename, d_rename, FULL },
 };
 #define NSAMPLES (sizeof(samples) / sizeof(samples[0]))
+
+static size_t scrub_sample(const char *name)
+{
+    for (size_t i = 0; i < NSAMPLES; i++)
+        if (strcmp(samples[i].name, name) == 0)
+            return i;
+    ck_abort_msg("no sample %s", name);
+    return 0;
+}
 
 /* Decode from an exactly sized heap copy, so ASan sees any overread. */
 static int dec_copy(int (*dec)(const uint8_t *, size_t), const uint8_t *p, size_t n)
@@ -1278,6 +1348,105 @@ static int pstat_with(uint32_t kind, uint32_t mode, uint64_t size)
     ddio_wbuf_free(&w);
     return rc;
 }
+
+/* SCRUB, REPAIR and their replies decode to what was encoded */
+START_TEST(rt_scrub)
+{
+    struct ddio_wbuf w;
+    struct ddio_scrub sc;
+    encode_sample(&samples[scrub_sample("scrub")], &w);
+    ck_assert_int_eq(ddio_dec_scrub(w.p, w.len, &sc), 0);
+    ck_assert(sc.handle == 9 && sc.copy == 1 && sc.flags == DDIO_SC_DATA);
+    ck_assert(sc.off == 1ull << 32 && sc.len == DDIO_SCRUB_DATA_MAX);
+    ddio_wbuf_free(&w);
+    struct ddio_scrub_r r;
+    encode_sample(&samples[scrub_sample("scrub_r")], &w);
+    ck_assert_int_eq(ddio_dec_scrub_r(w.p, w.len, &r), 0);
+    ck_assert(r.next == 8192 && r.size == 5000 && r.verified == 1 && r.unknown == 1);
+    ck_assert_uint_eq(r.nbad, 3);
+    ck_assert(r.bad[0] == 0 && r.bad[1] == 4096 && r.bad[2] == 1ull << 40);
+    ck_assert_uint_eq(r.data_len, sizeof(scrub_bytes));
+    ck_assert_int_eq(memcmp(r.data, scrub_bytes, sizeof(scrub_bytes)), 0);
+    ddio_scrub_r_free(&r);
+    ddio_wbuf_free(&w);
+    struct ddio_repair rp;
+    encode_sample(&samples[scrub_sample("repair")], &w);
+    ck_assert_int_eq(ddio_dec_repair(w.p, w.len, &rp), 0);
+    ck_assert(rp.handle == 3 && rp.copy == 2 && rp.off == 1ull << 33);
+    ck_assert_uint_eq(rp.data_len, sizeof(scrub_bytes));
+    ck_assert_int_eq(memcmp(rp.data, scrub_bytes, sizeof(scrub_bytes)), 0);
+    ddio_wbuf_free(&w);
+    struct ddio_repair_r rr;
+    encode_sample(&samples[scrub_sample("repair_r")], &w);
+    ck_assert_int_eq(ddio_dec_repair_r(w.p, w.len, &rr), 0);
+    ck_assert(rr.repaired == 5 && rr.good == 1 && rr.refused == 0xFFFFFFFFu);
+    ddio_wbuf_free(&w);
+    ck_assert_str_eq(ddio_type_name(DDIO_T_SCRUB), "SCRUB");
+    ck_assert_str_eq(ddio_type_name(DDIO_T_REPAIR | DDIO_REPLY), "REPAIR|R");
+}
+END_TEST
+
+static int scrub_try(const struct ddio_scrub *m)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_scrub(&w, m);
+    int rc = dec_copy(d_scrub, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+static int repair_try(const struct ddio_repair *m)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_repair(&w, m);
+    int rc = dec_copy(d_repair, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+/* values the decoders refuse: unaligned offsets, empty or oversized
+ * ranges, unknown copies and flags, too many bad sectors */
+START_TEST(bad_scrub)
+{
+    struct ddio_scrub ok = { .handle = 1, .copy = 0, .off = 4096, .len = 1 };
+    ck_assert_int_eq(scrub_try(&ok), 0);
+    struct ddio_scrub m = ok;
+    m.off = 4097;
+    ck_assert_int_eq(scrub_try(&m), -EPROTO);
+    m = ok; m.len = 0;
+    ck_assert_int_eq(scrub_try(&m), -EPROTO);
+    m = ok; m.len = DDIO_SCRUB_MAX + 1;
+    ck_assert_int_eq(scrub_try(&m), -EPROTO);
+    m = ok; m.flags = DDIO_SC_DATA; m.len = DDIO_SCRUB_DATA_MAX + 1;
+    ck_assert_int_eq(scrub_try(&m), -EPROTO);
+    m = ok; m.flags = 2;
+    ck_assert_int_eq(scrub_try(&m), -EPROTO);
+    m = ok; m.copy = DDIO_SCRUB_COPIES;
+    ck_assert_int_eq(scrub_try(&m), -EPROTO);
+    m = ok; m.off = UINT64_MAX - 4095; m.len = 1;
+    ck_assert_int_eq(scrub_try(&m), -EPROTO);
+    struct ddio_repair rok = { .handle = 1, .off = 8192, .data_len = 4096,
+                               .data = scrub_bytes };
+    ck_assert_int_eq(repair_try(&rok), 0);
+    struct ddio_repair r = rok;
+    r.data_len = 100;                                           /* not whole sectors */
+    ck_assert_int_eq(repair_try(&r), -EPROTO);
+    r = rok; r.off = 100;
+    ck_assert_int_eq(repair_try(&r), -EPROTO);
+    r = rok; r.copy = DDIO_SCRUB_COPIES;
+    ck_assert_int_eq(repair_try(&r), -EPROTO);
+    /* a reply claiming more bad sectors than the cap */
+    uint64_t many[DDIO_SCRUB_MAX_BAD + 1] = { 0 };
+    struct ddio_scrub_r sr = { .nbad = DDIO_SCRUB_MAX_BAD + 1, .bad = many };
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_scrub_r(&w, &sr);
+    ck_assert_int_eq(dec_copy(d_scrub_r, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+}
+END_TEST
 
 START_TEST(bad_namespace)
 {
@@ -2376,6 +2545,8 @@ static Suite *proto_suite(void)
     tcase_add_test(tn, log_format);
     tcase_add_test(tn, rt_namespace);
     tcase_add_test(tn, bad_namespace);
+    tcase_add_test(tn, rt_scrub);
+    tcase_add_test(tn, bad_scrub);
     tcase_set_timeout(tn, 60);
     suite_add_tcase(s, tn);
     return s;

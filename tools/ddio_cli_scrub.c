@@ -1,0 +1,143 @@
+/* ddio scrub PATH | --all [--rate MB/s]: every sector of every copy of the
+ * file(s) checked against its checksum by the server holding it, bad
+ * sectors of mirrored files rewritten from a copy that reads right
+ * (ddio_client_scrub; DESIGN.md 6.2). One line per file; exit status 1
+ * when a bad sector could not be mended or a file could not be scrubbed. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddio_cli.h"
+
+struct scrub_run {
+    struct ddio_client *cl;
+    uint64_t rate;
+    struct ddio_scrub_tally all;
+    unsigned files, failed;
+};
+
+static void add(struct ddio_scrub_tally *a, const struct ddio_scrub_tally *t)
+{
+    a->verified += t->verified;
+    a->unknown += t->unknown;
+    a->bad += t->bad;
+    a->repaired += t->repaired;
+    a->unrepairable += t->unrepairable;
+    a->no_sums += t->no_sums;
+    a->bytes += t->bytes;
+}
+
+static void report(const char *path, const char *mode, const struct ddio_scrub_tally *t)
+{
+    printf("%s: %s: verified %" PRIu64 ", unknown %" PRIu64 ", bad %" PRIu64 ", repaired %"
+           PRIu64 ", unrepairable %" PRIu64 "%s\n", path, mode, t->verified, t->unknown, t->bad,
+           t->repaired, t->unrepairable,
+           t->no_sums ? " (some copies keep no checksums: not checked)" : "");
+}
+
+/* one file scrubbed and reported; 0, or 1 (a failure, said on stderr) */
+static int scrub_file(struct scrub_run *r, const char *path)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_cstat st;
+    struct ddio_cfile *f;
+    struct ddio_scrub_tally t;
+    memset(&t, 0, sizeof(t));
+    r->files++;
+    if (ddio_client_stat(r->cl, path, &st, msg, sizeof msg))
+        return cli_fail("scrub: %s", msg);
+    if (st.is_dir)
+        return cli_fail("scrub: %s: is a directory (scrub --all walks every file)", path);
+    if (ddio_client_open(r->cl, path, DDIO_CO_RDONLY, &f, msg, sizeof msg))
+        return cli_fail("scrub: %s", msg);
+    int rc = ddio_client_scrub(f, r->rate, &t, msg, sizeof msg);
+    ddio_client_close(f);
+    add(&r->all, &t);
+    report(path, ddio_redundancy_name(st.copies), &t);
+    if (rc)
+        return cli_fail("scrub: %s: %s", path, msg);
+    if (t.unrepairable)
+        return cli_fail("scrub: %s: %" PRIu64 " bad sector(s) could not be repaired%s", path,
+                        t.unrepairable, st.copies > 1 ? " (every copy bad)"
+                        : " (redundancy none: no copy to repair from)");
+    return 0;
+}
+
+struct walk {
+    char **names;
+    int *dirs;
+    size_t n, cap;
+};
+
+static int collect(void *arg, const char *name, int is_dir)
+{
+    struct walk *w = arg;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 64;
+        char **n = realloc(w->names, cap * sizeof(*n));
+        if (n)
+            w->names = n;
+        int *d = n ? realloc(w->dirs, cap * sizeof(*d)) : NULL;
+        if (!d)
+            return -ENOMEM;
+        w->dirs = d;
+        w->cap = cap;
+    }
+    if (!(w->names[w->n] = strdup(name)))
+        return -ENOMEM;
+    w->dirs[w->n++] = is_dir;
+    return 0;
+}
+
+/* every file under dir scrubbed; the failures counted in r */
+static void scrub_tree(struct scrub_run *r, const char *dir)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct walk w = {0};
+    if (ddio_client_readdir(r->cl, dir, collect, &w, msg, sizeof msg)) {
+        r->failed += cli_fail("scrub: %s: %s", dir, msg);
+        w.cap = w.n;
+    }
+    for (size_t i = 0; i < w.n; i++) {
+        char *path;
+        if (asprintf(&path, "%s/%s", strcmp(dir, "/") ? dir : "", w.names[i]) < 0) {
+            r->failed += cli_fail("scrub: out of memory");
+        } else {
+            if (w.dirs[i])
+                scrub_tree(r, path);
+            else
+                r->failed += scrub_file(r, path);
+            free(path);
+        }
+        free(w.names[i]);
+    }
+    free(w.names);
+    free(w.dirs);
+}
+
+int cmd_scrub(struct cli *o)
+{
+    if (o->all == (o->argc == 1))
+        return cli_usage_error("scrub: give one PATH or --all (try ddio --help)");
+    struct scrub_run r = {.rate = (uint64_t)(o->rate_mb * 1e6)};
+    if (!(r.cl = cli_client(o)))
+        return 1;
+    double t0 = cli_now();
+    if (o->all)
+        scrub_tree(&r, "/");
+    else
+        r.failed += scrub_file(&r, cli_ns_path(o->argv[0]));
+    double dt = cli_now() - t0;
+    if (o->all)
+        printf("scrub: %u file(s), %" PRIu64 " bytes read in %.2f s: verified %" PRIu64
+               ", bad %" PRIu64 ", repaired %" PRIu64 ", unrepairable %" PRIu64 "\n", r.files,
+               r.all.bytes, dt, r.all.verified, r.all.bad, r.all.repaired,
+               r.all.unrepairable);
+    ddio_client_free(r.cl);
+    return r.failed ? 1 : 0;
+}
