@@ -181,6 +181,9 @@ check_stats() {  # NAME STATSFILE: the servers saw opens, transfers, bytes,
 for mode in "${modes[@]}"; do
   m0=$(date +%s)
   res="$tmp/$mode.results"; : > "$res"; : > "$res.make"
+  # every failure the driver returns, "no such file" too, in a failed
+  # command's output (the harness shows only failures' outputs)
+  export DDIO_VERBOSE=1
   case $mode in
     ufs) mkdir -p "$tmp/ufs"
          "$0" --inner ufs "ufs:$tmp/ufs" "$res" "$bld" ;;
