@@ -39,6 +39,7 @@
 #include "ddio_auth.h"
 #include "ddio_client.h"
 #include "ddio_fuse_cache.h"
+#include "ddio_fuse_held.h"
 #include "ddio_proto.h"
 
 #define XATTR_SERVERS "user.ddio.servers"
@@ -204,8 +205,7 @@ static struct fuse *the_fuse;      /* for the kernel's invalidations (op_init) *
 static void on_inval(void *arg, uint32_t what, const char *path)
 {
     char **under = NULL;
-    int n = (what & DDIO_IV_TREE) && attr_timeout > 0 && the_fuse ? mc_paths_under(path, &under)
-                                                                  : 0;
+    int n = (what & DDIO_IV_TREE) && attr_timeout > 0 && the_fuse ? held_under(path, &under) : 0;
     mc_inval(arg, what, path);
     if (attr_timeout > 0 && the_fuse)
         fuse_invalidate_path(the_fuse, path);
@@ -254,6 +254,7 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
     if (attr_timeout < 0)
         attr_timeout = mc_watching() ? KERNEL_TIMEOUT_DFLT : 0;
     cfg->attr_timeout = attr_timeout;
+    held_init(attr_timeout);
     cfg->entry_timeout = attr_timeout;
     cfg->negative_timeout = 0;
     cfg->direct_io = 1;
@@ -283,6 +284,7 @@ static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *
     /* FUSE's stat of the file it just created: what the create made */
     if (fi && fi->fh && atomic_exchange(&mf(fi)->fresh, 0)) {
         fill_stat(sb, &mf(fi)->st);
+        held_note(path);
         return 0;
     }
     /* the root always exists: a dead server must not make the mount point
@@ -293,6 +295,7 @@ static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *
     if (!strcmp(path, "/"))
         st = (struct ddio_cstat){.is_dir = 1, .mode = 0755, .mtime_ns = mount_time_ns};
     fill_stat(sb, &st);
+    held_note(path);
     return 0;
 }
 

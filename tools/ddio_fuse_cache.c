@@ -150,30 +150,6 @@ static void drop_under(const char *path)
         }
 }
 
-int mc_paths_under(const char *path, char ***out)
-{
-    size_t n = strlen(path), cap = 0;
-    int k = 0;
-    *out = NULL;
-    pthread_mutex_lock(&mu);
-    for (unsigned b = 0; b < NBUCKETS; b++)
-        for (struct ent *e = tab[b]; e; e = e->next) {
-            if (strncmp(e->path, path, n) || e->path[n] != '/')
-                continue;
-            if ((size_t)k == cap) {
-                char **v = realloc(*out, (cap = cap ? 2 * cap : 16) * sizeof(*v));
-                if (!v)
-                    goto done;
-                *out = v;
-            }
-            if (((*out)[k] = strdup(e->path)))
-                k++;
-        }
-done:
-    pthread_mutex_unlock(&mu);
-    return k;
-}
-
 /* the parent directory's entry of path, or NULL */
 static struct ent *parent_of(const char *path)
 {

@@ -28,9 +28,6 @@ void mc_own_name(const char *path, int exists, const struct ddio_cstat *st, int 
 void mc_own_attr(const char *path);
 /* path and everything under it forgotten (a rename) */
 void mc_own_tree(const char *path);
-/* the kept paths strictly under path, malloc'd (free each and *out): the
- * kernel's copies of them go with a renamed directory */
-int mc_paths_under(const char *path, char ***out);
 /* every server's watch is up: things are kept */
 int mc_watching(void);
 /* the watch's word (ddio_watch_ops) */
