@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Builds the shared library, the server and the unit/server tests with
 # AddressSanitizer + UndefinedBehaviorSanitizer in a copy of the sources
-# (build-san/; an in-tree configured source dir cannot also host a VPATH
-# build) and runs them. Writes build-san/summary.log ("N passed, N failed").
+# (build-san/, a link into the cache; an in-tree configured source dir
+# cannot also host a VPATH build) and runs them. Writes
+# build-san/summary.log ("N passed, N failed").
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-san="$top/build-san"
-mkdir -p "$san/src"
+# The build lives in the cache (DDIO_CACHE_DIR), one per checkout path, so
+# a fresh clone at the same path (CI's) recompiles only what changed;
+# build-san in the checkout is a link to it.
+san="${DDIO_CACHE_DIR:-$HOME/.cache/ddio}/san-$(printf '%s' "$top" | sha256sum | cut -c1-12)"
+mkdir -p "$san/src" || { echo "sanitizers: cannot make $san"; exit 1; }
+if [ ! -L "$top/build-san" ] || [ "$(readlink "$top/build-san")" != "$san" ]; then
+  rm -rf "$top/build-san" && ln -s "$san" "$top/build-san"
+fi
 # Copy only what the server/unit build needs; cmp keeps timestamps of
 # unchanged files so rebuilds stay incremental.
 cd "$top"
