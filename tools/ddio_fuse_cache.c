@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ddio_net.h"
 #include "ddio_proto.h"
 
 #define NBUCKETS (1u << 16)
@@ -43,14 +44,7 @@ static int64_t keep_ms;
 static int nservers, nup;        /* watches up; refused: nup never reaches nservers */
 static unsigned char *up;
 
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t hash_of(const char *s)
+uint64_t mc_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
     while (*s)
@@ -81,7 +75,7 @@ uint64_t mc_gen(void)
 
 static struct ent *find(const char *path)
 {
-    uint64_t h = hash_of(path);
+    uint64_t h = mc_hash(path);
     for (struct ent *e = tab[h % NBUCKETS]; e; e = e->next)
         if (e->hash == h && !strcmp(e->path, path))
             return e;
@@ -112,7 +106,7 @@ static struct ent *add(const char *path)
     if (!(e = calloc(1, sizeof(*e) + n)))
         return NULL;
     memcpy(e->path, path, n);
-    e->hash = hash_of(path);
+    e->hash = mc_hash(path);
     e->next = tab[e->hash % NBUCKETS];
     tab[e->hash % NBUCKETS] = e;
     nents++;
@@ -121,7 +115,7 @@ static struct ent *add(const char *path)
 
 static void drop(const char *path)
 {
-    uint64_t h = hash_of(path);
+    uint64_t h = mc_hash(path);
     for (struct ent **pp = &tab[h % NBUCKETS]; *pp; pp = &(*pp)->next)
         if ((*pp)->hash == h && !strcmp((*pp)->path, path)) {
             struct ent *e = *pp;
@@ -171,7 +165,7 @@ int mc_get(const char *path, struct ddio_cstat *st)
     pthread_mutex_lock(&mu);
     if (on()) {
         struct ent *e = find(path), *p;
-        int64_t t = now_ms();
+        int64_t t = ddio_now_ms();
         if (e && e->exists && e->have_attr && t < e->until) {
             *st = e->st;
             rc = 1;
@@ -195,7 +189,7 @@ void mc_put(const char *path, const struct ddio_cstat *st, uint64_t g)
             e->st = *st;
         if (!st || !st->is_dir)
             e->complete = 0;
-        e->until = now_ms() + keep_ms;
+        e->until = ddio_now_ms() + keep_ms;
     }
     pthread_mutex_unlock(&mu);
 }
@@ -235,7 +229,7 @@ void mc_own_name(const char *path, int exists, const struct ddio_cstat *st, int 
         if (st)
             e->st = *st;
         e->complete = exists && empty_dir;
-        e->until = now_ms() + keep_ms;
+        e->until = ddio_now_ms() + keep_ms;
     }
     parent_changed(path, e != NULL);
     pthread_mutex_unlock(&mu);

@@ -34,4 +34,7 @@ int mc_watching(void);
 void mc_inval(void *arg, uint32_t what, const char *path);
 void mc_up(void *arg, int server, int on);
 
+/* FNV-1a of a path: the mount's tables' hash */
+uint64_t mc_hash(const char *path);
+
 #endif

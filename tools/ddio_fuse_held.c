@@ -6,11 +6,13 @@
 #endif
 #include "ddio_fuse_held.h"
 
+#include "ddio_fuse_cache.h"
+#include "ddio_net.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define NBUCKETS (1u << 14)
 #define SLACK_MS 200             /* the kernel's clock and ours: err long */
@@ -26,21 +28,6 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct held *tab[NBUCKETS];
 static unsigned nheld, prune_at = 4096;
 static int64_t keep_ms;
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t hash_of(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
-}
 
 void held_init(double timeout_s)
 {
@@ -66,8 +53,8 @@ void held_note(const char *path)
 {
     if (!keep_ms)
         return;
-    uint64_t h = hash_of(path);
-    int64_t t = now_ms();
+    uint64_t h = mc_hash(path);
+    int64_t t = ddio_now_ms();
     pthread_mutex_lock(&mu);
     struct held *e = tab[h % NBUCKETS];
     while (e && (e->hash != h || strcmp(e->path, path)))
@@ -94,7 +81,7 @@ int held_under(const char *path, char ***out)
     int root = !strcmp(path, "/"), k = 0, cap = 0;
     *out = NULL;
     pthread_mutex_lock(&mu);
-    prune(now_ms());
+    prune(ddio_now_ms());
     for (unsigned b = 0; b < NBUCKETS; b++)
         for (struct held *e = tab[b]; e; e = e->next) {
             if (root ? !strcmp(e->path, "/") : strncmp(e->path, path, n) || e->path[n] != '/')
