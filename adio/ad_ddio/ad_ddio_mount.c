@@ -82,11 +82,29 @@ int ADIOI_DDIO_Mount_resolve(const char *filename, char *nspath, size_t cap,
     return 1;
 }
 
+/* DDIO_VERBOSE=1: a path on a FUSE mount that is not taken for a ddio
+ * mount path says why (ROMIO then detects the file system itself) */
+static void say_not_mount(const char *filename, int err)
+{
+    const char *v = getenv("DDIO_VERBOSE"), *base;
+    char dir[PATH_MAX];
+    if (!v || atoi(v) <= 0 || filename[0] != '/')
+        return;
+    if (!on_fuse(filename) && (split_parent(filename, dir, sizeof(dir), &base) || !on_fuse(dir)))
+        return;
+    fprintf(stderr, "ddio: %s: not taken as a ddio mount path (errno %d: %s)\n", filename,
+                err, strerror(err));
+}
+
 int ADIOI_DDIO_Is_mount_path(const char *filename)
 {
     char nspath[PATH_MAX], servers[ADIOI_DDIO_SERVERS_LEN];
-    return filename && ADIOI_DDIO_Mount_resolve(filename, nspath, sizeof(nspath), servers,
-                                                sizeof(servers)) == 1;
+    errno = 0;
+    int rc = filename ? ADIOI_DDIO_Mount_resolve(filename, nspath, sizeof(nspath), servers,
+                                                 sizeof(servers)) : 0;
+    if (filename && rc != 1 && errno)
+        say_not_mount(filename, errno);
+    return rc == 1;
 }
 
 void ADIOI_DDIO_Target(const char *filename, char *path, size_t cap, char *servers,
