@@ -277,6 +277,16 @@ static int cached_stat(const char *path, struct ddio_cstat *st, char *msg, size_
     return rc;
 }
 
+/* cached_stat, but the root always exists: a dead server must not make
+ * the mount point itself unreachable (unmount tools stat it) */
+static int path_stat(const char *path, struct ddio_cstat *st, char *msg, size_t msglen)
+{
+    if (strcmp(path, "/"))
+        return cached_stat(path, st, msg, msglen);
+    *st = (struct ddio_cstat){.is_dir = 1, .mode = 0755, .mtime_ns = mount_time_ns};
+    return 0;
+}
+
 static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *fi)
 {
     struct ddio_cstat st;
@@ -287,13 +297,9 @@ static int op_getattr(const char *path, struct stat *sb, struct fuse_file_info *
         held_note(path);
         return 0;
     }
-    /* the root always exists: a dead server must not make the mount point
-     * itself unreachable (unmount tools stat it) */
-    int rc = strcmp(path, "/") ? cached_stat(path, &st, msg, sizeof(msg)) : 0;
+    int rc = path_stat(path, &st, msg, sizeof(msg));
     if (rc)
         return fail("stat", path, rc, msg);
-    if (!strcmp(path, "/"))
-        st = (struct ddio_cstat){.is_dir = 1, .mode = 0755, .mtime_ns = mount_time_ns};
     fill_stat(sb, &st);
     held_note(path);
     return 0;
@@ -308,7 +314,7 @@ static int op_access(const char *path, int mask)
     struct ddio_cstat st;
     char msg[DDIO_CLIENT_MSG_LEN];
     (void)mask;
-    int rc = strcmp(path, "/") ? cached_stat(path, &st, msg, sizeof(msg)) : 0;
+    int rc = path_stat(path, &st, msg, sizeof(msg));
     return rc ? fail("access", path, rc, msg) : 0;
 }
 
