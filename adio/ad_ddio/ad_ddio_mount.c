@@ -62,12 +62,11 @@ int ADIOI_DDIO_Mount_resolve(const char *filename, char *nspath, size_t cap,
 
     if (!strncmp(filename, "ddio:", 5))
         return 0;
-    if (on_fuse(filename) && get_attr(filename, "user.ddio.servers", servers, scap) == 0) {
-        if (get_attr(filename, "user.ddio.path", nspath, cap))
-            return 0;
+    if (on_fuse(filename) && get_attr(filename, "user.ddio.servers", servers, scap) == 0 &&
+        get_attr(filename, "user.ddio.path", nspath, cap) == 0)
         return 1;
-    }
-    /* not there yet: its parent directory on the mount */
+    /* not there (yet, or any more: a name another client just removed can
+     * vanish between the two calls above): its parent directory on the mount */
     if (split_parent(filename, dir, sizeof(dir), &base) || !*base)
         return 0;
     if (!on_fuse(dir) || get_attr(dir, "user.ddio.servers", servers, scap) ||
