@@ -43,6 +43,11 @@ struct sums {
     uint64_t cut;                /* the sidecar must be cut to n records */
     int hdr;                     /* what the sidecar's header says now
                                   * (0: nothing valid) */
+    int born;                    /* no sidecar was on disk at the open and
+                                  * none has said CLEAN since: a crash can
+                                  * leave none or a DIRTY one, never sums
+                                  * that look trusted, so marking it DIRTY
+                                  * needs no fdatasync */
     uint64_t nstale;
 };
 
@@ -130,6 +135,8 @@ static int write_hdr(struct sums *s, uint32_t state)
     int rc = write_all(s->fd, &h, sizeof(h), 0);
     if (rc == 0)
         s->hdr = (int)state;
+    if (state == SUMS_CLEAN)
+        s->born = 0;             /* may reach the disk from now on */
     return rc;
 }
 
@@ -163,8 +170,10 @@ static void load_records(struct sums *s, int fd, const struct sums_hdr *h)
 static void load(struct sums *s)
 {
     int fd = open_beneath(s->rootfd, s->rel, O_RDWR | O_CLOEXEC, 0);
-    if (fd < 0)
+    if (fd < 0) {
+        s->born = fd == -ENOENT;
         return;
+    }
     struct sums_hdr h;
     if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) && h.magic == SUMS_MAGIC &&
         h.version == SUMS_VERSION && h.sector == SUMS_SECTOR && h.ino == s->ino &&
@@ -188,7 +197,7 @@ struct sums *sums_open(int rootfd, const char *rel, int datafd, int fresh)
     struct stat sb;
     s->ino = fstat(datafd, &sb) == 0 ? (uint64_t)sb.st_ino : 0;
     if (fresh)
-        (void)unlink_beneath(rootfd, s->rel, 0);
+        s->born = unlink_beneath(rootfd, s->rel, 0) == -ENOENT;
     else
         load(s);
     return s;
@@ -223,7 +232,11 @@ int sums_begin_write(struct sums *s)
         rc = own_sidecar(s);
         if (rc == 0)
             rc = write_hdr(s, SUMS_DIRTY);
-        if (rc == 0 && fdatasync(s->fd))
+        /* a brand-new sidecar's DIRTY mark is not synced: the sync would
+         * commit the new file's journal transaction, and with it every
+         * dirty page of the datafile the write is filling (ext4's
+         * ordered mode), inside the first write of every new file */
+        if (rc == 0 && !s->born && fdatasync(s->fd))
             rc = -errno;
         if (rc)
             s->hdr = 0;

@@ -20,6 +20,9 @@
  * sums, synced after the data, are durable). Loaded CLEAN, every sum is
  * trusted; loaded DIRTY, every sum is SUSPECT. So a crash between a data
  * write and its sums' write never reports good data as corrupt.
+ * A sidecar that did not exist when the datafile was opened is marked
+ * DIRTY without the sync: until its first CLEAN a crash leaves no
+ * sidecar, a DIRTY one or a torn one (ignored), never trusted sums.
  *
  * Thread-safe: every call takes the datafile's own mutex. */
 #ifndef DDIO_SRV_SUMS_H
