@@ -12,19 +12,24 @@
 # servers after the store's files were dropped from the page cache).
 # results.csv, one line per phase; REPORT.md: per case the median MiB/s of
 # each mode and the ratios.
-# usage: bench/mirror.sh [-n REPS] [-T TRANSPORTS] [-b BLOCK] [-o OUT]
+# -t MIBPS throttles each server's disk (--throttle-mbps) so the disks, not
+# the cores, are the limit; none's same-host writes and reads go around the
+# throttle, so there mirror / none-srv is the comparison that means something
+# (with -t, none-srv's reads go through the servers too: DDIO_LOCAL_READ=0).
+# usage: bench/mirror.sh [-n REPS] [-T TRANSPORTS] [-b BLOCK] [-t MIBPS] [-o OUT]
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CMDLINE="$0 $*"
 DDIO_BUILD=${DDIO_BUILD:-$(cd "$here/.." && pwd)}
-REPS=3; TRANSPORTS=tcp,auto; BLOCK=32m; SEGS=2; P=4; NSERV=3; OUT=""
+REPS=3; TRANSPORTS=tcp,auto; BLOCK=32m; SEGS=2; P=4; NSERV=3; OUT=""; THROTTLE=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) REPS=$2; shift 2 ;;
     -T) TRANSPORTS=$2; shift 2 ;;
     -b) BLOCK=$2; shift 2 ;;
+    -t) THROTTLE=$2; shift 2 ;;
     -o) OUT=$2; shift 2 ;;
-    *) echo "usage: bench/mirror.sh [-n REPS] [-T tcp,auto] [-b BLOCK] [-o OUT]" >&2; exit 2 ;;
+    *) echo "usage: bench/mirror.sh [-n REPS] [-T tcp,auto] [-b BLOCK] [-t MIBPS] [-o OUT]" >&2; exit 2 ;;
   esac
 done
 die() { echo "mirror.sh: $*" >&2; exit 2; }
@@ -42,9 +47,11 @@ echo "transport,mode,rep,case,phase,P,xfer,block,segments,fpp,coll,random,neighb
 
 launch() {   # launch T MODE REP DIR WHAT ARGS...: one ior-style launch, RESULT lines kept
   local t=$1 mode=$2 rep=$3 dir=$4 what=$5; shift 5
-  local raw="$OUT/raw/$t-$mode-rep$rep-$what.txt" lw=1
+  local raw="$OUT/raw/$t-$mode-rep$rep-$what.txt" lw=1 lr=1 thr=()
   [ "$mode" = none-srv ] && lw=0
-  timeout -k 15 900 env DDIO_LOCAL_WRITE=$lw "$RUN" -s "$NSERV" --root "$dir" --transport "$t" -- \
+  # throttled, none-srv reads through the servers too: the throttled disks
+  [ -n "$THROTTLE" ] && { thr=(--throttle-mbps "$THROTTLE"); [ "$mode" = none-srv ] && lr=0; }
+  timeout -k 15 900 env DDIO_LOCAL_WRITE=$lw DDIO_LOCAL_READ=$lr "$RUN" -s "$NSERV" --root "$dir" --transport "$t" "${thr[@]}" -- \
     "$MPIEXEC" -n "$P" "$BIN" -H "romio_ddio_redundancy=${mode%-srv}" -G "$rep" "$@" "ddio:/m-" \
     > "$raw" 2>&1 || echo "mirror.sh: $t $mode rep $rep $what failed (see $raw)" >&2
   grep '^RESULT,' "$raw" | sed "s/^RESULT,/$t,$mode,$rep,/" >> "$OUT/results.csv"
@@ -87,6 +94,9 @@ for r in rows:
 lines = ["# mirror vs none: IOR's shared file, 3 servers, 4 ranks", "",
          "Command: `%s` (%s CPUs shared by ranks and servers; load average at the end %s)."
          % (cmd, ncpu, load), "",
+         ("Each server's disk throttled (`--throttle-mbps`, the `-t` above): the disks are the "
+          "limit for the servers' path; none's same-host I/O goes around the throttle, so "
+          "compare mirror with none-srv (which then reads through the servers too)." if " -t " in cmd + " " else "Disks not throttled."), "",
          "Median MiB/s over the repetitions (each figure is one launch's bytes over its time;",
          "writes include MPI_File_sync, so every copy is durable inside the time). none-srv:",
          "`none` with same-host writes off (DDIO_LOCAL_WRITE=0), the servers' path that",
