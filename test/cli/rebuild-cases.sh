@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# ddio rebuild onto a replacement (run-cli-tests.sh runs it inside
+# `ddio-run -s 3 --server-opt --redundancy=mirror`, DDIO_SERVERS and
+# DDIO_SECRET_FILE set): files copied in, server K SIGKILLed and its root
+# deleted, a fresh `ddio-server --replacement` started at its address, then
+# `ddio rebuild --server K`: the replacement's datafiles compared byte for
+# byte with the copies they mirror, then another server killed and every
+# file read back and compared with the original. Also: a rebuild cut off
+# (timeout, small --rate) and run again; a `none` file reported lost.
+# Needs: DDIO, SERVER (ddio-server), T (scratch dir), ROOT (ddio-run's
+# --root: server i under ROOT/s<i>). Prints "PASS: name" / "FAIL: name: why".
+set -u
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+T_TMP=$T
+IFS=, read -r -a addr <<<"$DDIO_SERVERS"
+N=${#addr[@]}
+same() { cmp "$1" "$2" >"$T/why" 2>&1; }
+# the pid of the server listening on ADDR's port (ddio-run's or ours)
+srv_pid() {
+  local port=${1##*:}
+  ss -ltnpH "sport = :$port" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1
+}
+# kill server K with SIGKILL and delete its root
+lose() {
+  local p; p=$(srv_pid "${addr[$1]}")
+  [ -n "$p" ] && kill -9 "$p"
+  while [ -n "$p" ] && kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+  rm -rf "$ROOT/s$1"; mkdir -p "$ROOT/s$1"
+}
+# a fresh server on K's address and an empty root (--replacement)
+replace() {
+  "$SERVER" --listen "${addr[$1]}" --root "$ROOT/s$1" --secret-file "$DDIO_SECRET_FILE" \
+    --redundancy mirror --replacement ${DDIO_TRANSPORT:+--transport "$DDIO_TRANSPORT"} \
+    2>>"$T/repl$1.log" &
+  echo $! >>"$T/pids"
+  local t=0
+  until [ -n "$(srv_pid "${addr[$1]}")" ]; do
+    sleep 0.05; t=$((t + 1)); [ $t -lt 200 ] || { t_fail cli/rebuild/setup "replacement $1 did not start"; return 1; }
+  done
+}
+cleanup() { [ -f "$T/pids" ] && while read -r p; do kill "$p" 2>/dev/null; done <"$T/pids"; }
+trap cleanup EXIT
+# every datafile server K holds equals the one it mirrors: its primary
+# (index K) with the copy on K+1, its copy of index K-1 with K-1's primary
+compare_views() {
+  local k=$1 f=$2 prev=$(( ($1 + N - 1) % N )) next=$(( ($1 + 1) % N ))
+  same "$ROOT/s$k/$f" "$ROOT/s$next/.ddio/copy1/$f" && same "$ROOT/s$k/.ddio/copy1/$f" "$ROOT/s$prev/$f"
+}
+
+# ---- files in: several stripes, a nested directory, an odd size, a hole ----
+head -c 5000017 /dev/urandom >"$T/big"
+head -c 777 /dev/urandom >"$T/small"
+{ head -c 1000000 /dev/urandom; head -c 3000000 /dev/zero; head -c 12345 /dev/urandom; } >"$T/holey"
+"$DDIO" mkdir /d && "$DDIO" mkdir /d/e || t_fail cli/rebuild/setup "mkdir"
+for f in big small holey; do "$DDIO" cp "$T/$f" "ddio:/d/e/$f" >/dev/null || t_fail cli/rebuild/setup "cp $f"; done
+"$DDIO" cp "$T/big" ddio:/top >/dev/null || t_fail cli/rebuild/setup "cp top"
+files="d/e/big d/e/small d/e/holey top"
+
+# ---- a replacement before its rebuild refuses, never zeros ----
+lose 1; replace 1 || exit 1
+rc=0; "$DDIO" cp ddio:/top "$T/top.early" >"$T/o" 2>"$T/e" || rc=$?
+[ $rc != 0 ] && ! { [ -f "$T/top.early" ] && cmp -s "$T/top.early" "$T/big" ; } && grep -q "rebuild" "$T/e" \
+  && t_pass cli/rebuild/before-refuses || t_fail cli/rebuild/before-refuses "exit $rc: $(cat "$T/e")"
+
+# ---- an interrupted rebuild, then a full one ----
+timeout -s KILL 1.5 "$DDIO" rebuild --server 1 --rate 2 >"$T/r1.out" 2>"$T/r1.err"
+rc=0; "$DDIO" rebuild --server 1 >"$T/r2.out" 2>"$T/r2.err" || rc=$?
+if [ $rc = 0 ] && grep -qE '^rebuild: server 1: [0-9]+ file\(s\) rebuilt, [0-9]+ already done, 0 lost, 0 failed' "$T/r2.out"; then
+  t_pass cli/rebuild/resumed
+else t_fail cli/rebuild/resumed "exit $rc: $(cat "$T/r1.out" "$T/r2.out" "$T/r2.err" | head -c 600)"; fi
+# a third run finds everything done, and says so
+rc=0; "$DDIO" rebuild --server 1 >"$T/r3.out" 2>"$T/r3.err" || rc=$?
+[ $rc = 0 ] && [ "$(grep -c 'already rebuilt (skipped)' "$T/r3.out")" = 4 ] \
+  && grep -q '^rebuild: server 1: 0 file(s) rebuilt, 4 already done, 0 lost, 0 failed' "$T/r3.out" \
+  && t_pass cli/rebuild/skips-done || t_fail cli/rebuild/skips-done "exit $rc: $(cat "$T/r3.out" "$T/r3.err")"
+ok=1
+for f in $files; do compare_views 1 "$f" || { ok=0; echo "$f: $(cat "$T/why")" >>"$T/views"; }; done
+[ $ok = 1 ] && t_pass cli/rebuild/datafiles-equal-copies || t_fail cli/rebuild/datafiles-equal-copies "$(cat "$T/views")"
+
+# ---- every file read back whole through the servers ----
+readback() {
+  local ok=1 f b
+  : >"$T/reads"
+  for f in $files; do
+    b=$(basename "$f"); [ "$f" = top ] && b=big
+    "$DDIO" cp "ddio:/$f" "$T/out.$b" >/dev/null 2>"$T/e" && same "$T/$b" "$T/out.$b" \
+      || { ok=0; echo "$f: $(cat "$T/e" "$T/why")" >>"$T/reads"; }
+  done
+  return $((1 - ok))
+}
+readback && t_pass cli/rebuild/reads-after || t_fail cli/rebuild/reads-after "$(head -c 600 "$T/reads")"
+
+# ---- a second, different server lost and rebuilt from the first's
+# replacement and the third: every byte still there ----
+lose 2; replace 2 || exit 1
+rc=0; "$DDIO" rebuild --server 2 --rate 1000 >"$T/r4.out" 2>"$T/r4.err" || rc=$?
+[ $rc = 0 ] && grep -q '^rebuild: server 2: 4 file(s) rebuilt, 0 already done, 0 lost, 0 failed' "$T/r4.out" \
+  && t_pass cli/rebuild/second-server || t_fail cli/rebuild/second-server "exit $rc: $(cat "$T/r4.out" "$T/r4.err" | head -c 600)"
+ok=1; : >"$T/views"
+for f in $files; do compare_views 2 "$f" || { ok=0; echo "$f: $(cat "$T/why")" >>"$T/views"; }; done
+[ $ok = 1 ] && t_pass cli/rebuild/second-datafiles-equal || t_fail cli/rebuild/second-datafiles-equal "$(cat "$T/views")"
+readback && t_pass cli/rebuild/second-loss-reads || t_fail cli/rebuild/second-loss-reads "$(head -c 600 "$T/reads")"
