@@ -423,6 +423,11 @@ int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct ofile *of = handle_get(c, m.handle);
     if (!of)
         return bad_handle(c, h, m.handle);
+    /* a replacement's size of a file it has not rebuilt is not the file's:
+     * the size fails, as with a server out, rather than come out short */
+    if (rebuild_unbuilt(c->srv, of->path))
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENODATA, "size of %s: not "
+                             "rebuilt on this replacement server yet", of->path), 0;
     struct ddio_u64_r r = {.value = store_size(of)};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);

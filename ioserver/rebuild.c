@@ -201,7 +201,8 @@ int rebuild_open_refused(struct conn *c, const char *norm, char *msg, size_t msg
     if (rb->adopt_pending) {
         snprintf(msg, msglen, "this server replaces a lost one and has no id yet: run "
                  "`ddio rebuild --server N` first");
-        return -EAGAIN;
+        return -ESTALE;         /* not yet the server the layout names (EAGAIN would
+                                 * be retried as a create in progress) */
     }
     if (fenced_by_other(rb, norm, c->id)) {
         snprintf(msg, msglen, "%.300s is being rebuilt onto a replacement server: try again "

@@ -13,7 +13,7 @@ int rebuild_init(struct server *srv, char *err, size_t errlen);
 void rebuild_fini(struct server *srv);
 /* REBUILD on the reader thread (its ops are short: a create, a sync) */
 int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
-/* an OPEN of norm by c: 0, -EAGAIN (waiting for ADOPT) or -EBUSY (fenced
+/* an OPEN of norm by c: 0, -ESTALE (waiting for ADOPT) or -EBUSY (fenced
  * by another connection), with the reason in msg */
 int rebuild_open_refused(struct conn *c, const char *norm, char *msg, size_t msglen);
 /* 1: norm is marked unbuilt here (its reads refused with ENODATA) */

@@ -185,10 +185,10 @@ static const char *early_names[16];
 static int take_opt(struct cli *o, const struct command *cmd, int c, const char *arg,
                     const char *optname)
 {
-    if (cmd && strchr("lujPNBiRA", c) && !strchr(cmd->opts, c))
+    if (cmd && strchr("lujPNBiRAS", c) && !strchr(cmd->opts, c))
         return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
                                cmd->name, optname, cmd->name);
-    if (!cmd && strchr("lujPNBiRA", c)) {    /* before the command: checked once it is known */
+    if (!cmd && strchr("lujPNBiRAS", c)) {    /* before the command: checked once it is known */
         size_t n = strlen(early_opts);
         if (n + 1 < sizeof early_opts) {
             early_opts[n] = (char)c;

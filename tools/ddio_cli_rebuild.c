@@ -285,7 +285,7 @@ static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
         printf("%s: %s: already rebuilt (skipped)\n", f->path,
                ddio_redundancy_name(f->layout.copies));
         r->skipped++;
-        r->done += f->size;
+        r->total -= f->size;        /* the estimate counts what is left to copy */
     } else if (rc == 0 && (rc = copy_file(r, f, msg, sizeof msg)) == 0) {
         printf("%s: %s: rebuilt, %" PRIu64 " bytes\n", f->path,
                ddio_redundancy_name(f->layout.copies), f->size);
@@ -297,6 +297,7 @@ static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
         r->failed += cli_fail("rebuild: %s: %s%s", f->path, msg,
                               rc == -EBUSY ? " (rerun ddio rebuild when the job closed it)"
                                            : "");
+    fflush(stdout);             /* a rebuild cut off still said what it finished */
     f->k = -1;
 }
 

@@ -13,6 +13,8 @@ set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
 T_TMP=$T
+mode=${1:-mirror}
+red=; [ "$mode" = mirror ] && red=mirror
 IFS=, read -r -a addr <<<"$DDIO_SERVERS"
 N=${#addr[@]}
 same() { cmp "$1" "$2" >"$T/why" 2>&1; }
@@ -31,7 +33,7 @@ lose() {
 # a fresh server on K's address and an empty root (--replacement)
 replace() {
   "$SERVER" --listen "${addr[$1]}" --root "$ROOT/s$1" --secret-file "$DDIO_SECRET_FILE" \
-    --redundancy mirror --replacement ${DDIO_TRANSPORT:+--transport "$DDIO_TRANSPORT"} \
+    ${red:+--redundancy $red} --replacement ${DDIO_TRANSPORT:+--transport "$DDIO_TRANSPORT"} \
     2>>"$T/repl$1.log" &
   echo $! >>"$T/pids"
   local t=0
@@ -48,6 +50,19 @@ compare_views() {
   same "$ROOT/s$k/$f" "$ROOT/s$next/.ddio/copy1/$f" && same "$ROOT/s$k/.ddio/copy1/$f" "$ROOT/s$prev/$f"
 }
 
+if [ "$mode" = none ]; then
+  # ---- redundancy none: the lost server's stripes are reported lost, not faked ----
+  head -c 5000017 /dev/urandom >"$T/n"
+  "$DDIO" cp "$T/n" ddio:/n >/dev/null || t_fail cli/rebuild/setup "cp n"
+  lose 1; replace 1 || exit 1
+  rc=0; "$DDIO" rebuild --server 1 >"$T/n.out" 2>"$T/n.err" || rc=$?
+  [ $rc = 1 ] && grep -qx '/n: none: lost (its stripe on server 1 had no copy)' "$T/n.out" \
+    && grep -q '^rebuild: server 1: 0 file(s) rebuilt, 0 already done, 1 lost, 0 failed' "$T/n.out" \
+    && [ ! -e "$ROOT/s1/n" ] && t_pass cli/rebuild/none-lost \
+    || t_fail cli/rebuild/none-lost "exit $rc: $(cat "$T/n.out" "$T/n.err"; ls "$ROOT/s1")"
+  exit 0
+fi
+
 # ---- files in: several stripes, a nested directory, an odd size, a hole ----
 head -c 5000017 /dev/urandom >"$T/big"
 head -c 777 /dev/urandom >"$T/small"
@@ -63,12 +78,24 @@ rc=0; "$DDIO" cp ddio:/top "$T/top.early" >"$T/o" 2>"$T/e" || rc=$?
 [ $rc != 0 ] && ! { [ -f "$T/top.early" ] && cmp -s "$T/top.early" "$T/big" ; } && grep -q "rebuild" "$T/e" \
   && t_pass cli/rebuild/before-refuses || t_fail cli/rebuild/before-refuses "exit $rc: $(cat "$T/e")"
 
-# ---- an interrupted rebuild, then a full one ----
-timeout -s KILL 1.5 "$DDIO" rebuild --server 1 --rate 2 >"$T/r1.out" 2>"$T/r1.err"
+# ---- an interrupted rebuild: files it finished stay done, the one it was
+# copying is never read short meanwhile, a second run finishes ----
+timeout -s KILL 3 "$DDIO" rebuild --server 1 --rate 4 >"$T/r1.out" 2>"$T/r1.err"
+n1=$(grep -c ': mirror: rebuilt, ' "$T/r1.out")
+ls "$ROOT/s1/.ddio/unbuilt" >"$T/marks" 2>/dev/null
+# (its size, which needs every server, is refused by the replacement: cp
+# fails rather than come out short; the read path takes that part's size
+# from the copy)
+rc=0; "$DDIO" cp ddio:/top "$T/top.mid" >/dev/null 2>"$T/e" || rc=$?
+[ "$n1" -ge 1 ] && [ "$n1" -lt 4 ] && [ -s "$T/marks" ] && [ $rc = 1 ] && grep -q 'not rebuilt on this replacement server yet' "$T/e" \
+  && t_pass cli/rebuild/interrupted-not-short \
+  || t_fail cli/rebuild/interrupted-not-short "$n1 done, marks $(wc -l <"$T/marks"), cp exit $rc: $(cat "$T/e" "$T/why" "$T/r1.out" | head -c 400)"
 rc=0; "$DDIO" rebuild --server 1 >"$T/r2.out" 2>"$T/r2.err" || rc=$?
-if [ $rc = 0 ] && grep -qE '^rebuild: server 1: [0-9]+ file\(s\) rebuilt, [0-9]+ already done, 0 lost, 0 failed' "$T/r2.out"; then
+if [ $rc = 0 ] && [ "$(grep -c 'already rebuilt (skipped)' "$T/r2.out")" = "$n1" ] \
+   && grep -qE "^rebuild: server 1: $((4 - n1)) file\(s\) rebuilt, $n1 already done, 0 lost, 0 failed" "$T/r2.out" \
+   && [ -z "$(ls "$ROOT/s1/.ddio/unbuilt")" ]; then
   t_pass cli/rebuild/resumed
-else t_fail cli/rebuild/resumed "exit $rc: $(cat "$T/r1.out" "$T/r2.out" "$T/r2.err" | head -c 600)"; fi
+else t_fail cli/rebuild/resumed "exit $rc, $n1 done first: $(cat "$T/r1.out" "$T/r2.out" "$T/r2.err" | head -c 600)"; fi
 # a third run finds everything done, and says so
 rc=0; "$DDIO" rebuild --server 1 >"$T/r3.out" 2>"$T/r3.err" || rc=$?
 [ $rc = 0 ] && [ "$(grep -c 'already rebuilt (skipped)' "$T/r3.out")" = 4 ] \
@@ -101,3 +128,12 @@ ok=1; : >"$T/views"
 for f in $files; do compare_views 2 "$f" || { ok=0; echo "$f: $(cat "$T/why")" >>"$T/views"; }; done
 [ $ok = 1 ] && t_pass cli/rebuild/second-datafiles-equal || t_fail cli/rebuild/second-datafiles-equal "$(cat "$T/views")"
 readback && t_pass cli/rebuild/second-loss-reads || t_fail cli/rebuild/second-loss-reads "$(head -c 600 "$T/reads")"
+
+# ---- the third server lost and rebuilt: all three are replacements now ----
+lose 0; replace 0 || exit 1
+rc=0; "$DDIO" rebuild --server 0 --rate 1000 >"$T/r5.out" 2>"$T/r5.err" || rc=$?
+[ $rc = 0 ] && grep -q '^rebuild: server 0: 4 file(s) rebuilt, 0 already done, 0 lost, 0 failed' "$T/r5.out" \
+  && t_pass cli/rebuild/third-server || t_fail cli/rebuild/third-server "exit $rc: $(cat "$T/r5.out" "$T/r5.err" | head -c 600)"
+ok=1; : >"$T/views"
+for f in $files; do compare_views 0 "$f" || { ok=0; echo "$f: $(cat "$T/why")" >>"$T/views"; }; done
+[ $ok = 1 ] && readback && t_pass cli/rebuild/third-reads || t_fail cli/rebuild/third-reads "$(cat "$T/views" "$T/reads" | head -c 600)"
