@@ -468,14 +468,20 @@ int ddio_client_readdir(struct ddio_client *cl, const char *path,
     return rc;
 }
 
+/* a MKDIR with the ids of a new call */
+static void mkdir_req(struct ddio_wbuf *w, const char *path, uint32_t mode)
+{
+    struct ddio_mkdir m = {.path = (char *)path, .mode = mode & 07777,
+                           .once_client = ddio_client_id(), .once_call = ddio_call_id()};
+    ddio_wbuf_init(w);
+    ddio_enc_mkdir(w, &m);
+}
+
 int ddio_client_mkdir(struct ddio_client *cl, const char *path, uint32_t mode,
                       char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
-    struct ddio_mkdir m = {.path = (char *)path, .mode = mode & 07777,
-                           .once_client = ddio_client_id(), .once_call = ddio_call_id()};
-    ddio_wbuf_init(&w);
-    ddio_enc_mkdir(&w, &m);
+    mkdir_req(&w, path, mode);
     int rc = fanout(cl, DDIO_T_MKDIR, &w, -EEXIST, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
@@ -492,14 +498,20 @@ void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid)
     cl->pool.act_gid = gid;
 }
 
+static void setattr_req(struct ddio_wbuf *w, const char *path, uint32_t what, uint32_t mode,
+                        uint32_t uid, uint32_t gid)
+{
+    struct ddio_setattr m = {.path = (char *)path, .what = what, .mode = mode & 07777,
+                             .uid = uid, .gid = gid};
+    ddio_wbuf_init(w);
+    ddio_enc_setattr(w, &m);
+}
+
 int ddio_client_setattr(struct ddio_client *cl, const char *path, uint32_t what,
                         uint32_t mode, uint32_t uid, uint32_t gid, char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
-    struct ddio_setattr m = {.path = (char *)path, .what = what, .mode = mode & 07777,
-                             .uid = uid, .gid = gid};
-    ddio_wbuf_init(&w);
-    ddio_enc_setattr(&w, &m);
+    setattr_req(&w, path, what, mode, uid, gid);
     int rc = fanout(cl, DDIO_T_SETATTR, &w, -ENOENT, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
@@ -866,13 +878,20 @@ int ddio_client_mkdir_on(struct ddio_client *cl, int i, const char *path, uint32
                          char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
-    struct ddio_mkdir m = {.path = (char *)path, .mode = mode & 07777,
-                           .once_client = ddio_client_id(), .once_call = ddio_call_id()};
-    ddio_wbuf_init(&w);
-    ddio_enc_mkdir(&w, &m);
+    mkdir_req(&w, path, mode);
     int rc = call(cl, i, DDIO_T_MKDIR, &w, NULL, NULL, msg, msglen);
     ddio_wbuf_free(&w);
     return rc == -EEXIST ? 0 : rc;
+}
+
+int ddio_client_setattr_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,
+                           uint32_t uid, uint32_t gid, char *msg, size_t msglen)
+{
+    struct ddio_wbuf w;
+    setattr_req(&w, path, DDIO_SA_MODE | DDIO_SA_OWNER, mode, uid, gid);
+    int rc = call(cl, i, DDIO_T_SETATTR, &w, NULL, NULL, msg, msglen);
+    ddio_wbuf_free(&w);
+    return rc;
 }
 
 int ddio_client_rebuild_op(struct ddio_client *cl, int i, const struct ddio_rebuild *m,

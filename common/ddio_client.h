@@ -146,6 +146,10 @@ int ddio_client_pstat_on(struct ddio_client *cl, int i, const char *path,
                          struct ddio_pstat_r *r, char *msg, size_t msglen);
 int ddio_client_mkdir_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,
                          char *msg, size_t msglen);
+/* mode and owner of path on server i alone (a replacement's entry made like
+ * the survivors') */
+int ddio_client_setattr_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,
+                           uint32_t uid, uint32_t gid, char *msg, size_t msglen);
 int ddio_client_rebuild_op(struct ddio_client *cl, int i, const struct ddio_rebuild *m,
                            uint32_t *state, char *msg, size_t msglen);
 int ddio_client_rebuild_copy(struct ddio_cfile *f, uint32_t k, const struct ddio_rebuild_opt *o,

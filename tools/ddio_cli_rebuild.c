@@ -22,8 +22,14 @@
 
 #define DEFAULT_RATE_MB 50.0     /* MB/s when --rate is not given (OPERATIONS.md) */
 
+/* an entry's mode and owner, as the survivors have them */
+struct rb_attr {
+    uint32_t mode, uid, gid;
+};
+
 struct rb_file {
     char *path;
+    struct rb_attr attr;
     struct ddio_layout_rec layout;  /* a survivor's record */
     uint64_t size;                  /* the survivors' stat (an estimate), then the copy's */
     int k;                          /* the lost server's index in it (-1: not in it) */
@@ -37,6 +43,7 @@ struct rb_run {
     uint8_t lost[DDIO_ID_LEN];
     int have_lost;
     char **dirs;
+    struct rb_attr *dattr;
     size_t ndirs;
     struct rb_file *files;
     size_t nfiles, cap;
@@ -80,6 +87,7 @@ static int survey(struct rb_run *r, const char *path, struct rb_file *f)
     if (rc)
         return cli_fail("rebuild: %s: no layout on any other server: %s", path, msg);
     f->layout = p.layout;
+    f->attr = (struct rb_attr){p.mode, p.uid, p.gid};
     f->k = unknown_index(r, &p.layout);
     if (ddio_client_stat(r->cl, path, &st, msg, sizeof msg))
         return cli_fail("rebuild: %s", msg);
@@ -111,11 +119,19 @@ static int add_file(struct rb_run *r, const char *path)
 
 static int add_dir(struct rb_run *r, const char *path)
 {
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_cstat st;
+    if (ddio_client_stat(r->cl, path, &st, msg, sizeof msg))
+        return cli_fail("rebuild: %s", msg);
     char **v = realloc(r->dirs, (r->ndirs + 1) * sizeof(*v));
-    if (!v || !(v[r->ndirs] = strdup(path)))
+    if (v)
+        r->dirs = v;
+    struct rb_attr *a = v ? realloc(r->dattr, (r->ndirs + 1) * sizeof(*a)) : NULL;
+    if (a)
+        r->dattr = a;
+    if (!a || !(v[r->ndirs] = strdup(path)))
         return cli_fail("rebuild: out of memory");
-    r->dirs = v;
-    r->ndirs++;
+    a[r->ndirs++] = (struct rb_attr){st.mode, st.uid, st.gid};
     return 0;
 }
 
@@ -286,7 +302,10 @@ static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
                ddio_redundancy_name(f->layout.copies));
         r->skipped++;
         r->total -= f->size;        /* the estimate counts what is left to copy */
-    } else if (rc == 0 && (rc = copy_file(r, f, msg, sizeof msg)) == 0) {
+    } else if (rc == 0 && (rc = ddio_client_setattr_on(r->cl, r->n, f->path, f->attr.mode,
+                                                       f->attr.uid, f->attr.gid, msg,
+                                                       sizeof msg)) == 0
+               && (rc = copy_file(r, f, msg, sizeof msg)) == 0) {
         printf("%s: %s: rebuilt, %" PRIu64 " bytes\n", f->path,
                ddio_redundancy_name(f->layout.copies), f->size);
         r->rebuilt++;
@@ -317,9 +336,13 @@ static int setup(struct rb_run *r)
 static void rebuild_all(struct rb_run *r)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
-    for (size_t i = 0; i < r->ndirs; i++)
-        if (ddio_client_mkdir_on(r->cl, r->n, r->dirs[i], 0755, msg, sizeof msg))
+    for (size_t i = 0; i < r->ndirs; i++) {
+        const struct rb_attr *a = &r->dattr[i];
+        if (ddio_client_mkdir_on(r->cl, r->n, r->dirs[i], a->mode, msg, sizeof msg)
+            || ddio_client_setattr_on(r->cl, r->n, r->dirs[i], a->mode, a->uid, a->gid, msg,
+                                      sizeof msg))
             r->failed += cli_fail("rebuild: directory %s: %s", r->dirs[i], msg);
+    }
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1 && r->busy)
             sleep(1);
@@ -337,6 +360,7 @@ static void run_free(struct rb_run *r)
     for (size_t i = 0; i < r->nfiles; i++)
         free(r->files[i].path);
     free(r->dirs);
+    free(r->dattr);
     free(r->files);
     ddio_client_free(r->cl);
 }
