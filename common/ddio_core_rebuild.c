@@ -49,7 +49,7 @@ static int move(struct ddio_fh *f, uint32_t op, uint64_t off, char *buf, uint64_
 int ddio_rebuild_copy(struct ddio_fh *f, uint32_t k, const struct ddio_rebuild_opt *o,
                       uint64_t *copied, struct ddio_err *e)
 {
-    char only[DDIO_MAX_SERVERS] = { 0 };
+    char only[DDIO_MAX_SERVERS] = { 0 }, all[DDIO_MAX_SERVERS];
     uint64_t chunk = o->rate && o->rate / 4 < REBUILD_CHUNK ? o->rate / 4 : REBUILD_CHUNK;
     chunk = chunk < 65536 ? 65536 : chunk;
     *copied = 0;
@@ -60,12 +60,16 @@ int ddio_rebuild_copy(struct ddio_fh *f, uint32_t k, const struct ddio_rebuild_o
         return -1;
     }
     only[k] = 1;
+    /* every server reads each chunk, those holding none of it too: each
+     * DONE carries its local size (k's from a copy holder), so the end of
+     * file needs no STAT, which k refuses for a file it has not rebuilt */
+    memset(all, 1, sizeof(all));
     struct ddio_pacer pc = {.t0 = o->t0_ms,.base = o->base };
     int rc = 0;
     /* until a read comes back short: the end of file, which a stat from
      * the survivors alone may put too early (the lost server's last unit) */
     for (uint64_t off = 0, got = chunk, put; got == chunk && !rc; off += got) {
-        rc = move(f, DDIO_X_READ, off, buf, chunk, NULL, &got, e);
+        rc = move(f, DDIO_X_READ, off, buf, chunk, all, &got, e);
         if (!rc && got)
             rc = move(f, DDIO_X_WRITE, off, buf, got, only, &put, e);
         *o->done += rc ? 0 : got;

@@ -504,6 +504,7 @@ int on_stats(struct conn *c, const struct ddio_hdr *h)
     struct stats_env env = {.ndisks = nd, .disks = dk, .nroots = srv->cfg.nroots,
                             .roots = srv->cfg.roots, .block_size = srv->cfg.block_size,
                             .checksums = srv->cfg.checksums};
+    rebuild_counts(srv, &env.rb_unbuilt, &env.rb_done, &env.rb_pending);
     if (stats_snapshot(&srv->stats, &env, &r)) {
         ddio_stats_r_free(&r);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "stats: out of memory"), 0;

@@ -45,6 +45,7 @@ struct rb_state {
     int ddiofd;                  /* ROOT_1/.ddio */
     int adopt_pending;           /* --replacement, not adopted yet */
     atomic_int unbuilt;          /* marks standing (0: reads never look) */
+    atomic_uint_fast64_t done;   /* files DONE since the start (STATS) */
     struct rb_fence fences[RB_MAX_FENCES];
 };
 
@@ -179,6 +180,15 @@ static int fence_put(struct conn *c, const char *norm, char *msg, size_t msglen)
     return 0;
 }
 
+void rebuild_counts(struct server *srv, uint64_t *unbuilt, uint64_t *done, uint64_t *pending)
+{
+    struct rb_state *rb = srv->rb;
+    int n = rb ? atomic_load(&rb->unbuilt) : 0;
+    *unbuilt = n > 0 ? (uint64_t)n : 0;
+    *done = rb ? (uint64_t)atomic_load(&rb->done) : 0;
+    *pending = rb && rb->adopt_pending;
+}
+
 void rebuild_conn_gone(struct conn *c)
 {
     struct rb_state *rb = c->srv->rb;
@@ -298,8 +308,10 @@ static int op_done(struct conn *c, const struct ddio_rebuild *m, char *msg, size
     else if (rc)
         snprintf(msg, msglen, "fdatasync %.300s: %s", norm, ddio_errno_name(-rc));
     store_release(&srv->store, of);
-    if (rc == 0)
+    if (rc == 0) {
         fence_drop(srv->rb, norm, c->id);
+        atomic_fetch_add(&srv->rb->done, 1);
+    }
     return rc;
 }
 

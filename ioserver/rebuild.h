@@ -18,6 +18,9 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int rebuild_open_refused(struct conn *c, const char *norm, char *msg, size_t msglen);
 /* 1: norm is marked unbuilt here (its reads refused with ENODATA) */
 int rebuild_unbuilt(struct server *srv, const char *norm);
+/* for STATS: files marked unbuilt, files done (DONE) since the start,
+ * 1 while waiting for ADOPT */
+void rebuild_counts(struct server *srv, uint64_t *unbuilt, uint64_t *done, uint64_t *pending);
 /* c's fences lifted (its connection ended) */
 void rebuild_conn_gone(struct conn *c);
 

@@ -78,6 +78,10 @@ lose 1; replace 1 || exit 1
 rc=0; "$DDIO" cp ddio:/top "$T/top.early" >"$T/o" 2>"$T/e" || rc=$?
 [ $rc != 0 ] && ! { [ -f "$T/top.early" ] && cmp -s "$T/top.early" "$T/big" ; } && grep -q "rebuild" "$T/e" \
   && t_pass cli/rebuild/before-refuses || t_fail cli/rebuild/before-refuses "exit $rc: $(cat "$T/e")"
+# ddio status shows where a rebuild stands (the replacement's lines)
+status_says() { "$DDIO" status -i 0 >"$T/st" 2>&1; grep -qF "  rebuild: $1" "$T/st"; }
+status_says 'a replacement waiting for `ddio rebuild`' && t_pass cli/rebuild/status-waiting \
+  || t_fail cli/rebuild/status-waiting "$(grep -A3 "${addr[1]}" "$T/st")"
 
 # ---- an interrupted rebuild: files it finished stay done, the one it was
 # copying is never read short meanwhile, a second run finishes ----
@@ -88,10 +92,15 @@ ls "$ROOT/s1/.ddio/unbuilt" >"$T/marks" 2>/dev/null
 # fails rather than come out short; the read path takes that part's size
 # from the copy)
 rc=0; "$DDIO" cp ddio:/top "$T/top.mid" >/dev/null 2>"$T/e" || rc=$?
-[ "$n1" -ge 1 ] && [ "$n1" -lt 4 ] && [ -s "$T/marks" ] && [ $rc = 1 ] && grep -q 'not rebuilt on this replacement server yet' "$T/e" \
+# (nothing failed before the kill: a file's end needs no size from the replacement)
+[ "$n1" -ge 1 ] && [ "$n1" -lt 4 ] && [ -s "$T/marks" ] && ! grep -q '^ddio: rebuild:' "$T/r1.err" && [ $rc = 1 ] && grep -q 'not rebuilt on this replacement server yet' "$T/e" \
   && t_pass cli/rebuild/interrupted-not-short \
-  || t_fail cli/rebuild/interrupted-not-short "$n1 done, marks $(wc -l <"$T/marks"), cp exit $rc: $(cat "$T/e" "$T/why" "$T/r1.out" | head -c 400)"
+  || t_fail cli/rebuild/interrupted-not-short "$n1 done, marks $(wc -l <"$T/marks"), cp exit $rc: $(cat "$T/e" "$T/r1.out"; grep '^ddio:' "$T/r1.err" | head -c 400)"
+status_says "$n1 file(s) rebuilt, 1 begun and not done (being copied, or cut off" \
+  && t_pass cli/rebuild/status-cut-off || t_fail cli/rebuild/status-cut-off "$(grep "rebuild:" "$T/st"; ls "$ROOT/s1/.ddio/unbuilt")"
 rc=0; "$DDIO" rebuild --server 1 >"$T/r2.out" 2>"$T/r2.err" || rc=$?
+status_says "4 file(s) rebuilt, 0 begun and not done" && t_pass cli/rebuild/status-done \
+  || t_fail cli/rebuild/status-done "$(grep -A3 "${addr[1]}" "$T/st")"
 if [ $rc = 0 ] && [ "$(grep -c 'already rebuilt (skipped)' "$T/r2.out")" = "$n1" ] \
    && grep -qE "^rebuild: server 1: $((4 - n1)) file\(s\) rebuilt, $n1 already done, 0 lost, 0 failed" "$T/r2.out" \
    && [ -z "$(ls "$ROOT/s1/.ddio/unbuilt")" ]; then
