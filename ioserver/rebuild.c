@@ -335,6 +335,12 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     int rc;
     if (ddio_dec_rebuild(p, h->len, &m))
         return bad_payload(c, h);
+    /* it creates files past the permission checks and fences others off */
+    if (!access_admin(c)) {
+        free(m.path);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EACCES, "rebuild: only uid 0 or "
+                             "the --admin-uid may rebuild a server"), 0;
+    }
     if (m.op == DDIO_RB_ADOPT)
         rc = op_adopt(c, &m, msg, sizeof(msg));
     else if (m.op == DDIO_RB_BEGIN)
