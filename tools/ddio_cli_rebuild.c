@@ -48,6 +48,7 @@ struct rb_run {
     struct rb_file *files;
     size_t nfiles, cap;
     uint64_t total, done;
+    double said;                    /* when progress was last printed */
     unsigned rebuilt, skipped, lost_files, failed, busy;
     double t0;
 };
@@ -252,7 +253,10 @@ static int fence_all(struct rb_run *r, const struct rb_file *f, uint32_t op, cha
 static void progress(void *arg, uint64_t done)
 {
     struct rb_run *r = arg;
-    double dt = cli_now() - r->t0, rate = dt > 0 ? done / dt : 0;
+    double now = cli_now(), dt = now - r->t0, rate = dt > 0 ? done / dt : 0;
+    if (now - r->said < 1 && done < r->total)
+        return;                     /* a line a second at most */
+    r->said = now;
     double left = rate > 0 && r->total > done ? (r->total - done) / rate : 0;
     fprintf(stderr, "rebuild: %" PRIu64 " of %" PRIu64 " bytes, %.1f MB/s, about %.0f s left\n",
             done, r->total, rate / 1e6, left);
