@@ -7,14 +7,26 @@
 # byte with the copies they mirror, then another server killed and every
 # file read back and compared with the original. Also: a rebuild cut off
 # (timeout, small --rate) and run again; a `none` file reported lost.
+#   rebuild-cases.sh mirror    the whole story (3 servers, mirror)
+#   rebuild-cases.sh none      servers without copies: a file reported lost
+#   rebuild-cases.sh disks     mirror, 2 disks per server, 64 KiB blocks
+#                              (ddio-run -d 2 -b 65536): one rebuild, every
+#                              disk's datafiles compared, the files read back
+#   rebuild-cases.sh mirror3   mirror:3: the replacement holds every view
 # Needs: DDIO, SERVER (ddio-server), T (scratch dir), ROOT (ddio-run's
-# --root: server i under ROOT/s<i>). Prints "PASS: name" / "FAIL: name: why".
+# --root: server i under ROOT/s<i>, disk d under ROOT/s<i>/d<d> with 2
+# disks). Prints "PASS: name" / "FAIL: name: why".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
 T_TMP=$T
 mode=${1:-mirror}
-red=; [ "$mode" = mirror ] && red=mirror
+red=mirror; copies=2; disks=("")
+case "$mode" in
+  none) red= ;;
+  mirror3) red=mirror:3; copies=3 ;;
+  disks) disks=(d0 d1) ;;
+esac
 IFS=, read -r -a addr <<<"$DDIO_SERVERS"
 N=${#addr[@]}
 same() { cmp "$1" "$2" >"$T/why" 2>&1; }
@@ -29,10 +41,14 @@ lose() {
   [ -n "$p" ] && kill -9 "$p"
   while [ -n "$p" ] && kill -0 "$p" 2>/dev/null; do sleep 0.05; done
   rm -rf "$ROOT/s$1"; mkdir -p "$ROOT/s$1"
+  local d; for d in "${disks[@]}"; do mkdir -p "$ROOT/s$1/$d"; done
 }
 # a fresh server on K's address and an empty root (--replacement)
 replace() {
-  "$SERVER" --listen "${addr[$1]}" --root "$ROOT/s$1" --secret-file "$DDIO_SECRET_FILE" \
+  local d roots=()
+  for d in "${disks[@]}"; do roots+=(--root "$ROOT/s$1${d:+/$d}"); done
+  [ ${#disks[@]} -gt 1 ] && roots+=(--block-size 65536)
+  "$SERVER" --listen "${addr[$1]}" "${roots[@]}" --secret-file "$DDIO_SECRET_FILE" \
     ${red:+--redundancy $red} --replacement ${DDIO_TRANSPORT:+--transport "$DDIO_TRANSPORT"} \
     2>>"$T/repl$1.log" &
   echo $! >>"$T/pids"
@@ -43,11 +59,18 @@ replace() {
 }
 cleanup() { [ -f "$T/pids" ] && while read -r p; do kill "$p" 2>/dev/null; done <"$T/pids"; }
 trap cleanup EXIT
-# every datafile server K holds equals the one it mirrors: its primary
-# (index K) with the copy on K+1, its copy of index K-1 with K-1's primary
+# every datafile server K holds (on each disk) equals the one it mirrors:
+# its primary (index K) with copy c on K+c, its copy c (of index K-c)
+# with K-c's primary
 compare_views() {
-  local k=$1 f=$2 prev=$(( ($1 + N - 1) % N )) next=$(( ($1 + 1) % N ))
-  same "$ROOT/s$k/$f" "$ROOT/s$next/.ddio/copy1/$f" && same "$ROOT/s$k/.ddio/copy1/$f" "$ROOT/s$prev/$f"
+  local k=$1 f=$2 c d
+  for d in "${disks[@]}"; do
+    for ((c = 1; c < copies; c++)); do
+      local prev=$(( (k + N - c) % N )) next=$(( (k + c) % N )) s="${d:+/$d}"
+      same "$ROOT/s$k$s/$f" "$ROOT/s$next$s/.ddio/copy$c/$f" \
+        && same "$ROOT/s$k$s/.ddio/copy$c/$f" "$ROOT/s$prev$s/$f" || return 1
+    done
+  done
 }
 
 if [ "$mode" = none ]; then
@@ -60,6 +83,27 @@ if [ "$mode" = none ]; then
     && grep -q '^rebuild: server 1: 0 file(s) rebuilt, 0 already done, 1 lost, 0 failed' "$T/n.out" \
     && [ ! -e "$ROOT/s1/n" ] && t_pass cli/rebuild/none-lost \
     || t_fail cli/rebuild/none-lost "exit $rc: $(cat "$T/n.out" "$T/n.err"; ls "$ROOT/s1")"
+  exit 0
+fi
+
+if [ "$mode" = disks ] || [ "$mode" = mirror3 ]; then
+  # ---- one loss, one rebuild: every view on every disk, the bytes read back ----
+  head -c 5000017 /dev/urandom >"$T/big"
+  head -c 777 /dev/urandom >"$T/small"
+  "$DDIO" mkdir /d || t_fail cli/rebuild/setup "mkdir"
+  "$DDIO" cp "$T/big" ddio:/d/big >/dev/null && "$DDIO" cp "$T/small" ddio:/small >/dev/null \
+    || t_fail cli/rebuild/setup "cp"
+  "$DDIO" stat /d/big | grep -q "$red" || t_fail cli/rebuild/setup "not $red: $("$DDIO" stat /d/big)"
+  lose 1; replace 1 || exit 1
+  rc=0; "$DDIO" rebuild --server 1 >"$T/m.out" 2>"$T/m.err" || rc=$?
+  [ $rc = 0 ] && grep -q '^rebuild: server 1: 2 file(s) rebuilt, 0 already done, 0 lost, 0 failed' "$T/m.out" \
+    && t_pass "cli/rebuild/$mode-rebuilt" || t_fail "cli/rebuild/$mode-rebuilt" "exit $rc: $(cat "$T/m.out" "$T/m.err" | head -c 600)"
+  ok=1
+  for f in d/big small; do compare_views 1 "$f" || { ok=0; echo "$f: $(cat "$T/why")" >>"$T/views"; }; done
+  [ $ok = 1 ] && t_pass "cli/rebuild/$mode-datafiles-equal" || t_fail "cli/rebuild/$mode-datafiles-equal" "$(cat "$T/views")"
+  "$DDIO" cp ddio:/d/big "$T/big.back" >/dev/null 2>"$T/e" && same "$T/big" "$T/big.back" \
+    && "$DDIO" cp ddio:/small "$T/small.back" >/dev/null 2>>"$T/e" && same "$T/small" "$T/small.back" \
+    && t_pass "cli/rebuild/$mode-reads" || t_fail "cli/rebuild/$mode-reads" "$(cat "$T/e" "$T/why")"
   exit 0
 fi
 

@@ -9,7 +9,7 @@
 # log line per call; checksums mended from copies and ddio scrub
 # (test/cli/scrub-cases.sh, servers with --redundancy mirror, and with
 # --checksums on and no copies); ddio rebuild onto a replacement server
-# (test/cli/rebuild-cases.sh, 3 servers, mirror and none). Closes with "cli: N passed, N failed".
+# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, mirror:3). Closes with "cli: N passed, N failed".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -82,6 +82,18 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-rn" -- \
   >"$tmp/rebuild-n.log" 2>"$tmp/rebuild-n.err"
 rc=$?
 t_relay "$tmp/rebuild-n.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-none "exit $rc: $(grep -v Killed "$tmp/rebuild-n.err" | tail -c 400)"
+mkdir -p "$tmp/srv-rd" "$tmp/trd"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 -d 2 -b 65536 --root "$tmp/srv-rd" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/trd" ROOT="$tmp/srv-rd" bash "$here/rebuild-cases.sh" disks \
+  >"$tmp/rebuild-d.log" 2>"$tmp/rebuild-d.err"
+rc=$?
+t_relay "$tmp/rebuild-d.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-disks "exit $rc: $(grep -v Killed "$tmp/rebuild-d.err" | tail -c 400)"
+mkdir -p "$tmp/srv-r3" "$tmp/tr3"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-r3" --server-opt --redundancy=mirror:3 -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tr3" ROOT="$tmp/srv-r3" bash "$here/rebuild-cases.sh" mirror3 \
+  >"$tmp/rebuild-3.log" 2>"$tmp/rebuild-3.err"
+rc=$?
+t_relay "$tmp/rebuild-3.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-mirror3 "exit $rc: $(grep -v Killed "$tmp/rebuild-3.err" | tail -c 400)"
 
 # ---- status of a server with three disks: a line and a JSON entry per disk and root ----
 mkdir -p "$tmp/srv3"
