@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -224,6 +225,41 @@ int rebuild_open_refused(struct conn *c, const char *norm, char *msg, size_t msg
 
 /* ---- the ops ----------------------------------------------------------------------- */
 
+static int a_file(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)path;
+    (void)sb;
+    (void)ftw;
+    return type == FTW_F;       /* a layout record: stop the walk */
+}
+
+/* 1: a layout record stands under ROOT_1/.ddio/meta */
+static int has_files(const struct store *st)
+{
+    char meta[4200];
+    store_state_path(st, "meta", meta, sizeof(meta));
+    return nftw(meta, a_file, 16, FTW_PHYS) == 1;
+}
+
+/* entries of the directory name under ROOT_1/.ddio (none: 0) */
+static int count_entries(int ddiofd, const char *name)
+{
+    int fd = openat(ddiofd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    DIR *d = fdopendir(fd);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    else
+        close(fd);
+    return n;
+}
+
+
 /* ADOPT: the lost server's id made this one's (durable), once */
 static int op_adopt(struct conn *c, const struct ddio_rebuild *m, char *msg, size_t msglen)
 {
@@ -235,6 +271,13 @@ static int op_adopt(struct conn *c, const struct ddio_rebuild *m, char *msg, siz
         snprintf(msg, msglen, "this server has an id of its own (not started with "
                  "--replacement on an empty root): it does not take another's");
         return -EPERM;
+    }
+    /* files made under its own id would no longer open under the new one
+     * (directories are harmless: a MKDIR is not refused meanwhile) */
+    if (has_files(&srv->store)) {
+        snprintf(msg, msglen, "this replacement's roots are not empty (it holds files of "
+                 "its own): start it on empty roots");
+        return -ENOTEMPTY;
     }
     int rc = write_atomic(&srv->store, rb->ddiofd, "server-id", m->id, DDIO_ID_LEN, 1);
     if (rc == 0)
@@ -360,23 +403,6 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 
 /* ---- startup ----------------------------------------------------------------------- */
 
-static int count_marks(int ddiofd)
-{
-    int fd = openat(ddiofd, "unbuilt", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    DIR *d = fdopendir(fd);
-    int n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    else
-        close(fd);
-    return n;
-}
-
 int rebuild_init(struct server *srv, char *err, size_t errlen)
 {
     char dir[4200];
@@ -397,7 +423,7 @@ int rebuild_init(struct server *srv, char *err, size_t errlen)
     }
     struct stat sb;
     rb->adopt_pending = srv->cfg.replacement && fstatat(rb->ddiofd, "adopted", &sb, 0) != 0;
-    atomic_store(&rb->unbuilt, count_marks(rb->ddiofd));
+    atomic_store(&rb->unbuilt, count_entries(rb->ddiofd, "unbuilt"));
     if (rb->adopt_pending)
         DDIO_WARN("--replacement: opens refused until `ddio rebuild --server N` names the "
                   "lost server this one replaces");

@@ -77,6 +77,12 @@ if [ "$mode" = none ]; then
   # ---- redundancy none: the lost server's stripes are reported lost, not faked ----
   head -c 5000017 /dev/urandom >"$T/n"
   "$DDIO" cp "$T/n" ddio:/n >/dev/null || t_fail cli/rebuild/setup "cp n"
+  # a replacement started on roots that are not empty (another server's)
+  # takes no id: the files there would no longer open
+  lose 1; cp -a "$ROOT/s0/." "$ROOT/s1/"; replace 1 || exit 1
+  rc=0; "$DDIO" rebuild --server 1 >"$T/n.out" 2>"$T/n.err" || rc=$?
+  [ $rc = 1 ] && grep -q 'roots are not empty' "$T/n.err" && t_pass cli/rebuild/not-empty-refused \
+    || t_fail cli/rebuild/not-empty-refused "exit $rc: $(cat "$T/n.out" "$T/n.err")"
   lose 1; replace 1 || exit 1
   rc=0; "$DDIO" rebuild --server 1 >"$T/n.out" 2>"$T/n.err" || rc=$?
   [ $rc = 1 ] && grep -qx '/n: none: lost (its stripe on server 1 had no copy)' "$T/n.out" \
