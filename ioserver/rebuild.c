@@ -204,6 +204,16 @@ void rebuild_conn_gone(struct conn *c)
     pthread_mutex_unlock(&rb->mu);
 }
 
+int rebuild_fenced(struct conn *c, const char *norm, char *msg, size_t msglen)
+{
+    struct rb_state *rb = c->srv->rb;
+    if (!rb || !fenced_by_other(rb, norm, c->id))
+        return 0;
+    snprintf(msg, msglen, "%.300s is being rebuilt onto a replacement server: try again "
+             "when it is done", norm);
+    return -EBUSY;
+}
+
 int rebuild_open_refused(struct conn *c, const char *norm, char *msg, size_t msglen)
 {
     struct rb_state *rb = c->srv->rb;
@@ -215,12 +225,7 @@ int rebuild_open_refused(struct conn *c, const char *norm, char *msg, size_t msg
         return -ESTALE;         /* not yet the server the layout names (EAGAIN would
                                  * be retried as a create in progress) */
     }
-    if (fenced_by_other(rb, norm, c->id)) {
-        snprintf(msg, msglen, "%.300s is being rebuilt onto a replacement server: try again "
-                 "when it is done", norm);
-        return -EBUSY;
-    }
-    return 0;
+    return rebuild_fenced(c, norm, msg, msglen);
 }
 
 /* ---- the ops ----------------------------------------------------------------------- */

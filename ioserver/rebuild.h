@@ -16,6 +16,9 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 /* an OPEN of norm by c: 0, -ESTALE (waiting for ADOPT) or -EBUSY (fenced
  * by another connection), with the reason in msg */
 int rebuild_open_refused(struct conn *c, const char *norm, char *msg, size_t msglen);
+/* a DELETE or RENAME of norm by c: 0, or -EBUSY (fenced by another
+ * connection: the file is being copied) */
+int rebuild_fenced(struct conn *c, const char *norm, char *msg, size_t msglen);
 /* 1: norm is marked unbuilt here (its reads refused with ENODATA) */
 int rebuild_unbuilt(struct server *srv, const char *norm);
 /* for STATS: files marked unbuilt, files done (DONE) since the start,

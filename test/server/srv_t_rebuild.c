@@ -1,7 +1,7 @@
 /* REBUILD on one server (index 0 of 2 of a mirrored file). Fences: a file
  * open on another connection is not fenced (EBUSY); a fenced file cannot
- * be opened by another connection (EBUSY) until UNFENCE, or until the
- * fencing connection ends. BEGIN: the file is created with the layout
+ * be opened or deleted by another connection (EBUSY) until UNFENCE, or
+ * until the fencing connection ends. BEGIN: the file is created with the layout
  * given and marked unbuilt (the mark in .ddio/unbuilt), so its reads and
  * its size are refused with ENODATA while writes go in; DONE syncs and
  * clears the mark, after which the bytes written read back; a second
@@ -51,6 +51,7 @@ static void fences(struct ddio_layout_rec *l)
     CHECK(rb(b, DDIO_RB_FENCE, p, NULL, NULL, NULL) == 0, "FENCE again by its owner");
     CHECK(cl_open(a, p, DDIO_O_RDWR, l, &o) == EBUSY, "OPEN of a fenced file");
     CHECK(rb(a, DDIO_RB_FENCE, p, NULL, NULL, NULL) == EBUSY, "FENCE over another's");
+    CHECK(cl_delete(a, p) == EBUSY, "DELETE of a fenced file");
     CHECK(cl_open(b, p, DDIO_O_RDWR, l, &o) == 0, "OPEN by the fence's owner");
     CHECK(cl_handle_op(b, DDIO_T_CLOSE, o.handle, NULL) == 0, "CLOSE");
     CHECK(rb(b, DDIO_RB_UNFENCE, p, NULL, NULL, NULL) == 0, "UNFENCE");
