@@ -229,8 +229,9 @@ static int adopt(struct rb_run *r)
 
 /* ---- one file ----------------------------------------------------------------- */
 
-/* FENCE (or UNFENCE) on every server of f but the replacement: 0, or
- * -EBUSY when one has it open (those fenced already are unfenced) */
+/* FENCE on every server of f but the replacement (BEGIN fences there):
+ * 0, or -EBUSY when one has it open (those fenced already are unfenced);
+ * UNFENCE on every server of f */
 static int fence_all(struct rb_run *r, const struct rb_file *f, uint32_t op, char *msg,
                      size_t msglen)
 {
@@ -247,6 +248,9 @@ static int fence_all(struct rb_run *r, const struct rb_file *f, uint32_t op, cha
             if (q != r->n)
                 ddio_client_rebuild_op(r->cl, q, &u, NULL, other, sizeof other);
     }
+    /* the replacement's own fence (BEGIN's) too, when DONE did not lift it */
+    if (op == DDIO_RB_UNFENCE)
+        ddio_client_rebuild_op(r->cl, r->n, &m, NULL, msg, msglen);
     return rc;
 }
 
