@@ -468,14 +468,20 @@ int ddio_client_readdir(struct ddio_client *cl, const char *path,
     return rc;
 }
 
+/* a MKDIR with the ids of a new call */
+static void mkdir_req(struct ddio_wbuf *w, const char *path, uint32_t mode)
+{
+    struct ddio_mkdir m = {.path = (char *)path, .mode = mode & 07777,
+                           .once_client = ddio_client_id(), .once_call = ddio_call_id()};
+    ddio_wbuf_init(w);
+    ddio_enc_mkdir(w, &m);
+}
+
 int ddio_client_mkdir(struct ddio_client *cl, const char *path, uint32_t mode,
                       char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
-    struct ddio_mkdir m = {.path = (char *)path, .mode = mode & 07777,
-                           .once_client = ddio_client_id(), .once_call = ddio_call_id()};
-    ddio_wbuf_init(&w);
-    ddio_enc_mkdir(&w, &m);
+    mkdir_req(&w, path, mode);
     int rc = fanout(cl, DDIO_T_MKDIR, &w, -EEXIST, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
@@ -492,14 +498,20 @@ void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid)
     cl->pool.act_gid = gid;
 }
 
+static void setattr_req(struct ddio_wbuf *w, const char *path, uint32_t what, uint32_t mode,
+                        uint32_t uid, uint32_t gid)
+{
+    struct ddio_setattr m = {.path = (char *)path, .what = what, .mode = mode & 07777,
+                             .uid = uid, .gid = gid};
+    ddio_wbuf_init(w);
+    ddio_enc_setattr(w, &m);
+}
+
 int ddio_client_setattr(struct ddio_client *cl, const char *path, uint32_t what,
                         uint32_t mode, uint32_t uid, uint32_t gid, char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
-    struct ddio_setattr m = {.path = (char *)path, .what = what, .mode = mode & 07777,
-                             .uid = uid, .gid = gid};
-    ddio_wbuf_init(&w);
-    ddio_enc_setattr(&w, &m);
+    setattr_req(&w, path, what, mode, uid, gid);
     int rc = fanout(cl, DDIO_T_SETATTR, &w, -ENOENT, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
@@ -832,4 +844,80 @@ int ddio_client_scrub(struct ddio_cfile *f, uint64_t rate, struct ddio_scrub_tal
     struct ddio_scrub_opt o = {.index = -1, .rate = rate};
     struct ddio_err e = {0};
     return ddio_scrub_fh(&f->fh, &o, t, &e) ? fail(&e, msg, msglen) : 0;
+}
+
+/* ---- rebuild onto a replacement (DESIGN.md 6.3) -------------------------------- */
+
+int ddio_client_server_id(struct ddio_client *cl, int i, uint8_t id[DDIO_ID_LEN], char *msg,
+                          size_t msglen)
+{
+    struct ddio_conn *c;
+    struct ddio_err e = {0};
+    if (ddio_pool_get_recover(&cl->pool, cl->addr[i], cl->timeout_ms, cl->recover_ms, &c, &e))
+        return fail(&e, msg, msglen);
+    memcpy(id, c->id, DDIO_ID_LEN);
+    return 0;
+}
+
+int ddio_client_pstat_on(struct ddio_client *cl, int i, const char *path,
+                         struct ddio_pstat_r *r, char *msg, size_t msglen)
+{
+    struct ddio_wbuf w;
+    uint8_t *p = NULL;
+    size_t n = 0;
+    path_req(&w, path, 0);
+    int rc = call(cl, i, DDIO_T_PSTAT, &w, &p, &n, msg, msglen);
+    ddio_wbuf_free(&w);
+    if (rc == 0 && ddio_dec_pstat_r(p, n, r))
+        rc = (say(msg, msglen, "server %s: malformed PSTAT reply", cl->addr[i]), -EIO);
+    free(p);
+    return rc;
+}
+
+int ddio_client_mkdir_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,
+                         char *msg, size_t msglen)
+{
+    struct ddio_wbuf w;
+    mkdir_req(&w, path, mode);
+    int rc = call(cl, i, DDIO_T_MKDIR, &w, NULL, NULL, msg, msglen);
+    ddio_wbuf_free(&w);
+    return rc == -EEXIST ? 0 : rc;
+}
+
+int ddio_client_setattr_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,
+                           uint32_t uid, uint32_t gid, char *msg, size_t msglen)
+{
+    struct ddio_wbuf w;
+    setattr_req(&w, path, DDIO_SA_MODE | DDIO_SA_OWNER, mode, uid, gid);
+    int rc = call(cl, i, DDIO_T_SETATTR, &w, NULL, NULL, msg, msglen);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+int ddio_client_rebuild_op(struct ddio_client *cl, int i, const struct ddio_rebuild *m,
+                           uint32_t *state, char *msg, size_t msglen)
+{
+    struct ddio_wbuf w;
+    struct ddio_rebuild_r r = {0};
+    uint8_t *p = NULL;
+    size_t n = 0;
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild(&w, m);
+    int rc = call(cl, i, DDIO_T_REBUILD, &w, &p, &n, msg, msglen);
+    ddio_wbuf_free(&w);
+    if (rc == 0 && ddio_dec_rebuild_r(p, n, &r))
+        rc = (say(msg, msglen, "server %s: malformed REBUILD reply", cl->addr[i]), -EIO);
+    free(p);
+    if (state)
+        *state = r.state;
+    return rc;
+}
+
+int ddio_client_rebuild_copy(struct ddio_cfile *f, uint32_t k, const struct ddio_rebuild_opt *o,
+                             uint64_t *copied, char *msg, size_t msglen)
+{
+    struct ddio_err e = {0};
+    /* through the servers: same-host descriptors would skip the sums */
+    f->fh.local_read = f->fh.local_write = 0;
+    return ddio_rebuild_copy(&f->fh, k, o, copied, &e) ? fail(&e, msg, msglen) : 0;
 }

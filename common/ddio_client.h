@@ -133,6 +133,28 @@ int ddio_client_pwrite_part(struct ddio_cfile *f, uint32_t k, const void *buf, s
 int ddio_client_scrub(struct ddio_cfile *f, uint64_t rate, struct ddio_scrub_tally *t,
                       char *msg, size_t msglen);
 
+/* Rebuild onto a replacement (tools/ddio rebuild; DESIGN.md 6.3). The id
+ * server i said in its HELLO; PSTAT of path on server i alone (r->layout
+ * that server's record); MKDIR on server i alone (EEXIST is 0); one
+ * REBUILD op on server i (*state: BEGIN's DDIO_RB_BEGUN or _BUILT); f's
+ * bytes copied onto its stripe server k (ddio_rebuild_copy; *copied: the
+ * file's size).
+ * 0 or -errno with msg. */
+int ddio_client_server_id(struct ddio_client *cl, int i, uint8_t id[DDIO_ID_LEN], char *msg,
+                          size_t msglen);
+int ddio_client_pstat_on(struct ddio_client *cl, int i, const char *path,
+                         struct ddio_pstat_r *r, char *msg, size_t msglen);
+int ddio_client_mkdir_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,
+                         char *msg, size_t msglen);
+/* mode and owner of path on server i alone (a replacement's entry made like
+ * the survivors') */
+int ddio_client_setattr_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,
+                           uint32_t uid, uint32_t gid, char *msg, size_t msglen);
+int ddio_client_rebuild_op(struct ddio_client *cl, int i, const struct ddio_rebuild *m,
+                           uint32_t *state, char *msg, size_t msglen);
+int ddio_client_rebuild_copy(struct ddio_cfile *f, uint32_t k, const struct ddio_rebuild_opt *o,
+                             uint64_t *copied, char *msg, size_t msglen);
+
 /* Watching the servers (WATCH, INVAL: PROTOCOL.md "WATCH and INVAL"):
  * a thread per server of cl keeps a connection of its own that hears of
  * every change other processes make, and calls inval(arg, what, path)

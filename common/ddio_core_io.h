@@ -105,6 +105,9 @@ struct ddio_xfer_req {
     const struct ddio_mem *mem;
     int raw;                    /* reads: only what servers send is written (no
                                  * zeros for holes, no size lookup) */
+    int exact;                  /* writes: to the servers involved only, not
+                                 * also to those holding copies of their
+                                 * units (a rebuild writes one server) */
     uint64_t bytes;             /* out: stream bytes transferred (reads: below
                                  * the end of file) */
 };
@@ -158,6 +161,15 @@ void ddio_cache_free(struct ddio_cache *c);
 
 /* ---- ddio_core_scrub.c: checksums checked, bad sectors mended --------------- */
 
+/* when a paced job started (ms clock) and its byte count then */
+struct ddio_pacer {
+    int64_t t0;
+    uint64_t base;
+};
+/* a pause that keeps the job at rate bytes a second since pc's start
+ * (now_bytes: its count now; rate 0: no pause) */
+void ddio_pace(const struct ddio_pacer *pc, uint64_t rate, uint64_t now_bytes);
+
 /* What to scrub: every copy of stripe index `index` (-1: of every index),
  * local bytes [lo, hi) of it (hi 0: to its end), at most `rate` bytes a
  * second (0: no limit). */
@@ -178,4 +190,13 @@ int ddio_scrub_fh(struct ddio_fh *f, const struct ddio_scrub_opt *o, struct ddio
  * read had its bytes) */
 void ddio_scrub_after_read(struct ddio_fh *f, const char *bad, uint64_t first, uint64_t end);
 
+/* ---- ddio_core_rebuild.c: a file's bytes copied onto a replacement server ---- */
+
+/* f's bytes read from its servers to the end of file (stripe server k's
+ * part from a copy: k refuses reads of a file it has not rebuilt) and
+ * written to k alone, which writes every view it holds (its own units,
+ * the copies it keeps) in its sorted pass, with their checksums; *copied:
+ * the file's bytes. 0, or -1 with e. */
+int ddio_rebuild_copy(struct ddio_fh *f, uint32_t k, const struct ddio_rebuild_opt *o,
+                      uint64_t *copied, struct ddio_err *e);
 #endif

@@ -111,20 +111,12 @@ static void mend(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off,
     free(reply);
 }
 
-/* when the scrub started (ms) and what t->bytes was then */
-struct pacer {
-    int64_t t0;
-    uint64_t base;
-};
-
-/* a pause that keeps the scrub at o->rate since it started */
-static void pace(const struct ddio_scrub_opt *o, const struct pacer *pc, uint64_t now_bytes)
+void ddio_pace(const struct ddio_pacer *pc, uint64_t rate, uint64_t now_bytes)
 {
-    int64_t t0 = pc->t0;
     uint64_t bytes = now_bytes - pc->base;
-    if (!o->rate)
+    if (!rate)
         return;
-    int64_t due = t0 + (int64_t) (bytes * 1000 / o->rate), now = ddio_now_ms();
+    int64_t due = pc->t0 + (int64_t) (bytes * 1000 / rate), now = ddio_now_ms();
     if (due > now) {
         int64_t ms = due - now;
         struct timespec ts = {.tv_sec = ms / 1000,.tv_nsec = ms % 1000 * 1000000 };
@@ -134,7 +126,8 @@ static void pace(const struct ddio_scrub_opt *o, const struct pacer *pc, uint64_
 
 /* copy c of index p scrubbed over o's range; 0 or -1 with e */
 static int scrub_view(struct ddio_fh *f, uint32_t p, uint32_t c, const struct ddio_scrub_opt *o,
-                      struct ddio_scrub_tally *t, const struct pacer *pc, struct ddio_err *e)
+                      struct ddio_scrub_tally *t, const struct ddio_pacer *pc,
+                      struct ddio_err *e)
 {
     int q = (int) ddio_copy_server(f->stripe.count, p, c);
     uint64_t off = o->lo / DDIO_SCRUB_SECTOR * DDIO_SCRUB_SECTOR;
@@ -166,7 +159,7 @@ static int scrub_view(struct ddio_fh *f, uint32_t p, uint32_t c, const struct dd
         off = r.next;
         ddio_scrub_r_free(&r);
         free(reply);
-        pace(o, pc, t->bytes);
+        ddio_pace(pc, o->rate, t->bytes);
         if (done)
             return 0;
     }
@@ -175,7 +168,7 @@ static int scrub_view(struct ddio_fh *f, uint32_t p, uint32_t c, const struct dd
 int ddio_scrub_fh(struct ddio_fh *f, const struct ddio_scrub_opt *o, struct ddio_scrub_tally *t,
                   struct ddio_err *e)
 {
-    struct pacer pc = {.t0 = ddio_now_ms(),.base = t->bytes };
+    struct ddio_pacer pc = {.t0 = ddio_now_ms(),.base = t->bytes };
     for (uint32_t p = 0; p < f->stripe.count; p++) {
         if (o->index >= 0 && p != (uint32_t) o->index)
             continue;

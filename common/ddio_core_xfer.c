@@ -106,8 +106,10 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
     int64_t now = ddio_now_ms();
     srv_finish(st, i);
     /* a server whose disk returned data that disagrees with its checksum
-     * (EILSEQ) is out for this read as a lost one is: a copy has the bytes */
-    if (can_degrade(st) && (err->transport || st->s[i].size_only || err->errnum == EILSEQ)
+     * (EILSEQ), or a replacement that has not rebuilt the file yet
+     * (ENODATA), is out for this read as a lost one is: a copy has the bytes */
+    if (can_degrade(st) && (err->transport || st->s[i].size_only || err->errnum == EILSEQ
+                            || err->errnum == ENODATA)
         && !st->e->errnum) {
         if (err->errnum == EILSEQ)
             st->s[i].integrity = *err;
@@ -878,6 +880,8 @@ static int wanted(const xstate *st, const char *involved, int i)
 {
     if (!involved || involved[i])
         return 1;
+    if (st->x->exact)
+        return 0;
     for (uint32_t c = 1; st->x->op == DDIO_X_WRITE && c < st->f->copies; c++)
         if (involved[ddio_copy_of(st->f->stripe.count, (uint32_t) i, c)])
             return 1;

@@ -298,7 +298,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_UCXADDR] = "UCXADDR", [DDIO_T_CANCEL] = "CANCEL", [DDIO_T_LOCAL] = "LOCAL",
         [DDIO_T_SETATTR] = "SETATTR", [DDIO_T_ACTAS] = "ACTAS",
         [DDIO_T_LOCALSTAT] = "LOCALSTAT", [DDIO_T_WATCH] = "WATCH", [DDIO_T_INVAL] = "INVAL",
-        [DDIO_T_SCRUB] = "SCRUB", [DDIO_T_REPAIR] = "REPAIR",
+        [DDIO_T_SCRUB] = "SCRUB", [DDIO_T_REPAIR] = "REPAIR", [DDIO_T_REBUILD] = "REBUILD",
     };
     static const char *const rep[DDIO_T_MAX] = {
         [DDIO_T_HELLO] = "HELLO|R", [DDIO_T_AUTH] = "AUTH|R", [DDIO_T_OPEN] = "OPEN|R",
@@ -314,6 +314,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_SETATTR] = "SETATTR|R", [DDIO_T_ACTAS] = "ACTAS|R",
         [DDIO_T_LOCALSTAT] = "LOCALSTAT|R", [DDIO_T_WATCH] = "WATCH|R",
         [DDIO_T_INVAL] = "INVAL|R", [DDIO_T_SCRUB] = "SCRUB|R", [DDIO_T_REPAIR] = "REPAIR|R",
+        [DDIO_T_REBUILD] = "REBUILD|R",
     };
     if (!type_valid(type))
         return "UNKNOWN";

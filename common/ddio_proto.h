@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      13u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      14u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
                                  * 6: OPEN's and RENAME's once ids;
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
@@ -31,7 +31,9 @@
                                  * whether more follow; 12: WATCH and
                                  * INVAL (a mount's cache kept coherent);
                                  * 13: SCRUB and REPAIR (checksums checked
-                                 * and bad sectors rewritten from a copy) */
+                                 * and bad sectors rewritten from a copy);
+                                 * 14: REBUILD (a replacement server takes
+                                 * a lost one's place) */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -80,7 +82,9 @@ enum ddio_type {
                             * their checksums (and send their bytes) */
     DDIO_T_REPAIR   = 31,  /* client -> server: rewrite bad sectors of a copy
                             * with a good copy's bytes */
-    DDIO_T_MAX      = 32
+    DDIO_T_REBUILD  = 32,  /* client -> server: a replacement's id, a file
+                            * rebuilt on it, writers fenced off (34-39 kept free) */
+    DDIO_T_MAX      = 33
 };
 #define DDIO_REPLY 0x8000u
 
@@ -473,6 +477,39 @@ struct ddio_repair {
 struct ddio_repair_r {
     uint32_t repaired, good, refused;
 };
+/* REBUILD (PROTOCOL.md "REBUILD"): op and what it names */
+#define DDIO_RB_ADOPT   1u   /* id: a --replacement server takes the lost one's id */
+#define DDIO_RB_BEGIN   2u   /* path, layout: the file made here, marked unbuilt, fenced */
+#define DDIO_RB_DONE    3u   /* path: datafiles synced, mark removed, fence lifted */
+#define DDIO_RB_FENCE   4u   /* path: no other connection may open it (EBUSY if one has) */
+#define DDIO_RB_UNFENCE 5u   /* path */
+struct ddio_rebuild {
+    uint32_t op;
+    uint8_t id[DDIO_ID_LEN];         /* ADOPT; zeros otherwise */
+    char *path;                      /* "" for ADOPT */
+    struct ddio_layout_rec layout;   /* BEGIN's; zeros (count 0) otherwise */
+};
+/* REBUILD|R: BEGIN's DDIO_RB_BUILT (the file is here and not marked: a
+ * rebuild done, or made here since; nothing was changed) or DDIO_RB_BEGUN;
+ * 0 for the other ops */
+#define DDIO_RB_BEGUN 1u
+#define DDIO_RB_BUILT 2u
+struct ddio_rebuild_r {
+    uint32_t state;
+};
+/* How a client's rebuild copies (not on the wire: ddio_core_io.h
+ * ddio_rebuild_copy, ddio_client_rebuild_copy): at most rate bytes a
+ * second (0: no limit) since t0_ms (ddio_now_ms clock), when *done was
+ * base; each chunk counted up in *done and reported to progress (may be
+ * NULL). */
+struct ddio_rebuild_opt {
+    uint64_t rate;
+    int64_t t0_ms;
+    uint64_t base;
+    uint64_t *done;
+    void (*progress)(void *arg, uint64_t done);
+    void *arg;
+};
 /* What a client's scrub of a file found, in sectors (not on the wire:
  * ddio_core_io.h ddio_scrub_fh, ddio_client_scrub) */
 struct ddio_scrub_tally {
@@ -665,6 +702,10 @@ void ddio_enc_scrub_r(struct ddio_wbuf *w, const struct ddio_scrub_r *m);
 /* free with ddio_scrub_r_free */
 int  ddio_dec_scrub_r(const void *p, size_t n, struct ddio_scrub_r *m);
 void ddio_scrub_r_free(struct ddio_scrub_r *m);
+void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m);
+int  ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m);    /* free m->path */
+void ddio_enc_rebuild_r(struct ddio_wbuf *w, const struct ddio_rebuild_r *m);
+int  ddio_dec_rebuild_r(const void *p, size_t n, struct ddio_rebuild_r *m);
 void ddio_enc_repair(struct ddio_wbuf *w, const struct ddio_repair *m);
 int  ddio_dec_repair(const void *p, size_t n, struct ddio_repair *m);
 void ddio_enc_repair_r(struct ddio_wbuf *w, const struct ddio_repair_r *m);

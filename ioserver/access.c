@@ -30,6 +30,11 @@ static int privileged(const struct conn *c)
                                && c->who.uid == (uint32_t)c->srv->cfg.admin_uid);
 }
 
+int access_admin(const struct conn *c)
+{
+    return !access_on(c) || privileged(c);
+}
+
 static int in_group(const struct ident *w, uint32_t gid)
 {
     if (w->gid == gid)

@@ -22,6 +22,10 @@ enum { ACC_READ = 4, ACC_WRITE = 2, ACC_SEARCH = 1 };
 
 /* the checks apply to c */
 int access_on(const struct conn *c);
+/* c may do what only an administrator may (REBUILD): not checked (no
+ * proven identity: the shared secret's holders are trusted alike), or
+ * uid 0 / the admin */
+int access_admin(const struct conn *c);
 
 /* norm (a normalized path, "" the root): search permission on each of its
  * directories, then `want` (ACC_* bits; 0: none) on norm itself when it

@@ -67,6 +67,9 @@ void config_usage(FILE *f)
         "                       created without a mode of its own (romio_ddio_redundancy,\n"
         "                       ddio cp, the mount); every server of a layout must have\n"
         "                       the same; a file on fewer servers gets as many as fit\n"
+        "  --replacement        this server, on an empty root, replaces a lost one: it\n"
+        "                       refuses opens until `ddio rebuild --server N` gives it\n"
+        "                       the lost server's id (kept after that)\n"
         "  --checksums on|off|mirrored\n"
         "                       on: a CRC32C per 4 KiB sector of every block written,\n"
         "                       checked at every read from disk (a mismatch: read from\n"
@@ -277,6 +280,9 @@ static int handle_opt(struct srv_config *c, int opt, const char *arg, char *err,
     case 'R':
         c->rotate = 1;
         return 0;
+    case 'V':
+        c->replacement = 1;
+        return 0;
     case 'K':
         return on_off(&c->page_cache, "--page-cache", arg, err, errlen);
     case 'J':
@@ -415,6 +421,7 @@ static const struct option opts[] = {
     {"block-size", required_argument, NULL, 'b'},
     {"buffers", required_argument, NULL, 'n'},
     {"rotate", no_argument, NULL, 'R'},
+    {"replacement", no_argument, NULL, 'V'},
     {"page-cache", required_argument, NULL, 'K'},
     {"redundancy", required_argument, NULL, 'Z'},
     {"checksums", required_argument, NULL, 'J'},

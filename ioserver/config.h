@@ -20,6 +20,7 @@ struct srv_config {
     uint64_t block_size;          /* multiple of 4096 */
     unsigned buffers;             /* aligned buffers per disk */
     int rotate;
+    int replacement;              /* --replacement: waits for REBUILD ADOPT (rebuild.h) */
     int page_cache;               /* --page-cache on|off (pcache.h), default on */
     int checksums;                /* --checksums (sums.h): SUMS_OFF, SUMS_ON, or
                                    * SUMS_MIRRORED (default: files with copies) */

@@ -20,6 +20,7 @@
 #include "local.h"
 #include "locks.h"
 #include "replay.h"
+#include "rebuild.h"
 #include "scrub.h"
 #include "tlsgate.h"
 #include "reply.h"
@@ -156,6 +157,16 @@ static void do_xfer(struct work *w)
     }
     if (w->u.x.op == DDIO_X_WRITE)
         handle_wrote(c, w->u.x.handle);
+    if (w->u.x.op == DDIO_X_READ && rebuild_unbuilt(c->srv, w->of->path)) {
+        /* the replacement has not copied it yet: a mirrored file's client
+         * reads a copy instead (ENODATA is "out" to it), never these zeros */
+        conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, w->h.req, ENODATA, "XFER: %s is not "
+                      "rebuilt on this replacement server yet", w->of->path);
+        store_release(&c->srv->store, w->of);
+        if (u)
+            xp_unref(ucx_xp(u));
+        return;
+    }
     engine_xfer(c->srv, ep, w->h.req, &w->u.x, w->of);   /* takes w->of */
     if (u)
         xp_unref(ucx_xp(u));
@@ -303,7 +314,7 @@ int on_ucxaddr(struct conn *c, const struct ddio_hdr *h)
  * reads through the server. */
 static void open_local(struct conn *c, struct ofile *of, const struct ddio_open *m)
 {
-    if (!m->local_name)
+    if (!m->local_name || rebuild_unbuilt(c->srv, of->path))
         return;
     struct ddio_local_req lr = {.name = m->local_name};
     memcpy(lr.nonce, m->local_nonce, DDIO_LOCAL_NONCE);
@@ -330,9 +341,14 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     char norm[DDIO_MAX_STR + 1];
     int ok = store_norm_path(m.path, norm, sizeof(norm)) == 0;
     int rc = ok ? access_open(c, norm, m.amode, msg, sizeof(msg)) : 0;
+    if (rc == 0 && ok)
+        rc = rebuild_open_refused(c, norm, msg, sizeof(msg));
     if (rc == 0)
         rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &cr, &of, &created, msg,
                         sizeof(msg));
+    /* a fence put up meanwhile saw no open file: this open sees the fence */
+    if (rc == 0 && ok && (rc = rebuild_open_refused(c, norm, msg, sizeof(msg))) != 0)
+        store_release(&c->srv->store, of);
     /* a new file is its creator's, with the creator's mode */
     if (rc == 0 && created && ok
         && (rc = access_own(c, norm, (m.amode & DDIO_O_MODE) ? m.mode : 0644, msg,
@@ -407,6 +423,11 @@ int on_stat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct ofile *of = handle_get(c, m.handle);
     if (!of)
         return bad_handle(c, h, m.handle);
+    /* a replacement's size of a file it has not rebuilt is not the file's:
+     * the size fails, as with a server out, rather than come out short */
+    if (rebuild_unbuilt(c->srv, of->path))
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENODATA, "size of %s: not "
+                             "rebuilt on this replacement server yet", of->path), 0;
     struct ddio_u64_r r = {.value = store_size(of)};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
@@ -425,8 +446,10 @@ int on_local(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         free(m.name);
         return 0;
     }
-    /* writes only through a handle opened for writing */
-    int rc = local_hand_over(of, &m, writable && (m.flags & DDIO_LOCAL_WRITE));
+    /* writes only through a handle opened for writing; nothing of a file
+     * a replacement has not rebuilt (its datafiles are not the file's) */
+    int rc = rebuild_unbuilt(c->srv, of->path) ? -ENODATA
+        : local_hand_over(of, &m, writable && (m.flags & DDIO_LOCAL_WRITE));
     free(m.name);
     if (rc == -ECONNREFUSED || rc == -ENOENT)
         conn_send_err(c, h->type | DDIO_REPLY, h->req, EHOSTUNREACH,
@@ -481,6 +504,7 @@ int on_stats(struct conn *c, const struct ddio_hdr *h)
     struct stats_env env = {.ndisks = nd, .disks = dk, .nroots = srv->cfg.nroots,
                             .roots = srv->cfg.roots, .block_size = srv->cfg.block_size,
                             .checksums = srv->cfg.checksums};
+    rebuild_counts(srv, &env.rb_unbuilt, &env.rb_done, &env.rb_pending);
     if (stats_snapshot(&srv->stats, &env, &r)) {
         ddio_stats_r_free(&r);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "stats: out of memory"), 0;

@@ -19,6 +19,7 @@
 #include "listener.h"
 #include "ucx.h"
 #include "notify.h"
+#include "rebuild.h"
 #include "replay.h"
 #include "server.h"
 #include "tlsgate.h"
@@ -130,6 +131,8 @@ static int startup(struct server *srv, char *err, size_t errlen)
 {
     int rc = store_init(&srv->store, &srv->cfg, err, errlen);
     if (rc == 0)
+        rc = rebuild_init(srv, err, errlen);
+    if (rc == 0)
         replay_load(srv);
     if (rc == 0)
         rc = start_disks(srv, err, errlen);
@@ -220,6 +223,7 @@ int main(int argc, char **argv)
     if (clean) {                      /* threads may still use them otherwise */
         stop_disks(srv);
         store_fini(&srv->store);
+        rebuild_fini(srv);
         engine_destroy(srv);
         ucx_destroy(srv);
         replay_close();

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "access.h"
+#include "rebuild.h"
 #include "replay.h"
 #include "reply.h"
 #include "watch.h"
@@ -74,6 +75,16 @@ static int may_list(const struct conn *c, const char *norm, char *msg, size_t n)
     return access_path(c, norm, ACC_READ | ACC_SEARCH, msg, n);
 }
 
+/* a file being copied onto a replacement is neither removed nor renamed
+ * meanwhile (rebuild.h: its fence) */
+static int not_fenced(struct conn *c, const char *path, char *msg, size_t n)
+{
+    char norm[DDIO_MAX_STR + 1];
+    if (store_norm_ns(path, norm, sizeof(norm), msg, n))
+        return 0;
+    return rebuild_fenced(c, norm, msg, n);
+}
+
 /* a new directory is its creator's, with the mode asked for */
 static int own(const struct conn *c, const char *path, uint32_t mode, char *msg, size_t n)
 {
@@ -92,6 +103,8 @@ int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     int rc = 0;
     if (!once_answered(c, m.once_client, m.once_call)) {
         rc = check(c, m.path, access_remove, msg, sizeof(msg));
+        if (rc == 0)
+            rc = not_fenced(c, m.path, msg, sizeof(msg));
         if (rc == 0)
             rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
@@ -195,6 +208,10 @@ int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         if (rc == 0)
             rc = check(c, m.to, access_remove, msg, sizeof(msg));   /* the parent's, and a
                                                                      * replaced entry's */
+        if (rc == 0)
+            rc = not_fenced(c, m.from, msg, sizeof(msg));
+        if (rc == 0)
+            rc = not_fenced(c, m.to, msg, sizeof(msg));
         if (rc == 0)
             rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);

@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "handlers.h"
 #include "locks.h"
+#include "rebuild.h"
 #include "reply.h"
 #include "tcp.h"
 #include "tlsgate.h"
@@ -137,6 +138,7 @@ static void drop_files(struct conn *c)
 {
     struct server *srv = c->srv;
     unsigned held = 0;
+    rebuild_conn_gone(c);
     pthread_mutex_lock(&c->mu);
     for (struct handle *h = c->handles; h; h = h->next)
         held += lk_release_owner(&h->of->locks, c->id);   /* also cancels its lock waits */

@@ -17,6 +17,7 @@
 
 struct conn;                     /* a TCP connection (conn.h) */
 struct engine;
+struct rb_state;                 /* a replacement's rebuild (rebuild.c) */
 
 struct server {
     struct srv_config cfg;
@@ -47,6 +48,7 @@ struct server {
      * none): after a restart, or a connection holding locks dropped, their
      * holders take them again first (handlers.c, srv_lock_grace) */
     _Atomic int64_t lock_grace_until;
+    struct rb_state *rb;         /* fences, unbuilt files, a pending ADOPT */
 };
 
 /* "server HOST:PORT: <cause>" (server.c) */

@@ -87,6 +87,9 @@ struct stats_env {
     const char *const *roots;         /* storage roots: free space by statvfs */
     uint64_t block_size;
     int checksums;                    /* --checksums on */
+    /* a replacement's rebuild (rebuild.h rebuild_counts): files marked
+     * unbuilt, files rebuilt since the start, waiting for ADOPT (0/1) */
+    uint64_t rb_unbuilt, rb_done, rb_pending;
 };
 /* Fill a STATS reply; free with ddio_stats_r_free. 0 or -ENOMEM. env may be
  * NULL (counters only). Keys are listed in docs/PROTOCOL.md (STATS). */

@@ -569,6 +569,14 @@ int store_open(struct store *st, const char *path, uint32_t amode,
     return rc;
 }
 
+int store_is_open(struct store *st, const char *norm)
+{
+    pthread_mutex_lock(&st->mu);
+    int open = find_open(st, norm) != NULL;
+    pthread_mutex_unlock(&st->mu);
+    return open;
+}
+
 void store_retain(struct store *st, struct ofile *of)
 {
     pthread_mutex_lock(&st->mu);

@@ -130,6 +130,8 @@ int store_open(struct store *st, const char *path, uint32_t amode,
                struct ofile **of, int *created, char *msg, size_t msglen);
 /* take another reference (an XFER in flight keeps the file open) */
 void store_retain(struct store *st, struct ofile *of);
+/* 1: the normalized path is open here (by anyone) */
+int store_is_open(struct store *st, const char *norm);
 void store_release(struct store *st, struct ofile *of);
 int store_delete(struct store *st, const char *path, char *msg, size_t msglen);
 

@@ -52,6 +52,12 @@ static void usage(FILE *f)
         "                       reads right. One line per file (verified, unknown: no\n"
         "                       checksum, bad, repaired, unrepairable); exit status 1\n"
         "                       when a bad sector could not be repaired\n"
+        "  rebuild --server N   after server N was lost and a fresh one started in its\n"
+        "                       place (ddio-server --replacement, same address): copy\n"
+        "                       onto it every mirrored file it held, from the copies;\n"
+        "                       one line per file, progress on stderr; a second run\n"
+        "                       skips what is done. Exit status 1 when a file could\n"
+        "                       not be rebuilt (a `none` file it held is lost)\n"
         "\n"
         "options:\n"
         "  -s, --servers HOST:PORT,...\n"
@@ -77,7 +83,9 @@ static void usage(FILE *f)
         "                       measured over (default 1; 0: one sample, averages since\n"
         "                       start)\n"
         "      --rate MB/s      scrub: read at most this many MB (10^6 bytes) a second\n"
-        "                       (default: no limit)\n"
+        "                       (default: no limit); rebuild: copy at most this many\n"
+        "                       (default 50)\n"
+        "      --server N       rebuild: the replacement's index in the server list\n"
         "      --all            scrub: every file of the namespace\n"
         "  -h, --help           this text\n"
         "\n"
@@ -103,10 +111,11 @@ static const struct command commands[] = {
     {"status", cmd_status, "ji", 0, 0},
     {"stats", cmd_stats, "", 0, -1},
     {"scrub", cmd_scrub, "RA", 0, 1},
+    {"rebuild", cmd_rebuild, "RS", 0, 0},
 };
 
 enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N',
-       OPT_BUFFERED = 'B', OPT_RATE = 'R', OPT_ALL = 'A' };
+       OPT_BUFFERED = 'B', OPT_RATE = 'R', OPT_ALL = 'A', OPT_SERVER = 'S' };
 static const struct option long_opts[] = {
     {"servers", required_argument, NULL, 's'},
     {"secret-file", required_argument, NULL, OPT_SECRET},
@@ -119,6 +128,7 @@ static const struct option long_opts[] = {
     {"interval", required_argument, NULL, 'i'},
     {"rate", required_argument, NULL, OPT_RATE},
     {"all", no_argument, NULL, OPT_ALL},
+    {"server", required_argument, NULL, OPT_SERVER},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -175,10 +185,10 @@ static const char *early_names[16];
 static int take_opt(struct cli *o, const struct command *cmd, int c, const char *arg,
                     const char *optname)
 {
-    if (cmd && strchr("lujPNBiRA", c) && !strchr(cmd->opts, c))
+    if (cmd && strchr("lujPNBiRAS", c) && !strchr(cmd->opts, c))
         return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
                                cmd->name, optname, cmd->name);
-    if (!cmd && strchr("lujPNBiRA", c)) {    /* before the command: checked once it is known */
+    if (!cmd && strchr("lujPNBiRAS", c)) {    /* before the command: checked once it is known */
         size_t n = strlen(early_opts);
         if (n + 1 < sizeof early_opts) {
             early_opts[n] = (char)c;
@@ -207,6 +217,15 @@ static int take_opt(struct cli *o, const struct command *cmd, int c, const char 
     case 'N': o->progress = 0; return 0;
     case 'B': o->buffered = 1; return 0;
     case 'A': o->all = 1; return 0;
+    case 'S': {
+        char *end;
+        errno = 0;
+        long v = strtol(arg, &end, 10);
+        if (!*arg || *end || errno || v < 0 || v >= (long)DDIO_MAX_SERVERS)
+            return cli_usage_error("--server: '%s' is not a server index (0, 1, ...)", arg);
+        o->server_index = (int)v;
+        return 0;
+    }
     case 'R':
         if (parse_seconds(arg, 0.001, 1e6, &o->rate_mb))
             return cli_usage_error("--rate: '%s' is not a number of MB/s in 0.001..1000000",
@@ -277,7 +296,7 @@ static int apply_defaults(struct cli *o)
 
 int main(int argc, char **argv)
 {
-    struct cli o = {.progress = -1, .interval_s = 1};
+    struct cli o = {.progress = -1, .interval_s = 1, .server_index = -1};
     int help = 0;
 
     optind = 0;               /* 0: glibc re-reads the ordering flag ("+") of the option string */

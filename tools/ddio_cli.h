@@ -24,6 +24,7 @@ struct cli {
     double interval_s;        /* status --interval */
     double rate_mb;           /* scrub --rate (MB/s, 10^6 bytes; 0: no limit) */
     int all;                  /* scrub --all */
+    int server_index;         /* rebuild --server N (-1: not given) */
     int argc;                 /* the command's operands */
     char **argv;
 };
@@ -53,5 +54,6 @@ int cmd_cp(struct cli *o);
 int cmd_status(struct cli *o);
 int cmd_stats(struct cli *o);
 int cmd_scrub(struct cli *o);
+int cmd_rebuild(struct cli *o);
 
 #endif

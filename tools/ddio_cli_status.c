@@ -121,6 +121,18 @@ static void show_sums(const struct ddio_stats_r *r)
            get(r, "sums_unknown", NULL));
 }
 
+/* a replacement's rebuild (ddio rebuild): files marked not rebuilt yet,
+ * files rebuilt since the server started; shown while there is any */
+static void show_rebuild(const struct ddio_stats_r *r)
+{
+    uint64_t left = get(r, "rebuild_unbuilt", NULL), done = get(r, "rebuild_done", NULL);
+    if (get(r, "rebuild_adopt_pending", NULL))
+        printf("  rebuild: a replacement waiting for `ddio rebuild` (opens refused)\n");
+    else if (left || done)
+        printf("  rebuild: %" PRIu64 " file(s) rebuilt, %" PRIu64 " begun and not done%s\n",
+               done, left, left ? " (being copied, or cut off: run ddio rebuild again)" : "");
+}
+
 static void show_text(const char *addr, const struct sample *a, const struct sample *b,
                       double interval)
 {
@@ -143,6 +155,7 @@ static void show_text(const char *addr, const struct sample *a, const struct sam
     printf("  of which same-host clients read %s and wrote %s themselves\n",
            cli_human(lr, h3, sizeof h3), cli_human(lw, h4, sizeof h4));
     show_sums(r);
+    show_rebuild(r);
     for (int d = 0; d < nd; d++) {
         double busy = rate(a, b, "disk", d, "busy_us") / 1e4;   /* us per s -> % */
         printf("  disk %d  read %8.1f MiB/s  write %8.1f MiB/s  queue %" PRIu64
@@ -186,14 +199,17 @@ static void show_json(const char *addr, const struct sample *a, const struct sam
            ", \"local_read_bytes\": %" PRIu64 ", \"local_write_bytes\": %" PRIu64
            ", \"checksums\": \"%s\", \"sums_verified\": %" PRIu64 ", \"sums_bad\": %" PRIu64
            ", \"sums_repaired\": %" PRIu64 ", \"sums_unknown\": %" PRIu64
-           ", \"interval_s\": %g, \"disks\": [",
+           ", \"rebuild_done\": %" PRIu64 ", \"rebuild_unbuilt\": %" PRIu64
+           ", \"rebuild_adopt_pending\": %s, \"interval_s\": %g, \"disks\": [",
            (double)get(r, "uptime_ms", NULL) / 1000, get(r, "connections", NULL),
            get(r, "inflight", NULL), get(r, "bytes_read", NULL), get(r, "bytes_written", NULL),
            get(r, "xfers", NULL), get(r, "xfer_errors", NULL), get(r, "auth_refused", NULL),
            get(r, "access_denied", NULL), get(r, "local_read_bytes", NULL),
            get(r, "local_write_bytes", NULL), sums_mode(get(r, "checksums", NULL)),
            get(r, "sums_verified", NULL), get(r, "sums_bad", NULL),
-           get(r, "sums_repaired", NULL), get(r, "sums_unknown", NULL), a ? interval : 0.0);
+           get(r, "sums_repaired", NULL), get(r, "sums_unknown", NULL),
+           get(r, "rebuild_done", NULL), get(r, "rebuild_unbuilt", NULL),
+           get(r, "rebuild_adopt_pending", NULL) ? "true" : "false", a ? interval : 0.0);
     for (int d = 0; d < nd; d++) {
         double busy = rate(a, b, "disk", d, "busy_us") / 1e4;
         printf("%s{\"index\": %d, \"read_mibps\": %.3f, \"write_mibps\": %.3f, \"queue\": %"

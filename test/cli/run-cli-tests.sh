@@ -8,7 +8,8 @@
 # for bad options of ddio, ddio-server and ddio-run, and the debug-level
 # log line per call; checksums mended from copies and ddio scrub
 # (test/cli/scrub-cases.sh, servers with --redundancy mirror, and with
-# --checksums on and no copies). Closes with "cli: N passed, N failed".
+# --checksums on and no copies); ddio rebuild onto a replacement server
+# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, mirror:3). Closes with "cli: N passed, N failed".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -67,6 +68,32 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 2 --root "$tmp/srv-sn" --server-opt --checksu
   >"$tmp/scrub-n.log" 2>"$tmp/scrub-n.err"
 rc=$?
 t_relay "$tmp/scrub-n.log" && [ $rc = 0 ] || t_fail cli/scrub/session-none "exit $rc: $(tail -c 400 "$tmp/scrub-n.err")"
+
+# ---- rebuild onto a replacement (test/cli/rebuild-cases.sh): 3 servers ----
+mkdir -p "$tmp/srv-rb" "$tmp/trb"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-rb" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/trb" ROOT="$tmp/srv-rb" bash "$here/rebuild-cases.sh" mirror \
+  >"$tmp/rebuild-m.log" 2>"$tmp/rebuild-m.err"
+rc=$?
+t_relay "$tmp/rebuild-m.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-mirror "exit $rc: $(grep -v Killed "$tmp/rebuild-m.err" | tail -c 400)"
+mkdir -p "$tmp/srv-rn" "$tmp/trn"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-rn" -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/trn" ROOT="$tmp/srv-rn" bash "$here/rebuild-cases.sh" none \
+  >"$tmp/rebuild-n.log" 2>"$tmp/rebuild-n.err"
+rc=$?
+t_relay "$tmp/rebuild-n.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-none "exit $rc: $(grep -v Killed "$tmp/rebuild-n.err" | tail -c 400)"
+mkdir -p "$tmp/srv-rd" "$tmp/trd"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 -d 2 -b 65536 --root "$tmp/srv-rd" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/trd" ROOT="$tmp/srv-rd" bash "$here/rebuild-cases.sh" disks \
+  >"$tmp/rebuild-d.log" 2>"$tmp/rebuild-d.err"
+rc=$?
+t_relay "$tmp/rebuild-d.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-disks "exit $rc: $(grep -v Killed "$tmp/rebuild-d.err" | tail -c 400)"
+mkdir -p "$tmp/srv-r3" "$tmp/tr3"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-r3" --server-opt --redundancy=mirror:3 -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tr3" ROOT="$tmp/srv-r3" bash "$here/rebuild-cases.sh" mirror3 \
+  >"$tmp/rebuild-3.log" 2>"$tmp/rebuild-3.err"
+rc=$?
+t_relay "$tmp/rebuild-3.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-mirror3 "exit $rc: $(grep -v Killed "$tmp/rebuild-3.err" | tail -c 400)"
 
 # ---- status of a server with three disks: a line and a JSON entry per disk and root ----
 mkdir -p "$tmp/srv3"
@@ -131,6 +158,13 @@ badopt ddio-scrub-rate-abc "$DDIO" -s $S scrub --rate abc /a
 badopt ddio-scrub-rate-zero "$DDIO" -s $S scrub --rate 0 /a
 badopt ddio-scrub-option-of-cp "$DDIO" -s $S scrub -u 1M /a
 badopt ddio-rate-of-cp "$DDIO" -s $S cp --rate 5 /a ddio:/b
+badopt ddio-rebuild-no-server "$DDIO" -s $S rebuild
+badopt ddio-rebuild-server-abc "$DDIO" -s $S rebuild --server abc
+badopt ddio-rebuild-server-negative "$DDIO" -s $S rebuild --server -1
+badopt ddio-rebuild-server-out-of-list "$DDIO" -s $S rebuild --server 1
+badopt ddio-rebuild-operand "$DDIO" -s $S rebuild --server 0 /a
+badopt ddio-rebuild-rate-zero "$DDIO" -s $S rebuild --server 0 --rate 0
+badopt ddio-server-of-scrub "$DDIO" -s $S scrub --server 0 /a
 badopt ddio-server-unknown "$SERVER" --bogus
 badopt ddio-server-port-70000 "$SERVER" --listen 127.0.0.1:70000 --root "$tmp" --insecure
 badopt ddio-server-log-level "$SERVER" --listen 127.0.0.1:0 --root "$tmp" --insecure --log-level loud

@@ -203,6 +203,12 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #define CLEANUP ddio_scrub_r_free(&m)
     SIMPLE(FZ_SCRUB_R, struct ddio_scrub_r, ddio_dec_scrub_r, ddio_enc_scrub_r)
 #undef CLEANUP
+#define CLEANUP free(m.path)
+    SIMPLE(FZ_REBUILD, struct ddio_rebuild, ddio_dec_rebuild, ddio_enc_rebuild)
+#undef CLEANUP
+#define CLEANUP (void)0
+    SIMPLE(FZ_REBUILD_R, struct ddio_rebuild_r, ddio_dec_rebuild_r, ddio_enc_rebuild_r)
+#undef CLEANUP
 #define CLEANUP free(m.cred)
     SIMPLE(FZ_AUTH_MUNGE, struct ddio_auth_munge, ddio_dec_auth_munge, ddio_enc_auth_munge)
     SIMPLE(FZ_AUTH_MUNGE_R, struct ddio_auth_munge_r, ddio_dec_auth_munge_r,

@@ -266,6 +266,21 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_repair_r(&w, &rpr);
     emit("repair_r", FZ_REPAIR_R, &w);
+    struct ddio_rebuild rb = { .op = DDIO_RB_BEGIN, .path = "d/f",
+                               .layout = { .stripe_unit = 65536, .stripe_count = 2,
+                                           .server_index = 1, .ndisks = 1,
+                                           .block_size = 65536, .copies = 2 } };
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild(&w, &rb);
+    emit("rebuild", FZ_REBUILD, &w);
+    struct ddio_rebuild ra = { .op = DDIO_RB_ADOPT, .id = { 7 } };
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild(&w, &ra);
+    emit("rebuild_adopt", FZ_REBUILD, &w);
+    struct ddio_rebuild_r rbr = { .state = DDIO_RB_BEGUN };
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild_r(&w, &rbr);
+    emit("rebuild_r", FZ_REBUILD_R, &w);
     struct ddio_rename rn = { .from = "a/x", .to = "a/y", .once_client = 0x5eedull,
                               .once_call = 3 };
     ddio_wbuf_init(&w);

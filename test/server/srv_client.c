@@ -32,6 +32,7 @@ static const struct {
     {"--ucx", "ucx/offered", test_ucx_offered},
     {"--no-ucx", "ucx/not-offered", test_ucx_not_offered},
     {"--ucx-tls-refused", "ucx/refused-tls", test_ucx_refused_tls},
+    {"--rebuild", "xfer/rebuild", test_rebuild},
 };
 
 int main(int argc, char **argv)
@@ -80,6 +81,7 @@ int main(int argc, char **argv)
     run_case("xfer/local", test_local);
     run_case("xfer/mirror", test_mirror);
     run_case("xfer/scrub", test_scrub);
+    run_case("xfer/rebuild", test_rebuild);
     run_case("locks/byte-range", test_locks);
     run_case("errors/before-auth", test_malformed_before_auth);
     run_case("errors/after-auth", test_malformed_after_auth);

@@ -272,6 +272,33 @@ static void enc_repair_r(struct ddio_wbuf *w)
     ddio_enc_repair_r(w, &m);
 }
 
+static void enc_rebuild_begin(struct ddio_wbuf *w)
+{
+    struct ddio_rebuild m = { .op = DDIO_RB_BEGIN, .path = "d/e/f" };
+    m.layout.stripe_unit = 1 << 20;
+    m.layout.stripe_count = 3;
+    m.layout.server_index = 2;
+    m.layout.ndisks = 1;
+    m.layout.block_size = 1 << 20;
+    m.layout.copies = 2;
+    for (int i = 0; i < 3; i++)
+        memset(m.layout.ids[i], 0x10 + i, DDIO_ID_LEN);
+    ddio_enc_rebuild(w, &m);
+}
+
+static void enc_rebuild_adopt(struct ddio_wbuf *w)
+{
+    struct ddio_rebuild m = { .op = DDIO_RB_ADOPT };
+    memset(m.id, 0xAB, DDIO_ID_LEN);
+    ddio_enc_rebuild(w, &m);
+}
+
+static void enc_rebuild_r(struct ddio_wbuf *w)
+{
+    struct ddio_rebuild_r m = { .state = DDIO_RB_BUILT };
+    ddio_enc_rebuild_r(w, &m);
+}
+
 static void enc_localstat(struct ddio_wbuf *w)
 {
     struct ddio_localstat m = { .handle = 7, .read = 1ull << 40, .written = 5000000 };
@@ -549,6 +576,20 @@ static int d_repair_r(const uint8_t *p, size_t n)
     return ddio_dec_repair_r(p, n, &m);
 }
 
+static int d_rebuild(const uint8_t *p, size_t n)
+{
+    struct ddio_rebuild m;
+    int rc = ddio_dec_rebuild(p, n, &m);
+    free(m.path);
+    return rc;
+}
+
+static int d_rebuild_r(const uint8_t *p, size_t n)
+{
+    struct ddio_rebuild_r m;
+    return ddio_dec_rebuild_r(p, n, &m);
+}
+
 static int d_localstat(const uint8_t *p, size_t n)
 {
     struct ddio_localstat m;
@@ -590,6 +631,9 @@ static const struct sample samples[] = {
     { "scrub_r", enc_scrub_r, d_scrub_r, FULL },
     { "repair", enc_repair, d_repair, FULL },
     { "repair_r", enc_repair_r, d_repair_r, FULL },
+    { "rebuild_begin", enc_rebuild_begin, d_rebuild, FULL },
+    { "rebuild_adopt", enc_rebuild_adopt, d_rebuild, FULL },
+    { "rebuild_r", enc_rebuild_r, d_rebuild_r, FULL },
     { "open_mode", enc_open_mode, d_open, FULL },
     { "hello", enc_hello, d_hello, FULL },
     { "hello_r", enc_hello_r, d_hello_r, FULL },
@@ -1445,6 +1489,80 @@ START_TEST(bad_scrub)
     ddio_enc_scrub_r(&w, &sr);
     ck_assert_int_eq(dec_copy(d_scrub_r, w.p, w.len), -EPROTO);
     ddio_wbuf_free(&w);
+}
+END_TEST
+
+/* REBUILD and its reply decode to what was encoded */
+START_TEST(rt_rebuild)
+{
+    struct ddio_wbuf w;
+    struct ddio_rebuild m;
+    encode_sample(&samples[scrub_sample("rebuild_begin")], &w);
+    ck_assert_int_eq(ddio_dec_rebuild(w.p, w.len, &m), 0);
+    ck_assert(m.op == DDIO_RB_BEGIN && strcmp(m.path, "d/e/f") == 0);
+    ck_assert(m.layout.stripe_count == 3 && m.layout.server_index == 2 && m.layout.copies == 2
+              && m.layout.stripe_unit == 1 << 20 && m.layout.ids[2][0] == 0x12);
+    free(m.path);
+    ddio_wbuf_free(&w);
+    encode_sample(&samples[scrub_sample("rebuild_adopt")], &w);
+    ck_assert_int_eq(ddio_dec_rebuild(w.p, w.len, &m), 0);
+    ck_assert(m.op == DDIO_RB_ADOPT && m.path == NULL && m.id[0] == 0xAB
+              && m.id[DDIO_ID_LEN - 1] == 0xAB);
+    ddio_wbuf_free(&w);
+    struct ddio_rebuild d = { .op = DDIO_RB_DONE, .path = "x" };
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild(&w, &d);
+    ck_assert_int_eq(ddio_dec_rebuild(w.p, w.len, &m), 0);
+    ck_assert(m.op == DDIO_RB_DONE && strcmp(m.path, "x") == 0 && m.layout.stripe_count == 0);
+    free(m.path);
+    ddio_wbuf_free(&w);
+    struct ddio_rebuild_r r;
+    encode_sample(&samples[scrub_sample("rebuild_r")], &w);
+    ck_assert_int_eq(ddio_dec_rebuild_r(w.p, w.len, &r), 0);
+    ck_assert_uint_eq(r.state, DDIO_RB_BUILT);
+    ddio_wbuf_free(&w);
+    ck_assert_str_eq(ddio_type_name(DDIO_T_REBUILD), "REBUILD");
+    ck_assert_str_eq(ddio_type_name(DDIO_T_REBUILD | DDIO_REPLY), "REBUILD|R");
+}
+END_TEST
+
+static int rebuild_try(const struct ddio_rebuild *m)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild(&w, m);
+    int rc = dec_copy(d_rebuild, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+/* values the decoders refuse: an op that is none, an empty path (the
+ * root is no file), a BEGIN's layout that is no layout, a state that is
+ * none */
+START_TEST(bad_rebuild)
+{
+    struct ddio_rebuild ok = { .op = DDIO_RB_FENCE, .path = "a" };
+    ck_assert_int_eq(rebuild_try(&ok), 0);
+    struct ddio_rebuild m = ok;
+    m.op = 0;
+    ck_assert_int_eq(rebuild_try(&m), -EPROTO);
+    m.op = DDIO_RB_UNFENCE + 1;
+    ck_assert_int_eq(rebuild_try(&m), -EPROTO);
+    m = ok; m.path = "";
+    ck_assert_int_eq(rebuild_try(&m), -EPROTO);
+    m = ok; m.op = DDIO_RB_BEGIN;           /* stripe count 0: no layout */
+    ck_assert_int_eq(rebuild_try(&m), -EPROTO);
+    m.layout.stripe_unit = 4096;
+    m.layout.stripe_count = 2;
+    m.layout.server_index = 1;
+    m.layout.copies = 2;
+    ck_assert_int_eq(rebuild_try(&m), 0);
+    m.layout.copies = 3;                    /* more copies than servers */
+    ck_assert_int_eq(rebuild_try(&m), -EPROTO);
+    uint8_t st[4] = { 3, 0, 0, 0 };
+    ck_assert_int_eq(dec_copy(d_rebuild_r, st, sizeof(st)), -EPROTO);
+    st[0] = 1;
+    ck_assert_int_eq(dec_copy(d_rebuild_r, st, sizeof(st)), 0);
 }
 END_TEST
 
@@ -2547,6 +2665,8 @@ static Suite *proto_suite(void)
     tcase_add_test(tn, bad_namespace);
     tcase_add_test(tn, rt_scrub);
     tcase_add_test(tn, bad_scrub);
+    tcase_add_test(tn, rt_rebuild);
+    tcase_add_test(tn, bad_rebuild);
     tcase_set_timeout(tn, 60);
     suite_add_tcase(s, tn);
     return s;

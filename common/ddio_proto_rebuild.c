@@ -1,0 +1,66 @@
+/* REBUILD (PROTOCOL.md "REBUILD"): a replacement server takes a lost one's
+ * id, and a file is rebuilt on it while its servers keep writers off. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddio_proto.h"
+#include "ddio_proto_int.h"
+
+/* what follows the op: ADOPT an id, BEGIN a path and a layout, the other
+ * ops a path */
+void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
+{
+    ddio_put_u32(w, m->op);
+    if (m->op == DDIO_RB_ADOPT) {
+        ddio_put_bytes(w, m->id, DDIO_ID_LEN);
+        return;
+    }
+    ddio_put_str(w, m->path ? m->path : "");
+    if (m->op == DDIO_RB_BEGIN)
+        ddio_enc_layout(w, &m->layout);
+}
+
+int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
+{
+    struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
+    ddio_rbuf_init(&r, p, n);
+    m->op = ddio_get_u32(&r);
+    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_UNFENCE))
+        r.err = -EPROTO;
+    if (!r.err && m->op == DDIO_RB_ADOPT) {
+        const uint8_t *id = ddio_get_bytes(&r, DDIO_ID_LEN);
+        if (id)
+            memcpy(m->id, id, DDIO_ID_LEN);
+    } else if (!r.err) {
+        m->path = ddio_get_str(&r, DDIO_MAX_STR);
+        if (!r.err && !m->path[0])          /* a file, never the root */
+            r.err = -EPROTO;
+        if (!r.err && m->op == DDIO_RB_BEGIN)
+            ddio_dec_layout(&r, &m->layout);
+    }
+    int rc = rbuf_result(&r);
+    if (rc) {
+        free(m->path);
+        memset(m, 0, sizeof(*m));
+    }
+    return rc;
+}
+
+void ddio_enc_rebuild_r(struct ddio_wbuf *w, const struct ddio_rebuild_r *m)
+{
+    ddio_put_u32(w, m->state);
+}
+
+int ddio_dec_rebuild_r(const void *p, size_t n, struct ddio_rebuild_r *m)
+{
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, p, n);
+    m->state = ddio_get_u32(&r);
+    int rc = rbuf_result(&r);
+    if (!rc && m->state > DDIO_RB_BUILT)
+        rc = -EPROTO;
+    if (rc)
+        m->state = 0;
+    return rc;
+}

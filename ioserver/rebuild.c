@@ -1,0 +1,450 @@
+/* A lost server's place taken by a replacement (DESIGN.md 6.3): REBUILD's
+ * ops, the unbuilt marks and the fences.
+ *
+ * An unbuilt mark is ROOT_1/.ddio/unbuilt/<hash of the path>, holding the
+ * path: made (durable) before a file is created here by BEGIN, removed by
+ * DONE after the datafiles are synced. While it stands the file's reads
+ * are refused with ENODATA, which a mirrored file's client takes as "this
+ * server is out" and reads a copy: never the empty datafile's zeros, also
+ * after a crash of the rebuild or of this server. A fence is in memory,
+ * owned by a connection: while it stands no other connection may open the
+ * path here, so nobody writes the file while the rebuild copies it (the
+ * rebuild's rule for concurrent jobs: a file open elsewhere is not
+ * fenced, and is left for a later pass). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "rebuild.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access.h"
+#include "ddio_log.h"
+#include "ddio_net.h"
+#include "reply.h"
+#include "store_roots.h"
+
+#define RB_MAX_FENCES 64         /* a rebuild fences one file's servers at a time */
+
+struct rb_fence {
+    uint64_t conn;
+    char *path;
+};
+
+struct rb_state {
+    pthread_mutex_t mu;
+    int ddiofd;                  /* ROOT_1/.ddio */
+    int adopt_pending;           /* --replacement, not adopted yet */
+    atomic_int unbuilt;          /* marks standing (0: reads never look) */
+    atomic_uint_fast64_t done;   /* files DONE since the start (STATS) */
+    struct rb_fence fences[RB_MAX_FENCES];
+};
+
+/* ---- unbuilt marks ---------------------------------------------------------------- */
+
+static void mark_name(const char *norm, char *out, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a */
+    for (const char *p = norm; *p; p++)
+        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    snprintf(out, n, "unbuilt/%016" PRIx64, h);
+}
+
+/* 1: norm's mark stands (it holds norm: a hash collision is not a mark) */
+static int mark_read(struct rb_state *rb, const char *norm)
+{
+    char name[64], buf[DDIO_MAX_STR + 1];
+    mark_name(norm, name, sizeof(name));
+    ssize_t n = read_small(rb->ddiofd, name, buf, sizeof(buf) - 1);
+    if (n < 0)
+        return 0;
+    buf[n] = 0;
+    return strcmp(buf, norm) == 0;
+}
+
+static int sync_dir(int dirfd, const char *rel)
+{
+    int fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = fsync(fd) ? -errno : 0;
+    close(fd);
+    return rc;
+}
+
+static int mark_set(struct server *srv, const char *norm)
+{
+    struct rb_state *rb = srv->rb;
+    char name[64];
+    if (mark_read(rb, norm))
+        return 0;
+    mark_name(norm, name, sizeof(name));
+    int rc = write_atomic(&srv->store, rb->ddiofd, name, norm, strlen(norm), 1);
+    if (rc == 0)
+        rc = sync_dir(rb->ddiofd, "unbuilt");
+    if (rc == 0)
+        atomic_fetch_add(&rb->unbuilt, 1);
+    return rc;
+}
+
+static int mark_clear(struct rb_state *rb, const char *norm)
+{
+    char name[64];
+    if (!mark_read(rb, norm))
+        return 0;
+    mark_name(norm, name, sizeof(name));
+    if (unlinkat(rb->ddiofd, name, 0) && errno != ENOENT)
+        return -errno;
+    atomic_fetch_sub(&rb->unbuilt, 1);
+    return sync_dir(rb->ddiofd, "unbuilt");
+}
+
+int rebuild_unbuilt(struct server *srv, const char *norm)
+{
+    return srv->rb && atomic_load(&srv->rb->unbuilt) > 0 && mark_read(srv->rb, norm);
+}
+
+/* ---- fences ------------------------------------------------------------------------ */
+
+/* the fence on norm (rb->mu held), or NULL */
+static struct rb_fence *fence_find(struct rb_state *rb, const char *norm)
+{
+    for (int i = 0; i < RB_MAX_FENCES; i++)
+        if (rb->fences[i].path && strcmp(rb->fences[i].path, norm) == 0)
+            return &rb->fences[i];
+    return NULL;
+}
+
+/* 1: norm is fenced by a connection other than conn */
+static int fenced_by_other(struct rb_state *rb, const char *norm, uint64_t conn)
+{
+    pthread_mutex_lock(&rb->mu);
+    struct rb_fence *f = fence_find(rb, norm);
+    int other = f && f->conn != conn;
+    pthread_mutex_unlock(&rb->mu);
+    return other;
+}
+
+static void fence_drop(struct rb_state *rb, const char *norm, uint64_t conn)
+{
+    pthread_mutex_lock(&rb->mu);
+    struct rb_fence *f = fence_find(rb, norm);
+    if (f && f->conn == conn) {
+        free(f->path);
+        f->path = NULL;
+    }
+    pthread_mutex_unlock(&rb->mu);
+}
+
+/* norm fenced for c: 0, -EBUSY (another's fence, or the file open here:
+ * its writers would not be kept off) or -ENOMEM/-ENOSPC. The fence goes
+ * up before the open files are looked at, and an OPEN looks at the fences
+ * again after it opened (rebuild_open_refused): one of the two sees the
+ * other. */
+static int fence_put(struct conn *c, const char *norm, char *msg, size_t msglen)
+{
+    struct rb_state *rb = c->srv->rb;
+    int rc = 0;
+    pthread_mutex_lock(&rb->mu);
+    struct rb_fence *f = fence_find(rb, norm);
+    if (f && f->conn != c->id)
+        rc = -EBUSY;
+    for (int i = 0; !f && !rc && i < RB_MAX_FENCES; i++)
+        if (!rb->fences[i].path) {
+            f = &rb->fences[i];
+            rc = (f->path = strdup(norm)) ? 0 : -ENOMEM;
+            f->conn = c->id;
+        }
+    if (!f && !rc)
+        rc = -ENOSPC;
+    pthread_mutex_unlock(&rb->mu);
+    if (rc) {
+        snprintf(msg, msglen, "fence %.300s: %s", norm, rc == -EBUSY ? "another rebuild has it"
+                 : ddio_errno_name(-rc));
+        return rc;
+    }
+    if (store_is_open(&c->srv->store, norm)) {
+        fence_drop(rb, norm, c->id);
+        snprintf(msg, msglen, "%.300s is open on this server (a job has it): not fenced", norm);
+        return -EBUSY;
+    }
+    return 0;
+}
+
+void rebuild_counts(struct server *srv, uint64_t *unbuilt, uint64_t *done, uint64_t *pending)
+{
+    struct rb_state *rb = srv->rb;
+    int n = rb ? atomic_load(&rb->unbuilt) : 0;
+    *unbuilt = n > 0 ? (uint64_t)n : 0;
+    *done = rb ? (uint64_t)atomic_load(&rb->done) : 0;
+    *pending = rb && rb->adopt_pending;
+}
+
+void rebuild_conn_gone(struct conn *c)
+{
+    struct rb_state *rb = c->srv->rb;
+    if (!rb)
+        return;
+    pthread_mutex_lock(&rb->mu);
+    for (int i = 0; i < RB_MAX_FENCES; i++)
+        if (rb->fences[i].path && rb->fences[i].conn == c->id) {
+            free(rb->fences[i].path);
+            rb->fences[i].path = NULL;
+        }
+    pthread_mutex_unlock(&rb->mu);
+}
+
+int rebuild_fenced(struct conn *c, const char *norm, char *msg, size_t msglen)
+{
+    struct rb_state *rb = c->srv->rb;
+    if (!rb || !fenced_by_other(rb, norm, c->id))
+        return 0;
+    snprintf(msg, msglen, "%.300s is being rebuilt onto a replacement server: try again "
+             "when it is done", norm);
+    return -EBUSY;
+}
+
+int rebuild_open_refused(struct conn *c, const char *norm, char *msg, size_t msglen)
+{
+    struct rb_state *rb = c->srv->rb;
+    if (!rb)
+        return 0;
+    if (rb->adopt_pending) {
+        snprintf(msg, msglen, "this server replaces a lost one and has no id yet: run "
+                 "`ddio rebuild --server N` first");
+        return -ESTALE;         /* not yet the server the layout names (EAGAIN would
+                                 * be retried as a create in progress) */
+    }
+    return rebuild_fenced(c, norm, msg, msglen);
+}
+
+/* ---- the ops ----------------------------------------------------------------------- */
+
+static int a_file(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+    (void)path;
+    (void)sb;
+    (void)ftw;
+    return type == FTW_F;       /* a layout record: stop the walk */
+}
+
+/* 1: a layout record stands under ROOT_1/.ddio/meta */
+static int has_files(const struct store *st)
+{
+    char meta[4200];
+    store_state_path(st, "meta", meta, sizeof(meta));
+    return nftw(meta, a_file, 16, FTW_PHYS) == 1;
+}
+
+/* entries of the directory name under ROOT_1/.ddio (none: 0) */
+static int count_entries(int ddiofd, const char *name)
+{
+    int fd = openat(ddiofd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    DIR *d = fdopendir(fd);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    else
+        close(fd);
+    return n;
+}
+
+
+/* ADOPT: the lost server's id made this one's (durable), once */
+static int op_adopt(struct conn *c, const struct ddio_rebuild *m, char *msg, size_t msglen)
+{
+    struct server *srv = c->srv;
+    struct rb_state *rb = srv->rb;
+    if (!memcmp(srv->store.id, m->id, DDIO_ID_LEN))
+        return 0;               /* adopted already (a rebuild run again) */
+    if (!rb->adopt_pending) {
+        snprintf(msg, msglen, "this server has an id of its own (not started with "
+                 "--replacement on an empty root): it does not take another's");
+        return -EPERM;
+    }
+    /* files made under its own id would no longer open under the new one
+     * (directories are harmless: a MKDIR is not refused meanwhile) */
+    if (has_files(&srv->store)) {
+        snprintf(msg, msglen, "this replacement's roots are not empty (it holds files of "
+                 "its own): start it on empty roots");
+        return -ENOTEMPTY;
+    }
+    int rc = write_atomic(&srv->store, rb->ddiofd, "server-id", m->id, DDIO_ID_LEN, 1);
+    if (rc == 0)
+        rc = write_atomic(&srv->store, rb->ddiofd, "adopted", "", 0, 1);
+    if (rc == 0)
+        rc = sync_dir(rb->ddiofd, ".");
+    if (rc) {
+        snprintf(msg, msglen, "adopting the lost server's id: %s", ddio_errno_name(-rc));
+        return rc;
+    }
+    memcpy(srv->store.id, m->id, DDIO_ID_LEN);
+    rb->adopt_pending = 0;
+    DDIO_WARN("rebuild: this server took the place of a lost one (its id adopted)");
+    return 0;
+}
+
+/* BEGIN: built already (here and not marked), else marked, created with
+ * the survivors' layout and fenced; *state the reply's */
+static int op_begin(struct conn *c, struct ddio_rebuild *m, uint32_t *state, char *msg,
+                    size_t msglen)
+{
+    struct server *srv = c->srv;
+    char norm[DDIO_MAX_STR + 1];
+    struct ofile *of;
+    int created = 0, rc = norm_or_refuse(m->path, norm, sizeof(norm), msg, msglen);
+    if (rc)
+        return rc;
+    if ((rc = fence_put(c, norm, msg, msglen)))
+        return rc;
+    rc = store_open(&srv->store, norm, DDIO_O_RDONLY, NULL, NULL, &of, &created, msg, msglen);
+    if (rc == 0) {
+        store_release(&srv->store, of);
+        if (!mark_read(srv->rb, norm)) {
+            fence_drop(srv->rb, norm, c->id);
+            *state = DDIO_RB_BUILT;
+            return 0;
+        }
+    } else if (rc != -ENOENT) {
+        fence_drop(srv->rb, norm, c->id);
+        return rc;
+    }
+    if ((rc = mark_set(srv, norm)))
+        snprintf(msg, msglen, "unbuilt mark of %.300s: %s", norm, ddio_errno_name(-rc));
+    if (rc == 0)
+        rc = store_open(&srv->store, norm, DDIO_O_RDWR | DDIO_O_CREAT, &m->layout, NULL, &of,
+                        &created, msg, msglen);
+    if (rc == 0 && created)
+        rc = access_own(c, norm, 0644, msg, msglen);
+    if (rc == 0)
+        store_release(&srv->store, of);
+    if (rc)
+        fence_drop(srv->rb, norm, c->id);
+    *state = DDIO_RB_BEGUN;
+    return rc;
+}
+
+/* DONE: the file's datafiles durable, then its mark gone, then its fence */
+static int op_done(struct conn *c, const struct ddio_rebuild *m, char *msg, size_t msglen)
+{
+    struct server *srv = c->srv;
+    char norm[DDIO_MAX_STR + 1];
+    struct ofile *of;
+    int created = 0, rc = norm_or_refuse(m->path, norm, sizeof(norm), msg, msglen);
+    if (rc == 0)
+        rc = store_open(&srv->store, norm, DDIO_O_RDONLY, NULL, NULL, &of, &created, msg,
+                        msglen);
+    if (rc)
+        return rc;
+    if ((rc = store_sync(&srv->store, of)) == 0 && (rc = mark_clear(srv->rb, norm)) != 0)
+        snprintf(msg, msglen, "unbuilt mark of %.300s: %s", norm, ddio_errno_name(-rc));
+    else if (rc)
+        snprintf(msg, msglen, "fdatasync %.300s: %s", norm, ddio_errno_name(-rc));
+    store_release(&srv->store, of);
+    if (rc == 0) {
+        fence_drop(srv->rb, norm, c->id);
+        atomic_fetch_add(&srv->rb->done, 1);
+    }
+    return rc;
+}
+
+static int op_fence(struct conn *c, const struct ddio_rebuild *m, char *msg, size_t msglen)
+{
+    char norm[DDIO_MAX_STR + 1];
+    int rc = norm_or_refuse(m->path, norm, sizeof(norm), msg, msglen);
+    if (rc)
+        return rc;
+    if (m->op == DDIO_RB_FENCE)
+        return fence_put(c, norm, msg, msglen);
+    fence_drop(c->srv->rb, norm, c->id);
+    return 0;
+}
+
+int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_rebuild m;
+    struct ddio_rebuild_r r = {0};
+    char msg[768] = "";
+    int rc;
+    if (ddio_dec_rebuild(p, h->len, &m))
+        return bad_payload(c, h);
+    /* it creates files past the permission checks and fences others off */
+    if (!access_admin(c)) {
+        free(m.path);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, EACCES, "rebuild: only uid 0 or "
+                             "the --admin-uid may rebuild a server"), 0;
+    }
+    if (m.op == DDIO_RB_ADOPT)
+        rc = op_adopt(c, &m, msg, sizeof(msg));
+    else if (m.op == DDIO_RB_BEGIN)
+        rc = op_begin(c, &m, &r.state, msg, sizeof(msg));
+    else if (m.op == DDIO_RB_DONE)
+        rc = op_done(c, &m, msg, sizeof(msg));
+    else
+        rc = op_fence(c, &m, msg, sizeof(msg));
+    free(m.path);
+    if (rc)
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "rebuild: %s", msg), 0;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild_r(&w, &r);
+    return reply_w(c, h, &w);
+}
+
+/* ---- startup ----------------------------------------------------------------------- */
+
+int rebuild_init(struct server *srv, char *err, size_t errlen)
+{
+    char dir[4200];
+    struct rb_state *rb = calloc(1, sizeof(*rb));
+    if (!rb) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    store_state_path(&srv->store, ".", dir, sizeof(dir));
+    pthread_mutex_init(&rb->mu, NULL);
+    rb->ddiofd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (rb->ddiofd < 0 || (mkdirat(rb->ddiofd, "unbuilt", 0700) && errno != EEXIST)) {
+        snprintf(err, errlen, "%s/unbuilt: %s", dir, strerror(errno));
+        if (rb->ddiofd >= 0)
+            close(rb->ddiofd);
+        free(rb);
+        return -EIO;
+    }
+    struct stat sb;
+    rb->adopt_pending = srv->cfg.replacement && fstatat(rb->ddiofd, "adopted", &sb, 0) != 0;
+    atomic_store(&rb->unbuilt, count_entries(rb->ddiofd, "unbuilt"));
+    if (rb->adopt_pending)
+        DDIO_WARN("--replacement: opens refused until `ddio rebuild --server N` names the "
+                  "lost server this one replaces");
+    srv->rb = rb;
+    return 0;
+}
+
+void rebuild_fini(struct server *srv)
+{
+    struct rb_state *rb = srv->rb;
+    if (!rb)
+        return;
+    for (int i = 0; i < RB_MAX_FENCES; i++)
+        free(rb->fences[i].path);
+    close(rb->ddiofd);
+    pthread_mutex_destroy(&rb->mu);
+    free(rb);
+    srv->rb = NULL;
+}

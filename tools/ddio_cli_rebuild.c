@@ -1,0 +1,402 @@
+/* ddio rebuild --server N [--rate MB/s]: a replacement server (started with
+ * --replacement on an empty root, at the lost server's address) takes the
+ * lost one's place (DESIGN.md 6.3). The namespace is walked on the other
+ * servers; the replacement adopts the lost server's id (the one id of the
+ * layouts that no other server has), gets every directory, and for each
+ * mirrored file it belongs to, its layout record and datafiles, copied from
+ * the survivors while the file is fenced on all its servers. A file done
+ * before (here and not marked unbuilt) is skipped and said so: the
+ * replacement's marks are the progress record. A `none` file it belonged
+ * to is reported lost. Exit status 0 all rebuilt, 1 something was not. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ddio_cli.h"
+
+#define DEFAULT_RATE_MB 50.0     /* MB/s when --rate is not given (OPERATIONS.md) */
+
+/* an entry's mode and owner, as the survivors have them */
+struct rb_attr {
+    uint32_t mode, uid, gid;
+};
+
+struct rb_file {
+    char *path;
+    struct rb_attr attr;
+    struct ddio_layout_rec layout;  /* a survivor's record */
+    uint64_t size;                  /* the survivors' stat (an estimate), then the copy's */
+    int k;                          /* the lost server's index in it (-1: not in it) */
+};
+
+struct rb_run {
+    struct ddio_client *cl;
+    const struct cli *o;
+    int n;                          /* the replacement's index in the server list */
+    uint8_t known[DDIO_MAX_SERVERS][DDIO_ID_LEN];   /* the others' ids */
+    uint8_t lost[DDIO_ID_LEN];
+    int have_lost;
+    char **dirs;
+    struct rb_attr *dattr;
+    size_t ndirs;
+    struct rb_file *files;
+    size_t nfiles, cap;
+    uint64_t total, done;
+    double said;                    /* when progress was last printed */
+    unsigned rebuilt, skipped, lost_files, failed, busy;
+    double t0;
+};
+
+/* ---- the walk: directories and files, each file's layout from a survivor ---- */
+
+static int is_known(const struct rb_run *r, const uint8_t *id)
+{
+    for (int i = 0; i < ddio_client_nservers(r->cl); i++)
+        if (i != r->n && !memcmp(r->known[i], id, DDIO_ID_LEN))
+            return 1;
+    return 0;
+}
+
+/* the file's index whose server is none of the others (-1: none; -2: more
+ * than one: two servers of its layout are gone) */
+static int unknown_index(const struct rb_run *r, const struct ddio_layout_rec *l)
+{
+    int k = -1;
+    for (uint32_t j = 0; j < l->stripe_count; j++)
+        if (!is_known(r, l->ids[j]))
+            k = k == -1 ? (int)j : -2;
+    return k;
+}
+
+/* path's layout and size from the first server other than the replacement
+ * that has it; 0 or 1 (said on stderr) */
+static int survey(struct rb_run *r, const char *path, struct rb_file *f)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_pstat_r p;
+    struct ddio_cstat st;
+    int rc = -ENOENT;
+    for (int i = 0; i < ddio_client_nservers(r->cl) && rc == -ENOENT; i++)
+        if (i != r->n)
+            rc = ddio_client_pstat_on(r->cl, i, path, &p, msg, sizeof msg);
+    if (rc)
+        return cli_fail("rebuild: %s: no layout on any other server: %s", path, msg);
+    f->layout = p.layout;
+    f->attr = (struct rb_attr){p.mode, p.uid, p.gid};
+    f->k = unknown_index(r, &p.layout);
+    if (ddio_client_stat(r->cl, path, &st, msg, sizeof msg))
+        return cli_fail("rebuild: %s", msg);
+    f->size = st.size;
+    return 0;
+}
+
+static int add_file(struct rb_run *r, const char *path)
+{
+    if (r->nfiles == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        struct rb_file *v = realloc(r->files, cap * sizeof(*v));
+        if (!v)
+            return cli_fail("rebuild: out of memory");
+        r->files = v;
+        r->cap = cap;
+    }
+    struct rb_file *f = &r->files[r->nfiles];
+    memset(f, 0, sizeof(*f));
+    if (survey(r, path, f))
+        return 1;
+    if (!(f->path = strdup(path)))
+        return cli_fail("rebuild: out of memory");
+    r->nfiles++;
+    if (f->k >= 0)
+        r->total += f->size;
+    return 0;
+}
+
+static int add_dir(struct rb_run *r, const char *path)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_cstat st;
+    if (ddio_client_stat(r->cl, path, &st, msg, sizeof msg))
+        return cli_fail("rebuild: %s", msg);
+    char **v = realloc(r->dirs, (r->ndirs + 1) * sizeof(*v));
+    if (v)
+        r->dirs = v;
+    struct rb_attr *a = v ? realloc(r->dattr, (r->ndirs + 1) * sizeof(*a)) : NULL;
+    if (a)
+        r->dattr = a;
+    if (!a || !(v[r->ndirs] = strdup(path)))
+        return cli_fail("rebuild: out of memory");
+    a[r->ndirs++] = (struct rb_attr){st.mode, st.uid, st.gid};
+    return 0;
+}
+
+struct names {
+    char **v;
+    int *dir;
+    size_t n;
+};
+
+static int collect(void *arg, const char *name, int is_dir)
+{
+    struct names *nm = arg;
+    char **v = realloc(nm->v, (nm->n + 1) * sizeof(*v));
+    int *d = v ? realloc(nm->dir, (nm->n + 1) * sizeof(*d)) : NULL;
+    if (v)
+        nm->v = v;
+    if (!d)
+        return -ENOMEM;
+    nm->dir = d;
+    if (!(v[nm->n] = strdup(name)))
+        return -ENOMEM;
+    d[nm->n++] = is_dir;
+    return 0;
+}
+
+/* every directory (parents first) and file under dir into r; failures counted */
+static void walk(struct rb_run *r, const char *dir)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct names nm = {0};
+    if (ddio_client_readdir(r->cl, dir, collect, &nm, msg, sizeof msg))
+        r->failed += cli_fail("rebuild: %s: %s", dir, msg);
+    for (size_t i = 0; i < nm.n; i++) {
+        char *path;
+        if (asprintf(&path, "%s/%s", strcmp(dir, "/") ? dir : "", nm.v[i]) < 0) {
+            r->failed += cli_fail("rebuild: out of memory");
+        } else {
+            if (nm.dir[i] && !(r->failed += add_dir(r, path)))
+                walk(r, path);
+            else if (!nm.dir[i])
+                r->failed += add_file(r, path);
+            free(path);
+        }
+        free(nm.v[i]);
+    }
+    free(nm.v);
+    free(nm.dir);
+}
+
+/* ---- the replacement takes the lost server's id --------------------------- */
+
+/* the lost server's id: the one id of the files' layouts no other server
+ * has (files naming another unknown id fail); 0 or 1 */
+static int find_lost(struct rb_run *r)
+{
+    for (size_t i = 0; i < r->nfiles; i++) {
+        struct rb_file *f = &r->files[i];
+        if (f->k == -2) {
+            r->failed += cli_fail("rebuild: %s: more than one of its servers is gone", f->path);
+            f->k = -1;
+        } else if (f->k >= 0 && !r->have_lost) {
+            memcpy(r->lost, f->layout.ids[f->k], DDIO_ID_LEN);
+            r->have_lost = 1;
+        } else if (f->k >= 0 && memcmp(r->lost, f->layout.ids[f->k], DDIO_ID_LEN)) {
+            r->failed += cli_fail("rebuild: %s: its layout names a server that is neither "
+                                  "here nor the one server %d replaces", f->path, r->n);
+            r->total -= f->size;
+            f->k = -1;
+        }
+    }
+    return 0;
+}
+
+/* ADOPT on the replacement, then a new client (its HELLO says the new id) */
+static int adopt(struct rb_run *r)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_rebuild m = {.op = DDIO_RB_ADOPT};
+    uint8_t id[DDIO_ID_LEN];
+    memcpy(m.id, r->lost, DDIO_ID_LEN);
+    if (ddio_client_rebuild_op(r->cl, r->n, &m, NULL, msg, sizeof msg))
+        return cli_fail("rebuild: server %d (%s): %s", r->n,
+                        ddio_client_server_addr(r->cl, r->n), msg);
+    ddio_client_free(r->cl);
+    if (!(r->cl = cli_client(r->o)))
+        return 1;
+    if (ddio_client_server_id(r->cl, r->n, id, msg, sizeof msg))
+        return cli_fail("rebuild: server %d: %s", r->n, msg);
+    if (memcmp(id, r->lost, DDIO_ID_LEN))
+        return cli_fail("rebuild: server %d still says another id after taking the lost "
+                        "one's", r->n);
+    return 0;
+}
+
+/* ---- one file ----------------------------------------------------------------- */
+
+/* FENCE on every server of f but the replacement (BEGIN fences there):
+ * 0, or -EBUSY when one has it open (those fenced already are unfenced);
+ * UNFENCE on every server of f */
+static int fence_all(struct rb_run *r, const struct rb_file *f, uint32_t op, char *msg,
+                     size_t msglen)
+{
+    struct ddio_rebuild m = {.op = op, .path = f->path};
+    int rc = 0, i;
+    for (i = 0; i < ddio_client_nservers(r->cl) && !rc; i++)
+        for (uint32_t j = 0; j < f->layout.stripe_count && !rc && i != r->n; j++)
+            if (!memcmp(r->known[i], f->layout.ids[j], DDIO_ID_LEN))
+                rc = ddio_client_rebuild_op(r->cl, i, &m, NULL, msg, msglen);
+    if (rc && op == DDIO_RB_FENCE) {
+        char other[DDIO_CLIENT_MSG_LEN];
+        struct ddio_rebuild u = {.op = DDIO_RB_UNFENCE, .path = f->path};
+        for (int q = 0; q < i - 1; q++)     /* an UNFENCE where none stands is harmless */
+            if (q != r->n)
+                ddio_client_rebuild_op(r->cl, q, &u, NULL, other, sizeof other);
+    }
+    /* the replacement's own fence (BEGIN's) too, when DONE did not lift it */
+    if (op == DDIO_RB_UNFENCE)
+        ddio_client_rebuild_op(r->cl, r->n, &m, NULL, msg, msglen);
+    return rc;
+}
+
+static void progress(void *arg, uint64_t done)
+{
+    struct rb_run *r = arg;
+    double now = cli_now(), dt = now - r->t0, rate = dt > 0 ? done / dt : 0;
+    if (now - r->said < 1 && done < r->total)
+        return;                     /* a line a second at most */
+    r->said = now;
+    double left = rate > 0 && r->total > done ? (r->total - done) / rate : 0;
+    fprintf(stderr, "rebuild: %" PRIu64 " of %" PRIu64 " bytes, %.1f MB/s, about %.0f s left\n",
+            done, r->total, rate / 1e6, left);
+}
+
+/* the copy of a begun file: open, bytes, DONE; 0 or -errno with msg */
+static int copy_file(struct rb_run *r, struct rb_file *f, char *msg, size_t msglen)
+{
+    struct ddio_cfile *cf;
+    struct ddio_rebuild m = {.op = DDIO_RB_DONE, .path = f->path};
+    struct ddio_rebuild_opt ro = {.rate = r->o->rate_mb ? (uint64_t)(r->o->rate_mb * 1e6)
+                                          : (uint64_t)(DEFAULT_RATE_MB * 1e6),
+                                  .t0_ms = (int64_t)(r->t0 * 1000), .base = 0,
+                                  .done = &r->done, .progress = progress, .arg = r};
+    int rc = ddio_client_open(r->cl, f->path, 0, &cf, msg, msglen);
+    if (rc)
+        return rc;
+    rc = ddio_client_rebuild_copy(cf, (uint32_t)f->k, &ro, &f->size, msg, msglen);
+    ddio_client_close(cf);
+    if (rc == 0)
+        rc = ddio_client_rebuild_op(r->cl, r->n, &m, NULL, msg, msglen);
+    return rc;
+}
+
+/* one file the replacement belongs to: rebuilt, skipped, busy or failed */
+static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    uint32_t state = 0;
+    struct ddio_rebuild b = {.op = DDIO_RB_BEGIN, .path = f->path, .layout = f->layout};
+    b.layout.server_index = (uint32_t)f->k;
+    if (f->layout.copies < 2) {
+        printf("%s: none: lost (its stripe on server %d had no copy)\n", f->path, r->n);
+        r->lost_files++;
+        f->k = -1;
+        return;
+    }
+    int rc = fence_all(r, f, DDIO_RB_FENCE, msg, sizeof msg);
+    if (rc == -EBUSY && !last_pass) {
+        r->busy++;
+        return;                 /* a job has it open: tried again after the others */
+    }
+    if (rc == 0)
+        rc = ddio_client_rebuild_op(r->cl, r->n, &b, &state, msg, sizeof msg);
+    if (rc == 0 && state == DDIO_RB_BUILT) {
+        printf("%s: %s: already rebuilt (skipped)\n", f->path,
+               ddio_redundancy_name(f->layout.copies));
+        r->skipped++;
+        r->total -= f->size;        /* the estimate counts what is left to copy */
+    } else if (rc == 0 && (rc = ddio_client_setattr_on(r->cl, r->n, f->path, f->attr.mode,
+                                                       f->attr.uid, f->attr.gid, msg,
+                                                       sizeof msg)) == 0
+               && (rc = copy_file(r, f, msg, sizeof msg)) == 0) {
+        printf("%s: %s: rebuilt, %" PRIu64 " bytes\n", f->path,
+               ddio_redundancy_name(f->layout.copies), f->size);
+        r->rebuilt++;
+    }
+    char other[DDIO_CLIENT_MSG_LEN];
+    fence_all(r, f, DDIO_RB_UNFENCE, other, sizeof other);
+    if (rc)
+        r->failed += cli_fail("rebuild: %s: %s%s", f->path, msg,
+                              rc == -EBUSY ? " (rerun ddio rebuild when the job closed it)"
+                                           : "");
+    fflush(stdout);             /* a rebuild cut off still said what it finished */
+    f->k = -1;
+}
+
+/* ---- the command ------------------------------------------------------------- */
+
+static int setup(struct rb_run *r)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    for (int i = 0; i < ddio_client_nservers(r->cl); i++)
+        if (i != r->n && ddio_client_server_id(r->cl, i, r->known[i], msg, sizeof msg))
+            return cli_fail("rebuild: server %d: %s (a second server is out: rebuild needs "
+                            "every other one)", i, msg);
+    walk(r, "/");
+    return find_lost(r);
+}
+
+static void rebuild_all(struct rb_run *r)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    for (size_t i = 0; i < r->ndirs; i++) {
+        const struct rb_attr *a = &r->dattr[i];
+        if (ddio_client_mkdir_on(r->cl, r->n, r->dirs[i], a->mode, msg, sizeof msg)
+            || ddio_client_setattr_on(r->cl, r->n, r->dirs[i], a->mode, a->uid, a->gid, msg,
+                                      sizeof msg))
+            r->failed += cli_fail("rebuild: directory %s: %s", r->dirs[i], msg);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && r->busy)
+            sleep(1);
+        r->busy = 0;
+        for (size_t i = 0; i < r->nfiles; i++)
+            if (r->files[i].k >= 0)
+                rebuild_file(r, &r->files[i], pass == 1);
+    }
+}
+
+static void run_free(struct rb_run *r)
+{
+    for (size_t i = 0; i < r->ndirs; i++)
+        free(r->dirs[i]);
+    for (size_t i = 0; i < r->nfiles; i++)
+        free(r->files[i].path);
+    free(r->dirs);
+    free(r->dattr);
+    free(r->files);
+    ddio_client_free(r->cl);
+}
+
+int cmd_rebuild(struct cli *o)
+{
+    struct rb_run r = {.o = o, .n = o->server_index};
+    if (o->server_index < 0)
+        return cli_usage_error("rebuild: give --server N (try ddio --help)");
+    if (!(r.cl = cli_client(o)))
+        return 1;
+    if (r.n >= ddio_client_nservers(r.cl)) {
+        int n = ddio_client_nservers(r.cl);
+        ddio_client_free(r.cl);
+        return cli_usage_error("rebuild: --server %d: there are %d servers (0..%d)", r.n, n,
+                               n - 1);
+    }
+    r.t0 = cli_now();
+    int rc = setup(&r);
+    if (rc == 0 && !r.have_lost)
+        printf("rebuild: no file names a server that is gone: nothing to rebuild on "
+               "server %d\n", r.n);
+    else if (rc == 0 && (rc = adopt(&r)) == 0)
+        rebuild_all(&r);
+    double dt = cli_now() - r.t0;
+    printf("rebuild: server %d: %u file(s) rebuilt, %u already done, %u lost, %u failed; "
+           "%" PRIu64 " bytes in %.2f s\n", r.n, r.rebuilt, r.skipped, r.lost_files,
+           r.failed + (unsigned)rc, r.done, dt);
+    run_free(&r);
+    return rc || r.failed || r.lost_files ? 1 : 0;
+}
