@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "local.h"
 #include "locks.h"
+#include "member_req.h"
 #include "replay.h"
 #include "scrub.h"
 #include "tlsgate.h"
@@ -339,6 +340,13 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
                             sizeof(msg))) != 0)
         store_release(&c->srv->store, of);
     free(m.path);
+    /* a mirrored file's open depends on the membership (once its layout
+     * is known): what an out server holds may be stale */
+    if (rc == 0 && member_refused(c, h, of->layout.copies)) {
+        store_release(&c->srv->store, of);
+        free(m.local_name);
+        return 0;
+    }
     if (!rc)
         open_local(c, of, &m);
     free(m.local_name);
@@ -452,6 +460,8 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_handle(c, h, m.handle);
     if (!writable)
         return read_only(c, h, m.handle);
+    if (member_refused(c, h, of->layout.copies))
+        return 0;
     /* an extending set_size reaches a server for its copies' sake too:
      * nothing of it shrinks */
     int rc = (m.flags & DDIO_SS_GROW) && m.local_size <= store_size(of) ? 0
@@ -566,6 +576,11 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
         store_release(&c->srv->store, w->of);
         work_free(w);
         return read_only(c, h, handle);
+    }
+    if (h->type != DDIO_T_LOCK && member_refused(c, h, w->of->layout.copies)) {
+        store_release(&c->srv->store, w->of);
+        work_free(w);
+        return 0;
     }
     /* a lock that never waits is answered here, in order with other replies */
     if (h->type == DDIO_T_LOCK && w->u.lk.cmd != DDIO_LK_SETLKW) {

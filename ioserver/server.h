@@ -12,6 +12,7 @@
 #include "ddio_auth.h"
 #include "ddio_proto.h"
 #include "disk.h"
+#include "member.h"
 #include "stats.h"
 #include "store.h"
 
@@ -47,6 +48,7 @@ struct server {
      * none): after a restart, or a connection holding locks dropped, their
      * holders take them again first (handlers.c, srv_lock_grace) */
     _Atomic int64_t lock_grace_until;
+    struct member member;        /* the deployment's membership (member.h) */
 };
 
 /* "server HOST:PORT: <cause>" (server.c) */

@@ -52,6 +52,11 @@ static void usage(FILE *f)
         "                       reads right. One line per file (verified, unknown: no\n"
         "                       checksum, bad, repaired, unrepairable); exit status 1\n"
         "                       when a bad sector could not be repaired\n"
+        "  member [out|in SERVER]\n"
+        "                       the servers' membership: its epoch and who is out; with\n"
+        "                       out/in, SERVER (its index in the list, or HOST:PORT) is\n"
+        "                       declared out of it, or in again, by a majority of the\n"
+        "                       servers (mirrored files are refused by an out server)\n"
         "\n"
         "options:\n"
         "  -s, --servers HOST:PORT,...\n"
@@ -103,6 +108,7 @@ static const struct command commands[] = {
     {"status", cmd_status, "ji", 0, 0},
     {"stats", cmd_stats, "", 0, -1},
     {"scrub", cmd_scrub, "RA", 0, 1},
+    {"member", cmd_member, "j", 0, 2},
 };
 
 enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N',

@@ -53,5 +53,8 @@ int cmd_cp(struct cli *o);
 int cmd_status(struct cli *o);
 int cmd_stats(struct cli *o);
 int cmd_scrub(struct cli *o);
+int cmd_member(struct cli *o);
+/* "membership: epoch E, out: ..." (ddio_cli_member.c) */
+void cli_member_line(struct ddio_client *cl, FILE *f);
 
 #endif

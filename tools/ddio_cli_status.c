@@ -248,6 +248,8 @@ int cmd_status(struct cli *o)
         take(cl, i, &b[i]);
     if (o->json)
         printf("{\"servers\": [");
+    else
+        cli_member_line(cl, stdout);
     for (int i = 0; i < n; i++) {
         const char *addr = ddio_client_server_addr(cl, i);
         const struct sample *prev = two && a[i].ok ? &a[i] : NULL;
