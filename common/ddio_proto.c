@@ -75,7 +75,8 @@ void ddio_hdr_encode(const struct ddio_hdr *h, uint8_t out[DDIO_HDR_SIZE])
 static int type_valid(uint16_t type)
 {
     uint16_t base = (uint16_t)(type & ~DDIO_REPLY);
-    return base >= DDIO_T_HELLO && base < DDIO_T_MAX;
+    return base >= DDIO_T_HELLO && base < DDIO_T_MAX
+        && !(base >= DDIO_T_RESERVED_LO && base < DDIO_T_RESERVED_HI);
 }
 
 int ddio_hdr_decode(const uint8_t in[DDIO_HDR_SIZE], struct ddio_hdr *h,
@@ -313,6 +314,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_SETATTR] = "SETATTR|R", [DDIO_T_ACTAS] = "ACTAS|R",
         [DDIO_T_LOCALSTAT] = "LOCALSTAT|R", [DDIO_T_WATCH] = "WATCH|R",
         [DDIO_T_INVAL] = "INVAL|R", [DDIO_T_SCRUB] = "SCRUB|R", [DDIO_T_REPAIR] = "REPAIR|R",
+        [DDIO_T_MEMBER] = "MEMBER|R",
     };
     if (!type_valid(type))
         return "UNKNOWN";

@@ -82,11 +82,14 @@ enum ddio_type {
                             * their checksums (and send their bytes) */
     DDIO_T_REPAIR   = 31,  /* client -> server: rewrite bad sectors of a copy
                             * with a good copy's bytes */
-    /* 32-39: reserved (rebuild) */
+    /* DDIO_T_RESERVED_LO..HI-1: numbers held for another change (rebuild);
+     * not valid until it takes them */
     DDIO_T_MEMBER   = 40,  /* client -> server: the deployment's membership
                             * record, read or changed (PROTOCOL.md "MEMBER") */
     DDIO_T_MAX      = 41
 };
+#define DDIO_T_RESERVED_LO 32u
+#define DDIO_T_RESERVED_HI 40u
 #define DDIO_REPLY 0x8000u
 
 /* Errors of the membership (PROTOCOL.md "MEMBER"): a request on a

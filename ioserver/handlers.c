@@ -326,6 +326,15 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct ofile *of;
     int created = 0;
     char msg[768];
+    /* a create of a mirrored file is refused before it makes anything (the
+     * layout proposed, 0: the server's default); every open once the
+     * stored layout is known, below */
+    uint32_t want = m.layout.copies ? m.layout.copies : c->srv->store.copies;
+    if ((m.amode & DDIO_O_CREAT) && member_refused(c, h, want)) {
+        free(m.path);
+        free(m.local_name);
+        return 0;
+    }
     struct store_creator cr = {m.once_client, m.once_call};   /* 0, 0 without DDIO_O_ONCE */
     watch_note_client(c, m.once_client);
     char norm[DDIO_MAX_STR + 1];
@@ -340,8 +349,8 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
                             sizeof(msg))) != 0)
         store_release(&c->srv->store, of);
     free(m.path);
-    /* a mirrored file's open depends on the membership (once its layout
-     * is known): what an out server holds may be stale */
+    /* a mirrored file's open depends on the membership: what an out
+     * server holds may be stale */
     if (rc == 0 && member_refused(c, h, of->layout.copies)) {
         store_release(&c->srv->store, of);
         free(m.local_name);

@@ -8,7 +8,8 @@
 # for bad options of ddio, ddio-server and ddio-run, and the debug-level
 # log line per call; checksums mended from copies and ddio scrub
 # (test/cli/scrub-cases.sh, servers with --redundancy mirror, and with
-# --checksums on and no copies). Closes with "cli: N passed, N failed".
+# --checksums on and no copies); the servers' membership, a server out and
+# in again (test/cli/member-cases.sh). Closes with "cli: N passed, N failed".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -67,6 +68,15 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 2 --root "$tmp/srv-sn" --server-opt --checksu
   >"$tmp/scrub-n.log" 2>"$tmp/scrub-n.err"
 rc=$?
 t_relay "$tmp/scrub-n.log" && [ $rc = 0 ] || t_fail cli/scrub/session-none "exit $rc: $(tail -c 400 "$tmp/scrub-n.err")"
+
+# ---- the membership: a server declared out by majority, refusing until in again ----------
+# (test/cli/member-cases.sh; three servers, mirrored files, one SIGKILLed and restarted)
+mkdir -p "$tmp/srv-mb" "$tmp/tmb"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-mb" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tmb" ROOT="$tmp/srv-mb" bash "$here/member-cases.sh" \
+  >"$tmp/member.log" 2>"$tmp/member.err"
+rc=$?
+t_relay "$tmp/member.log" && [ $rc = 0 ] || t_fail cli/member/session "exit $rc: $(tail -c 400 "$tmp/member.err")"
 
 # ---- status of a server with three disks: a line and a JSON entry per disk and root ----
 mkdir -p "$tmp/srv3"

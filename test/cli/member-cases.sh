@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The membership of three servers (run-cli-tests.sh runs it inside
+# `ddio-run -s 3`, servers with --redundancy mirror, DDIO_SERVERS and
+# DDIO_SECRET_FILE set): epoch 1 named while all answer; a SIGKILLed server
+# declared out by the two others (a majority); restarted on its old root,
+# it learns from the next client that it is out and refuses the mirrored
+# file (the read fails clearly, the bytes on the survivors untouched);
+# declared in again, the file reads back byte for byte and every copy's
+# datafile equals its primary; with two servers down no change is agreed.
+# Needs: DDIO (tools/ddio), SERVER (ddio-server), T (scratch dir), ROOT
+# (ddio-run's --root). Prints "PASS: name" or "FAIL: name: why" per case.
+set -u
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+T_TMP=$T
+IFS=, read -r -a addr <<<"$DDIO_SERVERS"
+restarted=""
+trap '[ -z "$restarted" ] || kill -KILL $restarted 2>/dev/null' EXIT
+
+# pid of ddio-run's server i (its port file is s<i>.port)
+pid_of() { pgrep -P "$PPID" -a ddio-server | awk -v f="/s$1.port" 'index($0, f) { print $1 }'; }
+# server i started again on its old root and port, as an operator would
+restart() {
+  "$SERVER" --listen "${addr[$1]}" --secret-file "$DDIO_SECRET_FILE" --root "$ROOT/s$1" \
+    --redundancy mirror --log-level info 2>"$T/s$1.restart.log" &
+  restarted="$restarted $!"
+  for _ in $(seq 100); do "$DDIO" -t 1 stats 2>/dev/null | grep -q "^${addr[$1]} " && return 0; sleep 0.1; done
+  return 1
+}
+# member lines: "epoch N" then "server I ADDR in|out[ (unreachable)]"
+member_is() { "$DDIO" member >"$T/m.out" 2>"$T/m.err"; grep -qx "$1" "$T/m.out"; }
+same() { cmp "$1" "$2" >"$T/why" 2>&1; }
+
+head -c 3000017 /dev/urandom > "$T/src"
+"$DDIO" cp "$T/src" ddio:/m1 >/dev/null 2>"$T/cp.err" && "$DDIO" stat /m1 | grep -q mirror \
+  || t_fail cli/member/setup "$(cat "$T/cp.err")"
+if member_is "epoch 1" && [ "$(grep -c ' in$' "$T/m.out")" = 3 ]; then t_pass cli/member/first-epoch
+else t_fail cli/member/first-epoch "$(cat "$T/m.out" "$T/m.err")"; fi
+
+# ---- server 2 killed: declared out by the two others -------------------------------------
+kill -KILL "$(pid_of 2)"; sleep 0.2
+if "$DDIO" member out 2 >"$T/o.out" 2>"$T/o.err" && grep -qx "epoch 2" "$T/o.out" \
+   && grep -qx "server 2 ${addr[2]} out (unreachable)" "$T/o.out"; then t_pass cli/member/out-by-majority
+else t_fail cli/member/out-by-majority "$(cat "$T/o.out" "$T/o.err")"; fi
+"$DDIO" status -i 0 >"$T/st.out" 2>/dev/null
+grep -qx "membership: epoch 2, out: ${addr[2]}" "$T/st.out" && t_pass cli/member/status \
+  || t_fail cli/member/status "$(head -3 "$T/st.out")"
+
+# ---- back on its old root: it learns it is out, and refuses the mirrored file -------------
+restart 2 || t_fail cli/member/restart "$(cat "$T/s2.restart.log")"
+if member_is "epoch 2" && grep -qx "server 2 ${addr[2]} out" "$T/m.out" \
+   && grep -q "membership epoch 2 committed: this server is out" "$T/s2.restart.log"; then
+  t_pass cli/member/returning-learns-out
+else t_fail cli/member/returning-learns-out "$(cat "$T/m.out" "$T/m.err" "$T/s2.restart.log")"; fi
+t_expect_fail -x 1 -2 cli/member/out-refuses "out of the membership since epoch 2" \
+  "$DDIO" cp ddio:/m1 "$T/refused"
+
+# ---- in again: every byte back, every copy equal to its primary --------------------------
+if "$DDIO" member in 2 >"$T/i.out" 2>"$T/i.err" && grep -qx "epoch 3" "$T/i.out" \
+   && grep -qx "server 2 ${addr[2]} in" "$T/i.out"; then t_pass cli/member/in-again
+else t_fail cli/member/in-again "$(cat "$T/i.out" "$T/i.err")"; fi
+if "$DDIO" cp ddio:/m1 "$T/back" >/dev/null 2>"$T/cp.err" && same "$T/src" "$T/back"; then
+  t_pass cli/member/reads-back
+else t_fail cli/member/reads-back "$(cat "$T/cp.err" "$T/why")"; fi
+ok=1
+for j in 0 1 2; do same "$ROOT/s$j/m1" "$ROOT/s$(( (j + 1) % 3 ))/.ddio/copy1/m1" || ok=0; done
+[ $ok = 1 ] && t_pass cli/member/copies-agree || t_fail cli/member/copies-agree "$(cat "$T/why")"
+
+# ---- two of three down: no majority, nothing changes ------------------------------------
+kill -KILL $restarted; restarted=""
+kill -KILL "$(pid_of 1)"; sleep 0.2
+t_expect_fail -x 1 -2 cli/member/minority-refused "no majority of the 3 servers agreed to epoch 4" \
+  "$DDIO" member out 1
+if member_is "epoch 3" && grep -qx "server 1 ${addr[1]} in (unreachable)" "$T/m.out"; then
+  t_pass cli/member/minority-changed-nothing
+else t_fail cli/member/minority-changed-nothing "$(cat "$T/m.out" "$T/m.err")"; fi
