@@ -68,7 +68,7 @@ static void usage(FILE *f)
         "  -t, --timeout S      seconds any wait may take before the command fails\n"
         "                       (default: $DDIO_TIMEOUT, else 'timeout =' of $DDIO_CONFIG,\n"
         "                       else 30)\n"
-        "      --json           ls, stat, layout, status: print JSON\n"
+        "      --json           ls, stat, layout, status, member: print JSON\n"
         "  -l                   ls: long listing\n"
         "  -u, --stripe-unit B  cp: stripe unit of a new ddio file in bytes, K/M/G\n"
         "                       suffixes (default 1M)\n"
