@@ -41,7 +41,10 @@ int member_refused(struct conn *c, const struct ddio_hdr *h, uint32_t copies)
 {
     char msg[300];
     int rc = member_admit(&c->srv->member, copies, h->epoch, msg, sizeof(msg));
-    if (rc)
+    if (rc) {
+        struct srv_stats *st = &c->srv->stats;
+        stats_bump(st, rc == DDIO_E_OUT ? &st->out_refused : &st->epoch_refused);
         conn_send_err(c, h->type | DDIO_REPLY, h->req, rc, "%s", msg);
+    }
     return rc != 0;
 }

@@ -73,7 +73,8 @@ t_relay "$tmp/scrub-n.log" && [ $rc = 0 ] || t_fail cli/scrub/session-none "exit
 # (test/cli/member-cases.sh; three servers, mirrored files, one SIGKILLed and restarted)
 mkdir -p "$tmp/srv-mb" "$tmp/tmb"
 timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-mb" --server-opt --redundancy=mirror -- \
-  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tmb" ROOT="$tmp/srv-mb" bash "$here/member-cases.sh" \
+  env DDIO="$DDIO" SERVER="$SERVER" FUSE="$BUILD/tools/ddio-fuse" T="$tmp/tmb" ROOT="$tmp/srv-mb" \
+  bash "$here/member-cases.sh" \
   >"$tmp/member.log" 2>"$tmp/member.err"
 rc=$?
 t_relay "$tmp/member.log" && [ $rc = 0 ] || t_fail cli/member/session "exit $rc: $(tail -c 400 "$tmp/member.err")"
