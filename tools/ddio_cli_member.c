@@ -16,23 +16,30 @@ static const char *state(const struct ddio_members *m, int i)
     return m->val.out[i] ? "out" : "in";
 }
 
-void cli_member_line(struct ddio_client *cl, FILE *f)
+void cli_member_line(struct ddio_client *cl, FILE *f, int json)
 {
     struct ddio_members *m = calloc(1, sizeof(*m));
     char msg[DDIO_CLIENT_MSG_LEN];
     if (!m || ddio_client_members(cl, m, msg, sizeof msg)) {
-        fprintf(f, "membership: unknown (%s)\n", m ? msg : "out of memory");
+        if (json)
+            fprintf(f, "null");
+        else
+            fprintf(f, "membership: unknown (%s)\n", m ? msg : "out of memory");
         free(m);
         return;
     }
-    fprintf(f, "membership: epoch %u, out:", m->epoch);
-    int none = 1;
+    fprintf(f, json ? "{\"epoch\": %u, \"out\": [" : "membership: epoch %u, out:", m->epoch);
+    int nout = 0;
     for (int i = 0; i < m->n && m->val.n; i++)
         if (m->val.out[i]) {
-            fprintf(f, " %s", ddio_client_server_addr(cl, i));
-            none = 0;
+            fputs(json ? (nout ? ", " : "") : " ", f);
+            if (json)
+                cli_json_str(f, ddio_client_server_addr(cl, i));
+            else
+                fprintf(f, "%s", ddio_client_server_addr(cl, i));
+            nout++;
         }
-    fprintf(f, "%s\n", none ? " none" : "");
+    fputs(json ? "]}" : nout ? "\n" : " none\n", f);
     free(m);
 }
 

@@ -46,8 +46,13 @@ if "$DDIO" member out 2 >"$T/o.out" 2>"$T/o.err" && grep -qx "epoch 2" "$T/o.out
    && grep -qx "server 2 ${addr[2]} out (unreachable)" "$T/o.out"; then t_pass cli/member/out-by-majority
 else t_fail cli/member/out-by-majority "$(cat "$T/o.out" "$T/o.err")"; fi
 "$DDIO" status -i 0 >"$T/st.out" 2>/dev/null
-grep -qx "membership: epoch 2, out: ${addr[2]}" "$T/st.out" && t_pass cli/member/status \
-  || t_fail cli/member/status "$(head -3 "$T/st.out")"
+"$DDIO" status --json -i 0 >"$T/st.json" 2>/dev/null
+if grep -qx "membership: epoch 2, out: ${addr[2]}" "$T/st.out" && python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["membership"]
+assert m == {"epoch": 2, "out": [sys.argv[2]]}, m' "$T/st.json" "${addr[2]}"; then
+  t_pass cli/member/status
+else t_fail cli/member/status "$(head -3 "$T/st.out"; tail -c 200 "$T/st.json")"; fi
 
 # ---- back on its old root: it learns it is out, and refuses the mirrored file -------------
 restart 2 || t_fail cli/member/restart "$(cat "$T/s2.restart.log")"
