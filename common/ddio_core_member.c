@@ -67,17 +67,31 @@ static int mround_send(struct mround *r, const struct ddio_member *q)
     return got;
 }
 
-/* a ballot above every promise seen: the clock's milliseconds, and random
- * low bits so two proposers in one millisecond differ */
+#define BALLOT_TAG_BITS 22
+
+/* bits that tell this proposal from any other's: the process's random id
+ * (ddio_client_id) mixed with a number of its own, so two threads differ */
+static uint64_t proposer_bits(void)
+{
+    uint64_t x = ddio_client_id() + ddio_call_id() * 0x9E3779B97F4A7C15ull;
+    x ^= x >> 31;
+    return x * 0xBF58476D1CE4E5B9ull;
+}
+
+/* A ballot no acceptor promised yet and no other proposer can pick: a
+ * round (the clock's milliseconds, or one above the highest round any
+ * answer showed) over tag bits of this proposal (Paxos needs ballots
+ * unique; two proposers bumping past the same promise differ in them) */
 static uint64_t fresh_ballot(const struct mround *r)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t b = ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000) << 16;
+    uint64_t round = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
     for (int i = 0; i < r->n; i++)
-        if (r->ok[i] && r->rs[i].promised >= b)
-            b = r->rs[i].promised + 1;
-    return b | ((uint64_t)rand() & 0xffffu);
+        if (r->ok[i] && (r->rs[i].promised >> BALLOT_TAG_BITS) >= round)
+            round = (r->rs[i].promised >> BALLOT_TAG_BITS) + 1;
+    uint64_t tag = proposer_bits() & ((1ull << BALLOT_TAG_BITS) - 1);
+    return round << BALLOT_TAG_BITS | tag;
 }
 
 static int val_eq(const struct ddio_member_val *a, const struct ddio_member_val *b)
@@ -90,9 +104,11 @@ static int val_eq(const struct ddio_member_val *a, const struct ddio_member_val 
     return 1;
 }
 
+/* a random wait that grows with the attempt: proposers that keep
+ * preempting each other fall out of step */
 static void backoff(int attempt)
 {
-    struct timespec ts = {0, (long)(10 + rand() % (20 << attempt)) * 1000000L};
+    struct timespec ts = {0, (long)(10 + proposer_bits() % (20u << attempt)) * 1000000L};
     if (ts.tv_nsec >= 1000000000L)
         ts.tv_nsec = 999999999L;
     nanosleep(&ts, NULL);
@@ -273,6 +289,14 @@ static int set_once(struct mround *r, char *const *addrs, int who, int out,
     }
     if (m->val.out[who] == (uint8_t)out)
         return 0;
+    uint32_t in = 0;
+    for (uint32_t i = 0; i < m->val.n; i++)
+        in += !m->val.out[i];
+    if (out && in <= 1) {       /* a record with nobody in could not be agreed to again */
+        ddio_err_set(e, EINVAL, "ddio: membership: server %s is the last one in (epoch %u); "
+                     "declare another in first", addrs[who], m->epoch);
+        return -1;
+    }
     struct ddio_member_val *v = calloc(2, sizeof(*v));
     if (!v) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");

@@ -102,6 +102,27 @@ print("same" if ok else "differ", flush=True)' "$M/m1" "$T/src"; }
   fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M"; wait "$fusepid" 2>/dev/null
 else echo "SKIP: cli/member/held-file-resent (no FUSE)"; fi
 
+# ---- proposers racing: every change made once, every server the same record -------------
+# (two clients at once declare two servers out, then in again: four epochs,
+# whatever the order; each server's record file then holds the same bytes;
+# the last server in cannot be declared out)
+race() {
+  local rc=0
+  "$DDIO" member "$1" 0 >"$T/r0.out" 2>&1 & local a=$!
+  "$DDIO" member "$1" 1 >"$T/r1.out" 2>&1 & local b=$!
+  wait $a || rc=1; wait $b || rc=1
+  return $rc
+}
+e0=$(awk '/^epoch/ { print $2 }' "$T/i2.out" 2>/dev/null); [ -n "$e0" ] || { "$DDIO" member >"$T/m.out"; e0=$(awk '/^epoch/ { print $2 }' "$T/m.out"); }
+if race out && member_is "epoch $((e0 + 2))" && grep -qx "server 0 ${addr[0]} out" "$T/m.out" \
+   && grep -qx "server 1 ${addr[1]} out" "$T/m.out" \
+   && ! "$DDIO" member out 2 >"$T/last.out" 2>&1 && grep -q "is the last one in" "$T/last.out" \
+   && race in && member_is "epoch $((e0 + 4))" \
+   && [ "$(grep -c ' in$' "$T/m.out")" = 3 ] && cmp "$ROOT/s0/.ddio/member" "$ROOT/s1/.ddio/member" \
+   && cmp "$ROOT/s0/.ddio/member" "$ROOT/s2/.ddio/member"; then
+  t_pass cli/member/racing-proposers
+else t_fail cli/member/racing-proposers "from epoch $e0: $(cat "$T/r0.out" "$T/r1.out" "$T/m.out" | head -c 500)"; fi
+
 # ---- two of three down: no majority, nothing changes ------------------------------------
 "$DDIO" member >"$T/m.out" 2>&1; epoch=$(awk '/^epoch/ { print $2 }' "$T/m.out")
 kill -KILL $restarted; restarted=""
