@@ -173,29 +173,30 @@ static int member_step(struct member *m, const struct ddio_member *q, struct ddi
 int member_handle(struct member *m, const struct ddio_member *q, struct ddio_member_r *r,
                   char *msg, size_t n)
 {
-    if (q->val.n && !same_deployment(m, &q->val)) {
-        snprintf(msg, n, "the membership offered is not this server's deployment");
-        pthread_mutex_lock(&m->mu);
-        *r = m->st;
-        pthread_mutex_unlock(&m->mu);
-        return EINVAL;
-    }
     pthread_mutex_lock(&m->mu);
     *r = m->st;
-    int rc = member_step(m, q, r, msg, n);
+    int rc = 0;
+    if (q->val.n && !same_deployment(m, &q->val)) {
+        snprintf(msg, n, "the membership offered is not this server's deployment");
+        rc = EINVAL;
+    }
+    if (rc == 0)
+        rc = member_step(m, q, r, msg, n);
+    int newer = rc == 0 && r->epoch > m->st.epoch;
     if (rc == 0 && memcmp(r, &m->st, sizeof(*r))) {
         int src = member_save(m, r);
         if (src) {
             snprintf(msg, n, "membership record %s not saved: %s", m->path, strerror(-src));
             *r = m->st;
             rc = EIO;
+            newer = 0;
         } else {
             m->st = *r;
             adopt_out(m);
         }
     }
     pthread_mutex_unlock(&m->mu);
-    if (rc == 0 && q->op == DDIO_MB_COMMIT && r->epoch == q->epoch)
+    if (newer)
         DDIO_INFO("membership epoch %u committed%s", r->epoch,
                   atomic_load(&m->out) ? ": this server is out" : "");
     return rc;
