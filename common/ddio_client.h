@@ -46,6 +46,16 @@ const char *ddio_client_server_addr(const struct ddio_client *cl, int i);
 int ddio_client_stats(struct ddio_client *cl, int i, struct ddio_stats_r *r,
                       char *msg, size_t msglen);
 
+/* The deployment's membership (DESIGN.md 6.1 "Who is out"; struct
+ * ddio_members in ddio_core_member.h): read from every server, those
+ * behind caught up; and server `who` of the list declared out (out 1) or
+ * in again (0) by a majority of the servers. */
+struct ddio_members;
+int ddio_client_members(struct ddio_client *cl, struct ddio_members *m, char *msg,
+                        size_t msglen);
+int ddio_client_member_set(struct ddio_client *cl, int who, int out, struct ddio_members *m,
+                           char *msg, size_t msglen);
+
 struct ddio_cstat {
     int is_dir;
     uint32_t mode;               /* permission bits */

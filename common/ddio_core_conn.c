@@ -417,7 +417,7 @@ static int send_req(struct ddio_conn *c, uint16_t type, const void *payload, siz
 {
     int rc;
     *req = c->next_req++;
-    rc = ddio_send_msg(c->sock, type, *req, 0, payload, len, NULL, 0, deadline);
+    rc = ddio_send_req_ep(c->sock, type, *req, c->epoch, payload, len, deadline);
     if (rc) {
         ddio_conn_transport_error(c, rc, "send", e);
         return -1;
@@ -538,6 +538,7 @@ int ddio_conn_recv_reply(struct ddio_conn *c, uint16_t type, uint64_t req, int64
         ddio_conn_transport_error(c, rc, ddio_type_name(type), e);
         return -1;
     }
+    c->epoch = h.epoch;
     if (h.type != (type | DDIO_REPLY) || h.req != req) {
         ddio_err_set(e, EPROTO, "ddio server %s: unexpected %s (req %llu) while "
                      "waiting for the reply to %s", c->name, ddio_type_name(h.type),

@@ -99,6 +99,10 @@ struct ddio_conn {
     int local_no;               /* LOCAL refused as another host: not asked
                                  * again on this connection */
     unsigned fork_gen;          /* ddio_fork_gen() when connected */
+    uint32_t epoch;             /* the membership epoch the server's last reply
+                                 * carried, sent with every request (0: none
+                                 * heard yet); kept across reconnects, so a
+                                 * request after a change is refused once */
 };
 
 /* Connections to servers by address, made on first use. */

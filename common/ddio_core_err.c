@@ -23,7 +23,10 @@ int ddio_err_recoverable(const struct ddio_err *e)
      * (the server failed it for every participant: all of them resend);
      * not a silent server: its deadline already took the whole timeout */
     return (e->transport && e->errnum != ETIMEDOUT && e->errnum != EACCES &&
-            e->errnum != ENOENT && e->errnum != ESTALE) || e->errnum == ECONNRESET;
+            e->errnum != ENOENT && e->errnum != ESTALE) || e->errnum == ECONNRESET
+        /* the membership changed since the server last answered: the reply
+         * brought the new epoch, and the request sent again carries it */
+        || e->errnum == DDIO_E_EPOCH;
 }
 
 int ddio_err_reconnectable(const struct ddio_err *e)

@@ -106,10 +106,11 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
     int64_t now = ddio_now_ms();
     srv_finish(st, i);
     /* a server whose disk returned data that disagrees with its checksum
-     * (EILSEQ), or a replacement that has not rebuilt the file yet
-     * (ENODATA), is out for this read as a lost one is: a copy has the bytes */
+     * (EILSEQ), a replacement that has not rebuilt the file yet (ENODATA),
+     * or one the membership has out (DDIO_E_OUT: what it holds may be
+     * stale), is out for this read as a lost one is: a copy has the bytes */
     if (can_degrade(st) && (err->transport || st->s[i].size_only || err->errnum == EILSEQ
-                            || err->errnum == ENODATA)
+                            || err->errnum == ENODATA || err->errnum == DDIO_E_OUT)
         && !st->e->errnum) {
         if (err->errnum == EILSEQ)
             st->s[i].integrity = *err;
@@ -632,6 +633,7 @@ static void handle_msg(xstate *st, int i)
         srv_broken(st, i, -rc, "receiving during a transfer");
         return;
     }
+    c->epoch = h.epoch;
     if (h.req != st->s[i].req)
         rc = -EPROTO;
     else if (h.type == DDIO_T_PUT)

@@ -455,9 +455,9 @@ int ddio_discard(int fd, size_t n, int64_t deadline_ms)
 
 /* Header, payload and data go out in one writev-style call; the data (a
  * user buffer or a block buffer, possibly megabytes) is never copied. */
-int ddio_send_msg(int fd, uint16_t type, uint64_t req, int32_t status,
-                  const void *payload, size_t plen,
-                  const void *data, size_t dlen, int64_t deadline_ms)
+static int send_msg(int fd, uint16_t type, uint64_t req, int32_t status, uint32_t epoch,
+                    const void *payload, size_t plen,
+                    const void *data, size_t dlen, int64_t deadline_ms)
 {
     if (plen > DDIO_MAX_PAYLOAD || dlen > DDIO_MAX_PAYLOAD - plen)
         return -EMSGSIZE;
@@ -467,6 +467,7 @@ int ddio_send_msg(int fd, uint16_t type, uint64_t req, int32_t status,
     uint8_t hb[DDIO_HDR_SIZE];
     ddio_hdr_init(&h, type, req, (uint64_t)plen + dlen);
     h.status = status;
+    h.epoch = epoch;
     ddio_hdr_encode(&h, hb);
     struct iovec iov[3] = {
         { .iov_base = hb, .iov_len = sizeof(hb) },
@@ -474,6 +475,19 @@ int ddio_send_msg(int fd, uint16_t type, uint64_t req, int32_t status,
         { .iov_base = (void *)data, .iov_len = dlen },
     };
     return ddio_sendv_all(fd, iov, 3, deadline_ms);
+}
+
+int ddio_send_msg(int fd, uint16_t type, uint64_t req, int32_t status,
+                  const void *payload, size_t plen,
+                  const void *data, size_t dlen, int64_t deadline_ms)
+{
+    return send_msg(fd, type, req, status, 0, payload, plen, data, dlen, deadline_ms);
+}
+
+int ddio_send_req_ep(int fd, uint16_t type, uint64_t req, uint32_t epoch,
+                     const void *payload, size_t plen, int64_t deadline_ms)
+{
+    return send_msg(fd, type, req, 0, epoch, payload, plen, NULL, 0, deadline_ms);
 }
 
 int ddio_recv_put_list(int fd, uint64_t len, struct ddio_segs *sg, int64_t deadline_ms)

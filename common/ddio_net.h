@@ -58,6 +58,10 @@ int ddio_discard(int fd, size_t n, int64_t deadline_ms);
 int ddio_send_msg(int fd, uint16_t type, uint64_t req, int32_t status,
                   const void *payload, size_t plen,
                   const void *data, size_t dlen, int64_t deadline_ms);
+/* a request carrying the membership epoch the client knows (PROTOCOL.md
+ * "MEMBER"), no trailing data */
+int ddio_send_req_ep(int fd, uint16_t type, uint64_t req, uint32_t epoch,
+                     const void *payload, size_t plen, int64_t deadline_ms);
 /* Receive a header and validate it (max payload DDIO_MAX_PAYLOAD). */
 int ddio_recv_hdr(int fd, struct ddio_hdr *h, int64_t deadline_ms);
 /* A PUT's segment list (its payload of len bytes up to the data), leaving

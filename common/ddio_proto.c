@@ -65,7 +65,7 @@ void ddio_hdr_encode(const struct ddio_hdr *h, uint8_t out[DDIO_HDR_SIZE])
     le32(out + 0, h->magic);
     le16(out + 4, h->version);
     le16(out + 6, h->type);
-    le32(out + 8, h->flags);
+    le32(out + 8, h->epoch);
     le32(out + 12, (uint32_t)h->status);
     le64(out + 16, h->req);
     le64(out + 24, h->len);
@@ -75,7 +75,8 @@ void ddio_hdr_encode(const struct ddio_hdr *h, uint8_t out[DDIO_HDR_SIZE])
 static int type_valid(uint16_t type)
 {
     uint16_t base = (uint16_t)(type & ~DDIO_REPLY);
-    return base >= DDIO_T_HELLO && base < DDIO_T_MAX;
+    return base >= DDIO_T_HELLO && base < DDIO_T_MAX
+        && !(base >= DDIO_T_RESERVED_LO && base < DDIO_T_RESERVED_HI);
 }
 
 int ddio_hdr_decode(const uint8_t in[DDIO_HDR_SIZE], struct ddio_hdr *h,
@@ -84,7 +85,7 @@ int ddio_hdr_decode(const uint8_t in[DDIO_HDR_SIZE], struct ddio_hdr *h,
     h->magic = rd32(in + 0);
     h->version = rd16(in + 4);
     h->type = rd16(in + 6);
-    h->flags = rd32(in + 8);
+    h->epoch = rd32(in + 8);
     h->status = (int32_t)rd32(in + 12);
     h->req = rd64(in + 16);
     h->len = rd64(in + 24);
@@ -107,7 +108,6 @@ void ddio_hdr_init(struct ddio_hdr *h, uint16_t type, uint64_t req, uint64_t len
     h->magic = DDIO_MAGIC;
     h->version = DDIO_VERSION;
     h->type = type;
-    h->flags = DDIO_HF_NONE;
     h->req = req;
     h->len = len;
 }
@@ -299,6 +299,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_SETATTR] = "SETATTR", [DDIO_T_ACTAS] = "ACTAS",
         [DDIO_T_LOCALSTAT] = "LOCALSTAT", [DDIO_T_WATCH] = "WATCH", [DDIO_T_INVAL] = "INVAL",
         [DDIO_T_SCRUB] = "SCRUB", [DDIO_T_REPAIR] = "REPAIR", [DDIO_T_REBUILD] = "REBUILD",
+        [DDIO_T_MEMBER] = "MEMBER",
     };
     static const char *const rep[DDIO_T_MAX] = {
         [DDIO_T_HELLO] = "HELLO|R", [DDIO_T_AUTH] = "AUTH|R", [DDIO_T_OPEN] = "OPEN|R",
@@ -315,6 +316,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_LOCALSTAT] = "LOCALSTAT|R", [DDIO_T_WATCH] = "WATCH|R",
         [DDIO_T_INVAL] = "INVAL|R", [DDIO_T_SCRUB] = "SCRUB|R", [DDIO_T_REPAIR] = "REPAIR|R",
         [DDIO_T_REBUILD] = "REBUILD|R",
+        [DDIO_T_MEMBER] = "MEMBER|R",
     };
     if (!type_valid(type))
         return "UNKNOWN";

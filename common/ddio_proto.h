@@ -33,7 +33,9 @@
                                  * 13: SCRUB and REPAIR (checksums checked
                                  * and bad sectors rewritten from a copy);
                                  * 14: REBUILD (a replacement server takes
-                                 * a lost one's place) */
+                                 * a lost one's place), the header's
+                                 * epoch, MEMBER (the deployment's agreed
+                                 * membership) */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -83,19 +85,28 @@ enum ddio_type {
     DDIO_T_REPAIR   = 31,  /* client -> server: rewrite bad sectors of a copy
                             * with a good copy's bytes */
     DDIO_T_REBUILD  = 32,  /* client -> server: a replacement's id, a file
-                            * rebuilt on it, writers fenced off (34-39 kept free) */
-    DDIO_T_MAX      = 33
+                            * rebuilt on it, writers fenced off */
+    /* DDIO_T_RESERVED_LO..HI-1 (33-39): unused numbers, never valid */
+    DDIO_T_MEMBER   = 40,  /* client -> server: the deployment's membership
+                            * record, read or changed (PROTOCOL.md "MEMBER") */
+    DDIO_T_MAX      = 41
 };
+#define DDIO_T_RESERVED_LO 33u
+#define DDIO_T_RESERVED_HI 40u
 #define DDIO_REPLY 0x8000u
 
-/* header flags */
-#define DDIO_HF_NONE 0u
+/* Errors of the membership (PROTOCOL.md "MEMBER"): a request on a
+ * mirrored file whose epoch is not the server's (the reply's header
+ * carries the server's), and a server the membership has out */
+#define DDIO_E_EPOCH   EKEYEXPIRED
+#define DDIO_E_OUT     EL2NSYNC
 
 struct ddio_hdr {
     uint32_t magic;
     uint16_t version;
     uint16_t type;     /* enum ddio_type, | DDIO_REPLY for replies */
-    uint32_t flags;
+    uint32_t epoch;    /* requests: the membership epoch the client knows of
+                        * the server; replies: the server's (PROTOCOL.md) */
     int32_t  status;   /* replies: 0 or errno */
     uint64_t req;      /* request id, echoed by replies and by PUT/GET/DATA */
     uint64_t len;      /* payload bytes following the header */
@@ -528,6 +539,35 @@ struct ddio_rename {
     uint64_t once_client, once_call;
 };
 
+/* MEMBER (PROTOCOL.md "MEMBER"): the deployment's membership record, one
+ * value per epoch agreed by a majority of its servers (single-decree Paxos
+ * per epoch: PREPARE and ACCEPT with a ballot, then COMMIT of the chosen
+ * value). A value names every member of the deployment and which are out. */
+#define DDIO_MB_GET     1u   /* the server's record */
+#define DDIO_MB_PREPARE 2u   /* promise no ballot below `ballot` for `epoch` */
+#define DDIO_MB_ACCEPT  3u   /* accept `val` for `epoch` under `ballot` */
+#define DDIO_MB_COMMIT  4u   /* `val` was chosen for `epoch`: adopt it */
+struct ddio_member_val {
+    uint32_t n;                                  /* members; 0: none (epoch 0) */
+    uint8_t ids[DDIO_MAX_SERVERS][DDIO_ID_LEN];  /* distinct */
+    uint8_t out[DDIO_MAX_SERVERS];               /* 1: out; at least one in */
+};
+struct ddio_member {
+    uint32_t op;             /* DDIO_MB_* */
+    uint32_t epoch;          /* GET: 0; else the epoch decided, >= 1 */
+    uint64_t ballot;         /* PREPARE, ACCEPT: >= 1; else 0 */
+    struct ddio_member_val val;   /* ACCEPT, COMMIT: n >= 1; else n = 0 */
+};
+/* MEMBER|R (and a server's stored state): its committed record, the
+ * ballot it promised and the value it accepted for epoch + 1 (acc.n 0,
+ * acc_ballot 0: none) */
+struct ddio_member_r {
+    uint32_t epoch;
+    struct ddio_member_val val;
+    uint64_t promised, acc_ballot;
+    struct ddio_member_val acc;
+};
+
 /* STATS reply: key/value counters */
 struct ddio_kv { char *key; uint64_t val; };
 struct ddio_stats_r {
@@ -710,6 +750,10 @@ void ddio_enc_repair(struct ddio_wbuf *w, const struct ddio_repair *m);
 int  ddio_dec_repair(const void *p, size_t n, struct ddio_repair *m);
 void ddio_enc_repair_r(struct ddio_wbuf *w, const struct ddio_repair_r *m);
 int  ddio_dec_repair_r(const void *p, size_t n, struct ddio_repair_r *m);
+void ddio_enc_member(struct ddio_wbuf *w, const struct ddio_member *m);
+int  ddio_dec_member(const void *p, size_t n, struct ddio_member *m);
+void ddio_enc_member_r(struct ddio_wbuf *w, const struct ddio_member_r *m);
+int  ddio_dec_member_r(const void *p, size_t n, struct ddio_member_r *m);
 void ddio_enc_actas(struct ddio_wbuf *w, const struct ddio_actas *m);
 int  ddio_dec_actas(const void *p, size_t n, struct ddio_actas *m);
 void ddio_enc_rename(struct ddio_wbuf *w, const struct ddio_rename *m);

@@ -194,6 +194,7 @@ int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
     struct ddio_hdr h;
     ddio_hdr_init(&h, type, req, plen);
     h.status = status;
+    h.epoch = member_epoch(&c->srv->member);
     ddio_hdr_encode(&h, m->hdr);
     m->payload = payload;
     m->plen = plen;

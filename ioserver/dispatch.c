@@ -10,6 +10,7 @@
 
 #include "admit.h"
 #include "handlers.h"
+#include "member_req.h"
 #include "namespace.h"
 #include "rebuild.h"
 #include "reply.h"
@@ -53,6 +54,7 @@ int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     case DDIO_T_LOCAL:   return on_local(c, h, p);
     case DDIO_T_WATCH:   return on_watch(c, h, p);
     case DDIO_T_REBUILD: return on_rebuild(c, h, p);
+    case DDIO_T_MEMBER:  return on_member(c, h, p);
     case DDIO_T_XFER:
     case DDIO_T_SYNC:
     case DDIO_T_PREALLOC:

@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "local.h"
 #include "locks.h"
+#include "member_req.h"
 #include "replay.h"
 #include "rebuild.h"
 #include "scrub.h"
@@ -336,6 +337,15 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     struct ofile *of;
     int created = 0;
     char msg[768];
+    /* a create of a mirrored file is refused before it makes anything (the
+     * layout proposed, 0: the server's default); every open once the
+     * stored layout is known, below */
+    uint32_t want = m.layout.copies ? m.layout.copies : c->srv->store.copies;
+    if ((m.amode & DDIO_O_CREAT) && member_refused(c, h, want)) {
+        free(m.path);
+        free(m.local_name);
+        return 0;
+    }
     struct store_creator cr = {m.once_client, m.once_call};   /* 0, 0 without DDIO_O_ONCE */
     watch_note_client(c, m.once_client);
     char norm[DDIO_MAX_STR + 1];
@@ -355,6 +365,13 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
                             sizeof(msg))) != 0)
         store_release(&c->srv->store, of);
     free(m.path);
+    /* a mirrored file's open depends on the membership: what an out
+     * server holds may be stale */
+    if (rc == 0 && member_refused(c, h, of->layout.copies)) {
+        store_release(&c->srv->store, of);
+        free(m.local_name);
+        return 0;
+    }
     if (!rc)
         open_local(c, of, &m);
     free(m.local_name);
@@ -475,6 +492,8 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_handle(c, h, m.handle);
     if (!writable)
         return read_only(c, h, m.handle);
+    if (member_refused(c, h, of->layout.copies))
+        return 0;
     /* an extending set_size reaches a server for its copies' sake too:
      * nothing of it shrinks */
     int rc = (m.flags & DDIO_SS_GROW) && m.local_size <= store_size(of) ? 0
@@ -590,6 +609,11 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
         store_release(&c->srv->store, w->of);
         work_free(w);
         return read_only(c, h, handle);
+    }
+    if (h->type != DDIO_T_LOCK && member_refused(c, h, w->of->layout.copies)) {
+        store_release(&c->srv->store, w->of);
+        work_free(w);
+        return 0;
     }
     /* a lock that never waits is answered here, in order with other replies */
     if (h->type == DDIO_T_LOCK && w->u.lk.cmd != DDIO_LK_SETLKW) {

@@ -127,6 +127,14 @@ static void replay_load(struct server *srv)
                   ms);
 }
 
+/* the membership as this server last agreed to it (member.h) */
+static int member_start(struct server *srv, char *err, size_t errlen)
+{
+    char path[4096];
+    store_state_path(&srv->store, "member", path, sizeof(path));
+    return member_load(&srv->member, path, srv->store.id, err, errlen);
+}
+
 static int startup(struct server *srv, char *err, size_t errlen)
 {
     int rc = store_init(&srv->store, &srv->cfg, err, errlen);
@@ -134,6 +142,8 @@ static int startup(struct server *srv, char *err, size_t errlen)
         rc = rebuild_init(srv, err, errlen);
     if (rc == 0)
         replay_load(srv);
+    if (rc == 0)
+        rc = member_start(srv, err, errlen);
     if (rc == 0)
         rc = start_disks(srv, err, errlen);
     if (rc == 0 && (rc = engine_create(srv)) != 0)

@@ -12,6 +12,7 @@
 #include "ddio_auth.h"
 #include "ddio_proto.h"
 #include "disk.h"
+#include "member.h"
 #include "stats.h"
 #include "store.h"
 
@@ -49,6 +50,7 @@ struct server {
      * holders take them again first (handlers.c, srv_lock_grace) */
     _Atomic int64_t lock_grace_until;
     struct rb_state *rb;         /* fences, unbuilt files, a pending ADOPT */
+    struct member member;        /* the deployment's membership (member.h) */
 };
 
 /* "server HOST:PORT: <cause>" (server.c) */

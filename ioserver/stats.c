@@ -189,6 +189,7 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "opens", s->opens) | add(r, "locks", s->locks)
         | add(r, "local_handovers", s->local_handovers)
         | add(r, "replayed", s->replayed) | add(r, "copy_reads", s->copy_reads)
+        | add(r, "epoch_refused", s->epoch_refused) | add(r, "out_refused", s->out_refused)
         | add(r, "auth_refused", s->auth_refused) | add(r, "access_denied", s->access_denied)
         | add(r, "local_read_bytes", s->local_read_bytes)
         | add(r, "local_write_bytes", s->local_write_bytes)

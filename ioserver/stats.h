@@ -46,6 +46,9 @@ struct srv_stats {
     uint64_t replayed;           /* resent writes answered from replay.h */
     uint64_t copy_reads;         /* reads served from a mirror (DDIO_XF_COPY): a
                                   * lost server's part */
+    uint64_t epoch_refused;      /* requests about mirrored files refused for
+                                  * carrying another membership epoch */
+    uint64_t out_refused;        /* ... refused because this server is out */
     uint64_t auth_refused;       /* connections whose AUTH was refused */
     uint64_t access_denied;      /* requests refused by a permission check (access.h) */
     uint64_t local_read_bytes, local_write_bytes;   /* moved by same-host clients

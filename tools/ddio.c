@@ -58,6 +58,11 @@ static void usage(FILE *f)
         "                       one line per file, progress on stderr; a second run\n"
         "                       skips what is done. Exit status 1 when a file could\n"
         "                       not be rebuilt (a `none` file it held is lost)\n"
+        "  member [out|in SERVER]\n"
+        "                       the servers' membership: its epoch and who is out; with\n"
+        "                       out/in, SERVER (its index in the list, or HOST:PORT) is\n"
+        "                       declared out of it, or in again, by a majority of the\n"
+        "                       servers (mirrored files are refused by an out server)\n"
         "\n"
         "options:\n"
         "  -s, --servers HOST:PORT,...\n"
@@ -69,7 +74,7 @@ static void usage(FILE *f)
         "  -t, --timeout S      seconds any wait may take before the command fails\n"
         "                       (default: $DDIO_TIMEOUT, else 'timeout =' of $DDIO_CONFIG,\n"
         "                       else 30)\n"
-        "      --json           ls, stat, layout, status: print JSON\n"
+        "      --json           ls, stat, layout, status, member: print JSON\n"
         "  -l                   ls: long listing\n"
         "  -u, --stripe-unit B  cp: stripe unit of a new ddio file in bytes, K/M/G\n"
         "                       suffixes (default 1M)\n"
@@ -112,6 +117,7 @@ static const struct command commands[] = {
     {"stats", cmd_stats, "", 0, -1},
     {"scrub", cmd_scrub, "RA", 0, 1},
     {"rebuild", cmd_rebuild, "RS", 0, 0},
+    {"member", cmd_member, "j", 0, 2},
 };
 
 enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N',

@@ -55,5 +55,9 @@ int cmd_status(struct cli *o);
 int cmd_stats(struct cli *o);
 int cmd_scrub(struct cli *o);
 int cmd_rebuild(struct cli *o);
+int cmd_member(struct cli *o);
+/* "membership: epoch E, out: ...\n", or with json {"epoch": E, "out":
+ * [...]} (null when unknown) (ddio_cli_member.c) */
+void cli_member_line(struct ddio_client *cl, FILE *f, int json);
 
 #endif

@@ -264,6 +264,8 @@ int cmd_status(struct cli *o)
         take(cl, i, &b[i]);
     if (o->json)
         printf("{\"servers\": [");
+    else
+        cli_member_line(cl, stdout, 0);
     for (int i = 0; i < n; i++) {
         const char *addr = ddio_client_server_addr(cl, i);
         const struct sample *prev = two && a[i].ok ? &a[i] : NULL;
@@ -278,8 +280,11 @@ int cmd_status(struct cli *o)
         if (!b[i].ok)
             fprintf(stderr, "ddio: status: %s\n", b[i].msg);
     }
-    if (o->json)
-        printf("\n]}\n");
+    if (o->json) {
+        printf("\n], \"membership\": ");
+        cli_member_line(cl, stdout, 1);
+        printf("}\n");
+    }
     for (int i = 0; i < n; i++) {
         if (a[i].ok)
             ddio_stats_r_free(&a[i].r);

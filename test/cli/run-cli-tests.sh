@@ -9,7 +9,9 @@
 # log line per call; checksums mended from copies and ddio scrub
 # (test/cli/scrub-cases.sh, servers with --redundancy mirror, and with
 # --checksums on and no copies); ddio rebuild onto a replacement server
-# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, mirror:3). Closes with "cli: N passed, N failed".
+# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, mirror:3);
+# the servers' membership, a server out and in again
+# (test/cli/member-cases.sh). Closes with "cli: N passed, N failed".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -94,6 +96,15 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-r3" --server-opt --redunda
   >"$tmp/rebuild-3.log" 2>"$tmp/rebuild-3.err"
 rc=$?
 t_relay "$tmp/rebuild-3.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-mirror3 "exit $rc: $(grep -v Killed "$tmp/rebuild-3.err" | tail -c 400)"
+# ---- the membership: a server declared out by majority, refusing until in again ----------
+# (test/cli/member-cases.sh; three servers, mirrored files, one SIGKILLed and restarted)
+mkdir -p "$tmp/srv-mb" "$tmp/tmb"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-mb" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" SERVER="$SERVER" FUSE="$BUILD/tools/ddio-fuse" T="$tmp/tmb" ROOT="$tmp/srv-mb" \
+  bash "$here/member-cases.sh" \
+  >"$tmp/member.log" 2>"$tmp/member.err"
+rc=$?
+t_relay "$tmp/member.log" && [ $rc = 0 ] || t_fail cli/member/session "exit $rc: $(tail -c 400 "$tmp/member.err")"
 
 # ---- status of a server with three disks: a line and a JSON entry per disk and root ----
 mkdir -p "$tmp/srv3"

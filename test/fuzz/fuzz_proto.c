@@ -199,6 +199,8 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
     SIMPLE(FZ_SCRUB, struct ddio_scrub, ddio_dec_scrub, ddio_enc_scrub)
     SIMPLE(FZ_REPAIR, struct ddio_repair, ddio_dec_repair, ddio_enc_repair)
     SIMPLE(FZ_REPAIR_R, struct ddio_repair_r, ddio_dec_repair_r, ddio_enc_repair_r)
+    SIMPLE(FZ_MEMBER, struct ddio_member, ddio_dec_member, ddio_enc_member)
+    SIMPLE(FZ_MEMBER_R, struct ddio_member_r, ddio_dec_member_r, ddio_enc_member_r)
 #undef CLEANUP
 #define CLEANUP ddio_scrub_r_free(&m)
     SIMPLE(FZ_SCRUB_R, struct ddio_scrub_r, ddio_dec_scrub_r, ddio_enc_scrub_r)

@@ -281,6 +281,20 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_rebuild_r(&w, &rbr);
     emit("rebuild_r", FZ_REBUILD_R, &w);
+    static struct ddio_member mb = { .op = DDIO_MB_ACCEPT, .epoch = 2, .ballot = 77,
+                                     .val = { .n = 3, .out = { 0, 0, 1 } } };
+    for (int i = 0; i < 3; i++)
+        memset(mb.val.ids[i], 0xa0 + i, DDIO_ID_LEN);
+    ddio_wbuf_init(&w);
+    ddio_enc_member(&w, &mb);
+    emit("member", FZ_MEMBER, &w);
+    static struct ddio_member_r mr = { .epoch = 1, .promised = 77, .acc_ballot = 77 };
+    mr.val = mb.val;
+    mr.val.out[2] = 0;
+    mr.acc = mb.val;
+    ddio_wbuf_init(&w);
+    ddio_enc_member_r(&w, &mr);
+    emit("member_r", FZ_MEMBER_R, &w);
     struct ddio_rename rn = { .from = "a/x", .to = "a/y", .once_client = 0x5eedull,
                               .once_call = 3 };
     ddio_wbuf_init(&w);

@@ -82,6 +82,7 @@ int main(int argc, char **argv)
     run_case("xfer/mirror", test_mirror);
     run_case("xfer/scrub", test_scrub);
     run_case("xfer/rebuild", test_rebuild);
+    run_case("member/acceptor-and-epochs", test_member);
     run_case("locks/byte-range", test_locks);
     run_case("errors/before-auth", test_malformed_before_auth);
     run_case("errors/after-auth", test_malformed_after_auth);

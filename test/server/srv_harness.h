@@ -156,6 +156,7 @@ void test_local(void);
 void test_mirror(void);
 void test_scrub(void);
 void test_rebuild(void);
+void test_member(void);
 void test_collective(void);
 void test_resent_gate(void);
 void test_write_order(void);

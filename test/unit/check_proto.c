@@ -299,6 +299,32 @@ static void enc_rebuild_r(struct ddio_wbuf *w)
     ddio_enc_rebuild_r(w, &m);
 }
 
+/* a value of 3 members, the last one out */
+static void fill_members(struct ddio_member_val *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->n = 3;
+    for (int i = 0; i < 3; i++)
+        memset(v->ids[i], 0x10 + i, DDIO_ID_LEN);
+    v->out[2] = 1;
+}
+
+static void enc_member(struct ddio_wbuf *w)
+{
+    static struct ddio_member m = { .op = DDIO_MB_ACCEPT, .epoch = 7, .ballot = 1ull << 40 };
+    fill_members(&m.val);
+    ddio_enc_member(w, &m);
+}
+
+static void enc_member_r(struct ddio_wbuf *w)
+{
+    static struct ddio_member_r m = { .epoch = 6, .promised = 99, .acc_ballot = 98 };
+    fill_members(&m.val);
+    m.val.out[2] = 0;
+    fill_members(&m.acc);
+    ddio_enc_member_r(w, &m);
+}
+
 static void enc_localstat(struct ddio_wbuf *w)
 {
     struct ddio_localstat m = { .handle = 7, .read = 1ull << 40, .written = 5000000 };
@@ -570,6 +596,18 @@ static int d_repair(const uint8_t *p, size_t n)
     return ddio_dec_repair(p, n, &m);
 }
 
+static int d_member(const uint8_t *p, size_t n)
+{
+    struct ddio_member m;
+    return ddio_dec_member(p, n, &m);
+}
+
+static int d_member_r(const uint8_t *p, size_t n)
+{
+    struct ddio_member_r m;
+    return ddio_dec_member_r(p, n, &m);
+}
+
 static int d_repair_r(const uint8_t *p, size_t n)
 {
     struct ddio_repair_r m;
@@ -634,6 +672,8 @@ static const struct sample samples[] = {
     { "rebuild_begin", enc_rebuild_begin, d_rebuild, FULL },
     { "rebuild_adopt", enc_rebuild_adopt, d_rebuild, FULL },
     { "rebuild_r", enc_rebuild_r, d_rebuild_r, FULL },
+    { "member", enc_member, d_member, FULL },
+    { "member_r", enc_member_r, d_member_r, FULL },
     { "open_mode", enc_open_mode, d_open, FULL },
     { "hello", enc_hello, d_hello, FULL },
     { "hello_r", enc_hello_r, d_hello_r, FULL },
@@ -699,12 +739,15 @@ START_TEST(hdr_roundtrip)
     uint8_t b[DDIO_HDR_SIZE];
     ddio_hdr_init(&h, DDIO_T_XFER | DDIO_REPLY, 0x0102030405060708ull, 4096);
     h.status = -5;   /* any int32 survives, even if replies only use errno >= 0 */
+    h.epoch = 0x0A0B0C0Du;
     ddio_hdr_encode(&h, b);
     /* the documented byte layout: "DDIO", version, type, ... little-endian */
     ck_assert_int_eq(memcmp(b, "DDIO", 4), 0);
     ck_assert_uint_eq(b[4], DDIO_VERSION);
     ck_assert_uint_eq(b[6], DDIO_T_XFER);
     ck_assert_uint_eq(b[7], 0x80);
+    ck_assert_uint_eq(b[8], 0x0D);      /* the membership epoch, little-endian */
+    ck_assert_uint_eq(b[11], 0x0A);
     ck_assert_uint_eq(b[16], 0x08);
     ck_assert_uint_eq(b[23], 0x01);
     ck_assert_uint_eq(b[25], 0x10);
@@ -729,6 +772,7 @@ static void m_version0(struct ddio_hdr *h) { h->version = 0; }
 static void m_type0(struct ddio_hdr *h) { h->type = 0; }
 static void m_typemax(struct ddio_hdr *h) { h->type = DDIO_T_MAX; }
 static void m_typemaxr(struct ddio_hdr *h) { h->type = DDIO_T_MAX | DDIO_REPLY; }
+static void m_typeheld(struct ddio_hdr *h) { h->type = DDIO_T_RESERVED_LO; }
 static void m_typebit(struct ddio_hdr *h) { h->type = DDIO_T_OPEN | 0x4000; }
 static void m_typereply0(struct ddio_hdr *h) { h->type = DDIO_REPLY; }
 static void m_reply(struct ddio_hdr *h) { h->type = DDIO_T_STATS | DDIO_REPLY; }
@@ -746,6 +790,7 @@ START_TEST(hdr_reject)
     ck_assert_int_eq(hdr_try(m_type0, DDIO_MAX_PAYLOAD), -EPROTO);
     ck_assert_int_eq(hdr_try(m_typemax, DDIO_MAX_PAYLOAD), -EPROTO);
     ck_assert_int_eq(hdr_try(m_typemaxr, DDIO_MAX_PAYLOAD), -EPROTO);
+    ck_assert_int_eq(hdr_try(m_typeheld, DDIO_MAX_PAYLOAD), -EPROTO);
     ck_assert_int_eq(hdr_try(m_typebit, DDIO_MAX_PAYLOAD), -EPROTO);
     ck_assert_int_eq(hdr_try(m_typereply0, DDIO_MAX_PAYLOAD), -EPROTO);
     ck_assert_int_eq(hdr_try(m_reply, DDIO_MAX_PAYLOAD), 0);
@@ -770,6 +815,10 @@ START_TEST(type_names)
     ck_assert_str_eq(ddio_type_name(DDIO_T_MAX), "UNKNOWN");
     ck_assert_str_eq(ddio_type_name(0xffff), "UNKNOWN");
     for (uint16_t t = DDIO_T_HELLO; t < DDIO_T_MAX; t++) {
+        if (t >= DDIO_T_RESERVED_LO && t < DDIO_T_RESERVED_HI) {   /* held, not valid */
+            ck_assert_str_eq(ddio_type_name(t), "UNKNOWN");
+            continue;
+        }
         ck_assert_str_ne(ddio_type_name(t), "UNKNOWN");
         ck_assert_str_ne(ddio_type_name(t | DDIO_REPLY), "UNKNOWN");
     }
@@ -1563,6 +1612,113 @@ START_TEST(bad_rebuild)
     ck_assert_int_eq(dec_copy(d_rebuild_r, st, sizeof(st)), -EPROTO);
     st[0] = 1;
     ck_assert_int_eq(dec_copy(d_rebuild_r, st, sizeof(st)), 0);
+}
+END_TEST
+
+START_TEST(rt_member)
+{
+    struct ddio_wbuf w;
+    struct ddio_member m;
+    encode_sample(&samples[scrub_sample("member")], &w);
+    ck_assert_int_eq(ddio_dec_member(w.p, w.len, &m), 0);
+    ck_assert(m.op == DDIO_MB_ACCEPT && m.epoch == 7 && m.ballot == 1ull << 40);
+    ck_assert_uint_eq(m.val.n, 3);
+    ck_assert(m.val.ids[1][0] == 0x11 && m.val.ids[2][15] == 0x12);
+    ck_assert(m.val.out[0] == 0 && m.val.out[1] == 0 && m.val.out[2] == 1);
+    ddio_wbuf_free(&w);
+    struct ddio_member_r r;
+    encode_sample(&samples[scrub_sample("member_r")], &w);
+    ck_assert_int_eq(ddio_dec_member_r(w.p, w.len, &r), 0);
+    ck_assert(r.epoch == 6 && r.promised == 99 && r.acc_ballot == 98);
+    ck_assert(r.val.n == 3 && r.val.out[2] == 0 && r.acc.n == 3 && r.acc.out[2] == 1);
+    ck_assert_int_eq(memcmp(r.acc.ids[2], r.val.ids[2], DDIO_ID_LEN), 0);
+    ddio_wbuf_free(&w);
+    /* GET is the op with nothing else: 16 bytes */
+    struct ddio_member g = { .op = DDIO_MB_GET };
+    ddio_wbuf_init(&w);
+    ddio_enc_member(&w, &g);
+    ck_assert_uint_eq(w.len, 20);
+    ck_assert_int_eq(dec_copy(d_member, w.p, w.len), 0);
+    ddio_wbuf_free(&w);
+    ck_assert_str_eq(ddio_type_name(DDIO_T_MEMBER | DDIO_REPLY), "MEMBER|R");
+}
+END_TEST
+
+static int member_try(const struct ddio_member *m)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_member(&w, m);
+    int rc = w.err ? w.err : dec_copy(d_member, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+static int member_r_try(const struct ddio_member_r *m)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_member_r(&w, m);
+    int rc = w.err ? w.err : dec_copy(d_member_r, w.p, w.len);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+/* values the decoders refuse: an op's missing or extra parts, unknown ops,
+ * duplicate members, nobody in, out flags other than 0/1, a reply whose
+ * parts contradict each other */
+START_TEST(bad_member)
+{
+    static struct ddio_member ok, m;
+    ok = (struct ddio_member){ .op = DDIO_MB_ACCEPT, .epoch = 2, .ballot = 5 };
+    fill_members(&ok.val);
+    ck_assert_int_eq(member_try(&ok), 0);
+    m = ok; m.op = 0;
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.op = DDIO_MB_COMMIT + 1;
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.epoch = 0;                                        /* ACCEPT of epoch 0 */
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.ballot = 0;
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.val.n = 0;                                        /* ACCEPT of nothing */
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.op = DDIO_MB_PREPARE;                             /* PREPARE with a value */
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.op = DDIO_MB_COMMIT;                              /* COMMIT with a ballot */
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.op = DDIO_MB_GET;
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; memcpy(m.val.ids[2], m.val.ids[0], DDIO_ID_LEN);    /* a member twice */
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.val.out[0] = m.val.out[1] = 1;                    /* nobody in */
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.val.out[1] = 2;
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.val.n = DDIO_MAX_SERVERS + 1;                     /* the encoder refuses */
+    ck_assert_int_eq(member_try(&m), -EINVAL);
+    /* a count larger than the bytes that follow */
+    uint8_t big[16] = { DDIO_MB_ACCEPT, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 };
+    uint8_t cnt[4] = { 0xff, 0, 0, 0 };
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_put_bytes(&w, big, sizeof(big));
+    ddio_put_bytes(&w, cnt, sizeof(cnt));
+    ck_assert_int_eq(dec_copy(d_member, w.p, w.len), -EPROTO);
+    ddio_wbuf_free(&w);
+    static struct ddio_member_r rok, r;
+    rok = (struct ddio_member_r){ .epoch = 1, .promised = 3, .acc_ballot = 3 };
+    fill_members(&rok.val);
+    fill_members(&rok.acc);
+    ck_assert_int_eq(member_r_try(&rok), 0);
+    r = rok; r.epoch = 0;                                       /* epoch 0 names nobody */
+    ck_assert_int_eq(member_r_try(&r), -EPROTO);
+    r = rok; r.acc_ballot = 0;                                  /* a value without a ballot */
+    ck_assert_int_eq(member_r_try(&r), -EPROTO);
+    r = rok; r.promised = 2;                                    /* accepted above the promise */
+    ck_assert_int_eq(member_r_try(&r), -EPROTO);
+    r = rok; r.acc.n = 0; r.acc_ballot = 0;
+    ck_assert_int_eq(member_r_try(&r), 0);
 }
 END_TEST
 
@@ -2667,6 +2823,8 @@ static Suite *proto_suite(void)
     tcase_add_test(tn, bad_scrub);
     tcase_add_test(tn, rt_rebuild);
     tcase_add_test(tn, bad_rebuild);
+    tcase_add_test(tn, rt_member);
+    tcase_add_test(tn, bad_member);
     tcase_set_timeout(tn, 60);
     suite_add_tcase(s, tn);
     return s;

@@ -1,0 +1,33 @@
+/* The tools' API to the deployment's membership (ddio_client.h): read it,
+ * and declare a server out or in again (ddio_core_member.h). */
+#include "ddio_client.h"
+#include "ddio_client_int.h"
+#include "ddio_core_member.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+static int member_fail(const struct ddio_err *e, char *msg, size_t msglen)
+{
+    if (msg && msglen)
+        snprintf(msg, msglen, "%s", e->msg);
+    return -(e->errnum ? e->errnum : EIO);
+}
+
+int ddio_client_members(struct ddio_client *cl, struct ddio_members *m, char *msg,
+                        size_t msglen)
+{
+    struct ddio_err e = {0};
+    if (ddio_members_read(&cl->pool, cl->addr, cl->n, cl->timeout_ms, m, &e))
+        return member_fail(&e, msg, msglen);
+    return 0;
+}
+
+int ddio_client_member_set(struct ddio_client *cl, int who, int out, struct ddio_members *m,
+                           char *msg, size_t msglen)
+{
+    struct ddio_err e = {0};
+    if (ddio_members_set(&cl->pool, cl->addr, cl->n, cl->timeout_ms, who, out, m, &e))
+        return member_fail(&e, msg, msglen);
+    return 0;
+}

@@ -1,0 +1,37 @@
+/* The deployment's membership, from the client (ddio_core_member.c;
+ * DESIGN.md 6.1 "Who is out is decided once"): read it from every server
+ * (catching up those behind), and change it by majority. Members are the
+ * servers of the list in list order (the proposer of the first epoch names
+ * them so), which every client of a deployment shares. Above the
+ * connection layer (ddio_core_conn.h) only. */
+#ifndef DDIO_CORE_MEMBER_H
+#define DDIO_CORE_MEMBER_H
+
+#include "ddio_core_conn.h"
+
+struct ddio_members {
+    uint32_t epoch;              /* the newest committed record found */
+    struct ddio_member_val val;  /* its value (n 0: epoch 0, none yet) */
+    int n;                       /* servers of the list */
+    int reached[DDIO_MAX_SERVERS];   /* answered this time */
+    uint32_t seen[DDIO_MAX_SERVERS]; /* the epoch each was at before (reached) */
+};
+
+/* Every server's record: m set from the newest, and every server behind
+ * sent it (COMMIT: a committed record is a chosen one). An unreachable
+ * server is noted, not an error; -1 (e set) when none answered, or a
+ * server's record names other members (another deployment, or a server
+ * list in another order). When no epoch was ever agreed and every server
+ * answered, epoch 1 (everyone in) is agreed first: a member that is out
+ * later must already be named. */
+int ddio_members_read(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                      struct ddio_members *m, struct ddio_err *e);
+/* Server `who` of the list declared out (out = 1) or in again (0), by a
+ * majority of the members (Paxos: PROTOCOL.md "MEMBER"); m is the record
+ * after. 0: the record has it so (already, or now); -1 with e set: no
+ * majority (fewer than half the members answered, or other proposers kept
+ * winning). */
+int ddio_members_set(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms, int who,
+                     int out, struct ddio_members *m, struct ddio_err *e);
+
+#endif

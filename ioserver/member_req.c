@@ -1,0 +1,50 @@
+/* MEMBER requests and the membership check of requests on mirrored files
+ * (member_req.h; PROTOCOL.md "MEMBER"). A proposal the acceptor refuses is
+ * answered with its state like one it took: the proposer learns from it
+ * whether it was promised or accepted, or which epoch to catch up to. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "member_req.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "reply.h"
+
+int on_member(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
+{
+    struct ddio_member *q = malloc(sizeof(*q));
+    struct ddio_member_r *r = malloc(sizeof(*r));
+    if (q && r && ddio_dec_member(p, h->len, q)) {
+        free(q);
+        free(r);
+        return bad_payload(c, h);
+    }
+    char msg[300] = "out of memory";
+    int rc = q && r ? member_handle(&c->srv->member, q, r, msg, sizeof(msg)) : ENOMEM;
+    free(q);
+    /* a proposal refused (another ballot promised, another epoch) is
+     * answered with the state: the proposer reads its outcome there */
+    if (rc && rc != EBUSY && rc != DDIO_E_EPOCH) {
+        free(r);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, rc, "membership: %s", msg), 0;
+    }
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_member_r(&w, r);
+    free(r);
+    return reply_w(c, h, &w);
+}
+
+int member_refused(struct conn *c, const struct ddio_hdr *h, uint32_t copies)
+{
+    char msg[300];
+    int rc = member_admit(&c->srv->member, copies, h->epoch, msg, sizeof(msg));
+    if (rc) {
+        struct srv_stats *st = &c->srv->stats;
+        stats_bump(st, rc == DDIO_E_OUT ? &st->out_refused : &st->epoch_refused);
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, rc, "%s", msg);
+    }
+    return rc != 0;
+}

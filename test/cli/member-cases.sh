@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# The membership of three servers (run-cli-tests.sh runs it inside
+# `ddio-run -s 3`, servers with --redundancy mirror, DDIO_SERVERS and
+# DDIO_SECRET_FILE set): epoch 1 named while all answer; a SIGKILLed server
+# declared out by the two others (a majority); restarted on its old root,
+# it learns from the next client that it is out and refuses the mirrored
+# file (the read fails clearly, the bytes on the survivors untouched);
+# declared in again, the file reads back byte for byte and every copy's
+# datafile equals its primary; with two servers down no change is agreed.
+# A file held open through the mount across a membership change reads on
+# (its stale requests refused and resent). Needs: DDIO (tools/ddio),
+# SERVER (ddio-server), T (scratch dir), ROOT (ddio-run's --root); FUSE
+# (tools/ddio-fuse, optional). Prints "PASS: name" or "FAIL: name: why"
+# per case.
+set -u
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+T_TMP=$T
+IFS=, read -r -a addr <<<"$DDIO_SERVERS"
+restarted=""
+trap '[ -z "$restarted" ] || kill -KILL $restarted 2>/dev/null' EXIT
+
+# pid of ddio-run's server i (its port file is s<i>.port)
+pid_of() { pgrep -P "$PPID" -a ddio-server | awk -v f="/s$1.port" 'index($0, f) { print $1 }'; }
+# server i started again on its old root and port, as an operator would
+restart() {
+  "$SERVER" --listen "${addr[$1]}" --secret-file "$DDIO_SECRET_FILE" --root "$ROOT/s$1" \
+    --redundancy mirror --log-level info 2>"$T/s$1.restart.log" &
+  restarted="$restarted $!"
+  for _ in $(seq 100); do "$DDIO" -t 1 stats 2>/dev/null | grep -q "^${addr[$1]} " && return 0; sleep 0.1; done
+  return 1
+}
+# member lines: "epoch N" then "server I ADDR in|out[ (unreachable)]"
+member_is() { "$DDIO" member >"$T/m.out" 2>"$T/m.err"; grep -qx "$1" "$T/m.out"; }
+same() { cmp "$1" "$2" >"$T/why" 2>&1; }
+
+head -c 3000017 /dev/urandom > "$T/src"
+"$DDIO" cp "$T/src" ddio:/m1 >/dev/null 2>"$T/cp.err" && "$DDIO" stat /m1 | grep -q mirror \
+  || t_fail cli/member/setup "$(cat "$T/cp.err")"
+if member_is "epoch 1" && [ "$(grep -c ' in$' "$T/m.out")" = 3 ]; then t_pass cli/member/first-epoch
+else t_fail cli/member/first-epoch "$(cat "$T/m.out" "$T/m.err")"; fi
+
+# ---- server 2 killed: declared out by the two others -------------------------------------
+kill -KILL "$(pid_of 2)"; sleep 0.2
+if "$DDIO" member out 2 >"$T/o.out" 2>"$T/o.err" && grep -qx "epoch 2" "$T/o.out" \
+   && grep -qx "server 2 ${addr[2]} out (unreachable)" "$T/o.out"; then t_pass cli/member/out-by-majority
+else t_fail cli/member/out-by-majority "$(cat "$T/o.out" "$T/o.err")"; fi
+"$DDIO" status -i 0 >"$T/st.out" 2>/dev/null
+"$DDIO" status --json -i 0 >"$T/st.json" 2>/dev/null
+if grep -qx "membership: epoch 2, out: ${addr[2]}" "$T/st.out" && python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))["membership"]
+assert m == {"epoch": 2, "out": [sys.argv[2]]}, m' "$T/st.json" "${addr[2]}"; then
+  t_pass cli/member/status
+else t_fail cli/member/status "$(head -3 "$T/st.out"; tail -c 200 "$T/st.json")"; fi
+
+# ---- back on its old root: it learns it is out, and refuses the mirrored file -------------
+restart 2 || t_fail cli/member/restart "$(cat "$T/s2.restart.log")"
+if member_is "epoch 2" && grep -qx "server 2 ${addr[2]} out" "$T/m.out" \
+   && grep -q "membership epoch 2 committed: this server is out" "$T/s2.restart.log"; then
+  t_pass cli/member/returning-learns-out
+else t_fail cli/member/returning-learns-out "$(cat "$T/m.out" "$T/m.err" "$T/s2.restart.log")"; fi
+t_expect_fail -x 1 -2 cli/member/out-refuses "out of the membership since epoch 2" \
+  "$DDIO" cp ddio:/m1 "$T/refused"
+
+# ---- in again: every byte back, every copy equal to its primary --------------------------
+if "$DDIO" member in 2 >"$T/i.out" 2>"$T/i.err" && grep -qx "epoch 3" "$T/i.out" \
+   && grep -qx "server 2 ${addr[2]} in" "$T/i.out"; then t_pass cli/member/in-again
+else t_fail cli/member/in-again "$(cat "$T/i.out" "$T/i.err")"; fi
+if "$DDIO" cp ddio:/m1 "$T/back" >/dev/null 2>"$T/cp.err" && same "$T/src" "$T/back"; then
+  t_pass cli/member/reads-back
+else t_fail cli/member/reads-back "$(cat "$T/cp.err" "$T/why")"; fi
+ok=1
+for j in 0 1 2; do same "$ROOT/s$j/m1" "$ROOT/s$(( (j + 1) % 3 ))/.ddio/copy1/m1" || ok=0; done
+[ $ok = 1 ] && t_pass cli/member/copies-agree || t_fail cli/member/copies-agree "$(cat "$T/why")"
+
+# ---- a file held open across a membership change: refused once, resent, right bytes ------
+# (the mount's connection to server 1 carries the epoch it last heard; the
+# servers move on twice; the read after is server 1's again, so the first
+# thing it sends is the XFER)
+counter() { "$DDIO" stats "$1" 2>/dev/null | awk '{ s += $3 } END { print s + 0 }'; }
+if [ -n "${FUSE:-}" ] && t_have_fuse; then
+  M=$T/mnt; mkdir -p "$M"
+  "$FUSE" -f --servers="$DDIO_SERVERS" "$M" 2>"$T/fuse.log" & fusepid=$!
+  for _ in $(seq 200); do mountpoint -q "$M" && break; sleep 0.05; done
+  coproc HOLD { python3 -c '
+import sys
+f = open(sys.argv[1], "rb", buffering=0); src = open(sys.argv[2], "rb").read()
+f.seek(1048576); ok = f.read(65536) == src[1048576:1114112]
+print("ready", flush=True); sys.stdin.readline()
+f.seek(1900000); ok = ok and f.read(65536) == src[1900000:1965536]
+print("same" if ok else "differ", flush=True)' "$M/m1" "$T/src"; }
+  read -r -t 20 line <&"${HOLD[0]}"
+  before=$(counter epoch_refused)
+  "$DDIO" member out 2 >/dev/null 2>&1 && "$DDIO" member in 2 >"$T/i2.out" 2>&1
+  echo go >&"${HOLD[1]}"
+  read -r -t 60 got <&"${HOLD[0]}"
+  after=$(counter epoch_refused)
+  if [ "$line" = ready ] && [ "$got" = same ] && grep -qx "epoch 5" "$T/i2.out" && [ "$after" -gt "$before" ]; then
+    t_pass cli/member/held-file-resent
+  else t_fail cli/member/held-file-resent "'$line' '$got', epoch_refused $before -> $after: $(cat "$T/i2.out" "$T/fuse.log" | head -c 400)"; fi
+  fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M"; wait "$fusepid" 2>/dev/null
+else echo "SKIP: cli/member/held-file-resent (no FUSE)"; fi
+
+# ---- proposers racing: every change made once, every server the same record -------------
+# (two clients at once declare two servers out, then in again: four epochs,
+# whatever the order; each server's record file then holds the same bytes;
+# the last server in cannot be declared out)
+race() {
+  local rc=0
+  "$DDIO" member "$1" 0 >"$T/r0.out" 2>&1 & local a=$!
+  "$DDIO" member "$1" 1 >"$T/r1.out" 2>&1 & local b=$!
+  wait $a || rc=1; wait $b || rc=1
+  return $rc
+}
+e0=$(awk '/^epoch/ { print $2 }' "$T/i2.out" 2>/dev/null); [ -n "$e0" ] || { "$DDIO" member >"$T/m.out"; e0=$(awk '/^epoch/ { print $2 }' "$T/m.out"); }
+if race out && member_is "epoch $((e0 + 2))" && grep -qx "server 0 ${addr[0]} out" "$T/m.out" \
+   && grep -qx "server 1 ${addr[1]} out" "$T/m.out" \
+   && ! "$DDIO" member out 2 >"$T/last.out" 2>&1 && grep -q "is the last one in" "$T/last.out" \
+   && race in && member_is "epoch $((e0 + 4))" \
+   && [ "$(grep -c ' in$' "$T/m.out")" = 3 ] && cmp "$ROOT/s0/.ddio/member" "$ROOT/s1/.ddio/member" \
+   && cmp "$ROOT/s0/.ddio/member" "$ROOT/s2/.ddio/member"; then
+  t_pass cli/member/racing-proposers
+else t_fail cli/member/racing-proposers "from epoch $e0: $(cat "$T/r0.out" "$T/r1.out" "$T/m.out" | head -c 500)"; fi
+
+# ---- two of three down: no majority, nothing changes ------------------------------------
+"$DDIO" member >"$T/m.out" 2>&1; epoch=$(awk '/^epoch/ { print $2 }' "$T/m.out")
+kill -KILL $restarted; restarted=""
+kill -KILL "$(pid_of 1)"; sleep 0.2
+t_expect_fail -x 1 -2 cli/member/minority-refused "no majority of the 3 servers agreed to epoch $((epoch + 1))" \
+  "$DDIO" member out 1
+if member_is "epoch $epoch" && grep -qx "server 1 ${addr[1]} in (unreachable)" "$T/m.out"; then
+  t_pass cli/member/minority-changed-nothing
+else t_fail cli/member/minority-changed-nothing "$(cat "$T/m.out" "$T/m.err")"; fi

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The servers' membership under a partition, on one machine: three servers
+# with --redundancy mirror and a client host, each a network namespace on a
+# bridge (test/multihost/net.sh). Server 2's link is taken down (no RST:
+# its peers just stop hearing it). A client on its side (in its namespace)
+# cannot change the membership (one server of three answers, no majority)
+# and cannot learn of a change; a client on the other side declares server
+# 2 out (two of three). The link comes back: the next client on server 2's
+# side that reads the membership brings it the new epoch, and it refuses
+# the mirrored file until declared in again; then every byte reads back and
+# every copy equals its primary. No MPI. Needs root (ip netns). Closes with
+# "partition: N passed, N failed".
+set -u
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+t_init partition
+here=$SRC/test/multihost
+DDIO=$T_DDIO
+if [ ! -x "$DDIO" ] || [ ! -x "$T_SERVER_BIN" ]; then
+  t_unusable partition/build "ddio or ddio-server missing: run make"
+fi
+if [ "$(id -u)" != 0 ] || ! ip netns add "ddio-probe-$$" 2>/dev/null; then
+  t_unusable partition/netns "needs root and ip netns"
+fi
+ip netns del "ddio-probe-$$"
+tmp=$T_TMP
+# shellcheck source=test/multihost/net.sh
+. "$here/net.sh"
+MH_NS=(srv0 srv1 srv2 cn0); MH_ADDR=(11 12 13 21)
+id=$(( $$ % 200 + 20 ))                  # 10.213.ID.0/24, per run
+t_defer mh_net_down
+mh_net_up "$id" || t_unusable partition/network "the namespaces and their bridge (or the test net leaked here)"
+export DDIO_SECRET_FILE="$tmp/secret"
+t_secret "$DDIO_SECRET_FILE" || t_unusable partition/secret "cannot write $DDIO_SECRET_FILE"
+list=""
+for i in 0 1 2; do
+  mkdir -p "$tmp/root$i"
+  t_server_start -n "$(mh_nsname srv$i)" "$tmp/srv$i" --listen "$MH_NET.${MH_ADDR[$i]}:0" \
+    --root "$tmp/root$i" --log-level info --secret-file "$DDIO_SECRET_FILE" --redundancy mirror \
+    || t_unusable partition/servers "$T_SRV_WHY"
+  list="$list${list:+,}$T_SRV_ADDR"
+done
+IFS=, read -r -a addr <<<"$list"
+# short deadlines: a server behind the cut is silent, not refusing
+export DDIO_SERVERS=$list DDIO_TIMEOUT=2 DDIO_RECOVER_TIMEOUT=2
+on() { local h=$1; shift; ip netns exec "$(mh_nsname "$h")" "$@"; }
+link() { ip -n "$MH_SW" link set "$(mh_veth srv2)" "$1"; }
+
+head -c 3000017 /dev/urandom > "$tmp/src"
+first() {
+  on cn0 "$DDIO" cp "$tmp/src" ddio:/p1 && on cn0 "$DDIO" stat /p1 | grep -q mirror \
+    && on cn0 "$DDIO" member | grep -qx "epoch 1"
+}
+t_step partition/first-epoch first
+
+link down
+# server 2's side: one server of three answers; nothing may change anywhere
+minority() {
+  ! on srv2 "$DDIO" member out 0 >"$tmp/min.out" 2>&1 \
+    && grep -q "no majority of the 3 servers agreed to epoch 2" "$tmp/min.out" \
+    && ! grep -q "membership epoch 2 committed" "$tmp/srv2/log"
+}
+t_step partition/minority-cannot-change minority
+majority() {
+  on cn0 "$DDIO" member out 2 | tee "$tmp/maj.out" | grep -qx "epoch 2" \
+    && grep -qx "server 2 ${addr[2]} out (unreachable)" "$tmp/maj.out"
+}
+t_step partition/majority-declares-out majority
+# still cut off: server 2's side sees only the old epoch
+t_step partition/minority-sees-old-epoch sh -c "ip netns exec '$(mh_nsname srv2)' '$DDIO' member | grep -qx 'epoch 1'"
+link up
+
+# healed: the first read on server 2's side brings it the epoch; it is out
+# (until the healed link carries it: the cut left failed neighbour entries
+# behind, and a connect may meet EHOSTUNREACH for a moment)
+rejoin() {
+  for _ in $(seq 40); do
+    on srv2 "$DDIO" member >"$tmp/rej.out" 2>&1 && ! grep -q unreachable "$tmp/rej.out" && break
+    sleep 0.25
+  done
+  grep -qx "epoch 2" "$tmp/rej.out" \
+    && grep -qx "server 2 ${addr[2]} out" "$tmp/rej.out" \
+    && grep -q "membership epoch 2 committed: this server is out" "$tmp/srv2/log"
+}
+t_step partition/rejoined-learns-out rejoin
+t_expect_fail -x 1 -2 partition/out-refuses "out of the membership since epoch 2" \
+  ip netns exec "$(mh_nsname srv2)" "$DDIO" cp ddio:/p1 "$tmp/refused"
+back() {
+  on cn0 "$DDIO" member in 2 | grep -qx "epoch 3" && on cn0 "$DDIO" cp ddio:/p1 "$tmp/back" \
+    && cmp "$tmp/src" "$tmp/back" && for j in 0 1 2; do
+      cmp "$tmp/root$j/p1" "$tmp/root$(( (j + 1) % 3 ))/.ddio/copy1/p1" || return 1; done
+}
+t_step partition/in-again-every-copy-agrees back
+t_done
