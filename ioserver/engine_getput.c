@@ -30,7 +30,7 @@ static void put_fill(void *arg, uint8_t *data, uint64_t total)
     struct put_src *src = arg;
     for (size_t i = 0; i < src->n; i++) {
         const struct bseg *g = &src->g[i];
-        ddio_desc_gather(&src->p->d, (const uint8_t *)src->s->buf + g->boff, g->L,
+        ddio_desc_gather(&src->p->d, slot_bytes(src->s, g->boff), g->L,
                          g->s_lo, g->s_hi, data);
         data += g->s_hi - g->s_lo;
     }
@@ -57,7 +57,7 @@ static int put_walk(void *arg, xp_piece_fn *fn, void *cbarg)
     int rc = 0;
     for (size_t i = 0; i < src->n && !rc; i++) {
         const struct bseg *g = &src->g[i];
-        struct piece_ctx pc = {(uint8_t *)src->s->buf + g->boff, g->L, fn, cbarg};
+        struct piece_ctx pc = {slot_bytes(src->s, g->boff), g->L, fn, cbarg};
         rc = ddio_desc_walk_stream(&src->p->d, g->s_lo, g->s_hi, piece_cb, &pc);
     }
     src->filled_us = ddio_now_us();

@@ -76,6 +76,11 @@ struct slot {
     uint64_t ord;                /* writes: issue order among its disk's blocks */
     int64_t t_pull_us;           /* writes: when the block's first GET went out */
     struct disk_req dr;
+    void *map;                   /* reads: a mapping of the datafile's cached
+                                  * pages of block bytes [io_lo, io_lo + maplen)
+                                  * that the puts send from instead of buf
+                                  * (engine_slots.c "one copy"); NULL: buf */
+    size_t maplen;
 };
 
 struct xfer {
@@ -167,6 +172,13 @@ static inline const char *op_name(uint32_t op)
 static inline size_t round4k(uint64_t n)
 {
     return (size_t)((n + 4095) & ~(uint64_t)4095);
+}
+
+/* block byte boff of a read block as its puts take it: from the mapping
+ * of the cached pages, else from the buffer the disk request filled */
+static inline uint8_t *slot_bytes(const struct slot *s, uint64_t boff)
+{
+    return s->map ? (uint8_t *)s->map + (boff - s->io_lo) : (uint8_t *)s->buf + boff;
 }
 
 /* end of the sector holding byte n-1 of a block, at most the block's end */
