@@ -42,7 +42,9 @@ struct part {
                                   * when the XFER times out */
 };
 
-enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE };
+enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE,
+       S_SENT };                 /* a mapped read block whose puts left without
+                                  * a sync yet (put_flush_sent) */
 enum { EXACT_RUNS = 2 };         /* slot.exact: several ranges */
 
 struct slot {
@@ -114,6 +116,7 @@ struct xfer {
     size_t nblocks;
     struct slot *slots;
     unsigned nslots, inflight;
+    unsigned nsent;              /* slots in S_SENT */
     unsigned *ready, nready;
     uint32_t next_tag;
     uint64_t *bitmap;
@@ -226,6 +229,8 @@ uint64_t xfer_local_size(struct xfer *x);
 /* events: slot s is ready (x->mu held); the next one, or NULL */
 void xfer_post_locked(struct xfer *x, struct slot *s);
 struct slot *xfer_wait_event(struct xfer *x, int drain);
+/* is an event ready (engine thread; it does not wait)? */
+int xfer_has_event(struct xfer *x);
 /* dropped participants (engine_conn_dropped) */
 int xfer_part_dropped(const struct part *p);
 void xfer_fail_if_dropped_locked(struct xfer *x);

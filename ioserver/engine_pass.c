@@ -39,8 +39,11 @@ static void process(struct xfer *x, struct slot *s)
     s->io_busy = 0;
     switch (s->state) {
     case S_READ:
-        if (esums_check(x, s) == 0)
-            put_read_block(x, s);
+        if (esums_check(x, s) == 0 && put_read_block(x, s)) {
+            s->state = S_SENT;
+            x->nsent++;
+            break;
+        }
         slot_release(x, s);
         break;
     case S_RMW:
@@ -134,6 +137,7 @@ static int issue_block(struct xfer *x, uint64_t id, int wait)
 static void drain(struct xfer *x)
 {
     get_cancel_all(x);
+    put_flush_sent(x);
     for (;;) {
         unsigned busy = 0;
         for (unsigned i = 0; i < x->nslots; i++)
@@ -169,6 +173,10 @@ static void pipeline(struct xfer *x)
         }
         if (xfer_failed(x) || (next == x->nblocks && x->inflight == 0))
             break;
+        if (x->nsent && !xfer_has_event(x)) {
+            put_flush_sent(x);    /* nothing else to do: end the batch's sends */
+            continue;
+        }
         struct slot *s = xfer_wait_event(x, 0);
         if (s)
             process(x, s);

@@ -135,6 +135,8 @@ void slot_submit_io(struct xfer *x, struct slot *s, int write, size_t len)
         s->dr = (struct disk_req){.fd = s->of->bfds[d], .off = doff + s->io_lo, .len = len,
                                   .done = len, .cb = disk_done_cb, .arg = s};
         x->ctr.read_mapped_bytes += len;
+        disk_buf_put(s->disk, s->buf);   /* not needed: other XFERs may use it */
+        s->buf = NULL;
         s->io_busy = 1;
         disk_done_cb(&s->dr);
         return;
@@ -183,9 +185,9 @@ void slot_release(struct xfer *x, struct slot *s)
                  "still in flight; the file cannot shrink while it is open", s->of->path, s->k);
     }
     s->map = NULL;
-    if (s->abandon)
+    if (s->buf && s->abandon)
         disk_buf_abandon(s->disk, s->buf);
-    else
+    else if (s->buf)
         disk_buf_put(s->disk, s->buf);
     s->abandon = 0;
     if (s->locked)
