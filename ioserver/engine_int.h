@@ -117,6 +117,9 @@ struct xfer {
     struct slot *slots;
     unsigned nslots, inflight;
     unsigned nsent;              /* slots in S_SENT */
+    int answered_early;          /* DONE went out while mapped blocks' sends were
+                                  * still ending (engine_pass.c pipeline) */
+    int64_t t_run_us;            /* when its pass began */
     unsigned *ready, nready;
     uint32_t next_tag;
     uint64_t *bitmap;
