@@ -71,12 +71,7 @@ int main(int argc, char **argv)
     T_ASSERT(argc == 2, "usage: t_onecopy FILE");
     g_len = (int64_t) CHUNK * t_size;
     g_model = malloc((size_t) g_len);
-    MPI_File fh;
-    if (t_rank == 0)
-        MPI_File_delete(argv[1], MPI_INFO_NULL);
-    MPI_Barrier(MPI_COMM_WORLD);
-    T_MPI(MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                        &fh));
+    MPI_File fh = t_open_new(argv[1]);
     /* 1: each rank writes its chunk in 1 MiB calls (through the page cache) */
     model_set(0, g_len, 1);
     for (int64_t o = (int64_t) t_rank * CHUNK; o < (int64_t) (t_rank + 1) * CHUNK; o += MiB)
