@@ -7,15 +7,18 @@
 # with -S LEN the same two with DDIO_STREAM_MIN=LEN ("-s16m": the stream
 # length before it followed the node's memory). Writes include H5Fflush
 # (MPI_File_sync) and close; every read is checked.
-# usage: bench/h5-rows.sh [-n REPS] [-r ROWS] [-c COLS] [-P RANKS] [-S LEN] [-o OUT]
+# usage: bench/h5-rows.sh [-n REPS] [-r ROWS] [-c COLS] [-P RANKS] [-S LEN]
+#                         [-x SHAPES] [-m METHODS] [-o OUT]
+# -x rows,cols (default both), -m a subset of the methods (default all:
+# ufs,ddio,ddio-srv and with -S the two -sLEN ones).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 B=${DDIO_BUILD:-$(cd "$here/.." && pwd)}
-REPS=3 ROWS=8192 COLS=8192 P=4 OLD="" OUT=""
-while getopts n:r:c:P:S:o: o; do
+REPS=3 ROWS=8192 COLS=8192 P=4 OLD="" OUT="" SHAPES=rows,cols ONLY=""
+while getopts n:r:c:P:S:x:m:o: o; do
   case $o in
     n) REPS=$OPTARG ;; r) ROWS=$OPTARG ;; c) COLS=$OPTARG ;; P) P=$OPTARG ;;
-    S) OLD=$OPTARG ;; o) OUT=$OPTARG ;; *) exit 2 ;;
+    S) OLD=$OPTARG ;; x) SHAPES=$OPTARG ;; m) ONLY=$OPTARG ;; o) OUT=$OPTARG ;; *) exit 2 ;;
   esac
 done
 OUT=${OUT:-$here/results/$(date +%F)-h5-rows}
@@ -27,6 +30,7 @@ csv="$OUT/results.csv"
 echo "method,shape,phase,rep,P,bytes,seconds,MiB_s,status" > "$csv"
 methods=(ufs ddio ddio-srv)
 [ -n "$OLD" ] && methods+=("ddio-s$OLD" "ddio-srv-s$OLD")
+[ -n "$ONLY" ] && IFS=, read -r -a methods <<< "$ONLY"
 run() {   # run METHOD SHAPE REP
   local m=$1 shape=$2 rep=$3 envs=() line
   case $m in *-srv*) envs+=(DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0) ;; esac
@@ -44,7 +48,7 @@ run() {   # run METHOD SHAPE REP
   done >> "$csv"
   echo "$out" | grep -q '^RESULT' || { echo "h5-rows.sh: $m $shape failed:"; echo "$out" | tail -5; }
 }
-for shape in rows cols; do
+for shape in ${SHAPES//,/ }; do
   for ((k = 1; k <= REPS; k++)); do
     for m in "${methods[@]}"; do run "$m" "$shape" "$k"; done
   done

@@ -255,6 +255,14 @@ static void xfer_waiting_for(const struct xfer *x, char *out, size_t len)
                  held == 1 ? "" : "s");
 }
 
+int xfer_has_event(struct xfer *x)
+{
+    pthread_mutex_lock(&x->mu);
+    int n = x->nready != 0;
+    pthread_mutex_unlock(&x->mu);
+    return n;
+}
+
 /* next event, or NULL when the XFER failed (or drain = 1 and nothing is
  * left on disk) */
 struct slot *xfer_wait_event(struct xfer *x, int drain)

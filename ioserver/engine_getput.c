@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "engine_getput.h"
+#include "engine_slots.h"
 #include "fault.h"
 
 #include <errno.h>
@@ -30,7 +31,7 @@ static void put_fill(void *arg, uint8_t *data, uint64_t total)
     struct put_src *src = arg;
     for (size_t i = 0; i < src->n; i++) {
         const struct bseg *g = &src->g[i];
-        ddio_desc_gather(&src->p->d, (const uint8_t *)src->s->buf + g->boff, g->L,
+        ddio_desc_gather(&src->p->d, slot_bytes(src->s, g->boff), g->L,
                          g->s_lo, g->s_hi, data);
         data += g->s_hi - g->s_lo;
     }
@@ -57,7 +58,7 @@ static int put_walk(void *arg, xp_piece_fn *fn, void *cbarg)
     int rc = 0;
     for (size_t i = 0; i < src->n && !rc; i++) {
         const struct bseg *g = &src->g[i];
-        struct piece_ctx pc = {(uint8_t *)src->s->buf + g->boff, g->L, fn, cbarg};
+        struct piece_ctx pc = {slot_bytes(src->s, g->boff), g->L, fn, cbarg};
         rc = ddio_desc_walk_stream(&src->p->d, g->s_lo, g->s_hi, piece_cb, &pc);
     }
     src->filled_us = ddio_now_us();
@@ -100,12 +101,57 @@ static int send_err(struct slot *s, int rc)
     return -ETIMEDOUT;
 }
 
-void put_read_block(struct xfer *x, struct slot *s)
+/* Wait until every put this thread made no longer reads its block (the
+ * transport's sync on each participant's endpoint). *busy: some were
+ * given up (their blocks must never be reused). The first error. */
+static int sync_parts(struct xfer *x, int *busy)
+{
+    int rc = 0;
+    int64_t t0 = ddio_now_us();
+    for (uint32_t r = 0; r < x->n; r++) {
+        int src = x->parts[r].present ? xp_sync(x->parts[r].ep, deadline_of(x)) : 0;
+        if (src == -EBUSY) {
+            *busy = 1;
+            src = -ETIMEDOUT;
+        }
+        if (src && !rc)
+            FAIL(x, -src, "send to rank %u (%s): %s", r, xp_name(x->parts[r].ep),
+                 ddio_errno_name(-src));
+        rc = rc ? rc : src;
+    }
+    x->ctr.net_us += (uint64_t)(ddio_now_us() - t0);
+    return rc;
+}
+
+/* the blocks sent without a sync: their puts end (one sync for them all),
+ * then they are released */
+static void release_sent(struct xfer *x, int busy)
+{
+    for (unsigned i = 0; i < x->nslots && x->nsent; i++) {
+        struct slot *s = &x->slots[i];
+        if (s->state != S_SENT)
+            continue;
+        s->abandon |= busy;
+        x->nsent--;
+        slot_release(x, s);
+    }
+}
+
+void put_flush_sent(struct xfer *x)
+{
+    if (!x->nsent)
+        return;
+    int busy = 0;
+    sync_parts(x, &busy);
+    release_sent(x, busy);
+}
+
+int put_read_block(struct xfer *x, struct slot *s)
 {
     if (s->dr.res < 0) {
         FAIL(x, -s->dr.res, "read of %s on disk %d: %s", x->of->path, s->disk->idx,
              ddio_errno_name(-s->dr.res));
-        return;
+        return 0;
     }
     x->ctr.blocks_read++;
     x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
@@ -128,18 +174,18 @@ void put_read_block(struct xfer *x, struct slot *s)
                      ddio_errno_name(-rc));
         }
     }
+    /* A mapped block's puts go on while the next blocks are mapped and
+     * sent: the rank fetches them back to back, and one sync ends a batch
+     * (put_flush_sent, when the pass runs out of slots or events). */
+    if (s->map && !rc)
+        return 1;
     /* puts still reading the block (UCX) end before it is reused, also
-     * after a failure */
-    int64_t t0 = ddio_now_us();
-    for (uint32_t r = 0; r < x->n; r++) {
-        int src = x->parts[r].present ? send_err(s, xp_sync(x->parts[r].ep, deadline_of(x)))
-                                      : 0;
-        if (src && !rc)
-            FAIL(x, -src, "send to rank %u (%s): %s", r, xp_name(x->parts[r].ep),
-                 ddio_errno_name(-src));
-        rc |= src;
-    }
-    x->ctr.net_us += (uint64_t)(ddio_now_us() - t0);
+     * after a failure; the sync covers the blocks sent before it too */
+    int busy = 0;
+    sync_parts(x, &busy);
+    s->abandon |= busy;
+    release_sent(x, busy);
+    return 0;
 }
 
 /* ---- GET: a written block's bytes from its writers ----------------------------------------- */

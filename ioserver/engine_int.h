@@ -42,7 +42,9 @@ struct part {
                                   * when the XFER times out */
 };
 
-enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE };
+enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE,
+       S_SENT };                 /* a mapped read block whose puts left without
+                                  * a sync yet (put_flush_sent) */
 enum { EXACT_RUNS = 2 };         /* slot.exact: several ranges */
 
 struct slot {
@@ -76,6 +78,11 @@ struct slot {
     uint64_t ord;                /* writes: issue order among its disk's blocks */
     int64_t t_pull_us;           /* writes: when the block's first GET went out */
     struct disk_req dr;
+    void *map;                   /* reads: a mapping of the datafile's cached
+                                  * pages of block bytes [io_lo, io_lo + maplen)
+                                  * that the puts send from instead of buf
+                                  * (engine_slots.c "one copy"); NULL: buf */
+    size_t maplen;
 };
 
 struct xfer {
@@ -109,6 +116,10 @@ struct xfer {
     size_t nblocks;
     struct slot *slots;
     unsigned nslots, inflight;
+    unsigned nsent;              /* slots in S_SENT */
+    int answered_early;          /* DONE went out while mapped blocks' sends were
+                                  * still ending (engine_pass.c pipeline) */
+    int64_t t_run_us;            /* when its pass began */
     unsigned *ready, nready;
     uint32_t next_tag;
     uint64_t *bitmap;
@@ -169,6 +180,13 @@ static inline size_t round4k(uint64_t n)
     return (size_t)((n + 4095) & ~(uint64_t)4095);
 }
 
+/* block byte boff of a read block as its puts take it: from the mapping
+ * of the cached pages, else from the buffer the disk request filled */
+static inline uint8_t *slot_bytes(const struct slot *s, uint64_t boff)
+{
+    return s->map ? (uint8_t *)s->map + (boff - s->io_lo) : (uint8_t *)s->buf + boff;
+}
+
 /* end of the sector holding byte n-1 of a block, at most the block's end */
 static inline uint64_t sector_end(const struct xfer *x, uint64_t n)
 {
@@ -214,6 +232,8 @@ uint64_t xfer_local_size(struct xfer *x);
 /* events: slot s is ready (x->mu held); the next one, or NULL */
 void xfer_post_locked(struct xfer *x, struct slot *s);
 struct slot *xfer_wait_event(struct xfer *x, int drain);
+/* is an event ready (engine thread; it does not wait)? */
+int xfer_has_event(struct xfer *x);
 /* dropped participants (engine_conn_dropped) */
 int xfer_part_dropped(const struct part *p);
 void xfer_fail_if_dropped_locked(struct xfer *x);

@@ -7,8 +7,12 @@
 #include "engine_slots.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "ddio_log.h"
 #include "ddio_net.h"             /* the clock */
 #include "ddio_stream.h"
 #include "pcache.h"
@@ -56,12 +60,87 @@ static void disk_done_cb(struct disk_req *r)
     pthread_mutex_unlock(&x->mu);
 }
 
+/* ---- one copy: a cached read sent from the page cache's own pages ---------------------------- */
+
+/* below this, a copy costs less than mapping the pages and unmapping them */
+#define MAP_MIN_BYTES 65536u
+
+/* Does every participant take its bytes of block s as one range of the
+ * block (so each of its puts sends in place, never packed)? */
+static int one_range_each(struct xfer *x, const struct slot *s)
+{
+    struct bseg g[SEGS_PER_MSG];
+    for (uint32_t r = 0; r < x->n; r++) {
+        const struct part *p = &x->parts[r];
+        if (!p->present || !p->ep || !p->ep->ops->sends_in_place)
+            return 0;
+        uint64_t o = s->a, end = s->a + s->old_valid, at = UINT64_MAX;
+        while (o < end) {
+            size_t n = xfer_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG);
+            for (size_t i = 0; i < n; i++) {
+                uint64_t lo = seg_lo(p, &g[i]), hi = seg_hi(p, &g[i]);
+                if (hi - lo != g[i].s_hi - g[i].s_lo || (at != UINT64_MAX && lo != at))
+                    return 0;     /* a gap in the block, or a piece elsewhere */
+                at = hi;
+            }
+        }
+    }
+    return 1;
+}
+
+/* A read of block bytes [s->io_lo, + len) at datafile offset off that the
+ * page cache holds whole goes to UCX as a mapping of those pages: the rank
+ * fetches them straight from the cache (CMA, RDMA), the one copy a `ufs:`
+ * read makes, where a pread would copy them into the block buffer first.
+ * Taken only when the block lock is free (a write of the block through the
+ * servers holds it: then the bytes are read as before) and kept until the
+ * block's sends ended (slot_release), so no write of the servers changes
+ * the pages meanwhile; the file's datafiles do not shrink while it is held
+ * (store_map_hold), so the server never touches a page cut off. Checksummed
+ * datafiles keep the buffer: their sums are checked on the bytes read, and
+ * a disagreeing sector is replaced in the buffer (engine_sums.c). 1: s->map
+ * is set and the block lock held; 0: read it the usual way. */
+static int map_cached(struct xfer *x, struct slot *s, int d, uint64_t off, size_t len)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    int bfd = s->of->bfds[d];
+    if (bfd < 0 || len < MAP_MIN_BYTES || pg <= 0 || off % (uint64_t)pg || s->disk->throttle_bps ||
+        (s->of->sums && s->of->sums[d]) || !one_range_each(x, s))
+        return 0;
+    if (store_blk_lock(s->of, s->k, 0, 0))
+        return 0;
+    store_map_hold(s->of);        /* before the check: no shrink from here on */
+    void *m = pcache_resident(bfd, off, len)
+                  ? mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, bfd, (off_t)off)
+                  : MAP_FAILED;
+    if (m == MAP_FAILED) {
+        store_map_drop(s->of);
+        store_blk_unlock(s->of, s->k);
+        return 0;
+    }
+    s->map = m;
+    s->maplen = len;
+    s->locked = 1;
+    return 1;
+}
+
 void slot_submit_io(struct xfer *x, struct slot *s, int write, size_t len)
 {
     uint64_t doff;
     int d = store_disk_of(s->of, s->a, &doff);
     /* an exact write is not sector-aligned: it can only go through the cache */
     int cache = (write && s->exact) || use_cache(x, s, d, write, doff + s->io_lo, len);
+    if (!write && cache && map_cached(x, s, d, doff + s->io_lo, len)) {
+        s->cached = 1;
+        s->dr = (struct disk_req){.fd = s->of->bfds[d], .off = doff + s->io_lo, .len = len,
+                                  .done = len, .cb = disk_done_cb, .arg = s};
+        x->ctr.read_mapped_bytes += len;
+        disk_buf_put(s->disk, s->buf);   /* not needed: other XFERs may use it */
+        s->buf = NULL;
+        s->io_busy = 1;
+        disk_done_cb(&s->dr);
+        return;
+    }
     /* a root without O_DIRECT (tmpfs) has one descriptor, through the cache */
     s->cached = cache || !x->srv->store.direct[d];
     int fd = cache && s->of->bfds[d] >= 0 ? s->of->bfds[d] : s->of->fds[d];
@@ -97,9 +176,18 @@ void slot_count_io(struct xfer *x, const struct slot *s)
 
 void slot_release(struct xfer *x, struct slot *s)
 {
-    if (s->abandon)
+    if (s->map && !s->abandon) {
+        munmap(s->map, s->maplen);
+        store_map_drop(s->of);
+    } else if (s->map) {          /* sends that never ended may still read it: it
+                                   * stays mapped, and the file never shrinks */
+        DDIO_WARN("%s: a mapping of block %" PRIu64 " is kept for sends "
+                 "still in flight; the file cannot shrink while it is open", s->of->path, s->k);
+    }
+    s->map = NULL;
+    if (s->buf && s->abandon)
         disk_buf_abandon(s->disk, s->buf);
-    else
+    else if (s->buf)
         disk_buf_put(s->disk, s->buf);
     s->abandon = 0;
     if (s->locked)

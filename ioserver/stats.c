@@ -45,6 +45,7 @@ void stats_xfer(struct srv_stats *s, const struct xfer_counters *c, int collecti
     s->read_disk_bytes += c->read_disk_bytes;
     s->write_cache_bytes += c->write_cache_bytes;
     s->write_direct_bytes += c->write_direct_bytes;
+    s->read_mapped_bytes += c->read_mapped_bytes;
     if (collective) {
         s->last = *c;
         s->have_last = 1;
@@ -182,6 +183,7 @@ int stats_snapshot(struct srv_stats *s, const struct stats_env *env, struct ddio
         | add(r, "disk_us", s->disk_us) | add(r, "net_us", s->net_us)
         | add(r, "read_cache_bytes", s->read_cache_bytes)
         | add(r, "read_disk_bytes", s->read_disk_bytes)
+        | add(r, "read_mapped_bytes", s->read_mapped_bytes)
         | add(r, "write_cache_bytes", s->write_cache_bytes)
         | add(r, "write_direct_bytes", s->write_direct_bytes)
         | add(r, "connections", s->connections)

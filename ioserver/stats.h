@@ -31,6 +31,8 @@ struct xfer_counters {
     /* datafile bytes moved, by path (pcache.h): through the page cache
      * (buffered descriptor) or O_DIRECT; reads include read-modify-write */
     uint64_t read_cache_bytes, read_disk_bytes, write_cache_bytes, write_direct_bytes;
+    uint64_t read_mapped_bytes;   /* of read_cache_bytes: sent from a mapping of
+                                   * the cached pages, never copied by the server */
 };
 
 struct srv_stats {
@@ -40,6 +42,7 @@ struct srv_stats {
     uint64_t nonconsec, desc_bytes;
     uint64_t disk_us, net_us;
     uint64_t read_cache_bytes, read_disk_bytes, write_cache_bytes, write_direct_bytes;
+    uint64_t read_mapped_bytes;
     uint64_t connections, connections_total;
     uint64_t opens, locks;
     uint64_t local_handovers;    /* LOCAL: files handed to same-host readers */

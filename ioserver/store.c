@@ -648,11 +648,30 @@ int store_disk_of(const struct ofile *of, uint64_t off, uint64_t *disk_off)
     return (int)ddio_layout_server(&of->disks, off);
 }
 
+/* before datafile d of `of` goes down to ds bytes (of->mu held): no
+ * mapping of it may be held (store_map_hold) */
+static int shrink_ok(struct ofile *of, int d, uint64_t ds)
+{
+    struct stat sb;
+    if (of->maps == 0 || (fstat(of->fds[d], &sb) == 0 && (uint64_t)sb.st_size <= ds))
+        return 0;
+    int64_t dl = ddio_now_ms() + STORE_MAP_WAIT_MS;
+    while (of->maps > 0) {
+        if (ddio_now_ms() >= dl)
+            return -EBUSY;
+        cond_wait_ms(&of->blk_cv, &of->mu, dl);
+    }
+    return 0;
+}
+
 static int truncate_all(struct ofile *of, uint64_t size)
 {
     for (int d = 0; d < of->ndisks; d++) {
         uint64_t ds = ddio_layout_local_size(&of->disks, (uint32_t)d, size);
-        int rc = of->sums ? sums_begin_write(of->sums[d]) : 0;
+        int rc = shrink_ok(of, d, ds);
+        if (rc)
+            return rc;
+        rc = of->sums ? sums_begin_write(of->sums[d]) : 0;
         if (rc)
             return rc;
         if (ftruncate(of->fds[d], (off_t)ds))
@@ -890,7 +909,8 @@ int store_trim(struct ofile *of)
         struct stat sb;
         if (fstat(of->fds[d], &sb))
             rc = -errno;
-        else if ((uint64_t)sb.st_size > ds && ftruncate(of->fds[d], (off_t)ds))
+        else if ((uint64_t)sb.st_size > ds && (rc = shrink_ok(of, d, ds)) == 0 &&
+                 ftruncate(of->fds[d], (off_t)ds))
             rc = -errno;
     }
     pthread_mutex_unlock(&of->mu);
@@ -932,6 +952,21 @@ int store_blk_lock(struct ofile *of, uint64_t k, int wait, int64_t deadline_ms)
         of->blk[of->nblk++] = k;
     pthread_mutex_unlock(&of->mu);
     return rc;
+}
+
+void store_map_hold(struct ofile *of)
+{
+    pthread_mutex_lock(&of->mu);
+    of->maps++;
+    pthread_mutex_unlock(&of->mu);
+}
+
+void store_map_drop(struct ofile *of)
+{
+    pthread_mutex_lock(&of->mu);
+    of->maps--;
+    pthread_cond_broadcast(&of->blk_cv);
+    pthread_mutex_unlock(&of->mu);
 }
 
 void store_blk_unlock(struct ofile *of, uint64_t k)

@@ -56,6 +56,8 @@ struct ofile {
                                   * and the datafiles are never trimmed */
     uint64_t *blk;               /* local blocks locked for read-modify-write */
     unsigned nblk, capblk;
+    unsigned maps;               /* mappings of its datafiles held (under mu):
+                                  * store_map_hold */
     struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
     struct ofile *copy[DDIO_MAX_COPIES];   /* copy[c], c >= 1: the mirror of
                                   * index (me - c) mod N this server holds
@@ -189,6 +191,16 @@ int store_disk_of(const struct ofile *of, uint64_t off, uint64_t *disk_off);
  * wait = 0: -EAGAIN if held; else -ETIMEDOUT at deadline_ms. */
 int store_blk_lock(struct ofile *of, uint64_t k, int wait, int64_t deadline_ms);
 void store_blk_unlock(struct ofile *of, uint64_t k);
+
+/* A mapping of a datafile range that the engine sends from (engine_slots.c
+ * "one copy") is held from before its residency check until its sends
+ * ended. While any is held no datafile of the file shrinks (set size,
+ * trim): a page cut off would raise SIGBUS in the server at its next
+ * touch. A shrink waits for the holds to go, at most STORE_MAP_WAIT_MS,
+ * then fails with -EBUSY. */
+#define STORE_MAP_WAIT_MS 30000
+void store_map_hold(struct ofile *of);
+void store_map_drop(struct ofile *of);
 
 /* Layout record file encoding (magic, version, record). */
 int store_meta_encode(const struct ddio_layout_rec *l, const struct store_creator *cr,

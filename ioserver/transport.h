@@ -85,6 +85,12 @@ struct xport_ops {
      * flight were given up (the block must never be reused: put may return
      * it too). */
     int (*sync)(struct xp *ep, int64_t deadline_ms);
+    /* 1: a put whose bytes are one range of the block sends them from
+     * there, fetched by the peer (UCX rendezvous: CMA or RDMA), never
+     * copied by the server; the engine may then hand it a mapping of the
+     * datafile's cached pages instead of a block buffer (engine_slots.c).
+     * 0: put copies them (TCP). */
+    int sends_in_place;
 };
 
 /* A GET: filled by the engine (which allocates it, usually inside a larger

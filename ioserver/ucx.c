@@ -227,7 +227,7 @@ void ucx_destroy(struct server *srv)
 static const struct xport_ops ucx_ops = {
     .ref = uep_ref, .unref = uep_unref, .name = uep_name, .reply = uep_reply,
     .progress = uep_progress, .put = ux_put, .get = ux_get, .cancel = ux_cancel,
-    .sync = ux_sync,
+    .sync = ux_sync, .sends_in_place = 1,
 };
 
 /* a cookie nobody can guess: DATA and ATTACH messages name their

@@ -89,12 +89,7 @@ int main(int argc, char **argv)
     T_ASSERT(argc == 2, "usage: t_hot FILE");
     g_len = (int64_t) CHUNKS * MiB * t_size;
     g_model = malloc((size_t) g_len);
-    MPI_File fh;
-    if (t_rank == 0)
-        MPI_File_delete(argv[1], MPI_INFO_NULL);
-    MPI_Barrier(MPI_COMM_WORLD);
-    T_MPI(MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
-                        &fh));
+    MPI_File fh = t_open_new(argv[1]);
     /* 1: independent writes, chunk c by rank c % P: the even chunks as one
      * 1 MiB call, the odd ones as 16 calls of 64 KiB */
     for (int c = t_rank; c < CHUNKS * t_size; c += t_size) {

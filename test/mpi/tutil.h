@@ -49,6 +49,19 @@ static inline unsigned char t_byte(uint64_t seed, uint64_t i)
     return (unsigned char) (x >> 56);
 }
 
+/* path opened read-write by every rank as a new file (rank 0 deletes
+ * whatever was there first) */
+__attribute__((unused)) static MPI_File t_open_new(const char *path)
+{
+    MPI_File fh;
+    if (t_rank == 0)
+        MPI_File_delete(path, MPI_INFO_NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
+                        &fh));
+    return fh;
+}
+
 /* name + suffix, e.g. t_name(base, ".2") */
 __attribute__((unused)) static char *t_name(const char *base, const char *suffix)
 {
