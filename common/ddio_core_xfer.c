@@ -905,9 +905,8 @@ static int prepare(xstate *st, const char *involved)
     }
     for (int i = 0; i < f->nsrv; i++) {
         int want = wanted(st, involved, i);
-        if (!want && can_degrade(st) && ddio_srv_live(&f->srv[i])
-            && !idle_conn_closed(f->srv[i].conn))
-            st->conns[i] = f->srv[i].conn;      /* may serve a copy */
+        if (!want && can_degrade(st) && ddio_srv_live(&f->srv[i]))
+            st->conns[i] = f->srv[i].conn;      /* may serve a copy (spare_check) */
         else if (!want && can_degrade(st))
             st->s[i].degraded = st->s[i].size_only = 1;   /* out, maybe: the end of
                                                            * file may need its size */
@@ -924,6 +923,19 @@ static int prepare(xstate *st, const char *involved)
             note_error(st, &err);
     }
     return 0;
+}
+
+/* A server held only to serve copies whose idle connection has something
+ * to read, or hung up, was closed by its server: out for this call. Looked
+ * at once its connection is locked: before, another thread's transfer on it
+ * (ddio cp moves each server's part on its own thread) makes it readable,
+ * and a read whose part needed that copy failed (CI). */
+static void spare_check(xstate *st)
+{
+    for (int i = 0; i < st->f->nsrv; i++)
+        if (st->conns[i] && !st->inv[i] && !st->s[i].degraded
+            && idle_conn_closed(st->conns[i]))
+            st->s[i].degraded = st->s[i].size_only = 1;
 }
 
 /* a read that met bad sectors and got the bytes from copies: the bad
@@ -969,6 +981,7 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
     else if (!prepare(&st, involved)) {
         ddio_conns_lock(st.conns, x->f->nsrv);
+        spare_check(&st);
         send_xfers(&st);
         poll_loop(&st);
         read_copies(&st);
