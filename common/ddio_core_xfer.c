@@ -65,20 +65,6 @@ static struct ddio_conn *conn_of(const xstate *st, int i)
     return st->f->srv[st->s[i].via].conn;
 }
 
-/* A read of a mirrored file rides through a lost server (DESIGN.md 6.1):
- * its part is read from a copy (read_copies) instead of waiting out the
- * recovery time, since a copy holds the same bytes. */
-static int can_degrade(const xstate *st)
-{
-    return st->x->op == DDIO_X_READ && st->f->copies > 1;
-}
-
-static void note_error(xstate *st, const struct ddio_err *err)
-{
-    if (!st->e->errnum)
-        *st->e = *err;
-}
-
 /* a step that took since t0 (ms clock) while the other servers waited */
 static void note_stall(xstate *st, int64_t t0, const char *what, int i)
 {
@@ -109,7 +95,7 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
      * (EILSEQ), a replacement that has not rebuilt the file yet (ENODATA),
      * or one the membership has out (DDIO_E_OUT: what it holds may be
      * stale), is out for this read as a lost one is: a copy has the bytes */
-    if (can_degrade(st) && (err->transport || st->s[i].size_only || err->errnum == EILSEQ
+    if (xfer_can_degrade(st) && (err->transport || st->s[i].size_only || err->errnum == EILSEQ
                             || err->errnum == ENODATA || err->errnum == DDIO_E_OUT)
         && !st->e->errnum) {
         if (err->errnum == EILSEQ)
@@ -119,7 +105,7 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
     }
     if (!st->f->recover_ms || !ddio_err_recoverable(err) || st->e->errnum ||
         (st->give_up && now >= st->give_up)) {
-        note_error(st, err);
+        xfer_note_error(st, err);
         return 0;
     }
     if (!st->give_up)
@@ -192,7 +178,7 @@ static int attach_ucx(xstate *st, int64_t deadline)
             continue;
         memset(&err, 0, sizeof(err));
         if (ddio_conn_ucx(c, deadline, &err) && !err.transport) {
-            note_error(st, &err);
+            xfer_note_error(st, &err);
             return -1;
         }
     }
@@ -270,7 +256,7 @@ static void send_one(xstate *st, int i, int64_t deadline)
     } else if (w.err)
         ddio_err_set(&err, ENOMEM, "ddio: out of memory encoding an XFER");
     if (!st->s[i].pending && !(err.transport && srv_lose(st, i, &err)))
-        note_error(st, &err);
+        xfer_note_error(st, &err);
     ddio_wbuf_free(&w);
 }
 
@@ -284,7 +270,7 @@ static void send_xfers(xstate *st)
     ddio_desc_encode(&st->dw, st->x->fdesc);
     if (st->dw.err) {
         ddio_err_set(&err, ENOMEM, "ddio: out of memory encoding a descriptor");
-        note_error(st, &err);
+        xfer_note_error(st, &err);
         return;
     }
     if (attach_ucx(st, deadline))
@@ -361,7 +347,7 @@ static void try_lost(xstate *st)
                          "%d ms: romio_ddio_recover_timeout / DDIO_RECOVER_TIMEOUT)",
                          st->f->recover_ms);
             }
-            note_error(st, &err);
+            xfer_note_error(st, &err);
         }
     }
 }
@@ -776,7 +762,7 @@ static void poll_loop(xstate *st)
     if (!pf || !which) {
         struct ddio_err err;
         ddio_err_set(&err, ENOMEM, "ddio: out of memory in the transfer loop");
-        note_error(st, &err);
+        xfer_note_error(st, &err);
         for (int i = 0; i < f->nsrv; i++)
             if (st->s[i].pending)
                 srv_broken(st, i, ENOMEM, "transfer");
@@ -810,7 +796,7 @@ static void read_copies(xstate *st)
             if (q < 0) {
                 struct ddio_err err;
                 xfer_no_copy_err(st, i, &err);
-                note_error(st, &err);
+                xfer_note_error(st, &err);
                 break;
             }
             busy[q] = 1;
@@ -858,84 +844,12 @@ static void ucx_end(xstate *st)
         ddio_err_set(&err, -rc, "ddio: sending write data by UCX failed (%s)",
                      ddio_errno_name(-rc));
         err.transport = 1;
-        note_error(st, &err);
+        xfer_note_error(st, &err);
     }
     if (st->got_err) {
         ddio_err_set(&err, ENOMEM, "ddio: out of memory noting received data");
-        note_error(st, &err);
+        xfer_note_error(st, &err);
     }
-}
-
-/* An idle connection with something to read, or hung up: its server
- * closed it (a killed server's socket reads as closed before any call has
- * noticed). Not used for this call. */
-static int idle_conn_closed(const struct ddio_conn *c)
-{
-    struct pollfd p = {.fd = c->sock,.events = POLLIN | POLLRDHUP };
-    return ddio_poll(&p, 1, 0) != 0;
-}
-
-/* Is server i sent the call's XFER? The servers it touches, and for a
- * mirrored file's write every server holding a copy of what it touches:
- * each writes its copies in the same sorted pass as its own units. */
-static int wanted(const xstate *st, const char *involved, int i)
-{
-    if (!involved || involved[i])
-        return 1;
-    if (st->x->exact)
-        return 0;
-    for (uint32_t c = 1; st->x->op == DDIO_X_WRITE && c < st->f->copies; c++)
-        if (involved[ddio_copy_of(st->f->stripe.count, (uint32_t) i, c)])
-            return 1;
-    return 0;
-}
-
-/* which servers to send to, and each one's handle made usable (a renewal
- * talks on the connection, so it happens before the transfer locks them) */
-static int prepare(xstate *st, const char *involved)
-{
-    struct ddio_fh *f = st->f;
-    struct ddio_err err;
-
-    st->conns = calloc(f->nsrv, sizeof(*st->conns));
-    st->inv = calloc(f->nsrv, 1);
-    if (!st->conns || !st->inv) {
-        ddio_err_set(st->e, ENOMEM, "ddio: out of memory");
-        return -1;
-    }
-    for (int i = 0; i < f->nsrv; i++) {
-        int want = wanted(st, involved, i);
-        if (!want && can_degrade(st) && ddio_srv_live(&f->srv[i]))
-            st->conns[i] = f->srv[i].conn;      /* may serve a copy (spare_check) */
-        else if (!want && can_degrade(st))
-            st->s[i].degraded = st->s[i].size_only = 1;   /* out, maybe: the end of
-                                                           * file may need its size */
-        if (!want)
-            continue;
-        memset(&err, 0, sizeof(err));
-        /* a mirrored file's read tries a lost server once, then its copies */
-        if ((can_degrade(st) ? ddio_fh_ready_once(f, i, &err) : ddio_fh_ready(f, i, &err)) == 0) {
-            st->conns[i] = f->srv[i].conn;
-            st->inv[i] = 1;
-        } else if (can_degrade(st) && err.transport)
-            st->s[i].degraded = 1;
-        else
-            note_error(st, &err);
-    }
-    return 0;
-}
-
-/* A server held only to serve copies whose idle connection has something
- * to read, or hung up, was closed by its server: out for this call. Looked
- * at once its connection is locked: before, another thread's transfer on it
- * (ddio cp moves each server's part on its own thread) makes it readable,
- * and a read whose part needed that copy failed (CI). */
-static void spare_check(xstate *st)
-{
-    for (int i = 0; i < st->f->nsrv; i++)
-        if (st->conns[i] && !st->inv[i] && !st->s[i].degraded
-            && idle_conn_closed(st->conns[i]))
-            st->s[i].degraded = st->s[i].size_only = 1;
 }
 
 /* a read that met bad sectors and got the bytes from copies: the bad
@@ -979,9 +893,9 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
         st.s[i].via = i;
     if (!st.s)
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
-    else if (!prepare(&st, involved)) {
+    else if (!xfer_prepare(&st, involved)) {
         ddio_conns_lock(st.conns, x->f->nsrv);
-        spare_check(&st);
+        xfer_spare_check(&st);
         send_xfers(&st);
         poll_loop(&st);
         read_copies(&st);

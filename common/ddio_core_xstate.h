@@ -86,4 +86,27 @@ int xfer_copies_due(const xstate *st);
 /* the error when no copy of server i's part is left */
 void xfer_no_copy_err(const xstate *st, int i, struct ddio_err *err);
 
+/* A read of a mirrored file rides through a lost server (DESIGN.md 6.1):
+ * its part is read from a copy (read_copies) instead of waiting out the
+ * recovery time, since a copy holds the same bytes. */
+static inline int xfer_can_degrade(const xstate *st)
+{
+    return st->x->op == DDIO_X_READ && st->f->copies > 1;
+}
+
+static inline void xfer_note_error(xstate *st, const struct ddio_err *err)
+{
+    if (!st->e->errnum)
+        *st->e = *err;
+}
+
+/* which servers the call goes to (conns, inv), each one's handle made
+ * usable; a mirrored file's read also holds its other servers'
+ * connections to read copies from (ddio_core_xprep.c). 0, or -1 out of
+ * memory (st->e set) */
+int xfer_prepare(xstate *st, const char *involved);
+/* after the connections are locked: a server held only for copies whose
+ * server closed its connection is out for this call */
+void xfer_spare_check(xstate *st);
+
 #endif

@@ -1,0 +1,88 @@
+/* Which servers an XFER goes to (ddio_core_xfer.c sends it): those the
+ * call touches, a mirrored file's write also its copies' holders, and a
+ * mirrored file's read holds the others to read copies from. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ddio_core_xstate.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddio_core_conn.h"
+#include "ddio_layout.h"
+#include "ddio_net.h"
+
+/* An idle connection with something to read, or hung up: its server
+ * closed it (a killed server's socket reads as closed before any call has
+ * noticed). Not used for this call. */
+static int idle_conn_closed(const struct ddio_conn *c)
+{
+    struct pollfd p = {.fd = c->sock,.events = POLLIN | POLLRDHUP };
+    return ddio_poll(&p, 1, 0) != 0;
+}
+
+/* Is server i sent the call's XFER? The servers it touches, and for a
+ * mirrored file's write every server holding a copy of what it touches:
+ * each writes its copies in the same sorted pass as its own units. */
+static int wanted(const xstate *st, const char *involved, int i)
+{
+    if (!involved || involved[i])
+        return 1;
+    if (st->x->exact)
+        return 0;
+    for (uint32_t c = 1; st->x->op == DDIO_X_WRITE && c < st->f->copies; c++)
+        if (involved[ddio_copy_of(st->f->stripe.count, (uint32_t) i, c)])
+            return 1;
+    return 0;
+}
+
+/* which servers to send to, and each one's handle made usable (a renewal
+ * talks on the connection, so it happens before the transfer locks them) */
+int xfer_prepare(xstate *st, const char *involved)
+{
+    struct ddio_fh *f = st->f;
+    struct ddio_err err;
+
+    st->conns = calloc(f->nsrv, sizeof(*st->conns));
+    st->inv = calloc(f->nsrv, 1);
+    if (!st->conns || !st->inv) {
+        ddio_err_set(st->e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    for (int i = 0; i < f->nsrv; i++) {
+        int want = wanted(st, involved, i);
+        if (!want && xfer_can_degrade(st) && ddio_srv_live(&f->srv[i]))
+            st->conns[i] = f->srv[i].conn;      /* may serve a copy (xfer_spare_check) */
+        else if (!want && xfer_can_degrade(st))
+            st->s[i].degraded = st->s[i].size_only = 1;   /* out, maybe: the end of
+                                                           * file may need its size */
+        if (!want)
+            continue;
+        memset(&err, 0, sizeof(err));
+        /* a mirrored file's read tries a lost server once, then its copies */
+        if ((xfer_can_degrade(st) ? ddio_fh_ready_once(f, i, &err) : ddio_fh_ready(f, i, &err)) == 0) {
+            st->conns[i] = f->srv[i].conn;
+            st->inv[i] = 1;
+        } else if (xfer_can_degrade(st) && err.transport)
+            st->s[i].degraded = 1;
+        else
+            xfer_note_error(st, &err);
+    }
+    return 0;
+}
+
+/* A server held only to serve copies whose idle connection has something
+ * to read, or hung up, was closed by its server: out for this call. Looked
+ * at once its connection is locked: before, another thread's transfer on it
+ * (ddio cp moves each server's part on its own thread) makes it readable,
+ * and a read whose part needed that copy failed (CI). */
+void xfer_spare_check(xstate *st)
+{
+    for (int i = 0; i < st->f->nsrv; i++)
+        if (st->conns[i] && !st->inv[i] && !st->s[i].degraded
+            && idle_conn_closed(st->conns[i]))
+            st->s[i].degraded = st->s[i].size_only = 1;
+}
