@@ -494,11 +494,14 @@ struct ddio_repair_r {
 #define DDIO_RB_DONE    3u   /* path: datafiles synced, mark removed, fence lifted */
 #define DDIO_RB_FENCE   4u   /* path: no other connection may open it (EBUSY if one has) */
 #define DDIO_RB_UNFENCE 5u   /* path */
+#define DDIO_RB_PROGRESS 6u  /* done, total, rate: where the rebuild stands (ddio status) */
 struct ddio_rebuild {
     uint32_t op;
     uint8_t id[DDIO_ID_LEN];         /* ADOPT; zeros otherwise */
-    char *path;                      /* "" for ADOPT */
+    char *path;                      /* "" for ADOPT and PROGRESS */
     struct ddio_layout_rec layout;   /* BEGIN's; zeros (count 0) otherwise */
+    uint64_t done, total, rate;      /* PROGRESS's: bytes copied, bytes to copy in all,
+                                      * bytes a second lately */
 };
 /* REBUILD|R: BEGIN's DDIO_RB_BUILT (the file is here and not marked: a
  * rebuild done, or made here since; nothing was changed) or DDIO_RB_BEGUN;

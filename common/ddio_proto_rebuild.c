@@ -15,6 +15,12 @@ void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
         ddio_put_bytes(w, m->id, DDIO_ID_LEN);
         return;
     }
+    if (m->op == DDIO_RB_PROGRESS) {
+        ddio_put_u64(w, m->done);
+        ddio_put_u64(w, m->total);
+        ddio_put_u64(w, m->rate);
+        return;
+    }
     ddio_put_str(w, m->path ? m->path : "");
     if (m->op == DDIO_RB_BEGIN)
         ddio_enc_layout(w, &m->layout);
@@ -26,9 +32,15 @@ int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
     memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
     m->op = ddio_get_u32(&r);
-    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_UNFENCE))
+    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_PROGRESS))
         r.err = -EPROTO;
-    if (!r.err && m->op == DDIO_RB_ADOPT) {
+    if (!r.err && m->op == DDIO_RB_PROGRESS) {
+        m->done = ddio_get_u64(&r);
+        m->total = ddio_get_u64(&r);
+        m->rate = ddio_get_u64(&r);
+        if (!r.err && m->done > m->total)
+            r.err = -EPROTO;
+    } else if (!r.err && m->op == DDIO_RB_ADOPT) {
         const uint8_t *id = ddio_get_bytes(&r, DDIO_ID_LEN);
         if (id)
             memcpy(m->id, id, DDIO_ID_LEN);

@@ -524,6 +524,14 @@ int on_stats(struct conn *c, const struct ddio_hdr *h)
                             .roots = srv->cfg.roots, .block_size = srv->cfg.block_size,
                             .checksums = srv->cfg.checksums};
     rebuild_counts(srv, &env.rb_unbuilt, &env.rb_done, &env.rb_pending);
+    struct rebuild_progress pr;
+    rebuild_progress_get(srv, &pr);
+    if (pr.reported) {
+        env.rb_bytes_done = pr.done;
+        env.rb_bytes_total = pr.total;
+        env.rb_rate = pr.rate;
+        env.rb_report_age_ms = (uint64_t)(ddio_now_ms() - pr.at_ms);
+    }
     if (stats_snapshot(&srv->stats, &env, &r)) {
         ddio_stats_r_free(&r);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOMEM, "stats: out of memory"), 0;

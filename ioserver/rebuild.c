@@ -47,6 +47,7 @@ struct rb_state {
     int adopt_pending;           /* --replacement, not adopted yet */
     atomic_int unbuilt;          /* marks standing (0: reads never look) */
     atomic_uint_fast64_t done;   /* files DONE since the start (STATS) */
+    struct rebuild_progress pr;  /* the last PROGRESS (under mu) */
     struct rb_fence fences[RB_MAX_FENCES];
 };
 
@@ -363,6 +364,27 @@ static int op_done(struct conn *c, const struct ddio_rebuild *m, char *msg, size
     return rc;
 }
 
+/* PROGRESS: kept for STATS, so `ddio status` shows where the rebuild
+ * stands and how long it has left (the rebuild itself runs in a client) */
+static void op_progress(struct server *srv, const struct ddio_rebuild *m)
+{
+    struct rb_state *rb = srv->rb;
+    pthread_mutex_lock(&rb->mu);
+    rb->pr = (struct rebuild_progress){.done = m->done, .total = m->total, .rate = m->rate,
+                                       .at_ms = ddio_now_ms(), .reported = 1};
+    pthread_mutex_unlock(&rb->mu);
+}
+
+void rebuild_progress_get(struct server *srv, struct rebuild_progress *p)
+{
+    memset(p, 0, sizeof(*p));
+    if (!srv->rb)
+        return;
+    pthread_mutex_lock(&srv->rb->mu);
+    *p = srv->rb->pr;
+    pthread_mutex_unlock(&srv->rb->mu);
+}
+
 static int op_fence(struct conn *c, const struct ddio_rebuild *m, char *msg, size_t msglen)
 {
     char norm[DDIO_MAX_STR + 1];
@@ -395,6 +417,8 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         rc = op_begin(c, &m, &r.state, msg, sizeof(msg));
     else if (m.op == DDIO_RB_DONE)
         rc = op_done(c, &m, msg, sizeof(msg));
+    else if (m.op == DDIO_RB_PROGRESS)
+        op_progress(c->srv, &m), rc = 0;
     else
         rc = op_fence(c, &m, msg, sizeof(msg));
     free(m.path);

@@ -24,6 +24,14 @@ int rebuild_unbuilt(struct server *srv, const char *norm);
 /* for STATS: files marked unbuilt, files done (DONE) since the start,
  * 1 while waiting for ADOPT */
 void rebuild_counts(struct server *srv, uint64_t *unbuilt, uint64_t *done, uint64_t *pending);
+/* where the running (or last) rebuild onto this server stands, as its
+ * client last reported it (REBUILD PROGRESS); reported 0: never */
+struct rebuild_progress {
+    uint64_t done, total, rate;  /* bytes, bytes, bytes a second */
+    int64_t at_ms;               /* when (ddio_now_ms clock) */
+    int reported;
+};
+void rebuild_progress_get(struct server *srv, struct rebuild_progress *p);
 /* c's fences lifted (its connection ended) */
 void rebuild_conn_gone(struct conn *c);
 

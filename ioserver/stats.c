@@ -149,7 +149,11 @@ static int add_env(struct ddio_stats_r *r, const struct stats_env *env)
     int rc = add(r, "ndisks", (uint64_t)env->ndisks) | add(r, "block_size", env->block_size)
         | add(r, "checksums", (uint64_t)env->checksums)
         | add(r, "rebuild_unbuilt", env->rb_unbuilt) | add(r, "rebuild_done", env->rb_done)
-        | add(r, "rebuild_adopt_pending", env->rb_pending);
+        | add(r, "rebuild_adopt_pending", env->rb_pending)
+        | add(r, "rebuild_bytes_done", env->rb_bytes_done)
+        | add(r, "rebuild_bytes_total", env->rb_bytes_total)
+        | add(r, "rebuild_rate", env->rb_rate)
+        | add(r, "rebuild_report_age_ms", env->rb_report_age_ms);
     for (int i = 0; i < env->ndisks; i++) {
         const struct stats_disk *d = &env->disks[i];
         rc |= addi(r, "disk", i, "bytes_read", d->bytes_read)

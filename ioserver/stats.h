@@ -96,6 +96,9 @@ struct stats_env {
     /* a replacement's rebuild (rebuild.h rebuild_counts): files marked
      * unbuilt, files rebuilt since the start, waiting for ADOPT (0/1) */
     uint64_t rb_unbuilt, rb_done, rb_pending;
+    /* its client's last PROGRESS (rebuild.h rebuild_progress_get): bytes
+     * copied, bytes in all, bytes a second, ms since (total 0: none) */
+    uint64_t rb_bytes_done, rb_bytes_total, rb_rate, rb_report_age_ms;
 };
 /* Fill a STATS reply; free with ddio_stats_r_free. 0 or -ENOMEM. env may be
  * NULL (counters only). Keys are listed in docs/PROTOCOL.md (STATS). */

@@ -254,6 +254,18 @@ static int fence_all(struct rb_run *r, const struct rb_file *f, uint32_t op, cha
     return rc;
 }
 
+/* where the rebuild stands, told to the replacement for `ddio status`
+ * (an old report there shows the rebuild was cut off); failing to tell
+ * it does not stop the rebuild */
+static void report(struct rb_run *r, uint64_t done, uint64_t total, double rate)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_rebuild m = {.op = DDIO_RB_PROGRESS, .done = done,
+                             .total = total > done ? total : done,
+                             .rate = rate > 0 ? (uint64_t)rate : 0};
+    (void)ddio_client_rebuild_op(r->cl, r->n, &m, NULL, msg, sizeof msg);
+}
+
 static void progress(void *arg, uint64_t done)
 {
     struct rb_run *r = arg;
@@ -264,6 +276,9 @@ static void progress(void *arg, uint64_t done)
     double left = rate > 0 && r->total > done ? (r->total - done) / rate : 0;
     fprintf(stderr, "rebuild: %" PRIu64 " of %" PRIu64 " bytes, %.1f MB/s, about %.0f s left\n",
             done, r->total, rate / 1e6, left);
+    /* one more than what is copied while files are left: finished is
+     * said by the end of the run, not by a last chunk */
+    report(r, done, r->total > done ? r->total : done + 1, rate);
 }
 
 /* the copy of a begun file: open, bytes, DONE; 0 or -errno with msg */
@@ -351,6 +366,7 @@ static void rebuild_all(struct rb_run *r)
                                       sizeof msg))
             r->failed += cli_fail("rebuild: directory %s: %s", r->dirs[i], msg);
     }
+    report(r, 0, r->total ? r->total : 1, 0);
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 1 && r->busy)
             sleep(1);
@@ -394,6 +410,9 @@ int cmd_rebuild(struct cli *o)
     else if (rc == 0 && (rc = adopt(&r)) == 0)
         rebuild_all(&r);
     double dt = cli_now() - r.t0;
+    if (rc == 0 && r.have_lost)     /* finished only when nothing failed */
+        report(&r, r.done, r.failed ? r.done + 1 : r.done,
+               dt > 0 ? r.done / dt : 0);
     printf("rebuild: server %d: %u file(s) rebuilt, %u already done, %u lost, %u failed; "
            "%" PRIu64 " bytes in %.2f s\n", r.n, r.rebuilt, r.skipped, r.lost_files,
            r.failed + (unsigned)rc, r.done, dt);

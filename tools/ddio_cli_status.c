@@ -121,6 +121,33 @@ static void show_sums(const struct ddio_stats_r *r)
            get(r, "sums_unknown", NULL));
 }
 
+/* a rebuild stops reporting for this long: it was cut off (it reports at
+ * least every second while it copies) */
+#define REBUILD_SILENT_MS 15000
+
+/* the bytes of the rebuild onto this server, as `ddio rebuild` last
+ * reported them: copied of all, rate and what is left at that rate */
+static void show_rebuild_bytes(const struct ddio_stats_r *r)
+{
+    uint64_t total = get(r, "rebuild_bytes_total", NULL), done = get(r, "rebuild_bytes_done",
+                                                                      NULL);
+    uint64_t bps = get(r, "rebuild_rate", NULL), age = get(r, "rebuild_report_age_ms", NULL);
+    char h1[32], h2[32], h3[32];
+    if (!total)
+        return;
+    if (done >= total) {
+        printf("  rebuild: %s copied, finished %" PRIu64 " s ago\n",
+               cli_human(done, h1, sizeof h1), age / 1000);
+        return;
+    }
+    printf("  rebuild: %s of %s copied (%.0f %%), %s/s, about %.0f s left", cli_human(done, h1,
+           sizeof h1), cli_human(total, h2, sizeof h2), 100.0 * (double)done / (double)total,
+           cli_human(bps, h3, sizeof h3), bps ? (double)(total - done) / (double)bps : 0.0);
+    if (age > REBUILD_SILENT_MS)
+        printf(" (no report for %" PRIu64 " s: cut off? run ddio rebuild again)", age / 1000);
+    printf("\n");
+}
+
 /* a replacement's rebuild (ddio rebuild): files marked not rebuilt yet,
  * files rebuilt since the server started; shown while there is any */
 static void show_rebuild(const struct ddio_stats_r *r)
@@ -131,6 +158,7 @@ static void show_rebuild(const struct ddio_stats_r *r)
     else if (left || done)
         printf("  rebuild: %" PRIu64 " file(s) rebuilt, %" PRIu64 " begun and not done%s\n",
                done, left, left ? " (being copied, or cut off: run ddio rebuild again)" : "");
+    show_rebuild_bytes(r);
 }
 
 static void show_text(const char *addr, const struct sample *a, const struct sample *b,
@@ -200,7 +228,9 @@ static void show_json(const char *addr, const struct sample *a, const struct sam
            ", \"checksums\": \"%s\", \"sums_verified\": %" PRIu64 ", \"sums_bad\": %" PRIu64
            ", \"sums_repaired\": %" PRIu64 ", \"sums_unknown\": %" PRIu64
            ", \"rebuild_done\": %" PRIu64 ", \"rebuild_unbuilt\": %" PRIu64
-           ", \"rebuild_adopt_pending\": %s, \"interval_s\": %g, \"disks\": [",
+           ", \"rebuild_adopt_pending\": %s, \"rebuild_bytes_done\": %" PRIu64
+           ", \"rebuild_bytes_total\": %" PRIu64 ", \"rebuild_rate\": %" PRIu64
+           ", \"rebuild_report_age_ms\": %" PRIu64 ", \"interval_s\": %g, \"disks\": [",
            (double)get(r, "uptime_ms", NULL) / 1000, get(r, "connections", NULL),
            get(r, "inflight", NULL), get(r, "bytes_read", NULL), get(r, "bytes_written", NULL),
            get(r, "xfers", NULL), get(r, "xfer_errors", NULL), get(r, "auth_refused", NULL),
@@ -209,7 +239,10 @@ static void show_json(const char *addr, const struct sample *a, const struct sam
            get(r, "sums_verified", NULL), get(r, "sums_bad", NULL),
            get(r, "sums_repaired", NULL), get(r, "sums_unknown", NULL),
            get(r, "rebuild_done", NULL), get(r, "rebuild_unbuilt", NULL),
-           get(r, "rebuild_adopt_pending", NULL) ? "true" : "false", a ? interval : 0.0);
+           get(r, "rebuild_adopt_pending", NULL) ? "true" : "false",
+           get(r, "rebuild_bytes_done", NULL), get(r, "rebuild_bytes_total", NULL),
+           get(r, "rebuild_rate", NULL), get(r, "rebuild_report_age_ms", NULL),
+           a ? interval : 0.0);
     for (int d = 0; d < nd; d++) {
         double busy = rate(a, b, "disk", d, "busy_us") / 1e4;
         printf("%s{\"index\": %d, \"read_mibps\": %.3f, \"write_mibps\": %.3f, \"queue\": %"

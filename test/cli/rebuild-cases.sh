@@ -148,9 +148,26 @@ rc=0; "$DDIO" cp ddio:/top "$T/top.mid" >/dev/null 2>"$T/e" || rc=$?
   || t_fail cli/rebuild/interrupted-not-short "$n1 done, marks $(wc -l <"$T/marks"), cp exit $rc: $(cat "$T/e" "$T/r1.out"; grep '^ddio:' "$T/r1.err" | head -c 400)"
 status_says "$n1 file(s) rebuilt, 1 begun and not done (being copied, or cut off" \
   && t_pass cli/rebuild/status-cut-off || t_fail cli/rebuild/status-cut-off "$(grep "rebuild:" "$T/st"; ls "$ROOT/s1/.ddio/unbuilt")"
+# the bytes as the cut-off run last reported them: some, not all, and the
+# time left at its rate
+status_bytes() { grep -E "^  rebuild: [0-9.]+ (B|KiB|MiB) $1" "$T/st"; }
+status_bytes 'of [0-9.]+ MiB copied \(([1-9]|[1-9][0-9]) %\), [0-9.]+ (KiB|MiB)/s, about [0-9]+ s left$' >/dev/null \
+  && t_pass cli/rebuild/status-bytes-cut-off || t_fail cli/rebuild/status-bytes-cut-off "$(grep "rebuild:" "$T/st")"
 rc=0; "$DDIO" rebuild --server 1 >"$T/r2.out" 2>"$T/r2.err" || rc=$?
 status_says "4 file(s) rebuilt, 0 begun and not done" && t_pass cli/rebuild/status-done \
   || t_fail cli/rebuild/status-done "$(grep -A3 "${addr[1]}" "$T/st")"
+# the second run's bytes, all of them: its own count of what it copied
+b2=$(sed -n 's/^rebuild: server 1: .*; \([0-9]*\) bytes in .*/\1/p' "$T/r2.out")
+"$DDIO" status --json -i 0 >"$T/st.json" 2>&1
+json_done() {
+  python3 - "$T/st.json" "${addr[1]}" "$b2" >"$T/why" 2>&1 <<'PY'
+import json, sys
+s = [x for x in json.load(open(sys.argv[1]))["servers"] if x["server"] == sys.argv[2]][0]
+assert s["rebuild_bytes_done"] == s["rebuild_bytes_total"] == int(sys.argv[3]) > 0, s
+PY
+}
+json_done && status_bytes 'copied, finished [0-9]+ s ago$' >/dev/null \
+  && t_pass cli/rebuild/status-bytes-done || t_fail cli/rebuild/status-bytes-done "$(cat "$T/why"; grep "rebuild:" "$T/st")"
 if [ $rc = 0 ] && [ "$(grep -c 'already rebuilt (skipped)' "$T/r2.out")" = "$n1" ] \
    && grep -qE "^rebuild: server 1: $((4 - n1)) file\(s\) rebuilt, $n1 already done, 0 lost, 0 failed" "$T/r2.out" \
    && [ -z "$(ls "$ROOT/s1/.ddio/unbuilt")" ]; then

@@ -277,6 +277,11 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_rebuild(&w, &ra);
     emit("rebuild_adopt", FZ_REBUILD, &w);
+    struct ddio_rebuild rp = { .op = DDIO_RB_PROGRESS, .done = 1 << 20, .total = 1 << 30,
+                               .rate = 1 << 25 };
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild(&w, &rp);
+    emit("rebuild_progress", FZ_REBUILD, &w);
     struct ddio_rebuild_r rbr = { .state = DDIO_RB_BEGUN };
     ddio_wbuf_init(&w);
     ddio_enc_rebuild_r(&w, &rbr);

@@ -293,6 +293,13 @@ static void enc_rebuild_adopt(struct ddio_wbuf *w)
     ddio_enc_rebuild(w, &m);
 }
 
+static void enc_rebuild_progress(struct ddio_wbuf *w)
+{
+    struct ddio_rebuild m = { .op = DDIO_RB_PROGRESS, .done = 5u << 20, .total = 3ull << 32,
+                              .rate = 50000000 };
+    ddio_enc_rebuild(w, &m);
+}
+
 static void enc_rebuild_r(struct ddio_wbuf *w)
 {
     struct ddio_rebuild_r m = { .state = DDIO_RB_BUILT };
@@ -671,6 +678,7 @@ static const struct sample samples[] = {
     { "repair_r", enc_repair_r, d_repair_r, FULL },
     { "rebuild_begin", enc_rebuild_begin, d_rebuild, FULL },
     { "rebuild_adopt", enc_rebuild_adopt, d_rebuild, FULL },
+    { "rebuild_progress", enc_rebuild_progress, d_rebuild, FULL },
     { "rebuild_r", enc_rebuild_r, d_rebuild_r, FULL },
     { "member", enc_member, d_member, FULL },
     { "member_r", enc_member_r, d_member_r, FULL },
@@ -1565,6 +1573,11 @@ START_TEST(rt_rebuild)
     ck_assert(m.op == DDIO_RB_DONE && strcmp(m.path, "x") == 0 && m.layout.stripe_count == 0);
     free(m.path);
     ddio_wbuf_free(&w);
+    encode_sample(&samples[scrub_sample("rebuild_progress")], &w);
+    ck_assert_int_eq(ddio_dec_rebuild(w.p, w.len, &m), 0);
+    ck_assert(m.op == DDIO_RB_PROGRESS && m.path == NULL && m.done == 5u << 20
+              && m.total == 3ull << 32 && m.rate == 50000000);
+    ddio_wbuf_free(&w);
     struct ddio_rebuild_r r;
     encode_sample(&samples[scrub_sample("rebuild_r")], &w);
     ck_assert_int_eq(ddio_dec_rebuild_r(w.p, w.len, &r), 0);
@@ -1586,8 +1599,8 @@ static int rebuild_try(const struct ddio_rebuild *m)
 }
 
 /* values the decoders refuse: an op that is none, an empty path (the
- * root is no file), a BEGIN's layout that is no layout, a state that is
- * none */
+ * root is no file), a BEGIN's layout that is no layout, a PROGRESS past
+ * its total, a state that is none */
 START_TEST(bad_rebuild)
 {
     struct ddio_rebuild ok = { .op = DDIO_RB_FENCE, .path = "a" };
@@ -1595,8 +1608,12 @@ START_TEST(bad_rebuild)
     struct ddio_rebuild m = ok;
     m.op = 0;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
-    m.op = DDIO_RB_UNFENCE + 1;
+    m.op = DDIO_RB_PROGRESS + 1;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
+    struct ddio_rebuild pr = { .op = DDIO_RB_PROGRESS, .done = 10, .total = 10 };
+    ck_assert_int_eq(rebuild_try(&pr), 0);
+    pr.done = 11;                           /* more copied than there is */
+    ck_assert_int_eq(rebuild_try(&pr), -EPROTO);
     m = ok; m.path = "";
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
     m = ok; m.op = DDIO_RB_BEGIN;           /* stripe count 0: no layout */
