@@ -750,7 +750,7 @@ int ddio_client_created(const struct ddio_cfile *f)
 int ddio_client_size(struct ddio_cfile *f, uint64_t *size, char *msg, size_t msglen)
 {
     struct ddio_err e = {0};
-    return ddio_fh_size(&f->fh, NULL, NULL, size, &e) ? fail(&e, msg, msglen) : 0;
+    return ddio_xfer_file_size(&f->fh, size, &e) ? fail(&e, msg, msglen) : 0;
 }
 
 int ddio_client_truncate(struct ddio_cfile *f, uint64_t size, char *msg, size_t msglen)

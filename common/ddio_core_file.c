@@ -265,6 +265,26 @@ static int adopt_one(struct ddio_fh *f, open_set *s, int i, const struct ddio_la
     return 0;
 }
 
+/* may a read-only open go on without server i: it answered that the
+ * membership has it out, or could not be reached within the recovery time */
+static int out_for_reads(uint32_t amode, const struct ddio_err *ei)
+{
+    return !(amode & (DDIO_O_WRONLY | DDIO_O_RDWR))
+        && (ei->errnum == DDIO_E_OUT || ei->transport);
+}
+
+/* A read-only open of a mirrored file whose server i is out for reads:
+ * opened without it, its parts read from copies (DESIGN.md 6.1), which
+ * hold the same bytes, since every write of the file reached every copy */
+static int open_without(struct ddio_fh *f, open_set *s, int i, int j)
+{
+    if (f->copies < 2 || !out_for_reads(f->amode, &s->calls[i].err))
+        return 0;
+    f->srv[j].conn = s->conns[i];
+    f->srv[j].out = 1;
+    return 1;
+}
+
 /* every stripe of L must have been adopted */
 static int check_complete(struct ddio_fh *f, open_set *s, const struct ddio_layout_rec *L,
                           const char *path, struct ddio_err *e)
@@ -272,14 +292,18 @@ static int check_complete(struct ddio_fh *f, open_set *s, const struct ddio_layo
     char hex[2 * DDIO_ID_LEN + 1];
 
     for (int j = 0; j < f->nsrv; j++) {
-        for (int i = 0; i < s->n && !f->srv[j].is_open; i++)
-            if (!memcmp(s->conns[i]->id, L->ids[j], DDIO_ID_LEN)) {
-                ddio_err_set(e, EAGAIN, "ddio: %s: incomplete file: stripe %d is "
-                             "missing on server %s (being created or deleted?)",
-                             path, j, s->conns[i]->name);
+        for (int i = 0; i < s->n && !f->srv[j].is_open && !f->srv[j].out; i++)
+            if (!memcmp(s->conns[i]->id, L->ids[j], DDIO_ID_LEN) && !open_without(f, s, i, j)) {
+                const struct ddio_err *ei = &s->calls[i].err;
+                if (ei->errnum && ei->errnum != ENOENT)
+                    *e = *ei;   /* the reason it is missing */
+                else
+                    ddio_err_set(e, EAGAIN, "ddio: %s: incomplete file: stripe %d is "
+                                 "missing on server %s (being created or deleted?)",
+                                 path, j, s->conns[i]->name);
                 return -1;
             }
-        if (!f->srv[j].is_open) {
+        if (!f->srv[j].is_open && !f->srv[j].out) {
             id_hex(L->ids[j], hex);
             ddio_err_set(e, ESTALE, "ddio: %s: stripe %d of %d lives on server id %s, "
                          "which is not in the configured server list", path, j, f->nsrv,
@@ -343,9 +367,13 @@ static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, con
             struct ddio_err *ei = &s.calls[i].err;
             if (!ei->errnum && first < 0)
                 first = i;
-            else if (ei->errnum && ei->errnum != ENOENT)
-                *e = *ei;
+            else if (ei->errnum && ei->errnum != ENOENT && !out_for_reads(amode, ei))
+                *e = *ei;       /* (one out for reads: decided by the layout) */
         }
+        /* no server that has the file answered: the first one's reason */
+        for (int i = 0; i < n && !e->errnum && first < 0; i++)
+            if (s.calls[i].err.errnum && s.calls[i].err.errnum != ENOENT)
+                *e = s.calls[i].err;
         if (!e->errnum && first < 0)
             ddio_err_set(e, ENOENT, "ddio: %s: no such file on any of the %d servers",
                          path, n);

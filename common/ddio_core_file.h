@@ -28,6 +28,9 @@ struct ddio_srv {
     unsigned gen;               /* conn->gen when the handle was opened */
     uint64_t handle;
     int is_open;
+    int out;                    /* the membership has it out: a read-only open
+                                 * of a mirrored file left it closed, and its
+                                 * parts are read from copies (never reopened) */
     struct ddio_local *local;   /* same-host reads (ddio_core_local.c), or NULL */
 };
 

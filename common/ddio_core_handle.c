@@ -176,12 +176,25 @@ static int renew(struct ddio_fh *f, int i, struct ddio_err *e)
     return rc;
 }
 
+/* a server the open found out (ddio_srv.out): what needs it fails, and a
+ * read takes its part from a copy (ddio_core_xprep.c) */
+static int out_err(const struct ddio_fh *f, int i, struct ddio_err *e)
+{
+    ddio_err_set(e, DDIO_E_OUT, "ddio: %s: server %s was out (of the membership, or "
+                 "unreachable) when the file was opened read-only: its parts are read "
+                 "from copies; this request needs every server", f->path ? f->path : "?",
+                 f->srv[i].conn->name);
+    return -1;
+}
+
 int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e)
 {
     struct ddio_srv *s = &f->srv[i];
 
     if (srv_live(s))
         return 0;
+    if (s->out)
+        return out_err(f, i, e);
     if ((f->renew || f->recover_ms) && s->conn && f->path)
         return renew(f, i, e);
     /* a dropped connection took the server-side handle (and locks) with it;
@@ -199,8 +212,8 @@ int ddio_fh_ready_once(struct ddio_fh *f, int i, struct ddio_err *e)
 
     if (srv_live(s))
         return 0;
-    if (!(f->renew || f->recover_ms) || !s->conn || !f->path)
-        return ddio_fh_ready(f, i, e);          /* its EPIPE */
+    if (s->out || !(f->renew || f->recover_ms) || !s->conn || !f->path)
+        return ddio_fh_ready(f, i, e);          /* its EPIPE, or out */
     pthread_mutex_lock(&s->conn->mu);
     rc = ddio_fh_renew_locked(f, i, f->timeout_ms < 1000 ? f->timeout_ms : 1000, e);
     pthread_mutex_unlock(&s->conn->mu);
@@ -222,7 +235,9 @@ static void fh_prepare(struct ddio_fh *f, int i, struct ddio_call *k, srv_enc_fn
     free(k->reply);
     memset(k, 0, sizeof(*k));
     ddio_wbuf_init(&k->req);
-    if (!enc(f, i, &k->req, arg) || ddio_fh_ready(f, i, &k->err))
+    /* out: left closed by a read-only open, nothing of it to sync or
+     * close; its size is a copy's (ddio_xfer_file_size) */
+    if (f->srv[i].out || !enc(f, i, &k->req, arg) || ddio_fh_ready(f, i, &k->err))
         return;
     if (f->srv[i].handle != handle) {   /* renewed: the request names it */
         ddio_wbuf_free(&k->req);
@@ -294,8 +309,14 @@ int ddio_fh_local_sizes(struct ddio_fh *f, const char *skip, uint64_t *local,
                         struct ddio_err *e)
 {
     struct ddio_call *calls = NULL;
-    int rc = fh_fanout(f, DDIO_T_STAT, enc_handle, skip, &calls, e);
+    int rc = 0;
 
+    /* an out server's size is a copy's (ddio_xfer_file_size gives it) */
+    for (int i = 0; i < f->nsrv && !rc; i++)
+        if (f->srv[i].out && !(skip && skip[i]))
+            rc = ddio_fh_ready(f, i, e);
+    if (!rc)
+        rc = fh_fanout(f, DDIO_T_STAT, enc_handle, skip, &calls, e);
     for (int i = 0; !rc && i < f->nsrv; i++) {
         struct ddio_u64_r r;
         if (skip && skip[i])

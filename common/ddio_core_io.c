@@ -3,8 +3,9 @@
  * same-host datafiles (ddio_core_local.c) instead of an XFER, a read into
  * memory whose pieces share bytes done in ordered windows, and the entry
  * points for a file descriptor's bytes or a byte range, independent or one
- * rank's part of a collective. The XFER itself, sent and served until
- * DONE, is ddio_core_xfer.c's. */
+ * rank's part of a collective; the file's size with a server out, from
+ * its copies. The XFER itself, sent and served until DONE, is
+ * ddio_core_xfer.c's. */
 #include "ddio_core_io.h"
 #include "ddio_stream.h"
 
@@ -244,4 +245,52 @@ int ddio_xfer_range(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off
                     uint64_t len, uint64_t *bytes, struct ddio_err *e)
 {
     return ddio_xfer_range_of(f, op, flags, 0, 0, off, buf, len, bytes, NULL, e);
+}
+
+/* ---- the size with servers out ---------------------------------------------- */
+
+/* A read of file byte 0 involving no server: the servers that are out
+ * (not open) have their empty parts sent to copy holders, whose DONEs
+ * carry the copies' sizes (read_copies); the others only held */
+static int copy_sizes(struct ddio_fh *f, const char *which, uint64_t *local,
+                      struct ddio_err *e)
+{
+    char none[DDIO_MAX_SERVERS] = { 0 }, byte;
+    uint64_t *got = calloc((size_t) f->nsrv, sizeof(*got));
+    struct ddio_desc d = {.disp = 0,.extent = 1,.start = 0,.length = 1 };
+    struct ddio_mem mem = {.buf = &byte,.contig = 1 };
+    struct ddio_xfer_req x = {.f = f,.op = DDIO_X_READ,.nparticipants = 1,.fdesc = &d,
+        .mem = &mem,.raw = 1,.local_sizes = got
+    };
+    int rc = got && (d.root = ddio_node_leaf(1)) ? 0 : -1;
+    if (rc)
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+    if (!rc)
+        rc = ddio_xfer_servers(&x, none, e);
+    for (int i = 0; !rc && i < f->nsrv; i++) {
+        if (!which[i])
+            continue;
+        if (got[i] == UINT64_MAX) {
+            ddio_err_set(e, EHOSTDOWN, "ddio: %s: server %s is out and no server holding "
+                         "a copy of its part gave its size", f->path ? f->path : "?",
+                         f->srv[i].conn->name);
+            rc = -1;
+        } else
+            local[i] = got[i];
+    }
+    free(got);
+    ddio_desc_free(&d);
+    return rc;
+}
+
+int ddio_xfer_file_size(struct ddio_fh *f, uint64_t *size, struct ddio_err *e)
+{
+    char out[DDIO_MAX_SERVERS] = { 0 };
+    uint64_t known[DDIO_MAX_SERVERS] = { 0 };
+    int nout = 0;
+    for (int i = 0; i < f->nsrv; i++)
+        nout += out[i] = (char) f->srv[i].out;
+    if (!nout)
+        return ddio_fh_size(f, NULL, NULL, size, e);
+    return copy_sizes(f, out, known, e) ? -1 : ddio_fh_size(f, out, known, size, e);
 }

@@ -110,7 +110,14 @@ struct ddio_xfer_req {
                                  * units (a rebuild writes one server) */
     uint64_t bytes;             /* out: stream bytes transferred (reads: below
                                  * the end of file) */
+    uint64_t *local_sizes;      /* out if not NULL (ddio_xfer_servers): each
+                                 * server's local size as its DONE, or its
+                                 * copy's, said it; UINT64_MAX: none came */
 };
+/* ddio_fh_size of the whole file, also with servers the open found out
+ * (ddio_srv.out): their local sizes from servers holding their copies (a
+ * copy's size is its primary's; ddio_core_io.c). 0, or -1 with e set */
+int ddio_xfer_file_size(struct ddio_fh *f, uint64_t *size, struct ddio_err *e);
 /* ddio_xfer_run by the servers alone: one XFER to each
  * stripe server involved, served until its DONE */
 int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);

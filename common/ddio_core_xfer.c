@@ -919,6 +919,8 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
         xfer_finish_read(&st);
     if (!e->errnum && x->op == DDIO_X_READ)
         mend_bad(&st);
+    for (int i = 0; x->local_sizes && st.s && i < x->f->nsrv; i++)
+        x->local_sizes[i] = st.s[i].have_size ? st.s[i].local_size : UINT64_MAX;
     xstate_free(&st);
     return e->errnum ? -1 : 0;
 }

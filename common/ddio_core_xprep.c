@@ -66,7 +66,7 @@ int xfer_prepare(xstate *st, const char *involved)
         if ((xfer_can_degrade(st) ? ddio_fh_ready_once(f, i, &err) : ddio_fh_ready(f, i, &err)) == 0) {
             st->conns[i] = f->srv[i].conn;
             st->inv[i] = 1;
-        } else if (xfer_can_degrade(st) && err.transport)
+        } else if (xfer_can_degrade(st) && (err.transport || err.errnum == DDIO_E_OUT))
             st->s[i].degraded = 1;
         else
             xfer_note_error(st, &err);

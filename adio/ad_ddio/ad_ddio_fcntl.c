@@ -1,6 +1,6 @@
 /* Fcntl: file size (STAT on every server), preallocation (PREALLOC of each
  * server's local share, then extension to the requested size: the client
- * core's ddio_fh_size / ddio_fh_prealloc), atomicity (and with it the client
+ * core's ddio_xfer_file_size / ddio_fh_prealloc), atomicity (and with it the client
  * cache, ad_ddio_cache.c: flushed first for all three).
  * Independent: ROMIO calls SET_DISKSPACE on one rank only. */
 #include "ad_ddio.h"
@@ -18,7 +18,7 @@ void ADIOI_DDIO_Fcntl(ADIO_File fd, int flag, ADIO_Fcntl_t * fcntl_struct, int *
     memset(&e, 0, sizeof(e));
     switch (flag) {
         case ADIO_FCNTL_GET_FSIZE:     /* this process's buffered writes count */
-            if (!ADIOI_DDIO_Cache_flush(fd, 0, &e) && !ddio_fh_size(&f->fh, NULL, NULL, &size, &e))
+            if (!ADIOI_DDIO_Cache_flush(fd, 0, &e) && !ddio_xfer_file_size(&f->fh, &size, &e))
                 fcntl_struct->fsize = (ADIO_Offset) size;
             break;
         case ADIO_FCNTL_SET_DISKSPACE:

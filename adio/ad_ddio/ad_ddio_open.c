@@ -176,7 +176,7 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
     free(conns);
     if (!rc && (fd->access_mode & ADIO_APPEND)) {
         uint64_t size;
-        rc = ddio_fh_size(&f->fh, NULL, NULL, &size, e);
+        rc = ddio_xfer_file_size(&f->fh, &size, e);
         fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) size;
     }
     if (!rc) {

@@ -280,6 +280,17 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
       "$bin/t_mirror" "$tmp/mirror-$k.dump" "$k"
     t_step "mirror-kill$k/cmp" cmp "$tmp/mirror-$k.dump" "$mirror_ufs"
   done
+  # server 1 declared out (alive, refusing the file): a read-only open
+  # reads every byte, its part from the copies; a read-write open fails
+  root="$tmp/srv-mirror-out"; mkdir -p "$root"
+  t_step mirror-out1/ddio "$run" -s 3 --root "$root" -- bash -c '
+    mpiexec -n 4 "$0" /dev/null ddio:/mirror || exit 1
+    "$top/tools/ddio" member out 1 || exit 1
+    mpiexec -n 4 "$0" reread "$1" ddio:/mirror || exit 1
+    "$top/tools/ddio" stats copy_reads > "$tmp/mirror-out-stats" &&
+      cat "$tmp/mirror-out-stats" && awk "$COPY_READS" "$tmp/mirror-out-stats"' \
+    "$bin/t_mirror" "$tmp/mirror-out.dump"
+  t_step mirror-out1/cmp cmp "$tmp/mirror-out.dump" "$mirror_ufs"
   # mirror:3 on 3 servers: two of them lost, the third serves everything
   root="$tmp/srv-mirror3"; mkdir -p "$root"
   t_step mirror3-kill01/ddio env T_MIRROR_MODE=mirror:3 \

@@ -20,6 +20,11 @@
  *                        mirror:3 survives two servers; empty: no hint, the
  *                        servers' --redundancy, and get_info must say
  *                        $T_MIRROR_EXPECT).
+ *   t_mirror reread DUMP FILE  FILE (written by a run above) opened read-only
+ *                        with a server out of the membership: every byte
+ *                        read back as above, from the copies for its
+ *                        part; a read-write open of it fails on every
+ *                        rank, saying the server is out.
  *   t_mirror errors FILE  the refusals, on every rank: ec:2+1 (not
  *                        supported), an unknown value (an argument error), mirror:3 on fewer
  *                        than 3 servers (striping_factor 2); a hint on an
@@ -206,6 +211,29 @@ static int mirrored(const char *file, const char *dump)
     return 0;
 }
 
+/* a server is out: read-only opens go on without it, read-write ones fail */
+static int reread(const char *file, const char *dump)
+{
+    MPI_File fh;
+    MPI_Offset size;
+    char s[MPI_MAX_ERROR_STRING];
+    int n, err = MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    T_ASSERT(err != MPI_SUCCESS, "a read-write open with a server out was accepted");
+    MPI_Error_string(err, s, &n);
+    T_ASSERT(strstr(s, "out of the membership"), "read-write open: \"%s\" does not say "
+             "the server is out", s);
+    T_MPI(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    T_MPI(MPI_File_get_size(fh, &size));
+    T_ASSERT(size == full_size(), "size %lld, wanted %lld", (long long) size,
+             (long long) full_size());
+    read_all(fh, dump);
+    T_MPI(MPI_File_close(&fh));
+    if (t_rank == 0)
+        printf("t_mirror: read-write open refused (%s); %lld bytes read back: ok\n", s,
+               (long long) size);
+    return 0;
+}
+
 /* an open with hint key=value must fail on every rank with class want
  * and a message containing text */
 static void refused(const char *file, const char *key, const char *value, const char *factor,
@@ -265,10 +293,12 @@ int main(int argc, char **argv)
     int rc;
     if (argc == 3 && !strcmp(argv[1], "errors"))
         rc = errors(argv[2]);
+    else if (argc == 4 && !strcmp(argv[1], "reread"))
+        rc = reread(argv[3], argv[2]);
     else if (argc == 3)
         rc = mirrored(argv[2], argv[1]);
     else
-        T_FAIL("usage: t_mirror DUMP FILE | t_mirror errors FILE");
+        T_FAIL("usage: t_mirror DUMP FILE | t_mirror reread DUMP FILE | t_mirror errors FILE");
     MPI_Finalize();
     return rc;
 }
