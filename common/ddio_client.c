@@ -894,22 +894,31 @@ int ddio_client_setattr_on(struct ddio_client *cl, int i, const char *path, uint
     return rc;
 }
 
-int ddio_client_rebuild_op(struct ddio_client *cl, int i, const struct ddio_rebuild *m,
-                           uint32_t *state, char *msg, size_t msglen)
+int ddio_client_rebuild_call(struct ddio_client *cl, int i, const struct ddio_rebuild *m,
+                             struct ddio_rebuild_r *r, char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
-    struct ddio_rebuild_r r = {0};
     uint8_t *p = NULL;
     size_t n = 0;
+    memset(r, 0, sizeof(*r));
     ddio_wbuf_init(&w);
     ddio_enc_rebuild(&w, m);
     int rc = call(cl, i, DDIO_T_REBUILD, &w, &p, &n, msg, msglen);
     ddio_wbuf_free(&w);
-    if (rc == 0 && ddio_dec_rebuild_r(p, n, &r))
+    if (rc == 0 && ddio_dec_rebuild_r(p, n, r))
         rc = (say(msg, msglen, "server %s: malformed REBUILD reply", cl->addr[i]), -EIO);
     free(p);
+    return rc;
+}
+
+int ddio_client_rebuild_op(struct ddio_client *cl, int i, const struct ddio_rebuild *m,
+                           uint32_t *state, char *msg, size_t msglen)
+{
+    struct ddio_rebuild_r r;
+    int rc = ddio_client_rebuild_call(cl, i, m, &r, msg, msglen);
     if (state)
         *state = r.state;
+    ddio_rebuild_r_free(&r);
     return rc;
 }
 

@@ -162,6 +162,10 @@ int ddio_client_setattr_on(struct ddio_client *cl, int i, const char *path, uint
                            uint32_t uid, uint32_t gid, char *msg, size_t msglen);
 int ddio_client_rebuild_op(struct ddio_client *cl, int i, const struct ddio_rebuild *m,
                            uint32_t *state, char *msg, size_t msglen);
+/* the same with the whole reply in *r (MISSED's paths; free it with
+ * ddio_rebuild_r_free, also on error) */
+int ddio_client_rebuild_call(struct ddio_client *cl, int i, const struct ddio_rebuild *m,
+                             struct ddio_rebuild_r *r, char *msg, size_t msglen);
 int ddio_client_rebuild_copy(struct ddio_cfile *f, uint32_t k, const struct ddio_rebuild_opt *o,
                              uint64_t *copied, char *msg, size_t msglen);
 

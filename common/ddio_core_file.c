@@ -265,20 +265,22 @@ static int adopt_one(struct ddio_fh *f, open_set *s, int i, const struct ddio_la
     return 0;
 }
 
-/* may a read-only open go on without server i: it answered that the
- * membership has it out, or could not be reached within the recovery time */
-static int out_for_reads(uint32_t amode, const struct ddio_err *ei)
+/* may an open of a mirrored file go on without server i: it answered
+ * that the membership has it out (the other servers then note what it
+ * misses), or, for reading only, could not be reached within the
+ * recovery time */
+static int out_ok(uint32_t amode, const struct ddio_err *ei)
 {
-    return !(amode & (DDIO_O_WRONLY | DDIO_O_RDWR))
-        && (ei->errnum == DDIO_E_OUT || ei->transport);
+    return ei->errnum == DDIO_E_OUT
+        || (ei->transport && !(amode & (DDIO_O_WRONLY | DDIO_O_RDWR)));
 }
 
-/* A read-only open of a mirrored file whose server i is out for reads:
- * opened without it, its parts read from copies (DESIGN.md 6.1), which
- * hold the same bytes, since every write of the file reached every copy */
+/* An open of a mirrored file whose server i is out: opened without it
+ * (DESIGN.md 6.1): its parts are read from copies, which hold the same
+ * bytes (every write reaches every copy that is in), and written to them */
 static int open_without(struct ddio_fh *f, open_set *s, int i, int j)
 {
-    if (f->copies < 2 || !out_for_reads(f->amode, &s->calls[i].err))
+    if (f->copies < 2 || !out_ok(f->amode, &s->calls[i].err))
         return 0;
     f->srv[j].conn = s->conns[i];
     f->srv[j].out = 1;
@@ -367,12 +369,14 @@ static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, con
             struct ddio_err *ei = &s.calls[i].err;
             if (!ei->errnum && first < 0)
                 first = i;
-            else if (ei->errnum && ei->errnum != ENOENT && !out_for_reads(amode, ei))
-                *e = *ei;       /* (one out for reads: decided by the layout) */
+            else if (ei->errnum && ei->errnum != ENOENT && !out_ok(amode, ei))
+                *e = *ei;       /* (one out: decided by the layout) */
         }
-        /* no server that has the file answered: the first one's reason */
+        /* no server that has the file answered: the first one's reason (a
+         * server out says so for a file it does not have: no such file) */
         for (int i = 0; i < n && !e->errnum && first < 0; i++)
-            if (s.calls[i].err.errnum && s.calls[i].err.errnum != ENOENT)
+            if (s.calls[i].err.errnum && s.calls[i].err.errnum != ENOENT
+                && s.calls[i].err.errnum != DDIO_E_OUT)
                 *e = s.calls[i].err;
         if (!e->errnum && first < 0)
             ddio_err_set(e, ENOENT, "ddio: %s: no such file on any of the %d servers",
@@ -418,10 +422,17 @@ static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const 
         memcpy(L->ids[i], conns[i]->id, DDIO_ID_LEN);
     if (!open_send(&s, path, amode | DDIO_O_CREAT | DDIO_O_EXCL, L, NULL, f->timeout_ms,
                    f->recover_ms, e)) {
+        int first = -1;
+        /* a server out refused before it made anything: the file is made
+         * on the others (which note it for it), if it is mirrored */
         for (int i = 0; i < count && !e->errnum; i++)
-            if (s.calls[i].err.errnum)
+            if (!s.calls[i].err.errnum)
+                first = first < 0 ? i : first;
+            else if (s.calls[i].err.errnum != DDIO_E_OUT)
                 *e = s.calls[i].err;
-        if (!e->errnum && adopt_layout(f, &s, 0, path, e))
+        if (!e->errnum && first < 0)
+            *e = s.calls[0].err;
+        if (!e->errnum && adopt_layout(f, &s, first, path, e))
             drop_srv(f);
     }
     if (e->errnum) {

@@ -25,7 +25,7 @@ static int srv_live(const struct ddio_srv *s)
 
 int ddio_srv_live(const struct ddio_srv *s)
 {
-    return srv_live(s);
+    return !s->out && srv_live(s);    /* an out server's copies may be stale */
 }
 
 /* ---- byte-range locks ------------------------------------------------------------ */
@@ -180,10 +180,10 @@ static int renew(struct ddio_fh *f, int i, struct ddio_err *e)
  * read takes its part from a copy (ddio_core_xprep.c) */
 static int out_err(const struct ddio_fh *f, int i, struct ddio_err *e)
 {
-    ddio_err_set(e, DDIO_E_OUT, "ddio: %s: server %s was out (of the membership, or "
-                 "unreachable) when the file was opened read-only: its parts are read "
-                 "from copies; this request needs every server", f->path ? f->path : "?",
-                 f->srv[i].conn->name);
+    ddio_err_set(e, DDIO_E_OUT, "ddio: %s: server %s is out of the membership (or was "
+                 "unreachable when the file was opened read-only): its parts are read "
+                 "from and written to copies; this request needs every server",
+                 f->path ? f->path : "?", f->srv[i].conn->name);
     return -1;
 }
 
@@ -191,10 +191,10 @@ int ddio_fh_ready(struct ddio_fh *f, int i, struct ddio_err *e)
 {
     struct ddio_srv *s = &f->srv[i];
 
-    if (srv_live(s))
-        return 0;
     if (s->out)
         return out_err(f, i, e);
+    if (srv_live(s))
+        return 0;
     if ((f->renew || f->recover_ms) && s->conn && f->path)
         return renew(f, i, e);
     /* a dropped connection took the server-side handle (and locks) with it;
@@ -210,7 +210,7 @@ int ddio_fh_ready_once(struct ddio_fh *f, int i, struct ddio_err *e)
     struct ddio_srv *s = &f->srv[i];
     int rc;
 
-    if (srv_live(s))
+    if (!s->out && srv_live(s))
         return 0;
     if (s->out || !(f->renew || f->recover_ms) || !s->conn || !f->path)
         return ddio_fh_ready(f, i, e);          /* its EPIPE, or out */
@@ -415,9 +415,13 @@ int ddio_fh_prealloc(struct ddio_fh *f, uint64_t size, struct ddio_err *e)
     if (!rc)
         rc = fh_fanout(f, DDIO_T_PREALLOC, enc_prealloc, &size, NULL, e);
     /* MPI_File_preallocate also makes the file at least `size` long: a pure
-     * extension of each server's share (never a shrink) */
+     * extension of each server's share (never a shrink); a server out
+     * counts as empty, so its copies' holders grow its copies */
+    char out[DDIO_MAX_SERVERS] = { 0 };
+    for (int i = 0; i < f->nsrv; i++)
+        out[i] = (char) f->srv[i].out;
     if (!rc)
-        rc = ddio_fh_local_sizes(f, NULL, local, e);
+        rc = ddio_fh_local_sizes(f, out, local, e);
     if (!rc)
         rc = ddio_fh_set_local_sizes(f, size, local, e);
     free(local);

@@ -95,6 +95,10 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
      * (EILSEQ), a replacement that has not rebuilt the file yet (ENODATA),
      * or one the membership has out (DDIO_E_OUT: what it holds may be
      * stale), is out for this read as a lost one is: a copy has the bytes */
+    /* a write of a mirrored file whose server answers that it is out: its
+     * part went to its copies' holders in the same call */
+    if (!st->e->errnum && xfer_write_out(st, i, err))
+        return 1;
     if (xfer_can_degrade(st) && (err->transport || st->s[i].size_only || err->errnum == EILSEQ
                             || err->errnum == ENODATA || err->errnum == DDIO_E_OUT)
         && !st->e->errnum) {

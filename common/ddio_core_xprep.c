@@ -68,8 +68,34 @@ int xfer_prepare(xstate *st, const char *involved)
             st->inv[i] = 1;
         } else if (xfer_can_degrade(st) && (err.transport || err.errnum == DDIO_E_OUT))
             st->s[i].degraded = 1;
-        else
+        else if (!xfer_write_out(st, i, &err))
             xfer_note_error(st, &err);
+    }
+    return xfer_write_covered(st, involved);
+}
+
+int xfer_write_out(xstate *st, int i, const struct ddio_err *err)
+{
+    if (st->x->op != DDIO_X_WRITE || st->f->copies < 2 || err->errnum != DDIO_E_OUT)
+        return 0;
+    st->f->srv[i].out = 1;      /* for the handle's life: never sent to again */
+    st->s[i].out = 1;
+    return 1;
+}
+
+int xfer_write_covered(xstate *st, const char *involved)
+{
+    struct ddio_err err;
+    for (int i = 0; i < st->f->nsrv && !st->e->errnum; i++) {
+        int held = involved && !involved[i];   /* sent only as a copy's holder */
+        for (uint32_t c = 1; st->s[i].out && c < st->f->copies; c++)
+            held |= st->inv[ddio_copy_server(st->f->stripe.count, (uint32_t) i, c)];
+        if (st->s[i].out && !held) {
+            ddio_err_set(&err, EHOSTDOWN, "ddio: %s: server %s is out, and no server "
+                         "holding a copy of its part took the write", st->f->path,
+                         st->f->srv[i].conn->name);
+            xfer_note_error(st, &err);
+        }
     }
     return 0;
 }

@@ -32,6 +32,8 @@ typedef struct xsrv {
                                  * end of file), or nothing if no copy can */
     struct ddio_err integrity;  /* degraded by a data-integrity error (EILSEQ):
                                  * the call's error if no copy can serve it */
+    int out;                    /* a write that skips it: the membership has it
+                                 * out, its copies' holders write its part */
 } xsrv;
 
 typedef struct xstate {
@@ -108,5 +110,13 @@ int xfer_prepare(xstate *st, const char *involved);
 /* after the connections are locked: a server held only for copies whose
  * server closed its connection is out for this call */
 void xfer_spare_check(xstate *st);
+/* a mirrored file's write and server i out (err DDIO_E_OUT): 1, skipped
+ * (its copies' holders write its part, and the servers note what it
+ * missed); else 0 */
+int xfer_write_out(xstate *st, int i, const struct ddio_err *err);
+/* a write's out servers whose own units it touches (involved) each have a
+ * holder of a copy among the servers sent the XFER, else the call's error
+ * (EHOSTDOWN); 0 */
+int xfer_write_covered(xstate *st, const char *involved);
 
 #endif

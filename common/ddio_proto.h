@@ -495,11 +495,18 @@ struct ddio_repair_r {
 #define DDIO_RB_FENCE   4u   /* path: no other connection may open it (EBUSY if one has) */
 #define DDIO_RB_UNFENCE 5u   /* path */
 #define DDIO_RB_PROGRESS 6u  /* done, total, rate: where the rebuild stands (ddio status) */
+#define DDIO_RB_MISSED  7u   /* member: the paths noted for that member while out */
+#define DDIO_RB_RESYNCED 8u  /* member, path: its note cleared (resynced onto it) */
+#define DDIO_RB_REDO    9u   /* path, layout: BEGIN, but a file here is emptied and
+                              * marked unbuilt too (a returning member's resync) */
+#define DDIO_RB_MAX_PATHS 256u   /* paths in one MISSED reply */
 struct ddio_rebuild {
     uint32_t op;
     uint8_t id[DDIO_ID_LEN];         /* ADOPT; zeros otherwise */
-    char *path;                      /* "" for ADOPT and PROGRESS */
-    struct ddio_layout_rec layout;   /* BEGIN's; zeros (count 0) otherwise */
+    char *path;                      /* "" for ADOPT, PROGRESS and MISSED */
+    uint32_t member;                 /* MISSED's and RESYNCED's: an index in the
+                                      * membership record */
+    struct ddio_layout_rec layout;   /* BEGIN's and REDO's; zeros (count 0) otherwise */
     uint64_t done, total, rate;      /* PROGRESS's: bytes copied, bytes to copy in all,
                                       * bytes a second lately */
 };
@@ -510,6 +517,8 @@ struct ddio_rebuild {
 #define DDIO_RB_BUILT 2u
 struct ddio_rebuild_r {
     uint32_t state;
+    uint32_t npaths;                 /* MISSED's (at most DDIO_RB_MAX_PATHS) */
+    char **paths;
 };
 /* How a client's rebuild copies (not on the wire: ddio_core_io.h
  * ddio_rebuild_copy, ddio_client_rebuild_copy): at most rate bytes a
@@ -749,6 +758,7 @@ void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m);
 int  ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m);    /* free m->path */
 void ddio_enc_rebuild_r(struct ddio_wbuf *w, const struct ddio_rebuild_r *m);
 int  ddio_dec_rebuild_r(const void *p, size_t n, struct ddio_rebuild_r *m);
+void ddio_rebuild_r_free(struct ddio_rebuild_r *m);
 void ddio_enc_repair(struct ddio_wbuf *w, const struct ddio_repair *m);
 int  ddio_dec_repair(const void *p, size_t n, struct ddio_repair *m);
 void ddio_enc_repair_r(struct ddio_wbuf *w, const struct ddio_repair_r *m);

@@ -6,8 +6,9 @@
 #include "ddio_proto.h"
 #include "ddio_proto_int.h"
 
-/* what follows the op: ADOPT an id, BEGIN a path and a layout, the other
- * ops a path */
+/* what follows the op: ADOPT an id; PROGRESS three counts; MISSED a
+ * member; RESYNCED a member and a path; BEGIN and REDO a path and a
+ * layout; the other ops a path */
 void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
 {
     ddio_put_u32(w, m->op);
@@ -21,9 +22,29 @@ void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
         ddio_put_u64(w, m->rate);
         return;
     }
+    if (m->op == DDIO_RB_MISSED || m->op == DDIO_RB_RESYNCED)
+        ddio_put_u32(w, m->member);
+    if (m->op == DDIO_RB_MISSED)
+        return;
     ddio_put_str(w, m->path ? m->path : "");
-    if (m->op == DDIO_RB_BEGIN)
+    if (m->op == DDIO_RB_BEGIN || m->op == DDIO_RB_REDO)
         ddio_enc_layout(w, &m->layout);
+}
+
+static void dec_path_ops(struct ddio_rbuf *r, struct ddio_rebuild *m)
+{
+    if (m->op == DDIO_RB_MISSED || m->op == DDIO_RB_RESYNCED) {
+        m->member = ddio_get_u32(r);
+        if (!r->err && m->member >= DDIO_MAX_SERVERS)
+            r->err = -EPROTO;
+    }
+    if (r->err || m->op == DDIO_RB_MISSED)
+        return;
+    m->path = ddio_get_str(r, DDIO_MAX_STR);
+    if (!r->err && !m->path[0])         /* a file, never the root */
+        r->err = -EPROTO;
+    if (!r->err && (m->op == DDIO_RB_BEGIN || m->op == DDIO_RB_REDO))
+        ddio_dec_layout(r, &m->layout);
 }
 
 int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
@@ -32,7 +53,7 @@ int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
     memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
     m->op = ddio_get_u32(&r);
-    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_PROGRESS))
+    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_REDO))
         r.err = -EPROTO;
     if (!r.err && m->op == DDIO_RB_PROGRESS) {
         m->done = ddio_get_u64(&r);
@@ -44,13 +65,8 @@ int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
         const uint8_t *id = ddio_get_bytes(&r, DDIO_ID_LEN);
         if (id)
             memcpy(m->id, id, DDIO_ID_LEN);
-    } else if (!r.err) {
-        m->path = ddio_get_str(&r, DDIO_MAX_STR);
-        if (!r.err && !m->path[0])          /* a file, never the root */
-            r.err = -EPROTO;
-        if (!r.err && m->op == DDIO_RB_BEGIN)
-            ddio_dec_layout(&r, &m->layout);
-    }
+    } else if (!r.err)
+        dec_path_ops(&r, m);
     int rc = rbuf_result(&r);
     if (rc) {
         free(m->path);
@@ -62,17 +78,38 @@ int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
 void ddio_enc_rebuild_r(struct ddio_wbuf *w, const struct ddio_rebuild_r *m)
 {
     ddio_put_u32(w, m->state);
+    ddio_put_u32(w, m->npaths);
+    for (uint32_t i = 0; i < m->npaths; i++)
+        ddio_put_str(w, m->paths[i]);
 }
 
 int ddio_dec_rebuild_r(const void *p, size_t n, struct ddio_rebuild_r *m)
 {
     struct ddio_rbuf r;
+    memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
     m->state = ddio_get_u32(&r);
+    uint32_t k = ddio_get_u32(&r);
+    if (!r.err && (m->state > DDIO_RB_BUILT || k > DDIO_RB_MAX_PATHS))
+        r.err = -EPROTO;
+    if (!r.err && k && !(m->paths = calloc(k, sizeof(*m->paths))))
+        r.err = -ENOMEM;
+    for (uint32_t i = 0; i < k && !r.err; i++) {
+        m->paths[i] = ddio_get_str(&r, DDIO_MAX_STR);
+        m->npaths = i + 1;
+        if (!r.err && !m->paths[i][0])
+            r.err = -EPROTO;
+    }
     int rc = rbuf_result(&r);
-    if (!rc && m->state > DDIO_RB_BUILT)
-        rc = -EPROTO;
     if (rc)
-        m->state = 0;
+        ddio_rebuild_r_free(m);
     return rc;
+}
+
+void ddio_rebuild_r_free(struct ddio_rebuild_r *m)
+{
+    for (uint32_t i = 0; i < m->npaths; i++)
+        free(m->paths[i]);
+    free(m->paths);
+    memset(m, 0, sizeof(*m));
 }

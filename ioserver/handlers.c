@@ -20,6 +20,7 @@
 #include "local.h"
 #include "locks.h"
 #include "member_req.h"
+#include "missed.h"
 #include "replay.h"
 #include "rebuild.h"
 #include "scrub.h"
@@ -350,12 +351,25 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     watch_note_client(c, m.once_client);
     char norm[DDIO_MAX_STR + 1];
     int ok = store_norm_path(m.path, norm, sizeof(norm)) == 0;
+    /* a create is noted for the members out before anything is made */
+    if (ok && (m.amode & DDIO_O_CREAT) && member_note_change(c, h, want, norm)) {
+        free(m.path);
+        free(m.local_name);
+        return 0;
+    }
     int rc = ok ? access_open(c, norm, m.amode, msg, sizeof(msg)) : 0;
     if (rc == 0 && ok)
         rc = rebuild_open_refused(c, norm, msg, sizeof(msg));
     if (rc == 0)
         rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &cr, &of, &created, msg,
                         sizeof(msg));
+    /* not here, and this server is out: perhaps made while it was out
+     * (the client opens it without this server if it is mirrored) */
+    if (rc == -ENOENT && !(m.amode & DDIO_O_CREAT) && member_self_out(&c->srv->member)) {
+        snprintf(msg, sizeof(msg), "%.300s is not on this server, which is out of the "
+                 "membership", m.path);
+        rc = -DDIO_E_OUT;
+    }
     /* a fence put up meanwhile saw no open file: this open sees the fence */
     if (rc == 0 && ok && (rc = rebuild_open_refused(c, norm, msg, sizeof(msg))) != 0)
         store_release(&c->srv->store, of);
@@ -367,7 +381,7 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     free(m.path);
     /* a mirrored file's open depends on the membership: what an out
      * server holds may be stale */
-    if (rc == 0 && member_refused(c, h, of->layout.copies)) {
+    if (rc == 0 && member_refused_on(c, h, of->layout.copies, of->path)) {
         store_release(&c->srv->store, of);
         free(m.local_name);
         return 0;
@@ -492,7 +506,8 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_handle(c, h, m.handle);
     if (!writable)
         return read_only(c, h, m.handle);
-    if (member_refused(c, h, of->layout.copies))
+    if (member_refused_on(c, h, of->layout.copies, of->path)
+        || member_note_change(c, h, of->layout.copies, of->path))
         return 0;
     /* an extending set_size reaches a server for its copies' sake too:
      * nothing of it shrinks */
@@ -524,6 +539,7 @@ int on_stats(struct conn *c, const struct ddio_hdr *h)
                             .roots = srv->cfg.roots, .block_size = srv->cfg.block_size,
                             .checksums = srv->cfg.checksums};
     rebuild_counts(srv, &env.rb_unbuilt, &env.rb_done, &env.rb_pending);
+    env.missed_files = missed_count(srv);
     struct rebuild_progress pr;
     rebuild_progress_get(srv, &pr);
     if (pr.reported) {
@@ -618,7 +634,12 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
         work_free(w);
         return read_only(c, h, handle);
     }
-    if (h->type != DDIO_T_LOCK && member_refused(c, h, w->of->layout.copies)) {
+    int changes = (h->type == DDIO_T_XFER && w->u.x.op == DDIO_X_WRITE)
+        || h->type == DDIO_T_PREALLOC;
+    if (h->type != DDIO_T_LOCK && (member_refused_on(c, h, w->of->layout.copies, w->of->path)
+                                   || (changes && member_note_change(c, h,
+                                                                     w->of->layout.copies,
+                                                                     w->of->path)))) {
         store_release(&c->srv->store, w->of);
         work_free(w);
         return 0;

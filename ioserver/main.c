@@ -17,6 +17,7 @@
 #include "handlers.h"
 #include "identity.h"
 #include "listener.h"
+#include "missed.h"
 #include "ucx.h"
 #include "notify.h"
 #include "rebuild.h"
@@ -132,7 +133,8 @@ static int member_start(struct server *srv, char *err, size_t errlen)
 {
     char path[4096];
     store_state_path(&srv->store, "member", path, sizeof(path));
-    return member_load(&srv->member, path, srv->store.id, err, errlen);
+    int rc = member_load(&srv->member, path, srv->store.id, err, errlen);
+    return rc ? rc : missed_init(srv, err, errlen);
 }
 
 static int startup(struct server *srv, char *err, size_t errlen)
@@ -234,6 +236,7 @@ int main(int argc, char **argv)
         stop_disks(srv);
         store_fini(&srv->store);
         rebuild_fini(srv);
+        missed_fini(srv);
         engine_destroy(srv);
         ucx_destroy(srv);
         replay_close();

@@ -29,9 +29,26 @@ static int self_index(const struct member *m, const struct ddio_member_val *v)
 
 static void adopt_out(struct member *m)
 {
-    int i = self_index(m, &m->st.val);
+    int i = self_index(m, &m->st.val), n = 0;
+    for (uint32_t j = 0; j < m->st.val.n; j++)
+        n += m->st.val.out[j] != 0;
     atomic_store(&m->out, i >= 0 && m->st.val.out[i]);
+    atomic_store(&m->nout, n);
     atomic_store(&m->epoch, m->st.epoch);
+}
+
+int member_out_list(struct member *m, uint32_t *out)
+{
+    int k = 0;
+    if (atomic_load(&m->nout) == 0)
+        return 0;
+    pthread_mutex_lock(&m->mu);
+    int self = self_index(m, &m->st.val);
+    for (uint32_t j = 0; j < m->st.val.n; j++)
+        if (m->st.val.out[j] && (int)j != self)
+            out[k++] = j;
+    pthread_mutex_unlock(&m->mu);
+    return k;
 }
 
 int member_load(struct member *m, const char *path, const uint8_t self[DDIO_ID_LEN],
@@ -39,6 +56,7 @@ int member_load(struct member *m, const char *path, const uint8_t self[DDIO_ID_L
 {
     pthread_mutex_init(&m->mu, NULL);
     memset(&m->st, 0, sizeof(m->st));
+    m->ddiofd = -1;
     memcpy(m->self, self, DDIO_ID_LEN);
     snprintf(m->path, sizeof(m->path), "%s", path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -94,6 +112,11 @@ static int member_save(struct member *m, const struct ddio_member_r *st)
         close(dfd);
     }
     return rc;
+}
+
+int member_self_out(struct member *m)
+{
+    return atomic_load(&m->out);
 }
 
 uint32_t member_epoch(struct member *m)

@@ -21,12 +21,19 @@ struct member {
     atomic_int out;              /* the committed record has this server out */
     char path[4096];
     uint8_t self[DDIO_ID_LEN];
+    int ddiofd;                  /* ROOT_1/.ddio: the missed log (missed.c) */
+    atomic_int nout;             /* members the committed record has out */
 };
 
 /* load path's record (none: epoch 0); -1 with err set when it is there
  * but unreadable (a server must not forget a promise it made) */
 int member_load(struct member *m, const char *path, const uint8_t self[DDIO_ID_LEN],
                 char *err, size_t n);
+/* the indexes of the members the committed record has out, this server
+ * not among them, into out[] (DDIO_MAX_SERVERS): how many */
+int member_out_list(struct member *m, uint32_t *out);
+/* 1: the committed record has this server out */
+int member_self_out(struct member *m);
 /* the committed epoch (every reply's header carries it) */
 uint32_t member_epoch(struct member *m);
 /* May a request carrying `epoch` proceed on a file of `copies` copies?

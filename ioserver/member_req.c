@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "missed.h"
+#include "rebuild.h"
 #include "reply.h"
 
 int on_member(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
@@ -39,12 +41,34 @@ int on_member(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 
 int member_refused(struct conn *c, const struct ddio_hdr *h, uint32_t copies)
 {
+    return member_refused_on(c, h, copies, NULL);
+}
+
+int member_refused_on(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
+                      const char *norm)
+{
     char msg[300];
+    /* the resync of an out member writes the file it fenced there (an
+     * admin's connection, ddio member in) */
+    if (norm && rebuild_fence_held(c, norm))
+        return 0;
     int rc = member_admit(&c->srv->member, copies, h->epoch, msg, sizeof(msg));
     if (rc) {
         struct srv_stats *st = &c->srv->stats;
         stats_bump(st, rc == DDIO_E_OUT ? &st->out_refused : &st->epoch_refused);
         conn_send_err(c, h->type | DDIO_REPLY, h->req, rc, "%s", msg);
     }
+    return rc != 0;
+}
+
+int member_note_change(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
+                       const char *norm)
+{
+    char msg[400];
+    if (copies <= 1)
+        return 0;
+    int rc = missed_note(c->srv, norm, msg, sizeof(msg));
+    if (rc)
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg);
     return rc != 0;
 }

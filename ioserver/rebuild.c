@@ -23,12 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "access.h"
+#include "marks.h"
+#include "missed.h"
 #include "ddio_log.h"
 #include "ddio_net.h"
 #include "reply.h"
@@ -53,61 +54,26 @@ struct rb_state {
 
 /* ---- unbuilt marks ---------------------------------------------------------------- */
 
-static void mark_name(const char *norm, char *out, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a */
-    for (const char *p = norm; *p; p++)
-        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-    snprintf(out, n, "unbuilt/%016" PRIx64, h);
-}
-
-/* 1: norm's mark stands (it holds norm: a hash collision is not a mark) */
+/* 1: norm's mark stands */
 static int mark_read(struct rb_state *rb, const char *norm)
 {
-    char name[64], buf[DDIO_MAX_STR + 1];
-    mark_name(norm, name, sizeof(name));
-    ssize_t n = read_small(rb->ddiofd, name, buf, sizeof(buf) - 1);
-    if (n < 0)
-        return 0;
-    buf[n] = 0;
-    return strcmp(buf, norm) == 0;
-}
-
-static int sync_dir(int dirfd, const char *rel)
-{
-    int fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    int rc = fsync(fd) ? -errno : 0;
-    close(fd);
-    return rc;
+    return marks_has(rb->ddiofd, "unbuilt", norm);
 }
 
 static int mark_set(struct server *srv, const char *norm)
 {
-    struct rb_state *rb = srv->rb;
-    char name[64];
-    if (mark_read(rb, norm))
-        return 0;
-    mark_name(norm, name, sizeof(name));
-    int rc = write_atomic(&srv->store, rb->ddiofd, name, norm, strlen(norm), 1);
-    if (rc == 0)
-        rc = sync_dir(rb->ddiofd, "unbuilt");
-    if (rc == 0)
-        atomic_fetch_add(&rb->unbuilt, 1);
-    return rc;
+    int rc = marks_put(&srv->store, srv->rb->ddiofd, "unbuilt", norm);
+    if (rc == 1)
+        atomic_fetch_add(&srv->rb->unbuilt, 1);
+    return rc < 0 ? rc : 0;
 }
 
 static int mark_clear(struct rb_state *rb, const char *norm)
 {
-    char name[64];
-    if (!mark_read(rb, norm))
-        return 0;
-    mark_name(norm, name, sizeof(name));
-    if (unlinkat(rb->ddiofd, name, 0) && errno != ENOENT)
-        return -errno;
-    atomic_fetch_sub(&rb->unbuilt, 1);
-    return sync_dir(rb->ddiofd, "unbuilt");
+    int rc = marks_drop(rb->ddiofd, "unbuilt", norm);
+    if (rc == 1)
+        atomic_fetch_sub(&rb->unbuilt, 1);
+    return rc < 0 ? rc : 0;
 }
 
 int rebuild_unbuilt(struct server *srv, const char *norm)
@@ -247,25 +213,6 @@ static int has_files(const struct store *st)
     return nftw(meta, a_file, 16, FTW_PHYS) == 1;
 }
 
-/* entries of the directory name under ROOT_1/.ddio (none: 0) */
-static int count_entries(int ddiofd, const char *name)
-{
-    int fd = openat(ddiofd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    DIR *d = fdopendir(fd);
-    int n = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d)))
-        n += e->d_name[0] != '.';
-    if (d)
-        closedir(d);
-    else
-        close(fd);
-    return n;
-}
-
-
 /* ADOPT: the lost server's id made this one's (durable), once */
 static int op_adopt(struct conn *c, const struct ddio_rebuild *m, char *msg, size_t msglen)
 {
@@ -289,7 +236,7 @@ static int op_adopt(struct conn *c, const struct ddio_rebuild *m, char *msg, siz
     if (rc == 0)
         rc = write_atomic(&srv->store, rb->ddiofd, "adopted", "", 0, 1);
     if (rc == 0)
-        rc = sync_dir(rb->ddiofd, ".");
+        rc = marks_sync_dir(rb->ddiofd, ".");
     if (rc) {
         snprintf(msg, msglen, "adopting the lost server's id: %s", ddio_errno_name(-rc));
         return rc;
@@ -300,8 +247,31 @@ static int op_adopt(struct conn *c, const struct ddio_rebuild *m, char *msg, siz
     return 0;
 }
 
+/* REDO's part for a file that is here: marked unbuilt, then its datafile
+ * and the copies it keeps emptied (the copy that follows writes them
+ * whole) */
+static int redo_here(struct server *srv, const char *norm, char *msg, size_t msglen)
+{
+    struct ofile *of;
+    int created = 0, rc = mark_set(srv, norm);
+    if (rc) {
+        snprintf(msg, msglen, "unbuilt mark of %.300s: %s", norm, ddio_errno_name(-rc));
+        return rc;
+    }
+    rc = store_open(&srv->store, norm, DDIO_O_RDWR, NULL, NULL, &of, &created, msg, msglen);
+    if (rc)
+        return rc;
+    if ((rc = store_setsize(of, 0)) == 0)
+        rc = store_copies_setsize(of, 0, 0);
+    if (rc)
+        snprintf(msg, msglen, "emptying %.300s: %s", norm, ddio_errno_name(-rc));
+    store_release(&srv->store, of);
+    return rc;
+}
+
 /* BEGIN: built already (here and not marked), else marked, created with
- * the survivors' layout and fenced; *state the reply's */
+ * the survivors' layout and fenced; REDO the same, but a file here is
+ * emptied and marked too; *state the reply's */
 static int op_begin(struct conn *c, struct ddio_rebuild *m, uint32_t *state, char *msg,
                     size_t msglen)
 {
@@ -314,6 +284,13 @@ static int op_begin(struct conn *c, struct ddio_rebuild *m, uint32_t *state, cha
     if ((rc = fence_put(c, norm, msg, msglen)))
         return rc;
     rc = store_open(&srv->store, norm, DDIO_O_RDONLY, NULL, NULL, &of, &created, msg, msglen);
+    if (rc == 0 && m->op == DDIO_RB_REDO) {
+        store_release(&srv->store, of);
+        if ((rc = redo_here(srv, norm, msg, msglen)))
+            fence_drop(srv->rb, norm, c->id);
+        *state = DDIO_RB_BEGUN;
+        return rc;
+    }
     if (rc == 0) {
         store_release(&srv->store, of);
         if (!mark_read(srv->rb, norm)) {
@@ -385,6 +362,42 @@ void rebuild_progress_get(struct server *srv, struct rebuild_progress *p)
     pthread_mutex_unlock(&srv->rb->mu);
 }
 
+/* MISSED: the paths this server noted for a member while it was out;
+ * RESYNCED: one of them cleared (missed.h) */
+static int op_missed(struct conn *c, const struct ddio_rebuild *m, struct ddio_rebuild_r *r,
+                     char *msg, size_t msglen)
+{
+    if (m->op == DDIO_RB_RESYNCED) {
+        char norm[DDIO_MAX_STR + 1];
+        int rc = norm_or_refuse(m->path, norm, sizeof(norm), msg, msglen);
+        if (rc == 0 && (rc = missed_clear(c->srv, m->member, norm)) != 0)
+            snprintf(msg, msglen, "clearing the note of %.300s: %s", norm,
+                     ddio_errno_name(-rc));
+        return rc;
+    }
+    if (!(r->paths = calloc(DDIO_RB_MAX_PATHS, sizeof(*r->paths))))
+        return -ENOMEM;
+    int n = missed_list(c->srv, m->member, r->paths, DDIO_RB_MAX_PATHS);
+    if (n < 0) {
+        snprintf(msg, msglen, "listing the notes: %s", ddio_errno_name(-n));
+        return n;
+    }
+    r->npaths = (uint32_t)n;
+    return 0;
+}
+
+int rebuild_fence_held(struct conn *c, const char *norm)
+{
+    struct rb_state *rb = c->srv->rb;
+    if (!rb)
+        return 0;
+    pthread_mutex_lock(&rb->mu);
+    struct rb_fence *f = fence_find(rb, norm);
+    int mine = f && f->conn == c->id;
+    pthread_mutex_unlock(&rb->mu);
+    return mine;
+}
+
 static int op_fence(struct conn *c, const struct ddio_rebuild *m, char *msg, size_t msglen)
 {
     char norm[DDIO_MAX_STR + 1];
@@ -413,8 +426,10 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     }
     if (m.op == DDIO_RB_ADOPT)
         rc = op_adopt(c, &m, msg, sizeof(msg));
-    else if (m.op == DDIO_RB_BEGIN)
+    else if (m.op == DDIO_RB_BEGIN || m.op == DDIO_RB_REDO)
         rc = op_begin(c, &m, &r.state, msg, sizeof(msg));
+    else if (m.op == DDIO_RB_MISSED || m.op == DDIO_RB_RESYNCED)
+        rc = op_missed(c, &m, &r, msg, sizeof(msg));
     else if (m.op == DDIO_RB_DONE)
         rc = op_done(c, &m, msg, sizeof(msg));
     else if (m.op == DDIO_RB_PROGRESS)
@@ -422,11 +437,14 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     else
         rc = op_fence(c, &m, msg, sizeof(msg));
     free(m.path);
-    if (rc)
+    if (rc) {
+        ddio_rebuild_r_free(&r);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "rebuild: %s", msg), 0;
+    }
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_rebuild_r(&w, &r);
+    ddio_rebuild_r_free(&r);
     return reply_w(c, h, &w);
 }
 
@@ -452,7 +470,7 @@ int rebuild_init(struct server *srv, char *err, size_t errlen)
     }
     struct stat sb;
     rb->adopt_pending = srv->cfg.replacement && fstatat(rb->ddiofd, "adopted", &sb, 0) != 0;
-    atomic_store(&rb->unbuilt, count_entries(rb->ddiofd, "unbuilt"));
+    atomic_store(&rb->unbuilt, marks_count(rb->ddiofd, "unbuilt"));
     if (rb->adopt_pending)
         DDIO_WARN("--replacement: opens refused until `ddio rebuild --server N` names the "
                   "lost server this one replaces");

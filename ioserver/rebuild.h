@@ -32,6 +32,9 @@ struct rebuild_progress {
     int reported;
 };
 void rebuild_progress_get(struct server *srv, struct rebuild_progress *p);
+/* 1: c holds the fence on norm (a rebuild or resync copying it: its own
+ * requests pass the membership check, member_req.c) */
+int rebuild_fence_held(struct conn *c, const char *norm);
 /* c's fences lifted (its connection ended) */
 void rebuild_conn_gone(struct conn *c);
 

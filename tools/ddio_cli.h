@@ -56,6 +56,10 @@ int cmd_stats(struct cli *o);
 int cmd_scrub(struct cli *o);
 int cmd_rebuild(struct cli *o);
 int cmd_member(struct cli *o);
+/* a returning member n brought up to date (ddio member in): every file the
+ * other servers noted for it while it was out copied onto it from the
+ * copies, the notes cleared; 0, or 1 said on stderr (ddio_cli_rebuild.c) */
+int cli_resync(struct cli *o, int n);
 /* "membership: epoch E, out: ...\n", or with json {"epoch": E, "out":
  * [...]} (null when unknown) (ddio_cli_member.c) */
 void cli_member_line(struct ddio_client *cl, FILE *f, int json);

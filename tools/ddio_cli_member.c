@@ -93,6 +93,14 @@ int cmd_member(struct cli *o)
         snprintf(msg, sizeof msg, "member: no server '%s' in the list", o->argv[1]);
         rc = -1;
     }
+    /* in again: first brought up to date from what the others noted */
+    if (rc == 0 && change && !strcmp(o->argv[0], "in")
+        && (rc = ddio_client_members(cl, m, msg, sizeof msg)) == 0 && m->val.n
+        && m->val.out[who] && cli_resync(o, who)) {
+        snprintf(msg, sizeof msg, "member: server %d stays out: its resync did not finish "
+                 "(run ddio member in again)", who);
+        rc = -1;
+    }
     if (rc == 0)
         rc = change ? ddio_client_member_set(cl, who, !strcmp(o->argv[0], "out"), m, msg,
                                              sizeof msg)

@@ -33,11 +33,13 @@ struct rb_file {
     struct ddio_layout_rec layout;  /* a survivor's record */
     uint64_t size;                  /* the survivors' stat (an estimate), then the copy's */
     int k;                          /* the lost server's index in it (-1: not in it) */
+    int ok;                         /* rebuilt or skipped; or nothing to copy */
 };
 
 struct rb_run {
     struct ddio_client *cl;
     const struct cli *o;
+    int redo;                       /* a returning member's resync: REDO, not BEGIN */
     int n;                          /* the replacement's index in the server list */
     uint8_t known[DDIO_MAX_SERVERS][DDIO_ID_LEN];   /* the others' ids */
     uint8_t lost[DDIO_ID_LEN];
@@ -96,7 +98,8 @@ static int survey(struct rb_run *r, const char *path, struct rb_file *f)
     return 0;
 }
 
-static int add_file(struct rb_run *r, const char *path)
+/* a slot at the end of r->files (0, or 1 said) */
+static int grow_files(struct rb_run *r)
 {
     if (r->nfiles == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 64;
@@ -106,6 +109,28 @@ static int add_file(struct rb_run *r, const char *path)
         r->files = v;
         r->cap = cap;
     }
+    return 0;
+}
+
+/* a noted path no other server has: nothing to copy, its note cleared */
+static int add_file_gone(struct rb_run *r, const char *path)
+{
+    if (grow_files(r))
+        return 1;
+    struct rb_file *f = &r->files[r->nfiles];
+    memset(f, 0, sizeof(*f));
+    f->k = -1;
+    f->ok = 1;
+    if (!(f->path = strdup(path)))
+        return cli_fail("rebuild: out of memory");
+    r->nfiles++;
+    return 0;
+}
+
+static int add_file(struct rb_run *r, const char *path)
+{
+    if (grow_files(r))
+        return 1;
     struct rb_file *f = &r->files[r->nfiles];
     memset(f, 0, sizeof(*f));
     if (survey(r, path, f))
@@ -305,7 +330,8 @@ static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
     uint32_t state = 0;
-    struct ddio_rebuild b = {.op = DDIO_RB_BEGIN, .path = f->path, .layout = f->layout};
+    struct ddio_rebuild b = {.op = r->redo ? DDIO_RB_REDO : DDIO_RB_BEGIN, .path = f->path,
+                             .layout = f->layout};
     b.layout.server_index = (uint32_t)f->k;
     if (f->layout.copies < 2) {
         printf("%s: none: lost (its stripe on server %d had no copy)\n", f->path, r->n);
@@ -324,14 +350,17 @@ static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
         printf("%s: %s: already rebuilt (skipped)\n", f->path,
                ddio_redundancy_name(f->layout.copies));
         r->skipped++;
+        f->ok = 1;
         r->total -= f->size;        /* the estimate counts what is left to copy */
     } else if (rc == 0 && (rc = ddio_client_setattr_on(r->cl, r->n, f->path, f->attr.mode,
                                                        f->attr.uid, f->attr.gid, msg,
                                                        sizeof msg)) == 0
                && (rc = copy_file(r, f, msg, sizeof msg)) == 0) {
-        printf("%s: %s: rebuilt, %" PRIu64 " bytes\n", f->path,
-               ddio_redundancy_name(f->layout.copies), f->size);
+        printf("%s: %s: %s, %" PRIu64 " bytes\n", f->path,
+               ddio_redundancy_name(f->layout.copies), r->redo ? "resynced" : "rebuilt",
+               f->size);
         r->rebuilt++;
+        f->ok = 1;
     }
     char other[DDIO_CLIENT_MSG_LEN];
     fence_all(r, f, DDIO_RB_UNFENCE, other, sizeof other);
@@ -387,6 +416,114 @@ static void run_free(struct rb_run *r)
     free(r->dattr);
     free(r->files);
     ddio_client_free(r->cl);
+}
+
+/* ---- a returning member's resync (ddio member in) -------------------------------- */
+
+/* path noted for member n by some other server: added once (its layout
+ * from a survivor; one that no survivor has any more has nothing to copy) */
+static int add_noted(struct rb_run *r, const char *path)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_pstat_r p;
+    int rc = -ENOENT;
+    for (size_t i = 0; i < r->nfiles; i++)
+        if (!strcmp(r->files[i].path, path))
+            return 0;
+    for (int i = 0; i < ddio_client_nservers(r->cl) && rc == -ENOENT; i++)
+        if (i != r->n)
+            rc = ddio_client_pstat_on(r->cl, i, path, &p, msg, sizeof msg);
+    if (rc != -ENOENT) {
+        if ((rc = add_file(r, path)) == 0)
+            r->files[r->nfiles - 1].ok = r->files[r->nfiles - 1].k < 0;
+        return rc;
+    }
+    /* removed since: nothing to copy, its note goes (a copy the member
+     * kept of it is left there: removing it is ddio rm's, on every server) */
+    if (add_file_gone(r, path))
+        return 1;
+    printf("%s: gone from the other servers since it was noted: nothing to resync\n", path);
+    return 0;
+}
+
+/* every other server's notes for member n, into r->files: 0, or 1 when a
+ * server could not say (the resync needs every other server) */
+static int gather_noted(struct rb_run *r)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_rebuild m = {.op = DDIO_RB_MISSED, .member = (uint32_t)r->n};
+    for (int i = 0; i < ddio_client_nservers(r->cl); i++) {
+        struct ddio_rebuild_r rr;
+        char path[DDIO_MAX_STR + 2];
+        if (i == r->n)
+            continue;
+        int rc = ddio_client_rebuild_call(r->cl, i, &m, &rr, msg, sizeof msg);
+        for (uint32_t j = 0; rc == 0 && j < rr.npaths; j++) {
+            snprintf(path, sizeof path, "/%s", rr.paths[j]);  /* noted normalized */
+            rc = add_noted(r, path);
+        }
+        ddio_rebuild_r_free(&rr);
+        if (rc)
+            return cli_fail("resync: server %d (%s): %s", i,
+                            ddio_client_server_addr(r->cl, i), msg);
+    }
+    return 0;
+}
+
+/* the notes of the files resynced (or gone) cleared on every other server */
+static void clear_noted(struct rb_run *r)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    for (size_t f = 0; f < r->nfiles; f++) {
+        struct ddio_rebuild m = {.op = DDIO_RB_RESYNCED, .member = (uint32_t)r->n,
+                                 .path = r->files[f].path};
+        for (int i = 0; i < ddio_client_nservers(r->cl) && r->files[f].ok; i++)
+            if (i != r->n && ddio_client_rebuild_op(r->cl, i, &m, NULL, msg, sizeof msg))
+                r->failed += cli_fail("resync: %s: its note on server %d: %s",
+                                      r->files[f].path, i, msg);
+    }
+}
+
+static void files_free(struct rb_run *r)
+{
+    for (size_t i = 0; i < r->nfiles; i++)
+        free(r->files[i].path);
+    r->nfiles = 0;
+}
+
+int cli_resync(struct cli *o, int n)
+{
+    struct rb_run r = {.o = o, .n = n, .redo = 1};
+    char msg[DDIO_CLIENT_MSG_LEN];
+    if (!(r.cl = cli_client(o)))
+        return 1;
+    r.t0 = cli_now();
+    int rc = 0;
+    for (int i = 0; i < ddio_client_nservers(r.cl) && !rc; i++)
+        if (i != n && ddio_client_server_id(r.cl, i, r.known[i], msg, sizeof msg))
+            rc = cli_fail("resync: server %d: %s (the resync needs every other server)", i,
+                          msg);
+    /* rounds until no server has a note left: a file written again while
+     * it was copied is noted again, and copied again */
+    for (int round = 0; rc == 0 && !r.failed; round++) {
+        files_free(&r);
+        if ((rc = gather_noted(&r)) || r.nfiles == 0)
+            break;
+        if (round == 3) {
+            rc = cli_fail("resync: files are still being written with server %d out; try "
+                          "again when they are not", n);
+            break;
+        }
+        for (size_t i = 0; i < r.nfiles; i++)
+            if (r.files[i].k >= 0)
+                rebuild_file(&r, &r.files[i], 1);
+        clear_noted(&r);
+    }
+    printf("resync: server %d: %u file(s) resynced, %u lost, %u failed; %" PRIu64
+           " bytes in %.2f s\n", n, r.rebuilt, r.lost_files, r.failed + (unsigned)rc, r.done,
+           cli_now() - r.t0);
+    run_free(&r);
+    return rc || r.failed ? 1 : 0;
 }
 
 int cmd_rebuild(struct cli *o)

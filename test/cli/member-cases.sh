@@ -65,20 +65,41 @@ else t_fail cli/member/returning-learns-out "$(cat "$T/m.out" "$T/m.err" "$T/s2.
 if "$DDIO" cp ddio:/m1 "$T/degraded" >/dev/null 2>"$T/cp.err" && same "$T/src" "$T/degraded"; then
   t_pass cli/member/out-reads-copies
 else t_fail cli/member/out-reads-copies "$(cat "$T/cp.err" "$T/why")"; fi
-# a write needs every server: refused, clearly, and nothing changed
-t_expect_fail -x 1 -2 cli/member/out-refuses-writes "out of the membership since epoch 2" \
-  "$DDIO" cp "$T/degraded" ddio:/m1
+# writes go on without it: /m1 overwritten (shorter), /m2 made; the
+# others note both for it; its datafiles keep the old bytes meanwhile
+head -c 2500003 /dev/urandom > "$T/src1"; head -c 1700001 /dev/urandom > "$T/src2"
+cp "$ROOT/s2/m1" "$T/s2-m1.before"
+if "$DDIO" cp "$T/src1" ddio:/m1 >/dev/null 2>"$T/cp.err" && "$DDIO" cp "$T/src2" ddio:/m2 >/dev/null 2>>"$T/cp.err" \
+   && "$DDIO" cp ddio:/m1 "$T/b1" >/dev/null 2>>"$T/cp.err" && same "$T/src1" "$T/b1" \
+   && "$DDIO" cp ddio:/m2 "$T/b2" >/dev/null 2>>"$T/cp.err" && same "$T/src2" "$T/b2" \
+   && same "$ROOT/s2/m1" "$T/s2-m1.before" && [ ! -e "$ROOT/s2/m2" ]; then
+  t_pass cli/member/out-writes-copies
+else t_fail cli/member/out-writes-copies "$(cat "$T/cp.err" "$T/why"; ls "$ROOT/s2")"; fi
+"$DDIO" status -i 0 >"$T/st.out" 2>&1
+grep -q "^  noted for members out: 2 file(s)" "$T/st.out" && t_pass cli/member/out-noted \
+  || t_fail cli/member/out-noted "$(grep -E '^server|noted' "$T/st.out")"
 
-# ---- in again: every byte back, every copy equal to its primary --------------------------
+# ---- in again: resynced from the notes, every byte back, every copy equal ----------------
 if "$DDIO" member in 2 >"$T/i.out" 2>"$T/i.err" && grep -qx "epoch 3" "$T/i.out" \
-   && grep -qx "server 2 ${addr[2]} in" "$T/i.out"; then t_pass cli/member/in-again
-else t_fail cli/member/in-again "$(cat "$T/i.out" "$T/i.err")"; fi
-if "$DDIO" cp ddio:/m1 "$T/back" >/dev/null 2>"$T/cp.err" && same "$T/src" "$T/back"; then
+   && grep -qx "server 2 ${addr[2]} in" "$T/i.out" && grep -q '^/m1: mirror: resynced, ' "$T/i.out" \
+   && grep -q '^/m2: mirror: resynced, ' "$T/i.out" \
+   && grep -q '^resync: server 2: 2 file(s) resynced, 0 lost, 0 failed' "$T/i.out"; then
+  t_pass cli/member/in-again-resynced
+else t_fail cli/member/in-again-resynced "$(cat "$T/i.out" "$T/i.err")"; fi
+"$DDIO" status -i 0 >"$T/st.out" 2>&1
+grep -q "noted for members out" "$T/st.out" && t_fail cli/member/notes-cleared "$(grep noted "$T/st.out")" \
+  || t_pass cli/member/notes-cleared
+if "$DDIO" cp ddio:/m1 "$T/back" >/dev/null 2>"$T/cp.err" && same "$T/src1" "$T/back" \
+   && "$DDIO" cp ddio:/m2 "$T/back2" >/dev/null 2>"$T/cp.err" && same "$T/src2" "$T/back2"; then
   t_pass cli/member/reads-back
 else t_fail cli/member/reads-back "$(cat "$T/cp.err" "$T/why")"; fi
+# server 2's datafiles are its primaries' bytes again: each primary equals
+# its copy, server 2's own and the copy it keeps of server 1's units
 ok=1
-for j in 0 1 2; do same "$ROOT/s$j/m1" "$ROOT/s$(( (j + 1) % 3 ))/.ddio/copy1/m1" || ok=0; done
-[ $ok = 1 ] && t_pass cli/member/copies-agree || t_fail cli/member/copies-agree "$(cat "$T/why")"
+for f in m1 m2; do for j in 0 1 2; do
+  same "$ROOT/s$j/$f" "$ROOT/s$(( (j + 1) % 3 ))/.ddio/copy1/$f" || { ok=0; echo "$f $j: $(cat "$T/why")" >>"$T/agree"; }
+done; done
+[ $ok = 1 ] && t_pass cli/member/copies-agree || t_fail cli/member/copies-agree "$(cat "$T/agree")"
 
 # ---- a file held open across a membership change: refused once, resent, right bytes ------
 # (the mount's connection to server 1 carries the epoch it last heard; the
@@ -95,7 +116,7 @@ f = open(sys.argv[1], "rb", buffering=0); src = open(sys.argv[2], "rb").read()
 f.seek(1048576); ok = f.read(65536) == src[1048576:1114112]
 print("ready", flush=True); sys.stdin.readline()
 f.seek(1900000); ok = ok and f.read(65536) == src[1900000:1965536]
-print("same" if ok else "differ", flush=True)' "$M/m1" "$T/src"; }
+print("same" if ok else "differ", flush=True)' "$M/m1" "$T/src1"; }
   read -r -t 20 line <&"${HOLD[0]}"
   before=$(counter epoch_refused)
   "$DDIO" member out 2 >/dev/null 2>&1 && "$DDIO" member in 2 >"$T/i2.out" 2>&1

@@ -208,7 +208,7 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #define CLEANUP free(m.path)
     SIMPLE(FZ_REBUILD, struct ddio_rebuild, ddio_dec_rebuild, ddio_enc_rebuild)
 #undef CLEANUP
-#define CLEANUP (void)0
+#define CLEANUP ddio_rebuild_r_free(&m)
     SIMPLE(FZ_REBUILD_R, struct ddio_rebuild_r, ddio_dec_rebuild_r, ddio_enc_rebuild_r)
 #undef CLEANUP
 #define CLEANUP free(m.cred)

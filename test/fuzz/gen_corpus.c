@@ -282,6 +282,22 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_rebuild(&w, &rp);
     emit("rebuild_progress", FZ_REBUILD, &w);
+    struct ddio_rebuild rm = { .op = DDIO_RB_MISSED, .member = 1 };
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild(&w, &rm);
+    emit("rebuild_missed", FZ_REBUILD, &w);
+    struct ddio_rebuild rr = { .op = DDIO_RB_REDO, .path = "d/g",
+                               .layout = { .stripe_unit = 65536, .stripe_count = 2,
+                                           .server_index = 0, .ndisks = 1,
+                                           .block_size = 65536, .copies = 2 } };
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild(&w, &rr);
+    emit("rebuild_redo", FZ_REBUILD, &w);
+    static char *mp[] = { "d/f", "g" };
+    struct ddio_rebuild_r rmr = { .npaths = 2, .paths = mp };
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild_r(&w, &rmr);
+    emit("rebuild_missed_r", FZ_REBUILD_R, &w);
     struct ddio_rebuild_r rbr = { .state = DDIO_RB_BEGUN };
     ddio_wbuf_init(&w);
     ddio_enc_rebuild_r(&w, &rbr);

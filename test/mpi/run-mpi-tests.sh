@@ -280,17 +280,24 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
       "$bin/t_mirror" "$tmp/mirror-$k.dump" "$k"
     t_step "mirror-kill$k/cmp" cmp "$tmp/mirror-$k.dump" "$mirror_ufs"
   done
-  # server 1 declared out (alive, refusing the file): a read-only open
-  # reads every byte, its part from the copies; a read-write open fails
+  # server 1 declared out (alive, refusing the file): the file written
+  # again with another pattern (its part to the copies, the others noting
+  # it) and read back; declared in (resynced from the notes); then server 0
+  # out: read back read-only, server 0's part from server 1's copy; every
+  # copy then equals its primary. Both reads compared with ufs:.
+  T_MIRROR_SEED=44 ufs_run mirror44 4 "$bin/t_mirror" /dev/null; mirror44_ufs="$U/mirror44"
   root="$tmp/srv-mirror-out"; mkdir -p "$root"
-  t_step mirror-out1/ddio "$run" -s 3 --root "$root" -- bash -c '
-    mpiexec -n 4 "$0" /dev/null ddio:/mirror || exit 1
-    "$top/tools/ddio" member out 1 || exit 1
-    mpiexec -n 4 "$0" reread "$1" ddio:/mirror || exit 1
-    "$top/tools/ddio" stats copy_reads > "$tmp/mirror-out-stats" &&
-      cat "$tmp/mirror-out-stats" && awk "$COPY_READS" "$tmp/mirror-out-stats"' \
-    "$bin/t_mirror" "$tmp/mirror-out.dump"
-  t_step mirror-out1/cmp cmp "$tmp/mirror-out.dump" "$mirror_ufs"
+  t_step mirror-out/ddio "$run" -s 3 --root "$root" -- bash -c '
+    d="$top/tools/ddio"
+    mpiexec -n 4 "$0" /dev/null ddio:/mirror && "$d" member out 1 || exit 1
+    T_MIRROR_SEED=44 mpiexec -n 4 "$0" rewrite "$1.w" ddio:/mirror || exit 1
+    "$d" member in 1 | tee "$1.in" && grep -q "^resync: server 1: 1 file(s) resynced, 0 lost, 0 failed" "$1.in" || exit 1
+    "$d" member out 0 && T_MIRROR_SEED=44 mpiexec -n 4 "$0" reread "$1.r" ddio:/mirror || exit 1
+    for i in 0 1 2; do cmp "$2/s$i/mirror" "$2/s$(( (i + 1) % 3 ))/.ddio/copy1/mirror" || exit 1; done
+    "$d" stats copy_reads > "$1.stats" && cat "$1.stats" && awk "$COPY_READS" "$1.stats"' \
+    "$bin/t_mirror" "$tmp/mirror-out" "$root"
+  t_step mirror-out/cmp-written cmp "$tmp/mirror-out.w" "$mirror44_ufs"
+  t_step mirror-out/cmp-resynced cmp "$tmp/mirror-out.r" "$mirror44_ufs"
   # mirror:3 on 3 servers: two of them lost, the third serves everything
   root="$tmp/srv-mirror3"; mkdir -p "$root"
   t_step mirror3-kill01/ddio env T_MIRROR_MODE=mirror:3 \

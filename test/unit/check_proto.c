@@ -632,7 +632,9 @@ static int d_rebuild(const uint8_t *p, size_t n)
 static int d_rebuild_r(const uint8_t *p, size_t n)
 {
     struct ddio_rebuild_r m;
-    return ddio_dec_rebuild_r(p, n, &m);
+    int rc = ddio_dec_rebuild_r(p, n, &m);
+    ddio_rebuild_r_free(&m);
+    return rc;
 }
 
 static int d_localstat(const uint8_t *p, size_t n)
@@ -1582,7 +1584,32 @@ START_TEST(rt_rebuild)
     encode_sample(&samples[scrub_sample("rebuild_r")], &w);
     ck_assert_int_eq(ddio_dec_rebuild_r(w.p, w.len, &r), 0);
     ck_assert_uint_eq(r.state, DDIO_RB_BUILT);
+    ck_assert_uint_eq(r.npaths, 0);
     ddio_wbuf_free(&w);
+    /* MISSED and its paths, RESYNCED, REDO */
+    char *paths[] = { "a/b", "c" };
+    struct ddio_rebuild_r rp = { .npaths = 2, .paths = paths };
+    ddio_wbuf_init(&w);
+    ddio_enc_rebuild_r(&w, &rp);
+    ck_assert_int_eq(ddio_dec_rebuild_r(w.p, w.len, &r), 0);
+    ck_assert(r.npaths == 2 && !strcmp(r.paths[0], "a/b") && !strcmp(r.paths[1], "c"));
+    ddio_rebuild_r_free(&r);
+    ddio_wbuf_free(&w);
+    struct ddio_rebuild q[] = { { .op = DDIO_RB_MISSED, .member = 2 },
+                                { .op = DDIO_RB_RESYNCED, .member = 1, .path = "x/y" },
+                                { .op = DDIO_RB_REDO, .path = "z",
+                                  .layout = { .stripe_unit = 4096, .stripe_count = 2,
+                                              .server_index = 1, .copies = 2 } } };
+    for (int i = 0; i < 3; i++) {
+        ddio_wbuf_init(&w);
+        ddio_enc_rebuild(&w, &q[i]);
+        ck_assert_int_eq(ddio_dec_rebuild(w.p, w.len, &m), 0);
+        ck_assert(m.op == q[i].op && m.member == q[i].member);
+        ck_assert(q[i].path ? !strcmp(m.path, q[i].path) : m.path == NULL);
+        ck_assert_uint_eq(m.layout.stripe_count, q[i].layout.stripe_count);
+        free(m.path);
+        ddio_wbuf_free(&w);
+    }
     ck_assert_str_eq(ddio_type_name(DDIO_T_REBUILD), "REBUILD");
     ck_assert_str_eq(ddio_type_name(DDIO_T_REBUILD | DDIO_REPLY), "REBUILD|R");
 }
@@ -1608,8 +1635,16 @@ START_TEST(bad_rebuild)
     struct ddio_rebuild m = ok;
     m.op = 0;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
-    m.op = DDIO_RB_PROGRESS + 1;
+    m.op = DDIO_RB_REDO + 1;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
+    struct ddio_rebuild ms = { .op = DDIO_RB_MISSED, .member = DDIO_MAX_SERVERS };
+    ck_assert_int_eq(rebuild_try(&ms), -EPROTO);     /* no such member index */
+    ms.member = DDIO_MAX_SERVERS - 1;
+    ck_assert_int_eq(rebuild_try(&ms), 0);
+    struct ddio_rebuild rs = { .op = DDIO_RB_RESYNCED, .member = 0, .path = "" };
+    ck_assert_int_eq(rebuild_try(&rs), -EPROTO);     /* the root is no file */
+    struct ddio_rebuild rd = { .op = DDIO_RB_REDO, .path = "a" };
+    ck_assert_int_eq(rebuild_try(&rd), -EPROTO);     /* no layout */
     struct ddio_rebuild pr = { .op = DDIO_RB_PROGRESS, .done = 10, .total = 10 };
     ck_assert_int_eq(rebuild_try(&pr), 0);
     pr.done = 11;                           /* more copied than there is */
@@ -1625,10 +1660,15 @@ START_TEST(bad_rebuild)
     ck_assert_int_eq(rebuild_try(&m), 0);
     m.layout.copies = 3;                    /* more copies than servers */
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
-    uint8_t st[4] = { 3, 0, 0, 0 };
+    uint8_t st[8] = { 3, 0, 0, 0, 0, 0, 0, 0 };
     ck_assert_int_eq(dec_copy(d_rebuild_r, st, sizeof(st)), -EPROTO);
     st[0] = 1;
     ck_assert_int_eq(dec_copy(d_rebuild_r, st, sizeof(st)), 0);
+    st[4] = 1;                              /* a path said, none there */
+    ck_assert_int_eq(dec_copy(d_rebuild_r, st, sizeof(st)), -EPROTO);
+    uint8_t many[8] = { 0, 0, 0, 0, (DDIO_RB_MAX_PATHS + 1) & 0xFF,
+                        (DDIO_RB_MAX_PATHS + 1) >> 8, 0, 0 };
+    ck_assert_int_eq(dec_copy(d_rebuild_r, many, sizeof(many)), -EPROTO);
 }
 END_TEST
 
