@@ -35,11 +35,15 @@ int ddio_fh_open(struct ddio_fh *f, struct ddio_conn **conns, int n, const char 
 }
 
 /* this process's buffered writes go first; what was read ahead is dropped:
- * after a sync others' synced writes must be seen */
+ * after a sync others' synced writes must be seen. The same-host counts
+ * ride along (posted; the SYNC's send reads the reply first), so a file
+ * held open long (a mount's, a job's) shows in the servers' counters at
+ * each sync, not only at its close. */
 int ddio_fh_sync(struct ddio_fh *f, struct ddio_err *e)
 {
     int rc = ddio_cache_flush(&f->cache, f, e);
     ddio_cache_drop(&f->cache);
+    ddio_local_report(f);
     return rc ? rc : ddio_fh_sync_servers(f, e);
 }
 
@@ -52,6 +56,10 @@ int ddio_fh_close(struct ddio_fh *f, struct ddio_err *e)
     if (f->srv)         /* buffered writes first; their error is the close's */
         rc = ddio_cache_flush(&f->cache, f, e ? e : &ignored);
     ddio_cache_free(&f->cache);
+    /* posted before the CLOSE, or before parking: a parked handle moves no
+     * bytes, and one still parked when the process ends is never closed */
+    if (f->srv)
+        ddio_local_report(f);
     if (f->srv && rc == 0 && ddio_park_put(f))
         return 0;
     if (f->srv)

@@ -6,7 +6,6 @@
  * call), resent to a server lost meanwhile; CLOSE of every handle; the UCX
  * attachment of the file's connections. */
 #include "ddio_core_file.h"
-#include "ddio_core_io.h"
 #include "ddio_net.h"
 #include "ddio_xport.h"
 
@@ -476,23 +475,6 @@ int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint
  * collective close reach the server first, and the deleted file's space
  * stayed held by the still-open handle (a job that deleted and then wrote
  * on a nearly full file system got ENOSPC: MPI suite errors-nospace). */
-/* before the CLOSE (c->mu held): the bytes the same-host descriptors moved,
- * so the server's counters (ddio status) see that traffic too */
-static void post_local_counts(struct ddio_fh *f, int i, int64_t dl)
-{
-    struct ddio_localstat m = {.handle = f->srv[i].handle};
-    struct ddio_wbuf w;
-    struct ddio_err e;
-    if (!ddio_local_take_counts(f, i, &m.read, &m.written))
-        return;
-    memset(&e, 0, sizeof(e));
-    ddio_wbuf_init(&w);
-    ddio_enc_localstat(&w, &m);
-    if (!w.err)
-        ddio_conn_post(f->srv[i].conn, DDIO_T_LOCALSTAT, w.p, w.len, dl, &e);
-    ddio_wbuf_free(&w);
-}
-
 void ddio_fh_close_servers(struct ddio_fh *f)
 {
     int64_t dl = ddio_now_ms() + f->timeout_ms;
@@ -507,8 +489,6 @@ void ddio_fh_close_servers(struct ddio_fh *f)
                 if (c->nposted)
                     (void) ddio_conn_drain(c, dl, &e);
             } else {
-                if (srv_live(&f->srv[i]))
-                    post_local_counts(f, i, dl);
                 ddio_wbuf_init(&w);
                 if (srv_live(&f->srv[i]) && enc_handle(f, i, &w, NULL) && !w.err)
                     ddio_conn_post(c, DDIO_T_CLOSE, w.p, w.len, dl, &e);

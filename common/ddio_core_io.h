@@ -49,9 +49,13 @@ int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t
                       const char *only);
 /* close the descriptors of every stripe server (before f->srv goes) */
 void ddio_local_release(struct ddio_fh *f);
-/* the bytes stripe server i's descriptors moved since the last take (then
- * zero): 1 when there were any (LOCALSTAT at close reports them) */
-int ddio_local_take_counts(struct ddio_fh *f, int i, uint64_t *read, uint64_t *written);
+/* LOCALSTAT to each live stripe server whose descriptors moved bytes since
+ * the last report (kept across renewed descriptors), posted: at a close
+ * (before the CLOSE, or before the handles are parked) and before a SYNC
+ * (ddio_core_fh.c), so the server's counters see what this process read
+ * and wrote in its datafiles itself. Counts a broken connection did not
+ * take stay for the next report. */
+void ddio_local_report(struct ddio_fh *f);
 /* 1: L's first datafile is still where it was handed over: not deleted,
  * not renamed (so the path it was opened by still names the same file);
  * -1: it is not; 0: no descriptors (none handed over, another host) */

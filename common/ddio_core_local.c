@@ -352,14 +352,34 @@ static void local_clear(struct ddio_local *L)
     L->wbytes = w;
 }
 
-int ddio_local_take_counts(struct ddio_fh *f, int i, uint64_t *read, uint64_t *written)
+/* c->mu held */
+static void report_one(struct ddio_fh *f, int i, int64_t deadline)
 {
-    struct ddio_local *L = f->srv ? f->srv[i].local : NULL;
-    *read = L ? L->rbytes : 0;
-    *written = L ? L->wbytes : 0;
-    if (L)
+    struct ddio_local *L = f->srv[i].local;
+    struct ddio_localstat m = {.handle = f->srv[i].handle };
+    struct ddio_wbuf w;
+    struct ddio_err e;
+
+    if (!L || !(L->rbytes | L->wbytes) || !ddio_srv_live(&f->srv[i]))
+        return;
+    m.read = L->rbytes;
+    m.written = L->wbytes;
+    memset(&e, 0, sizeof(e));
+    ddio_wbuf_init(&w);
+    ddio_enc_localstat(&w, &m);
+    if (!w.err && !ddio_conn_post(f->srv[i].conn, DDIO_T_LOCALSTAT, w.p, w.len, deadline, &e))
         L->rbytes = L->wbytes = 0;
-    return *read || *written;
+    ddio_wbuf_free(&w);
+}
+
+void ddio_local_report(struct ddio_fh *f)
+{
+    int64_t deadline = ddio_now_ms() + f->timeout_ms;
+    for (int i = 0; f->srv && i < f->nsrv; i++) {
+        pthread_mutex_lock(&f->srv[i].conn->mu);
+        report_one(f, i, deadline);
+        pthread_mutex_unlock(&f->srv[i].conn->mu);
+    }
 }
 
 void ddio_local_release(struct ddio_fh *f)

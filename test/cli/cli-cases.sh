@@ -210,6 +210,51 @@ same_host_counted() {
   "$DDIO" rm /cli/local
 }
 if out=$(same_host_counted); then t_pass cli/status/same-host-counted; else t_fail cli/status/same-host-counted "$out"; fi
+# a 5 MB copy in and out, as issue 45 found it: with the shortcuts at their
+# default (on) the same-host counters take it and status shows it; with both
+# off the servers' own counters take it and the same-host ones stay still
+sums() {   # "bytes_written bytes_read local_write_bytes local_read_bytes", over servers
+  "$DDIO" status --json -i 0 | py '
+import json,sys
+s=json.load(sys.stdin)["servers"]
+assert s and all(x["ok"] for x in s), s
+print(*(sum(x[k] for x in s) for k in ("bytes_written","bytes_read","local_write_bytes","local_read_bytes")))'
+}
+copy_5m() {   # ENV...: cp in and out with that environment, compared
+  env "$@" "$DDIO" cp "$T/f5m" ddio:/cli/f5m >/dev/null 2>&1 \
+    && env "$@" "$DDIO" cp ddio:/cli/f5m "$T/f5m.back" >/dev/null 2>&1 \
+    && cmp -s "$T/f5m" "$T/f5m.back" && "$DDIO" rm /cli/f5m
+}
+counted_5m() {   # MODE: same-host (the default) or servers (shortcuts off)
+  local b a n=5000000
+  b=($(sums)) || { echo "status --json failed"; return 1; }
+  if [ "$1" = same-host ]; then
+    copy_5m -u DDIO_LOCAL_WRITE -u DDIO_LOCAL_READ || { echo "copies failed"; return 1; }
+  else
+    copy_5m DDIO_LOCAL_WRITE=0 DDIO_LOCAL_READ=0 || { echo "copies failed"; return 1; }
+  fi
+  a=($(sums)) || { echo "status --json failed"; return 1; }
+  local dw=$((a[0] - b[0])) dr=$((a[1] - b[1])) lw=$((a[2] - b[2])) lr=$((a[3] - b[3]))
+  echo "servers wrote $dw read $dr; same-host wrote $lw read $lr"
+  if [ "$1" = same-host ]; then
+    [ "$lw" -ge $n ] && [ "$lr" -ge $n ]
+  else
+    [ "$dw" -ge $n ] && [ "$dr" -ge $n ] && [ "$lw" = 0 ] && [ "$lr" = 0 ]
+  fi
+}
+head -c 5000000 /dev/urandom >"$T/f5m"
+for mode in same-host servers; do
+  if out=$(counted_5m $mode); then t_pass cli/status/counted-5m-$mode; else t_fail cli/status/counted-5m-$mode "$out"; fi
+done
+# the status text says which part was same-host: its totals include it
+"$DDIO" status -i 0 >"$T/status" 2>"$T/err" && py '
+import re,sys
+t=open(sys.argv[1]).read()
+tot=re.findall(r"^  read (\S+ \S+)  written (\S+ \S+)  xfers", t, re.M)
+loc=re.findall(r"^  of which same-host clients read (\S+ \S+) and wrote (\S+ \S+) themselves$", t, re.M)
+assert len(tot) == 2 and len(loc) == 2, t
+assert all(l[1] != "0 B" and l[0] != "0 B" for l in loc), loc
+' "$T/status" && t_pass cli/status/same-host-line || t_fail cli/status/same-host-line "$(cat "$T/status" "$T/err")"
 # stats: the raw counters as before, now with the new keys
 "$DDIO" stats uptime_ms disk.0.bytes_written root.0.free_bytes inflight >"$T/stats" 2>&1 \
   && [ "$(wc -l <"$T/stats")" = 8 ] && t_pass cli/stats/new-keys || t_fail cli/stats/new-keys "$(cat "$T/stats")"

@@ -108,6 +108,32 @@ posix_transport() {   # the mount's data went the way DDIO_TRANSPORT says ($XPOR
   fi
   rm "$M/p/x"
 }
+posix_sync_counted() {   # a file held open shows in the counters at each fsync
+  python3 - "$M/p/s" "$T/rand" "${DDIO_LOCAL_WRITE:-1}" <<'PY'
+import os, subprocess, sys
+path, src, lw = sys.argv[1], sys.argv[2], sys.argv[3] != "0"
+keys = ["local_write_bytes", "bytes_written"]
+def sums():
+    out = subprocess.run([os.environ["TOP"] + "/tools/ddio", "stats"] + keys, check=True,
+                         capture_output=True, text=True).stdout.split("\n")
+    return {k: sum(int(l.split()[2]) for l in out if l.split()[1:2] == [k]) for k in keys}
+data = open(src, "rb").read()
+fd = os.open(path, os.O_CREAT | os.O_RDWR | os.O_TRUNC, 0o644)
+try:
+    b = sums()
+    os.write(fd, data)
+    os.fsync(fd)             # the same-host writes are reported with the SYNC
+    a = sums()
+    d = {k: a[k] - b[k] for k in keys}
+    if lw:
+        assert d["local_write_bytes"] >= len(data), d
+    else:
+        assert d["bytes_written"] >= len(data) and d["local_write_bytes"] == 0, d
+finally:
+    os.close(fd)
+    os.unlink(path)
+PY
+}
 posix_rm() {
   rm "$M/p/w" "$M/p/c/moved"
   rmdir "$M/p/c" "$M/p/a" "$M/p"
@@ -315,7 +341,7 @@ export M T TOP TMOUNT TH5 PAT FILECMP DDIO_SERVERS XPORT BOUND
 export -f die stop_server   # errors_reopen's Python calls stop_server
 case "$group" in
   posix)
-    for c in mkdir_ls cp_in cp_out ls_l mv truncate overwrite python xattr transport rm; do
+    for c in mkdir_ls cp_in cp_out ls_l mv truncate overwrite python xattr transport sync_counted rm; do
       check "posix/$c" "posix_$c"
     done ;;
   mpi)

@@ -477,19 +477,26 @@ if t_selected excl; then ddio_only excl 2 4 t_excl; ddio_only excl-s3 3 3 t_excl
 if t_selected delclose; then ddio_only delclose 2 4 t_delclose; fi
 if t_selected park; then  # parked handles (common/ddio_core_park.c; off by default)
   # t_park's checks pass with parking off (the default) and on (the hint in
-  # a ROMIO_HINTS file, or DDIO_PARK_MS); on, the servers see fewer OPENs
+  # a ROMIO_HINTS file, or DDIO_PARK_MS); on, the servers see fewer OPENs.
+  # The same-host bytes are counted alike with parking on, though the job
+  # ends with handles still parked (never closed): reported before parking
   echo "romio_ddio_park enable" > "$tmp/park-on-hints"
   mkdir -p "$tmp/srv-park"
   t_step park "$run" -s 2 --root "$tmp/srv-park" -- bash -c '
     prog=$0 ddio=$1 hints=$2
     n() { "$ddio" stats opens | awk "{ s += \$3 } END { print s + 0 }"; }
-    o0=$(n)
-    mpiexec -n 2 "$prog" ddio:/park-off || exit 1; o1=$(n)
+    l() { "$ddio" stats local_write_bytes local_read_bytes | awk "{ s[\$2] += \$3 } END { print s[\"local_write_bytes\"] + 0, s[\"local_read_bytes\"] + 0 }"; }
+    o0=$(n) l0=($(l))
+    mpiexec -n 2 "$prog" ddio:/park-off || exit 1; o1=$(n) l1=($(l))
     ROMIO_HINTS=$hints T_PARK_WANT=enable mpiexec -n 2 "$prog" ddio:/park-hint || exit 1; o2=$(n)
-    DDIO_PARK_MS=5000 mpiexec -n 2 "$prog" ddio:/park || exit 1; o3=$(n)
+    l2=($(l))
+    DDIO_PARK_MS=5000 mpiexec -n 2 "$prog" ddio:/park || exit 1; o3=$(n) l3=($(l))
     off=$((o1 - o0)) hint=$((o2 - o1)) on=$((o3 - o2))
     echo "server OPENs: parking off $off, on by hint $hint, on by DDIO_PARK_MS $on"
-    [ "$hint" -lt "$off" ] && [ "$on" -lt "$off" ]' "$bin/t_park" "$top/tools/ddio" "$tmp/park-on-hints"
+    lw=($((l1[0] - l0[0])) $((l3[0] - l2[0]))) lr=($((l1[1] - l0[1])) $((l3[1] - l2[1])))
+    echo "same-host bytes written, read: parking off ${lw[0]}, ${lr[0]}; on ${lw[1]}, ${lr[1]}"
+    [ "$hint" -lt "$off" ] && [ "$on" -lt "$off" ] && [ "${lw[1]}" = "${lw[0]}" ] \
+      && [ "${lr[1]}" = "${lr[0]}" ]' "$bin/t_park" "$top/tools/ddio" "$tmp/park-on-hints"
 fi
 if t_selected patterns; then
   ddio_vs_ufs patterns8 2 4 ddio-patterns -q -r 8 -m 2

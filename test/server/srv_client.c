@@ -79,6 +79,7 @@ int main(int argc, char **argv)
     run_case("xfer/inline", test_inline);
     run_case("xfer/once", test_once);
     run_case("xfer/local", test_local);
+    run_case("xfer/localstat", test_localstat);
     run_case("xfer/mirror", test_mirror);
     run_case("xfer/scrub", test_scrub);
     run_case("xfer/rebuild", test_rebuild);

@@ -153,6 +153,7 @@ void test_independent_4k_of_2(void);
 void test_inline(void);
 void test_once(void);
 void test_local(void);
+void test_localstat(void);
 void test_mirror(void);
 void test_scrub(void);
 void test_rebuild(void);

@@ -239,3 +239,47 @@ void test_local(void)
     free(back);
     cl_close(c);
 }
+
+static int localstat_call(struct cl *c, uint64_t handle, uint64_t read, uint64_t written)
+{
+    struct ddio_localstat m = {.handle = handle, .read = read, .written = written};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_localstat(&w, &m);
+    return call_simple(c, DDIO_T_LOCALSTAT, &w);
+}
+
+/* LOCALSTAT: a handle's counts added exactly; another connection's handle,
+ * or none, is EBADF and adds nothing (the connection stays); a payload
+ * that is not 24 bytes is EPROTO and the close */
+void test_localstat(void)
+{
+    struct ddio_open_r r;
+    struct cl *c = connect_create("localstat", &r), *other = cl_connect();
+    uint64_t r0 = cl_stat(c, "local_read_bytes"), w0 = cl_stat(c, "local_write_bytes"), v = 0;
+    CHECK(r0 != UINT64_MAX && w0 != UINT64_MAX, "STATS has no local_*_bytes");
+    CHECK(localstat_call(c, r.handle, 4096, 5000000) == 0, "LOCALSTAT refused");
+    CHECK(localstat_call(c, r.handle, 1, 0) == 0, "a second LOCALSTAT refused");
+    CHECK(cl_stat(c, "local_read_bytes") == r0 + 4097 && cl_stat(c, "local_write_bytes") == w0 + 5000000,
+          "counters: read +%" PRIu64 ", written +%" PRIu64, cl_stat(c, "local_read_bytes") - r0,
+          cl_stat(c, "local_write_bytes") - w0);
+    CHECK(localstat_call(c, r.handle + 1000, 7, 7) == EBADF, "LOCALSTAT of a bad handle: not EBADF");
+    CHECK(localstat_call(other, r.handle, 7, 7) == EBADF,
+          "LOCALSTAT of another connection's handle: not EBADF");
+    CHECK(cl_stat(c, "local_read_bytes") == r0 + 4097 && cl_stat(c, "local_write_bytes") == w0 + 5000000,
+          "a refused LOCALSTAT counted");
+    CHECK(cl_handle_op(c, DDIO_T_STAT, r.handle, &v) == 0, "STAT after the refusals");
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_put_u64(&w, r.handle);
+    ddio_put_u64(&w, 1);
+    ddio_put_u32(&w, 1);        /* 20 bytes */
+    CHECK(call_simple(other, DDIO_T_LOCALSTAT, &w) == EPROTO, "a short LOCALSTAT: not EPROTO");
+    char b;
+    CHECK(ddio_recv_all(other->fd, &b, 1, ddio_now_ms() + TMO) != 0,
+          "a short LOCALSTAT: the connection stayed open");
+    CHECK(cl_stat(c, "local_read_bytes") == r0 + 4097, "a malformed LOCALSTAT counted");
+    printf("ok   localstat: counts added, refusals add nothing\n");
+    cl_close(other);
+    cl_close(c);
+}

@@ -2388,6 +2388,32 @@ START_TEST(local_msgs)
 }
 END_TEST
 
+/* LOCALSTAT: the counts come back exactly, to 2^64-1 (a long job's); 24
+ * bytes and nothing else, whatever the values */
+START_TEST(localstat_msgs)
+{
+    struct ddio_localstat m = {.handle = 0x0123456789abcdefull, .read = UINT64_MAX,
+                               .written = 5000000}, r;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_localstat(&w, &m);
+    ck_assert_uint_eq(w.len, 24);
+    memset(&r, 0xee, sizeof(r));
+    ck_assert_int_eq(ddio_dec_localstat(w.p, w.len, &r), 0);
+    ck_assert_uint_eq(r.handle, m.handle);
+    ck_assert_uint_eq(r.read, UINT64_MAX);
+    ck_assert_uint_eq(r.written, 5000000);
+    ck_assert_int_eq(ddio_dec_localstat(w.p, 0, &r), -EPROTO);
+    ck_assert_int_eq(ddio_dec_localstat(w.p, 16, &r), -EPROTO);   /* no written */
+    ck_assert_int_eq(ddio_dec_localstat(NULL, 0, &r), -EPROTO);
+    ddio_put_u64(&w, 1);                                             /* a 4th field */
+    ck_assert_int_eq(ddio_dec_localstat(w.p, w.len, &r), -EPROTO);
+    ddio_wbuf_free(&w);
+    ck_assert_str_eq(ddio_type_name(DDIO_T_LOCALSTAT), "LOCALSTAT");
+    ck_assert_str_eq(ddio_type_name(DDIO_T_LOCALSTAT | DDIO_REPLY), "LOCALSTAT|R");
+}
+END_TEST
+
 START_TEST(bad_ucx)
 {
     struct ddio_wbuf w;
@@ -2855,6 +2881,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, xfer_resent);
     tcase_add_test(tc, cancel_msg);
     tcase_add_test(tc, local_msgs);
+    tcase_add_test(tc, localstat_msgs);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
 
