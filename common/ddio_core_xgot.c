@@ -37,7 +37,8 @@ int xfer_note_got(xstate *st, const struct ddio_seg *g)
 void xfer_got_merge(xstate *st)
 {
     size_t m = 0;
-    qsort(st->got, st->ngot, sizeof(*st->got), seg_cmp);
+    if (st->ngot)               /* (none: got may be NULL) */
+        qsort(st->got, st->ngot, sizeof(*st->got), seg_cmp);
     st->got_bytes = 0;
     for (size_t k = 0; k < st->ngot; k++) {
         struct ddio_seg g = st->got[k];
