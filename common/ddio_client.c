@@ -12,6 +12,7 @@
 #include "ddio_client_int.h"
 #include "ddio_auth.h"
 #include "ddio_core.h"
+#include "ddio_core_member.h"
 #include "ddio_net.h"
 #include "ddio_xport.h"
 
@@ -170,6 +171,37 @@ static int conns_all(struct ddio_client *cl, struct ddio_conn **conns, struct dd
                              e);
 }
 
+/* server i's connection; one that does not answer at once and is out of
+ * the membership fails at once (no waiting for it to restart), any other
+ * is waited for, the recovery time */
+static int conn_of(struct ddio_client *cl, int i, struct ddio_conn **c, struct ddio_err *e)
+{
+    struct ddio_conn *all[DDIO_MAX_SERVERS] = { 0 };
+    struct ddio_err ae = {0};
+    if (!ddio_pool_get(&cl->pool, cl->addr[i], cl->timeout_ms, c, e))
+        return 0;
+    if (e->transport && cl->n <= (int)DDIO_MAX_SERVERS
+        && ddio_pool_get_all(&cl->pool, cl->addr, cl->n, cl->timeout_ms, 0, all, &ae)
+        && !ddio_members_fill_out(&cl->pool, cl->addr, cl->n, cl->timeout_ms, all, &ae)
+        && all[i] && all[i]->member_out) {
+        ddio_err_set(e, DDIO_E_OUT, "ddio: server %s is down and out of the membership",
+                     cl->addr[i]);
+        return -1;
+    }
+    return ddio_pool_get_recover(&cl->pool, cl->addr[i], cl->timeout_ms, cl->recover_ms, c, e);
+}
+
+/* conns_all for an open: a server that does not answer at once and is out
+ * of the membership is opened without (no waiting for it to restart);
+ * any other is waited for, the recovery time */
+static int conns_out(struct ddio_client *cl, struct ddio_conn **conns, struct ddio_err *e)
+{
+    if (!ddio_pool_get_all(&cl->pool, cl->addr, cl->n, cl->timeout_ms, 0, conns, e)
+        || !ddio_members_fill_out(&cl->pool, cl->addr, cl->n, cl->timeout_ms, conns, e))
+        return 0;
+    return conns_all(cl, conns, e);
+}
+
 /* One request and its reply on server i (resent to it after a lost
  * connection: PSTAT, READDIR, STATS are reads): 0 with the reply in *rp
  * (may be NULL), or -errno with the message in msg. */
@@ -179,8 +211,7 @@ static int call(struct ddio_client *cl, int i, uint16_t type, const struct ddio_
     struct ddio_call k = {0};
     struct ddio_err e = {0};
 
-    if (ddio_pool_get_recover(&cl->pool, cl->addr[i], cl->timeout_ms, cl->recover_ms, &k.conn,
-                              &e))
+    if (conn_of(cl, i, &k.conn, &e))
         return fail(&e, msg, msglen);
     ddio_wbuf_init(&k.req);
     if (req) {                  /* NULL: no payload (STATS) */
@@ -702,14 +733,18 @@ static int client_open(struct ddio_client *cl, const char *path, int flags, int 
     f->fh.xport = cl->xport;
     f->fh.renew = 1;    /* a handle lost with its connection is opened again */
     f->fh.recover_ms = cl->recover_ms;  /* and the call resent */
+    f->fh.declare_out = ddio_client_declare_out;  /* lost for good during a write */
+    f->fh.declare_arg = cl;
     f->fh.local_read = ddio_local_read_on(-1);
     f->fh.local_lazy = cl->local_lazy;
     f->fh.local_write = ddio_local_write_on(-1);
-    if (conns_all(cl, conns, &e) ||
+    if (conns_out(cl, conns, &e) ||
         ddio_fh_open(&f->fh, conns, cl->n, path,
                      (flags & DDIO_CO_RDONLY) ? DDIO_O_RDONLY : DDIO_O_RDWR,
                      (flags & DDIO_CO_CREAT) ? &cr : NULL, &e))
         rc = fail(&e, msg, msglen);
+    if (rc == 0)
+        ddio_members_name_first(&cl->pool, cl->addr, cl->n, cl->timeout_ms, &f->fh);
     if (rc == 0 && (flags & DDIO_CO_TRUNC))
         rc = ddio_client_truncate(f, 0, msg, msglen);
     if (rc) {
@@ -853,7 +888,7 @@ int ddio_client_server_id(struct ddio_client *cl, int i, uint8_t id[DDIO_ID_LEN]
 {
     struct ddio_conn *c;
     struct ddio_err e = {0};
-    if (ddio_pool_get_recover(&cl->pool, cl->addr[i], cl->timeout_ms, cl->recover_ms, &c, &e))
+    if (conn_of(cl, i, &c, &e))
         return fail(&e, msg, msglen);
     memcpy(id, c->id, DDIO_ID_LEN);
     return 0;

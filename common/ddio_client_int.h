@@ -18,4 +18,9 @@ struct ddio_client {
     int local_lazy;              /* ddio_client_local_lazy */
 };
 
+/* ddio_fh.declare_out of the tools' files (arg: the client): the server
+ * declared out by a majority (ddio_client_member.c) */
+int ddio_client_declare_out(void *arg, const struct ddio_conn *c, struct ddio_err *e);
+
+
 #endif

@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int member_fail(const struct ddio_err *e, char *msg, size_t msglen)
 {
@@ -30,4 +32,22 @@ int ddio_client_member_set(struct ddio_client *cl, int who, int out, struct ddio
     if (ddio_members_set(&cl->pool, cl->addr, cl->n, cl->timeout_ms, who, out, m, &e))
         return member_fail(&e, msg, msglen);
     return 0;
+}
+
+int ddio_client_declare_out(void *arg, const struct ddio_conn *c, struct ddio_err *e)
+{
+    struct ddio_client *cl = arg;
+    struct ddio_members *m = calloc(1, sizeof(*m));
+    int who = -1;
+    for (int i = 0; i < cl->n; i++)
+        if (!strcmp(cl->addr[i], c->addr))
+            who = i;
+    if (who < 0 || !m) {
+        free(m);
+        ddio_err_set(e, m ? EINVAL : ENOMEM, "server %s is not in the server list", c->addr);
+        return -1;
+    }
+    int rc = ddio_members_set(&cl->pool, cl->addr, cl->n, cl->timeout_ms, who, 1, m, e);
+    free(m);
+    return rc;
 }

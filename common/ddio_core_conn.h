@@ -99,6 +99,9 @@ struct ddio_conn {
     int local_no;               /* LOCAL refused as another host: not asked
                                  * again on this connection */
     unsigned fork_gen;          /* ddio_fork_gen() when connected */
+    int member_out;             /* unreachable at the last connect, and out in the
+                                 * membership record (id from there): opens go
+                                 * on without it (ddio_members_fill_out) */
     uint32_t epoch;             /* the membership epoch the server's last reply
                                  * carried, sent with every request (0: none
                                  * heard yet); kept across reconnects, so a

@@ -153,10 +153,15 @@ static int open_send(open_set *s, const char *path, uint32_t amode,
         return -1;
     }
     for (int i = 0; i < s->n; i++) {
-        s->calls[i].conn = s->conns[i];
+        /* down and out of the membership: not asked (it would refuse) */
+        s->calls[i].conn = s->conns[i]->member_out ? NULL : s->conns[i];
         open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i, call, ask, s);
     }
     open_fan(s, 0, s->n, timeout_ms, recover_ms);
+    for (int i = 0; i < s->n; i++)
+        if (s->conns[i]->member_out)
+            ddio_err_set(&s->calls[i].err, DDIO_E_OUT, "ddio server %s: down, and out of "
+                         "the membership", s->conns[i]->name);
     if (proto && s->n > 1)
         create_settle(s, timeout_ms, recover_ms);
     return 0;

@@ -94,6 +94,13 @@ struct ddio_fh {
      * reconnected with backoff, the handle opened again and the call resent,
      * for up to recover_ms from the loss; 0: the call fails at once */
     int recover_ms;
+    /* a server of a mirrored file lost for the whole recovery time during
+     * a write: the membership asked to declare it out (the server list's
+     * owner knows the deployment: ddio_client.c, the driver); 0: it is out
+     * (the write then goes on without it), -1 with e set. NULL: the write
+     * fails */
+    int (*declare_out)(void *arg, const struct ddio_conn *c, struct ddio_err *e);
+    void *declare_arg;
     struct ddio_lk *locks;      /* held: taken again when server 0's
                                  * connection is renewed (ddio_fh_lock) */
     int nlocks, caplocks;
@@ -200,6 +207,10 @@ int ddio_fh_local_sizes(struct ddio_fh *f, const char *skip, uint64_t *local,
 int ddio_fh_prealloc(struct ddio_fh *f, uint64_t size, struct ddio_err *e);
 /* SYNC on every server */
 int ddio_fh_sync_servers(struct ddio_fh *f, struct ddio_err *e);
+/* a change that changes nothing (SETSIZE that grows to 0) on every server
+ * in: each notes the file for the members out (a write they took before
+ * one was declared out) */
+int ddio_fh_touch(struct ddio_fh *f, struct ddio_err *e);
 /* one request on stripe server i's handle: enc(w, handle, arg) builds it */
 typedef void (*ddio_henc_fn)(struct ddio_wbuf *w, uint64_t handle, uint64_t arg);
 int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint64_t arg,

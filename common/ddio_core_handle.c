@@ -246,6 +246,24 @@ static void fh_prepare(struct ddio_fh *f, int i, struct ddio_call *k, srv_enc_fn
     k->conn = f->srv[i].conn;
 }
 
+/* A mirrored file's servers lost for the whole recovery time in a fan-out
+ * declared out (f->declare_out; DESIGN.md 6.1): their errors cleared, the
+ * file goes on without them. How many were declared. */
+static int fh_declare_lost(struct ddio_fh *f, struct ddio_call *calls)
+{
+    int n = 0;
+    for (int i = 0; i < f->nsrv && f->copies > 1 && f->declare_out; i++) {
+        struct ddio_err de = {0};
+        if (!calls[i].err.errnum || !calls[i].err.transport || f->srv[i].out
+            || f->declare_out(f->declare_arg, f->srv[i].conn, &de))
+            continue;
+        f->srv[i].out = 1;
+        memset(&calls[i].err, 0, sizeof(calls[i].err));
+        n++;
+    }
+    return n;
+}
+
 /* fan a request out to the stripe servers enc picks; the first error into e;
  * the calls (replies) stay for the caller in *out when out != NULL. A server
  * lost meanwhile (f->recover_ms) is reconnected and asked again: these
@@ -282,11 +300,15 @@ static int fh_fanout(struct ddio_fh *f, uint16_t type, srv_enc_fn enc, const voi
             again |= todo[i];
         }
     }
+    int declared = fh_declare_lost(f, calls);
     for (int i = 0; i < f->nsrv && !rc; i++)
         if (calls[i].err.errnum) {
             *e = calls[i].err;
             rc = -1;
         }
+    /* what the others did before it was out is noted for it */
+    if (!rc && declared && type != DDIO_T_SETSIZE)
+        rc = ddio_fh_touch(f, e);
     free(todo);
     if (out && !rc)
         *out = calls;
@@ -430,6 +452,21 @@ int ddio_fh_prealloc(struct ddio_fh *f, uint64_t size, struct ddio_err *e)
 int ddio_fh_sync_servers(struct ddio_fh *f, struct ddio_err *e)
 {
     return fh_fanout(f, DDIO_T_SYNC, enc_handle, NULL, NULL, e);
+}
+
+static int enc_touch(const struct ddio_fh *f, int i, struct ddio_wbuf *w, const void *arg)
+{
+    (void) arg;
+    struct ddio_setsize m = {.handle = f->srv[i].handle,.local_size = 0,
+        .logical_size = 0,.flags = DDIO_SS_GROW
+    };
+    ddio_enc_setsize(w, &m);
+    return 1;
+}
+
+int ddio_fh_touch(struct ddio_fh *f, struct ddio_err *e)
+{
+    return fh_fanout(f, DDIO_T_SETSIZE, enc_touch, NULL, NULL, e);
 }
 
 struct call_arg {

@@ -338,3 +338,53 @@ int ddio_members_set(struct ddio_pool *p, char *const *addrs, int n, int timeout
     free(r.rs);
     return rc;
 }
+
+int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                          struct ddio_conn **conns, struct ddio_err *e)
+{
+    int missing = 0;
+    for (int i = 0; i < n; i++)
+        if (conns[i])
+            conns[i]->member_out = 0;
+        else
+            missing++;
+    if (!missing || !e->transport)
+        return missing ? -1 : 0;
+    struct ddio_members *m = calloc(1, sizeof(*m));
+    struct ddio_err me = {0};
+    int ok = m && ddio_members_read(p, addrs, n, timeout_ms, m, &me) == 0
+        && m->val.n == (uint32_t) n;
+    for (int i = 0; ok && i < n; i++)
+        ok = conns[i] || m->val.out[i];
+    for (int i = 0; ok && i < n; i++) {
+        struct ddio_conn *c = conns[i] ? NULL : ddio_pool_find(p, addrs[i]);
+        if (!conns[i] && !c)
+            ok = 0;
+        else if (c) {
+            pthread_mutex_lock(&c->mu);
+            memcpy(c->id, m->val.ids[i], DDIO_ID_LEN);
+            c->member_out = 1;
+            pthread_mutex_unlock(&c->mu);
+            conns[i] = c;
+        }
+    }
+    free(m);
+    if (ok)
+        memset(e, 0, sizeof(*e));
+    return ok ? 0 : -1;
+}
+
+void ddio_members_name_first(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                             const struct ddio_fh *f)
+{
+    int unnamed = 0;
+    for (int i = 0; i < f->nsrv; i++)
+        unnamed |= f->srv[i].conn && f->srv[i].conn->epoch == 0;
+    if (f->copies < 2 || !unnamed)
+        return;
+    struct ddio_members *m = calloc(1, sizeof(*m));
+    struct ddio_err e = {0};
+    if (m)
+        (void) ddio_members_read(p, addrs, n, timeout_ms, m, &e);
+    free(m);
+}

@@ -8,6 +8,7 @@
 #define DDIO_CORE_MEMBER_H
 
 #include "ddio_core_conn.h"
+#include "ddio_core_file.h"
 
 struct ddio_members {
     uint32_t epoch;              /* the newest committed record found */
@@ -33,5 +34,18 @@ int ddio_members_read(struct ddio_pool *p, char *const *addrs, int n, int timeou
  * winning). */
 int ddio_members_set(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms, int who,
                      int out, struct ddio_members *m, struct ddio_err *e);
+
+/* After ddio_pool_get_all left some servers unconnected (conns[i] NULL):
+ * when the membership record (read from the others) has every one of them
+ * out, each gets its unconnected connection, named by the record's id and
+ * marked member_out (an open goes on without it): 0, e cleared; else -1,
+ * e kept. Connected ones get member_out cleared. */
+int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                          struct ddio_conn **conns, struct ddio_err *e);
+/* A mirrored file opened while a server has no membership epoch yet: epoch
+ * 1 agreed now, while every server answers (a member must be named before
+ * it can be declared out); failures change nothing */
+void ddio_members_name_first(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                             const struct ddio_fh *f);
 
 #endif

@@ -112,6 +112,11 @@ void ddio_fanout_recover(struct ddio_call *calls, int n, uint16_t type, int time
 int ddio_pool_get_recover(struct ddio_pool *p, const char *addr, int timeout_ms, int recover_ms,
                           struct ddio_conn **out, struct ddio_err *e)
 {
+    struct ddio_conn *known = ddio_pool_find(p, addr);
+    /* down and out of the membership when last tried: once, no waiting
+     * for a restart (its files go on without it) */
+    if (known && known->member_out)
+        recover_ms = 0;
     int64_t give_up = ddio_now_ms() + recover_ms;
     int wait = 0;
 

@@ -91,14 +91,14 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
 {
     int64_t now = ddio_now_ms();
     srv_finish(st, i);
-    /* a server whose disk returned data that disagrees with its checksum
-     * (EILSEQ), a replacement that has not rebuilt the file yet (ENODATA),
-     * or one the membership has out (DDIO_E_OUT: what it holds may be
-     * stale), is out for this read as a lost one is: a copy has the bytes */
     /* a write of a mirrored file whose server answers that it is out: its
      * part went to its copies' holders in the same call */
     if (!st->e->errnum && xfer_write_out(st, i, err))
         return 1;
+    /* a server whose disk returned data that disagrees with its checksum
+     * (EILSEQ), a replacement that has not rebuilt the file yet (ENODATA),
+     * or one the membership has out (DDIO_E_OUT: what it holds may be
+     * stale), is out for this read as a lost one is: a copy has the bytes */
     if (xfer_can_degrade(st) && (err->transport || st->s[i].size_only || err->errnum == EILSEQ
                             || err->errnum == ENODATA || err->errnum == DDIO_E_OUT)
         && !st->e->errnum) {
@@ -109,7 +109,8 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
     }
     if (!st->f->recover_ms || !ddio_err_recoverable(err) || st->e->errnum ||
         (st->give_up && now >= st->give_up)) {
-        xfer_note_error(st, err);
+        if (!(st->give_up && xfer_out_pending(st, i, err)))
+            xfer_note_error(st, err);
         return 0;
     }
     if (!st->give_up)
@@ -351,7 +352,9 @@ static void try_lost(xstate *st)
                          "%d ms: romio_ddio_recover_timeout / DDIO_RECOVER_TIMEOUT)",
                          st->f->recover_ms);
             }
-            xfer_note_error(st, &err);
+            err.transport = 1;
+            if (!xfer_out_pending(st, i, &err))
+                xfer_note_error(st, &err);
         }
     }
 }
@@ -819,7 +822,10 @@ static void read_copies(xstate *st)
  * counter, never freed. */
 static void ucx_end(xstate *st)
 {
-    int64_t dl = ddio_now_ms() + (st->e->errnum || st->resent ? 200 : 5000);
+    int lost = st->resent;      /* sends to a lost connection never complete */
+    for (int i = 0; i < st->f->nsrv; i++)
+        lost |= st->s[i].out_pending;
+    int64_t dl = ddio_now_ms() + (st->e->errnum || lost ? 200 : 5000);
     struct ddio_err err;
     int rc;
 
@@ -836,13 +842,14 @@ static void ucx_end(xstate *st)
         rc = -ETIMEDOUT;
     else
         rc = 0;
-    /* after a resend, sends still pending went to the endpoint of a lost
+    /* after a resend (or with a server lost for good, to be declared out),
+     * sends still pending went to the endpoint of a lost
      * connection (every server that is still there said DONE, so it had
      * all its DATA): they will never complete, or fail when the endpoint's
      * error handler runs (EIO; CI: a server SIGKILLed while a rank sent it
      * write data failed a call whose resend had succeeded), and count for
      * nothing either way */
-    if (rc && st->resent && !st->e->errnum)
+    if (rc && lost && !st->e->errnum)
         rc = 0;
     if (rc) {
         ddio_err_set(&err, -rc, "ddio: sending write data by UCX failed (%s)",
@@ -905,6 +912,7 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
         read_copies(&st);
         ucx_end(&st);
         ddio_conns_unlock(st.conns, x->f->nsrv);
+        xfer_declare_outs(&st, involved);
     }
     if (e->errnum && st.stall_ms >= STALL_NOTE_MS) {
         size_t l = strlen(e->msg);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ddio_core_conn.h"
@@ -68,7 +69,7 @@ int xfer_prepare(xstate *st, const char *involved)
             st->inv[i] = 1;
         } else if (xfer_can_degrade(st) && (err.transport || err.errnum == DDIO_E_OUT))
             st->s[i].degraded = 1;
-        else if (!xfer_write_out(st, i, &err))
+        else if (!xfer_write_out(st, i, &err) && !xfer_out_pending(st, i, &err))
             xfer_note_error(st, &err);
     }
     return xfer_write_covered(st, involved);
@@ -111,4 +112,52 @@ void xfer_spare_check(xstate *st)
         if (st->conns[i] && !st->inv[i] && !st->s[i].degraded
             && idle_conn_closed(st->conns[i]))
             st->s[i].degraded = st->s[i].size_only = 1;
+}
+
+int xfer_out_pending(xstate *st, int i, const struct ddio_err *err)
+{
+    if (st->x->op != DDIO_X_WRITE || st->f->copies < 2 || !st->f->declare_out
+        || st->e->errnum || !err->transport)
+        return 0;
+    st->s[i].out_pending = 1;
+    st->s[i].lost_err = *err;
+    return 1;
+}
+
+/* a holder of a copy of server i's units took the call's XFER */
+static int copy_taken(const xstate *st, int i)
+{
+    for (uint32_t c = 1; c < st->f->copies; c++) {
+        int q = (int) ddio_copy_server(st->f->stripe.count, (uint32_t) i, c);
+        if (st->inv[q] && !st->s[q].out_pending && !st->s[q].out)
+            return 1;
+    }
+    return 0;
+}
+
+void xfer_declare_outs(xstate *st, const char *involved)
+{
+    struct ddio_fh *f = st->f;
+    int any = 0;
+    for (int i = 0; i < f->nsrv && !st->e->errnum; i++) {
+        struct ddio_err err;
+        if (!st->s[i].out_pending)
+            continue;
+        memset(&err, 0, sizeof(err));
+        if ((involved && !involved[i]) || copy_taken(st, i)) {
+            if (f->declare_out(f->declare_arg, f->srv[i].conn, &err) == 0) {
+                f->srv[i].out = 1;
+                any = 1;
+                continue;
+            }
+        }
+        xfer_note_error(st, &st->s[i].lost_err);
+        if (err.errnum) {
+            size_t l = strlen(st->e->msg);
+            snprintf(st->e->msg + l, sizeof(st->e->msg) - l, "; declaring it out: %s", err.msg);
+        }
+    }
+    /* the others took their parts before it was out: noted now */
+    if (any && !st->e->errnum)
+        ddio_fh_touch(f, st->e);
 }

@@ -34,6 +34,10 @@ typedef struct xsrv {
                                  * the call's error if no copy can serve it */
     int out;                    /* a write that skips it: the membership has it
                                  * out, its copies' holders write its part */
+    int out_pending;            /* a write lost it for the recovery time: to be
+                                 * declared out after the call (its loss in
+                                 * lost_err fails the call if that fails) */
+    struct ddio_err lost_err;
 } xsrv;
 
 typedef struct xstate {
@@ -118,5 +122,14 @@ int xfer_write_out(xstate *st, int i, const struct ddio_err *err);
  * holder of a copy among the servers sent the XFER, else the call's error
  * (EHOSTDOWN); 0 */
 int xfer_write_covered(xstate *st, const char *involved);
+/* a mirrored file's write gave up on server i (err: lost for the recovery
+ * time): 1, taken as out pending (xfer_declare_outs decides after the
+ * call), when the file's handle can have it declared out; else 0 */
+int xfer_out_pending(xstate *st, int i, const struct ddio_err *err);
+/* after the call, its connections unlocked: each pending server declared
+ * out, and the file noted for it by the others (their parts of the call
+ * were taken before it was out); a server that cannot be declared out,
+ * or that no holder of its copy covered, fails the call with its loss */
+void xfer_declare_outs(xstate *st, const char *involved);
 
 #endif

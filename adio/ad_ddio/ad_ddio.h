@@ -236,6 +236,10 @@ void ADIOI_DDIO_Target(const char *filename, char *path, size_t cap, char *serve
 /* the spec for ADIOI_DDIO_Server_list: the hint, else (no $DDIO_SERVERS)
  * the mount's servers, else NULL (config, or the last hint) */
 const char *ADIOI_DDIO_Servers_spec(const char *hint, const char *mount_servers);
+/* ad_ddio_member.c: a lost server of a mirrored file declared out
+ * (ddio_fh.declare_out, arg the file); epoch 1 named at an open */
+int ADIOI_DDIO_Declare_out(void *arg, const struct ddio_conn *c, ADIOI_DDIO_Err * e);
+void ADIOI_DDIO_Name_first(ADIOI_DDIO_File * f);
 
 /* ad_ddio_hints.c: DDIO_TIMING set: print per-call phase times to stderr;
  * the XFER flags the file's hints ask for (romio_ddio_presort) */

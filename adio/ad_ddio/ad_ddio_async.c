@@ -419,6 +419,8 @@ static ADIOI_DDIO_Afile *afile_get(ADIO_File fd, ADIOI_DDIO_Err * e)
     af->sh.copies = f->fh.copies;
     af->sh.timeout_ms = f->fh.timeout_ms;
     af->sh.recover_ms = f->fh.recover_ms;
+    af->sh.declare_out = f->fh.declare_out;
+    af->sh.declare_arg = f->fh.declare_arg;
     af->sh.local_read = f->fh.local_read;
     af->sh.local_write = f->fh.local_write;
     af->sh.xport = f->fh.xport;

@@ -149,6 +149,8 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
      * reopen, resend: ddio_core.h), then fails the file's calls */
     f->fh.renew = 0;
     f->fh.recover_ms = ADIOI_DDIO_Recover_ms(f);
+    f->fh.declare_out = ADIOI_DDIO_Declare_out;   /* lost for good during a write */
+    f->fh.declare_arg = f;
     f->fh.local_read = ADIOI_DDIO_Local_read(f);
     f->fh.local_write = ADIOI_DDIO_Local_write(f);
     /* a delete-on-close file goes at close: nothing to take again */
@@ -179,6 +181,8 @@ static int open_file(ADIO_File fd, ADIOI_DDIO_Err * e)
         rc = ddio_xfer_file_size(&f->fh, &size, e);
         fd->fp_ind = fd->fp_sys_posn = (ADIO_Offset) size;
     }
+    if (!rc)
+        ADIOI_DDIO_Name_first(f);
     if (!rc) {
         publish_layout(fd, f);
         ADIOI_DDIO_Cache_setup(fd, ADIOI_DDIO_Xfer_flags(f), e);  /* nothing buffered yet: cannot fail */

@@ -11,7 +11,9 @@
 # --checksums on and no copies); ddio rebuild onto a replacement server
 # (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, mirror:3);
 # the servers' membership, a server out and in again
-# (test/cli/member-cases.sh). Closes with "cli: N passed, N failed".
+# (test/cli/member-cases.sh); a server lost for good mid-write, declared
+# out by the client (test/cli/lost-cases.sh). Closes with "cli: N passed,
+# N failed".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -105,6 +107,15 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-mb" --server-opt --redunda
   >"$tmp/member.log" 2>"$tmp/member.err"
 rc=$?
 t_relay "$tmp/member.log" && [ $rc = 0 ] || t_fail cli/member/session "exit $rc: $(tail -c 400 "$tmp/member.err")"
+
+# ---- a server lost for good mid-write: declared out by the client, the write goes on ----
+# (test/cli/lost-cases.sh; three servers, a mirrored file, one SIGKILLed and its root deleted)
+mkdir -p "$tmp/srv-lost" "$tmp/tlost"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-lost" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" T="$tmp/tlost" ROOT="$tmp/srv-lost" bash "$here/lost-cases.sh" \
+  >"$tmp/lost.log" 2>"$tmp/lost.err"
+rc=$?
+t_relay "$tmp/lost.log" && [ $rc = 0 ] || t_fail cli/lost/session "exit $rc: $(grep -v Killed "$tmp/lost.err" | tail -c 400)"
 
 # ---- status of a server with three disks: a line and a JSON entry per disk and root ----
 mkdir -p "$tmp/srv3"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A server lost for good mid-write (run-cli-tests.sh runs it inside
+# `ddio-run -s 3`, servers with --redundancy mirror, DDIO_SERVERS and
+# DDIO_SECRET_FILE set): server 2 SIGKILLed and its root deleted while
+# `ddio cp` writes a 300 MB mirrored file. The write rides through: after
+# the recovery time (DDIO_RECOVER_TIMEOUT=2) the client has the majority
+# declare server 2 out and finishes on the others; the file reads back
+# byte for byte in a new process (server 2 down and out: no waiting for
+# it), the others noted the file for it, and a file made after is written
+# and read without it. Needs: DDIO (tools/ddio), T (scratch dir), ROOT
+# (ddio-run's --root). Prints "PASS: name" or "FAIL: name: why" per case.
+set -u
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+T_TMP=$T
+IFS=, read -r -a addr <<<"$DDIO_SERVERS"
+export DDIO_RECOVER_TIMEOUT=2
+pid_of() { pgrep -P "$PPID" -a ddio-server | awk -v f="/s$1.port" 'index($0, f) { print $1 }'; }
+same() { cmp "$1" "$2" >"$T/why" 2>&1; }
+
+head -c 300000007 /dev/urandom > "$T/src"
+"$DDIO" member >/dev/null 2>&1          # epoch 1 named while all answer
+victim=$(pid_of 2)
+( sleep 0.4; kill -KILL "$victim"; rm -rf "$ROOT/s2" ) &
+killer=$!
+rc=0; "$DDIO" cp "$T/src" ddio:/big >/dev/null 2>"$T/cp.err" || rc=$?
+wait "$killer"
+if [ $rc = 0 ] && ! kill -0 "$victim" 2>/dev/null; then t_pass cli/lost/write-rides-through
+else t_fail cli/lost/write-rides-through "exit $rc: $(cat "$T/cp.err")"; fi
+"$DDIO" member >"$T/m.out" 2>&1
+grep -qx "server 2 ${addr[2]} out (unreachable)" "$T/m.out" && t_pass cli/lost/declared-out \
+  || t_fail cli/lost/declared-out "$(cat "$T/m.out")"
+t0=$(date +%s)
+if "$DDIO" cp ddio:/big "$T/back" >/dev/null 2>"$T/cp.err" && same "$T/src" "$T/back" \
+   && [ $(( $(date +%s) - t0 )) -lt 10 ]; then t_pass cli/lost/reads-back
+else t_fail cli/lost/reads-back "$(cat "$T/cp.err" "$T/why")"; fi
+"$DDIO" stats missed_files >"$T/st" 2>/dev/null
+[ "$(awk '$2 == "missed_files" { s += $3 } END { print s + 0 }' "$T/st")" = 2 ] \
+  && t_pass cli/lost/noted || t_fail cli/lost/noted "$(cat "$T/st")"
+head -c 5000011 /dev/urandom > "$T/small"
+if "$DDIO" cp "$T/small" ddio:/small >/dev/null 2>"$T/cp.err" \
+   && "$DDIO" cp ddio:/small "$T/small.back" >/dev/null 2>>"$T/cp.err" && same "$T/small" "$T/small.back"; then
+  t_pass cli/lost/new-file-without-it
+else t_fail cli/lost/new-file-without-it "$(cat "$T/cp.err" "$T/why")"; fi
