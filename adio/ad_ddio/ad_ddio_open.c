@@ -8,6 +8,7 @@
  * other rank opens the existing file (waiting for rank 0 in a nap, not a
  * busy poll: ad_ddio_nap.c). */
 #include "ad_ddio.h"
+#include "ddio_core_member.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,9 +75,14 @@ static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,
     *conns = calloc(*n, sizeof(**conns));
     if (!*conns)
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
-    else        /* every server at once */
+    else if (ddio_pool_get_all(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, *n,
+                               f->fh.timeout_ms, 0, *conns, e)
+             /* one that does not answer: opened without it if it is out
+              * of the membership, else waited for (a restart) */
+             && ddio_members_fill_out(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, *n,
+                                      f->fh.timeout_ms, *conns, e))
         ddio_pool_get_all(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, *n, f->fh.timeout_ms,
-                          f->fh.recover_ms, *conns, e);
+                          f->fh.recover_ms, *conns, e);   /* every server at once */
     ddio_free_list(list, *n);
     return e->errnum ? -1 : 0;
 }

@@ -298,6 +298,21 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     "$bin/t_mirror" "$tmp/mirror-out" "$root"
   t_step mirror-out/cmp-written cmp "$tmp/mirror-out.w" "$mirror44_ufs"
   t_step mirror-out/cmp-resynced cmp "$tmp/mirror-out.r" "$mirror44_ufs"
+  # server 2 SIGKILLed and its root deleted 1 s into a collective write of
+  # a 768 MiB mirrored file (4 ranks, cyclic 8 KiB records, 16 MiB calls):
+  # the call that loses it waits the recovery time (2 s), the ranks have it
+  # declared out, and the write, and the read after, verify their bytes;
+  # the others noted the file for it
+  root="$tmp/srv-mirror-lost"; mkdir -p "$root"
+  t_step mirror-lost-midwrite "$run" -s 3 --root "$root" --server-opt --redundancy=mirror -- bash -c '
+    ( sleep 1; "$0" 2 "$1" ) & k=$!
+    DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$2" -p wc,rb -m 768 -w 16 ddio:/lost \
+      > "$1.out" || exit 1
+    wait $k; cat "$1.out"
+    [ "$(grep -c " verified$" "$1.out")" = 2 ] || exit 1
+    "$3/tools/ddio" member | grep -x "server 2 .* out (unreachable)" || exit 1
+    "$3/tools/ddio" stats missed_files | awk "{ s += \$3 } END { exit !(s == 2) }"' \
+    "$here/kill-server.sh" "$root" "$top/examples/bin/ddio-patterns" "$top"
   # mirror:3 on 3 servers: two of them lost, the third serves everything
   root="$tmp/srv-mirror3"; mkdir -p "$root"
   t_step mirror3-kill01/ddio env T_MIRROR_MODE=mirror:3 \
