@@ -352,8 +352,9 @@ static void try_lost(xstate *st)
                          "%d ms: romio_ddio_recover_timeout / DDIO_RECOVER_TIMEOUT)",
                          st->f->recover_ms);
             }
-            err.transport = 1;
-            if (!xfer_out_pending(st, i, &err))
+            struct ddio_err lost = err;     /* a loss, whatever the last try said */
+            lost.transport = 1;
+            if (!xfer_out_pending(st, i, &lost))
                 xfer_note_error(st, &err);
         }
     }
