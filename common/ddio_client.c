@@ -191,17 +191,6 @@ static int conn_of(struct ddio_client *cl, int i, struct ddio_conn **c, struct d
     return ddio_pool_get_recover(&cl->pool, cl->addr[i], cl->timeout_ms, cl->recover_ms, c, e);
 }
 
-/* conns_all for an open: a server that does not answer at once and is out
- * of the membership is opened without (no waiting for it to restart);
- * any other is waited for, the recovery time */
-static int conns_out(struct ddio_client *cl, struct ddio_conn **conns, struct ddio_err *e)
-{
-    if (!ddio_pool_get_all(&cl->pool, cl->addr, cl->n, cl->timeout_ms, 0, conns, e)
-        || !ddio_members_fill_out(&cl->pool, cl->addr, cl->n, cl->timeout_ms, conns, e))
-        return 0;
-    return conns_all(cl, conns, e);
-}
-
 /* One request and its reply on server i (resent to it after a lost
  * connection: PSTAT, READDIR, STATS are reads): 0 with the reply in *rp
  * (may be NULL), or -errno with the message in msg. */
@@ -738,7 +727,9 @@ static int client_open(struct ddio_client *cl, const char *path, int flags, int 
     f->fh.local_read = ddio_local_read_on(-1);
     f->fh.local_lazy = cl->local_lazy;
     f->fh.local_write = ddio_local_write_on(-1);
-    if (conns_out(cl, conns, &e) ||
+    /* a server down and out of the membership: opened without it */
+    if (ddio_members_dial(&cl->pool, cl->addr, cl->n, cl->timeout_ms, cl->recover_ms, conns,
+                          &e) ||
         ddio_fh_open(&f->fh, conns, cl->n, path,
                      (flags & DDIO_CO_RDONLY) ? DDIO_O_RDONLY : DDIO_O_RDWR,
                      (flags & DDIO_CO_CREAT) ? &cr : NULL, &e))

@@ -209,10 +209,12 @@ int ddio_fh_ready_once(struct ddio_fh *f, int i, struct ddio_err *e)
     struct ddio_srv *s = &f->srv[i];
     int rc;
 
-    if (!s->out && srv_live(s))
+    if (s->out)
+        return out_err(f, i, e);
+    if (srv_live(s))
         return 0;
-    if (s->out || !(f->renew || f->recover_ms) || !s->conn || !f->path)
-        return ddio_fh_ready(f, i, e);          /* its EPIPE, or out */
+    if (!(f->renew || f->recover_ms) || !s->conn || !f->path)
+        return ddio_fh_ready(f, i, e);          /* its EPIPE */
     pthread_mutex_lock(&s->conn->mu);
     rc = ddio_fh_renew_locked(f, i, f->timeout_ms < 1000 ? f->timeout_ms : 1000, e);
     pthread_mutex_unlock(&s->conn->mu);

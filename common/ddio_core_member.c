@@ -374,6 +374,15 @@ int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int ti
     return ok ? 0 : -1;
 }
 
+int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e)
+{
+    if (!ddio_pool_get_all(p, addrs, n, timeout_ms, 0, conns, e)
+        || !ddio_members_fill_out(p, addrs, n, timeout_ms, conns, e))
+        return 0;
+    return ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e);
+}
+
 void ddio_members_name_first(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                              const struct ddio_fh *f)
 {

@@ -42,6 +42,12 @@ int ddio_members_set(struct ddio_pool *p, char *const *addrs, int n, int timeout
  * e kept. Connected ones get member_out cleared. */
 int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                           struct ddio_conn **conns, struct ddio_err *e);
+/* Every server's connection for an open: dialled once without waiting;
+ * those that do not answer and are out of the record filled in as
+ * ddio_members_fill_out does; any other waited for, the recovery time
+ * (ddio_pool_get_all with recover_ms: a restart). 0, or -1 with e set */
+int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e);
 /* A mirrored file opened while a server has no membership epoch yet: epoch
  * 1 agreed now, while every server answers (a member must be named before
  * it can be declared out); failures change nothing */

@@ -84,14 +84,30 @@ int xfer_write_out(xstate *st, int i, const struct ddio_err *err)
     return 1;
 }
 
+/* a holder of a copy of server i's units took the call's XFER */
+static int copy_taken(const xstate *st, int i)
+{
+    for (uint32_t c = 1; c < st->f->copies; c++) {
+        int q = (int) ddio_copy_server(st->f->stripe.count, (uint32_t) i, c);
+        if (st->inv[q] && !st->s[q].out_pending && !st->s[q].out)
+            return 1;
+    }
+    return 0;
+}
+
+/* server i's part of a write is on some server the call reached: the call
+ * does not touch i's units (sent to i only as a copy's holder), or a
+ * holder of a copy of them took the XFER */
+static int part_covered(const xstate *st, const char *involved, int i)
+{
+    return (involved && !involved[i]) || copy_taken(st, i);
+}
+
 int xfer_write_covered(xstate *st, const char *involved)
 {
     struct ddio_err err;
     for (int i = 0; i < st->f->nsrv && !st->e->errnum; i++) {
-        int held = involved && !involved[i];   /* sent only as a copy's holder */
-        for (uint32_t c = 1; st->s[i].out && c < st->f->copies; c++)
-            held |= st->inv[ddio_copy_server(st->f->stripe.count, (uint32_t) i, c)];
-        if (st->s[i].out && !held) {
+        if (st->s[i].out && !part_covered(st, involved, i)) {
             ddio_err_set(&err, EHOSTDOWN, "ddio: %s: server %s is out, and no server "
                          "holding a copy of its part took the write", st->f->path,
                          st->f->srv[i].conn->name);
@@ -124,17 +140,6 @@ int xfer_out_pending(xstate *st, int i, const struct ddio_err *err)
     return 1;
 }
 
-/* a holder of a copy of server i's units took the call's XFER */
-static int copy_taken(const xstate *st, int i)
-{
-    for (uint32_t c = 1; c < st->f->copies; c++) {
-        int q = (int) ddio_copy_server(st->f->stripe.count, (uint32_t) i, c);
-        if (st->inv[q] && !st->s[q].out_pending && !st->s[q].out)
-            return 1;
-    }
-    return 0;
-}
-
 void xfer_declare_outs(xstate *st, const char *involved)
 {
     struct ddio_fh *f = st->f;
@@ -144,7 +149,7 @@ void xfer_declare_outs(xstate *st, const char *involved)
         if (!st->s[i].out_pending)
             continue;
         memset(&err, 0, sizeof(err));
-        if ((involved && !involved[i]) || copy_taken(st, i)) {
+        if (part_covered(st, involved, i)) {
             if (f->declare_out(f->declare_arg, f->srv[i].conn, &err) == 0) {
                 f->srv[i].out = 1;
                 any = 1;

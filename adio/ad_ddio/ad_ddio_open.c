@@ -75,14 +75,9 @@ static int connect_all(ADIOI_DDIO_File * f, ADIOI_DDIO_Conn *** conns, int *n,
     *conns = calloc(*n, sizeof(**conns));
     if (!*conns)
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
-    else if (ddio_pool_get_all(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, *n,
-                               f->fh.timeout_ms, 0, *conns, e)
-             /* one that does not answer: opened without it if it is out
-              * of the membership, else waited for (a restart) */
-             && ddio_members_fill_out(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, *n,
-                                      f->fh.timeout_ms, *conns, e))
-        ddio_pool_get_all(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, *n, f->fh.timeout_ms,
-                          f->fh.recover_ms, *conns, e);   /* every server at once */
+    else        /* every server at once; one down and out: opened without it */
+        ddio_members_dial(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, *n, f->fh.timeout_ms,
+                          f->fh.recover_ms, *conns, e);
     ddio_free_list(list, *n);
     return e->errnum ? -1 : 0;
 }
