@@ -112,28 +112,18 @@ static int grow_files(struct rb_run *r)
     return 0;
 }
 
-/* a noted path no other server has: nothing to copy, its note cleared */
-static int add_file_gone(struct rb_run *r, const char *path)
+/* path at the end of r->files, surveyed on the others; gone: a noted path
+ * no other server has (nothing to copy, its note cleared) */
+static int add_file(struct rb_run *r, const char *path, int gone)
 {
     if (grow_files(r))
         return 1;
     struct rb_file *f = &r->files[r->nfiles];
     memset(f, 0, sizeof(*f));
-    f->k = -1;
-    f->ok = 1;
-    if (!(f->path = strdup(path)))
-        return cli_fail("rebuild: out of memory");
-    r->nfiles++;
-    return 0;
-}
-
-static int add_file(struct rb_run *r, const char *path)
-{
-    if (grow_files(r))
-        return 1;
-    struct rb_file *f = &r->files[r->nfiles];
-    memset(f, 0, sizeof(*f));
-    if (survey(r, path, f))
+    if (gone) {
+        f->k = -1;
+        f->ok = 1;
+    } else if (survey(r, path, f))
         return 1;
     if (!(f->path = strdup(path)))
         return cli_fail("rebuild: out of memory");
@@ -198,7 +188,7 @@ static void walk(struct rb_run *r, const char *dir)
             if (nm.dir[i] && !(r->failed += add_dir(r, path)))
                 walk(r, path);
             else if (!nm.dir[i])
-                r->failed += add_file(r, path);
+                r->failed += add_file(r, path, 0);
             free(path);
         }
         free(nm.v[i]);
@@ -434,13 +424,13 @@ static int add_noted(struct rb_run *r, const char *path)
         if (i != r->n)
             rc = ddio_client_pstat_on(r->cl, i, path, &p, msg, sizeof msg);
     if (rc != -ENOENT) {
-        if ((rc = add_file(r, path)) == 0)
+        if ((rc = add_file(r, path, 0)) == 0)
             r->files[r->nfiles - 1].ok = r->files[r->nfiles - 1].k < 0;
         return rc;
     }
     /* removed since: nothing to copy, its note goes (a copy the member
      * kept of it is left there: removing it is ddio rm's, on every server) */
-    if (add_file_gone(r, path))
+    if (add_file(r, path, 1))
         return 1;
     printf("%s: gone from the other servers since it was noted: nothing to resync\n", path);
     return 0;
