@@ -48,8 +48,10 @@ int ddio_client_stats(struct ddio_client *cl, int i, struct ddio_stats_r *r,
 
 /* The deployment's membership (DESIGN.md 6.1 "Who is out"; struct
  * ddio_members in ddio_core_member.h): read from every server, those
- * behind caught up; and server `who` of the list declared out (out 1) or
- * in again (0) by a majority of the servers. */
+ * behind caught up (and, when every server answered, the servers' own
+ * notes of their changes confirmed: ddio_members_confirm); and server
+ * `who` of the list declared out (out 1) or in again (0) by a majority of
+ * the servers. */
 struct ddio_members;
 int ddio_client_members(struct ddio_client *cl, struct ddio_members *m, char *msg,
                         size_t msglen);

@@ -22,6 +22,13 @@ int ddio_client_members(struct ddio_client *cl, struct ddio_members *m, char *ms
     struct ddio_err e = {0};
     if (ddio_members_read(&cl->pool, cl->addr, cl->n, cl->timeout_ms, m, &e))
         return member_fail(&e, msg, msglen);
+    /* every server answered: their own notes of changes made before now
+     * confirmed too (ddio_members_confirm) */
+    int all = 1;
+    for (int i = 0; i < cl->n; i++)
+        all &= m->reached[i];
+    if (all)
+        (void) ddio_members_confirm(&cl->pool, cl->addr, cl->n, cl->timeout_ms);
     return 0;
 }
 

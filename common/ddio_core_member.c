@@ -7,8 +7,10 @@
  * later ballot can carry, so every client that finishes an epoch's rounds
  * finishes them with the same value. */
 #include "ddio_core_member.h"
+#include "ddio_net.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -41,18 +43,28 @@ static int mround_open(struct mround *r, struct ddio_pool *p, char *const *addrs
     return 0;
 }
 
-/* q to every reachable server, their states in r->rs: how many answered */
-static int mround_send(struct mround *r, const struct ddio_member *q)
+/* q to every reachable server (with ballots: server i only if ballots[i],
+ * with that ballot), their states in r->rs: how many answered */
+static int mround_send_each(struct mround *r, const struct ddio_member *q,
+                            const uint64_t *ballots)
 {
     struct ddio_call *calls = calloc((size_t)r->n, sizeof(*calls));
-    if (!calls)
+    struct ddio_member *one = calloc(1, sizeof(*one));
+    if (!calls || !one) {
+        free(calls);
+        free(one);
         return 0;
-    for (int i = 0; i < r->n; i++) {
-        calls[i].conn = r->conns[i];
-        ddio_wbuf_init(&calls[i].req);
-        if (r->conns[i])
-            ddio_enc_member(&calls[i].req, q);
     }
+    *one = *q;
+    for (int i = 0; i < r->n; i++) {
+        calls[i].conn = ballots && !ballots[i] ? NULL : r->conns[i];
+        ddio_wbuf_init(&calls[i].req);
+        if (ballots)
+            one->ballot = ballots[i];
+        if (calls[i].conn)
+            ddio_enc_member(&calls[i].req, one);
+    }
+    free(one);
     ddio_fanout(calls, r->n, DDIO_T_MEMBER, r->timeout_ms);
     int got = 0;
     for (int i = 0; i < r->n; i++) {
@@ -65,6 +77,11 @@ static int mround_send(struct mround *r, const struct ddio_member *q)
     }
     ddio_calls_free(calls, r->n);
     return got;
+}
+
+static int mround_send(struct mround *r, const struct ddio_member *q)
+{
+    return mround_send_each(r, q, NULL);
 }
 
 #define BALLOT_TAG_BITS 22
@@ -148,7 +165,7 @@ static int prepare(struct mround *r, uint32_t epoch, uint64_t b, struct ddio_mem
 }
 
 /* Phase 2: how many accepted v under b; -1: decided */
-static int accept(struct mround *r, uint32_t epoch, uint64_t b, const struct ddio_member_val *v)
+static int accept_round(struct mround *r, uint32_t epoch, uint64_t b, const struct ddio_member_val *v)
 {
     struct ddio_member *q = calloc(1, sizeof(*q));
     if (!q)
@@ -185,7 +202,7 @@ static int propose(struct mround *r, uint32_t members, uint32_t epoch,
         *chosen = *want;
         int yes = prepare(r, epoch, b, chosen);
         if (yes > 0 && 2 * (uint32_t)yes > members)
-            yes = accept(r, epoch, b, chosen);
+            yes = accept_round(r, epoch, b, chosen);
         if (yes < 0)
             return 1;
         if (2 * (uint32_t)yes > members) {
@@ -383,17 +400,80 @@ int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeou
     return ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e);
 }
 
+/* the epoch a majority is at with nothing accepted beyond it (no next
+ * epoch can have been chosen before their answers), its value in *v; 0:
+ * none such */
+static uint32_t quiet_epoch(const struct mround *r, const struct ddio_member_val **v)
+{
+    uint32_t e = 0;
+    int yes = 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->ok[i] && r->rs[i].epoch > e) {
+            e = r->rs[i].epoch;
+            *v = &r->rs[i].val;
+        }
+    for (int i = 0; i < r->n; i++)
+        if (r->ok[i] && r->rs[i].epoch == e) {
+            if (r->rs[i].acc.n)
+                return 0;
+            yes++;
+        }
+    return e && (*v)->n == (uint32_t)r->n && 2 * (uint32_t)yes > (*v)->n ? e : 0;
+}
+
+int ddio_members_confirm(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms)
+{
+    struct mround r;
+    struct ddio_err e = {0};
+    uint64_t sealed[DDIO_MAX_SERVERS] = {0};
+    int confirmed = -1;
+    if (mround_open(&r, p, addrs, n, timeout_ms, &e) == 0) {
+        struct ddio_member q = {.op = DDIO_MB_SEAL};
+        mround_send(&r, &q);
+        for (int i = 0; i < n; i++)
+            sealed[i] = r.ok[i] ? r.rs[i].sealed : 0;
+        q.op = DDIO_MB_GET;        /* after every seal: what the generations held */
+        mround_send(&r, &q);
+        const struct ddio_member_val *v = NULL;
+        uint32_t epoch = quiet_epoch(&r, &v);
+        for (int i = 0; i < n; i++)   /* only a server in, at that epoch */
+            if (!epoch || !r.ok[i] || r.rs[i].epoch != epoch || v->out[i])
+                sealed[i] = 0;
+        if (epoch) {
+            q = (struct ddio_member){.op = DDIO_MB_CONFIRM, .epoch = epoch};
+            confirmed = 0;
+            mround_send_each(&r, &q, sealed);
+            for (int i = 0; i < n; i++)
+                confirmed += sealed[i] && r.ok[i];
+        }
+    }
+    free(r.rs);
+    return confirmed;
+}
+
+/* confirms at most this often per process (ms): a round of three calls */
+#define CONFIRM_EVERY_MS 30000
+
 void ddio_members_name_first(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                              const struct ddio_fh *f)
 {
-    int unnamed = 0;
-    for (int i = 0; i < f->nsrv; i++)
+    static _Atomic int64_t next_confirm;
+    int unnamed = 0, all = f->nsrv == n;
+    for (int i = 0; i < f->nsrv; i++) {
         unnamed |= f->srv[i].conn && f->srv[i].conn->epoch == 0;
-    if (f->copies < 2 || !unnamed)
+        all &= f->srv[i].conn && !f->srv[i].conn->member_out && !f->srv[i].out;
+    }
+    if (f->copies < 2)
         return;
-    struct ddio_members *m = calloc(1, sizeof(*m));
+    struct ddio_members *m = unnamed ? calloc(1, sizeof(*m)) : NULL;
     struct ddio_err e = {0};
     if (m)
         (void) ddio_members_read(p, addrs, n, timeout_ms, m, &e);
     free(m);
+    /* every server of the file answered its open: the servers' own notes
+     * of changes made before now can be confirmed without waiting on one */
+    int64_t now = ddio_now_ms(), due = atomic_load(&next_confirm);
+    if (all && now >= due
+        && atomic_compare_exchange_strong(&next_confirm, &due, now + CONFIRM_EVERY_MS))
+        (void) ddio_members_confirm(p, addrs, n, timeout_ms);
 }

@@ -48,9 +48,17 @@ int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int ti
  * (ddio_pool_get_all with recover_ms: a restart). 0, or -1 with e set */
 int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                       int recover_ms, struct ddio_conn **conns, struct ddio_err *e);
-/* A mirrored file opened while a server has no membership epoch yet: epoch
- * 1 agreed now, while every server answers (a member must be named before
- * it can be declared out); failures change nothing */
+/* The servers' own notes of the mirrored files they changed (PROTOCOL.md
+ * "MEMBER" SEAL and CONFIRM) confirmed: each server reached seals its
+ * current generation; then, if a majority is at one epoch with no next
+ * one accepted, each server in at that epoch drops the generations it
+ * sealed. How many servers confirmed, or -1 (no such majority) */
+int ddio_members_confirm(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms);
+/* After an open of a mirrored file: epoch 1 agreed now if a server has no
+ * membership epoch yet, while every server answers (a member must be
+ * named before it can be declared out); and, at most every 30 s per
+ * process and when every server of the file answered, the servers' notes
+ * confirmed (ddio_members_confirm). Failures change nothing. */
 void ddio_members_name_first(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                              const struct ddio_fh *f);
 

@@ -559,6 +559,12 @@ struct ddio_rename {
 #define DDIO_MB_PREPARE 2u   /* promise no ballot below `ballot` for `epoch` */
 #define DDIO_MB_ACCEPT  3u   /* accept `val` for `epoch` under `ballot` */
 #define DDIO_MB_COMMIT  4u   /* `val` was chosen for `epoch`: adopt it */
+#define DDIO_MB_SEAL    5u   /* begin a new generation of the server's own notes of
+                              * changed mirrored files; the reply's `sealed` is the
+                              * generation closed */
+#define DDIO_MB_CONFIRM 6u   /* `epoch` is current and this server in it, read from a
+                              * majority after generation `ballot` was sealed: drop
+                              * the notes up to it */
 struct ddio_member_val {
     uint32_t n;                                  /* members; 0: none (epoch 0) */
     uint8_t ids[DDIO_MAX_SERVERS][DDIO_ID_LEN];  /* distinct */
@@ -578,6 +584,8 @@ struct ddio_member_r {
     struct ddio_member_val val;
     uint64_t promised, acc_ballot;
     struct ddio_member_val acc;
+    /* SEAL: the generation sealed; CONFIRM: generations dropped; else 0 */
+    uint64_t sealed;
 };
 
 /* STATS reply: key/value counters */

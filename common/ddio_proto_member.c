@@ -73,6 +73,10 @@ static int member_shape_ok(const struct ddio_member *m)
         return m->epoch >= 1 && m->ballot >= 1 && m->val.n >= 1;
     case DDIO_MB_COMMIT:
         return m->epoch >= 1 && m->ballot == 0 && m->val.n >= 1;
+    case DDIO_MB_SEAL:
+        return m->epoch == 0 && m->ballot == 0 && m->val.n == 0;
+    case DDIO_MB_CONFIRM:
+        return m->epoch >= 1 && m->ballot >= 1 && m->val.n == 0;
     default:
         return 0;
     }
@@ -102,6 +106,7 @@ void ddio_enc_member_r(struct ddio_wbuf *w, const struct ddio_member_r *m)
     ddio_put_u64(w, m->promised);
     ddio_put_u64(w, m->acc_ballot);
     enc_val(w, &m->acc);
+    ddio_put_u64(w, m->sealed);
 }
 
 int ddio_dec_member_r(const void *p, size_t n, struct ddio_member_r *m)
@@ -114,6 +119,7 @@ int ddio_dec_member_r(const void *p, size_t n, struct ddio_member_r *m)
     m->promised = ddio_get_u64(&r);
     m->acc_ballot = ddio_get_u64(&r);
     dec_val(&r, &m->acc);
+    m->sealed = ddio_get_u64(&r);
     int rc = rbuf_result(&r);
     /* a record past epoch 0 names its members; an accepted value has the
      * ballot it was accepted under, and that ballot was promised */

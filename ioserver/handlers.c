@@ -352,7 +352,8 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     char norm[DDIO_MAX_STR + 1];
     int ok = store_norm_path(m.path, norm, sizeof(norm)) == 0;
     /* a create is noted for the members out before anything is made */
-    if (ok && (m.amode & DDIO_O_CREAT) && member_note_change(c, h, want, norm)) {
+    uint64_t gen = 0;
+    if (ok && (m.amode & DDIO_O_CREAT) && member_note_change(c, h, want, norm, &gen)) {
         free(m.path);
         free(m.local_name);
         return 0;
@@ -363,6 +364,7 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (rc == 0)
         rc = store_open(&c->srv->store, m.path, m.amode, &m.layout, &cr, &of, &created, msg,
                         sizeof(msg));
+    changed_end(c->srv, gen);
     /* not here, and this server is out: perhaps made while it was out
      * (the client opens it without this server if it is mirrored) */
     if (rc == -ENOENT && !(m.amode & DDIO_O_CREAT) && member_self_out(&c->srv->member)) {
@@ -506,8 +508,9 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_handle(c, h, m.handle);
     if (!writable)
         return read_only(c, h, m.handle);
+    uint64_t gen = 0;
     if (member_refused_on(c, h, of->layout.copies, of->path)
-        || member_note_change(c, h, of->layout.copies, of->path))
+        || member_note_change(c, h, of->layout.copies, of->path, &gen))
         return 0;
     /* an extending set_size reaches a server for its copies' sake too:
      * nothing of it shrinks */
@@ -515,6 +518,7 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         : store_setsize(of, m.local_size);
     if (rc == 0 && m.logical_size != UINT64_MAX)
         rc = store_copies_setsize(of, m.logical_size, (m.flags & DDIO_SS_GROW) != 0);
+    changed_end(c->srv, gen);
     if (rc)
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "set size of %s: %s",
                              of->path, ddio_errno_name(-rc)), 0;
@@ -540,6 +544,7 @@ int on_stats(struct conn *c, const struct ddio_hdr *h)
                             .checksums = srv->cfg.checksums};
     rebuild_counts(srv, &env.rb_unbuilt, &env.rb_done, &env.rb_pending);
     env.missed_files = missed_count(srv);
+    env.changed_files = changed_count(srv);
     struct rebuild_progress pr;
     rebuild_progress_get(srv, &pr);
     if (pr.reported) {
@@ -594,6 +599,7 @@ static int decode_slow(struct work *w, uint64_t *handle)
 /* a request that did not start: its payload and itself */
 static void work_free(struct work *w)
 {
+    changed_end(w->c->srv, w->changed_gen);
     free(w->payload);
     free(w);
 }
@@ -639,7 +645,8 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     if (h->type != DDIO_T_LOCK && (member_refused_on(c, h, w->of->layout.copies, w->of->path)
                                    || (changes && member_note_change(c, h,
                                                                      w->of->layout.copies,
-                                                                     w->of->path)))) {
+                                                                     w->of->path,
+                                                                     &w->changed_gen)))) {
         store_release(&c->srv->store, w->of);
         work_free(w);
         return 0;

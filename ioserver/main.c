@@ -134,7 +134,9 @@ static int member_start(struct server *srv, char *err, size_t errlen)
     char path[4096];
     store_state_path(&srv->store, "member", path, sizeof(path));
     int rc = member_load(&srv->member, path, srv->store.id, err, errlen);
-    return rc ? rc : missed_init(srv, err, errlen);
+    if (rc == 0)
+        rc = missed_init(srv, err, errlen);
+    return rc ? rc : changed_init(srv, err, errlen);
 }
 
 static int startup(struct server *srv, char *err, size_t errlen)

@@ -64,9 +64,12 @@ int member_load(struct member *m, const char *path, const uint8_t self[DDIO_ID_L
         adopt_out(m);
         return 0;
     }
-    uint8_t *b = malloc(MEMBER_FILE_MAX);
+    uint8_t *b = calloc(1, MEMBER_FILE_MAX + 8);
     ssize_t got = fd >= 0 && b ? read(fd, b, MEMBER_FILE_MAX) : -1;
     int rc = got < 0 ? -errno : ddio_dec_member_r(b, (size_t)got, &m->st);
+    /* a record saved before replies had their last word (`sealed`, 0) */
+    if (rc == -EPROTO && got >= 0)
+        rc = ddio_dec_member_r(b, (size_t)got + 8, &m->st);
     if (fd >= 0)
         close(fd);
     free(b);
@@ -112,6 +115,14 @@ static int member_save(struct member *m, const struct ddio_member_r *st)
         close(dfd);
     }
     return rc;
+}
+
+int member_self_index(struct member *m)
+{
+    pthread_mutex_lock(&m->mu);
+    int i = self_index(m, &m->st.val);
+    pthread_mutex_unlock(&m->mu);
+    return i;
 }
 
 int member_self_out(struct member *m)

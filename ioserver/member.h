@@ -32,6 +32,8 @@ int member_load(struct member *m, const char *path, const uint8_t self[DDIO_ID_L
 /* the indexes of the members the committed record has out, this server
  * not among them, into out[] (DDIO_MAX_SERVERS): how many */
 int member_out_list(struct member *m, uint32_t *out);
+/* this server's index in the committed record (-1: none yet) */
+int member_self_index(struct member *m);
 /* 1: the committed record has this server out */
 int member_self_out(struct member *m);
 /* the committed epoch (every reply's header carries it) */

@@ -9,7 +9,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "changed.h"
 #include "missed.h"
 #include "rebuild.h"
 #include "reply.h"
@@ -24,8 +26,20 @@ int on_member(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         return bad_payload(c, h);
     }
     char msg[300] = "out of memory";
+    uint32_t op = q ? q->op : 0, epoch = q ? q->epoch : 0;
+    uint64_t gen = q ? q->ballot : 0;
+    if (op == DDIO_MB_SEAL || op == DDIO_MB_CONFIRM)
+        memset(q, 0, sizeof(*q)), q->op = DDIO_MB_GET;     /* answered with the state */
     int rc = q && r ? member_handle(&c->srv->member, q, r, msg, sizeof(msg)) : ENOMEM;
     free(q);
+    if (rc == 0 && op == DDIO_MB_SEAL)
+        r->sealed = changed_seal(c->srv);
+    /* confirmed only for the epoch this server is at, and in */
+    if (rc == 0 && op == DDIO_MB_CONFIRM && r->epoch == epoch
+        && !member_self_out(&c->srv->member)) {
+        int dropped = changed_confirm(c->srv, gen);
+        r->sealed = dropped > 0 ? (uint64_t)dropped : 0;
+    }
     /* a proposal refused (another ballot promised, another epoch) is
      * answered with the state: the proposer reads its outcome there */
     if (rc && rc != EBUSY && rc != DDIO_E_EPOCH) {
@@ -62,12 +76,15 @@ int member_refused_on(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
 }
 
 int member_note_change(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
-                       const char *norm)
+                       const char *norm, uint64_t *gen)
 {
     char msg[400];
+    *gen = 0;
     if (copies <= 1)
         return 0;
     int rc = missed_note(c->srv, norm, msg, sizeof(msg));
+    if (rc == 0)
+        rc = changed_begin(c->srv, norm, gen, msg, sizeof(msg));
     if (rc)
         conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg);
     return rc != 0;

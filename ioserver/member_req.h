@@ -13,9 +13,10 @@ int member_refused(struct conn *c, const struct ddio_hdr *h, uint32_t copies);
 int member_refused_on(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
                       const char *norm);
 /* a change of norm (a file of `copies` copies) that h makes, noted for the
- * members that are out (missed.h) before it is made: 0 go on; 1 the note
- * failed (answered with the error) */
+ * members that are out (missed.h) and by this server itself (changed.h)
+ * before it is made: 0 go on, *gen to be given to changed_end once the
+ * change is made (or not); 1 a note failed (answered with the error) */
 int member_note_change(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
-                       const char *norm);
+                       const char *norm, uint64_t *gen);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "ddio_log.h"
 #include "ddio_net.h"
+#include "changed.h"
 #include "marks.h"
 #include "store_roots.h"
 
@@ -63,6 +64,8 @@ int missed_note(struct server *srv, const char *norm, char *msg, size_t msglen)
 int missed_list(struct server *srv, uint32_t member, char **paths, int max)
 {
     char dir[32];
+    if ((int)member == member_self_index(&srv->member))
+        return changed_list(srv, paths, max);
     dir_of(member, dir, sizeof(dir));
     return marks_list(srv->member.ddiofd, dir, paths, max);
 }
@@ -70,6 +73,8 @@ int missed_list(struct server *srv, uint32_t member, char **paths, int max)
 int missed_clear(struct server *srv, uint32_t member, const char *norm)
 {
     char dir[32];
+    if ((int)member == member_self_index(&srv->member))
+        return changed_clear(srv, norm);
     dir_of(member, dir, sizeof(dir));
     int rc = marks_drop(srv->member.ddiofd, dir, norm);
     return rc < 0 ? rc : 0;

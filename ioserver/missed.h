@@ -21,7 +21,8 @@ void missed_fini(struct server *srv);
  * then not be made: a note lost would be a copy never resynced) */
 int missed_note(struct server *srv, const char *norm, char *msg, size_t msglen);
 /* up to max paths noted for member into paths[] (malloc'd each): how
- * many, or -errno */
+ * many, or -errno. For this server itself: the changes it made that no
+ * majority confirmed yet (changed.h), which a resync onto it copies too */
 int missed_list(struct server *srv, uint32_t member, char **paths, int max);
 /* norm's note for member cleared (resynced): 0 or -errno */
 int missed_clear(struct server *srv, uint32_t member, const char *norm);

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "changed.h"
 #include "config.h"
 #include "ddio_auth.h"
 #include "ddio_proto.h"
@@ -51,6 +52,7 @@ struct server {
     _Atomic int64_t lock_grace_until;
     struct rb_state *rb;         /* fences, unbuilt files, a pending ADOPT */
     struct member member;        /* the deployment's membership (member.h) */
+    struct changed changed;      /* its own notes of mirrored files changed (changed.h) */
 };
 
 /* "server HOST:PORT: <cause>" (server.c) */

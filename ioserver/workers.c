@@ -28,6 +28,7 @@ static void run_work(struct work *w)
     struct conn *c = w->c;
     stats_inflight(&c->srv->stats, 1);
     w->fn(w);
+    changed_end(c->srv, w->changed_gen);
     stats_inflight(&c->srv->stats, -1);
     free(w->payload);
     pthread_mutex_lock(&c->mu);
@@ -81,6 +82,7 @@ static void refuse_busy(struct conn *c, struct work *w)
                   "--max-inflight)", c->srv->cfg.max_inflight);
     if (w->of)
         store_release(&c->srv->store, w->of);
+    changed_end(c->srv, w->changed_gen);
     free(w->payload);
     free(w);
 }

@@ -436,8 +436,10 @@ static int add_noted(struct rb_run *r, const char *path)
     return 0;
 }
 
-/* every other server's notes for member n, into r->files: 0, or 1 when a
- * server could not say (the resync needs every other server) */
+/* every other server's notes for member n, and member n's own notes of
+ * changes no majority confirmed (made while the others may have had it
+ * out already: a client on its side of a partition), into r->files: 0,
+ * or 1 when a server could not say (the resync needs every server) */
 static int gather_noted(struct rb_run *r)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
@@ -445,8 +447,6 @@ static int gather_noted(struct rb_run *r)
     for (int i = 0; i < ddio_client_nservers(r->cl); i++) {
         struct ddio_rebuild_r rr;
         char path[DDIO_MAX_STR + 2];
-        if (i == r->n)
-            continue;
         int rc = ddio_client_rebuild_call(r->cl, i, &m, &rr, msg, sizeof msg);
         for (uint32_t j = 0; rc == 0 && j < rr.npaths; j++) {
             snprintf(path, sizeof path, "/%s", rr.paths[j]);  /* noted normalized */
@@ -460,7 +460,7 @@ static int gather_noted(struct rb_run *r)
     return 0;
 }
 
-/* the notes of the files resynced (or gone) cleared on every other server */
+/* the notes of the files resynced (or gone) cleared on every server */
 static void clear_noted(struct rb_run *r)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
@@ -468,7 +468,7 @@ static void clear_noted(struct rb_run *r)
         struct ddio_rebuild m = {.op = DDIO_RB_RESYNCED, .member = (uint32_t)r->n,
                                  .path = r->files[f].path};
         for (int i = 0; i < ddio_client_nservers(r->cl) && r->files[f].ok; i++)
-            if (i != r->n && ddio_client_rebuild_op(r->cl, i, &m, NULL, msg, sizeof msg))
+            if (ddio_client_rebuild_op(r->cl, i, &m, NULL, msg, sizeof msg))
                 r->failed += cli_fail("resync: %s: its note on server %d: %s",
                                       r->files[f].path, i, msg);
     }

@@ -9,8 +9,12 @@
 # side that reads the membership brings it the new epoch, and it refuses
 # the mirrored file until declared in again (a client on its side reads
 # the file from the copies); then every byte reads back and every copy
-# equals its primary. No MPI. Needs root (ip netns). Closes with
-# "partition: N passed, N failed".
+# equals its primary. Clients on both sides write through the cut: one on
+# server 2's side that opened /p2 before it goes on writing (server 2
+# takes its part, the others never hear of it, the call fails), one on
+# the other side overwrites /p1 (noted for server 2); after the resync
+# every copy of both files equals its primary. No MPI. Needs root (ip
+# netns). Closes with "partition: N passed, N failed".
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -38,6 +42,7 @@ for i in 0 1 2; do
   mkdir -p "$tmp/root$i"
   t_server_start -n "$(mh_nsname srv$i)" "$tmp/srv$i" --listen "$MH_NET.${MH_ADDR[$i]}:0" \
     --root "$tmp/root$i" --log-level info --secret-file "$DDIO_SECRET_FILE" --redundancy mirror \
+    --throttle-mbps 100 \
     || t_unusable partition/servers "$T_SRV_WHY"
   list="$list${list:+,}$T_SRV_ADDR"
 done
@@ -53,6 +58,35 @@ first() {
     && on cn0 "$DDIO" member | grep -qx "epoch 1"
 }
 t_step partition/first-epoch first
+# every server's own notes of its changes confirmed by that membership read
+unconfirmed() { on "$1" "$DDIO" stats -s "$2" changed_unconfirmed | awk '{ print $3 }'; }
+confirmed() {
+  for j in 0 1 2; do [ "$(unconfirmed cn0 "${addr[$j]}")" = 0 ] || return 1; done
+}
+t_step partition/changes-confirmed confirmed
+
+# a writer on server 2's side, stopped mid-copy (a window or more written
+# everywhere) until the link is down: what it writes then reaches server 2
+# only (100 MiB/s disks: 240 MiB take seconds)
+head -c 251658240 /dev/urandom > "$tmp/big"
+( sh -c 'echo $$ >"$1"; shift; exec "$@"' _ "$tmp/minw.pid" ip netns exec "$(mh_nsname srv2)" \
+    "$DDIO" cp "$tmp/big" ddio:/p2 >"$tmp/minw.out" 2>&1; echo $? >"$tmp/minw.rc" ) &
+t_wait_for 10 test -s "$tmp/minw.pid"
+minw=$(cat "$tmp/minw.pid")
+t_defer kill -KILL "$minw"
+stopped() {
+  local size
+  for _ in $(seq 400); do
+    size=$(on cn0 "$DDIO" stat /p2 2>/dev/null | awk '$1 == "size:" { print $2 }')
+    if [ "${size:-0}" -ge 50331648 ]; then kill -STOP "$minw"; break; fi
+    kill -0 "$minw" 2>/dev/null || break
+    sleep 0.05
+  done
+  size=$(on cn0 "$DDIO" stat /p2 2>/dev/null | awk '$1 == "size:" { print $2 }')
+  kill -0 "$minw" 2>/dev/null && [ "${size:-0}" -lt 251658240 ] \
+    || { echo "the copy ended (size ${size:-?}) before it could be stopped"; return 1; }
+}
+t_step partition/minority-writer-stopped stopped
 
 link down
 # server 2's side: one server of three answers; nothing may change anywhere
@@ -67,6 +101,19 @@ majority() {
     && grep -qx "server 2 ${addr[2]} out (unreachable)" "$tmp/maj.out"
 }
 t_step partition/majority-declares-out majority
+# the majority's side overwrites /p1: written without server 2, noted for it
+head -c 2000003 /dev/urandom > "$tmp/src3"
+t_step partition/majority-writes sh -c "ip netns exec '$(mh_nsname cn0)' '$DDIO' cp '$tmp/src3' ddio:/p1 >/dev/null"
+# the minority's writer goes on: server 2 takes its part, the others are
+# silent, no majority declares them out: the copy fails; server 2 kept a
+# note of its change
+minority_writes() {
+  kill -CONT "$minw"
+  t_wait_for 120 test -s "$tmp/minw.rc" || { echo "the copy did not end"; return 1; }
+  cat "$tmp/minw.out"
+  [ "$(cat "$tmp/minw.rc")" != 0 ] && [ "$(unconfirmed srv2 "${addr[2]}")" -ge 1 ]
+}
+t_step partition/minority-write-fails minority_writes
 # still cut off: server 2's side sees only the old epoch
 t_step partition/minority-sees-old-epoch sh -c "ip netns exec '$(mh_nsname srv2)' '$DDIO' member | grep -qx 'epoch 1'"
 link up
@@ -87,15 +134,33 @@ t_step partition/rejoined-learns-out rejoin
 # it refuses the mirrored file; a client on its side reads it from the copies
 out_reads() {
   ip netns exec "$(mh_nsname srv2)" "$DDIO" cp ddio:/p1 "$tmp/degraded" >/dev/null \
-    && cmp "$tmp/src" "$tmp/degraded" \
+    && cmp "$tmp/src3" "$tmp/degraded" \
     && ip netns exec "$(mh_nsname srv2)" "$DDIO" stats -s "${addr[2]}" out_refused \
        | awk '$2 == "out_refused" && $3 > 0 { ok = 1 } END { exit !ok }'
 }
 t_step partition/out-refuses-reads-copies out_reads
+# in again: resynced with the others' notes (/p1) and its own (/p2). Every
+# copy of /p1 equals its primary; of /p2, those server 2 holds or keeps a
+# copy of (server 2's primary and its copy on server 0; server 1's primary
+# and its copy on server 2). The writer's last call failed: servers 0 and
+# 1 may disagree on what it left of their own units (a failed write leaves
+# its range undefined, and its copies are not yet reconciled: DESIGN.md
+# 6.1 "A failed write of a mirrored file").
+# (a datafile's end past its last byte written reads as zeros, as a hole)
+agree() {
+  python3 - "$tmp/root$2/$1" "$tmp/root$(( ($2 + 1) % 3 ))/.ddio/copy1/$1" <<'PY'
+import sys
+a, b = (open(p, "rb").read() for p in sys.argv[1:3])
+n = max(len(a), len(b))
+if a.ljust(n, b"\0") != b.ljust(n, b"\0"):
+    sys.exit("%s and %s differ (%d and %d bytes)" % (sys.argv[1], sys.argv[2], len(a), len(b)))
+PY
+}
 back() {
-  on cn0 "$DDIO" member in 2 | grep -qx "epoch 3" && on cn0 "$DDIO" cp ddio:/p1 "$tmp/back" \
-    && cmp "$tmp/src" "$tmp/back" && for j in 0 1 2; do
-      cmp "$tmp/root$j/p1" "$tmp/root$(( (j + 1) % 3 ))/.ddio/copy1/p1" || return 1; done
+  on cn0 "$DDIO" member in 2 >"$tmp/in.out" 2>&1 && grep -qx "epoch 3" "$tmp/in.out" \
+    && grep -q '^/p1: mirror: resynced' "$tmp/in.out" && grep -q '^/p2: mirror: resynced' "$tmp/in.out" \
+    && on cn0 "$DDIO" cp ddio:/p1 "$tmp/back" >/dev/null && cmp "$tmp/src3" "$tmp/back" \
+    && agree p1 0 && agree p1 1 && agree p1 2 && agree p2 1 && agree p2 2
 }
 t_step partition/in-again-every-copy-agrees back
 t_done

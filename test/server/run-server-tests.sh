@@ -54,10 +54,13 @@ ROOT1=$D1/root run server/one-disk "$D1" "--root $D1/root --checksums on"
 id1=$(od -An -tx1 "$D1/root/.ddio/server-id" 2>/dev/null)
 if start "$D1" --root "$D1/root"; then
   rc=0
-  timeout -k 10 "$T_LIMIT" "$CLIENT" "$T_SRV_ADDR" "$D1/root" >/dev/null 2>&1 || rc=$?
+  timeout -k 10 "$T_LIMIT" "$CLIENT" "$T_SRV_ADDR" "$D1/root" >"$D1/restart.out" 2>&1 || rc=$?
   src=0; t_server_stop || src=$?
   id2=$(od -An -tx1 "$D1/root/.ddio/server-id" 2>/dev/null)
-  if [ $rc -ne 0 ]; then t_fail server/restart-keeps-server-id "srv_client after the restart: exit $rc"
+  if [ $rc -ne 0 ]; then
+    t_fail server/restart-keeps-server-id "srv_client after the restart: $(t__why $rc "$T_LIMIT")"
+    grep -E -A3 '^(FAIL|    \(then)' "$D1/restart.out" | sed 's/^/    /'
+    echo "---- server log"; t_indent "$T_SRV_LOG" 30
   elif [ $src -ne 0 ]; then t_fail server/restart-keeps-server-id "server exited with $src on SIGTERM"
   elif [ -z "$id1" ] || [ "$id1" != "$id2" ]; then
     t_fail server/restart-keeps-server-id "server id changed across restart ('$id1' -> '$id2')"

@@ -325,7 +325,8 @@ static void enc_member(struct ddio_wbuf *w)
 
 static void enc_member_r(struct ddio_wbuf *w)
 {
-    static struct ddio_member_r m = { .epoch = 6, .promised = 99, .acc_ballot = 98 };
+    static struct ddio_member_r m = { .epoch = 6, .promised = 99, .acc_ballot = 98,
+                                      .sealed = 1ull << 35 };
     fill_members(&m.val);
     m.val.out[2] = 0;
     fill_members(&m.acc);
@@ -1686,7 +1687,7 @@ START_TEST(rt_member)
     struct ddio_member_r r;
     encode_sample(&samples[scrub_sample("member_r")], &w);
     ck_assert_int_eq(ddio_dec_member_r(w.p, w.len, &r), 0);
-    ck_assert(r.epoch == 6 && r.promised == 99 && r.acc_ballot == 98);
+    ck_assert(r.epoch == 6 && r.promised == 99 && r.acc_ballot == 98 && r.sealed == 1ull << 35);
     ck_assert(r.val.n == 3 && r.val.out[2] == 0 && r.acc.n == 3 && r.acc.out[2] == 1);
     ck_assert_int_eq(memcmp(r.acc.ids[2], r.val.ids[2], DDIO_ID_LEN), 0);
     ddio_wbuf_free(&w);
@@ -1732,7 +1733,20 @@ START_TEST(bad_member)
     ck_assert_int_eq(member_try(&ok), 0);
     m = ok; m.op = 0;
     ck_assert_int_eq(member_try(&m), -EPROTO);
-    m = ok; m.op = DDIO_MB_COMMIT + 1;
+    m = ok; m.op = DDIO_MB_CONFIRM + 1;
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    /* SEAL carries nothing; CONFIRM an epoch and a generation (the ballot) */
+    m = (struct ddio_member){ .op = DDIO_MB_SEAL };
+    ck_assert_int_eq(member_try(&m), 0);
+    m.epoch = 1;
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = (struct ddio_member){ .op = DDIO_MB_CONFIRM, .epoch = 3, .ballot = 9 };
+    ck_assert_int_eq(member_try(&m), 0);
+    m.ballot = 0;
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = (struct ddio_member){ .op = DDIO_MB_CONFIRM, .ballot = 9 };
+    ck_assert_int_eq(member_try(&m), -EPROTO);
+    m = ok; m.op = DDIO_MB_CONFIRM;                             /* CONFIRM with a value */
     ck_assert_int_eq(member_try(&m), -EPROTO);
     m = ok; m.epoch = 0;                                        /* ACCEPT of epoch 0 */
     ck_assert_int_eq(member_try(&m), -EPROTO);
