@@ -952,7 +952,18 @@ int ddio_client_rebuild_copy(struct ddio_cfile *f, uint32_t k, const struct ddio
                              uint64_t *copied, char *msg, size_t msglen)
 {
     struct ddio_err e = {0};
+    struct ddio_cfile *rf = NULL;
+    char ignored[DDIO_CLIENT_MSG_LEN];
+    /* a second handle reads ahead (without one, the chunks go one by one) */
+    if (ddio_client_open(f->cl, f->fh.path, DDIO_CO_RDONLY, &rf, ignored, sizeof ignored))
+        rf = NULL;
     /* through the servers: same-host descriptors would skip the sums */
     f->fh.local_read = f->fh.local_write = 0;
-    return ddio_rebuild_copy(&f->fh, k, o, copied, &e) ? fail(&e, msg, msglen) : 0;
+    if (rf)
+        rf->fh.local_read = rf->fh.local_write = 0;
+    int rc = ddio_rebuild_copy(&f->fh, rf ? &rf->fh : NULL, k, o, copied, &e)
+        ? fail(&e, msg, msglen) : 0;
+    if (rf)
+        ddio_client_close(rf);
+    return rc;
 }

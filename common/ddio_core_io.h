@@ -203,11 +203,13 @@ void ddio_scrub_after_read(struct ddio_fh *f, const char *bad, uint64_t first, u
 
 /* ---- ddio_core_rebuild.c: a file's bytes copied onto a replacement server ---- */
 
-/* f's bytes read from its servers to the end of file (stripe server k's
- * part from a copy: k refuses reads of a file it has not rebuilt) and
- * written to k alone, which writes every view it holds (its own units,
- * the copies it keeps) in its sorted pass, with their checksums; *copied:
- * the file's bytes. 0, or -1 with e. */
-int ddio_rebuild_copy(struct ddio_fh *f, uint32_t k, const struct ddio_rebuild_opt *o,
-                      uint64_t *copied, struct ddio_err *e);
+/* f's bytes read from its servers to the end of file (the units stripe
+ * server k holds only; k's own part from a copy: k refuses reads of a file
+ * it has not rebuilt) and written to k alone, which writes every view it
+ * holds (its own units, the copies it keeps) in its sorted pass, with
+ * their checksums; *copied: the file's bytes. rf (may be NULL): a second
+ * handle of the file, on which the next chunk is read while one is
+ * written. 0, or -1 with e. */
+int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
+                      const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e);
 #endif

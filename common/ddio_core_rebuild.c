@@ -3,8 +3,8 @@
  * connections to each other. Each chunk is one read XFER to the file's
  * servers, each reading its part in its sorted pass (the replacement's
  * part from a copy holder, DDIO_XF_COPY, since the replacement refuses
- * reads of a file it has not rebuilt), then one write XFER to the
- * replacement alone, which writes the views it holds in its own sorted
+ * reads of a file it has not rebuilt) only the units the replacement
+ * holds, then one write XFER to the replacement alone, which writes the views it holds in its own sorted
  * pass and sums them. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,6 +12,8 @@
 #include "ddio_core_io.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,39 +48,161 @@ static int move(struct ddio_fh *f, uint32_t op, uint64_t off, char *buf, uint64_
     return rc;
 }
 
-int ddio_rebuild_copy(struct ddio_fh *f, uint32_t k, const struct ddio_rebuild_opt *o,
-                      uint64_t *copied, struct ddio_err *e)
+/* The pieces of [off, off + len) in units server k holds (its own, the
+ * copies it keeps), as a tree relative to off: what a rebuild of k must
+ * read. NULL with *n 0: none; NULL with *n set: out of memory. */
+static struct ddio_node *held_tree(const struct ddio_fh *f, uint32_t k, uint64_t off,
+                                   uint64_t len, uint64_t *n)
+{
+    uint64_t cap = len / f->stripe.unit + 2;
+    int64_t *po = malloc(cap * sizeof(*po)), *pl = malloc(cap * sizeof(*pl));
+    struct ddio_node *t = NULL;
+    *n = 0;
+    for (uint64_t pos = off; po && pl && pos < off + len && *n < cap;) {
+        uint64_t end = ddio_layout_unit_end(&f->stripe, pos);
+        end = end > off + len ? off + len : end;
+        if (ddio_copy_held(f->stripe.count, f->copies, k, ddio_layout_server(&f->stripe, pos))
+            >= 0) {
+            po[*n] = (int64_t) (pos - off);
+            pl[(*n)++] = (int64_t) (end - pos);
+        }
+        pos = end;
+    }
+    if (po && pl && *n)
+        t = ddio_node_from_flat(*n, po, pl);
+    else if (!po || !pl)
+        *n = 1;
+    free(po);
+    free(pl);
+    return t;
+}
+
+/* The units k holds of [off, off + len) read into buf at their places
+ * (what k does not hold is left as it was), every server's local size
+ * reported (k's by a copy holder): *eof the file's end. 0, or -1 with e. */
+static int read_held(struct ddio_fh *f, uint32_t k, uint64_t off, char *buf, uint64_t len,
+                     const char *all, uint64_t *eof, struct ddio_err *e)
+{
+    uint64_t n;
+    struct ddio_node *t = held_tree(f, k, off, len, &n);
+    struct ddio_node *mt = t ? ddio_node_clone(t) : NULL;
+    uint64_t *local = calloc((size_t) f->nsrv, sizeof(*local));
+    int rc = 0;
+    if (!t || !mt || !local) {
+        ddio_err_set(e, ENOMEM, n ? "ddio: out of memory" : "ddio: %s: server %u holds "
+                     "nothing of [%" PRIu64 ", +%" PRIu64 ")", f->path, k, off, len);
+        rc = -1;
+    }
+    struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.root = t,
+        .length = t ? t->size : 0
+    };
+    struct ddio_mem mem = {.buf = buf,.desc = {.extent = (int64_t) len,.root = mt,
+                                                .length = t ? t->size : 0}
+    };
+    struct ddio_xfer_req x = {.f = f,.op = DDIO_X_READ,.nparticipants = 1,.fdesc = &d,
+        .mem = &mem,.exact = 1,.local_sizes = local
+    };
+    if (!rc)
+        rc = ddio_xfer_run(&x, all, e);
+    *eof = 0;
+    for (int i = 0; !rc && i < f->nsrv; i++) {
+        if (local[i] == UINT64_MAX) {
+            ddio_err_set(e, EIO, "ddio: %s: no local size from server %d (its part's copy "
+                         "holder): the end of file is unknown", f->path, i);
+            rc = -1;
+        } else if (local[i]) {
+            uint64_t end = ddio_layout_logical_end(&f->stripe, (uint32_t) i, local[i]);
+            *eof = end > *eof ? end : *eof;
+        }
+    }
+    free(local);
+    ddio_desc_free(&d);
+    ddio_node_free(mt);
+    return rc;
+}
+
+/* one chunk's read, on a thread of its own while the previous chunk is
+ * written */
+struct chunk_read {
+    struct ddio_fh *f;
+    uint32_t k;
+    const char *all;
+    uint64_t off, len, eof;
+    char *buf;
+    int rc;
+    struct ddio_err e;
+};
+
+static void *chunk_read_run(void *arg)
+{
+    struct chunk_read *r = arg;
+    memset(&r->e, 0, sizeof(r->e));
+    r->rc = read_held(r->f, r->k, r->off, r->buf, r->len, r->all, &r->eof, &r->e);
+    return NULL;
+}
+
+int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
+                      const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e)
 {
     char only[DDIO_MAX_SERVERS] = { 0 }, all[DDIO_MAX_SERVERS];
     uint64_t chunk = o->rate && o->rate / 4 < REBUILD_CHUNK ? o->rate / 4 : REBUILD_CHUNK;
     chunk = chunk < 65536 ? 65536 : chunk;
     *copied = 0;
-    char *buf = malloc(chunk);
-    if (!buf || k >= (uint32_t) f->nsrv) {
-        free(buf);
-        ddio_err_set(e, buf ? EINVAL : ENOMEM, "ddio: %s: no stripe server %u", f->path, k);
+    char *buf[2] = { malloc(chunk), rf ? malloc(chunk) : NULL };
+    if (!buf[0] || (rf && !buf[1]) || k >= (uint32_t) f->nsrv) {
+        free(buf[0]);
+        free(buf[1]);
+        ddio_err_set(e, buf[0] ? EINVAL : ENOMEM, "ddio: %s: no stripe server %u", f->path, k);
         return -1;
     }
     only[k] = 1;
-    /* every server reads each chunk, those holding none of it too: each
-     * DONE carries its local size (k's from a copy holder), so the end of
-     * file needs no STAT, which k refuses for a file it has not rebuilt */
+    /* every server takes part in each read, those holding none of it too:
+     * each DONE carries its local size (k's from a copy holder), so the
+     * end of file needs no STAT, which k refuses for a file it has not
+     * rebuilt; each reads only the units k holds, not the whole chunk */
     memset(all, 1, sizeof(all));
+    /* the reading handle never asks k (which refuses, and whose connection
+     * the writes hold): its part and its local size come from a copy
+     * holder at once, as for a member out */
+    if (rf)
+        rf->srv[k].out = 1;
     struct ddio_pacer pc = {.t0 = o->t0_ms,.base = o->base };
+    struct chunk_read cur = {.f = rf ? rf : f,.k = k,.all = all,.len = chunk,.buf = buf[0] };
+    chunk_read_run(&cur);
     int rc = 0;
-    /* until a read comes back short: the end of file, which a stat from
-     * the survivors alone may put too early (the lost server's last unit) */
-    for (uint64_t off = 0, got = chunk, put; got == chunk && !rc; off += got) {
-        rc = move(f, DDIO_X_READ, off, buf, chunk, all, &got, e);
-        if (!rc && got)
-            rc = move(f, DDIO_X_WRITE, off, buf, got, only, &put, e);
-        *o->done += rc ? 0 : got;
-        *copied += rc ? 0 : got;
+    for (int i = 1; !rc; i++) {
+        if (cur.rc) {
+            *e = cur.e;
+            rc = -1;
+            break;
+        }
+        uint64_t len = cur.eof <= cur.off ? 0 : cur.eof - cur.off < chunk ? cur.eof - cur.off
+            : chunk, put;
+        if (!len)
+            break;
+        /* with a second handle, the next chunk is read while this one is
+         * written: the survivors' disks and the replacement's overlap */
+        struct chunk_read next = cur;
+        next.off += chunk;
+        next.buf = rf ? buf[i % 2] : buf[0];
+        pthread_t th;
+        int ahead = rf && next.off < cur.eof && !pthread_create(&th, NULL, chunk_read_run, &next);
+        rc = move(f, DDIO_X_WRITE, cur.off, cur.buf, len, only, &put, e);
+        if (ahead)
+            pthread_join(th, NULL);
+        else if (!rc && next.off < cur.eof)
+            chunk_read_run(&next);
+        *o->done += rc ? 0 : len;
+        *copied += rc ? 0 : len;
         if (!rc && o->progress)
             o->progress(o->arg, *o->done);
         if (!rc)
             ddio_pace(&pc, o->rate, *o->done);
+        if (next.off >= cur.eof)
+            break;
+        cur = next;
     }
-    free(buf);
+    free(buf[0]);
+    free(buf[1]);
     return rc;
 }
