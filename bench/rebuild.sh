@@ -100,8 +100,12 @@ print("|---|---|---|---|---|---|---|---|")
 rb, rw = med("rebuild_MBps"), med("replacement_write_MBps")
 cr, cw = med("ceiling_read_MiBps"), med("ceiling_write_MiBps")
 r0 = rows[0]
-print("| %d | %s x %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f |" % (len(rows), r0["files"],
-      r0["MiB_each"], r0["rate_MBps"], rb, rw, cr, cw, rw / (cw * 1.048576)))
+# throttled disks: the ceiling is the throttle (what each server's disk may move)
+th = float(r0["throttle_MiBps"] or 0)
+limit = th if th > 0 else cw
+print("| %d | %s x %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f%s |" % (len(rows), r0["files"],
+      r0["MiB_each"], r0["rate_MBps"], rb, rw, cr, cw, rw / (limit * 1.048576),
+      " (of the %g MiB/s throttle)" % th if th > 0 else ""))
 bad = [r for r in rows if r["status"] != "0"]
 if bad:
     print("\n%d repetition(s) exited non-zero." % len(bad))
