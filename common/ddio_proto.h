@@ -499,11 +499,13 @@ struct ddio_repair_r {
 #define DDIO_RB_RESYNCED 8u  /* member, path: its note cleared (resynced onto it) */
 #define DDIO_RB_REDO    9u   /* path, layout: BEGIN, but a file here is emptied and
                               * marked unbuilt too (a returning member's resync) */
+#define DDIO_RB_DOUBT   10u  /* the mirrored files a failed write left in doubt here */
+#define DDIO_RB_SETTLED 11u  /* path: its copies were made to agree; no longer in doubt */
 #define DDIO_RB_MAX_PATHS 256u   /* paths in one MISSED reply */
 struct ddio_rebuild {
     uint32_t op;
     uint8_t id[DDIO_ID_LEN];         /* ADOPT; zeros otherwise */
-    char *path;                      /* "" for ADOPT, PROGRESS and MISSED */
+    char *path;                      /* "" for ADOPT, PROGRESS, MISSED and DOUBT */
     uint32_t member;                 /* MISSED's and RESYNCED's: an index in the
                                       * membership record */
     struct ddio_layout_rec layout;   /* BEGIN's and REDO's; zeros (count 0) otherwise */
@@ -517,7 +519,7 @@ struct ddio_rebuild {
 #define DDIO_RB_BUILT 2u
 struct ddio_rebuild_r {
     uint32_t state;
-    uint32_t npaths;                 /* MISSED's (at most DDIO_RB_MAX_PATHS) */
+    uint32_t npaths;                 /* MISSED's, DOUBT's (at most DDIO_RB_MAX_PATHS) */
     char **paths;
 };
 /* How a client's rebuild copies (not on the wire: ddio_core_io.h

@@ -8,7 +8,7 @@
 
 /* what follows the op: ADOPT an id; PROGRESS three counts; MISSED a
  * member; RESYNCED a member and a path; BEGIN and REDO a path and a
- * layout; the other ops a path */
+ * layout; DOUBT nothing; the other ops a path */
 void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
 {
     ddio_put_u32(w, m->op);
@@ -24,7 +24,7 @@ void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
     }
     if (m->op == DDIO_RB_MISSED || m->op == DDIO_RB_RESYNCED)
         ddio_put_u32(w, m->member);
-    if (m->op == DDIO_RB_MISSED)
+    if (m->op == DDIO_RB_MISSED || m->op == DDIO_RB_DOUBT)
         return;
     ddio_put_str(w, m->path ? m->path : "");
     if (m->op == DDIO_RB_BEGIN || m->op == DDIO_RB_REDO)
@@ -38,7 +38,7 @@ static void dec_path_ops(struct ddio_rbuf *r, struct ddio_rebuild *m)
         if (!r->err && m->member >= DDIO_MAX_SERVERS)
             r->err = -EPROTO;
     }
-    if (r->err || m->op == DDIO_RB_MISSED)
+    if (r->err || m->op == DDIO_RB_MISSED || m->op == DDIO_RB_DOUBT)
         return;
     m->path = ddio_get_str(r, DDIO_MAX_STR);
     if (!r->err && !m->path[0])         /* a file, never the root */
@@ -53,7 +53,7 @@ int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
     memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
     m->op = ddio_get_u32(&r);
-    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_REDO))
+    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_SETTLED))
         r.err = -EPROTO;
     if (!r.err && m->op == DDIO_RB_PROGRESS) {
         m->done = ddio_get_u64(&r);

@@ -24,6 +24,8 @@ struct handle {
     int writable;                /* opened for writing (same-host writes) */
     atomic_int wrote;            /* written, resized or allocated through it: its
                                   * CLOSE tells the watchers (watch.h) */
+    atomic_int changed;          /* a mirrored file changed through it: in doubt
+                                  * until it closes (indoubt.h) */
     struct handle *next;
 };
 

@@ -9,6 +9,7 @@
 #include "engine_slots.h"
 #include "engine_sums.h"
 #include "engine_write.h"
+#include "indoubt.h"
 #include "planner.h"
 
 #include <errno.h>
@@ -277,6 +278,10 @@ static void answer_all(struct xfer *x)
 
 static void finish(struct xfer *x)
 {
+    /* a mirrored file's write that failed here may have reached its other
+     * holders: in doubt until scrubbed */
+    if (x->op == DDIO_X_WRITE && x->status)
+        indoubt_failed(x->srv, x->of);
     if (!x->answered_early)
         answer_all(x);
     DDIO_DEBUG("xfer %s %s group %" PRIx64 " seq %" PRIu64 " P=%u: status %s blocks %" PRIu64

@@ -20,6 +20,7 @@
 #include "local.h"
 #include "locks.h"
 #include "member_req.h"
+#include "indoubt.h"
 #include "missed.h"
 #include "replay.h"
 #include "rebuild.h"
@@ -107,9 +108,32 @@ static void handle_wrote(struct conn *c, uint64_t id)
     pthread_mutex_unlock(&c->mu);
 }
 
+/* a change of mirrored file `of` through handle id is about to be made:
+ * the file in doubt first (indoubt.h). 0 go on; 1 refused (answered) */
+static int handle_changing(struct conn *c, const struct ddio_hdr *h, uint64_t id,
+                           struct ofile *of)
+{
+    char msg[400];
+    int rc = 0;
+    if (of->layout.copies <= 1)
+        return 0;
+    /* held through the mark (made once per handle): the handle stays */
+    pthread_mutex_lock(&c->mu);
+    struct handle *hd = c->handles;
+    while (hd && hd->id != id)
+        hd = hd->next;
+    if (hd)
+        rc = indoubt_change(c->srv, of, &hd->changed, msg, sizeof(msg));
+    pthread_mutex_unlock(&c->mu);
+    if (rc)
+        conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg);
+    return rc != 0;
+}
+
 /* remove a handle; drop the connection's locks on the file when it was the
  * connection's last handle of that file (as POSIX close does per process) */
-static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last, int *wrote)
+static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last, int *wrote,
+                                   int *changed)
 {
     pthread_mutex_lock(&c->mu);
     struct ofile *of = NULL;
@@ -119,6 +143,7 @@ static struct ofile *handle_remove(struct conn *c, uint64_t id, int *last, int *
             *pp = h->next;
             of = h->of;
             *wrote = atomic_load(&h->wrote);
+            *changed = atomic_load(&h->changed);
             free(h);
             break;
         }
@@ -422,10 +447,11 @@ int on_close(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (ddio_dec_handle_req(p, h->len, &m))
         return bad_payload(c, h);
     fault_hit(FAULT_CLOSE);
-    int last, wrote = 0;
-    struct ofile *of = handle_remove(c, m.handle, &last, &wrote);
+    int last, wrote = 0, changed = 0;
+    struct ofile *of = handle_remove(c, m.handle, &last, &wrote, &changed);
     if (!of)
         return bad_handle(c, h, m.handle);
+    indoubt_closed(c->srv, of, changed);
     if (last)
         lk_release_owner(&of->locks, c->id);
     if (wrote)          /* close-to-open: a watching mount sees the new size now */
@@ -512,6 +538,10 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (member_refused_on(c, h, of->layout.copies, of->path)
         || member_note_change(c, h, of->layout.copies, of->path, &gen))
         return 0;
+    if (handle_changing(c, h, m.handle, of)) {
+        changed_end(c->srv, gen);
+        return 0;
+    }
     /* an extending set_size reaches a server for its copies' sake too:
      * nothing of it shrinks */
     int rc = (m.flags & DDIO_SS_GROW) && m.local_size <= store_size(of) ? 0
@@ -519,9 +549,11 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (rc == 0 && m.logical_size != UINT64_MAX)
         rc = store_copies_setsize(of, m.logical_size, (m.flags & DDIO_SS_GROW) != 0);
     changed_end(c->srv, gen);
-    if (rc)
+    if (rc) {
+        indoubt_failed(c->srv, of);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "set size of %s: %s",
                              of->path, ddio_errno_name(-rc)), 0;
+    }
     handle_wrote(c, m.handle);
     watch_changed(c, of->path, DDIO_IV_ATTR);
     return reply_ok(c, h);
@@ -545,6 +577,7 @@ int on_stats(struct conn *c, const struct ddio_hdr *h)
     rebuild_counts(srv, &env.rb_unbuilt, &env.rb_done, &env.rb_pending);
     env.missed_files = missed_count(srv);
     env.changed_files = changed_count(srv);
+    env.indoubt_files = indoubt_count(srv);
     struct rebuild_progress pr;
     rebuild_progress_get(srv, &pr);
     if (pr.reported) {
@@ -646,7 +679,8 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
                                    || (changes && member_note_change(c, h,
                                                                      w->of->layout.copies,
                                                                      w->of->path,
-                                                                     &w->changed_gen)))) {
+                                                                     &w->changed_gen))
+                                   || (changes && handle_changing(c, h, handle, w->of)))) {
         store_release(&c->srv->store, w->of);
         work_free(w);
         return 0;

@@ -16,6 +16,7 @@
 #include "ddio_log.h"
 #include "ddio_net.h"
 #include "dispatch.h"
+#include "indoubt.h"
 #include "engine.h"
 #include "handlers.h"
 #include "locks.h"
@@ -152,6 +153,7 @@ static void drop_files(struct conn *c)
     while (hs) {
         struct handle *n = hs->next;
         lk_release_owner(&hs->of->locks, c->id);
+        indoubt_dropped(srv, hs->of, atomic_load(&hs->changed));
         store_release(&srv->store, hs->of);
         free(hs);
         hs = n;

@@ -29,6 +29,7 @@
 
 #include "access.h"
 #include "marks.h"
+#include "indoubt.h"
 #include "missed.h"
 #include "ddio_log.h"
 #include "ddio_net.h"
@@ -386,6 +387,29 @@ static int op_missed(struct conn *c, const struct ddio_rebuild *m, struct ddio_r
     return 0;
 }
 
+/* DOUBT: the files a failed write left in doubt here; SETTLED: one of
+ * them made to agree (indoubt.h) */
+static int op_doubt(struct conn *c, const struct ddio_rebuild *m, struct ddio_rebuild_r *r,
+                    char *msg, size_t msglen)
+{
+    if (m->op == DDIO_RB_SETTLED) {
+        char norm[DDIO_MAX_STR + 1];
+        int rc = norm_or_refuse(m->path, norm, sizeof(norm), msg, msglen);
+        if (rc == 0 && (rc = indoubt_settle(c->srv, norm)) != 0)
+            snprintf(msg, msglen, "settling %.300s: %s", norm, ddio_errno_name(-rc));
+        return rc;
+    }
+    if (!(r->paths = calloc(DDIO_RB_MAX_PATHS, sizeof(*r->paths))))
+        return -ENOMEM;
+    int n = indoubt_list(c->srv, r->paths, DDIO_RB_MAX_PATHS);
+    if (n < 0) {
+        snprintf(msg, msglen, "listing the files in doubt: %s", ddio_errno_name(-n));
+        return n;
+    }
+    r->npaths = (uint32_t)n;
+    return 0;
+}
+
 int rebuild_fence_held(struct conn *c, const char *norm)
 {
     struct rb_state *rb = c->srv->rb;
@@ -434,6 +458,8 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         rc = op_done(c, &m, msg, sizeof(msg));
     else if (m.op == DDIO_RB_PROGRESS)
         op_progress(c->srv, &m), rc = 0;
+    else if (m.op == DDIO_RB_DOUBT || m.op == DDIO_RB_SETTLED)
+        rc = op_doubt(c, &m, &r, msg, sizeof(msg));
     else
         rc = op_fence(c, &m, msg, sizeof(msg));
     free(m.path);

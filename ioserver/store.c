@@ -577,6 +577,18 @@ int store_is_open(struct store *st, const char *norm)
     return open;
 }
 
+struct ofile *store_find_open(struct store *st, const char *norm)
+{
+    pthread_mutex_lock(&st->mu);
+    struct ofile *of = find_open(st, norm);
+    if (of && of->opening)
+        of = NULL;
+    if (of)
+        of->refs++;
+    pthread_mutex_unlock(&st->mu);
+    return of;
+}
+
 void store_retain(struct store *st, struct ofile *of)
 {
     pthread_mutex_lock(&st->mu);

@@ -59,6 +59,10 @@ struct ofile {
     unsigned maps;               /* mappings of its datafiles held (under mu):
                                   * store_map_hold */
     struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
+    int doubt_writers;           /* handles that changed it, open (indoubt.c) */
+    int doubt_keep;              /* in doubt until settled: a writer went
+                                  * without a clean close, a write failed, or
+                                  * it was in doubt before */
     struct ofile *copy[DDIO_MAX_COPIES];   /* copy[c], c >= 1: the mirror of
                                   * index (me - c) mod N this server holds
                                   * (store_copy.c); NULL without copies */
@@ -134,6 +138,8 @@ int store_open(struct store *st, const char *path, uint32_t amode,
 void store_retain(struct store *st, struct ofile *of);
 /* 1: the normalized path is open here (by anyone) */
 int store_is_open(struct store *st, const char *norm);
+/* norm's open file, retained (the caller releases it), or NULL */
+struct ofile *store_find_open(struct store *st, const char *norm);
 void store_release(struct store *st, struct ofile *of);
 int store_delete(struct store *st, const char *path, char *msg, size_t msglen);
 

@@ -64,4 +64,17 @@ int cli_resync(struct cli *o, int n);
  * [...]} (null when unknown) (ddio_cli_member.c) */
 void cli_member_line(struct ddio_client *cl, FILE *f, int json);
 
+/* Mirrored files a failed write left in doubt (ddio_cli_settle.c): every
+ * server's list gathered into *out (each path once; 0, or 1 said on
+ * stderr); one of them made to agree (its primaries written over its
+ * copies, the file fenced) and settled, a line said (0, or 1 said) */
+struct cli_paths {
+    char **p;
+    size_t n, cap;
+};
+int cli_doubt_gather(struct ddio_client *cl, struct cli_paths *out);
+int cli_paths_has(const struct cli_paths *s, const char *path);
+void cli_paths_free(struct cli_paths *s);
+int cli_settle(struct ddio_client *cl, const char *path);
+
 #endif

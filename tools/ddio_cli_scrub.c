@@ -16,6 +16,7 @@
 
 struct scrub_run {
     struct ddio_client *cl;
+    struct cli_paths doubt;      /* files a failed write left in doubt */
     uint64_t rate;
     struct ddio_scrub_tally all;
     unsigned files, failed;
@@ -53,6 +54,9 @@ static int scrub_file(struct scrub_run *r, const char *path)
         return cli_fail("scrub: %s", msg);
     if (st.is_dir)
         return cli_fail("scrub: %s: is a directory (scrub --all walks every file)", path);
+    /* copies a failed write left different agree first; then their sums */
+    if (cli_paths_has(&r->doubt, path) && cli_settle(r->cl, path))
+        return 1;
     if (ddio_client_open(r->cl, path, DDIO_CO_RDONLY, &f, msg, sizeof msg))
         return cli_fail("scrub: %s", msg);
     int rc = ddio_client_scrub(f, r->rate, &t, msg, sizeof msg);
@@ -128,6 +132,10 @@ int cmd_scrub(struct cli *o)
     if (!(r.cl = cli_client(o)))
         return 1;
     double t0 = cli_now();
+    if (cli_doubt_gather(r.cl, &r.doubt)) {
+        ddio_client_free(r.cl);
+        return 1;
+    }
     if (o->all)
         scrub_tree(&r, "/");
     else
@@ -138,6 +146,7 @@ int cmd_scrub(struct cli *o)
                ", bad %" PRIu64 ", repaired %" PRIu64 ", unrepairable %" PRIu64 "\n", r.files,
                r.all.bytes, dt, r.all.verified, r.all.bad, r.all.repaired,
                r.all.unrepairable);
+    cli_paths_free(&r.doubt);
     ddio_client_free(r.cl);
     return r.failed ? 1 : 0;
 }

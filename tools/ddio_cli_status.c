@@ -187,6 +187,9 @@ static void show_text(const char *addr, const struct sample *a, const struct sam
     if (get(r, "missed_files", NULL))
         printf("  noted for members out: %" PRIu64 " file(s) (ddio member in resyncs them)\n",
                get(r, "missed_files", NULL));
+    if (get(r, "indoubt_files", NULL))
+        printf("  in doubt after a failed write: %" PRIu64 " file(s) (ddio scrub makes their "
+               "copies agree)\n", get(r, "indoubt_files", NULL));
     for (int d = 0; d < nd; d++) {
         double busy = rate(a, b, "disk", d, "busy_us") / 1e4;   /* us per s -> % */
         printf("  disk %d  read %8.1f MiB/s  write %8.1f MiB/s  queue %" PRIu64

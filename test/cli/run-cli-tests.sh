@@ -12,7 +12,8 @@
 # (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, mirror:3);
 # the servers' membership, a server out and in again
 # (test/cli/member-cases.sh); a server lost for good mid-write, declared
-# out by the client (test/cli/lost-cases.sh). Closes with "cli: N passed,
+# out by the client (test/cli/lost-cases.sh); a failed write's copies made
+# to agree by ddio scrub (test/cli/doubt-cases.sh). Closes with "cli: N passed,
 # N failed".
 set -u
 # shellcheck source=test/lib.sh
@@ -116,6 +117,15 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-lost" --server-opt --redun
   >"$tmp/lost.log" 2>"$tmp/lost.err"
 rc=$?
 t_relay "$tmp/lost.log" && [ $rc = 0 ] || t_fail cli/lost/session "exit $rc: $(grep -v Killed "$tmp/lost.err" | tail -c 400)"
+
+# ---- a failed write of a mirrored file: in doubt until ddio scrub makes its copies agree ----
+# (test/cli/doubt-cases.sh; three servers, a writer killed while one is stopped)
+mkdir -p "$tmp/srv-doubt" "$tmp/tdoubt"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-doubt" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" T="$tmp/tdoubt" ROOT="$tmp/srv-doubt" bash "$here/doubt-cases.sh" \
+  >"$tmp/doubt.log" 2>"$tmp/doubt.err"
+rc=$?
+t_relay "$tmp/doubt.log" && [ $rc = 0 ] || t_fail cli/doubt/session "exit $rc: $(grep -v Killed "$tmp/doubt.err" | tail -c 400)"
 
 # ---- status of a server with three disks: a line and a JSON entry per disk and root ----
 mkdir -p "$tmp/srv3"

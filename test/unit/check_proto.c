@@ -1600,8 +1600,10 @@ START_TEST(rt_rebuild)
                                 { .op = DDIO_RB_RESYNCED, .member = 1, .path = "x/y" },
                                 { .op = DDIO_RB_REDO, .path = "z",
                                   .layout = { .stripe_unit = 4096, .stripe_count = 2,
-                                              .server_index = 1, .copies = 2 } } };
-    for (int i = 0; i < 3; i++) {
+                                              .server_index = 1, .copies = 2 } },
+                                { .op = DDIO_RB_DOUBT },
+                                { .op = DDIO_RB_SETTLED, .path = "d/e" } };
+    for (int i = 0; i < 5; i++) {
         ddio_wbuf_init(&w);
         ddio_enc_rebuild(&w, &q[i]);
         ck_assert_int_eq(ddio_dec_rebuild(w.p, w.len, &m), 0);
@@ -1636,8 +1638,14 @@ START_TEST(bad_rebuild)
     struct ddio_rebuild m = ok;
     m.op = 0;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
-    m.op = DDIO_RB_REDO + 1;
+    m.op = DDIO_RB_SETTLED + 1;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
+    struct ddio_rebuild st = { .op = DDIO_RB_SETTLED, .path = "" };
+    ck_assert_int_eq(rebuild_try(&st), -EPROTO);     /* the root is no file */
+    /* DOUBT carries nothing: a path after it is a trailing byte */
+    uint8_t db[5] = { DDIO_RB_DOUBT, 0, 0, 0, 0 };
+    ck_assert_int_eq(dec_copy(d_rebuild, db, 4), 0);
+    ck_assert_int_eq(dec_copy(d_rebuild, db, 5), -EPROTO);
     struct ddio_rebuild ms = { .op = DDIO_RB_MISSED, .member = DDIO_MAX_SERVERS };
     ck_assert_int_eq(rebuild_try(&ms), -EPROTO);     /* no such member index */
     ms.member = DDIO_MAX_SERVERS - 1;

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# A failed write of a mirrored file (run-cli-tests.sh runs it inside
+# `ddio-run -s 3`, servers with --redundancy mirror, DDIO_SERVERS and
+# DDIO_SECRET_FILE set): a clean copy leaves nothing in doubt; a writer
+# SIGKILLed while server 1 is stopped leaves copies that differ (server 0's
+# units written on server 0 but not on their copy, server 1), every server
+# that took a change holding the file in doubt; `ddio scrub` makes the copies agree
+# and settles it. Needs: DDIO (tools/ddio), T (scratch dir), ROOT
+# (ddio-run's --root). Prints "PASS: name" or "FAIL: name: why" per case.
+set -u
+# shellcheck source=test/lib.sh
+. "$(dirname "$0")/../lib.sh"
+T_TMP=$T
+pid_of() { pgrep -P "$PPID" -a ddio-server | awk -v f="/s$1.port" 'index($0, f) { print $1 }'; }
+doubt() { "$DDIO" stats indoubt_files | awk '{ s += $3 } END { print s + 0 }'; }
+# agree FILE J: server J's datafile and its copy on J + 1 say the same
+# (a datafile's end past its last byte reads as zeros, as a hole)
+agree() {
+  python3 - "$ROOT/s$2/$1" "$ROOT/s$(( ($2 + 1) % 3 ))/.ddio/copy1/$1" <<'PY'
+import os, sys
+a, b = (open(p, "rb").read() if os.path.exists(p) else b"" for p in sys.argv[1:3])
+n = max(len(a), len(b))
+if a.ljust(n, b"\0") != b.ljust(n, b"\0"):
+    sys.exit("%s and %s differ (%d and %d bytes)" % (sys.argv[1], sys.argv[2], len(a), len(b)))
+PY
+}
+
+head -c 3000017 /dev/urandom > "$T/small"
+if "$DDIO" cp "$T/small" ddio:/clean >/dev/null 2>"$T/cp.err" && [ "$(doubt)" = 0 ]; then
+  t_pass cli/doubt/clean-write-settled
+else t_fail cli/doubt/clean-write-settled "$(cat "$T/cp.err"; "$DDIO" stats indoubt_files)"; fi
+
+# torn NAME: the writer stopped once the file exists (its open needs every
+# server), then server 1 stopped and the writer let go: what it writes next
+# reaches servers 0 and 2 only, until it is SIGKILLed. 0 when the copies
+# then differ (server 1 missed its own units and its copy of server 0's;
+# now and then the writer was between windows and wrote nothing more: a
+# new file is tried, three at most)
+head -c 300000007 /dev/urandom > "$T/src"
+s1=$(pid_of 1)
+torn() {
+  local w size
+  "$DDIO" cp "$T/src" "ddio:/$1" >/dev/null 2>&1 &
+  w=$!
+  for _ in $(seq 200); do
+    size=$("$DDIO" stat "/$1" 2>/dev/null | awk '$1 == "size:" { print $2 }')
+    [ "${size:-0}" -gt 0 ] && break
+    sleep 0.02
+  done
+  kill -STOP "$w"; kill -STOP "$s1"; kill -CONT "$w"
+  sleep 2; kill -KILL "$w"; wait "$w" 2>/dev/null
+  kill -CONT "$s1"
+  sleep 0.5
+  { ! agree "$1" 0 || ! agree "$1" 1 || ! agree "$1" 2; } 2>/dev/null
+}
+f=""
+for t in torn torn2 torn3; do
+  if torn $t; then f=$t; break; fi
+done
+n=$(doubt)
+if [ -n "$f" ] && [ "$n" -ge 2 ]; then
+  t_pass cli/doubt/killed-writer-in-doubt "in doubt on $n server(s), copies differ"
+else t_fail cli/doubt/killed-writer-in-doubt "in doubt on $n server(s); ${f:-three tries left the copies agreeing}"; fi
+f=${f:-torn}
+
+# (the other tries' files, if any, in doubt too: settled by --all below)
+if "$DDIO" scrub "/$f" >"$T/sc.out" 2>"$T/sc.err" \
+   && grep -q "^/$f: in doubt after a failed write: copies made to agree" "$T/sc.out" \
+   && agree "$f" 0 && agree "$f" 1 && agree "$f" 2 2>"$T/why"; then
+  t_pass cli/doubt/scrub-makes-copies-agree
+else t_fail cli/doubt/scrub-makes-copies-agree "$(cat "$T/sc.out" "$T/sc.err" "$T/why")"; fi
+# --all settles what is left; then nothing is in doubt, and a second
+# scrub has nothing to settle
+"$DDIO" scrub --all >/dev/null 2>&1
+if [ "$(doubt)" = 0 ] && "$DDIO" scrub --all >"$T/sc2.out" 2>&1 && ! grep -q "in doubt" "$T/sc2.out" \
+   && "$DDIO" cp ddio:/clean "$T/back" >/dev/null && cmp -s "$T/small" "$T/back"; then
+  t_pass cli/doubt/settled-once
+else t_fail cli/doubt/settled-once "$(cat "$T/sc2.out")"; fi
