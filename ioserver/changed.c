@@ -4,7 +4,6 @@
 #endif
 #include "changed.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -34,33 +33,35 @@ static uint64_t path_hash(const char *norm)
     return h | 1;
 }
 
+struct gens {
+    uint64_t *g;
+    int n, max;
+};
+
+static int gen_one(void *arg, const char *name)
+{
+    struct gens *l = arg;
+    char *end;
+    unsigned long long v = strtoull(name, &end, 10);
+    if (name[0] >= '1' && name[0] <= '9' && !*end)
+        l->g[l->n++] = v;
+    return l->n == l->max;
+}
+
 /* the generations there, ascending, into g[max]: how many, or -errno */
 static int gens_list(int ddiofd, uint64_t *g, int max)
 {
-    int fd = openat(ddiofd, "changed", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return -errno;
-    }
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < max) {
-        char *end;
-        unsigned long long v = strtoull(e->d_name, &end, 10);
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9' && !*end)
-            g[n++] = v;
-    }
-    closedir(d);
-    for (int i = 1; i < n; i++)             /* few: insertion sort */
+    struct gens l = {.g = g, .max = max};
+    int rc = marks_each(ddiofd, "changed", gen_one, &l);
+    if (rc)
+        return rc;
+    for (int i = 1; i < l.n; i++)           /* few: insertion sort */
         for (int j = i; j > 0 && g[j - 1] > g[j]; j--) {
             uint64_t t = g[j];
             g[j] = g[j - 1];
             g[j - 1] = t;
         }
-    return n;
+    return l.n;
 }
 
 int changed_init(struct server *srv, char *err, size_t errlen)
@@ -177,25 +178,30 @@ uint64_t changed_seal(struct server *srv)
 }
 
 
+struct dropper {
+    int ddiofd;
+    const char *dir;
+};
+
+static int drop_one(void *arg, const char *name)
+{
+    struct dropper *d = arg;
+    char rel[128];
+    snprintf(rel, sizeof(rel), "%s/%.64s", d->dir, name);
+    (void) unlinkat(d->ddiofd, rel, 0);
+    return 0;
+}
+
 /* a generation's directory removed, marks first (a crash meanwhile leaves
  * some of its notes: more to resync, never less) */
 static int gen_drop(int ddiofd, uint64_t gen)
 {
     char dir[48];
     gen_dir(gen, dir, sizeof(dir));
-    int fd = openat(ddiofd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return -errno;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            (void) unlinkat(fd, e->d_name, 0);
-    closedir(d);
+    struct dropper d = {ddiofd, dir};
+    int rc = marks_each(ddiofd, dir, drop_one, &d);
+    if (rc)
+        return rc;
     return unlinkat(ddiofd, dir, AT_REMOVEDIR) && errno != ENOENT ? -errno : 0;
 }
 

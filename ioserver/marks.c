@@ -72,8 +72,7 @@ int marks_drop(int ddiofd, const char *dir, const char *norm)
     return rc ? rc : 1;
 }
 
-/* dir's entries, each given to fn(arg, name) until it says stop (1) */
-static int each_entry(int ddiofd, const char *dir, int (*fn)(void *, const char *), void *arg)
+int marks_each(int ddiofd, const char *dir, int (*fn)(void *, const char *), void *arg)
 {
     int fd = openat(ddiofd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -101,7 +100,7 @@ static int count_one(void *arg, const char *name)
 int marks_count(int ddiofd, const char *dir)
 {
     int n = 0;
-    return each_entry(ddiofd, dir, count_one, &n) ? 0 : n;
+    return marks_each(ddiofd, dir, count_one, &n) ? 0 : n;
 }
 
 struct lister {
@@ -130,7 +129,7 @@ static int list_one(void *arg, const char *name)
 int marks_list(int ddiofd, const char *dir, char **paths, int max)
 {
     struct lister l = {.ddiofd = ddiofd, .dir = dir, .paths = paths, .max = max};
-    int rc = max > 0 ? each_entry(ddiofd, dir, list_one, &l) : 0;
+    int rc = max > 0 ? marks_each(ddiofd, dir, list_one, &l) : 0;
     if (rc == 0 && l.err)
         rc = l.err;
     if (rc)

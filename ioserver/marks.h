@@ -21,6 +21,9 @@ int marks_drop(int ddiofd, const char *dir, const char *norm);
 int marks_list(int ddiofd, const char *dir, char **paths, int max);
 /* the marks in dir (none, or no dir: 0) */
 int marks_count(int ddiofd, const char *dir);
+/* dir's entries (under ddiofd; none, or no dir: 0) but "." names, each
+ * given to fn(arg, name) until it says stop (1): 0 or -errno */
+int marks_each(int ddiofd, const char *dir, int (*fn)(void *, const char *), void *arg);
 /* dir (relative to dirfd) fsynced: 0 or -errno */
 int marks_sync_dir(int dirfd, const char *rel);
 
