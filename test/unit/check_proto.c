@@ -1640,8 +1640,8 @@ START_TEST(bad_rebuild)
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
     m.op = DDIO_RB_SETTLED + 1;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
-    struct ddio_rebuild st = { .op = DDIO_RB_SETTLED, .path = "" };
-    ck_assert_int_eq(rebuild_try(&st), -EPROTO);     /* the root is no file */
+    struct ddio_rebuild sd = { .op = DDIO_RB_SETTLED, .path = "" };
+    ck_assert_int_eq(rebuild_try(&sd), -EPROTO);     /* the root is no file */
     /* DOUBT carries nothing: a path after it is a trailing byte */
     uint8_t db[5] = { DDIO_RB_DOUBT, 0, 0, 0, 0 };
     ck_assert_int_eq(dec_copy(d_rebuild, db, 4), 0);
