@@ -18,8 +18,8 @@
 
 int on_member(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
 {
-    struct ddio_member *q = malloc(sizeof(*q));
-    struct ddio_member_r *r = malloc(sizeof(*r));
+    struct ddio_member *q = calloc(1, sizeof(*q));      /* zeros: not decoded without r */
+    struct ddio_member_r *r = calloc(1, sizeof(*r));
     if (q && r && ddio_dec_member(p, h->len, q)) {
         free(q);
         free(r);

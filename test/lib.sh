@@ -170,6 +170,9 @@ t_init() {
   trap 'exit 143' TERM
   T_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ddio-$1.XXXXXX") || { echo "$1: mktemp failed" >&2; exit 1; }
   if [ "${T_KEEP:-0}" = 1 ]; then echo "$1: keeping $T_TMP"; else t_defer rm -rf "$T_TMP"; fi
+  # Open MPI's session directory per runner: runners starting mpirun at
+  # the same moment raced on /tmp/ompi.HOST.UID ("mkdir: File exists")
+  export OMPI_MCA_orte_tmpdir_base="$T_TMP"
 }
 
 t__exit() {

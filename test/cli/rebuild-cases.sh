@@ -203,8 +203,13 @@ readback && t_pass cli/rebuild/reads-after || t_fail cli/rebuild/reads-after "$(
 # meanwhile (a slow scrub, on server 0's view for its first 10 s): /top is
 # not copied under it (not fenced: reported, exit 1), the rest is; once
 # the job is gone a second run copies /top ----
+# (held once server 0 counts its open: a fixed sleep lost the race under
+# the sanitizers)
+opens() { "$DDIO" stats -s "${addr[0]}" opens 2>/dev/null | awk '{ print $3 + 0 }'; }
+o0=$(opens)
 "$DDIO" scrub --rate 0.2 /top >/dev/null 2>&1 & holder=$!
-sleep 0.3
+opened() { [ "$(opens)" -gt "$o0" ]; }
+t_wait_for 20 opened
 lose 2; replace 2 || exit 1
 rc=0; "$DDIO" rebuild --server 2 --rate 1000 >"$T/r4.out" 2>"$T/r4.err" || rc=$?
 if [ $rc = 1 ] && grep -q '^rebuild: server 2: 3 file(s) rebuilt, 0 already done, 0 lost, 1 failed' "$T/r4.out" \
