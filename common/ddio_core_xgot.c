@@ -90,7 +90,8 @@ void xfer_finish_read(xstate *st)
         ddio_err_set(st->e, ENOMEM, "ddio: out of memory");
     else if (!ddio_fh_size(f, skip, known, &size, st->e)) {
         n = ddio_desc_stream_before(st->x->fdesc, (int64_t) size);
-        qsort(st->got, st->ngot, sizeof(*st->got), seg_cmp);
+        if (st->ngot)           /* none: every byte a hole (qsort of NULL is undefined) */
+            qsort(st->got, st->ngot, sizeof(*st->got), seg_cmp);
         for (size_t k = 0; k < st->ngot && cur < n; k++) {
             zero_range(st, cur, st->got[k].off < n ? st->got[k].off : n);
             if (st->got[k].off + st->got[k].len > cur)
