@@ -1,11 +1,11 @@
 /* A mirrored file's bytes copied onto a replacement server (DESIGN.md 6.3),
  * by the client, for the reason repairs are (6.2): the servers have no
  * connections to each other. Each chunk is one read XFER to the file's
- * servers, each reading its part in its sorted pass (the replacement's
- * part from a copy holder, DDIO_XF_COPY, since the replacement refuses
- * reads of a file it has not rebuilt) only the units the replacement
- * holds, then one write XFER to the replacement alone, which writes the views it holds in its own sorted
- * pass and sums them. */
+ * servers for the units the replacement holds, each server reading its
+ * part in its sorted pass (the replacement's own units from a copy holder,
+ * DDIO_XF_COPY, since the replacement refuses reads of a file it has not
+ * rebuilt), then one write XFER to the replacement alone, which writes the
+ * views it holds in its own sorted pass and sums them. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -19,31 +19,20 @@
 
 #define REBUILD_CHUNK (8u << 20)        /* logical bytes one read and write move */
 
-/* [off, off + len) of f between buf and the servers in involved (NULL:
- * those it touches); exact: those only (a write not sent to copy holders).
- * *got: a read's bytes below the end of file (the lost part's local size
- * comes from its copy's DONE, so this is the file's true end) */
-static int move(struct ddio_fh *f, uint32_t op, uint64_t off, char *buf, uint64_t len,
-                const char *involved, uint64_t *got, struct ddio_err *e)
+/* [off, off + len) of f written from buf to the servers in `only` alone
+ * (exact: not also to those holding copies of those units) */
+static int write_to(struct ddio_fh *f, uint64_t off, char *buf, uint64_t len,
+                    const char *only, struct ddio_err *e)
 {
     struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,
         .length = len
     };
     struct ddio_mem mem = {.buf = buf,.contig = 1 };
-    struct ddio_xfer_req x = {.f = f,.op = op,.nparticipants = 1,.fdesc = &d,.mem = &mem,
-        .exact = involved != NULL
+    struct ddio_xfer_req x = {.f = f,.op = DDIO_X_WRITE,.nparticipants = 1,.fdesc = &d,
+        .mem = &mem,.exact = 1
     };
-    char *inv = NULL;
-    int rc = 0;
-    if (!(d.root = ddio_node_leaf(len))
-        || (!involved && !(involved = inv = ddio_xfer_involved(f, &d)))) {
-        ddio_err_set(e, ENOMEM, "ddio: out of memory");
-        rc = -1;
-    }
-    if (!rc)
-        rc = ddio_xfer_run(&x, involved, e);
-    *got = rc ? 0 : x.bytes;
-    free(inv);
+    int rc = (d.root = ddio_node_leaf(len)) ? ddio_xfer_run(&x, only, e)
+        : (ddio_err_set(e, ENOMEM, "ddio: out of memory"), -1);
     ddio_desc_free(&d);
     return rc;
 }
@@ -177,7 +166,7 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
             break;
         }
         uint64_t len = cur.eof <= cur.off ? 0 : cur.eof - cur.off < chunk ? cur.eof - cur.off
-            : chunk, put;
+            : chunk;
         if (!len)
             break;
         /* with a second handle, the next chunk is read while this one is
@@ -187,7 +176,7 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
         next.buf = rf ? buf[i % 2] : buf[0];
         pthread_t th;
         int ahead = rf && next.off < cur.eof && !pthread_create(&th, NULL, chunk_read_run, &next);
-        rc = move(f, DDIO_X_WRITE, cur.off, cur.buf, len, only, &put, e);
+        rc = write_to(f, cur.off, cur.buf, len, only, e);
         if (ahead)
             pthread_join(th, NULL);
         else if (!rc && next.off < cur.eof)

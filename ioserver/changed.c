@@ -25,12 +25,10 @@ static void gen_dir(uint64_t gen, char *out, size_t n)
     snprintf(out, n, "changed/%" PRIu64, gen);
 }
 
+/* the mark's hash, never 0 (an empty slot of recent[]) */
 static uint64_t path_hash(const char *norm)
 {
-    uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a, never 0 for a path */
-    for (const char *p = norm; *p; p++)
-        h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-    return h | 1;
+    return marks_hash(norm) | 1;
 }
 
 struct gens {
@@ -48,18 +46,20 @@ static int gen_one(void *arg, const char *name)
     return l->n == l->max;
 }
 
-/* the generations there, ascending, into g[max]: how many, or -errno */
-static int gens_list(int ddiofd, uint64_t *g, int max)
+/* every generation there, ascending, into *g (malloc'd, the caller
+ * frees it): how many, or -errno */
+static int gens_all(struct server *srv, uint64_t **g)
 {
-    struct gens l = {.g = g, .max = max};
-    int rc = marks_each(ddiofd, "changed", gen_one, &l);
+    *g = malloc(MAX_GENS * sizeof(**g));
+    struct gens l = {.g = *g, .max = MAX_GENS};
+    int rc = l.g ? marks_each(srv->member.ddiofd, "changed", gen_one, &l) : -ENOMEM;
     if (rc)
         return rc;
     for (int i = 1; i < l.n; i++)           /* few: insertion sort */
-        for (int j = i; j > 0 && g[j - 1] > g[j]; j--) {
-            uint64_t t = g[j];
-            g[j] = g[j - 1];
-            g[j - 1] = t;
+        for (int j = i; j > 0 && l.g[j - 1] > l.g[j]; j--) {
+            uint64_t t = l.g[j];
+            l.g[j] = l.g[j - 1];
+            l.g[j - 1] = t;
         }
     return l.n;
 }
@@ -70,10 +70,9 @@ int changed_init(struct server *srv, char *err, size_t errlen)
     pthread_mutex_init(&ch->mu, NULL);
     memset(ch->busy, 0, sizeof(ch->busy));
     memset(ch->recent, 0, sizeof(ch->recent));
-    int fd = srv->member.ddiofd;
-    uint64_t *g = malloc(MAX_GENS * sizeof(*g));
-    int n = g ? gens_list(fd, g, MAX_GENS) : -ENOMEM;
-    if (n >= 0 && mkdirat(fd, "changed", 0700) && errno != EEXIST)
+    uint64_t *g;
+    int n = gens_all(srv, &g);
+    if (n >= 0 && mkdirat(srv->member.ddiofd, "changed", 0700) && errno != EEXIST)
         n = -errno;
     if (n < 0) {
         snprintf(err, errlen, ".ddio/changed: %s", strerror(-n));
@@ -107,8 +106,8 @@ static void busy_add(struct changed *ch, uint64_t gen, int d)
     }
 }
 
-/* the oldest generation with a change in flight (UINT64_MAX: none); a
- * change whose slot could not be had pins every generation (0) */
+/* the oldest generation with a change in flight (UINT64_MAX: none; a
+ * change that finds no slot is refused, so every one in flight has one) */
 static uint64_t busy_oldest(const struct changed *ch)
 {
     uint64_t o = UINT64_MAX;
@@ -177,7 +176,6 @@ uint64_t changed_seal(struct server *srv)
     return oldest <= g ? oldest - 1 : g;
 }
 
-
 struct dropper {
     int ddiofd;
     const char *dir;
@@ -213,8 +211,8 @@ int changed_confirm(struct server *srv, uint64_t gen)
     pthread_mutex_unlock(&ch->mu);
     if (gen >= cur)             /* only a sealed generation goes */
         gen = cur - 1;
-    uint64_t *g = malloc(MAX_GENS * sizeof(*g));
-    int n = g ? gens_list(srv->member.ddiofd, g, MAX_GENS) : -ENOMEM, dropped = 0;
+    uint64_t *g;
+    int n = gens_all(srv, &g), dropped = 0;
     for (int i = 0; i < n && g[i] <= gen; i++) {
         int rc = gen_drop(srv->member.ddiofd, g[i]);
         if (rc < 0) {
@@ -231,8 +229,8 @@ int changed_confirm(struct server *srv, uint64_t gen)
 
 int changed_list(struct server *srv, char **paths, int max)
 {
-    uint64_t *g = malloc(MAX_GENS * sizeof(*g));
-    int n = g ? gens_list(srv->member.ddiofd, g, MAX_GENS) : -ENOMEM, got = 0;
+    uint64_t *g;
+    int n = gens_all(srv, &g), got = 0;
     for (int i = 0; i < n && got < max; i++) {
         char dir[48];
         gen_dir(g[i], dir, sizeof(dir));
@@ -265,8 +263,8 @@ int changed_list(struct server *srv, char **paths, int max)
 
 int changed_clear(struct server *srv, const char *norm)
 {
-    uint64_t *g = malloc(MAX_GENS * sizeof(*g));
-    int n = g ? gens_list(srv->member.ddiofd, g, MAX_GENS) : -ENOMEM, rc = 0;
+    uint64_t *g;
+    int n = gens_all(srv, &g), rc = 0;
     for (int i = 0; i < n && rc >= 0; i++) {
         char dir[48];
         gen_dir(g[i], dir, sizeof(dir));
@@ -281,8 +279,8 @@ int changed_clear(struct server *srv, const char *norm)
 
 uint64_t changed_count(struct server *srv)
 {
-    uint64_t *g = malloc(MAX_GENS * sizeof(*g)), files = 0;
-    int n = g ? gens_list(srv->member.ddiofd, g, MAX_GENS) : 0;
+    uint64_t *g, files = 0;
+    int n = gens_all(srv, &g);
     for (int i = 0; i < n; i++) {
         char dir[48];
         gen_dir(g[i], dir, sizeof(dir));

@@ -35,12 +35,19 @@
 
 /* ---- handles --------------------------------------------------------------------------- */
 
-static struct ofile *handle_get_w(struct conn *c, uint64_t id, int *writable)
+/* the connection's handle id, or NULL; c->mu held */
+static struct handle *handle_find(struct conn *c, uint64_t id)
 {
-    pthread_mutex_lock(&c->mu);
     struct handle *h = c->handles;
     while (h && h->id != id)
         h = h->next;
+    return h;
+}
+
+static struct ofile *handle_get_w(struct conn *c, uint64_t id, int *writable)
+{
+    pthread_mutex_lock(&c->mu);
+    struct handle *h = handle_find(c, id);
     struct ofile *of = h ? h->of : NULL;
     if (writable)
         *writable = h && h->writable;
@@ -102,9 +109,9 @@ static uint64_t handle_add(struct conn *c, struct ofile *of, uint32_t amode)
 static void handle_wrote(struct conn *c, uint64_t id)
 {
     pthread_mutex_lock(&c->mu);
-    for (struct handle *h = c->handles; h; h = h->next)
-        if (h->id == id)
-            atomic_store(&h->wrote, 1);
+    struct handle *h = handle_find(c, id);
+    if (h)
+        atomic_store(&h->wrote, 1);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -119,9 +126,7 @@ static int handle_changing(struct conn *c, const struct ddio_hdr *h, uint64_t id
         return 0;
     /* held through the mark (made once per handle): the handle stays */
     pthread_mutex_lock(&c->mu);
-    struct handle *hd = c->handles;
-    while (hd && hd->id != id)
-        hd = hd->next;
+    struct handle *hd = handle_find(c, id);
     if (hd)
         rc = indoubt_change(c->srv, of, &hd->changed, msg, sizeof(msg));
     pthread_mutex_unlock(&c->mu);

@@ -17,12 +17,17 @@
 #include "ddio_proto.h"
 #include "store_roots.h"
 
-static void mark_name(const char *dir, const char *norm, char *out, size_t n)
+uint64_t marks_hash(const char *norm)
 {
     uint64_t h = 0xcbf29ce484222325ull;     /* FNV-1a */
     for (const char *p = norm; *p; p++)
         h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-    snprintf(out, n, "%s/%016" PRIx64, dir, h);
+    return h;
+}
+
+static void mark_name(const char *dir, const char *norm, char *out, size_t n)
+{
+    snprintf(out, n, "%s/%016" PRIx64, dir, marks_hash(norm));
 }
 
 int marks_has(int ddiofd, const char *dir, const char *norm)

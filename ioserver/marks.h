@@ -10,6 +10,8 @@
 
 #include "store.h"
 
+/* the hash that names norm's mark (FNV-1a of the path) */
+uint64_t marks_hash(const char *norm);
 /* 1: dir (under ddiofd) holds norm's mark (a hash collision is no mark) */
 int marks_has(int ddiofd, const char *dir, const char *norm);
 /* norm's mark made durable: 1 made, 0 there already, or -errno */

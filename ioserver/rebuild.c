@@ -364,46 +364,29 @@ void rebuild_progress_get(struct server *srv, struct rebuild_progress *p)
 }
 
 /* MISSED: the paths this server noted for a member while it was out;
- * RESYNCED: one of them cleared (missed.h) */
-static int op_missed(struct conn *c, const struct ddio_rebuild *m, struct ddio_rebuild_r *r,
-                     char *msg, size_t msglen)
-{
-    if (m->op == DDIO_RB_RESYNCED) {
-        char norm[DDIO_MAX_STR + 1];
-        int rc = norm_or_refuse(m->path, norm, sizeof(norm), msg, msglen);
-        if (rc == 0 && (rc = missed_clear(c->srv, m->member, norm)) != 0)
-            snprintf(msg, msglen, "clearing the note of %.300s: %s", norm,
-                     ddio_errno_name(-rc));
-        return rc;
-    }
-    if (!(r->paths = calloc(DDIO_RB_MAX_PATHS, sizeof(*r->paths))))
-        return -ENOMEM;
-    int n = missed_list(c->srv, m->member, r->paths, DDIO_RB_MAX_PATHS);
-    if (n < 0) {
-        snprintf(msg, msglen, "listing the notes: %s", ddio_errno_name(-n));
-        return n;
-    }
-    r->npaths = (uint32_t)n;
-    return 0;
-}
-
-/* DOUBT: the files a failed write left in doubt here; SETTLED: one of
- * them made to agree (indoubt.h) */
-static int op_doubt(struct conn *c, const struct ddio_rebuild *m, struct ddio_rebuild_r *r,
+ * RESYNCED: one of them cleared (missed.h). DOUBT: the files a failed
+ * write left in doubt here; SETTLED: one of them made to agree
+ * (indoubt.h). */
+static int op_notes(struct conn *c, const struct ddio_rebuild *m, struct ddio_rebuild_r *r,
                     char *msg, size_t msglen)
 {
-    if (m->op == DDIO_RB_SETTLED) {
+    int doubt = m->op == DDIO_RB_DOUBT || m->op == DDIO_RB_SETTLED;
+    if (m->op == DDIO_RB_RESYNCED || m->op == DDIO_RB_SETTLED) {
         char norm[DDIO_MAX_STR + 1];
         int rc = norm_or_refuse(m->path, norm, sizeof(norm), msg, msglen);
-        if (rc == 0 && (rc = indoubt_settle(c->srv, norm)) != 0)
-            snprintf(msg, msglen, "settling %.300s: %s", norm, ddio_errno_name(-rc));
+        if (rc == 0 && (rc = doubt ? indoubt_settle(c->srv, norm)
+                        : missed_clear(c->srv, m->member, norm)) != 0)
+            snprintf(msg, msglen, "%s %.300s: %s", doubt ? "settling" : "clearing the note of",
+                     norm, ddio_errno_name(-rc));
         return rc;
     }
     if (!(r->paths = calloc(DDIO_RB_MAX_PATHS, sizeof(*r->paths))))
         return -ENOMEM;
-    int n = indoubt_list(c->srv, r->paths, DDIO_RB_MAX_PATHS);
+    int n = doubt ? indoubt_list(c->srv, r->paths, DDIO_RB_MAX_PATHS)
+        : missed_list(c->srv, m->member, r->paths, DDIO_RB_MAX_PATHS);
     if (n < 0) {
-        snprintf(msg, msglen, "listing the files in doubt: %s", ddio_errno_name(-n));
+        snprintf(msg, msglen, "listing %s: %s", doubt ? "the files in doubt" : "the notes",
+                 ddio_errno_name(-n));
         return n;
     }
     r->npaths = (uint32_t)n;
@@ -452,14 +435,13 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         rc = op_adopt(c, &m, msg, sizeof(msg));
     else if (m.op == DDIO_RB_BEGIN || m.op == DDIO_RB_REDO)
         rc = op_begin(c, &m, &r.state, msg, sizeof(msg));
-    else if (m.op == DDIO_RB_MISSED || m.op == DDIO_RB_RESYNCED)
-        rc = op_missed(c, &m, &r, msg, sizeof(msg));
+    else if (m.op == DDIO_RB_MISSED || m.op == DDIO_RB_RESYNCED || m.op == DDIO_RB_DOUBT
+             || m.op == DDIO_RB_SETTLED)
+        rc = op_notes(c, &m, &r, msg, sizeof(msg));
     else if (m.op == DDIO_RB_DONE)
         rc = op_done(c, &m, msg, sizeof(msg));
     else if (m.op == DDIO_RB_PROGRESS)
         op_progress(c->srv, &m), rc = 0;
-    else if (m.op == DDIO_RB_DOUBT || m.op == DDIO_RB_SETTLED)
-        rc = op_doubt(c, &m, &r, msg, sizeof(msg));
     else
         rc = op_fence(c, &m, msg, sizeof(msg));
     free(m.path);
