@@ -102,6 +102,11 @@ struct ddio_conn {
     int member_out;             /* unreachable at the last connect, and out in the
                                  * membership record (id from there): opens go
                                  * on without it (ddio_members_fill_out) */
+    int gone;                   /* unreachable for the whole recovery time of
+                                 * the last open's dial, and not out: that
+                                 * open decides (a mirrored file's declares
+                                 * it out); gone_err says why */
+    struct ddio_err gone_err;
     uint32_t epoch;             /* the membership epoch the server's last reply
                                  * carried, sent with every request (0: none
                                  * heard yet); kept across reconnects, so a

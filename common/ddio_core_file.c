@@ -153,8 +153,9 @@ static int open_send(open_set *s, const char *path, uint32_t amode,
         return -1;
     }
     for (int i = 0; i < s->n; i++) {
-        /* down and out of the membership: not asked (it would refuse) */
-        s->calls[i].conn = s->conns[i]->member_out ? NULL : s->conns[i];
+        /* down and out of the membership: not asked (it would refuse);
+         * gone (not back within the recovery time): not waited for again */
+        s->calls[i].conn = s->conns[i]->member_out || s->conns[i]->gone ? NULL : s->conns[i];
         open_msg(&s->calls[i].req, s->conns[i], path, amode, proto, i, call, ask, s);
     }
     open_fan(s, 0, s->n, timeout_ms, recover_ms);
@@ -162,6 +163,8 @@ static int open_send(open_set *s, const char *path, uint32_t amode,
         if (s->conns[i]->member_out)
             ddio_err_set(&s->calls[i].err, DDIO_E_OUT, "ddio server %s: down, and out of "
                          "the membership", s->conns[i]->name);
+        else if (s->conns[i]->gone)
+            s->calls[i].err = s->conns[i]->gone_err;
     if (proto && s->n > 1)
         create_settle(s, timeout_ms, recover_ms);
     return 0;
@@ -280,12 +283,25 @@ static int out_ok(uint32_t amode, const struct ddio_err *ei)
         || (ei->transport && !(amode & (DDIO_O_WRONLY | DDIO_O_RDWR)));
 }
 
+/* A mirrored file's server not reached within the recovery time: declared
+ * out by a majority, as a write does (ddio_core_xprep.c), so every client
+ * goes on without it and the others note what it misses */
+static int declare_lost(struct ddio_fh *f, const struct ddio_conn *c, const struct ddio_err *ei)
+{
+    struct ddio_err de = {0};
+    return ei->transport && f->declare_out && f->declare_out(f->declare_arg, c, &de) == 0;
+}
+
 /* An open of a mirrored file whose server i is out: opened without it
  * (DESIGN.md 6.1): its parts are read from copies, which hold the same
  * bytes (every write reaches every copy that is in), and written to them */
 static int open_without(struct ddio_fh *f, open_set *s, int i, int j)
 {
-    if (f->copies < 2 || !out_ok(f->amode, &s->calls[i].err))
+    const struct ddio_err *ei = &s->calls[i].err;
+    if (f->copies < 2)
+        return 0;
+    if (ei->errnum != DDIO_E_OUT && !declare_lost(f, s->conns[i], ei)
+        && !out_ok(f->amode, ei))
         return 0;
     f->srv[j].conn = s->conns[i];
     f->srv[j].out = 1;
@@ -374,8 +390,9 @@ static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, con
             struct ddio_err *ei = &s.calls[i].err;
             if (!ei->errnum && first < 0)
                 first = i;
-            else if (ei->errnum && ei->errnum != ENOENT && !out_ok(amode, ei))
-                *e = *ei;       /* (one out: decided by the layout) */
+            else if (ei->errnum && ei->errnum != ENOENT && !out_ok(amode, ei)
+                     && !ei->transport)
+                *e = *ei;       /* (one out or lost: decided by the layout) */
         }
         /* no server that has the file answered: the first one's reason (a
          * server out says so for a file it does not have: no such file) */

@@ -356,13 +356,15 @@ int ddio_members_set(struct ddio_pool *p, char *const *addrs, int n, int timeout
     return rc;
 }
 
-int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
-                          struct ddio_conn **conns, struct ddio_err *e)
+/* fill_out, and with gone_ok the missing ones still in the record too,
+ * marked gone with e as the reason */
+static int fill_missing(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                        struct ddio_conn **conns, struct ddio_err *e, int gone_ok)
 {
     int missing = 0;
     for (int i = 0; i < n; i++)
         if (conns[i])
-            conns[i]->member_out = 0;
+            conns[i]->member_out = conns[i]->gone = 0;
         else
             missing++;
     if (!missing || !e->transport)
@@ -372,7 +374,7 @@ int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int ti
     int ok = m && ddio_members_read(p, addrs, n, timeout_ms, m, &me) == 0
         && m->val.n == (uint32_t) n;
     for (int i = 0; ok && i < n; i++)
-        ok = conns[i] || m->val.out[i];
+        ok = conns[i] || m->val.out[i] || gone_ok;
     for (int i = 0; ok && i < n; i++) {
         struct ddio_conn *c = conns[i] ? NULL : ddio_pool_find(p, addrs[i]);
         if (!conns[i] && !c)
@@ -380,7 +382,12 @@ int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int ti
         else if (c) {
             pthread_mutex_lock(&c->mu);
             memcpy(c->id, m->val.ids[i], DDIO_ID_LEN);
-            c->member_out = 1;
+            c->member_out = m->val.out[i] != 0;
+            c->gone = !c->member_out;
+            if (c->gone) {
+                c->gone_err = *e;
+                c->gone_err.transport = 1;
+            }
             pthread_mutex_unlock(&c->mu);
             conns[i] = c;
         }
@@ -391,13 +398,22 @@ int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int ti
     return ok ? 0 : -1;
 }
 
+int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
+                          struct ddio_conn **conns, struct ddio_err *e)
+{
+    return fill_missing(p, addrs, n, timeout_ms, conns, e, 1);
+}
+
 int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                       int recover_ms, struct ddio_conn **conns, struct ddio_err *e)
 {
     if (!ddio_pool_get_all(p, addrs, n, timeout_ms, 0, conns, e)
-        || !ddio_members_fill_out(p, addrs, n, timeout_ms, conns, e))
+        || !ddio_members_fill_out(p, addrs, n, timeout_ms, conns, e)
+        || !ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e))
         return 0;
-    return ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e);
+    /* not back within the recovery time: the open decides (a mirrored
+     * file's goes on without it, declaring it out) */
+    return fill_missing(p, addrs, n, timeout_ms, conns, e, 1);
 }
 
 /* the epoch a majority is at with nothing accepted beyond it (no next

@@ -45,7 +45,10 @@ int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int ti
 /* Every server's connection for an open: dialled once without waiting;
  * those that do not answer and are out of the record filled in as
  * ddio_members_fill_out does; any other waited for, the recovery time
- * (ddio_pool_get_all with recover_ms: a restart). 0, or -1 with e set */
+ * (ddio_pool_get_all with recover_ms: a restart), and if it is still
+ * unreachable then, filled in too, marked gone (ddio_conn.gone: the open
+ * sends it nothing; a mirrored file's open declares it out). 0, or -1
+ * with e set (no server reached, or no membership record naming them) */
 int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                       int recover_ms, struct ddio_conn **conns, struct ddio_err *e);
 /* The servers' own notes of the mirrored files they changed (PROTOCOL.md

@@ -298,6 +298,25 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     "$bin/t_mirror" "$tmp/mirror-out" "$root"
   t_step mirror-out/cmp-written cmp "$tmp/mirror-out.w" "$mirror44_ufs"
   t_step mirror-out/cmp-resynced cmp "$tmp/mirror-out.r" "$mirror44_ufs"
+  # a server lost between jobs, no one told: the next job's open of the
+  # mirrored file waits the recovery time (2 s), has it declared out and
+  # goes on without it. Server 1 lost, then a read-only open (every byte
+  # read back); server 2 lost, then a read-write open (every byte written
+  # again with another pattern and read back). Compared with ufs:.
+  for k in 1 2; do
+    root="$tmp/srv-mirror-gone$k"; mkdir -p "$root"
+    t_step "mirror-gone$k/ddio" "$run" -s 3 --root "$root" -- bash -c '
+      mpiexec -n 4 "$0" /dev/null ddio:/mirror && "$3/test/mpi/kill-server.sh" "$2" "$4" || exit 1
+      if [ "$2" = 1 ]; then
+        DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$0" reread "$1" ddio:/mirror || exit 1
+      else
+        T_MIRROR_SEED=44 DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$0" rewrite "$1" ddio:/mirror || exit 1
+      fi
+      "$3/tools/ddio" member | grep -x "server $2 .* out (unreachable)"' \
+      "$bin/t_mirror" "$tmp/mirror-gone$k" "$k" "$top" "$root"
+  done
+  t_step mirror-gone1/cmp cmp "$tmp/mirror-gone1" "$mirror_ufs"
+  t_step mirror-gone2/cmp cmp "$tmp/mirror-gone2" "$mirror44_ufs"
   # server 2 SIGKILLed and its root deleted 1 s into a collective write of
   # a 768 MiB mirrored file (4 ranks, cyclic 8 KiB records, 16 MiB calls):
   # the call that loses it waits the recovery time (2 s), the ranks have it
