@@ -10,6 +10,10 @@
 # what a user sees. Writes are IOR's -e time (open, writes, sync, close:
 # every copy durable inside it); reads are cold (a second launch on fresh
 # servers after the store's files were dropped from the page cache).
+# Degraded reads: a mirrored file's cold reads again with server 2 SIGKILLed
+# and its root deleted first (test/mpi/kill-server.sh) and declared out
+# (`ddio member out 2`), its part read from the copies (phase
+# read-degraded, mirror only).
 # results.csv, one line per phase; REPORT.md: per case the median MiB/s of
 # each mode and the ratios.
 # -t MIBPS throttles each server's disk (--throttle-mbps) so the disks, not
@@ -47,12 +51,15 @@ echo "transport,mode,rep,case,phase,P,xfer,block,segments,fpp,coll,random,neighb
 
 launch() {   # launch T MODE REP DIR WHAT ARGS...: one ior-style launch, RESULT lines kept
   local t=$1 mode=$2 rep=$3 dir=$4 what=$5; shift 5
-  local raw="$OUT/raw/$t-$mode-rep$rep-$what.txt" lw=1 lr=1 thr=()
+  local raw="$OUT/raw/$t-$mode-rep$rep-$what.txt" lw=1 lr=1 thr=() lose=()
   [ "$mode" = none-srv ] && lw=0
   # throttled, none-srv reads through the servers too: the throttled disks
   [ -n "$THROTTLE" ] && { thr=(--throttle-mbps "$THROTTLE"); [ "$mode" = none-srv ] && lr=0; }
+  # degraded: server 2 lost for good and declared out before the launch
+  [ "${LOSE:-}" ] && lose=(bash -c '"$1" 2 "$2" >/dev/null && "$3" member out 2 >/dev/null && shift 3 && exec "$@"'
+    lose "$DDIO_BUILD/test/mpi/kill-server.sh" "$dir" "$DDIO_BUILD/tools/ddio")
   timeout -k 15 900 env DDIO_LOCAL_WRITE=$lw DDIO_LOCAL_READ=$lr "$RUN" -s "$NSERV" --root "$dir" --transport "$t" "${thr[@]}" -- \
-    "$MPIEXEC" -n "$P" "$BIN" -H "romio_ddio_redundancy=${mode%-srv}" -G "$rep" "$@" "ddio:/m-" \
+    "${lose[@]}" "$MPIEXEC" -n "$P" "$BIN" -H "romio_ddio_redundancy=${mode%-srv}" -G "$rep" "$@" "ddio:/m-" \
     > "$raw" 2>&1 || echo "mirror.sh: $t $mode rep $rep $what failed (see $raw)" >&2
   grep '^RESULT,' "$raw" | sed "s/^RESULT,/$t,$mode,$rep,/" >> "$OUT/results.csv"
 }
@@ -63,8 +70,14 @@ one() {   # one T MODE REP: write both cases, drop, read them cold
   launch "$t" "$mode" "$rep" "$dir" write-coll -b "$BLOCK" -t 1m -s "$SEGS" -c -w -k -n coll
   launch "$t" "$mode" "$rep" "$dir" write-ind -b "$BLOCK" -t 1m -s "$SEGS" -w -k -n ind
   "$here/drop-pages.py" "$dir" || die "dropping pages failed"
-  launch "$t" "$mode" "$rep" "$dir" read-coll -b "$BLOCK" -t 1m -s "$SEGS" -c -r -T cold -n coll
-  launch "$t" "$mode" "$rep" "$dir" read-ind -b "$BLOCK" -t 1m -s "$SEGS" -r -T cold -n ind
+  launch "$t" "$mode" "$rep" "$dir" read-coll -b "$BLOCK" -t 1m -s "$SEGS" -c -r -k -T cold -n coll
+  launch "$t" "$mode" "$rep" "$dir" read-ind -b "$BLOCK" -t 1m -s "$SEGS" -r -k -T cold -n ind
+  if [ "$mode" = mirror ]; then
+    "$here/drop-pages.py" "$dir" || die "dropping pages failed"
+    LOSE=1 launch "$t" "$mode" "$rep" "$dir" degraded-coll -b "$BLOCK" -t 1m -s "$SEGS" -c -r -T degraded -n coll
+    "$here/drop-pages.py" "$dir" || die "dropping pages failed"
+    LOSE=1 launch "$t" "$mode" "$rep" "$dir" degraded-ind -b "$BLOCK" -t 1m -s "$SEGS" -r -T degraded -n ind
+  fi
   rm -rf "$dir"
 }
 
@@ -90,6 +103,8 @@ rows = list(csv.DictReader(open(out + "/results.csv")))
 bad = [r for r in rows if r["status"] != "ok"]
 groups = {}
 for r in rows:
+    if r["status"] != "ok":
+        continue
     groups.setdefault((r["transport"], r["case"], r["phase"], r["mode"]), []).append(float(r["MiB_s"]))
 lines = ["# mirror vs none: IOR's shared file, 3 servers, 4 ranks", "",
          "Command: `%s` (%s CPUs shared by ranks and servers; load average at the end %s)."
@@ -119,7 +134,20 @@ for t, c, ph in keys:
                  % (t, c, ph, mn, ms, mm, mm / mn, mm / ms, min(len(n), len(s), len(m))))
     spread.append("| %s | %s | %s | %s |" % (t, c, ph, " | ".join(
         "%.0f-%.0f" % (min(v), max(v)) for v in (n, s, m))))
-lines += spread + ["", "%d phases, %d not ok." % (len(rows), len(bad)), ""]
+deg = ["", "Degraded reads: the mirrored file read cold again with server 2 SIGKILLed, its root",
+       "deleted and declared out before the launch (its part from the copies), against the",
+       "same file's cold read with every server (mirror) and none-srv's cold read.", "",
+       "| transport | case | read-degraded | mirror read-cold | none-srv read-cold | degraded / mirror | degraded / none-srv | runs |",
+       "|---|---|---|---|---|---|---|---|"]
+for t, c in sorted({k[:2] for k in groups}):
+    d = groups.get((t, c, "read-degraded", "mirror"), [])
+    m = groups.get((t, c, "read-cold", "mirror"), [])
+    s = groups.get((t, c, "read-cold", "none-srv"), [])
+    if d and m and s:
+        md, mm, ms = statistics.median(d), statistics.median(m), statistics.median(s)
+        deg.append("| %s | %s | %.0f (%.0f-%.0f) | %.0f | %.0f | %.2f | %.2f | %d |"
+                   % (t, c, md, min(d), max(d), mm, ms, md / mm, md / ms, len(d)))
+lines += spread + deg + ["", "%d phases, %d not ok." % (len(rows), len(bad)), ""]
 open(out + "/REPORT.md", "w").write("\n".join(lines))
 print("\n".join(lines))
 EOF
