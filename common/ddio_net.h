@@ -35,6 +35,15 @@ int ddio_abstract_addr(const char *name, struct sockaddr_un *a, socklen_t *len);
 int ddio_same_host(int fd);
 /* TCP_NODELAY on a connected (or accepted) socket */
 void ddio_nodelay(int fd);
+/* A server's end of a client connection: a peer that vanished without a
+ * FIN (its host died, or a partition cut it off and it has since gone)
+ * is noticed user_s after the last thing it acknowledged, whether the
+ * connection was idle (keepalive probes from idle_s of silence on; the
+ * user timeout decides when their silence ends it: tcp(7)) or had data
+ * in flight, not minutes or hours later; its handles then close as on
+ * any hangup. A live peer's kernel answers the probes, however long its
+ * process stays quiet. */
+void ddio_keepalive(int fd, int idle_s, int user_s);
 
 /* Full send/recv with deadline (poll-based; works on blocking and
  * non-blocking fds). 0, -ETIMEDOUT, -ECONNRESET (peer closed), -errno. */

@@ -132,6 +132,9 @@ void listener_serve(struct server *srv)
             continue;
         }
         ddio_nodelay(fd);
+        /* a vanished client's handles (and the opens, fences and
+         * in-doubt marks they hold) go within ~30 s, not hours */
+        ddio_keepalive(fd, 10, 30);
         start_conn(srv, fd);
     }
 }

@@ -12,7 +12,8 @@
 # secret). The Kotz patterns and the HDF5 program run across them and are
 # compared with ufs:; a rank without the secret is refused; then a server's
 # link is taken down in the middle of a collective read and every rank must
-# fail within the deadline.
+# fail within the deadline; a job whose node is cut off and killed has its
+# connections dropped by the servers within 30 s.
 # Needs root (ip netns). Closes with "multihost: N passed, N failed".
 set -u
 # shellcheck source=test/lib.sh
@@ -157,5 +158,35 @@ vanish() {
   fi
 }
 t_step "multihost/interface-vanishes-mid-job" vanish
+
+# --- a client that vanishes without a word ---------------------------------
+# A job on compute node 1 holds a file open between short collective writes
+# (3 s pauses); its node's link goes down and it is SIGKILLed, so no FIN
+# ever reaches the servers. Each server must drop its connections (and the
+# handles, opens and fences they hold) by itself: 30 s after the last
+# thing the client acknowledged (keepalive probes from 10 s of silence, a
+# TCP user timeout of 30 s), while the link is still down.
+start_servers || t_unusable multihost/servers "$T_SRV_WHY"
+conns() {   # the servers' connections, the asking one's included
+  ip netns exec "$(nsname cn0)" "$top/tools/ddio" stats connections |
+    awk '{ s += $3 } END { print s + 0 }'
+}
+vanished() {
+  local v base now t0 m; v=$(mh_veth cn1); base=$(conns)
+  ip netns exec "$(nsname cn1)" env HYDRA_IFACE=lo DDIO_SERVERS="$DDIO_SERVERS" \
+    mpiexec -n 2 "$bin/t_restart" coll 100 3000 ddio:/gone >"$tmp/gone.out" 2>&1 & m=$!
+  for _ in $(seq 100); do [ "$(conns)" -gt "$base" ] && break; sleep 0.1; done
+  now=$(conns); echo "connections: $base before the job, $now with it"
+  [ "$now" -gt "$base" ] || { kill -KILL $m; return 1; }
+  sleep 1; ip -n "$sw" link set "$v" down; t0=$SECONDS
+  ip netns pids "$(nsname cn1)" | xargs -r kill -KILL; wait $m
+  while [ "$(conns)" -gt "$base" ] && [ $((SECONDS - t0)) -le 60 ]; do sleep 1; done
+  now=$(conns); local dt=$((SECONDS - t0))
+  ip -n "$sw" link set "$v" up
+  echo "connections: $now, ${dt} s after the link went down and the job was killed"
+  [ "$now" -le "$base" ] && [ $dt -le 40 ]
+}
+t_step -t 90 "multihost/vanished-client-dropped" vanished
+stop_servers
 
 t_done
