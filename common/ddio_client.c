@@ -164,11 +164,12 @@ const char *ddio_client_server_addr(const struct ddio_client *cl, int i)
     return i >= 0 && i < cl->n ? cl->addr[i] : NULL;
 }
 
-/* every server's connection, connected */
+/* every server's connection, as an open dials them: one down and out of
+ * the membership filled in (member_out), not waited for */
 static int conns_all(struct ddio_client *cl, struct ddio_conn **conns, struct ddio_err *e)
 {
-    return ddio_pool_get_all(&cl->pool, cl->addr, cl->n, cl->timeout_ms, cl->recover_ms, conns,
-                             e);
+    return ddio_members_dial(&cl->pool, cl->addr, cl->n, cl->timeout_ms, cl->recover_ms,
+                             conns, e);
 }
 
 /* server i's connection; one that does not answer at once and is out of
@@ -223,11 +224,28 @@ static int call(struct ddio_client *cl, int i, uint16_t type, const struct ddio_
 
 /* ---- namespace ---------------------------------------------------------------- */
 
+/* a change needs every server: none is sent one while a server is out
+ * (it would miss it, and no resync brings namespace changes) */
+static int all_in(struct ddio_client *cl, struct ddio_conn **conns, char *msg, size_t msglen)
+{
+    for (int i = 0; i < cl->n; i++)
+        if (conns[i]->member_out || conns[i]->gone) {
+            say(msg, msglen, "ddio server %s is %s: namespace changes need every server "
+                "(ddio member in first)", cl->addr[i], conns[i]->member_out
+                ? "down and out of the membership" : "unreachable");
+            return conns[i]->member_out ? -DDIO_E_OUT : -EIO;
+        }
+    return 0;
+}
+
 /* The request req sent to every server at once (resent to one lost
  * meanwhile), every reply collected: the calls, each with its own outcome
- * (free with ddio_calls_free), or NULL with the error in *rc. */
+ * (free with ddio_calls_free), or NULL with the error in *rc. A server
+ * out (or gone) is not sent it, and answers DDIO_E_OUT (its error); with
+ * change, nothing is sent then (all_in). */
 static struct ddio_call *send_all(struct ddio_client *cl, uint16_t type,
-                                  const struct ddio_wbuf *req, int *rc, char *msg, size_t msglen)
+                                  const struct ddio_wbuf *req, int change, int *rc, char *msg,
+                                  size_t msglen)
 {
     struct ddio_call *calls = calloc(cl->n, sizeof(*calls));
     struct ddio_conn *conns[DDIO_MAX_SERVERS];
@@ -237,19 +255,27 @@ static struct ddio_call *send_all(struct ddio_client *cl, uint16_t type,
         *rc = (say(msg, msglen, "out of memory"), -ENOMEM);
         return NULL;
     }
-    if (conns_all(cl, conns, &e)) {
+    if (conns_all(cl, conns, &e) || (change && (*rc = all_in(cl, conns, msg, msglen)))) {
         free(calls);
-        *rc = fail(&e, msg, msglen);
+        if (e.errnum)
+            *rc = fail(&e, msg, msglen);
         return NULL;
     }
     for (int i = 0; i < cl->n; i++) {
-        calls[i].conn = conns[i];
+        /* out (or gone): not asked, its reason its answer */
+        calls[i].conn = conns[i]->member_out || conns[i]->gone ? NULL : conns[i];
         ddio_wbuf_init(&calls[i].req);
         ddio_put_bytes(&calls[i].req, req->p, req->len);
         if (req->err)
             calls[i].req.err = req->err;
     }
     ddio_fanout_recover(calls, cl->n, type, cl->timeout_ms, cl->recover_ms);
+    for (int i = 0; i < cl->n; i++)
+        if (conns[i]->member_out)
+            ddio_err_set(&calls[i].err, DDIO_E_OUT, "ddio server %s: down, and out of the "
+                         "membership", cl->addr[i]);
+        else if (conns[i]->gone)
+            calls[i].err = conns[i]->gone_err;
     return calls;
 }
 
@@ -262,7 +288,7 @@ static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf 
                   char *msg, size_t msglen)
 {
     int ok = 0, hard = 0, soft_seen = 0;
-    struct ddio_call *calls = send_all(cl, type, req, &hard, msg, msglen);
+    struct ddio_call *calls = send_all(cl, type, req, 1, &hard, msg, msglen);
 
     if (!calls)
         return hard;
@@ -343,8 +369,30 @@ static int pstat_all(struct ddio_client *cl, const char *path, struct ddio_call 
     struct ddio_wbuf w;
     int rc = 0;
     path_req(&w, path, 0);
-    *calls = send_all(cl, DDIO_T_PSTAT, &w, &rc, msg, msglen);
+    *calls = send_all(cl, DDIO_T_PSTAT, &w, 0, &rc, msg, msglen);
     ddio_wbuf_free(&w);
+    return rc;
+}
+
+/* A file some of whose servers are out: a mirrored one's size from an
+ * open (the out servers' parts sized from their copies); any other's is
+ * not known (its parts there are not reachable) */
+static int stat_size_without(struct ddio_client *cl, const char *path, struct ddio_cstat *st,
+                             int files, const char *out, char *msg, size_t msglen)
+{
+    struct ddio_cfile *f = NULL;
+    if (st->copies < 2) {
+        if ((uint32_t)files >= st->stripe.count)
+            return 0;           /* every part answered: none on the out ones */
+        say(msg, msglen, "%s: a part of this file is on server %s, which is down and out of "
+            "the membership (the file has no copies)", path, out);
+        return -EIO;
+    }
+    int rc = ddio_client_open(cl, path, DDIO_CO_RDONLY, &f, msg, msglen);
+    if (!rc)
+        rc = ddio_client_size(f, &st->size, msg, msglen);
+    if (f)
+        ddio_client_close(f);
     return rc;
 }
 
@@ -353,21 +401,27 @@ int ddio_client_stat(struct ddio_client *cl, const char *path, struct ddio_cstat
 {
     struct ddio_pstat_r *r = malloc(sizeof(*r));
     struct ddio_call *calls = NULL;
-    int kind = 0, rc = r ? 0 : (say(msg, msglen, "out of memory"), -ENOMEM);
+    int kind = 0, files = 0, rc = r ? 0 : (say(msg, msglen, "out of memory"), -ENOMEM);
+    const char *out = NULL;     /* a server out of the membership: not asked */
 
     memset(st, 0, sizeof(*st));
     if (!rc)
         rc = pstat_all(cl, path, &calls, msg, msglen);
     for (int i = 0; calls && i < cl->n && !rc; i++) {     /* the first error in list order */
         int e = pstat_reply(cl, i, &calls[i], r, msg, msglen);
-        if (e == 0)
+        if (e == 0) {
             merge_stat(st, r, &kind);
+            files += r->kind != DDIO_K_DIR;
+        } else if (e == -DDIO_E_OUT)
+            out = cl->addr[i];
         else if (e != -ENOENT)
             rc = e;
     }
     if (calls)
         ddio_calls_free(calls, cl->n);
     free(r);
+    if (!rc && kind == DDIO_K_FILE && out)
+        rc = stat_size_without(cl, path, st, files, out, msg, msglen);
     if (!rc && !kind) {
         say(msg, msglen, "%s: no such file or directory on any of the %d servers", path, cl->n);
         rc = -ENOENT;
@@ -465,7 +519,7 @@ int ddio_client_readdir(struct ddio_client *cl, const char *path,
         int e = list_server(cl, i, path, &nm, msg, msglen);
         if (e == 0)
             found = 1;
-        else if (e != -ENOENT)
+        else if (e != -ENOENT && e != -DDIO_E_OUT)   /* out: listed by the others */
             rc = e;
     }
     if (!rc && !found)
@@ -563,7 +617,7 @@ static int empty_dir(struct ddio_client *cl, const char *path, char *msg, size_t
     int rc = 0, found = 0;
     ddio_wbuf_init(&w);
     ddio_enc_readdir(&w, &q);
-    struct ddio_call *calls = send_all(cl, DDIO_T_READDIR, &w, &rc, msg, msglen);
+    struct ddio_call *calls = send_all(cl, DDIO_T_READDIR, &w, 1, &rc, msg, msglen);
     ddio_wbuf_free(&w);
     for (int i = 0; calls && i < cl->n && !rc; i++) {
         struct ddio_readdir_r r;

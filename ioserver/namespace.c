@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "access.h"
+#include "member_req.h"
 #include "rebuild.h"
 #include "replay.h"
 #include "reply.h"
@@ -125,6 +126,12 @@ int on_pstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (rc == 0)
         rc = store_pstat(&c->srv->store, m.path, r, msg, sizeof(msg));
     free(m.path);
+    /* out of the membership, a mirrored file's size here may be stale:
+     * refused like its opens (the client sizes it from the copies) */
+    if (rc == 0 && r->kind == DDIO_K_FILE && member_refused(c, h, r->layout.copies)) {
+        free(r);
+        return 0;
+    }
     if (rc) {
         free(r);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s",

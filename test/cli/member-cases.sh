@@ -54,6 +54,21 @@ assert m == {"epoch": 2, "out": [sys.argv[2]]}, m' "$T/st.json" "${addr[2]}"; th
   t_pass cli/member/status
 else t_fail cli/member/status "$(head -3 "$T/st.out"; tail -c 200 "$T/st.json")"; fi
 
+# down and out: the namespace is read from the others (the size of /m1,
+# whose last unit is server 2's, from its copy); changes are refused, and
+# nothing is changed on the others
+nsout() {
+  "$DDIO" stat /m1 >"$T/ns.out" 2>&1 && grep -qx "size: 3000017" "$T/ns.out" \
+    && "$DDIO" ls -l / >>"$T/ns.out" 2>&1 && grep -q " 3000017 .* m1$" "$T/ns.out" || return 1
+  for c in "mkdir /d1" "rm /m1"; do
+    # shellcheck disable=SC2086
+    ! "$DDIO" $c >>"$T/ns.out" 2>&1 || return 1
+  done
+  [ "$(grep -c "namespace changes need every server" "$T/ns.out")" = 2 ] \
+    && [ ! -e "$ROOT/s0/d1" ] && [ -e "$ROOT/s0/m1" ] && [ -e "$ROOT/s1/m1" ]
+}
+nsout && t_pass cli/member/out-namespace || t_fail cli/member/out-namespace "$(cat "$T/ns.out")"
+
 # ---- back on its old root: it learns it is out, and refuses the mirrored file -------------
 restart 2 || t_fail cli/member/restart "$(cat "$T/s2.restart.log")"
 if member_is "epoch 2" && grep -qx "server 2 ${addr[2]} out" "$T/m.out" \
@@ -78,6 +93,13 @@ else t_fail cli/member/out-writes-copies "$(cat "$T/cp.err" "$T/why"; ls "$ROOT/
 "$DDIO" status -i 0 >"$T/st.out" 2>&1
 grep -q "^  noted for members out: 2 file(s)" "$T/st.out" && t_pass cli/member/out-noted \
   || t_fail cli/member/out-noted "$(grep -E '^server|noted' "$T/st.out")"
+# alive and out, server 2 still holds /m1's old 3000017 bytes: stat and ls
+# must size it from the copies (it refuses the mirrored file's PSTAT)
+if "$DDIO" stat /m1 >"$T/ns.out" 2>&1 && grep -qx "size: 2500003" "$T/ns.out" \
+   && "$DDIO" ls -l / >>"$T/ns.out" 2>&1 && grep -q " 2500003 .* m1$" "$T/ns.out" \
+   && grep -q " 1700001 .* m2$" "$T/ns.out"; then
+  t_pass cli/member/out-stale-size-not-shown
+else t_fail cli/member/out-stale-size-not-shown "$(cat "$T/ns.out"; ls -l "$ROOT/s2")"; fi
 
 # ---- in again: resynced from the notes, every byte back, every copy equal ----------------
 if "$DDIO" member in 2 >"$T/i.out" 2>"$T/i.err" && grep -qx "epoch 3" "$T/i.out" \
