@@ -22,5 +22,18 @@ struct ddio_client {
  * declared out by a majority (ddio_client_member.c) */
 int ddio_client_declare_out(void *arg, const struct ddio_conn *c, struct ddio_err *e);
 
+/* shared by the files of the tools' API (ddio_client.c) */
+void ddio_cl_say(char *msg, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* a core error as this API's: the message, and -errno (-EIO for a
+ * connection that failed, whatever its errno) */
+int ddio_cl_fail(const struct ddio_err *e, char *msg, size_t msglen);
+/* every server's connection, as an open dials them */
+int ddio_cl_conns_all(struct ddio_client *cl, struct ddio_conn **conns, struct ddio_err *e);
+/* server i's connection (one down and out fails at once) */
+int ddio_cl_conn_of(struct ddio_client *cl, int i, struct ddio_conn **c, struct ddio_err *e);
+/* one request and its reply on server i: 0 with the reply in *rp (may be
+ * NULL), or -errno with the message in msg */
+int ddio_cl_call(struct ddio_client *cl, int i, uint16_t type, const struct ddio_wbuf *req,
+                 uint8_t **rp, size_t *rn, char *msg, size_t msglen);
 
 #endif

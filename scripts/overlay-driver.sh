@@ -17,7 +17,7 @@ sync_file() {  # src dst: copy only when contents differ
   if ! cmp -s "$1" "$2"; then cp "$1" "$2"; echo "overlay: updated ${2#$top/}"; fi
 }
 # the tools' and the mount's API over the client core: not part of libmpi
-tools_only=" ddio_client.c ddio_client.h ddio_client_int.h ddio_client_watch.c ddio_client_member.c "
+tools_only=" ddio_client.c ddio_client.h ddio_client_int.h ddio_client_watch.c ddio_client_member.c ddio_client_ns.c "
 wanted() { case "$tools_only" in *" $(basename "$1") "*) return 1 ;; esac; }
 srcs=(); hdrs=()
 for f in "$proj"/adio/ad_ddio/*.c "$proj"/common/*.c; do
