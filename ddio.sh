@@ -90,6 +90,9 @@ tests() {
   # beside make check (its compiles fill the cores the suites leave idle;
   # its quick tests' times stay out of the table)
   rm -f distcheck.rc
+  # the test programs first: distdir copies test/ whole (a program being
+  # linked meanwhile failed it once); make check would build them anyway
+  timed check-build make -j"$jobs" check-build || rc=$?
   (DDIO_SUITE_TIMES=/dev/null make distcheck > distcheck.log 2>&1; echo $? > distcheck.rc) &
   local dist=$!
   timed make-check make -j"${DDIO_TEST_JOBS:-$((jobs + 1))}" check || { rc=$?; failed_logs; }

@@ -412,8 +412,12 @@ int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeou
         || !ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e))
         return 0;
     /* not back within the recovery time: the open decides (a mirrored
-     * file's goes on without it, declaring it out) */
-    return fill_missing(p, addrs, n, timeout_ms, conns, e, 1);
+     * file's goes on without it, declaring it out); with none reached
+     * there is no one to ask, nor a file to open */
+    int reached = 0;
+    for (int i = 0; i < n; i++)
+        reached += conns[i] != NULL;
+    return reached ? fill_missing(p, addrs, n, timeout_ms, conns, e, 1) : -1;
 }
 
 /* the epoch a majority is at with nothing accepted beyond it (no next
