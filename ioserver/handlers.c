@@ -583,6 +583,7 @@ int on_stats(struct conn *c, const struct ddio_hdr *h)
     env.missed_files = missed_count(srv);
     env.changed_files = changed_count(srv);
     env.indoubt_files = indoubt_count(srv);
+    env.device_bps = srv->device_bps;
     struct rebuild_progress pr;
     rebuild_progress_get(srv, &pr);
     if (pr.reported) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "devprobe.h"
 #include "ddio_log.h"
 #include "engine.h"
 #include "fault.h"
@@ -144,6 +145,8 @@ static int startup(struct server *srv, char *err, size_t errlen)
     int rc = store_init(&srv->store, &srv->cfg, err, errlen);
     if (rc == 0)
         rc = rebuild_init(srv, err, errlen);
+    if (rc == 0)
+        devprobe_run(srv);
     if (rc == 0)
         replay_load(srv);
     if (rc == 0)

@@ -26,6 +26,8 @@ struct server {
     struct store store;
     struct disk *disks;
     int ndisks;
+    uint64_t device_bps;         /* a replacement's disks, measured at start
+                                  * (devprobe.h); 0: not measured */
     char name[320];              /* "host:port", in every error message */
     int lfd;
     int port;

@@ -156,7 +156,8 @@ static int add_env(struct ddio_stats_r *r, const struct stats_env *env)
         | add(r, "rebuild_report_age_ms", env->rb_report_age_ms)
         | add(r, "missed_files", env->missed_files)
         | add(r, "changed_unconfirmed", env->changed_files)
-        | add(r, "indoubt_files", env->indoubt_files);
+        | add(r, "indoubt_files", env->indoubt_files)
+        | add(r, "device_bps", env->device_bps);
     for (int i = 0; i < env->ndisks; i++) {
         const struct stats_disk *d = &env->disks[i];
         rc |= addi(r, "disk", i, "bytes_read", d->bytes_read)

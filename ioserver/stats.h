@@ -102,6 +102,7 @@ struct stats_env {
     uint64_t missed_files;            /* notes for members out (missed.h) */
     uint64_t changed_files;           /* own changes not confirmed yet (changed.h) */
     uint64_t indoubt_files;           /* mirrored files in doubt (indoubt.h) */
+    uint64_t device_bps;              /* a replacement's disks (devprobe.h) */
 };
 /* Fill a STATS reply; free with ddio_stats_r_free. 0 or -ENOMEM. env may be
  * NULL (counters only). Keys are listed in docs/PROTOCOL.md (STATS). */

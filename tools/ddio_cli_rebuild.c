@@ -20,7 +20,7 @@
 
 #include "ddio_cli.h"
 
-#define DEFAULT_RATE_MB 50.0     /* MB/s when --rate is not given (OPERATIONS.md) */
+#define DEFAULT_RATE_MB 50.0     /* MB/s without --rate, the disks not measured */
 
 /* an entry's mode and owner, as the survivors have them */
 struct rb_attr {
@@ -53,6 +53,7 @@ struct rb_run {
     double said;                    /* when progress was last printed */
     unsigned rebuilt, skipped, lost_files, failed, busy;
     double t0;
+    uint64_t rate;                  /* bytes a second the copy is paced at */
 };
 
 /* ---- the walk: directories and files, each file's layout from a survivor ---- */
@@ -301,8 +302,8 @@ static int copy_file(struct rb_run *r, struct rb_file *f, char *msg, size_t msgl
 {
     struct ddio_cfile *cf;
     struct ddio_rebuild m = {.op = DDIO_RB_DONE, .path = f->path};
-    struct ddio_rebuild_opt ro = {.rate = r->o->rate_mb ? (uint64_t)(r->o->rate_mb * 1e6)
-                                          : (uint64_t)(DEFAULT_RATE_MB * 1e6),
+    double mb = r->o->rate_mb ? r->o->rate_mb : DEFAULT_RATE_MB;   /* (a resync) */
+    struct ddio_rebuild_opt ro = {.rate = r->rate ? r->rate : (uint64_t)(mb * 1e6),
                                   .t0_ms = (int64_t)(r->t0 * 1000), .base = 0,
                                   .done = &r->done, .progress = progress, .arg = r};
     int rc = ddio_client_open(r->cl, f->path, 0, &cf, msg, msglen);
@@ -516,6 +517,31 @@ int cli_resync(struct cli *o, int n)
     return rc || r.failed ? 1 : 0;
 }
 
+/* --rate, else a quarter of the replacement's disks as it measured them at
+ * its start (STATS device_bps), else DEFAULT_RATE_MB; said once */
+static void pace_rate(struct rb_run *r)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_stats_r st = {0};
+    uint64_t dev = 0;
+    if (r->o->rate_mb) {
+        r->rate = (uint64_t)(r->o->rate_mb * 1e6);
+        return;
+    }
+    if (ddio_client_stats(r->cl, r->n, &st, msg, sizeof(msg)) == 0)
+        for (uint32_t k = 0; k < st.n; k++)
+            if (!strcmp(st.kv[k].key, "device_bps"))
+                dev = st.kv[k].val;
+    ddio_stats_r_free(&st);
+    r->rate = dev ? dev / 4 : (uint64_t)(DEFAULT_RATE_MB * 1e6);
+    if (dev)
+        printf("rebuild: pacing at %.1f MB/s, a quarter of the replacement's disks (%.1f MB/s, "
+               "measured at its start); --rate to change\n", r->rate / 1e6, dev / 1e6);
+    else
+        printf("rebuild: pacing at %.1f MB/s (the replacement did not measure its disks); "
+               "--rate to change\n", r->rate / 1e6);
+}
+
 int cmd_rebuild(struct cli *o)
 {
     struct rb_run r = {.o = o, .n = o->server_index};
@@ -534,8 +560,10 @@ int cmd_rebuild(struct cli *o)
     if (rc == 0 && !r.have_lost)
         printf("rebuild: no file names a server that is gone: nothing to rebuild on "
                "server %d\n", r.n);
-    else if (rc == 0 && (rc = adopt(&r)) == 0)
+    else if (rc == 0 && (rc = adopt(&r)) == 0) {
+        pace_rate(&r);
         rebuild_all(&r);
+    }
     double dt = cli_now() - r.t0;
     if (rc == 0 && r.have_lost)     /* finished only when nothing failed */
         report(&r, r.done, r.failed ? r.done + 1 : r.done,

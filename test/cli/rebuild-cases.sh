@@ -173,6 +173,22 @@ if [ $rc = 0 ] && [ "$(grep -c 'already rebuilt (skipped)' "$T/r2.out")" = "$n1"
    && [ -z "$(ls "$ROOT/s1/.ddio/unbuilt")" ]; then
   t_pass cli/rebuild/resumed
 else t_fail cli/rebuild/resumed "exit $rc, $n1 done first: $(cat "$T/r1.out" "$T/r2.out" "$T/r2.err" | head -c 600)"; fi
+# its default pace: a quarter of what the replacement measured of its
+# disks at its start (STATS device_bps)
+pace() {
+  local line dev; line=$(grep '^rebuild: pacing at ' "$T/r2.out") || return 1
+  dev=$("$DDIO" stats -s "${addr[1]}" device_bps | awk '{ print $3 }')
+  python3 - "$line" "$dev" <<'PY'
+import re, sys
+m = re.match(r"rebuild: pacing at ([0-9.]+) MB/s, a quarter of the replacement's disks "
+             r"\(([0-9.]+) MB/s, measured at its start\)", sys.argv[1])
+assert m, sys.argv[1]
+pace, disks, dev = float(m.group(1)), float(m.group(2)), int(sys.argv[2]) / 1e6
+assert dev > 0 and abs(disks - dev) < 0.1 and abs(pace - disks / 4) < 0.1, (pace, disks, dev)
+PY
+}
+pace >"$T/why" 2>&1 && t_pass cli/rebuild/default-pace-quarter-of-disks \
+  || t_fail cli/rebuild/default-pace-quarter-of-disks "$(cat "$T/why"; grep pacing "$T/r2.out")"
 # a third run finds everything done, and says so
 rc=0; "$DDIO" rebuild --server 1 >"$T/r3.out" 2>"$T/r3.err" || rc=$?
 [ $rc = 0 ] && [ "$(grep -c 'already rebuilt (skipped)' "$T/r3.out")" = 4 ] \
