@@ -464,19 +464,22 @@ t_server_stop() {
 
 # ---- another host ---------------------------------------------------------------------
 
-# t_other_host NET: "another host" for tests of what crosses hosts: a
-# network namespace T_NS joined to this one by a veth pair on NET.ID.0/24
-# (ID from the pid), this side T_HOSTIP (NET.ID.1), the namespace's
-# T_NSIP (NET.ID.2); removed at exit. In a t_case function: says why on
-# failure.
+# t_other_host NET: two hosts for tests of what crosses hosts: network
+# namespaces T_HNS ("this host": start its server with t_server_start -n
+# "$T_HNS") and T_NS ("the other"), joined by a veth pair on NET.ID.0/24
+# (ID from the pid), T_HOSTIP (NET.ID.1) and T_NSIP (NET.ID.2); removed at
+# exit. Nothing is added to the machine's own namespace: UCX in the other
+# suites running beside this one would wire over such an interface, then
+# meet it gone (an Open MPI job failed so). In a t_case function: says why
+# on failure.
 t_other_host() {
-  local id=$(( $$ % 200 + 20 )); T_NS="ddns$$" T_HOSTIP="$1.$id.1" T_NSIP="$1.$id.2"
-  local v="ddh$id"
-  ip netns add "$T_NS" || t_why "cannot make a network namespace" || return
+  local id=$(( $$ % 200 + 20 )); T_NS="ddns$$" T_HNS="ddhs$$" T_HOSTIP="$1.$id.1" T_NSIP="$1.$id.2"
+  ip netns add "$T_HNS" && ip netns add "$T_NS" || t_why "cannot make a network namespace" || return
   t_defer ip netns del "$T_NS"
-  t_defer ip link del "$v"
-  ip link add "$v" type veth peer name eth0 netns "$T_NS" && ip addr add "$T_HOSTIP/24" dev "$v" \
-    && ip link set "$v" up && ip -n "$T_NS" addr add "$T_NSIP/24" dev eth0 \
+  t_defer ip netns del "$T_HNS"
+  ip -n "$T_HNS" link add h0 type veth peer name eth0 netns "$T_NS" \
+    && ip -n "$T_HNS" addr add "$T_HOSTIP/24" dev h0 && ip -n "$T_HNS" link set h0 up \
+    && ip -n "$T_HNS" link set lo up && ip -n "$T_NS" addr add "$T_NSIP/24" dev eth0 \
     && ip -n "$T_NS" link set eth0 up && ip -n "$T_NS" link set lo up || t_why "veth setup failed"
 }
 

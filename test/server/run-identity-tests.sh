@@ -262,7 +262,7 @@ a=$("$TOOL" -s "$SRV" stats auth_refused | awk '{ s += $3 } END { print s + 0 }'
 other_host() {
   t_other_host 10.215 || return
   ns=$T_NS hostip=$T_HOSTIP nsip=$T_NSIP
-  t_server_start "$W/srv2" --root "$W/root" --listen "$hostip:auto" --auth munge \
+  t_server_start -n "$T_HNS" "$W/srv2" --root "$W/root" --listen "$hostip:auto" --auth munge \
     --munge-socket "$M/sock" || t_why "server on $hostip: $T_SRV_WHY" || return
 }
 if t_case identity/other-host-setup "a namespace on a veth pair" other_host; then

@@ -162,7 +162,7 @@ other_host() {
   t_other_host 10.216 || return
   ns=$T_NS hostip=$T_HOSTIP nsip=$T_NSIP
   cert hostcert ca "IP:$hostip" >"$W/hostcert.log" 2>&1 || t_why "openssl: host certificate" || return
-  t_server_start "$W/far" "${srv_args[@]}" --listen "$hostip:auto" --tls required \
+  t_server_start -n "$T_HNS" "$W/far" "${srv_args[@]}" --listen "$hostip:auto" --tls required \
     --tls-cert "$C/hostcert.pem" --tls-key "$C/hostcert.key" || t_why "server on $hostip: $T_SRV_WHY"
 }
 if t_case tls/other-host-setup "a namespace on a veth pair" other_host; then
