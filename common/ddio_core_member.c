@@ -401,7 +401,7 @@ static int fill_missing(struct ddio_pool *p, char *const *addrs, int n, int time
 int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                           struct ddio_conn **conns, struct ddio_err *e)
 {
-    return fill_missing(p, addrs, n, timeout_ms, conns, e, 1);
+    return fill_missing(p, addrs, n, timeout_ms, conns, e, 0);
 }
 
 int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,

@@ -307,11 +307,14 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     root="$tmp/srv-mirror-gone$k"; mkdir -p "$root"
     t_step "mirror-gone$k/ddio" "$run" -s 3 --root "$root" -- bash -c '
       mpiexec -n 4 "$0" /dev/null ddio:/mirror && "$3/test/mpi/kill-server.sh" "$2" "$4" || exit 1
+      t0=$(date +%s%N)
       if [ "$2" = 1 ]; then
         DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$0" reread "$1" ddio:/mirror || exit 1
       else
         T_MIRROR_SEED=44 DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$0" rewrite "$1" ddio:/mirror || exit 1
       fi
+      # (it waited the recovery time first: a restarting server is not lost)
+      [ $(( ($(date +%s%N) - t0) / 1000000 )) -ge 2000 ] || { echo "declared out without waiting"; exit 1; }
       "$3/tools/ddio" member | grep -x "server $2 .* out (unreachable)"' \
       "$bin/t_mirror" "$tmp/mirror-gone$k" "$k" "$top" "$root"
   done
