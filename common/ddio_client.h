@@ -50,8 +50,9 @@ int ddio_client_stats(struct ddio_client *cl, int i, struct ddio_stats_r *r,
  * ddio_members in ddio_core_member.h): read from every server, those
  * behind caught up (and, when every server answered, the servers' own
  * notes of their changes confirmed: ddio_members_confirm); and server
- * `who` of the list declared out (out 1) or in again (0) by a majority of
- * the servers. */
+ * `who` of the list declared out (out: DDIO_MEMBER_OUT, or _OUT_ALONE to be
+ * refused while another is out) or in again (DDIO_MEMBER_IN) by a majority
+ * of the servers (ddio_members_set). */
 struct ddio_members;
 int ddio_client_members(struct ddio_client *cl, struct ddio_members *m, char *msg,
                         size_t msglen);

@@ -304,11 +304,23 @@ static int set_once(struct mround *r, char *const *addrs, int who, int out,
                      "every server answers (ddio member)");
         return -1;
     }
-    if (m->val.out[who] == (uint8_t)out)
+    if (m->val.out[who] == (out != DDIO_MEMBER_IN))
         return 0;
     uint32_t in = 0;
-    for (uint32_t i = 0; i < m->val.n; i++)
+    int other = -1;
+    for (uint32_t i = 0; i < m->val.n; i++) {
         in += !m->val.out[i];
+        if (m->val.out[i] && other < 0)
+            other = (int)i;
+    }
+    /* checked on every try: of two racing, the second sees the first's */
+    if (out == DDIO_MEMBER_OUT_ALONE && other >= 0) {
+        ddio_err_set(e, EBUSY, "ddio: membership: server %s is out already (epoch %u); with "
+                     "%s out too, a mirrored file striped on both could have units with no "
+                     "copy in: declare it in first (or force it)", addrs[other], m->epoch,
+                     addrs[who]);
+        return -1;
+    }
     if (out && in <= 1) {       /* a record with nobody in could not be agreed to again */
         ddio_err_set(e, EINVAL, "ddio: membership: server %s is the last one in (epoch %u); "
                      "declare another in first", addrs[who], m->epoch);
@@ -320,7 +332,7 @@ static int set_once(struct mround *r, char *const *addrs, int who, int out,
         return -1;
     }
     v[0] = m->val;
-    v[0].out[who] = (uint8_t)out;
+    v[0].out[who] = out != DDIO_MEMBER_IN;
     int rc = propose(r, m->val.n, m->epoch + 1, &v[0], &v[1]);
     if (rc < 0)
         ddio_err_set(e, EAGAIN, "ddio: membership: no majority of the %u servers agreed to "

@@ -27,11 +27,16 @@ struct ddio_members {
  * later must already be named. */
 int ddio_members_read(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                       struct ddio_members *m, struct ddio_err *e);
-/* Server `who` of the list declared out (out = 1) or in again (0), by a
- * majority of the members (Paxos: PROTOCOL.md "MEMBER"); m is the record
- * after. 0: the record has it so (already, or now); -1 with e set: no
- * majority (fewer than half the members answered, or other proposers kept
- * winning). */
+/* Server `who` of the list declared out (out = DDIO_MEMBER_OUT or
+ * _OUT_ALONE) or in again (DDIO_MEMBER_IN), by a majority of the members
+ * (Paxos: PROTOCOL.md "MEMBER"); m is the record after. 0: the record has
+ * it so (already, or now); -1 with e set: no majority (fewer than half the
+ * members answered, or other proposers kept winning), or _OUT_ALONE with
+ * another server out already (EBUSY: a mirrored file striped on both
+ * could have units with no copy in). */
+#define DDIO_MEMBER_IN 0
+#define DDIO_MEMBER_OUT 1         /* whoever else is out: a server lost is out anyway */
+#define DDIO_MEMBER_OUT_ALONE 2   /* by choice: refused while another is out */
 int ddio_members_set(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms, int who,
                      int out, struct ddio_members *m, struct ddio_err *e);
 

@@ -60,11 +60,13 @@ static void usage(FILE *f)
         "                       one line per file, progress on stderr; a second run\n"
         "                       skips what is done. Exit status 1 when a file could\n"
         "                       not be rebuilt (a `none` file it held is lost)\n"
-        "  member [out|in SERVER]\n"
+        "  member [out [--force]|in SERVER]\n"
         "                       the servers' membership: its epoch and who is out; with\n"
         "                       out/in, SERVER (its index in the list, or HOST:PORT) is\n"
         "                       declared out of it, or in again, by a majority of the\n"
-        "                       servers (mirrored files are refused by an out server)\n"
+        "                       servers (mirrored files are refused by an out server);\n"
+        "                       out is refused while another server is out, unless\n"
+        "                       --force\n"
         "\n"
         "options:\n"
         "  -s, --servers HOST:PORT,...\n"
@@ -95,6 +97,7 @@ static void usage(FILE *f)
         "                       of its disks at its start, else 50)\n"
         "      --server N       rebuild: the replacement's index in the server list\n"
         "      --all            scrub: every file of the namespace\n"
+        "      --force          member out: even with another server out already\n"
         "  -h, --help           this text\n"
         "\n"
         "exit status: 0 ok, 1 a command failed (the cause on stderr), 2 a usage error.\n");
@@ -120,11 +123,11 @@ static const struct command commands[] = {
     {"stats", cmd_stats, "", 0, -1},
     {"scrub", cmd_scrub, "RA", 0, 1},
     {"rebuild", cmd_rebuild, "RS", 0, 0},
-    {"member", cmd_member, "j", 0, 2},
+    {"member", cmd_member, "jF", 0, 2},
 };
 
 enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N',
-       OPT_BUFFERED = 'B', OPT_RATE = 'R', OPT_ALL = 'A', OPT_SERVER = 'S' };
+       OPT_BUFFERED = 'B', OPT_RATE = 'R', OPT_ALL = 'A', OPT_SERVER = 'S', OPT_FORCE = 'F' };
 static const struct option long_opts[] = {
     {"servers", required_argument, NULL, 's'},
     {"secret-file", required_argument, NULL, OPT_SECRET},
@@ -138,6 +141,7 @@ static const struct option long_opts[] = {
     {"rate", required_argument, NULL, OPT_RATE},
     {"all", no_argument, NULL, OPT_ALL},
     {"server", required_argument, NULL, OPT_SERVER},
+    {"force", no_argument, NULL, OPT_FORCE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -226,6 +230,7 @@ static int take_opt(struct cli *o, const struct command *cmd, int c, const char 
     case 'N': o->progress = 0; return 0;
     case 'B': o->buffered = 1; return 0;
     case 'A': o->all = 1; return 0;
+    case 'F': o->force = 1; return 0;
     case 'S': {
         char *end;
         errno = 0;

@@ -25,6 +25,7 @@ struct cli {
     double rate_mb;           /* scrub --rate (MB/s, 10^6 bytes; 0: no limit) */
     int all;                  /* scrub --all */
     int server_index;         /* rebuild --server N (-1: not given) */
+    int force;                /* member out --force: with another server out too */
     int argc;                 /* the command's operands */
     char **argv;
 };

@@ -76,11 +76,21 @@ static int server_of(struct ddio_client *cl, const char *s)
     return *s && !*end && v >= 0 && v < n ? (int)v : -1;
 }
 
+/* out alone unless forced: a second server out could leave a mirrored
+ * file's unit with no copy in */
+static int set_how(const struct cli *o)
+{
+    if (strcmp(o->argv[0], "out"))
+        return DDIO_MEMBER_IN;
+    return o->force ? DDIO_MEMBER_OUT : DDIO_MEMBER_OUT_ALONE;
+}
+
 int cmd_member(struct cli *o)
 {
     int change = o->argc > 0;
     if (change && (o->argc != 2 || (strcmp(o->argv[0], "out") && strcmp(o->argv[0], "in"))))
-        return cli_usage_error("member: expected nothing, or 'out SERVER' / 'in SERVER' "
+        return cli_usage_error("member: expected nothing, or 'out [--force] SERVER' / "
+                               "'in SERVER' "
                                "(try ddio --help)");
     struct ddio_client *cl = cli_client(o);
     if (!cl)
@@ -102,8 +112,7 @@ int cmd_member(struct cli *o)
         rc = -1;
     }
     if (rc == 0)
-        rc = change ? ddio_client_member_set(cl, who, !strcmp(o->argv[0], "out"), m, msg,
-                                             sizeof msg)
+        rc = change ? ddio_client_member_set(cl, who, set_how(o), m, msg, sizeof msg)
                     : ddio_client_members(cl, m, msg, sizeof msg);
     if (rc == 0)
         show(cl, m, o->json);

@@ -29,7 +29,7 @@ int ADIOI_DDIO_Declare_out(void *arg, const struct ddio_conn *c, ADIOI_DDIO_Err 
     }
     if (!rc)
         rc = ddio_members_set(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, n,
-                              f->fh.timeout_ms, who, 1, m, e);
+                              f->fh.timeout_ms, who, DDIO_MEMBER_OUT, m, e);
     free(m);
     ddio_free_list(list, n);
     return rc;

@@ -53,6 +53,13 @@ m = json.load(open(sys.argv[1]))["membership"]
 assert m == {"epoch": 2, "out": [sys.argv[2]]}, m' "$T/st.json" "${addr[2]}"; then
   t_pass cli/member/status
 else t_fail cli/member/status "$(head -3 "$T/st.out"; tail -c 200 "$T/st.json")"; fi
+# a second server out by choice: refused (a unit whose copies are on 1 and
+# 2 would have none in), nothing changed; --force is tested further down
+t_expect_fail -x 1 -2 cli/member/second-out-refused \
+  "server ${addr[2]} is out already (epoch 2); with ${addr[1]} out too" "$DDIO" member out 1
+if member_is "epoch 2" && grep -qx "server 1 ${addr[1]} in" "$T/m.out"; then
+  t_pass cli/member/second-out-changed-nothing
+else t_fail cli/member/second-out-changed-nothing "$(cat "$T/m.out" "$T/m.err")"; fi
 
 # down and out: the namespace is read from the others (the size of /m1,
 # whose last unit is server 2's, from its copy); changes are refused, and
@@ -152,20 +159,21 @@ print("same" if ok else "differ", flush=True)' "$M/m1" "$T/src1"; }
 else echo "SKIP: cli/member/held-file-resent (no FUSE)"; fi
 
 # ---- proposers racing: every change made once, every server the same record -------------
-# (two clients at once declare two servers out, then in again: four epochs,
-# whatever the order; each server's record file then holds the same bytes;
-# the last server in cannot be declared out)
+# (two clients at once declare two servers out (--force: the second out
+# is refused otherwise, see below), then in again: four epochs, whatever the
+# order; each server's record file then holds the same bytes; the last
+# server in cannot be declared out)
 race() {
-  local rc=0
-  "$DDIO" member "$1" 0 >"$T/r0.out" 2>&1 & local a=$!
-  "$DDIO" member "$1" 1 >"$T/r1.out" 2>&1 & local b=$!
+  local rc=0 f=""; [ "$1" = out ] && f=--force
+  "$DDIO" member "$1" $f 0 >"$T/r0.out" 2>&1 & local a=$!
+  "$DDIO" member "$1" $f 1 >"$T/r1.out" 2>&1 & local b=$!
   wait $a || rc=1; wait $b || rc=1
   return $rc
 }
 e0=$(awk '/^epoch/ { print $2 }' "$T/i2.out" 2>/dev/null); [ -n "$e0" ] || { "$DDIO" member >"$T/m.out"; e0=$(awk '/^epoch/ { print $2 }' "$T/m.out"); }
 if race out && member_is "epoch $((e0 + 2))" && grep -qx "server 0 ${addr[0]} out" "$T/m.out" \
    && grep -qx "server 1 ${addr[1]} out" "$T/m.out" \
-   && ! "$DDIO" member out 2 >"$T/last.out" 2>&1 && grep -q "is the last one in" "$T/last.out" \
+   && ! "$DDIO" member out --force 2 >"$T/last.out" 2>&1 && grep -q "is the last one in" "$T/last.out" \
    && race in && member_is "epoch $((e0 + 4))" \
    && [ "$(grep -c ' in$' "$T/m.out")" = 3 ] && cmp "$ROOT/s0/.ddio/member" "$ROOT/s1/.ddio/member" \
    && cmp "$ROOT/s0/.ddio/member" "$ROOT/s2/.ddio/member"; then
