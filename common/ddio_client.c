@@ -180,7 +180,7 @@ int ddio_cl_conn_of(struct ddio_client *cl, int i, struct ddio_conn **c, struct 
     if (!ddio_pool_get(&cl->pool, cl->addr[i], cl->timeout_ms, c, e))
         return 0;
     if (e->transport && cl->n <= (int)DDIO_MAX_SERVERS
-        && ddio_pool_get_all(&cl->pool, cl->addr, cl->n, cl->timeout_ms, 0, all, &ae)
+        && ddio_pool_get_all(&cl->pool, cl->addr, cl->n, cl->timeout_ms, 0, all, &ae, NULL)
         && !ddio_members_fill_out(&cl->pool, cl->addr, cl->n, cl->timeout_ms, all, &ae)
         && all[i] && all[i]->member_out) {
         ddio_err_set(e, DDIO_E_OUT, "ddio: server %s is down and out of the membership",

@@ -234,8 +234,10 @@ int ddio_pool_get_recover(struct ddio_pool *p, const char *addr, int timeout_ms,
  * connected yet dialled at the same time (a thread each but the first):
  * a job's first open waits for its slowest server, not for the sum of them
  * (TCP connect, HELLO, AUTH, UCX endpoint). Each keeps its own deadline and
- * retries; e is the first failure in list order, as one after another. */
+ * retries; e is the first failure in list order, as one after another,
+ * and each (when not NULL, n of them) every server's own. */
 int ddio_pool_get_all(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
-                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e);
+                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e,
+                      struct ddio_err *each);
 
 #endif

@@ -39,7 +39,7 @@ static int mround_open(struct mround *r, struct ddio_pool *p, char *const *addrs
         return -1;
     }
     struct ddio_err ignored;     /* an unreachable server is a "no" */
-    ddio_pool_get_all(p, addrs, n, timeout_ms, 0, r->conns, &ignored);
+    ddio_pool_get_all(p, addrs, n, timeout_ms, 0, r->conns, &ignored, NULL);
     return 0;
 }
 
@@ -368,10 +368,11 @@ int ddio_members_set(struct ddio_pool *p, char *const *addrs, int n, int timeout
     return rc;
 }
 
-/* fill_out, and with gone_ok the missing ones still in the record too,
- * marked gone with e as the reason */
+/* fill_out, and with `each` (every server's dial error) the missing ones
+ * still in the record too, marked gone with their own error as the reason */
 static int fill_missing(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
-                        struct ddio_conn **conns, struct ddio_err *e, int gone_ok)
+                        struct ddio_conn **conns, struct ddio_err *e,
+                        const struct ddio_err *each)
 {
     int missing = 0;
     for (int i = 0; i < n; i++)
@@ -386,7 +387,7 @@ static int fill_missing(struct ddio_pool *p, char *const *addrs, int n, int time
     int ok = m && ddio_members_read(p, addrs, n, timeout_ms, m, &me) == 0
         && m->val.n == (uint32_t) n;
     for (int i = 0; ok && i < n; i++)
-        ok = conns[i] || m->val.out[i] || gone_ok;
+        ok = conns[i] || m->val.out[i] || each;
     for (int i = 0; ok && i < n; i++) {
         struct ddio_conn *c = conns[i] ? NULL : ddio_pool_find(p, addrs[i]);
         if (!conns[i] && !c)
@@ -397,7 +398,7 @@ static int fill_missing(struct ddio_pool *p, char *const *addrs, int n, int time
             c->member_out = m->val.out[i] != 0;
             c->gone = !c->member_out;
             if (c->gone) {
-                c->gone_err = *e;
+                c->gone_err = each[i].errnum ? each[i] : *e;
                 c->gone_err.transport = 1;
             }
             pthread_mutex_unlock(&c->mu);
@@ -413,23 +414,32 @@ static int fill_missing(struct ddio_pool *p, char *const *addrs, int n, int time
 int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                           struct ddio_conn **conns, struct ddio_err *e)
 {
-    return fill_missing(p, addrs, n, timeout_ms, conns, e, 0);
+    return fill_missing(p, addrs, n, timeout_ms, conns, e, NULL);
 }
 
 int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                       int recover_ms, struct ddio_conn **conns, struct ddio_err *e)
 {
-    if (!ddio_pool_get_all(p, addrs, n, timeout_ms, 0, conns, e)
+    struct ddio_err *each = calloc(n > 0 ? n : 1, sizeof(*each));
+    if (!each) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    if (!ddio_pool_get_all(p, addrs, n, timeout_ms, 0, conns, e, NULL)
         || !ddio_members_fill_out(p, addrs, n, timeout_ms, conns, e)
-        || !ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e))
+        || !ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e, each)) {
+        free(each);
         return 0;
+    }
     /* not back within the recovery time: the open decides (a mirrored
      * file's goes on without it, declaring it out); with none reached
      * there is no one to ask, nor a file to open */
     int reached = 0;
     for (int i = 0; i < n; i++)
         reached += conns[i] != NULL;
-    return reached ? fill_missing(p, addrs, n, timeout_ms, conns, e, 1) : -1;
+    int rc = reached ? fill_missing(p, addrs, n, timeout_ms, conns, e, each) : -1;
+    free(each);
+    return rc;
 }
 
 /* the epoch a majority is at with nothing accepted beyond it (no next

@@ -165,7 +165,8 @@ static int needs_dial(struct ddio_pool *p, const char *addr)
 }
 
 int ddio_pool_get_all(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
-                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e)
+                      int recover_ms, struct ddio_conn **conns, struct ddio_err *e,
+                      struct ddio_err *each)
 {
     struct dial_job *j = calloc(n > 0 ? n : 1, sizeof(*j));
     pthread_t *th = calloc(n > 0 ? n : 1, sizeof(*th));
@@ -200,6 +201,8 @@ int ddio_pool_get_all(struct ddio_pool *p, char *const *addrs, int n, int timeou
         else if (i != first)    /* connected already (or no thread: dialled here) */
             dial_job_run(&j[i]);
         conns[i] = j[i].c;
+        if (each)
+            each[i] = j[i].e;
     }
     /* the first failure in list order, as a dial one after another had it */
     for (int i = 0; i < n && !e->errnum; i++)

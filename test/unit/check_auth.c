@@ -396,7 +396,7 @@ START_TEST(pool_get_all)
     snprintf(a0, sizeof(a0), "127.0.0.1:%d", s0.port);
     snprintf(a1, sizeof(a1), "127.0.0.1:%d", s1.port);
     int64_t t0 = ddio_now_ms();
-    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, c, &e), 0);
+    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, c, &e, NULL), 0);
     int64_t dt = ddio_now_ms() - t0;
     ck_assert_msg(dt >= 400 && dt < 700, "two 400 ms handshakes took %lld ms",
                   (long long)dt);
@@ -405,7 +405,7 @@ START_TEST(pool_get_all)
     /* connected already: nothing dialled again (the servers accept no more) */
     struct ddio_conn *again[2];
     t0 = ddio_now_ms();
-    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, again, &e), 0);
+    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, again, &e, NULL), 0);
     ck_assert(again[0] == c[0] && again[1] == c[1]);
     ck_assert_int_lt(ddio_now_ms() - t0, 100);
     ddio_pool_clear(&p);
@@ -417,14 +417,14 @@ START_TEST(pool_get_all)
     slow_start(&s0, 200);
     snprintf(a0, sizeof(a0), "127.0.0.1:%d", s0.port);
     snprintf(a1, sizeof(a1), "127.0.0.1:%d", dead_port());
-    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, c, &e), -1);
+    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, c, &e, NULL), -1);
     ck_assert_int_eq(e.errnum, ECONNREFUSED);
     ck_assert_msg(strstr(e.msg, a1) != NULL, "error '%s' does not name %s", e.msg, a1);
     ck_assert(c[0] && c[0]->sock >= 0 && !c[1]);
     ddio_pool_clear(&p);
     slow_join(&s0);
     snprintf(a0, sizeof(a0), "127.0.0.1:%d", dead_port());
-    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, c, &e), -1);
+    ck_assert_int_eq(ddio_pool_get_all(&p, addrs, 2, TMO, 0, c, &e, NULL), -1);
     ck_assert_msg(strstr(e.msg, a0) != NULL, "error '%s' does not name %s", e.msg, a0);
     ddio_pool_clear(&p);
 }
