@@ -739,6 +739,9 @@ int  ddio_dec_lock(const void *p, size_t n, struct ddio_lock *m);
 void ddio_enc_stats_r(struct ddio_wbuf *w, const struct ddio_stats_r *m);
 int  ddio_dec_stats_r(const void *p, size_t n, struct ddio_stats_r *m);
 void ddio_stats_r_free(struct ddio_stats_r *m);
+/* the value of counter `key`; *found (when not NULL) says whether there
+ * is one, else 0 is returned */
+uint64_t ddio_stats_r_get(const struct ddio_stats_r *m, const char *key, int *found);
 
 void ddio_enc_pstat_r(struct ddio_wbuf *w, const struct ddio_pstat_r *m);
 int  ddio_dec_pstat_r(const void *p, size_t n, struct ddio_pstat_r *m);

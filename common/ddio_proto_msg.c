@@ -582,6 +582,19 @@ void ddio_stats_r_free(struct ddio_stats_r *m)
     memset(m, 0, sizeof(*m));
 }
 
+uint64_t ddio_stats_r_get(const struct ddio_stats_r *m, const char *key, int *found)
+{
+    for (uint32_t k = 0; k < m->n; k++)
+        if (strcmp(m->kv[k].key, key) == 0) {
+            if (found)
+                *found = 1;
+            return m->kv[k].val;
+        }
+    if (found)
+        *found = 0;
+    return 0;
+}
+
 /* ---- error reply ------------------------------------------------------------------------ */
 
 void ddio_enc_err(struct ddio_wbuf *w, const char *msg)

@@ -529,9 +529,7 @@ static void pace_rate(struct rb_run *r)
         return;
     }
     if (ddio_client_stats(r->cl, r->n, &st, msg, sizeof(msg)) == 0)
-        for (uint32_t k = 0; k < st.n; k++)
-            if (!strcmp(st.kv[k].key, "device_bps"))
-                dev = st.kv[k].val;
+        dev = ddio_stats_r_get(&st, "device_bps", NULL);
     ddio_stats_r_free(&st);
     r->rate = dev ? dev / 4 : (uint64_t)(DEFAULT_RATE_MB * 1e6);
     if (dev)

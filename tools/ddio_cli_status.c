@@ -48,17 +48,10 @@ int cmd_stats(struct cli *o)
 
 /* ---- status --------------------------------------------------------------------- */
 
+/* short for the many lookups below */
 static uint64_t get(const struct ddio_stats_r *r, const char *key, int *found)
 {
-    for (uint32_t k = 0; k < r->n; k++)
-        if (strcmp(r->kv[k].key, key) == 0) {
-            if (found)
-                *found = 1;
-            return r->kv[k].val;
-        }
-    if (found)
-        *found = 0;
-    return 0;
+    return ddio_stats_r_get(r, key, found);
 }
 
 static uint64_t geti(const struct ddio_stats_r *r, const char *kind, int i, const char *key,

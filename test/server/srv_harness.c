@@ -237,12 +237,12 @@ uint64_t cl_stat(struct cl *c, const char *key)
 {
     struct msg m;
     struct ddio_stats_r s;
-    uint64_t v = UINT64_MAX;
     CHECK(call(c, DDIO_T_STATS, NULL, &m) == 0, "STATS failed");
     CHECK(ddio_dec_stats_r(m.p, m.h.len, &s) == 0, "STATS malformed");
-    for (uint32_t i = 0; i < s.n; i++)
-        if (strcmp(s.kv[i].key, key) == 0)
-            v = s.kv[i].val;
+    int found;
+    uint64_t v = ddio_stats_r_get(&s, key, &found);
+    if (!found)
+        v = UINT64_MAX;
     ddio_stats_r_free(&s);
     free(m.p);
     return v;

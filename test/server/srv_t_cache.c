@@ -25,12 +25,8 @@ static struct pc_ctr stats_now(struct cl *c)
     CHECK(ddio_dec_stats_r(m.p, m.h.len, &s) == 0, "STATS malformed");
     struct pc_ctr r;
     for (int k = 0; k < NKEYS; k++) {
-        int found = 0;
-        for (uint32_t i = 0; i < s.n; i++)
-            if (strcmp(s.kv[i].key, KEYS[k]) == 0) {
-                r.v[k] = s.kv[i].val;
-                found = 1;
-            }
+        int found;
+        r.v[k] = ddio_stats_r_get(&s, KEYS[k], &found);
         CHECK(found, "STATS lacks %s", KEYS[k]);
     }
     ddio_stats_r_free(&s);

@@ -418,10 +418,10 @@ static void wait_conns(uint64_t n)
         CHECK(call(bystander(), DDIO_T_STATS, NULL, &m) == 0, "STATS");
         struct ddio_stats_r st;
         CHECK(ddio_dec_stats_r(m.p, m.h.len, &st) == 0, "STATS malformed");
-        uint64_t have = UINT64_MAX;
-        for (uint32_t i = 0; i < st.n; i++)
-            if (strcmp(st.kv[i].key, "connections") == 0)
-                have = st.kv[i].val;
+        int found;
+        uint64_t have = ddio_stats_r_get(&st, "connections", &found);
+        if (!found)
+            have = UINT64_MAX;
         ddio_stats_r_free(&st);
         free(m.p);
         if (have <= n)

@@ -109,11 +109,9 @@ void test_stats(void)
     CHECK(call(c, DDIO_T_STATS, NULL, &m) == 0, "STATS failed");
     struct ddio_stats_r s;
     CHECK(ddio_dec_stats_r(m.p, m.h.len, &s) == 0, "STATS malformed");
-    int have_xfers = 0, have_last = 0;
-    for (uint32_t i = 0; i < s.n; i++) {
-        have_xfers |= strcmp(s.kv[i].key, "xfers") == 0 && s.kv[i].val > 0;
-        have_last |= strcmp(s.kv[i].key, "last.blocks") == 0;
-    }
+    int have_last;
+    int have_xfers = ddio_stats_r_get(&s, "xfers", NULL) > 0;
+    (void)ddio_stats_r_get(&s, "last.blocks", &have_last);
     CHECK(have_xfers && have_last, "STATS lacks xfers / last.*");
     ddio_stats_r_free(&s);
     free(m.p);

@@ -1335,6 +1335,12 @@ START_TEST(rt_stats_err)
         ck_assert_str_eq(m.kv[i].key, sample_kv[i].key);
         ck_assert_uint_eq(m.kv[i].val, sample_kv[i].val);
     }
+    int found = 0;
+    ck_assert_uint_eq(ddio_stats_r_get(&m, "last.io_us", &found), 1ull << 50);
+    ck_assert_int_eq(found, 1);
+    ck_assert_uint_eq(ddio_stats_r_get(&m, "last", &found), 0);
+    ck_assert_int_eq(found, 0);
+    ck_assert_uint_eq(ddio_stats_r_get(&m, "xfers", NULL), 7);
     ddio_stats_r_free(&m);
     ck_assert_ptr_null(m.kv);
     ddio_wbuf_free(&w);
