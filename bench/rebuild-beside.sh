@@ -15,6 +15,7 @@
 #                                [-r RATE_MB/s] [-t MiB/s] [-o OUT]
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/rebuild-lib.sh"
 CMDLINE="$0 $*"
 DDIO_BUILD=${DDIO_BUILD:-$(cd "$here/.." && pwd)}
 REPS=3; FILES=4; SIZE=128; JOB=128; RATE=25; THROTTLE=100; OUT=""
@@ -59,26 +60,13 @@ job() {
 inner() {
   set -u
   IFS=, read -r -a addr <<<"$DDIO_SERVERS"
-  local root=$OUT/tmp/srv pids=() port p
-  for ((i = 0; i < FILES; i++)); do
-    head -c $((SIZE << 20)) /dev/urandom >"$OUT/tmp/src"
-    "$DDIO" cp "$OUT/tmp/src" "ddio:/f$i" >/dev/null || { echo "cp f$i failed" >&2; return 1; }
-  done
-  rm -f "$OUT/tmp/src"
+  local root=$OUT/tmp/srv pids=()
+  rb_fill || return 1
   head -c $((JOB << 20)) /dev/urandom >"$OUT/tmp/job.src"
   for ((rep = 1; rep <= REPS; rep++)); do
     local alone beside rc=0
     alone=$(job "alone-$rep") || { echo "the job alone failed" >&2; return 1; }
-    port=${addr[1]##*:}
-    p=$(ss -ltnpH "sport = :$port" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
-    [ -n "$p" ] && kill -9 "$p"
-    while [ -n "$p" ] && kill -0 "$p" 2>/dev/null; do sleep 0.05; done
-    rm -rf "$root/s1"; mkdir -p "$root/s1"
-    "$SERVER" --listen "${addr[1]}" --root "$root/s1" --secret-file "$DDIO_SECRET_FILE" \
-      --redundancy mirror --replacement --throttle-mbps "$THROTTLE" \
-      2>>"$OUT/tmp/replacement.log" &
-    pids+=($!)
-    until [ -n "$(ss -ltnH "sport = :$port")" ]; do sleep 0.05; done
+    pids+=("$(rb_replace "$root" "${addr[1]}")")
     "$here/drop-pages.py" "$root" >/dev/null 2>&1 || true
     local t0 t1
     t0=$(date +%s.%N)
@@ -105,7 +93,7 @@ inner() {
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 }
-export -f inner job
+export -f inner job rb_fill rb_replace
 export OUT FILES SIZE REPS RATE THROTTLE JOB DDIO SERVER here
 rm -rf "$OUT/tmp/srv"; mkdir -p "$OUT/tmp/srv"
 timeout -k 15 3600 "$RUN" -s 3 --root "$OUT/tmp/srv" --server-opt --redundancy=mirror \

@@ -14,6 +14,7 @@
 #                         [-t MiB/s] [-o OUT]
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/rebuild-lib.sh"
 CMDLINE="$0 $*"
 DDIO_BUILD=${DDIO_BUILD:-$(cd "$here/.." && pwd)}
 REPS=3; FILES=4; SIZE=256; RATE=1000000; THROTTLE=""; OUT=""
@@ -43,28 +44,15 @@ echo "rep,files,MiB_each,rate_MBps,throttle_MiBps,bytes,seconds,rebuild_MBps,rep
 inner() {
   set -u
   IFS=, read -r -a addr <<<"$DDIO_SERVERS"
-  local root=$OUT/tmp/srv pids=() port p
-  for ((i = 0; i < FILES; i++)); do
-    head -c $((SIZE << 20)) /dev/urandom >"$OUT/tmp/src"
-    "$DDIO" cp "$OUT/tmp/src" "ddio:/f$i" >/dev/null || { echo "cp f$i failed" >&2; return 1; }
-  done
-  rm -f "$OUT/tmp/src"
+  local root=$OUT/tmp/srv pids=()
+  rb_fill || return 1
   for ((rep = 1; rep <= REPS; rep++)); do
     # the ceiling, beside the servers' root
     local cr cw
     cw=$("$CEIL" -s "$SIZE" -w "$root/ceiling.dat" | awk -F, '/^ceiling,/ { print $7 }')
     cr=$("$CEIL" -s "$SIZE" -r "$root/ceiling.dat" | awk -F, '/^ceiling,/ { print $7 }')
     rm -f "$root/ceiling.dat"
-    port=${addr[1]##*:}
-    p=$(ss -ltnpH "sport = :$port" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
-    [ -n "$p" ] && kill -9 "$p"
-    while [ -n "$p" ] && kill -0 "$p" 2>/dev/null; do sleep 0.05; done
-    rm -rf "$root/s1"; mkdir -p "$root/s1"
-    "$SERVER" --listen "${addr[1]}" --root "$root/s1" --secret-file "$DDIO_SECRET_FILE" \
-      --redundancy mirror --replacement ${THROTTLE:+--throttle-mbps "$THROTTLE"} \
-      2>>"$OUT/tmp/replacement.log" &
-    pids+=($!)
-    until [ -n "$(ss -ltnH "sport = :$port")" ]; do sleep 0.05; done
+    pids+=("$(rb_replace "$root" "${addr[1]}")")
     "$here/drop-pages.py" "$root" >/dev/null 2>&1 || true
     local t0 t1 rc=0
     t0=$(date +%s.%N)
@@ -79,7 +67,7 @@ inner() {
   done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 }
-export -f inner
+export -f inner rb_fill rb_replace
 export OUT FILES SIZE REPS RATE THROTTLE DDIO SERVER CEIL here
 rm -rf "$OUT/tmp/srv"; mkdir -p "$OUT/tmp/srv"
 timeout -k 15 3600 "$RUN" -s 3 --root "$OUT/tmp/srv" --server-opt --redundancy=mirror \

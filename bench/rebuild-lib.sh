@@ -1,0 +1,31 @@
+# bench/rebuild-lib.sh: what bench/rebuild.sh and bench/rebuild-beside.sh
+# share, sourced by both (run inside ddio-run: DDIO_SERVERS and
+# DDIO_SECRET_FILE exported by it; OUT, FILES, SIZE, THROTTLE, DDIO, SERVER
+# set by the script).
+
+# FILES mirrored files of SIZE MiB copied in as /f0 ... of the servers
+rb_fill() {
+  local i
+  for ((i = 0; i < FILES; i++)); do
+    head -c $((SIZE << 20)) /dev/urandom >"$OUT/tmp/src"
+    "$DDIO" cp "$OUT/tmp/src" "ddio:/f$i" >/dev/null || { echo "cp f$i failed" >&2; return 1; }
+  done
+  rm -f "$OUT/tmp/src"
+}
+
+# server 1 (listening at ADDR) SIGKILLed, its root ROOT/s1 deleted, and a
+# fresh `ddio-server --replacement` started there (its disks throttled to
+# THROTTLE MiB/s when set); prints the replacement's pid once it listens
+rb_replace() {
+  local root=$1 addr=$2 port=${2##*:} p
+  p=$(ss -ltnpH "sport = :$port" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+  [ -n "$p" ] && kill -9 "$p"
+  while [ -n "$p" ] && kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+  rm -rf "$root/s1"; mkdir -p "$root/s1"
+  "$SERVER" --listen "$addr" --root "$root/s1" --secret-file "$DDIO_SECRET_FILE" \
+    --redundancy mirror --replacement ${THROTTLE:+--throttle-mbps "$THROTTLE"} \
+    </dev/null >/dev/null 2>>"$OUT/tmp/replacement.log" &
+  p=$!
+  until [ -n "$(ss -ltnH "sport = :$port")" ]; do sleep 0.05; done
+  echo "$p"
+}
