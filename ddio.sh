@@ -95,10 +95,16 @@ tests() {
   timed check-build make -j"$jobs" check-build || rc=$?
   (DDIO_SUITE_TIMES=/dev/null make distcheck > distcheck.log 2>&1; echo $? > distcheck.rc) &
   local dist=$!
-  timed make-check make -j"${DDIO_TEST_JOBS:-$((jobs + 1))}" check || { rc=$?; failed_logs; }
+  local cases="$top/test/case-times.txt"; rm -f "$cases"
+  DDIO_CASE_TIMES=$cases timed make-check make -j"${DDIO_TEST_JOBS:-$((jobs + 1))}" check \
+    || { rc=$?; failed_logs; }
   rm -rf "$DDIO_UFS_REF"
   timed distcheck-wait dist_wait $dist || { rc=$?; echo "== failed: make distcheck"; tail -n 60 distcheck.log; }
   "$top/scripts/suite-time.sh" --report $((SECONDS - t0))
+  # where a suite's time went: its slowest cases (test/lib.sh t_case, t_step)
+  if [ -s "$cases" ]; then
+    echo; echo "slowest cases (s, suite, case):"; sort -k1,1nr "$cases" | head -n 25 | sed 's/^/  /'
+  fi
   scripts/test-summary.sh || rc=$?
   # docs/CONFORMANCE.md from its claims and these logs: fails when a claim
   # names a test that does not exist, or one its suite passed without running

@@ -300,13 +300,21 @@ t__why() {   # t__why STATUS LIMIT
 
 # ---- steps ------------------------------------------------------------------------
 
+# t__case_time NAME SECS: with DDIO_CASE_TIMES set (./ddio.sh test), a line
+# "SECS SUITE NAME" there, for the slowest cases at the end of a full run
+t__case_time() {
+  [ -n "${DDIO_CASE_TIMES:-}" ] && [ "$2" -gt 0 ] && echo "$2 $T_SUITE $1" >>"$DDIO_CASE_TIMES"
+  return 0
+}
+
 # t_case NAME NOTE FN [ARGS...]: FN run in this shell (each of its waits
 # bounded by its own deadline); PASS NAME (NOTE, or the T_NOTE FN set), or
 # FAIL with the reason FN gave with t_why. Returns FN's status.
 t_case() {
-  local name=$1 note=$2 rc=0; shift 2
+  local name=$1 note=$2 rc=0 t0=$SECONDS; shift 2
   T_WHY="" T_NOTE=""
   "$@" || rc=$?
+  t__case_time "$name" $((SECONDS - t0))
   if [ $rc -eq 0 ]; then t_pass "$name" "${T_NOTE:-$note}"; else t_fail "$name" "${T_WHY:-exit $rc}"; fi
   return $rc
 }
@@ -327,6 +335,7 @@ t_step() {
   T_LOG="$T_TMP/${name//[^A-Za-z0-9._-]/_}.log"
   local t0=$SECONDS rc=0
   t_run_limited "$limit" "$@" >"$T_LOG" 2>&1 || rc=$?
+  t__case_time "$name" $((SECONDS - t0))
   if [ $rc -eq 0 ]; then
     t_pass "$name" "$((SECONDS - t0)) s"
     [ $show = 1 ] && t_indent "$T_LOG"
