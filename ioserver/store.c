@@ -501,11 +501,30 @@ static void unlink_of(struct store *st, struct ofile *of)
         }
 }
 
-/* st->mu held; an open of the same path at the file system waited for */
+/* A path whose last close is still writing its checksums (store_release):
+ * an open of it waits, or it would load the sidecar before that close
+ * wrote it and its CLEAN header, which would then hold the closed file's
+ * sums over the newer ones of whatever the new open wrote meanwhile (a
+ * read after got a false integrity error, seen under ASan in CI). */
+struct store_closing {
+    struct store_closing *next;
+    char path[];
+};
+
+static int is_closing(const struct store *st, const char *norm)
+{
+    for (const struct store_closing *c = st->closing; c; c = c->next)
+        if (strcmp(c->path, norm) == 0)
+            return 1;
+    return 0;
+}
+
+/* st->mu held; an open or the last close of the same path at the file
+ * system waited for */
 static struct ofile *find_settled(struct store *st, const char *norm)
 {
     struct ofile *of;
-    while ((of = find_open(st, norm)) && of->opening)
+    while (((of = find_open(st, norm)) && of->opening) || (!of && is_closing(st, norm)))
         pthread_cond_wait(&st->open_cv, &st->mu);
     return of;
 }
@@ -604,8 +623,26 @@ void store_release(struct store *st, struct ofile *of)
         return;
     }
     unlink_of(st, of);
+    /* (a deleted file's sums are not written at its close) */
+    struct store_closing *c = of->deleted ? NULL : malloc(sizeof(*c) + strlen(of->path) + 1);
+    if (c) {
+        strcpy(c->path, of->path);
+        c->next = st->closing;
+        st->closing = c;
+    }
     pthread_mutex_unlock(&st->mu);
     ofile_free(of);
+    if (!c)
+        return;
+    pthread_mutex_lock(&st->mu);
+    for (struct store_closing **pp = &st->closing; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    pthread_cond_broadcast(&st->open_cv);
+    pthread_mutex_unlock(&st->mu);
+    free(c);
 }
 
 int store_delete(struct store *st, const char *path, char *msg, size_t msglen)

@@ -106,6 +106,7 @@ struct store {
     int opening;                 /* opens at the file system outside mu */
     int ns_waiting;              /* namespace changes waiting for them */
     struct ofile *files;
+    struct store_closing *closing;   /* paths whose last close is flushing */
     unsigned tmpseq;             /* atomic */
     struct store_meta meta;
     struct store_lists lists;    /* READDIR's listings between pages */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "fsyncs.h"
 #include "ddio_log.h"
 #include "store.h"
+#include "sums.h"
 #include "suite_run.h"
 
 static char base[256], root1[300], root2[300], outside[300];
@@ -1032,6 +1034,73 @@ START_TEST(t_concurrent_opens)
 }
 END_TEST
 
+/* The last close of a file writes its sums (and CLEAN) after the file left
+ * the open table; an open meanwhile waits for it, else the closing file's
+ * older sums could land over those of what the new open wrote, and a later
+ * open trust them: a false integrity error (store.c store_closing). */
+static void write_sector(struct ofile *of, int byte)
+{
+    void *b;
+    ck_assert_int_eq(posix_memalign(&b, 4096, 4096), 0);
+    memset(b, byte, 4096);
+    ck_assert_int_eq(sums_begin_write(of->sums[0]), 0);
+    ck_assert_int_eq(pwrite(of->fds[0], b, 4096, 0), 4096);
+    sums_set(of->sums[0], 0, b, 4096);
+    store_note_write(of, 4096);
+    free(b);
+}
+
+/* the closing thread's syncs take 50 ms (this binary's fdatasync is the
+ * store's): the new open's whole write and close fit in its close */
+static _Thread_local int slow_sync;
+int fdatasync(int fd)
+{
+    if (slow_sync)
+        usleep(50000);
+    return (int)syscall(SYS_fdatasync, fd);
+}
+
+static void *release_thread(void *of)
+{
+    slow_sync = 1;
+    store_release(&st, of);
+    return NULL;
+}
+
+START_TEST(t_close_then_open_sums)
+{
+    config_defaults(&cfg);
+    cfg.checksums = SUMS_ON;
+    cfg.roots[cfg.nroots++] = root1;
+    char err[512];
+    ck_assert_msg(store_init(&st, &cfg, err, sizeof(err)) == 0, "store_init: %s", err);
+    void *b;
+    ck_assert_int_eq(posix_memalign(&b, 4096, 4096), 0);
+    for (int i = 0; i < 4; i++) {
+        struct ofile *a, *n, *c;
+        int created;
+        pthread_t t;
+        ck_assert_int_eq(open_f("cs", DDIO_O_RDWR | DDIO_O_CREAT, &a, &created), 0);
+        write_sector(a, 2 * i);
+        ck_assert_int_eq(pthread_create(&t, NULL, release_thread, a), 0);
+        while (store_is_open(&st, "cs"))   /* its last close has begun */
+            usleep(100);
+        ck_assert_int_eq(open_f("cs", DDIO_O_RDWR, &n, &created), 0);
+        write_sector(n, 2 * i + 1);
+        store_release(&st, n);
+        pthread_join(t, NULL);
+        ck_assert_int_eq(open_f("cs", DDIO_O_RDWR, &c, &created), 0);
+        ck_assert_int_eq(pread(c->fds[0], b, 4096, 0), 4096);
+        uint64_t bad = 0;
+        ck_assert_msg(sums_verify(c->sums[0], 0, b, 4096, &bad) == 0,
+                      "round %d: sector 0 (byte %02x) disagrees with its sum", i,
+                      ((uint8_t *)b)[0]);
+        store_release(&st, c);
+    }
+    free(b);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("store");
@@ -1052,6 +1121,7 @@ int main(void)
     tcase_add_test(tc, t_namespace);
     tcase_add_test(tc, t_readdir_pages);
     tcase_add_test(tc, t_concurrent_opens);
+    tcase_add_test(tc, t_close_then_open_sums);
     suite_add_tcase(s, tc);
     /* thousands of entries made and listed, hundreds of files made durable:
      * more than Check's 4 s default on a loaded machine */
