@@ -21,8 +21,9 @@ export DDIO_SECRET_FILE=$D/secret
 mkdir -p "$D/ra" "$D/rb" "$D/rc"
 # a client command, bounded
 # (writes through the server, whose handling of calls in flight is tested:
-# a same-host client would write the datafiles itself)
-client() { DDIO_LOCAL_WRITE=0 timeout -k 5 120 "$CLIENT" "$@"; }
+# a same-host client would write the datafiles itself; a server stopping
+# refuses it, which it would otherwise retry for its whole 60 s timeout)
+client() { DDIO_LOCAL_WRITE=0 DDIO_RECOVER_TIMEOUT=2 timeout -k 5 120 "$CLIENT" "$@"; }
 # a server's exit status after SIGTERM, into RC
 stop() { RC=0; t_server_stop || RC=$?; }
 
