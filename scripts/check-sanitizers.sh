@@ -45,45 +45,58 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 UBS
 # the cli tests want its stderr empty, so the list of suppressions used is
 # not printed at exit (a leak report still is).
 export LSAN_OPTIONS=suppressions=$top/scripts/lsan-ucx.supp:print_suppressions=0 UCX_ERROR_SIGNALS= UCX_MEM_EVENTS=no
-pass=0; fail=0
 # the failing checks and sanitizer reports first: CI shows only part of a long log
 why() { grep -E '^FAIL|^ +FAIL|ERROR: AddressSanitizer|runtime error|SUMMARY' "$1" | head -n 20; tail -n 15 "$1"; }
-for t in $targets; do
-  case "$t" in test/unit/*) ;; *) continue ;; esac
-  if ./"$t" >"$t.san.log" 2>&1; then pass=$((pass + 1)); echo "PASS: asan+ubsan $t"
-  else fail=$((fail + 1)); echo "FAIL: asan+ubsan $t"; tail -n 30 "$t.san.log"; fi
-done
-if [ -x test/server/run-server-tests.sh ] && [ -x test/server/srv_client ]; then
-  if DDIO_BUILD_DIR="$san/src" test/server/run-server-tests.sh >server.san.log 2>&1; then
-    pass=$((pass + 1)); echo "PASS: asan+ubsan server tests"
-  else fail=$((fail + 1)); echo "FAIL: asan+ubsan server tests"; why server.san.log; fi
-fi
-if [ -x test/server/run-security-tests.sh ] && [ -x test/server/srv_client ]; then
-  if test/server/run-security-tests.sh >security.san.log 2>&1; then
-    pass=$((pass + 1)); echo "PASS: asan+ubsan security tests"
-  else fail=$((fail + 1)); echo "FAIL: asan+ubsan security tests"; why security.san.log; fi
-fi
-# tools/ddio and the server under the command-line tests (test/cli)
-if [ -x "$top/test/cli/run-cli-tests.sh" ] && [ -x tools/ddio ]; then
-  if DDIO_BUILD_DIR="$san/src" "$top/test/cli/run-cli-tests.sh" >cli.san.log 2>&1; then
-    pass=$((pass + 1)); echo "PASS: asan+ubsan cli tests"
-  else fail=$((fail + 1)); echo "FAIL: asan+ubsan cli tests"; grep -E '^FAIL|ERROR: AddressSanitizer|runtime error' cli.san.log | head -n 40; fi
-fi
-# the server's identity and permission code (--auth munge) under the
-# sanitizers: the identity suite with this server, the rest from the build
-if [ -x "$top/test/server/run-identity-tests.sh" ] && [ -x "${BUILD:-$top}/test/server/munge_probe" ]; then
-  if DDIO_SERVER="$san/src/ioserver/ddio-server" BUILD="${BUILD:-$top}" \
-     "$top/test/server/run-identity-tests.sh" >identity.san.log 2>&1; then
-    pass=$((pass + 1)); echo "PASS: asan+ubsan identity tests"
-  else fail=$((fail + 1)); echo "FAIL: asan+ubsan identity tests"; why identity.san.log; fi
-fi
-# TLS (ddio_tls.c in the server and in srv_client) under the sanitizers:
-# the TLS suite with this build's server and srv_client, MPI from the build
-if [ -x "$top/test/server/run-tls-tests.sh" ] && [ -x test/server/srv_client ]; then
-  if DDIO_SERVER="$san/src/ioserver/ddio-server" SRV_CLIENT="$san/src/test/server/srv_client" \
-     DDIO_TLS_TEST_MPI=0 BUILD="${BUILD:-$top}" "$top/test/server/run-tls-tests.sh" >tls.san.log 2>&1; then
-    pass=$((pass + 1)); echo "PASS: asan+ubsan tls tests"
-  else fail=$((fail + 1)); echo "FAIL: asan+ubsan tls tests"; why tls.san.log; fi
-fi
+# one_suite NAME LOG CMD...: "PASS: asan+ubsan NAME", or FAIL and why
+one_suite() {
+  local name=$1 log=$2; shift 2
+  if "$@" >"$log" 2>&1; then echo "PASS: asan+ubsan $name"
+  else echo "FAIL: asan+ubsan $name"; why "$log"; fi
+}
+# Two lanes at once (each mostly waits on servers, deadlines and the
+# disk: the suite took 450 s one after another, 185 s of it CPU); each
+# suite has its own servers, ports and directories.
+lane_a() {
+  for t in $targets; do
+    case "$t" in test/unit/*) ;; *) continue ;; esac
+    if ./"$t" >"$t.san.log" 2>&1; then echo "PASS: asan+ubsan $t"
+    else echo "FAIL: asan+ubsan $t"; tail -n 30 "$t.san.log"; fi
+  done
+  if [ -x test/server/run-server-tests.sh ] && [ -x test/server/srv_client ]; then
+    one_suite "server tests" server.san.log env DDIO_BUILD_DIR="$san/src" test/server/run-server-tests.sh
+  fi
+}
+lane_b() {
+  if [ -x test/server/run-security-tests.sh ] && [ -x test/server/srv_client ]; then
+    one_suite "security tests" security.san.log test/server/run-security-tests.sh
+  fi
+  # tools/ddio and the server under the command-line tests (test/cli)
+  if [ -x "$top/test/cli/run-cli-tests.sh" ] && [ -x tools/ddio ]; then
+    if DDIO_BUILD_DIR="$san/src" "$top/test/cli/run-cli-tests.sh" >cli.san.log 2>&1; then
+      echo "PASS: asan+ubsan cli tests"
+    else echo "FAIL: asan+ubsan cli tests"; grep -E '^FAIL|ERROR: AddressSanitizer|runtime error' cli.san.log | head -n 40; fi
+  fi
+  # the server's identity and permission code (--auth munge) under the
+  # sanitizers: the identity suite with this server, the rest from the build
+  if [ -x "$top/test/server/run-identity-tests.sh" ] && [ -x "${BUILD:-$top}/test/server/munge_probe" ]; then
+    one_suite "identity tests" identity.san.log env DDIO_SERVER="$san/src/ioserver/ddio-server" \
+      BUILD="${BUILD:-$top}" "$top/test/server/run-identity-tests.sh"
+  fi
+  # TLS (ddio_tls.c in the server and in srv_client) under the sanitizers:
+  # the TLS suite with this build's server and srv_client, MPI from the build
+  if [ -x "$top/test/server/run-tls-tests.sh" ] && [ -x test/server/srv_client ]; then
+    one_suite "tls tests" tls.san.log env DDIO_SERVER="$san/src/ioserver/ddio-server" \
+      SRV_CLIENT="$san/src/test/server/srv_client" DDIO_TLS_TEST_MPI=0 BUILD="${BUILD:-$top}" \
+      "$top/test/server/run-tls-tests.sh"
+  fi
+}
+# (their cases' times would read as the plain suites' in ./ddio.sh test's table)
+unset DDIO_CASE_TIMES
+lane_a >lane-a.out 2>&1 &
+lane_b >lane-b.out 2>&1
+wait
+cat lane-a.out lane-b.out
+pass=$(cat lane-a.out lane-b.out | grep -c '^PASS: asan+ubsan ')
+fail=$(cat lane-a.out lane-b.out | grep -c '^FAIL: asan+ubsan ')
 echo "sanitizers: $pass passed, $fail failed" | tee "$san/summary.log"
-[ $fail -eq 0 ]
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

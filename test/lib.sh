@@ -117,7 +117,10 @@ t_relay() {
   T_RELAYED=0 T_RELAYED_FAIL=0
   while IFS= read -r line; do
     case $line in
-      "PASS: "*) T_PASS=$((T_PASS + 1)); line="PASS: $pre${line#PASS: }" ;;
+      "PASS: "*) T_PASS=$((T_PASS + 1)); line="PASS: $pre${line#PASS: }"
+                 # a program's own time for the case, "NAME (S s)": noted
+                 [[ $line =~ ^PASS:\ ([^ ]+).*\(([0-9]+)(\.[0-9]+)?\ s\)$ ]] \
+                   && t__case_time "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" ;;
       "FAIL: "*) r=$pre${line#FAIL: }; T_FAIL=$((T_FAIL + 1)); T_FAIL_ALL=$((T_FAIL_ALL + 1))
                  T_FAILED+=("${r%%: *}"); T_RELAYED_FAIL=$((T_RELAYED_FAIL + 1)); line="FAIL: $r" ;;
       "SKIP: "*) T_SKIP=$((T_SKIP + 1)); line="SKIP: $pre${line#SKIP: }" ;;

@@ -81,6 +81,7 @@ void run_case(const char *name, void (*fn)(void))
     if (only && *only && strcmp(only, name))
         return;
     open_fds(before, NFD);
+    int64_t t0 = ddio_now_ms();
     g_case = name;
     atomic_store(&g_case_failed, 0);
     t_jmp = &jb;
@@ -97,7 +98,7 @@ void run_case(const char *name, void (*fn)(void))
             g_reset();
     } else {
         g_passed++;
-        printf("PASS: %s\n", name);
+        printf("PASS: %s (%.1f s)\n", name, (double)(ddio_now_ms() - t0) / 1000);
     }
     fflush(stdout);
     g_case = NULL;
