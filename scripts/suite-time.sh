@@ -30,6 +30,7 @@ suite__cpu() {
 # timed NAME CMD...: run CMD, record its line in the times file, return its status
 timed() {
   local name=$1 f=${DDIO_SUITE_TIMES:-${BUILD:-.}/test/suite-times.txt} t0 c0 rc=0; shift
+  export DDIO_CASE_SUITE=$name    # the slowest cases' table names the suite so
   mkdir -p "$(dirname "$f")"
   t0=$(date +%s.%N); suite__cpu "$f.$$"; c0=$SUITE_CPU
   "$@" || rc=$?

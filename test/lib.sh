@@ -305,8 +305,10 @@ t__why() {   # t__why STATUS LIMIT
 
 # t__case_time NAME SECS: with DDIO_CASE_TIMES set (./ddio.sh test), a line
 # "SECS SUITE NAME" there, for the slowest cases at the end of a full run
+# (SUITE: make check's name for it, DDIO_CASE_SUITE from suite-time.sh)
 t__case_time() {
-  [ -n "${DDIO_CASE_TIMES:-}" ] && [ "$2" -gt 0 ] && echo "$2 $T_SUITE $1" >>"$DDIO_CASE_TIMES"
+  [ -n "${DDIO_CASE_TIMES:-}" ] && [ "$2" -gt 0 ] \
+    && echo "$2 ${DDIO_CASE_SUITE:-$T_SUITE} $1" >>"$DDIO_CASE_TIMES"
   return 0
 }
 
