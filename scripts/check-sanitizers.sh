@@ -46,7 +46,11 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:intercept_tls_get_addr=0 UBS
 # not printed at exit (a leak report still is).
 export LSAN_OPTIONS=suppressions=$top/scripts/lsan-ucx.supp:print_suppressions=0 UCX_ERROR_SIGNALS= UCX_MEM_EVENTS=no
 # the failing checks and sanitizer reports first: CI shows only part of a long log
-why() { grep -E '^FAIL|^ +FAIL|ERROR: AddressSanitizer|runtime error|SUMMARY' "$1" | head -n 20; tail -n 15 "$1"; }
+# (and the servers' own errors from the log tails the suites print)
+why() {
+  grep -E '^FAIL|^ +FAIL|ERROR: AddressSanitizer|runtime error|SUMMARY' "$1" | head -n 20
+  grep -E 'ddio-server\[[0-9]+\] ERROR' "$1" | head -n 5; tail -n 15 "$1"
+}
 # one_suite NAME LOG CMD...: "PASS: asan+ubsan NAME", or FAIL and why
 one_suite() {
   local name=$1 log=$2; shift 2
