@@ -54,7 +54,8 @@ int ddio_client_declare_out(void *arg, const struct ddio_conn *c, struct ddio_er
         ddio_err_set(e, m ? EINVAL : ENOMEM, "server %s is not in the server list", c->addr);
         return -1;
     }
-    int rc = ddio_members_set(&cl->pool, cl->addr, cl->n, cl->timeout_ms, who, DDIO_MEMBER_OUT, m, e);
+    int rc = ddio_members_set(&cl->pool, cl->addr, cl->n, cl->timeout_ms, who, DDIO_MEMBER_OUT,
+                              m, e);
     free(m);
     return rc;
 }

@@ -420,14 +420,16 @@ int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int ti
 int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                       int recover_ms, struct ddio_conn **conns, struct ddio_err *e)
 {
+    if (!ddio_pool_get_all(p, addrs, n, timeout_ms, 0, conns, e, NULL)
+        || !ddio_members_fill_out(p, addrs, n, timeout_ms, conns, e))
+        return 0;
+    /* some not reached: each one's own reason, for those still gone */
     struct ddio_err *each = calloc(n > 0 ? n : 1, sizeof(*each));
     if (!each) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    if (!ddio_pool_get_all(p, addrs, n, timeout_ms, 0, conns, e, NULL)
-        || !ddio_members_fill_out(p, addrs, n, timeout_ms, conns, e)
-        || !ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e, each)) {
+    if (!ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e, each)) {
         free(each);
         return 0;
     }

@@ -414,16 +414,7 @@ static void wait_conns(uint64_t n)
 {
     int64_t dl = ddio_now_ms() + 5000;
     for (;;) {
-        struct msg m;
-        CHECK(call(bystander(), DDIO_T_STATS, NULL, &m) == 0, "STATS");
-        struct ddio_stats_r st;
-        CHECK(ddio_dec_stats_r(m.p, m.h.len, &st) == 0, "STATS malformed");
-        int found;
-        uint64_t have = ddio_stats_r_get(&st, "connections", &found);
-        if (!found)
-            have = UINT64_MAX;
-        ddio_stats_r_free(&st);
-        free(m.p);
+        uint64_t have = cl_stat(bystander(), "connections");   /* UINT64_MAX: none */
         if (have <= n)
             return;
         CHECK(ddio_now_ms() < dl, "server still counts %llu connections, expected %llu",

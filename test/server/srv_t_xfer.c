@@ -234,8 +234,8 @@ void test_collective(void)
      * collective are disjoint here; overlap is tested separately below. */
     run_coll(a, P);
     for (uint32_t r = 0; r < P; r++) {
-        CHECK(a[r].res.status == 0, "collective write rank %u failed: status %d (%s), %" PRId64 " ms", r,
-              a[r].res.status, a[r].res.err, a[r].res.elapsed_ms);
+        CHECK(a[r].res.status == 0, "collective write rank %u failed: status %d (%s), %" PRId64
+              " ms", r, a[r].res.status, a[r].res.err, a[r].res.elapsed_ms);
         CHECK(a[r].res.r.bytes == a[r].spec.length, "rank %u moved %" PRIu64, r, a[r].res.r.bytes);
         free(a[r].buf);
     }
@@ -270,8 +270,8 @@ void test_collective(void)
     }
     run_coll(a, P);
     for (uint32_t r = 0; r < P; r++) {
-        CHECK(a[r].res.status == 0, "collective read rank %u failed: status %d (%s), %" PRId64 " ms", r,
-              a[r].res.status, a[r].res.err, a[r].res.elapsed_ms);
+        CHECK(a[r].res.status == 0, "collective read rank %u failed: status %d (%s), %" PRId64
+              " ms", r, a[r].res.status, a[r].res.err, a[r].res.elapsed_ms);
         uint64_t off = (uint64_t)a[r].spec.disp, len = a[r].spec.length;
         CHECK(a[r].res.r.bytes == len, "rank %u read %" PRIu64 " of %" PRIu64, r,
               a[r].res.r.bytes, len);
