@@ -418,6 +418,15 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         free(m.local_name);
         return 0;
     }
+    /* a writable handle's writes skip a member that is out for the
+     * handle's life: noted now, so no resync lets it in while the handle
+     * is open (its fence finds the file open), whether it writes or not */
+    if (rc == 0 && (m.amode & (DDIO_O_WRONLY | DDIO_O_RDWR)) && !(m.amode & DDIO_O_CREAT)
+        && of->layout.copies > 1 && (rc = missed_note(c->srv, of->path, msg, sizeof(msg)))) {
+        store_release(&c->srv->store, of);
+        free(m.local_name);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
+    }
     if (!rc)
         open_local(c, of, &m);
     free(m.local_name);

@@ -34,6 +34,7 @@ struct rb_file {
     uint64_t size;                  /* the survivors' stat (an estimate), then the copy's */
     int k;                          /* the lost server's index in it (-1: not in it) */
     int ok;                         /* rebuilt or skipped; or nothing to copy */
+    int cleared;                    /* a resync's: its notes cleared (under its fence) */
 };
 
 struct rb_run {
@@ -316,6 +317,8 @@ static int copy_file(struct rb_run *r, struct rb_file *f, char *msg, size_t msgl
     return rc;
 }
 
+static void clear_note(struct rb_run *r, struct rb_file *f);
+
 /* one file the replacement belongs to: rebuilt, skipped, busy or failed */
 static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
 {
@@ -353,12 +356,17 @@ static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
         r->rebuilt++;
         f->ok = 1;
     }
+    /* a resync's note is cleared while the fence keeps writers off: a
+     * write after the fence is lifted is noted again, never cleared */
+    if (rc == 0 && r->redo)
+        clear_note(r, f);
     char other[DDIO_CLIENT_MSG_LEN];
     fence_all(r, f, DDIO_RB_UNFENCE, other, sizeof other);
     if (rc)
         r->failed += cli_fail("rebuild: %s: %s%s", f->path, msg,
-                              rc == -EBUSY ? " (rerun ddio rebuild when the job closed it)"
-                                           : "");
+                              rc != -EBUSY ? "" : r->redo ? " (run ddio member in again "
+                              "when the job closed it)" : " (rerun ddio rebuild when the job "
+                              "closed it)");
     fflush(stdout);             /* a rebuild cut off still said what it finished */
     f->k = -1;
 }
@@ -461,17 +469,38 @@ static int gather_noted(struct rb_run *r)
     return 0;
 }
 
-/* the notes of the files resynced (or gone) cleared on every server */
+/* f's notes cleared on every server (its fence held: rebuild_file) */
+static void clear_note(struct rb_run *r, struct rb_file *f)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_rebuild m = {.op = DDIO_RB_RESYNCED, .member = (uint32_t)r->n, .path = f->path};
+    for (int i = 0; i < ddio_client_nservers(r->cl); i++)
+        if (ddio_client_rebuild_op(r->cl, i, &m, NULL, msg, sizeof msg))
+            r->failed += cli_fail("resync: %s: its note on server %d: %s", f->path, i, msg);
+    f->cleared = 1;
+}
+
+/* the notes of the files with nothing to copy (gone since, or without a
+ * part on the member) cleared, each under a fence on every server, so
+ * that a create or write of that path meanwhile keeps its note; one a job
+ * has open keeps its note for the next round */
 static void clear_noted(struct rb_run *r)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
+    int nsrv = ddio_client_nservers(r->cl);
     for (size_t f = 0; f < r->nfiles; f++) {
-        struct ddio_rebuild m = {.op = DDIO_RB_RESYNCED, .member = (uint32_t)r->n,
-                                 .path = r->files[f].path};
-        for (int i = 0; i < ddio_client_nservers(r->cl) && r->files[f].ok; i++)
-            if (ddio_client_rebuild_op(r->cl, i, &m, NULL, msg, sizeof msg))
-                r->failed += cli_fail("resync: %s: its note on server %d: %s",
-                                      r->files[f].path, i, msg);
+        struct rb_file *rf = &r->files[f];
+        struct ddio_rebuild m = {.op = DDIO_RB_FENCE, .path = rf->path};
+        int i = 0;
+        if (!rf->ok || rf->cleared)
+            continue;
+        while (i < nsrv && ddio_client_rebuild_op(r->cl, i, &m, NULL, msg, sizeof msg) == 0)
+            i++;
+        if (i == nsrv)
+            clear_note(r, rf);
+        m.op = DDIO_RB_UNFENCE;
+        for (int q = 0; q < nsrv; q++)      /* an UNFENCE where none stands is harmless */
+            ddio_client_rebuild_op(r->cl, q, &m, NULL, msg, sizeof msg);
     }
 }
 
@@ -480,6 +509,27 @@ static void files_free(struct rb_run *r)
     for (size_t i = 0; i < r->nfiles; i++)
         free(r->files[i].path);
     r->nfiles = 0;
+}
+
+/* DDIO_TEST_RESYNC_PAUSE=WHERE:DIR (tests only): at point WHERE the
+ * resync makes DIR/WHERE.ready and waits (60 s at most) for DIR/WHERE.go,
+ * so a test can change files at a known point; once per point */
+static void test_pause(const char *where)
+{
+    const char *v = getenv("DDIO_TEST_RESYNC_PAUSE");
+    size_t wl = strlen(where);
+    static char done[64];
+    if (!v || strncmp(v, where, wl) || v[wl] != ':' || strstr(done, where))
+        return;
+    snprintf(done + strlen(done), sizeof done - strlen(done), "%s,", where);
+    char ready[4200], go[4200];
+    snprintf(ready, sizeof ready, "%s/%s.ready", v + wl + 1, where);
+    snprintf(go, sizeof go, "%s/%s.go", v + wl + 1, where);
+    FILE *f = fopen(ready, "w");
+    if (f)
+        fclose(f);
+    for (int i = 0; i < 600 && access(go, F_OK); i++)
+        usleep(100000);
 }
 
 int cli_resync(struct cli *o, int n)
@@ -508,6 +558,7 @@ int cli_resync(struct cli *o, int n)
         for (size_t i = 0; i < r.nfiles; i++)
             if (r.files[i].k >= 0)
                 rebuild_file(&r, &r.files[i], 1);
+        test_pause("copied");
         clear_noted(&r);
     }
     printf("resync: server %d: %u file(s) resynced, %u lost, %u failed; %" PRIu64

@@ -8,7 +8,10 @@
 # declared in again, the file reads back byte for byte and every copy's
 # datafile equals its primary; with two servers down no change is agreed.
 # A file held open through the mount across a membership change reads on
-# (its stale requests refused and resent). Needs: DDIO (tools/ddio),
+# (its stale requests refused and resent). A file written between two
+# rounds of a resync is resynced again; a file held open for writing since
+# the server went out keeps the resync from letting it in until closed
+# (DDIO_TEST_RESYNC_PAUSE stops the resync at a named point). Needs: DDIO (tools/ddio),
 # SERVER (ddio-server), T (scratch dir), ROOT (ddio-run's --root); FUSE
 # (tools/ddio-fuse, optional). Prints "PASS: name" or "FAIL: name: why"
 # per case.
@@ -179,6 +182,66 @@ if race out && member_is "epoch $((e0 + 2))" && grep -qx "server 0 ${addr[0]} ou
    && cmp "$ROOT/s0/.ddio/member" "$ROOT/s2/.ddio/member"; then
   t_pass cli/member/racing-proposers
 else t_fail cli/member/racing-proposers "from epoch $e0: $(cat "$T/r0.out" "$T/r1.out" "$T/m.out" | head -c 500)"; fi
+
+# ---- a write between two resync rounds: noted again, resynced again ---------------------
+# (the resync pauses after a round's copies; /m1 is written meanwhile, server
+# 2 still out: its new note must survive the round's clearing, which is done
+# under each file's fence)
+all_agree() {
+  local f j ok=0
+  for f in "$@"; do for j in 0 1 2; do
+    same "$ROOT/s$j/$f" "$ROOT/s$(( (j + 1) % 3 ))/.ddio/copy1/$f" || { ok=1; echo "$f $j: $(cat "$T/why")"; }
+  done; done
+  return $ok
+}
+# pause_at WHERE: wait for the resync to reach WHERE (DDIO_TEST_RESYNC_PAUSE)
+pause_at() { for _ in $(seq 300); do [ -e "$T/pause/$1.ready" ] && return 0; sleep 0.1; done; return 1; }
+mkdir -p "$T/pause"
+head -c 2200001 /dev/urandom > "$T/src3"; head -c 2100003 /dev/urandom > "$T/src4"
+"$DDIO" member out 2 >"$T/o3.out" 2>&1 && "$DDIO" cp "$T/src3" ddio:/m1 >/dev/null 2>>"$T/o3.out" \
+  || t_fail cli/member/resync-between-rounds "setup: $(cat "$T/o3.out")"
+DDIO_TEST_RESYNC_PAUSE=copied:$T/pause "$DDIO" member in 2 >"$T/i3.out" 2>&1 & inpid=$!
+if pause_at copied && "$DDIO" cp "$T/src4" ddio:/m1 >/dev/null 2>"$T/cp.err"; then wrote=1; else wrote=0; fi
+touch "$T/pause/copied.go"; wait $inpid; rc=$?
+if [ $wrote = 1 ] && [ $rc = 0 ] && grep -qx "server 2 ${addr[2]} in" "$T/i3.out" \
+   && [ "$(grep -c '^/m1: mirror: resynced, ' "$T/i3.out")" = 2 ] \
+   && "$DDIO" cp ddio:/m1 "$T/back4" >/dev/null 2>>"$T/cp.err" && same "$T/src4" "$T/back4" \
+   && all_agree m1 >"$T/agree3"; then
+  t_pass cli/member/resync-between-rounds
+else t_fail cli/member/resync-between-rounds "wrote $wrote, exit $rc: $(cat "$T/i3.out" "$T/cp.err" "$T/agree3" 2>/dev/null | head -c 600)"; fi
+
+# ---- a file held open for writing while out: no resync until it is closed ----------------
+# (a handle opened with server 2 out never writes to it; a resync that let
+# server 2 in under it would leave its datafile stale)
+if [ -n "${FUSE:-}" ] && t_have_fuse; then
+  M=$T/mnt2; mkdir -p "$M"
+  "$FUSE" -f --servers="$DDIO_SERVERS" "$M" 2>"$T/fuse2.log" & fusepid=$!
+  for _ in $(seq 200); do mountpoint -q "$M" && break; sleep 0.05; done
+  "$DDIO" member out 2 >"$T/o4.out" 2>&1 || t_fail cli/member/held-writer-blocks-resync "out: $(cat "$T/o4.out")"
+  head -c 2000000 /dev/urandom > "$T/patch"
+  python3 -c 'import sys; a = open(sys.argv[1], "rb").read(); p = open(sys.argv[2], "rb").read()
+open(sys.argv[3], "wb").write(p + a[len(p):])' "$T/src4" "$T/patch" "$T/src5"
+  coproc HOLDW { python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+print("ready", flush=True); sys.stdin.readline()
+p = open(sys.argv[2], "rb").read(); n = os.pwrite(fd, p, 0); os.close(fd)
+print("wrote" if n == len(p) else "short", flush=True)' "$M/m1" "$T/patch"; }
+  read -r -t 20 line <&"${HOLDW[0]}"
+  "$DDIO" member in 2 >"$T/i4.out" 2>&1; rc1=$?
+  member_is "epoch $(awk '/^epoch/ { print $2 }' "$T/o4.out")"; still_out=$?
+  echo go >&"${HOLDW[1]}"
+  read -r -t 60 got <&"${HOLDW[0]}"
+  "$DDIO" member in 2 >"$T/i5.out" 2>&1; rc2=$?
+  if [ "$line" = ready ] && [ $rc1 != 0 ] && grep -q "/m1: .*is open" "$T/i4.out" && [ $still_out = 0 ] \
+     && grep -qx "server 2 ${addr[2]} out" "$T/m.out" && [ "$got" = wrote ] && [ $rc2 = 0 ] \
+     && grep -qx "server 2 ${addr[2]} in" "$T/i5.out" \
+     && "$DDIO" cp ddio:/m1 "$T/back5" >/dev/null 2>"$T/cp.err" && same "$T/src5" "$T/back5" \
+     && all_agree m1 >"$T/agree5"; then
+    t_pass cli/member/held-writer-blocks-resync
+  else t_fail cli/member/held-writer-blocks-resync "'$line' $rc1 $still_out '$got' $rc2: $(cat "$T/i4.out" "$T/i5.out" "$T/m.out" "$T/cp.err" "$T/agree5" 2>/dev/null | head -c 900)"; fi
+  fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M"; wait "$fusepid" 2>/dev/null
+else echo "SKIP: cli/member/held-writer-blocks-resync (no FUSE)"; fi
 
 # ---- two of three down: no majority, nothing changes ------------------------------------
 "$DDIO" member >"$T/m.out" 2>&1; epoch=$(awk '/^epoch/ { print $2 }' "$T/m.out")
