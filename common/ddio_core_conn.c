@@ -416,8 +416,10 @@ static int send_req(struct ddio_conn *c, uint16_t type, const void *payload, siz
                     uint64_t *req, int64_t deadline, struct ddio_err *e)
 {
     int rc;
+    uint32_t ep = c->view_epoch && c->view_epoch < c->epoch ? c->view_epoch : c->epoch;
+    c->view_epoch = 0;
     *req = c->next_req++;
-    rc = ddio_send_req_ep(c->sock, type, *req, c->epoch, payload, len, deadline);
+    rc = ddio_send_req_ep(c->sock, type, *req, ep, payload, len, deadline);
     if (rc) {
         ddio_conn_transport_error(c, rc, "send", e);
         return -1;
@@ -597,11 +599,13 @@ static void fanout_locked(struct ddio_call *calls, int n, uint16_t type, int64_t
         k->sent = 0;
         if (k->err.errnum || !k->conn)
             continue;
+        k->conn->view_epoch = k->view_epoch;
         if (k->req.err)
             ddio_err_set(&k->err, ENOMEM, "ddio: out of memory encoding a request");
         else if (!ddio_conn_send(k->conn, type, k->req.p, k->req.len, &k->id, deadline,
                                  &k->err))
             k->sent = 1;
+        k->conn->view_epoch = 0;
     }
     for (int i = 0; i < n; i++) {
         struct ddio_call *k = &calls[i];

@@ -111,6 +111,9 @@ struct ddio_conn {
                                  * carried, sent with every request (0: none
                                  * heard yet); kept across reconnects, so a
                                  * request after a change is refused once */
+    uint32_t view_epoch;        /* the next request's epoch instead, when lower
+                                 * (set under mu for one send: a handle's view
+                                 * of who is out, ddio_fh.view_epoch) */
 };
 
 /* Connections to servers by address, made on first use. */
@@ -198,6 +201,7 @@ struct ddio_call {
     uint8_t *reply;             /* reply payload (malloc'd) */
     size_t reply_len;
     struct ddio_err err;
+    uint32_t view_epoch;        /* sent as ddio_conn.view_epoch (0: none) */
 };
 /* Send every call's request, then collect every reply (the servers work in
  * parallel); each call gets its own outcome. Locks the connections. At most

@@ -484,6 +484,19 @@ static int open_settled(struct ddio_fh *f, struct ddio_conn **conns, int n, cons
     }
 }
 
+/* a mirrored file's view of who is out: the lowest epoch its servers'
+ * answers carried (an out server's refusal included), so that an open
+ * that met an epoch change is refused and looks again at its first change */
+static void view_at_open(struct ddio_fh *f)
+{
+    f->view_epoch = 0;
+    for (int i = 0; i < f->nsrv && f->copies > 1; i++) {
+        uint32_t ep = f->srv[i].conn ? f->srv[i].conn->epoch : 0;
+        if (ep && (!f->view_epoch || ep < f->view_epoch))
+            f->view_epoch = ep;
+    }
+}
+
 /* The create goes first (stripe server 0's O_EXCL decides): a new file, the
  * common case of MPI_MODE_CREATE, costs no lookup; EEXIST there means the
  * file is there (or being made by another creator) and is opened instead,
@@ -519,8 +532,11 @@ int ddio_fh_open_servers(struct ddio_fh *f, struct ddio_conn **conns, int n, con
                          const struct ddio_open_hooks *hooks, struct ddio_err *e)
 {
     f->created = 0;
-    return cr ? create_file(f, conns, n, path, amode, cr, hooks, e)
+    int rc = cr ? create_file(f, conns, n, path, amode, cr, hooks, e)
         : open_settled(f, conns, n, path, amode, hooks, e);
+    if (rc == 0)
+        view_at_open(f);
+    return rc;
 }
 
 /* ---- opening again: another pool, or after a lost connection ------------------- */
@@ -572,6 +588,7 @@ int ddio_fh_open_again(struct ddio_fh *f, struct ddio_pool *pool, char (*addrs)[
         f->srv = NULL;
         return -1;
     }
+    view_at_open(f);
     return 0;
 }
 

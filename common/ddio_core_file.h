@@ -120,7 +120,20 @@ struct ddio_fh {
     int park;                   /* close parks the handles (ddio_core_park.c) */
     int created;                /* the last ddio_fh_open_servers made the file (new,
                                  * empty): the mount answers its stat without asking */
+    uint32_t view_epoch;        /* a mirrored file's: the membership epoch its
+                                 * servers' `out` was decided at (the lowest
+                                 * its open heard); its writes carry it, so a
+                                 * server at a newer one refuses them and the
+                                 * handle takes its out servers back first
+                                 * (ddio_fh_review) */
 };
+
+/* The servers f has out taken back (out cleared: opened again on use),
+ * and its view moved to epoch (a server refused a change carrying the old
+ * one): how many, each marked in back[] when not NULL. DESIGN.md 6.1. */
+int ddio_fh_review(struct ddio_fh *f, uint32_t epoch, char *back);
+/* the epoch f's changes carry (0: their connection's) */
+uint32_t ddio_fh_change_epoch(const struct ddio_fh *f);
 
 /* How to create a file that does not exist yet. */
 struct ddio_create {

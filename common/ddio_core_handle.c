@@ -137,6 +137,12 @@ int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err 
     rc = ddio_conn_ready(c, conn_ms, e);
     if (!rc)
         rc = ddio_fh_reopen_locked(f, i, c, r, e);
+    /* the membership moved since this connection last heard it: the
+     * refusal brought the new epoch, which the OPEN sent again carries */
+    if (rc && e->errnum == DDIO_E_EPOCH) {
+        memset(e, 0, sizeof(*e));
+        rc = ddio_fh_reopen_locked(f, i, c, r, e);
+    }
     if (!rc) {
         s->handle = r->handle;
         s->gen = c->gen;
@@ -221,6 +227,28 @@ int ddio_fh_ready_once(struct ddio_fh *f, int i, struct ddio_err *e)
     return rc;
 }
 
+/* ---- the handle's view of who is out ---------------------------------------------- */
+
+int ddio_fh_review(struct ddio_fh *f, uint32_t epoch, char *back)
+{
+    int n = 0;
+    for (int i = 0; i < f->nsrv; i++)
+        if (f->srv[i].out) {
+            f->srv[i].out = 0;
+            if (back)
+                back[i] = 1;
+            n++;
+        }
+    if (epoch > f->view_epoch)
+        f->view_epoch = epoch;
+    return n;
+}
+
+uint32_t ddio_fh_change_epoch(const struct ddio_fh *f)
+{
+    return f->copies > 1 ? f->view_epoch : 0;
+}
+
 /* ---- requests on every stripe server ------------------------------------------ */
 
 /* enc(f, i, w, arg) builds server i's request, or returns 0 to skip it */
@@ -256,14 +284,43 @@ static int fh_declare_lost(struct ddio_fh *f, struct ddio_call *calls)
     int n = 0;
     for (int i = 0; i < f->nsrv && f->copies > 1 && f->declare_out; i++) {
         struct ddio_err de = {0};
-        if (!calls[i].err.errnum || !calls[i].err.transport || f->srv[i].out
-            || f->declare_out(f->declare_arg, f->srv[i].conn, &de))
+        /* out already: another thread's call declared it meanwhile */
+        if (!calls[i].err.errnum || !calls[i].err.transport
+            || (!f->srv[i].out && f->declare_out(f->declare_arg, f->srv[i].conn, &de)))
             continue;
         f->srv[i].out = 1;
         memset(&calls[i].err, 0, sizeof(calls[i].err));
         n++;
     }
     return n;
+}
+
+/* A change was refused for the handle's older view of who is out: the
+ * servers it had out taken back and asked too (todo 2, back[] 1); one
+ * taken back that still refuses as out (DDIO_E_OUT) is out again, without
+ * an error (its copies' holders took the change). 1: send again. */
+static int fh_view_moved(struct ddio_fh *f, struct ddio_call *calls, char *todo, char *back)
+{
+    int again = 0;
+    for (int i = 0; i < f->nsrv; i++) {
+        if (back[i] && calls[i].err.errnum == DDIO_E_OUT) {
+            f->srv[i].out = 1;
+            memset(&calls[i].err, 0, sizeof(calls[i].err));
+            todo[i] = 0;
+        }
+        if (calls[i].err.errnum != DDIO_E_EPOCH || !calls[i].conn)
+            continue;
+        char took[DDIO_MAX_SERVERS] = {0};
+        if (ddio_fh_review(f, calls[i].conn->epoch, took))
+            for (int j = 0; j < f->nsrv; j++)
+                if (took[j]) {
+                    back[j] = 1;
+                    todo[j] = 2;
+                    memset(&calls[j].err, 0, sizeof(calls[j].err));
+                    again = 1;
+                }
+    }
+    return again;
 }
 
 /* fan a request out to the stripe servers enc picks; the first error into e;
@@ -286,17 +343,24 @@ static int fh_fanout(struct ddio_fh *f, uint16_t type, srv_enc_fn enc, const voi
         return -1;
     }
     memset(todo, 1, f->nsrv);
+    char back[DDIO_MAX_SERVERS] = {0};
+    int change = type == DDIO_T_SETSIZE || type == DDIO_T_PREALLOC;
     while (again) {
         for (int i = 0; i < f->nsrv; i++)
-            if (todo[i])
+            if (todo[i]) {
                 fh_prepare(f, i, &calls[i], enc, arg);
-            else
+                calls[i].view_epoch = change ? ddio_fh_change_epoch(f) : 0;
+            } else
                 calls[i].conn = NULL;   /* answered: not sent again */
         ddio_fanout(calls, f->nsrv, type, f->timeout_ms);
-        again = 0;
+        again = change && fh_view_moved(f, calls, todo, back);
         for (int i = 0; i < f->nsrv; i++) {
             /* not sent: ddio_fh_ready already tried to reconnect for the
              * whole recovery time */
+            if (todo[i] == 2) {         /* taken back by fh_view_moved */
+                todo[i] = 1;
+                continue;
+            }
             todo[i] = todo[i] && calls[i].sent && f->recover_ms &&
                 ddio_err_recoverable(&calls[i].err) && ddio_now_ms() < give_up;
             again |= todo[i];

@@ -95,6 +95,11 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
      * part went to its copies' holders in the same call */
     if (!st->e->errnum && xfer_write_out(st, i, err))
         return 1;
+    /* refused for the handle's older view of who is out: its out servers
+     * are taken back (sent the call after this one) and this server is
+     * sent it again with the newer epoch, below */
+    if (err->errnum == DDIO_E_EPOCH && st->x->op == DDIO_X_WRITE && st->f->copies > 1)
+        ddio_fh_review(st->f, conn_of(st, i)->epoch, st->back);
     /* a server whose disk returned data that disagrees with its checksum
      * (EILSEQ), a replacement that has not rebuilt the file yet (ENODATA),
      * or one the membership has out (DDIO_E_OUT: what it holds may be
@@ -253,8 +258,12 @@ static void send_one(xstate *st, int i, int64_t deadline)
     }
     ddio_wbuf_init(&w);
     ddio_enc_xfer(&w, &m);
-    if (!w.err && !ddio_conn_send(conn_of(st, i), DDIO_T_XFER, w.p, w.len,
-                                   &st->s[i].req, deadline, &err)) {
+    struct ddio_conn *c = conn_of(st, i);
+    c->view_epoch = x->op == DDIO_X_WRITE ? ddio_fh_change_epoch(f) : 0;
+    int sent = !w.err && !ddio_conn_send(c, DDIO_T_XFER, w.p, w.len, &st->s[i].req, deadline,
+                                         &err);
+    c->view_epoch = 0;
+    if (sent) {
         st->s[i].pending = 1;
         st->npending++;
         st->s[i].deadline = ddio_now_ms() + f->timeout_ms + XFER_GRACE_MS;
@@ -888,11 +897,13 @@ static void xstate_free(xstate *st)
     ddio_wbuf_free(&st->dw);
 }
 
-int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
+static int xfer_call(struct ddio_xfer_req *x, const char *involved, char *back, int rejoin,
+                     struct ddio_err *e)
 {
     xstate st;
 
     memset(&st, 0, sizeof(st));
+    st.rejoin = rejoin;
     st.x = x;
     st.f = x->f;
     st.e = e;
@@ -934,6 +945,33 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
         mend_bad(&st);
     for (int i = 0; x->local_sizes && st.s && i < x->f->nsrv; i++)
         x->local_sizes[i] = st.s[i].have_size ? st.s[i].local_size : UINT64_MAX;
+    if (back)
+        memcpy(back, st.back, sizeof(st.back));
     xstate_free(&st);
     return e->errnum ? -1 : 0;
+}
+
+/* A mirrored file's write whose handle took servers back (its view of
+ * who is out was older than the servers': DESIGN.md 6.1) sends them the
+ * call after it, alone and independent (the others' collective is done;
+ * each writes this rank's bytes of its units and of the copies it holds);
+ * one that is still out, or lost, is out again. */
+int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e)
+{
+    char back[DDIO_MAX_SERVERS] = {0};
+    int rc = xfer_call(x, involved, back, 0, e), any = 0;
+    for (int i = 0; i < x->f->nsrv; i++)
+        any |= back[i];
+    if (rc || !any || x->op != DDIO_X_WRITE)
+        return rc;
+    struct ddio_xfer_req alone = *x;
+    alone.flags &= ~DDIO_XF_COLLECTIVE;
+    alone.group = alone.seq = 0;
+    alone.nparticipants = 1;
+    alone.rank = 0;
+    alone.exact = 1;
+    alone.local_sizes = NULL;
+    rc = xfer_call(&alone, back, NULL, 1, e);
+    x->bytes = rc ? 0 : x->bytes;
+    return rc;
 }

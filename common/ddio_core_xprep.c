@@ -64,12 +64,17 @@ int xfer_prepare(xstate *st, const char *involved)
             continue;
         memset(&err, 0, sizeof(err));
         /* a mirrored file's read tries a lost server once, then its copies */
-        if ((xfer_can_degrade(st) ? ddio_fh_ready_once(f, i, &err) : ddio_fh_ready(f, i, &err)) == 0) {
+        /* a server taken back is tried once: it was out, or lost */
+        if ((xfer_can_degrade(st) || st->rejoin ? ddio_fh_ready_once(f, i, &err)
+             : ddio_fh_ready(f, i, &err)) == 0) {
             st->conns[i] = f->srv[i].conn;
             st->inv[i] = 1;
         } else if (xfer_can_degrade(st) && (err.transport || err.errnum == DDIO_E_OUT))
             st->s[i].degraded = 1;
-        else if (!xfer_write_out(st, i, &err) && !xfer_out_pending(st, i, &err))
+        else if (st->rejoin && err.errnum != DDIO_E_OUT) {
+            st->s[i].out_pending = 1;   /* lost: declared out after the call */
+            st->s[i].lost_err = err;
+        } else if (!xfer_write_out(st, i, &err) && !xfer_out_pending(st, i, &err))
             xfer_note_error(st, &err);
     }
     return xfer_write_covered(st, involved);
@@ -100,7 +105,7 @@ static int copy_taken(const xstate *st, int i)
  * holder of a copy of them took the XFER */
 static int part_covered(const xstate *st, const char *involved, int i)
 {
-    return (involved && !involved[i]) || copy_taken(st, i);
+    return st->rejoin || (involved && !involved[i]) || copy_taken(st, i);
 }
 
 int xfer_write_covered(xstate *st, const char *involved)

@@ -71,6 +71,11 @@ typedef struct xstate {
                                  * call fails, since a server that timed out
                                  * waiting for this rank cannot say why */
     char stall_what[320];
+    /* a mirrored file's write refused for the handle's older view of who
+     * is out: the out servers taken back (ddio_fh_review) are sent the
+     * call after it, alone (rejoin: their copies' holders took it) */
+    char back[DDIO_MAX_SERVERS];
+    int rejoin;
 } xstate;
 
 /* ddio_core_xgot.c: a read's received stream ranges */

@@ -501,13 +501,15 @@ struct ddio_repair_r {
                               * marked unbuilt too (a returning member's resync) */
 #define DDIO_RB_DOUBT   10u  /* the mirrored files a failed write left in doubt here */
 #define DDIO_RB_SETTLED 11u  /* path: its copies were made to agree; no longer in doubt */
+#define DDIO_RB_FREEZE  12u  /* member: changes that would note it refused (send again) */
+#define DDIO_RB_THAW    13u  /* member: FREEZE lifted */
 #define DDIO_RB_MAX_PATHS 256u   /* paths in one MISSED reply */
 struct ddio_rebuild {
     uint32_t op;
     uint8_t id[DDIO_ID_LEN];         /* ADOPT; zeros otherwise */
     char *path;                      /* "" for ADOPT, PROGRESS, MISSED and DOUBT */
-    uint32_t member;                 /* MISSED's and RESYNCED's: an index in the
-                                      * membership record */
+    uint32_t member;                 /* MISSED's, RESYNCED's, FREEZE's and THAW's:
+                                      * an index in the membership record */
     struct ddio_layout_rec layout;   /* BEGIN's and REDO's; zeros (count 0) otherwise */
     uint64_t done, total, rate;      /* PROGRESS's: bytes copied, bytes to copy in all,
                                       * bytes a second lately */

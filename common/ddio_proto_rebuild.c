@@ -6,9 +6,21 @@
 #include "ddio_proto.h"
 #include "ddio_proto_int.h"
 
-/* what follows the op: ADOPT an id; PROGRESS three counts; MISSED a
- * member; RESYNCED a member and a path; BEGIN and REDO a path and a
- * layout; DOUBT nothing; the other ops a path */
+/* what follows the op: ADOPT an id; PROGRESS three counts; MISSED,
+ * FREEZE and THAW a member; RESYNCED a member and a path; BEGIN and REDO
+ * a path and a layout; DOUBT nothing; the other ops a path */
+static int has_member(uint32_t op)
+{
+    return op == DDIO_RB_MISSED || op == DDIO_RB_RESYNCED || op == DDIO_RB_FREEZE
+        || op == DDIO_RB_THAW;
+}
+
+static int has_path(uint32_t op)
+{
+    return op != DDIO_RB_MISSED && op != DDIO_RB_DOUBT && op != DDIO_RB_FREEZE
+        && op != DDIO_RB_THAW;
+}
+
 void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
 {
     ddio_put_u32(w, m->op);
@@ -22,9 +34,9 @@ void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
         ddio_put_u64(w, m->rate);
         return;
     }
-    if (m->op == DDIO_RB_MISSED || m->op == DDIO_RB_RESYNCED)
+    if (has_member(m->op))
         ddio_put_u32(w, m->member);
-    if (m->op == DDIO_RB_MISSED || m->op == DDIO_RB_DOUBT)
+    if (!has_path(m->op))
         return;
     ddio_put_str(w, m->path ? m->path : "");
     if (m->op == DDIO_RB_BEGIN || m->op == DDIO_RB_REDO)
@@ -33,12 +45,12 @@ void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
 
 static void dec_path_ops(struct ddio_rbuf *r, struct ddio_rebuild *m)
 {
-    if (m->op == DDIO_RB_MISSED || m->op == DDIO_RB_RESYNCED) {
+    if (has_member(m->op)) {
         m->member = ddio_get_u32(r);
         if (!r->err && m->member >= DDIO_MAX_SERVERS)
             r->err = -EPROTO;
     }
-    if (r->err || m->op == DDIO_RB_MISSED || m->op == DDIO_RB_DOUBT)
+    if (r->err || !has_path(m->op))
         return;
     m->path = ddio_get_str(r, DDIO_MAX_STR);
     if (!r->err && !m->path[0])         /* a file, never the root */
@@ -53,7 +65,7 @@ int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
     memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
     m->op = ddio_get_u32(&r);
-    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_SETTLED))
+    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_THAW))
         r.err = -EPROTO;
     if (!r.err && m->op == DDIO_RB_PROGRESS) {
         m->done = ddio_get_u64(&r);

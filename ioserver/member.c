@@ -55,6 +55,10 @@ int member_load(struct member *m, const char *path, const uint8_t self[DDIO_ID_L
                 char *err, size_t n)
 {
     pthread_mutex_init(&m->mu, NULL);
+    pthread_mutex_init(&m->fmu, NULL);
+    pthread_cond_init(&m->fcv, NULL);
+    m->noting = 0;
+    m->frozen = 0;
     memset(&m->st, 0, sizeof(m->st));
     m->ddiofd = -1;
     memcpy(m->self, self, DDIO_ID_LEN);

@@ -23,6 +23,14 @@ struct member {
     uint8_t self[DDIO_ID_LEN];
     int ddiofd;                  /* ROOT_1/.ddio: the missed log (missed.c) */
     atomic_int nout;             /* members the committed record has out */
+    /* the resync's last round (missed.c): notes for member frozen - 1
+     * refused until frozen_until (ms, monotonic), once those being made
+     * (noting) are made */
+    pthread_mutex_t fmu;
+    pthread_cond_t fcv;
+    int noting;
+    uint32_t frozen;
+    int64_t frozen_until;
 };
 
 /* load path's record (none: epoch 0); -1 with err set when it is there

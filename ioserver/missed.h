@@ -24,6 +24,13 @@ int missed_note(struct server *srv, const char *norm, char *msg, size_t msglen);
  * many, or -errno. For this server itself: the changes it made that no
  * majority confirmed yet (changed.h), which a resync onto it copies too */
 int missed_list(struct server *srv, uint32_t member, char **paths, int max);
+/* FREEZE: until THAW (or FREEZE_MS), a change that would note member is
+ * refused with DDIO_E_EPOCH (the client sends it again), so that no note
+ * is made between the resync's last round and the epoch that declares
+ * it in; returns once the notes being made are made: 0, or -EBUSY (msg
+ * set) when they took too long */
+int missed_freeze(struct server *srv, uint32_t member, char *msg, size_t msglen);
+void missed_thaw(struct server *srv, uint32_t member);
 /* norm's note for member cleared (resynced): 0 or -errno */
 int missed_clear(struct server *srv, uint32_t member, const char *norm);
 /* the paths noted in all (STATS missed_files) */

@@ -442,6 +442,10 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         rc = op_done(c, &m, msg, sizeof(msg));
     else if (m.op == DDIO_RB_PROGRESS)
         op_progress(c->srv, &m), rc = 0;
+    else if (m.op == DDIO_RB_FREEZE)
+        rc = missed_freeze(c->srv, m.member, msg, sizeof(msg));
+    else if (m.op == DDIO_RB_THAW)
+        missed_thaw(c->srv, m.member), rc = 0;
     else
         rc = op_fence(c, &m, msg, sizeof(msg));
     free(m.path);

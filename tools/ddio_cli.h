@@ -57,10 +57,13 @@ int cmd_stats(struct cli *o);
 int cmd_scrub(struct cli *o);
 int cmd_rebuild(struct cli *o);
 int cmd_member(struct cli *o);
-/* a returning member n brought up to date (ddio member in): every file the
- * other servers noted for it while it was out copied onto it from the
- * copies, the notes cleared; 0, or 1 said on stderr (ddio_cli_rebuild.c) */
-int cli_resync(struct cli *o, int n);
+/* a returning member n brought up to date and declared in (ddio member
+ * in): every file the other servers noted for it while it was out copied
+ * onto it from the copies, the notes cleared, then, with changes that
+ * would note it refused for a moment, declared in (*m the new record); 0,
+ * or 1 said on stderr (ddio_cli_rebuild.c) */
+struct ddio_members;
+int cli_resync(struct cli *o, int n, struct ddio_members *m);
 /* "membership: epoch E, out: ...\n", or with json {"epoch": E, "out":
  * [...]} (null when unknown) (ddio_cli_member.c) */
 void cli_member_line(struct ddio_client *cl, FILE *f, int json);

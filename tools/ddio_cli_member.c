@@ -103,15 +103,23 @@ int cmd_member(struct cli *o)
         snprintf(msg, sizeof msg, "member: no server '%s' in the list", o->argv[1]);
         rc = -1;
     }
-    /* in again: first brought up to date from what the others noted */
+    /* in again: first brought up to date from what the others noted, and
+     * declared in by the resync itself */
+    int resynced = 0;
     if (rc == 0 && change && !strcmp(o->argv[0], "in")
         && (rc = ddio_client_members(cl, m, msg, sizeof msg)) == 0 && m->val.n
-        && m->val.out[who] && cli_resync(o, who)) {
-        snprintf(msg, sizeof msg, "member: server %d stays out: its resync did not finish "
-                 "(run ddio member in again)", who);
-        rc = -1;
+        && m->val.out[who]) {
+        resynced = 1;
+        if (cli_resync(o, who, m)) {
+            snprintf(msg, sizeof msg, m->val.out[who]
+                     ? "member: server %d stays out: its resync did not finish (run ddio "
+                       "member in again)"
+                     : "member: server %d is in, but a file noted while it was declared in "
+                       "was not resynced (above)", who);
+            rc = -1;
+        }
     }
-    if (rc == 0)
+    if (rc == 0 && !resynced)
         rc = change ? ddio_client_member_set(cl, who, set_how(o), m, msg, sizeof msg)
                     : ddio_client_members(cl, m, msg, sizeof msg);
     if (rc == 0)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ddio_cli.h"
+#include "ddio_core_member.h"
 
 #define DEFAULT_RATE_MB 50.0     /* MB/s without --rate, the disks not measured */
 
@@ -449,11 +450,13 @@ static int add_noted(struct rb_run *r, const char *path)
  * changes no majority confirmed (made while the others may have had it
  * out already: a client on its side of a partition), into r->files: 0,
  * or 1 when a server could not say (the resync needs every server) */
-static int gather_noted(struct rb_run *r)
+static int gather_noted(struct rb_run *r, int others_only)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
     struct ddio_rebuild m = {.op = DDIO_RB_MISSED, .member = (uint32_t)r->n};
     for (int i = 0; i < ddio_client_nservers(r->cl); i++) {
+        if (others_only && i == r->n)
+            continue;
         struct ddio_rebuild_r rr;
         char path[DDIO_MAX_STR + 2];
         int rc = ddio_client_rebuild_call(r->cl, i, &m, &rr, msg, sizeof msg);
@@ -532,37 +535,101 @@ static void test_pause(const char *where)
         usleep(100000);
 }
 
-int cli_resync(struct cli *o, int n)
+/* FREEZE (DDIO_RB_FREEZE) or THAW member r->n's notes on every other
+ * server: 0, or 1 said (a FREEZE that failed is thawed everywhere) */
+static int freeze_others(struct rb_run *r, uint32_t op)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_rebuild m = {.op = op, .member = (uint32_t)r->n};
+    int rc = 0;
+    for (int i = 0; i < ddio_client_nservers(r->cl); i++)
+        if (i != r->n && ddio_client_rebuild_op(r->cl, i, &m, NULL, msg, sizeof msg)
+            && op == DDIO_RB_FREEZE && !rc)
+            rc = cli_fail("resync: server %d (%s): %s", i, ddio_client_server_addr(r->cl, i),
+                          msg);
+    if (rc)
+        freeze_others(r, DDIO_RB_THAW);
+    return rc;
+}
+
+/* one round: the noted files copied onto member n, each one's notes
+ * cleared under its fence; 0, or 1 when one failed */
+static int resync_round(struct rb_run *r)
+{
+    for (size_t i = 0; i < r->nfiles; i++)
+        if (r->files[i].k >= 0)
+            rebuild_file(r, &r->files[i], 1);
+    test_pause("copied");
+    clear_noted(r);
+    return r->failed != 0;
+}
+
+/* The last round: the others refuse changes that would note member n
+ * (clients send them again), the notes are gathered once more, and if
+ * there are none, n is declared in while they are refused: no change is
+ * made between the last round and the epoch that says n is in without
+ * reaching n. 0: in (m its record); 1: notes came meanwhile (thawed,
+ * another round); -1: failed, said */
+static int let_in(struct rb_run *r, struct ddio_members *m)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    if (freeze_others(r, DDIO_RB_FREEZE))
+        return -1;
+    files_free(r);
+    int rc = gather_noted(r, 0) ? -1 : r->nfiles ? 1 : 0;
+    if (rc == 0)
+        test_pause("frozen");
+    if (rc == 0 && ddio_client_member_set(r->cl, r->n, DDIO_MEMBER_IN, m, msg, sizeof msg)) {
+        cli_fail("%s", msg);
+        rc = -1;
+    }
+    freeze_others(r, DDIO_RB_THAW);
+    return rc;
+}
+
+int cli_resync(struct cli *o, int n, struct ddio_members *m)
 {
     struct rb_run r = {.o = o, .n = n, .redo = 1};
     char msg[DDIO_CLIENT_MSG_LEN];
     if (!(r.cl = cli_client(o)))
         return 1;
     r.t0 = cli_now();
-    int rc = 0;
+    int rc = 0, in = 0;
     for (int i = 0; i < ddio_client_nservers(r.cl) && !rc; i++)
         if (i != n && ddio_client_server_id(r.cl, i, r.known[i], msg, sizeof msg))
             rc = cli_fail("resync: server %d: %s (the resync needs every other server)", i,
                           msg);
     /* rounds until no server has a note left: a file written again while
      * it was copied is noted again, and copied again */
-    for (int round = 0; rc == 0 && !r.failed; round++) {
+    for (int round = 0; rc == 0 && !in; round++) {
         files_free(&r);
-        if ((rc = gather_noted(&r)) || r.nfiles == 0)
+        if ((rc = gather_noted(&r, 0)))
             break;
-        if (round == 3) {
+        int got = r.nfiles ? 1 : let_in(&r, m);
+        if (got < 0) {
+            rc = 1;
+            break;
+        }
+        in = got == 0;
+        if (!in && round >= 4) {
             rc = cli_fail("resync: files are still being written with server %d out; try "
                           "again when they are not", n);
             break;
         }
-        for (size_t i = 0; i < r.nfiles; i++)
-            if (r.files[i].k >= 0)
-                rebuild_file(&r, &r.files[i], 1);
-        test_pause("copied");
-        clear_noted(&r);
+        if (!in && (rc = resync_round(&r)))
+            break;
+    }
+    /* none, unless a server lost its freeze (a restart) before it had the
+     * new epoch: those files are copied now (unbuilt meanwhile: read from
+     * the copies) */
+    files_free(&r);
+    if (in && gather_noted(&r, 1) == 0 && r.nfiles) {
+        printf("resync: %zu file(s) noted while server %d was declared in: resynced now\n",
+               r.nfiles, n);
+        rc = resync_round(&r);
     }
     printf("resync: server %d: %u file(s) resynced, %u lost, %u failed; %" PRIu64
-           " bytes in %.2f s\n", n, r.rebuilt, r.lost_files, r.failed + (unsigned)rc, r.done,
+           " bytes in %.2f s\n", n, r.rebuilt, r.lost_files, r.failed, r.done,
            cli_now() - r.t0);
     run_free(&r);
     return rc || r.failed ? 1 : 0;

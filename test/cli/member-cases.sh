@@ -195,7 +195,7 @@ all_agree() {
   return $ok
 }
 # pause_at WHERE: wait for the resync to reach WHERE (DDIO_TEST_RESYNC_PAUSE)
-pause_at() { for _ in $(seq 300); do [ -e "$T/pause/$1.ready" ] && return 0; sleep 0.1; done; return 1; }
+pause_at() { for _ in $(seq 300); do [ -e "${2:-$T/pause}/$1.ready" ] && return 0; sleep 0.1; done; return 1; }
 mkdir -p "$T/pause"
 head -c 2200001 /dev/urandom > "$T/src3"; head -c 2100003 /dev/urandom > "$T/src4"
 "$DDIO" member out 2 >"$T/o3.out" 2>&1 && "$DDIO" cp "$T/src3" ddio:/m1 >/dev/null 2>>"$T/o3.out" \
@@ -210,6 +210,29 @@ if [ $wrote = 1 ] && [ $rc = 0 ] && grep -qx "server 2 ${addr[2]} in" "$T/i3.out
   t_pass cli/member/resync-between-rounds
 else t_fail cli/member/resync-between-rounds "wrote $wrote, exit $rc: $(cat "$T/i3.out" "$T/cp.err" "$T/agree3" 2>/dev/null | head -c 600)"; fi
 
+# ---- a write while server 2 is being declared in: held back, then it reaches server 2 too --
+# (the resync pauses after its last gathering, before the epoch that says
+# server 2 is in; a copy into /m1 meanwhile is refused by the frozen servers
+# and sent again; once in, its handle, which has server 2 out from the
+# older epoch, is refused for that view and takes server 2 back)
+head -c 1900007 /dev/urandom > "$T/src6"; head -c 2300011 /dev/urandom > "$T/src7"
+"$DDIO" member out 2 >"$T/o6.out" 2>&1 && "$DDIO" cp "$T/src6" ddio:/m1 >/dev/null 2>>"$T/o6.out" \
+  || t_fail cli/member/write-while-declared-in "setup: $(cat "$T/o6.out")"
+DDIO_TEST_RESYNC_PAUSE=frozen:$T/pause "$DDIO" member in 2 >"$T/i6.out" 2>&1 & inpid=$!
+if pause_at frozen; then
+  DDIO_RECOVER_TIMEOUT=30 "$DDIO" cp "$T/src7" ddio:/m1 >/dev/null 2>"$T/cp7.err" & cppid=$!
+  sleep 1.5
+  kill -0 $cppid 2>/dev/null && held=1 || held=0
+else held=x; cppid=""; fi
+touch "$T/pause/frozen.go"; wait $inpid; rc=$?
+crc=1; [ -n "$cppid" ] && { wait $cppid; crc=$?; }
+"$DDIO" cp ddio:/m1 "$T/back7" >/dev/null 2>>"$T/cp7.err"; same "$T/src7" "$T/back7"; bytes=$?
+all_agree m1 >"$T/agree7"; agree=$?
+if [ "$held" = 1 ] && [ $rc = 0 ] && [ $crc = 0 ] && grep -qx "server 2 ${addr[2]} in" "$T/i6.out" \
+   && [ $bytes = 0 ] && [ $agree = 0 ]; then
+  t_pass cli/member/write-while-declared-in
+else t_fail cli/member/write-while-declared-in "held $held, in $rc, cp $crc, bytes $bytes, agree $agree: $(cat "$T/agree7" "$T/cp7.err" "$T/i6.out" 2>/dev/null | head -c 700)"; fi
+
 # ---- a file held open for writing while out: no resync until it is closed ----------------
 # (a handle opened with server 2 out never writes to it; a resync that let
 # server 2 in under it would leave its datafile stale)
@@ -220,7 +243,7 @@ if [ -n "${FUSE:-}" ] && t_have_fuse; then
   "$DDIO" member out 2 >"$T/o4.out" 2>&1 || t_fail cli/member/held-writer-blocks-resync "out: $(cat "$T/o4.out")"
   head -c 2000000 /dev/urandom > "$T/patch"
   python3 -c 'import sys; a = open(sys.argv[1], "rb").read(); p = open(sys.argv[2], "rb").read()
-open(sys.argv[3], "wb").write(p + a[len(p):])' "$T/src4" "$T/patch" "$T/src5"
+open(sys.argv[3], "wb").write(p + a[len(p):])' "$T/src7" "$T/patch" "$T/src5"
   coproc HOLDW { python3 -c '
 import os, sys
 fd = os.open(sys.argv[1], os.O_RDWR)
@@ -240,8 +263,39 @@ print("wrote" if n == len(p) else "short", flush=True)' "$M/m1" "$T/patch"; }
      && all_agree m1 >"$T/agree5"; then
     t_pass cli/member/held-writer-blocks-resync
   else t_fail cli/member/held-writer-blocks-resync "'$line' $rc1 $still_out '$got' $rc2: $(cat "$T/i4.out" "$T/i5.out" "$T/m.out" "$T/cp.err" "$T/agree5" 2>/dev/null | head -c 900)"; fi
+  # opened while server 2 is being declared in (the resync paused after its
+  # last gathering): the open is held back by the frozen servers, then has
+  # server 2 out from the older epoch; its write is refused for that view,
+  # takes server 2 back, and reaches it
+  mkdir -p "$T/pause2"
+  head -c 1500000 /dev/urandom > "$T/patch2"
+  python3 -c 'import sys; a = open(sys.argv[1], "rb").read(); p = open(sys.argv[2], "rb").read()
+open(sys.argv[3], "wb").write(p + a[len(p):])' "$T/src5" "$T/patch2" "$T/src8"
+  "$DDIO" member out 2 >"$T/o8.out" 2>&1 || t_fail cli/member/open-while-declared-in "out: $(cat "$T/o8.out")"
+  DDIO_TEST_RESYNC_PAUSE=frozen:$T/pause2 "$DDIO" member in 2 >"$T/i8.out" 2>&1 & inpid=$!
+  line=""; got=""
+  if pause_at frozen "$T/pause2"; then
+    coproc HOLD8 { python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+print("ready", flush=True); sys.stdin.readline()
+p = open(sys.argv[2], "rb").read(); n = os.pwrite(fd, p, 0); os.close(fd)
+print("wrote" if n == len(p) else "short", flush=True)' "$M/m1" "$T/patch2"; }
+    sleep 1.5
+  fi
+  touch "$T/pause2/frozen.go"; wait $inpid; rc=$?
+  read -r -t 60 line <&"${HOLD8[0]}"
+  echo go >&"${HOLD8[1]}"
+  read -r -t 60 got <&"${HOLD8[0]}"
+  "$DDIO" cp ddio:/m1 "$T/back8" >/dev/null 2>"$T/cp8.err"; same "$T/src8" "$T/back8"; bytes=$?
+  all_agree m1 >"$T/agree8"; agree=$?
+  if [ $rc = 0 ] && grep -qx "server 2 ${addr[2]} in" "$T/i8.out" && [ "$line" = ready ] \
+     && [ "$got" = wrote ] && [ $bytes = 0 ] && [ $agree = 0 ]; then
+    t_pass cli/member/open-while-declared-in
+  else t_fail cli/member/open-while-declared-in "in $rc, '$line' '$got', bytes $bytes, agree $agree: $(cat "$T/i8.out" "$T/cp8.err" "$T/agree8" 2>/dev/null | head -c 700)"; fi
   fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M"; wait "$fusepid" 2>/dev/null
-else echo "SKIP: cli/member/held-writer-blocks-resync (no FUSE)"; fi
+else echo "SKIP: cli/member/held-writer-blocks-resync (no FUSE)"
+  echo "SKIP: cli/member/open-while-declared-in (no FUSE)"; fi
 
 # ---- two of three down: no majority, nothing changes ------------------------------------
 "$DDIO" member >"$T/m.out" 2>&1; epoch=$(awk '/^epoch/ { print $2 }' "$T/m.out")

@@ -1608,8 +1608,10 @@ START_TEST(rt_rebuild)
                                   .layout = { .stripe_unit = 4096, .stripe_count = 2,
                                               .server_index = 1, .copies = 2 } },
                                 { .op = DDIO_RB_DOUBT },
-                                { .op = DDIO_RB_SETTLED, .path = "d/e" } };
-    for (int i = 0; i < 5; i++) {
+                                { .op = DDIO_RB_SETTLED, .path = "d/e" },
+                                { .op = DDIO_RB_FREEZE, .member = 2 },
+                                { .op = DDIO_RB_THAW, .member = 1 } };
+    for (int i = 0; i < 7; i++) {
         ddio_wbuf_init(&w);
         ddio_enc_rebuild(&w, &q[i]);
         ck_assert_int_eq(ddio_dec_rebuild(w.p, w.len, &m), 0);
@@ -1644,7 +1646,7 @@ START_TEST(bad_rebuild)
     struct ddio_rebuild m = ok;
     m.op = 0;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
-    m.op = DDIO_RB_SETTLED + 1;
+    m.op = DDIO_RB_THAW + 1;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
     struct ddio_rebuild sd = { .op = DDIO_RB_SETTLED, .path = "" };
     ck_assert_int_eq(rebuild_try(&sd), -EPROTO);     /* the root is no file */
@@ -1656,6 +1658,12 @@ START_TEST(bad_rebuild)
     ck_assert_int_eq(rebuild_try(&ms), -EPROTO);     /* no such member index */
     ms.member = DDIO_MAX_SERVERS - 1;
     ck_assert_int_eq(rebuild_try(&ms), 0);
+    /* FREEZE and THAW carry a member, and nothing after it */
+    struct ddio_rebuild fz = { .op = DDIO_RB_FREEZE, .member = DDIO_MAX_SERVERS };
+    ck_assert_int_eq(rebuild_try(&fz), -EPROTO);
+    uint8_t tb[9] = { DDIO_RB_THAW, 0, 0, 0, 1, 0, 0, 0, 0 };
+    ck_assert_int_eq(dec_copy(d_rebuild, tb, 8), 0);
+    ck_assert_int_eq(dec_copy(d_rebuild, tb, 9), -EPROTO);
     struct ddio_rebuild rs = { .op = DDIO_RB_RESYNCED, .member = 0, .path = "" };
     ck_assert_int_eq(rebuild_try(&rs), -EPROTO);     /* the root is no file */
     struct ddio_rebuild rd = { .op = DDIO_RB_REDO, .path = "a" };
