@@ -30,7 +30,9 @@ struct ddio_srv {
     int is_open;
     int out;                    /* the membership has it out: a read-only open
                                  * of a mirrored file left it closed, and its
-                                 * parts are read from copies (never reopened) */
+                                 * parts are read from copies and written to
+                                 * them (reopened once the handle's view moves:
+                                 * ddio_fh_review) */
     struct ddio_local *local;   /* same-host reads (ddio_core_local.c), or NULL */
 };
 
@@ -134,6 +136,9 @@ struct ddio_fh {
 int ddio_fh_review(struct ddio_fh *f, uint32_t epoch, char *back);
 /* the epoch f's changes carry (0: their connection's) */
 uint32_t ddio_fh_change_epoch(const struct ddio_fh *f);
+/* f has just marked a server out: a view not set yet (its open heard no
+ * epoch: none agreed then) is set to the newest its servers told */
+void ddio_fh_view_pin(struct ddio_fh *f);
 
 /* How to create a file that does not exist yet. */
 struct ddio_create {

@@ -244,6 +244,18 @@ int ddio_fh_review(struct ddio_fh *f, uint32_t epoch, char *back)
     return n;
 }
 
+void ddio_fh_view_pin(struct ddio_fh *f)
+{
+    uint32_t newest = 0;
+    if (f->view_epoch || f->copies < 2)
+        return;
+    for (int j = 0; j < f->nsrv; j++) {
+        uint32_t ep = f->srv[j].conn ? f->srv[j].conn->epoch : 0;
+        newest = ep > newest ? ep : newest;
+    }
+    f->view_epoch = newest;
+}
+
 uint32_t ddio_fh_change_epoch(const struct ddio_fh *f)
 {
     return f->copies > 1 ? f->view_epoch : 0;
@@ -289,6 +301,7 @@ static int fh_declare_lost(struct ddio_fh *f, struct ddio_call *calls)
             || (!f->srv[i].out && f->declare_out(f->declare_arg, f->srv[i].conn, &de)))
             continue;
         f->srv[i].out = 1;
+        ddio_fh_view_pin(f);
         memset(&calls[i].err, 0, sizeof(calls[i].err));
         n++;
     }
@@ -305,6 +318,7 @@ static int fh_view_moved(struct ddio_fh *f, struct ddio_call *calls, char *todo,
     for (int i = 0; i < f->nsrv; i++) {
         if (back[i] && calls[i].err.errnum == DDIO_E_OUT) {
             f->srv[i].out = 1;
+            ddio_fh_view_pin(f);
             memset(&calls[i].err, 0, sizeof(calls[i].err));
             todo[i] = 0;
         }

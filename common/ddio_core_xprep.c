@@ -84,7 +84,8 @@ int xfer_write_out(xstate *st, int i, const struct ddio_err *err)
 {
     if (st->x->op != DDIO_X_WRITE || st->f->copies < 2 || err->errnum != DDIO_E_OUT)
         return 0;
-    st->f->srv[i].out = 1;      /* for the handle's life: never sent to again */
+    st->f->srv[i].out = 1;      /* until the handle's view moves (ddio_fh_review) */
+    ddio_fh_view_pin(st->f);
     st->s[i].out = 1;
     return 1;
 }
@@ -157,6 +158,7 @@ void xfer_declare_outs(xstate *st, const char *involved)
         if (part_covered(st, involved, i)) {
             if (f->declare_out(f->declare_arg, f->srv[i].conn, &err) == 0) {
                 f->srv[i].out = 1;
+                ddio_fh_view_pin(f);
                 any = 1;
                 continue;
             }
