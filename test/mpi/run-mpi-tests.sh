@@ -298,6 +298,27 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     "$bin/t_mirror" "$tmp/mirror-out" "$root"
   t_step mirror-out/cmp-written cmp "$tmp/mirror-out.w" "$mirror44_ufs"
   t_step mirror-out/cmp-resynced cmp "$tmp/mirror-out.r" "$mirror44_ufs"
+  # a job that opens the file while server 1 is being declared in (the
+  # resync paused after its last look at the notes): its open is held back
+  # by the frozen servers and has server 1 out from the older epoch; its
+  # collective write is refused for that view on every rank, each takes
+  # server 1 back and sends it its part after the call; every copy then
+  # equals its primary and the job read back what ufs: wrote
+  root="$tmp/srv-mirror-join"; mkdir -p "$root" "$tmp/join-pause"
+  t_step mirror-join/ddio "$run" -s 3 --root "$root" -- bash -c '
+    d="$top/tools/ddio"; p="$3"
+    mpiexec -n 4 "$0" /dev/null ddio:/mirror && "$d" member out 1 >/dev/null || exit 1
+    DDIO_TEST_RESYNC_PAUSE=frozen:$p "$d" member in 1 > "$1.in" 2>&1 & inpid=$!
+    for _ in $(seq 300); do [ -e "$p/frozen.ready" ] && break; sleep 0.1; done
+    [ -e "$p/frozen.ready" ] || exit 1
+    T_MIRROR_SEED=44 mpiexec -n 4 "$0" rewrite "$1.w" ddio:/mirror & job=$!
+    sleep 1.5; touch "$p/frozen.go"
+    wait $inpid || { cat "$1.in"; exit 1; }
+    wait $job || exit 1
+    grep -q "^server 1 .* in$" "$1.in" || { cat "$1.in"; exit 1; }
+    for i in 0 1 2; do cmp "$2/s$i/mirror" "$2/s$(( (i + 1) % 3 ))/.ddio/copy1/mirror" || exit 1; done' \
+    "$bin/t_mirror" "$tmp/mirror-join" "$root" "$tmp/join-pause"
+  t_step mirror-join/cmp cmp "$tmp/mirror-join.w" "$mirror44_ufs"
   # a server lost between jobs, no one told: the next job's open of the
   # mirrored file waits the recovery time (2 s), has it declared out and
   # goes on without it. Server 1 lost, then a read-only open (every byte
