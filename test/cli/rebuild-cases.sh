@@ -121,7 +121,8 @@ head -c 777 /dev/urandom >"$T/small"
 for f in big small holey; do "$DDIO" cp "$T/$f" "ddio:/d/e/$f" >/dev/null || t_fail cli/rebuild/setup "cp $f"; done
 "$DDIO" cp "$T/big" ddio:/top >/dev/null || t_fail cli/rebuild/setup "cp top"
 files="d/e/big d/e/small d/e/holey top"
-"$DDIO" chmod 600 /d/e/small && "$DDIO" chmod 750 /d/e || t_fail cli/rebuild/setup "chmod"
+"$DDIO" chmod 600 /d/e/small 2>"$T/chmod.err" && "$DDIO" chmod 750 /d/e 2>>"$T/chmod.err" \
+  || t_fail cli/rebuild/setup "chmod: $(cat "$T/chmod.err")"
 
 # ---- a replacement before its rebuild refuses, never zeros ----
 lose 1; replace 1 || exit 1
