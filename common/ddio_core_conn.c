@@ -413,11 +413,10 @@ static void conn_lost(const struct ddio_conn *c, struct ddio_err *e)
 }
 
 static int send_req(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
-                    uint64_t *req, int64_t deadline, struct ddio_err *e)
+                    uint32_t view, uint64_t *req, int64_t deadline, struct ddio_err *e)
 {
     int rc;
-    uint32_t ep = c->view_epoch && c->view_epoch < c->epoch ? c->view_epoch : c->epoch;
-    c->view_epoch = 0;
+    uint32_t ep = view && view < c->epoch ? view : c->epoch;
     *req = c->next_req++;
     rc = ddio_send_req_ep(c->sock, type, *req, ep, payload, len, deadline);
     if (rc) {
@@ -438,14 +437,20 @@ static int conn_usable(struct ddio_conn *c, struct ddio_err *e)
     return 1;
 }
 
-int ddio_conn_send(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
-                   uint64_t *req, int64_t deadline, struct ddio_err *e)
+int ddio_conn_send_view(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
+                        uint32_t view, uint64_t *req, int64_t deadline, struct ddio_err *e)
 {
     if (!conn_usable(c, e))
         return -1;
     if (c->nposted && ddio_conn_drain(c, deadline, e))
         return -1;
-    return send_req(c, type, payload, len, req, deadline, e);
+    return send_req(c, type, payload, len, view, req, deadline, e);
+}
+
+int ddio_conn_send(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
+                   uint64_t *req, int64_t deadline, struct ddio_err *e)
+{
+    return ddio_conn_send_view(c, type, payload, len, 0, req, deadline, e);
 }
 
 int ddio_conn_post(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
@@ -456,7 +461,7 @@ int ddio_conn_post(struct ddio_conn *c, uint16_t type, const void *payload, size
         return -1;
     if (c->nposted == DDIO_CONN_POSTED && ddio_conn_drain(c, deadline, e))
         return -1;
-    if (send_req(c, type, payload, len, &req, deadline, e))
+    if (send_req(c, type, payload, len, 0, &req, deadline, e))
         return -1;
     c->posted_req[c->nposted] = req;
     c->posted_type[c->nposted++] = type;
@@ -599,13 +604,11 @@ static void fanout_locked(struct ddio_call *calls, int n, uint16_t type, int64_t
         k->sent = 0;
         if (k->err.errnum || !k->conn)
             continue;
-        k->conn->view_epoch = k->view_epoch;
         if (k->req.err)
             ddio_err_set(&k->err, ENOMEM, "ddio: out of memory encoding a request");
-        else if (!ddio_conn_send(k->conn, type, k->req.p, k->req.len, &k->id, deadline,
-                                 &k->err))
+        else if (!ddio_conn_send_view(k->conn, type, k->req.p, k->req.len, k->view_epoch,
+                                      &k->id, deadline, &k->err))
             k->sent = 1;
-        k->conn->view_epoch = 0;
     }
     for (int i = 0; i < n; i++) {
         struct ddio_call *k = &calls[i];

@@ -111,9 +111,6 @@ struct ddio_conn {
                                  * carried, sent with every request (0: none
                                  * heard yet); kept across reconnects, so a
                                  * request after a change is refused once */
-    uint32_t view_epoch;        /* the next request's epoch instead, when lower
-                                 * (set under mu for one send: a handle's view
-                                 * of who is out, ddio_fh.view_epoch) */
 };
 
 /* Connections to servers by address, made on first use. */
@@ -181,6 +178,11 @@ void ddio_conns_unlock(struct ddio_conn *const *v, int n);
 /* the pieces of a conversation (c->mu held) */
 int ddio_conn_send(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
                    uint64_t *req, int64_t deadline, struct ddio_err *e);
+/* ddio_conn_send carrying view as its epoch when lower than c->epoch: a
+ * mirrored file's change carries its handle's view of who is out
+ * (ddio_fh.view_epoch; 0: c->epoch) */
+int ddio_conn_send_view(struct ddio_conn *c, uint16_t type, const void *payload, size_t len,
+                        uint32_t view, uint64_t *req, int64_t deadline, struct ddio_err *e);
 int ddio_conn_recv_payload(struct ddio_conn *c, const struct ddio_hdr *h, int64_t deadline,
                            uint8_t **payload, struct ddio_err *e);
 int ddio_conn_recv_reply(struct ddio_conn *c, uint16_t type, uint64_t req, int64_t deadline,
@@ -201,7 +203,7 @@ struct ddio_call {
     uint8_t *reply;             /* reply payload (malloc'd) */
     size_t reply_len;
     struct ddio_err err;
-    uint32_t view_epoch;        /* sent as ddio_conn.view_epoch (0: none) */
+    uint32_t view_epoch;        /* sent as ddio_conn_send_view's view (0: none) */
 };
 /* Send every call's request, then collect every reply (the servers work in
  * parallel); each call gets its own outcome. Locks the connections. At most

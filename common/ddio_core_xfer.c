@@ -258,12 +258,9 @@ static void send_one(xstate *st, int i, int64_t deadline)
     }
     ddio_wbuf_init(&w);
     ddio_enc_xfer(&w, &m);
-    struct ddio_conn *c = conn_of(st, i);
-    c->view_epoch = x->op == DDIO_X_WRITE ? ddio_fh_change_epoch(f) : 0;
-    int sent = !w.err && !ddio_conn_send(c, DDIO_T_XFER, w.p, w.len, &st->s[i].req, deadline,
-                                         &err);
-    c->view_epoch = 0;
-    if (sent) {
+    uint32_t view = x->op == DDIO_X_WRITE ? ddio_fh_change_epoch(f) : 0;
+    if (!w.err && !ddio_conn_send_view(conn_of(st, i), DDIO_T_XFER, w.p, w.len, view,
+                                       &st->s[i].req, deadline, &err)) {
         st->s[i].pending = 1;
         st->npending++;
         st->s[i].deadline = ddio_now_ms() + f->timeout_ms + XFER_GRACE_MS;
