@@ -171,14 +171,17 @@ int ddio_cl_conns_all(struct ddio_client *cl, struct ddio_conn **conns, struct d
 }
 
 /* server i's connection; one that does not answer at once and is out of
- * the membership fails at once (no waiting for it to restart), any other
- * is waited for, the recovery time */
+ * the membership fails at once (no waiting for it to restart), as does a
+ * silent one (its connect took the whole timeout, or the one before did);
+ * any other is waited for, the recovery time */
 int ddio_cl_conn_of(struct ddio_client *cl, int i, struct ddio_conn **c, struct ddio_err *e)
 {
     struct ddio_conn *all[DDIO_MAX_SERVERS] = { 0 };
     struct ddio_err ae = {0};
     if (!ddio_pool_get(&cl->pool, cl->addr[i], cl->timeout_ms, c, e))
         return 0;
+    if (e->errnum == ETIMEDOUT)     /* silent: waited for already (ddio_conn_silent) */
+        return -1;
     if (e->transport && cl->n <= (int)DDIO_MAX_SERVERS
         && ddio_pool_get_all(&cl->pool, cl->addr, cl->n, cl->timeout_ms, 0, all, &ae, NULL)
         && !ddio_members_fill_out(&cl->pool, cl->addr, cl->n, cl->timeout_ms, all, &ae)

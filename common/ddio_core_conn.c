@@ -360,27 +360,73 @@ static int dial(struct ddio_conn *c, const char *host, int port, int64_t deadlin
     return rc;
 }
 
+int ddio_conn_silent(struct ddio_conn *c)
+{
+    /* read without c's mutex: a hint, set under it */
+    return __atomic_load_n(&c->silent_until, __ATOMIC_RELAXED) > ddio_now_ms();
+}
+
+int ddio_conn_skip_silent(struct ddio_conn *c, struct ddio_err *e)
+{
+    if (!c)
+        return 0;
+    pthread_mutex_lock(&c->mu);
+    int skip = c->sock < 0 && ddio_conn_silent(c);
+    pthread_mutex_unlock(&c->mu);
+    if (skip) {
+        ddio_err_set(e, ETIMEDOUT, "ddio server %s: no answer within the whole timeout at "
+                     "the last try, moments ago (romio_ddio_timeout / DDIO_TIMEOUT)", c->addr);
+        e->transport = 1;
+    }
+    return skip;
+}
+
+/* A server that took a whole timeout without answering a handshake is
+ * stopped or hung: for one more timeout, a connect only probes it. One
+ * stat on a mount re-dials a server several times (the membership's
+ * view, the recovery), and the kernel asks again after an error; each
+ * waiting the timeout made a stat on a stopped server take five of them.
+ * A server that answers again answers a probe: nothing waits for the
+ * window to close. */
+static void silent_for(struct ddio_conn *c, int ms)
+{
+    __atomic_store_n(&c->silent_until, ddio_now_ms() + ms, __ATOMIC_RELAXED);
+}
+
+static void note_silence(struct ddio_conn *c, int probe, int timeout_ms, struct ddio_err *e)
+{
+    size_t l = strlen(e->msg);
+    if (probe) {
+        snprintf(e->msg + l, sizeof(e->msg) - l, " (%d ms: silent for the whole timeout "
+                 "before)", DDIO_PROBE_MS);
+        return;
+    }
+    snprintf(e->msg + l, sizeof(e->msg) - l, " (%d s: romio_ddio_timeout / "
+             "DDIO_TIMEOUT)", timeout_ms / 1000);
+    silent_for(c, timeout_ms);
+}
+
 int ddio_conn_ready(struct ddio_conn *c, int timeout_ms, struct ddio_err *e)
 {
     char host[256];
     int port;
-    int64_t deadline = ddio_now_ms() + timeout_ms;
 
     if (c->sock >= 0)
         return 0;
+    int probe = ddio_conn_silent(c) && timeout_ms > DDIO_PROBE_MS;
+    c->timeout_ms = timeout_ms;
+    int64_t deadline = ddio_now_ms() + (probe ? DDIO_PROBE_MS : timeout_ms);
     if (ddio_parse_hostport(c->addr, host, sizeof(host), &port)) {
         ddio_err_set(e, EDESTADDRREQ, "ddio: bad server address '%s'", c->addr);
         return -1;
     }
     if (dial(c, host, port, deadline, e)) {
-        if (e->errnum == ETIMEDOUT) {
-            size_t l = strlen(e->msg);
-            snprintf(e->msg + l, sizeof(e->msg) - l, " (%d s: romio_ddio_timeout / "
-                     "DDIO_TIMEOUT)", timeout_ms / 1000);
-        }
+        if (e->errnum == ETIMEDOUT)
+            note_silence(c, probe, timeout_ms, e);
         ddio_conn_fail(c);
         return -1;
     }
+    __atomic_store_n(&c->silent_until, 0, __ATOMIC_RELAXED);
     return 0;
 }
 
@@ -390,10 +436,11 @@ void ddio_conn_transport_error(struct ddio_conn *c, int rc, const char *what,
                                struct ddio_err *e)
 {
     int err = -rc;
-    if (err == ETIMEDOUT)
+    if (err == ETIMEDOUT) {
         ddio_err_set(e, err, "ddio server %s: no answer (%s) before the deadline "
                      "(romio_ddio_timeout / DDIO_TIMEOUT)", c->name, what);
-    else if (err == EPROTO)
+        silent_for(c, c->timeout_ms);
+    } else if (err == EPROTO)
         ddio_err_set(e, err, "ddio server %s: %s: received something that is not a "
                      "ddio message (is a ddio server listening there?)", c->name, what);
     else if (err == EPROTONOSUPPORT)

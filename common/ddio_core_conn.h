@@ -107,6 +107,14 @@ struct ddio_conn {
                                  * open decides (a mirrored file's declares
                                  * it out); gone_err says why */
     struct ddio_err gone_err;
+    int64_t silent_until;       /* a connect with the whole timeout got no
+                                 * handshake (a stopped or hung server): until
+                                 * then (one timeout later) a connect is a
+                                 * short probe, so an operation's further
+                                 * steps, and the next operations, do not each
+                                 * wait the timeout again (ddio_conn_ready) */
+    int timeout_ms;             /* the last connect's timeout: the silent
+                                 * window after a request got no answer */
     uint32_t epoch;             /* the membership epoch the server's last reply
                                  * carried, sent with every request (0: none
                                  * heard yet); kept across reconnects, so a
@@ -167,8 +175,16 @@ void ddio_pool_clear(struct ddio_pool *p);
 /* the pool's connection to addr, made (not connected) if it was not there;
  * NULL: out of memory */
 struct ddio_conn *ddio_pool_find(struct ddio_pool *p, const char *addr);
-/* connect c if it is not (c->mu held) */
+/* connect c if it is not (c->mu held); within c's silent window, with a
+ * probe's deadline (DDIO_PROBE_MS) rather than timeout_ms */
 int ddio_conn_ready(struct ddio_conn *c, int timeout_ms, struct ddio_err *e);
+/* c timed out at its last connect and its silent window is still open:
+ * connecting again now is a probe, and waiting for it is pointless */
+int ddio_conn_silent(struct ddio_conn *c);
+#define DDIO_PROBE_MS 500
+/* c (may be NULL) is not connected and silent: 1 with the reason in *e,
+ * for a look at who answers now, which skips it rather than probe it */
+int ddio_conn_skip_silent(struct ddio_conn *c, struct ddio_err *e);
 /* drop the connection (its byte stream can no longer be trusted) */
 void ddio_conn_fail(struct ddio_conn *c);
 /* lock / unlock n connections (NULLs and repeats allowed) in one global order */

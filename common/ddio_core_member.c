@@ -417,19 +417,43 @@ int ddio_members_fill_out(struct ddio_pool *p, char *const *addrs, int n, int ti
     return fill_missing(p, addrs, n, timeout_ms, conns, e, NULL);
 }
 
+/* every server not reached waited for just now, the whole timeout (not
+ * one skipped as silent from before: that one is probed, it may answer
+ * again) */
+static int all_waited(struct ddio_conn **conns, const struct ddio_err *each,
+                      const char *silent_before, int n)
+{
+    if (n > (int)DDIO_MAX_SERVERS)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (!conns[i] && (each[i].errnum != ETIMEDOUT || silent_before[i]))
+            return 0;
+    return 1;
+}
+
 int ddio_members_dial(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                       int recover_ms, struct ddio_conn **conns, struct ddio_err *e)
 {
-    if (!ddio_pool_get_all(p, addrs, n, timeout_ms, 0, conns, e, NULL)
-        || !ddio_members_fill_out(p, addrs, n, timeout_ms, conns, e))
-        return 0;
-    /* some not reached: each one's own reason, for those still gone */
+    /* each one's own reason, for those still gone */
     struct ddio_err *each = calloc(n > 0 ? n : 1, sizeof(*each));
     if (!each) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    if (!ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e, each)) {
+    char silent_before[DDIO_MAX_SERVERS] = {0};
+    for (int i = 0; i < n && i < (int)DDIO_MAX_SERVERS; i++) {
+        struct ddio_conn *c = ddio_pool_find(p, addrs[i]);
+        silent_before[i] = c && ddio_conn_silent(c);
+    }
+    if (!ddio_pool_get_all(p, addrs, n, timeout_ms, 0, conns, e, each)
+        || !ddio_members_fill_out(p, addrs, n, timeout_ms, conns, e)) {
+        free(each);
+        return 0;
+    }
+    /* some not reached: those refused (restarting) are waited for, the
+     * recovery time; silent ones were, the whole timeout */
+    if (!all_waited(conns, each, silent_before, n)
+        && !ddio_pool_get_all(p, addrs, n, timeout_ms, recover_ms, conns, e, each)) {
         free(each);
         return 0;
     }

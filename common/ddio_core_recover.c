@@ -87,7 +87,8 @@ static void call_recover(struct ddio_call *k, uint16_t type, int timeout_ms, int
             ddio_fanout(k, 1, type, timeout_ms);
             if (!ddio_err_recoverable(&k->err))
                 return;         /* answered */
-        } else if (!ddio_err_reconnectable(&e)) {
+        } else if (!ddio_err_reconnectable(&e)
+                   || (e.errnum == ETIMEDOUT && ddio_conn_silent(k->conn))) {
             k->err = e;
             return;
         }
@@ -121,14 +122,17 @@ int ddio_pool_get_recover(struct ddio_pool *p, const char *addr, int timeout_ms,
     int wait = 0;
 
     for (;;) {
-        int64_t left = give_up - ddio_now_ms();
         memset(e, 0, sizeof(*e));
         /* each attempt has the whole timeout: a refused connect (a server
          * restarting) fails at once, a slow handshake must not */
         if (!ddio_pool_get(p, addr, timeout_ms, out, e))
             return 0;
         wait = ddio_backoff_next(wait);
-        if (!recover_ms || !ddio_err_reconnectable(e) || left < wait)
+        /* the time left after the attempt: one that took the whole
+         * timeout is not followed by another past the recovery time; a
+         * silent server is not waited for again (ddio_conn_silent) */
+        if (!recover_ms || !ddio_err_reconnectable(e) || give_up - ddio_now_ms() < wait
+            || (known && e->errnum == ETIMEDOUT && ddio_conn_silent(known)))
             return -1;
         usleep((useconds_t) wait * 1000);
     }
@@ -147,6 +151,10 @@ struct dial_job {
 static void *dial_job_run(void *arg)
 {
     struct dial_job *j = arg;
+    /* a look at who answers now does not wait for a silent server again;
+     * a dial with recovery probes it (it may answer again) */
+    if (!j->recover_ms && ddio_conn_skip_silent(ddio_pool_find(j->p, j->addr), &j->e))
+        return NULL;
     ddio_pool_get_recover(j->p, j->addr, j->timeout_ms, j->recover_ms, &j->c, &j->e);
     return NULL;
 }

@@ -276,6 +276,35 @@ t_step cli/rm/empty-dir "$DDIO" rm /cli/sub
 t_expect_fail -x 1 -2 cli/rm/gone "no such file" "$DDIO" stat /cli/sub
 t_expect_fail -x 1 -2 cli/rm/missing "no such file" "$DDIO" rm /cli/sub
 
+# ---- a stopped server: each call fails after one timeout, and works again ------------------
+# A call dials a server several times (the membership's view of who is
+# out, then the recovery); each dial waiting the whole timeout again made
+# a stat on a stopped server take 4-5 timeouts. Once one dial had waited
+# the timeout, the others only probe it, so a call costs one timeout; and
+# the server answers the next call as soon as it runs again.
+hung_calls() {
+  local port pid; port=$(echo "$DDIO_SERVERS" | cut -d, -f2 | sed 's/.*://')
+  pid=$(ss -ltnpH "sport = :$port" | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1)
+  [ -n "$pid" ] || { echo "no pid for server 2"; return 1; }
+  "$DDIO" mkdir /hung && echo data > "$T/hung.src" && "$DDIO" cp "$T/hung.src" ddio:/hung/f >/dev/null || return 1
+  kill -STOP "$pid"; sleep 0.2
+  local c t0 ms rc=0
+  for c in "stat /hung/f" "ls /hung"; do
+    t0=$(date +%s%N)
+    if DDIO_TIMEOUT=3 DDIO_RECOVER_TIMEOUT=1 "$DDIO" $c >"$T/hung.out" 2>&1; then
+      echo "ddio $c with server 2 stopped succeeded"; rc=1; break
+    fi
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    echo "ddio $c: failed after $ms ms: $(tail -n 1 "$T/hung.out")"
+    grep -q "before the deadline (3 s" "$T/hung.out" || { echo "not the timeout's message"; rc=1; break; }
+    [ "$ms" -le 4500 ] || { echo "took $ms ms: one timeout (3 s) at most"; rc=1; break; }
+  done
+  kill -CONT "$pid"
+  [ $rc = 0 ] || return 1
+  DDIO_TIMEOUT=3 "$DDIO" stat /hung/f >/dev/null && "$DDIO" rm /hung/f && "$DDIO" rm /hung
+}
+if out=$(hung_calls 2>&1); then t_pass cli/hung/one-timeout; echo "$out"; else t_fail cli/hung/one-timeout "$out"; fi
+
 # ---- authentication is on: no secret, no service ---------------------------------------------
 t_expect_fail -x 1 -2 cli/auth/no-secret "requires authentication" env -u DDIO_SECRET_FILE -u DDIO_CONFIG "$DDIO" ls /
 (umask 077; head -c 32 /dev/urandom | base64 >"$T/other")
