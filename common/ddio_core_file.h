@@ -238,6 +238,9 @@ int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint
  * and the request itself is resent like the others (f->recover_ms) */
 int ddio_fh_lock(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start, uint64_t len,
                  struct ddio_err *e);
+/* the locks f holds taken again (reclaims) on its renewed handle on the
+ * server that holds them (its connection's mutex held) */
+int ddio_fh_relock_locked(struct ddio_fh *f, struct ddio_err *e);
 
 /* CLOSE every live handle, sent to every server at once and answered
  * (errors dropped) before it returns; srv stays */
