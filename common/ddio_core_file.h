@@ -103,9 +103,15 @@ struct ddio_fh {
      * fails */
     int (*declare_out)(void *arg, const struct ddio_conn *c, struct ddio_err *e);
     void *declare_arg;
-    struct ddio_lk *locks;      /* held: taken again when server 0's
-                                 * connection is renewed (ddio_fh_lock) */
+    struct ddio_lk *locks;      /* held: taken again when the connection of
+                                 * the server holding them is renewed, and
+                                 * where they move (ddio_core_lock.c) */
     int nlocks, caplocks;
+    int lock_at;                /* the stripe server holding them: 0, or for
+                                 * a copied file the first the view has in */
+    /* set by the first lock: takes them again (reclaims) on the renewed
+     * handle of server lock_at, its connection's mutex held */
+    int (*relock)(struct ddio_fh *f, struct ddio_err *e);
     char *path;                 /* namespace path (set by ddio_fh_open) */
     uint32_t amode;
     int local_read;             /* read from same-host servers' datafiles
@@ -233,14 +239,12 @@ int ddio_fh_touch(struct ddio_fh *f, struct ddio_err *e);
 typedef void (*ddio_henc_fn)(struct ddio_wbuf *w, uint64_t handle, uint64_t arg);
 int ddio_fh_call(struct ddio_fh *f, int i, uint16_t type, ddio_henc_fn enc, uint64_t arg,
                  uint8_t **reply, size_t *len, struct ddio_err *e);
-/* LOCK on stripe server 0 (cmd DDIO_LK_SETLK / SETLKW / UNLCK): the locks
+/* LOCK on the server holding f's locks (stripe server 0; for a copied
+ * file the first its view has in) (cmd DDIO_LK_SETLK / SETLKW / UNLCK): the locks
  * held are remembered and taken again (SETLKW) on a renewed connection,
  * and the request itself is resent like the others (f->recover_ms) */
 int ddio_fh_lock(struct ddio_fh *f, uint32_t cmd, uint32_t type, uint64_t start, uint64_t len,
                  struct ddio_err *e);
-/* the locks f holds taken again (reclaims) on its renewed handle on the
- * server that holds them (its connection's mutex held) */
-int ddio_fh_relock_locked(struct ddio_fh *f, struct ddio_err *e);
 
 /* CLOSE every live handle, sent to every server at once and answered
  * (errors dropped) before it returns; srv stays */

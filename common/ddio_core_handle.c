@@ -60,7 +60,7 @@ int ddio_fh_renew_locked(struct ddio_fh *f, int i, int conn_ms, struct ddio_err 
         s->gen = c->gen;
     }
     free(r);
-    if (!rc && i == 0 && f->nlocks && ddio_fh_relock_locked(f, e)) {
+    if (!rc && i == f->lock_at && f->nlocks && f->relock && f->relock(f, e)) {
         ddio_conn_fail(c);      /* try again from the connect, locks and all */
         e->transport = 1;
         rc = -1;

@@ -235,18 +235,6 @@ static int lock_type(uint32_t t)
     return t == DDIO_LK_RD ? LK_RD : t == DDIO_LK_WR ? LK_WR : 0;
 }
 
-void srv_lock_grace(struct server *srv, const char *why)
-{
-    if (!srv->cfg.lock_grace_ms)
-        return;
-    int64_t until = ddio_now_ms() + srv->cfg.lock_grace_ms;
-    int64_t was = atomic_load(&srv->lock_grace_until);
-    while (was < until && !atomic_compare_exchange_weak(&srv->lock_grace_until, &was, until))
-        ;
-    DDIO_INFO("lock grace of %u ms (%s): only reclaimed locks are granted meanwhile",
-              srv->cfg.lock_grace_ms, why);
-}
-
 /* a granted lock's client, noted once per connection: a restart then
  * starts with the lock grace (main.c) */
 static void note_holder(struct conn *c, uint64_t client)
@@ -690,7 +678,10 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     }
     int changes = (h->type == DDIO_T_XFER && w->u.x.op == DDIO_X_WRITE)
         || h->type == DDIO_T_PREALLOC;
-    if (h->type != DDIO_T_LOCK && (member_refused_on(c, h, w->of->layout.copies, w->of->path)
+    /* a copied file's LOCK only from the view of who is out that makes
+     * this server the one holding its locks (an unlock always) */
+    int unlock = h->type == DDIO_T_LOCK && w->u.lk.cmd == DDIO_LK_UNLCK;
+    if (!unlock && (member_refused_on(c, h, w->of->layout.copies, w->of->path)
                                    || (changes && member_note_change(c, h,
                                                                      w->of->layout.copies,
                                                                      w->of->path,

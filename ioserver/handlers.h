@@ -17,11 +17,6 @@ int on_local(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 int on_cancel(struct conn *c, const struct ddio_hdr *h, const uint8_t *p);
 /* XFER, SYNC, PREALLOC, LOCK, SCRUB, REPAIR: may take over *payload */
 int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload);
-/* Start (or extend) the lock grace (--lock-grace): locks held before are
- * being taken again by their holders (LOCK with DDIO_LK_RECLAIM); other
- * LOCKs wait for its end, so none slips into a range between the loss and
- * the reclaim. why: for the log. */
-void srv_lock_grace(struct server *srv, const char *why);
 /* The call number of the answer a lock holder's client id is noted with in
  * the table of answers (replay.h), so a restart knows locks may have been
  * held (no call has number 0) */

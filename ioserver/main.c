@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "grace.h"
 #include "devprobe.h"
 #include "ddio_log.h"
 #include "engine.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "changed.h"
+#include "grace.h"
 #include "missed.h"
 #include "rebuild.h"
 #include "reply.h"
@@ -30,8 +31,13 @@ int on_member(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     uint64_t gen = q ? q->ballot : 0;
     if (op == DDIO_MB_SEAL || op == DDIO_MB_CONFIRM)
         memset(q, 0, sizeof(*q)), q->op = DDIO_MB_GET;     /* answered with the state */
+    uint32_t before = member_epoch(&c->srv->member);
     int rc = q && r ? member_handle(&c->srv->member, q, r, msg, sizeof(msg)) : ENOMEM;
     free(q);
+    /* who is out changed: a copied file's locks may move to or from this
+     * server, and their holders reclaim them first */
+    if (member_epoch(&c->srv->member) != before)
+        srv_lock_grace(c->srv, "the membership changed");
     if (rc == 0 && op == DDIO_MB_SEAL)
         r->sealed = changed_seal(c->srv);
     /* confirmed only for the epoch this server is at, and in */

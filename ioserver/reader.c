@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "reader.h"
+#include "grace.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -50,7 +50,7 @@ struct server {
     struct ddio_tls_ctx *tls;    /* --tls optional|required: the certificate (tlsgate.c) */
     /* CLOCK_MONOTONIC ms until which only reclaimed locks are granted (0:
      * none): after a restart, or a connection holding locks dropped, their
-     * holders take them again first (handlers.c, srv_lock_grace) */
+     * holders take them again first (grace.c, srv_lock_grace) */
     _Atomic int64_t lock_grace_until;
     struct rb_state *rb;         /* fences, unbuilt files, a pending ADOPT */
     struct member member;        /* the deployment's membership (member.h) */

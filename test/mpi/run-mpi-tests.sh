@@ -319,6 +319,37 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     for i in 0 1 2; do cmp "$2/s$i/mirror" "$2/s$(( (i + 1) % 3 ))/.ddio/copy1/mirror" || exit 1; done' \
     "$bin/t_mirror" "$tmp/mirror-join" "$root" "$tmp/join-pause"
   t_step mirror-join/cmp cmp "$tmp/mirror-join.w" "$mirror44_ufs"
+  # A copied file's byte-range locks live on its first stripe server in.
+  # Atomic mode (every independent write and read under a lock): with
+  # server 0 declared out (alive: it refuses the locks) they are taken on
+  # server 1, and server 0 grants none; after it is declared in again, on
+  # server 0. Then server 0 killed 1 s into such a job, no one told: the
+  # job's next lock waits the recovery time, has it declared out and takes
+  # the locks, those held included, on server 1. t_restart reads every
+  # byte back; each file equals ufs:'s.
+  ufs_run lock-out 4 "$bin/t_restart" atomic 20 0; lockout_ufs="$U/lock-out"
+  root="$tmp/srv-lock-out"; mkdir -p "$root"
+  t_step lock-out/ddio "$run" -s 3 --root "$root" --server-opt --redundancy=mirror -- bash -c '
+    d="$top/tools/ddio"
+    locks() {   # the count of server $1 (one down has no line)
+      "$d" stats locks 2>/dev/null | awk -v a="$(echo "$DDIO_SERVERS" | cut -d, -f$(($1 + 1)))" "\$1 == a { print \$3 }"; }
+    : > "$1/empty"     # made first: no file is created while a server is out
+    for f in lock-out1 lock-out2 lock-out3; do "$d" cp "$1/empty" "ddio:/$f" >/dev/null || exit 1; done
+    "$d" member out 0 >/dev/null || exit 1
+    mpiexec -n 4 "$0" atomic 20 0 ddio:/lock-out1 || exit 1
+    [ "$(locks 0)" = 0 ] && [ "$(locks 1)" -gt 0 ] || { "$d" stats locks; echo "locks not on server 1"; exit 1; }
+    "$d" member in 0 >/dev/null || exit 1
+    mpiexec -n 4 "$0" atomic 20 0 ddio:/lock-out2 || exit 1
+    [ "$(locks 0)" -gt 0 ] || { "$d" stats locks; echo "locks not back on server 0"; exit 1; }
+    { sleep 1; "$2/test/mpi/kill-server.sh" 0 "$1"; } & k=$!
+    n1=$(locks 1)
+    DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$0" atomic 20 100 ddio:/lock-out3 || exit 1
+    wait $k || exit 1
+    "$d" member | grep -x "server 0 .* out (unreachable)" || exit 1
+    [ "$(locks 1)" -gt "$n1" ] || { "$d" stats locks; echo "no locks on server 1 after the kill"; exit 1; }
+    for f in lock-out1 lock-out2 lock-out3; do "$d" cp "ddio:/$f" "$1/$f.out" >/dev/null || exit 1; done' \
+    "$bin/t_restart" "$root" "$top"
+  for f in lock-out1 lock-out2 lock-out3; do t_step "lock-out/cmp-$f" cmp "$root/$f.out" "$lockout_ufs"; done
   # a server lost between jobs, no one told: the next job's open of the
   # mirrored file waits the recovery time (2 s), has it declared out and
   # goes on without it. Server 1 lost, then a read-only open (every byte
