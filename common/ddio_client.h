@@ -159,6 +159,10 @@ int ddio_client_pstat_on(struct ddio_client *cl, int i, const char *path,
                          struct ddio_pstat_r *r, char *msg, size_t msglen);
 int ddio_client_mkdir_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,
                          char *msg, size_t msglen);
+/* DELETE of path on server i alone (a returning member's copy of a file
+ * deleted while it was out) */
+int ddio_client_unlink_on(struct ddio_client *cl, int i, const char *path, char *msg,
+                          size_t msglen);
 /* mode and owner of path on server i alone (a replacement's entry made like
  * the survivors') */
 int ddio_client_setattr_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,

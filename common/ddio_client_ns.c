@@ -19,11 +19,15 @@
 /* ---- namespace ---------------------------------------------------------------- */
 
 /* a change needs every server: none is sent one while a server is out
- * (it would miss it, and no resync brings namespace changes) */
-static int all_in(struct ddio_client *cl, struct ddio_conn **conns, char *msg, size_t msglen)
+ * (it would miss it, and no resync brings namespace changes), but a
+ * DELETE (CH_OUT_OK), which the others note for the member out and its
+ * resync makes there; none while one is unreachable and not out */
+#define CH_OUT_OK 2
+static int all_in(struct ddio_client *cl, struct ddio_conn **conns, int change, char *msg,
+                  size_t msglen)
 {
     for (int i = 0; i < cl->n; i++)
-        if (conns[i]->member_out || conns[i]->gone) {
+        if ((conns[i]->member_out && change != CH_OUT_OK) || conns[i]->gone) {
             ddio_cl_say(msg, msglen, "ddio server %s is %s: namespace changes need every server "
                 "(ddio member in first)", cl->addr[i], conns[i]->member_out
                 ? "down and out of the membership" : "unreachable");
@@ -49,7 +53,7 @@ static struct ddio_call *send_all(struct ddio_client *cl, uint16_t type,
         *rc = (ddio_cl_say(msg, msglen, "out of memory"), -ENOMEM);
         return NULL;
     }
-    if (ddio_cl_conns_all(cl, conns, &e) || (change && (*rc = all_in(cl, conns, msg, msglen)))) {
+    if (ddio_cl_conns_all(cl, conns, &e) || (change && (*rc = all_in(cl, conns, change, msg, msglen)))) {
         free(calls);
         if (e.errnum)
             *rc = ddio_cl_fail(&e, msg, msglen);
@@ -82,12 +86,15 @@ static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf 
                   char *msg, size_t msglen)
 {
     int ok = 0, hard = 0, soft_seen = 0;
-    struct ddio_call *calls = send_all(cl, type, req, 1, &hard, msg, msglen);
+    int change = type == DDIO_T_DELETE ? CH_OUT_OK : 1;
+    struct ddio_call *calls = send_all(cl, type, req, change, &hard, msg, msglen);
 
     if (!calls)
         return hard;
     for (int i = 0; i < cl->n; i++) {
         struct ddio_err *ei = &calls[i].err;
+        if (change == CH_OUT_OK && ei->errnum == DDIO_E_OUT && !calls[i].conn)
+            continue;   /* down and out: the others noted it */
         int rc = ei->errnum ? ddio_cl_fail(ei, NULL, 0) : 0;
         if (rc == 0)
             ok = 1;
@@ -450,6 +457,16 @@ int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size
     struct ddio_wbuf w;
     path_req(&w, path, 1);
     int rc = fanout(cl, DDIO_T_DELETE, &w, -ENOENT, msg, msglen);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+int ddio_client_unlink_on(struct ddio_client *cl, int i, const char *path, char *msg,
+                          size_t msglen)
+{
+    struct ddio_wbuf w;
+    path_req(&w, path, 1);
+    int rc = ddio_cl_call(cl, i, DDIO_T_DELETE, &w, NULL, NULL, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }

@@ -643,9 +643,16 @@ int ddio_delete_servers(struct ddio_conn **conns, int n, const char *path, int t
         ddio_wbuf_init(&calls[i].req);
         ddio_enc_path_req(&calls[i].req, &m);
         calls[i].conn = conns[i];
+        if (conns[i]->gone)
+            calls[i].err = conns[i]->gone_err;
+        /* down and out: not asked (the others note it for its resync) */
+        if (conns[i]->member_out || conns[i]->gone)
+            calls[i].conn = NULL;
     }
     ddio_fanout_recover(calls, n, DDIO_T_DELETE, timeout_ms, recover_ms);
     for (int i = 0; i < n && !e->errnum; i++) {
+        if (!calls[i].conn && !calls[i].err.errnum)
+            continue;
         if (!calls[i].err.errnum)
             found++;
         else if (calls[i].err.errnum != ENOENT)

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 
 #include "access.h"
+#include "member.h"
 #include "member_req.h"
+#include "missed.h"
 #include "rebuild.h"
 #include "replay.h"
 #include "reply.h"
@@ -86,6 +88,18 @@ static int not_fenced(struct conn *c, const char *path, char *msg, size_t n)
     return rebuild_fenced(c, norm, msg, n);
 }
 
+/* A file deleted while a member is out (down: the client sends it
+ * nothing) is noted for it like a change, before it is made: the resync
+ * finds the path gone from the others and deletes the member's copy, which
+ * would otherwise come back with it. An out member deleting notes nothing. */
+static int delete_noted(struct conn *c, const char *path, char *msg, size_t n)
+{
+    char norm[DDIO_MAX_STR + 1];
+    if (member_self_out(&c->srv->member) || store_norm_ns(path, norm, sizeof(norm), msg, n))
+        return 0;
+    return missed_note(c->srv, norm, msg, n);
+}
+
 /* a new directory is its creator's, with the mode asked for */
 static int own(const struct conn *c, const char *path, uint32_t mode, char *msg, size_t n)
 {
@@ -106,6 +120,8 @@ int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         rc = check(c, m.path, access_remove, msg, sizeof(msg));
         if (rc == 0)
             rc = not_fenced(c, m.path, msg, sizeof(msg));
+        if (rc == 0)
+            rc = delete_noted(c, m.path, msg, sizeof(msg));
         if (rc == 0)
             rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);

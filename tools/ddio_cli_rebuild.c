@@ -36,6 +36,8 @@ struct rb_file {
     int k;                          /* the lost server's index in it (-1: not in it) */
     int ok;                         /* rebuilt or skipped; or nothing to copy */
     int cleared;                    /* a resync's: its notes cleared (under its fence) */
+    int gone;                       /* a resync's: no other server has it (deleted
+                                     * while the member was out) */
 };
 
 struct rb_run {
@@ -438,11 +440,11 @@ static int add_noted(struct rb_run *r, const char *path)
             r->files[r->nfiles - 1].ok = r->files[r->nfiles - 1].k < 0;
         return rc;
     }
-    /* removed since: nothing to copy, its note goes (a copy the member
-     * kept of it is left there: removing it is ddio rm's, on every server) */
+    /* removed since: nothing to copy; the member's copy of it is removed
+     * and its note goes, under the fence (clear_noted) */
     if (add_file(r, path, 1))
         return 1;
-    printf("%s: gone from the other servers since it was noted: nothing to resync\n", path);
+    r->files[r->nfiles - 1].gone = 1;
     return 0;
 }
 
@@ -483,6 +485,27 @@ static void clear_note(struct rb_run *r, struct rb_file *f)
     f->cleared = 1;
 }
 
+/* a file gone from the others (its fence held on every server): gone
+ * still (none made it again meanwhile), and so removed on member n, which
+ * kept its copy from before; 0, or 1: keep its note (the next round) */
+static int remove_gone(struct rb_run *r, struct rb_file *f)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_pstat_r p;
+    for (int i = 0; i < ddio_client_nservers(r->cl); i++)
+        if (i != r->n && ddio_client_pstat_on(r->cl, i, f->path, &p, msg, sizeof msg) != -ENOENT)
+            return 1;
+    int rc = ddio_client_unlink_on(r->cl, r->n, f->path, msg, sizeof msg);
+    if (rc && rc != -ENOENT) {
+        r->failed += cli_fail("resync: %s: removing the copy server %d kept: %s", f->path,
+                              r->n, msg);
+        return 1;
+    }
+    printf("%s: deleted while server %d was out: %s\n", f->path, r->n,
+           rc ? "it had no copy" : "its copy removed");
+    return 0;
+}
+
 /* the notes of the files with nothing to copy (gone since, or without a
  * part on the member) cleared, each under a fence on every server, so
  * that a create or write of that path meanwhile keeps its note; one a job
@@ -499,7 +522,7 @@ static void clear_noted(struct rb_run *r)
             continue;
         while (i < nsrv && ddio_client_rebuild_op(r->cl, i, &m, NULL, msg, sizeof msg) == 0)
             i++;
-        if (i == nsrv)
+        if (i == nsrv && !(rf->gone && remove_gone(r, rf)))
             clear_note(r, rf);
         m.op = DDIO_RB_UNFENCE;
         for (int q = 0; q < nsrv; q++)      /* an UNFENCE where none stands is harmless */

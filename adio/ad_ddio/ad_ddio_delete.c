@@ -3,7 +3,9 @@
  * plain path on the mount), DDIO_CONFIG, or the list last given by hint in
  * this process. DELETE goes to every server, since the stripe
  * count is stored with the file; ENOENT only if no server had it. A server
- * lost meanwhile is reconnected and asked again (DDIO_RECOVER_TIMEOUT). */
+ * lost meanwhile is reconnected and asked again (DDIO_RECOVER_TIMEOUT);
+ * one down and out of the membership is not asked (the others note the
+ * delete for its resync). */
 #include "ad_ddio.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -18,8 +20,8 @@ static int delete_on(char **list, int n, const char *path, int timeout_ms, ADIOI
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    for (int i = 0; i < n && !e->errnum; i++)
-        ADIOI_DDIO_Conn_get(list[i], timeout_ms, recover_ms, &conns[i], e);
+    ddio_members_dial(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, n, timeout_ms, recover_ms,
+                      conns, e);
     if (!e->errnum)
         ddio_delete(conns, n, path, timeout_ms, recover_ms, e);
     free(conns);

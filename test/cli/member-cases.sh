@@ -39,7 +39,7 @@ same() { cmp "$1" "$2" >"$T/why" 2>&1; }
 
 head -c 3000017 /dev/urandom > "$T/src"
 "$DDIO" cp "$T/src" ddio:/m1 >/dev/null 2>"$T/cp.err" && "$DDIO" stat /m1 | grep -q mirror \
-  || t_fail cli/member/setup "$(cat "$T/cp.err")"
+  && "$DDIO" cp "$T/src" ddio:/gone1 >/dev/null 2>>"$T/cp.err" || t_fail cli/member/setup "$(cat "$T/cp.err")"
 if member_is "epoch 1" && [ "$(grep -c ' in$' "$T/m.out")" = 3 ]; then t_pass cli/member/first-epoch
 else t_fail cli/member/first-epoch "$(cat "$T/m.out" "$T/m.err")"; fi
 
@@ -65,17 +65,18 @@ if member_is "epoch 2" && grep -qx "server 1 ${addr[1]} in" "$T/m.out"; then
 else t_fail cli/member/second-out-changed-nothing "$(cat "$T/m.out" "$T/m.err")"; fi
 
 # down and out: the namespace is read from the others (the size of /m1,
-# whose last unit is server 2's, from its copy); changes are refused, and
-# nothing is changed on the others
+# whose last unit is server 2's, from its copy); a mkdir is refused, and
+# changes nothing on the others; a file is deleted on the others, which
+# note it for server 2 (its copy is removed by its resync, below)
 nsout() {
   "$DDIO" stat /m1 >"$T/ns.out" 2>&1 && grep -qx "size: 3000017" "$T/ns.out" \
     && "$DDIO" ls -l / >>"$T/ns.out" 2>&1 && grep -q " 3000017 .* m1$" "$T/ns.out" || return 1
-  for c in "mkdir /d1" "rm /m1"; do
-    # shellcheck disable=SC2086
-    ! "$DDIO" $c >>"$T/ns.out" 2>&1 || return 1
-  done
-  [ "$(grep -c "namespace changes need every server" "$T/ns.out")" = 2 ] \
-    && [ ! -e "$ROOT/s0/d1" ] && [ -e "$ROOT/s0/m1" ] && [ -e "$ROOT/s1/m1" ]
+  ! "$DDIO" mkdir /d1 >>"$T/ns.out" 2>&1 || return 1
+  "$DDIO" rm /gone1 >>"$T/ns.out" 2>&1 || return 1
+  ! "$DDIO" stat /gone1 >>"$T/ns.out" 2>&1 || return 1
+  [ "$(grep -c "namespace changes need every server" "$T/ns.out")" = 1 ] \
+    && [ ! -e "$ROOT/s0/d1" ] && [ -e "$ROOT/s0/m1" ] && [ -e "$ROOT/s1/m1" ] \
+    && [ ! -e "$ROOT/s0/gone1" ] && [ ! -e "$ROOT/s1/gone1" ] && [ -e "$ROOT/s2/gone1" ]
 }
 nsout && t_pass cli/member/out-namespace || t_fail cli/member/out-namespace "$(cat "$T/ns.out")"
 
@@ -101,7 +102,7 @@ if "$DDIO" cp "$T/src1" ddio:/m1 >/dev/null 2>"$T/cp.err" && "$DDIO" cp "$T/src2
   t_pass cli/member/out-writes-copies
 else t_fail cli/member/out-writes-copies "$(cat "$T/cp.err" "$T/why"; ls "$ROOT/s2")"; fi
 "$DDIO" status -i 0 >"$T/st.out" 2>&1
-grep -q "^  noted for members out: 2 file(s)" "$T/st.out" && t_pass cli/member/out-noted \
+grep -q "^  noted for members out: 3 file(s)" "$T/st.out" && t_pass cli/member/out-noted \
   || t_fail cli/member/out-noted "$(grep -E '^server|noted' "$T/st.out")"
 # alive and out, server 2 still holds /m1's old 3000017 bytes: stat and ls
 # must size it from the copies (it refuses the mirrored file's PSTAT)
@@ -118,6 +119,13 @@ if "$DDIO" member in 2 >"$T/i.out" 2>"$T/i.err" && grep -qx "epoch 3" "$T/i.out"
    && grep -q '^resync: server 2: 2 file(s) resynced, 0 lost, 0 failed' "$T/i.out"; then
   t_pass cli/member/in-again-resynced
 else t_fail cli/member/in-again-resynced "$(cat "$T/i.out" "$T/i.err")"; fi
+# the file deleted while it was out: its copy there removed, so it does
+# not come back with server 2 (stat and ls of every server)
+if grep -qx "/gone1: deleted while server 2 was out: its copy removed" "$T/i.out" \
+   && [ ! -e "$ROOT/s2/gone1" ] && ! "$DDIO" stat /gone1 >"$T/g.out" 2>&1 \
+   && grep -q "no such file" "$T/g.out" && "$DDIO" ls / >"$T/g.out" 2>&1 && ! grep -q gone1 "$T/g.out"; then
+  t_pass cli/member/deleted-while-out
+else t_fail cli/member/deleted-while-out "$(cat "$T/i.out" "$T/g.out"; ls "$ROOT/s2")"; fi
 "$DDIO" status -i 0 >"$T/st.out" 2>&1
 grep -q "noted for members out" "$T/st.out" && t_fail cli/member/notes-cleared "$(grep noted "$T/st.out")" \
   || t_pass cli/member/notes-cleared

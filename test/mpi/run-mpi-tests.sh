@@ -333,7 +333,7 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     d="$top/tools/ddio"
     locks() {   # the count of server $1 (one down has no line)
       "$d" stats locks 2>/dev/null | awk -v a="$(echo "$DDIO_SERVERS" | cut -d, -f$(($1 + 1)))" "\$1 == a { print \$3 }"; }
-    : > "$1/empty"     # made first: no file is created while a server is out
+    : > "$1/empty"
     for f in lock-out1 lock-out2 lock-out3; do "$d" cp "$1/empty" "ddio:/$f" >/dev/null || exit 1; done
     "$d" member out 0 >/dev/null || exit 1
     mpiexec -n 4 "$0" atomic 20 0 ddio:/lock-out1 || exit 1
@@ -347,8 +347,12 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
     wait $k || exit 1
     "$d" member | grep -x "server 0 .* out (unreachable)" || exit 1
     [ "$(locks 1)" -gt "$n1" ] || { "$d" stats locks; echo "no locks on server 1 after the kill"; exit 1; }
+    # MPI_File_delete (DELETE_ON_CLOSE) with server 0 down and out: made
+    # on the others, deleted there (noted for server 0), gone
+    mpiexec -n 2 "$3" ddio:/delout || exit 1
+    for i in 1 2; do [ ! -e "$1/s$i/delout" ] || { echo "delout left on server $i"; exit 1; }; done
     for f in lock-out1 lock-out2 lock-out3; do "$d" cp "ddio:/$f" "$1/$f.out" >/dev/null || exit 1; done' \
-    "$bin/t_restart" "$root" "$top"
+    "$bin/t_restart" "$root" "$top" "$bin/t_delclose"
   for f in lock-out1 lock-out2 lock-out3; do t_step "lock-out/cmp-$f" cmp "$root/$f.out" "$lockout_ufs"; done
   # a server lost between jobs, no one told: the next job's open of the
   # mirrored file waits the recovery time (2 s), has it declared out and
