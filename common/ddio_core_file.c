@@ -627,6 +627,13 @@ int ddio_fh_reopen_locked(const struct ddio_fh *f, int i, struct ddio_conn *c,
 int ddio_delete_servers(struct ddio_conn **conns, int n, const char *path, int timeout_ms,
                         int recover_ms, struct ddio_err *e)
 {
+    /* one unreachable and not out: nothing deleted anywhere (it would keep
+     * its copy, noted by no one) */
+    for (int i = 0; i < n; i++)
+        if (conns[i]->gone) {
+            *e = conns[i]->gone_err;
+            return -1;
+        }
     struct ddio_call *calls;
     calls = calloc(n ? n : 1, sizeof(*calls));
     /* ids: a resend's ENOENT is then a real one (the server answers a done
@@ -642,16 +649,12 @@ int ddio_delete_servers(struct ddio_conn **conns, int n, const char *path, int t
     for (int i = 0; i < n; i++) {
         ddio_wbuf_init(&calls[i].req);
         ddio_enc_path_req(&calls[i].req, &m);
-        calls[i].conn = conns[i];
-        if (conns[i]->gone)
-            calls[i].err = conns[i]->gone_err;
         /* down and out: not asked (the others note it for its resync) */
-        if (conns[i]->member_out || conns[i]->gone)
-            calls[i].conn = NULL;
+        calls[i].conn = conns[i]->member_out ? NULL : conns[i];
     }
     ddio_fanout_recover(calls, n, DDIO_T_DELETE, timeout_ms, recover_ms);
     for (int i = 0; i < n && !e->errnum; i++) {
-        if (!calls[i].conn && !calls[i].err.errnum)
+        if (!calls[i].conn)
             continue;
         if (!calls[i].err.errnum)
             found++;
