@@ -53,7 +53,8 @@ static struct ddio_call *send_all(struct ddio_client *cl, uint16_t type,
         *rc = (ddio_cl_say(msg, msglen, "out of memory"), -ENOMEM);
         return NULL;
     }
-    if (ddio_cl_conns_all(cl, conns, &e) || (change && (*rc = all_in(cl, conns, change, msg, msglen)))) {
+    if (ddio_cl_conns_all(cl, conns, &e)
+        || (change && (*rc = all_in(cl, conns, change, msg, msglen)))) {
         free(calls);
         if (e.errnum)
             *rc = ddio_cl_fail(&e, msg, msglen);

@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "grace.h"
 #include "devprobe.h"
 #include "ddio_log.h"
 #include "engine.h"
+#include "grace.h"
 #include "fault.h"
 #include "handlers.h"
 #include "identity.h"

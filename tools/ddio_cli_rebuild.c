@@ -422,20 +422,28 @@ static void run_free(struct rb_run *r)
 
 /* ---- a returning member's resync (ddio member in) -------------------------------- */
 
-/* path noted for member n by some other server: added once (its layout
- * from a survivor; one that no survivor has any more has nothing to copy) */
-static int add_noted(struct rb_run *r, const char *path)
+/* PSTAT of path on the servers other than member n until one has it:
+ * -ENOENT when none does, else the first other answer */
+static int pstat_others(struct rb_run *r, const char *path)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
     struct ddio_pstat_r p;
     int rc = -ENOENT;
-    for (size_t i = 0; i < r->nfiles; i++)
-        if (!strcmp(r->files[i].path, path))
-            return 0;
     for (int i = 0; i < ddio_client_nservers(r->cl) && rc == -ENOENT; i++)
         if (i != r->n)
             rc = ddio_client_pstat_on(r->cl, i, path, &p, msg, sizeof msg);
-    if (rc != -ENOENT) {
+    return rc;
+}
+
+/* path noted for member n by some other server: added once (its layout
+ * from a survivor; one that no survivor has any more has nothing to copy) */
+static int add_noted(struct rb_run *r, const char *path)
+{
+    int rc;
+    for (size_t i = 0; i < r->nfiles; i++)
+        if (!strcmp(r->files[i].path, path))
+            return 0;
+    if ((rc = pstat_others(r, path)) != -ENOENT) {
         if ((rc = add_file(r, path, 0)) == 0)
             r->files[r->nfiles - 1].ok = r->files[r->nfiles - 1].k < 0;
         return rc;
@@ -491,10 +499,8 @@ static void clear_note(struct rb_run *r, struct rb_file *f)
 static int remove_gone(struct rb_run *r, struct rb_file *f)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
-    struct ddio_pstat_r p;
-    for (int i = 0; i < ddio_client_nservers(r->cl); i++)
-        if (i != r->n && ddio_client_pstat_on(r->cl, i, f->path, &p, msg, sizeof msg) != -ENOENT)
-            return 1;
+    if (pstat_others(r, f->path) != -ENOENT)
+        return 1;
     int rc = ddio_client_unlink_on(r->cl, r->n, f->path, msg, sizeof msg);
     if (rc && rc != -ENOENT) {
         r->failed += cli_fail("resync: %s: removing the copy server %d kept: %s", f->path,
