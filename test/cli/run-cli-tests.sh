@@ -119,9 +119,11 @@ rc=$?
 t_relay "$tmp/lost.log" && [ $rc = 0 ] || t_fail cli/lost/session "exit $rc: $(grep -v Killed "$tmp/lost.err" | tail -c 400)"
 
 # ---- a failed write of a mirrored file: in doubt until ddio scrub makes its copies agree ----
-# (test/cli/doubt-cases.sh; three servers, a writer killed while one is stopped)
+# (test/cli/doubt-cases.sh; three servers, a writer killed while server 1
+# is stopped at a fault point)
 mkdir -p "$tmp/srv-doubt" "$tmp/tdoubt"
-timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-doubt" --server-opt --redundancy=mirror -- \
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-doubt" --server-opt --redundancy=mirror \
+  --fault 1:indep-write:20:stop -- \
   env DDIO="$DDIO" T="$tmp/tdoubt" ROOT="$tmp/srv-doubt" bash "$here/doubt-cases.sh" \
   >"$tmp/doubt.log" 2>"$tmp/doubt.err"
 rc=$?
