@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ddio_ec.h"
+
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
 #define DDIO_VERSION      14u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
@@ -213,6 +215,9 @@ struct ddio_layout_rec {
     uint32_t copies;         /* 1 (redundancy none), 2 or 3 (mirror): copy c of
                               * index p's units on server (p + c) % count
                               * (ddio_layout.h); 0 is sent as 1 */
+    struct ddio_ec ec;       /* ec:K+M (ddio_ec.h; copies 1, K+M servers), or
+                              * {0, 0}. On the wire in the copies word: copies
+                              * | K << 8 | M << 16 */
 };
 
 /* OPEN amode bits */
@@ -618,7 +623,8 @@ int  ddio_dec_auth_munge_r(const void *p, size_t n, struct ddio_auth_munge_r *m)
  * stripe_unit > 0, 1 <= stripe_count <= DDIO_MAX_SERVERS and
  * server_index < stripe_count (also in OPEN requests without CREAT), and
  * 1 <= copies <= stripe_count; an OPEN's proposed layout may carry copies
- * 0: the server's default (--redundancy). */
+ * 0: the server's default (--redundancy). An ec:K+M layout has copies 1,
+ * K and M in range and K+M == stripe_count. */
 void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l);
 int  ddio_dec_layout(struct ddio_rbuf *r, struct ddio_layout_rec *l);
 /* the layout without its copies (records stored before version 3), copies 1 */

@@ -170,7 +170,8 @@ static void enc_layout_copies(struct ddio_wbuf *w, const struct ddio_layout_rec 
     ddio_put_u64(w, l->block_size);
     for (uint32_t i = 0; i < l->stripe_count; i++)
         ddio_put_bytes(w, l->ids[i], DDIO_ID_LEN);
-    ddio_put_u32(w, l->copies || proposed ? l->copies : 1);
+    uint32_t copies = l->copies || proposed ? l->copies : 1;
+    ddio_put_u32(w, copies | l->ec.k << 8 | l->ec.m << 16);
 }
 
 void ddio_enc_layout(struct ddio_wbuf *w, const struct ddio_layout_rec *l)
@@ -211,9 +212,16 @@ static int dec_layout_copies(struct ddio_rbuf *r, struct ddio_layout_rec *l, int
 {
     if (ddio_dec_layout_base(r, l))
         return r->err;
-    l->copies = ddio_get_u32(r);
+    uint32_t word = ddio_get_u32(r);
+    l->copies = word & 0xffu;
+    l->ec = (struct ddio_ec){word >> 8 & 0xffu, word >> 16 & 0xffu};
     if (!r->err && ((l->copies == 0 && !proposed) || l->copies > DDIO_MAX_COPIES ||
-                    l->copies > l->stripe_count))
+                    l->copies > l->stripe_count || word >> 24))
+        r->err = -EPROTO;
+    /* erasure coded: one copy of the data, exactly K+M servers */
+    if (!r->err && (l->ec.k || l->ec.m)
+        && (l->copies != 1 || l->ec.k < 1 || l->ec.k > DDIO_EC_MAX_K || l->ec.m < 1
+            || l->ec.m > DDIO_EC_MAX_M || l->ec.k + l->ec.m != l->stripe_count))
         r->err = -EPROTO;
     return r->err;
 }

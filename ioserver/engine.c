@@ -143,8 +143,12 @@ void xfer_free(struct xfer *x)
     free(x->parts);
     free(x->blocks);
     for (unsigned i = 0; x->slots && i < x->nslots; i++)
+    {
         free(x->slots[i].runs);
+        free(x->slots[i].scratch);
+    }
     free(x->slots);
+    ddio_ec_codec_free(x->codec);
     free(x->ready);
     free(x->bitmap);
     free(x->w_issued);
@@ -180,14 +184,16 @@ int xfer_views(struct xfer *x)
             return -EINVAL;
         }
         x->views[x->nviews++] = (struct xview){x->of->copy[x->copy],
-                                               ddio_copy_of(x->S.count, x->me, x->copy)};
+                                               ddio_copy_of(x->S.count, x->me, x->copy), 0};
         stats_bump(&x->srv->stats, &x->srv->stats.copy_reads);
         return 0;
     }
-    x->views[x->nviews++] = (struct xview){x->of, x->me};
+    x->views[x->nviews++] = (struct xview){x->of, x->me, 0};
     for (uint32_t c = 1; x->op == DDIO_X_WRITE && c < copies; c++)
         x->views[x->nviews++] = (struct xview){x->of->copy[c],
-                                               ddio_copy_of(x->S.count, x->me, c)};
+                                               ddio_copy_of(x->S.count, x->me, c), 0};
+    if (x->op == DDIO_X_WRITE && x->of->copy[STORE_PARITY])   /* ec:K+M */
+        x->views[x->nviews++] = (struct xview){x->of->copy[STORE_PARITY], x->me, 1};
     return 0;
 }
 

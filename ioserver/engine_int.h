@@ -55,7 +55,10 @@ struct slot {
     int locked;                  /* holds the block lock */
     uint64_t k, a;               /* local block number and first local offset */
     struct ofile *of;            /* the datafiles the block is in: the file's,
-                                  * or a mirror this server holds (its view) */
+                                  * a mirror this server holds, or its parity
+                                  * (its view) */
+    int parity;                  /* a parity block (engine_parity.h) */
+    uint8_t *scratch;            /* a parity block's K data blocks, pulled */
     uint32_t me;                 /* the stripe index of its view */
     struct disk *disk;
     void *buf;
@@ -109,7 +112,7 @@ struct xfer {
     /* the byte spaces the pass covers (planner.h's views): the file's own
      * datafiles (index me); a mirrored write adds the mirrors this server
      * holds; a copy read has only that copy */
-    struct xview { struct ofile *of; uint32_t me; } views[DDIO_MAX_COPIES];
+    struct xview { struct ofile *of; uint32_t me; int parity; } views[STORE_VIEWS];
     uint32_t nviews;
     uint64_t B;
     uint64_t *blocks;
@@ -123,6 +126,7 @@ struct xfer {
     unsigned *ready, nready;
     uint32_t next_tag;
     uint64_t *bitmap;
+    struct ddio_ec_codec *codec; /* an ec:K+M write's parity arithmetic */
     uint64_t *w_issued, *w_next; /* per disk: writes issued, next one to submit */
     struct xfer_counters ctr;
 };

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "engine_pass.h"
+#include "engine_parity.h"
 #include "engine_getput.h"
 #include "engine_slots.h"
 #include "engine_sums.h"
@@ -109,6 +110,7 @@ static int issue_block(struct xfer *x, uint64_t id, int wait)
     s->a = a;
     s->of = v->of;
     s->me = v->me;
+    s->parity = v->parity;
     s->disk = disk;
     s->buf = buf;
     s->locked = write;
@@ -208,6 +210,8 @@ static void run(struct xfer *x)
     int64_t t0 = ddio_now_us();
     x->t_run_us = t0;
     int rc = xfer_views(x);
+    if (rc == 0)
+        rc = eparity_check(x);
     if (rc == 0)
         rc = slots_alloc(x);
     if (rc == 0)

@@ -284,9 +284,10 @@ int slots_plan(struct xfer *x)
         return -ENOMEM;
     for (uint32_t r = 0; r < x->n; r++)
         descs[r] = x->parts[r].have_desc ? &x->parts[r].d : NULL;
-    struct plan_view views[DDIO_MAX_COPIES];
+    struct plan_view views[PLAN_MAX_VIEWS];
     for (uint32_t v = 0; v < x->nviews; v++)
-        views[v] = (struct plan_view){.me = x->views[v].me, .fds = x->views[v].of->fds};
+        views[v] = (struct plan_view){.me = x->views[v].me, .fds = x->views[v].of->fds,
+                                      .ec = x->views[v].parity ? &x->of->layout.ec : NULL};
     struct plan_in in = {
         .descs = descs, .n = x->n, .stripe = x->S, .views = views, .nviews = x->nviews,
         .disks = x->of->disks,

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "engine_write.h"
+#include "engine_parity.h"
 #include "engine_sums.h"
 #include "engine_getput.h"
 #include "engine_slots.h"
@@ -88,7 +89,8 @@ static int pull_from(struct xfer *x, struct slot *s, struct part *p)
     uint64_t o = s->a, end = s->a + x->B;
     int sent = 0;
     while (o < end) {
-        size_t n = xfer_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG);
+        size_t n = s->parity ? eparity_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG)
+                             : xfer_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG);
         if (n == 0)
             continue;
         int rc = get_send(x, s, p, g, n);
@@ -190,6 +192,8 @@ void write_pull_next(struct xfer *x, struct slot *s)
             return;               /* the last DATA posts the slot again */
         if (s->next_part >= x->n) {
             x->ctr.net_us += (uint64_t)(ddio_now_us() - s->t_pull_us);
+            if (s->parity)
+                eparity_encode(x, s);
             write_in_order(x, s);
             return;
         }
@@ -251,7 +255,12 @@ static void exact_runs(struct xfer *x, struct slot *s)
  * cache reads nothing: the kernel fills partial pages itself. */
 void write_start(struct xfer *x, struct slot *s)
 {
-    write_coverage(x, s);
+    if (!s->parity)
+        write_coverage(x, s);
+    else if (eparity_coverage(x, s)) {
+        slot_release(x, s);
+        return;
+    }
     s->next_part = 0;
     s->exact = 0;
     if (s->full || s->write_hi <= s->write_lo) {   /* all of it, or nothing */

@@ -43,9 +43,50 @@ static int64_t next_mine(const struct ddio_stripe *S, uint32_t me, int64_t off)
     return (int64_t)((s + add) * S->unit);
 }
 
+static int push_block(const struct plan_in *in, uint32_t v, uint64_t k, struct vec *out)
+{
+    if (in->max_blocks && out->n >= in->max_blocks)
+        return -E2BIG;
+    if (k != plan_block_of(k))
+        return -EOVERFLOW;        /* no room for the view in the id */
+    return vec_push(out, plan_id(v, k));
+}
+
+/* A parity view: every block of the parity unit of each group the
+ * descriptor touches whose parity this server holds (the engine checked
+ * that a write covers such groups whole) */
+static int collect_parity(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
+                          struct vec *out)
+{
+    const struct ddio_ec *E = in->views[v].ec;
+    const uint64_t U = in->stripe.unit, B = in->disks.unit, gsz = U * E->k;
+    int64_t first, end;
+    ddio_desc_bounds(d, &first, &end);
+    for (int64_t pos = first; d->length && pos < end;) {
+        int64_t off = ddio_desc_next(d, pos);
+        if (off < 0)
+            break;
+        uint64_t g = (uint64_t)off / gsz;
+        if (ddio_ec_parity_held(E, in->views[v].me, g) >= 0) {
+            uint64_t i = ddio_ec_parity_local(E, in->views[v].me, g);
+            for (uint64_t k = i * U / B; k * B < (i + 1) * U; k++) {
+                int rc = push_block(in, v, k, out);
+                if (rc)
+                    return rc;
+            }
+        }
+        if (g + 1 > (uint64_t)INT64_MAX / gsz)
+            break;
+        pos = (int64_t)((g + 1) * gsz);
+    }
+    return 0;
+}
+
 static int collect_one(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
                        struct vec *out)
 {
+    if (in->views[v].ec)
+        return collect_parity(in, v, d, out);
     const uint64_t B = in->disks.unit;
     const uint32_t me = in->views[v].me;
     int64_t first, end;
@@ -64,12 +105,9 @@ static int collect_one(const struct plan_in *in, uint32_t v, const struct ddio_d
         uint64_t k = ddio_layout_local(&in->stripe, (uint64_t)off) / B;
         if (k * B >= in->limit)
             break;                /* local offsets only grow from here */
-        if (in->max_blocks && out->n >= in->max_blocks)
-            return -E2BIG;
-        if (k != plan_block_of(k))
-            return -EOVERFLOW;    /* no room for the view in the id */
-        if (vec_push(out, plan_id(v, k)))
-            return -ENOMEM;
+        int rc = push_block(in, v, k, out);
+        if (rc)
+            return rc;
         if ((k + 1) > UINT64_MAX / B)
             break;
         uint64_t nxt = ddio_layout_logical(&in->stripe, me, (k + 1) * B);
@@ -175,7 +213,7 @@ static void fiemap_views(const struct plan_in *in, uint32_t d, const uint64_t *b
                          struct extent **ex, size_t *nex)
 {
     const uint64_t B = in->disks.unit, D = in->disks.count;
-    uint64_t end[DDIO_MAX_COPIES] = {0};
+    uint64_t end[PLAN_MAX_VIEWS] = {0};
     for (size_t i = 0; i < n; i++) {
         uint64_t e = (plan_block_of(blk[i]) / D + 1) * B;
         uint32_t v = plan_view_of(blk[i]);
@@ -207,8 +245,8 @@ static int phys_of(const struct plan_in *in, struct extent *const *ex, const siz
  * one sweep, not one per copy. */
 static size_t sort_disk(const struct plan_in *in, uint32_t d, uint64_t *blk, size_t n)
 {
-    struct extent *ex[DDIO_MAX_COPIES] = {0};
-    size_t nex[DDIO_MAX_COPIES] = {0}, mapped = 0;
+    struct extent *ex[PLAN_MAX_VIEWS] = {0};
+    size_t nex[PLAN_MAX_VIEWS] = {0}, mapped = 0;
     fiemap_views(in, d, blk, n, ex, nex);
     struct keyed *k = malloc(n * sizeof(*k));
     for (size_t i = 0; k && i < n; i++) {
@@ -321,8 +359,8 @@ uint64_t plan_out_of_order(const struct plan_in *in, const uint64_t *blocks, siz
                 mine[here++] = blocks[i];
         if (here < 2)             /* one block cannot be out of order: no FIEMAP */
             continue;
-        struct extent *ex[DDIO_MAX_COPIES] = {0};
-        size_t nex[DDIO_MAX_COPIES] = {0};
+        struct extent *ex[PLAN_MAX_VIEWS] = {0};
+        size_t nex[PLAN_MAX_VIEWS] = {0};
         uint64_t prev = 0, phys;
         int have_prev = 0;
         fiemap_views(in, (uint32_t)d, mine, here, ex, nex);

@@ -6,15 +6,19 @@
 #include <stdint.h>
 
 #include "ddio_desc.h"
+#include "ddio_ec.h"
 #include "ddio_layout.h"
 
 /* One local byte space the call is planned on: the server's own datafiles
- * (stripe index me), or a mirror of index me it holds (ddio_layout.h). A
- * mirrored write plans all of them into one sorted stream. */
+ * (stripe index me), a mirror of index me it holds (ddio_layout.h), or the
+ * parity units server me holds of an ec:K+M file (ddio_ec.h). A mirrored
+ * or erasure-coded write plans all of them into one sorted stream. */
 struct plan_view {
     uint32_t me;                 /* the stripe index whose units it holds */
     const int *fds;              /* its datafile per disk, for FIEMAP */
+    const struct ddio_ec *ec;    /* a parity view: the file's K and M; else NULL */
 };
+#define PLAN_MAX_VIEWS 4u
 
 /* A planned block's id: its view in the top bits, its local block number
  * below (every view has the same disks and block size: a local block k of
@@ -38,7 +42,7 @@ struct plan_in {
     uint32_t n;
     struct ddio_stripe stripe;   /* the file's striping over servers */
     const struct plan_view *views;   /* views[0]: the primary, or the one copy read */
-    uint32_t nviews;             /* 1..DDIO_MAX_COPIES */
+    uint32_t nviews;             /* 1..PLAN_MAX_VIEWS */
     struct ddio_stripe disks;    /* {block size, ndisks}: local -> disk */
     uint64_t limit;              /* only blocks starting below this local offset */
     int nosort;

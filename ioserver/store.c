@@ -46,7 +46,7 @@ static int store_sums_flush(struct ofile *of);
 
 static void ofile_free(struct ofile *of)
 {
-    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++)
+    for (uint32_t c = 1; c < STORE_VIEWS; c++)
         if (of->copy[c])
             of->copy[c]->deleted = of->deleted;
     store_copies_free(of);
@@ -240,8 +240,9 @@ static int open_copy(struct store *st, struct ofile *of, uint32_t c, int create,
     }
     of->copy[c] = cof;
     cof->layout = of->layout;
-    cof->layout.server_index = ddio_copy_of(of->layout.stripe_count,
-                                            of->layout.server_index, c);
+    if (c != STORE_PARITY)        /* the parity is this server's own */
+        cof->layout.server_index = ddio_copy_of(of->layout.stripe_count,
+                                                of->layout.server_index, c);
     int rc = open_datafiles(st, cof, create, msg, msglen);
     if (rc == 0 && (rc = init_size(cof)) != 0)
         snprintf(msg, msglen, "stat copy %u of %s: %s", c, of->path, ddio_errno_name(-rc));
@@ -256,12 +257,14 @@ static int store_copies_open(struct store *st, struct ofile *of, int create, cha
         if (rc)
             return rc;          /* the file's ofile_free frees what was opened */
     }
+    if (of->layout.ec.k)
+        return open_copy(st, of, STORE_PARITY, create, msg, msglen);
     return 0;
 }
 
 static void store_copies_free(struct ofile *of)
 {
-    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++)
+    for (uint32_t c = 1; c < STORE_VIEWS; c++)
         if (of->copy[c]) {
             ofile_free(of->copy[c]);
             of->copy[c] = NULL;
@@ -271,7 +274,7 @@ static void store_copies_free(struct ofile *of)
 static int store_copies_fds(const struct ofile *of, int *fds)
 {
     int n = 0;
-    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++)
+    for (uint32_t c = 1; c < STORE_VIEWS; c++)
         for (int d = 0; of->copy[c] && d < of->copy[c]->ndisks; d++)
             fds[n++] = of->copy[c]->fds[d];
     return n;
@@ -280,7 +283,7 @@ static int store_copies_fds(const struct ofile *of, int *fds)
 static int store_copies_unlink(struct store *st, const char *norm)
 {
     char cp[DDIO_MAX_STR + 32];
-    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+    for (uint32_t c = 1; c < STORE_VIEWS; c++) {
         if (store_copy_path(cp, sizeof(cp), c, norm))
             return -ENAMETOOLONG;
         for (int d = 0; d < st->ndisks; d++) {
@@ -296,11 +299,12 @@ static int store_copies_unlink(struct store *st, const char *norm)
  * sidecar naming another inode is never believed */
 static void sums_unlink_all(struct store *st, const char *norm)
 {
-    char sp[DDIO_MAX_STR + 64];
-    for (uint32_t c = 0; c < DDIO_MAX_COPIES; c++)
+    char sp[DDIO_MAX_STR + 64], cp[DDIO_MAX_STR + 32];
+    for (uint32_t c = 0; c < STORE_VIEWS; c++)
         for (int d = 0; d < st->ndisks; d++) {
-            int len = c ? snprintf(sp, sizeof sp, ".ddio/sums/.ddio/copy%u/%s", c, norm)
-                        : snprintf(sp, sizeof sp, ".ddio/sums/%s", norm);
+            if (c && store_copy_path(cp, sizeof(cp), c, norm))
+                continue;
+            int len = snprintf(sp, sizeof sp, ".ddio/sums/%s", c ? cp : norm);
             if (len > 0 && (size_t)len < sizeof sp)
                 (void)unlink_beneath(st->rootfd[d], sp, 0);
         }
@@ -486,7 +490,7 @@ static int sums_attach_one(struct store *st, struct ofile *of, int fresh)
 static int sums_attach(struct store *st, struct ofile *of, int fresh)
 {
     int rc = sums_attach_one(st, of, fresh);
-    for (uint32_t c = 1; c < DDIO_MAX_COPIES && rc == 0; c++)
+    for (uint32_t c = 1; c < STORE_VIEWS && rc == 0; c++)
         if (of->copy[c])
             rc = sums_attach_one(st, of->copy[c], fresh);
     return rc;
@@ -568,7 +572,7 @@ int store_open(struct store *st, const char *path, uint32_t amode,
     if (rc == 0 && (rc = init_size(of)) != 0)
         snprintf(msg, msglen, "stat %s: %s", norm, ddio_errno_name(-rc));
     int sums = st->checksums == SUMS_ON ||
-               (st->checksums == SUMS_MIRRORED && of->layout.copies > 1);
+               (st->checksums == SUMS_MIRRORED && layout_redundant(&of->layout));
     if (rc == 0 && sums && (rc = sums_attach(st, of, *created)) != 0)
         snprintf(msg, msglen, "checksums of %s: ENOMEM", norm);
     if (outside) {
@@ -866,9 +870,9 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
 {
     int n = 0, rc;
     *sizefd = -1;
-    /* a same-host writer would bypass the copies: reads only (PROTOCOL.md
-     * "LOCAL") */
-    if (of->copy[1])
+    /* a same-host writer would bypass the copies or the parity: reads
+     * only (PROTOCOL.md "LOCAL") */
+    if (layout_redundant(&of->layout))
         *write = 0;
     pthread_mutex_lock(&of->mu);
     rc = size_page(of);
@@ -901,15 +905,15 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
 int store_sync(struct store *st, struct ofile *of)
 {
     int rc;
-    if (!of->copy[1]) {
+    if (!layout_redundant(&of->layout)) {
         rc = store_meta_sync(st, of, of->fds, of->ndisks);
     } else {
-        int fds[DDIO_MAX_COPIES * DDIO_MAX_ROOTS], n = of->ndisks;
+        int fds[STORE_VIEWS * DDIO_MAX_ROOTS], n = of->ndisks;
         memcpy(fds, of->fds, sizeof(int) * (size_t)n);
         n += store_copies_fds(of, fds + n);
         rc = store_meta_sync(st, of, fds, n);
     }
-    for (uint32_t c = 0; c < DDIO_MAX_COPIES && rc == 0; c++)
+    for (uint32_t c = 0; c < STORE_VIEWS && rc == 0; c++)
         rc = store_sums_flush(c ? of->copy[c] : of);
     return rc;
 }

@@ -27,6 +27,18 @@
 /* who created a file: the create's DDIO_O_ONCE ids (client 0: not known) */
 struct store_creator { uint64_t client, call; };
 
+/* Besides its own datafiles a file may have, on this server, the mirrors
+ * of other indexes (slots 1..DDIO_MAX_COPIES-1) and an ec:K+M file's parity
+ * (slot STORE_PARITY): each a datafile set of its own under .ddio. */
+#define STORE_PARITY DDIO_MAX_COPIES
+#define STORE_VIEWS (DDIO_MAX_COPIES + 1)
+
+/* a file kept redundantly (mirrored or erasure coded) */
+static inline int layout_redundant(const struct ddio_layout_rec *l)
+{
+    return l->copies > 1 || l->ec.k > 0;
+}
+
 struct ofile {
     char *path;                  /* normalized relative path */
     int refs;                    /* under store.mu */
@@ -63,9 +75,11 @@ struct ofile {
     int doubt_keep;              /* in doubt until settled: a writer went
                                   * without a clean close, a write failed, or
                                   * it was in doubt before */
-    struct ofile *copy[DDIO_MAX_COPIES];   /* copy[c], c >= 1: the mirror of
-                                  * index (me - c) mod N this server holds
-                                  * (store_copy.c); NULL without copies */
+    struct ofile *copy[STORE_VIEWS];   /* copy[c], 1 <= c < DDIO_MAX_COPIES:
+                                  * the mirror of index (me - c) mod N this
+                                  * server holds; copy[STORE_PARITY]: an
+                                  * ec:K+M file's parity units held here;
+                                  * NULL where the file has none */
     struct sums **sums;          /* per disk: its datafile's checksums (sums.h);
                                   * NULL with --checksums off */
     struct meta_job *meta;       /* under store.meta.mu: created (by this

@@ -15,11 +15,13 @@ struct ofile *find_open(struct store *st, const char *path);
 void store_ns_lock(struct store *st);
 
 /* A mirrored file's copies (store.c: opened, sized, synced, deleted with
- * the file; store_ns.c: renamed with it), ROOT_d/.ddio/copyC/PATH: the
- * path of copy c into out; -ENAMETOOLONG if it does not fit */
+ * the file; store_ns.c: renamed with it), ROOT_d/.ddio/copyC/PATH, and an
+ * erasure-coded file's parity, ROOT_d/.ddio/parity/PATH: the path of view
+ * c into out; -ENAMETOOLONG if it does not fit */
 static inline int store_copy_path(char *out, size_t n, uint32_t c, const char *path)
 {
-    int len = snprintf(out, n, ".ddio/copy%u/%s", c, path);
+    int len = c == STORE_PARITY ? snprintf(out, n, ".ddio/parity/%s", path)
+                                : snprintf(out, n, ".ddio/copy%u/%s", c, path);
     return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
 }
 #endif

@@ -76,7 +76,7 @@ static int parent_dir(int dirfd, const char *rel)
 static int copy_dirs(struct store *st, const char *path, struct fsync_op *ops, int *n)
 {
     char cp[DDIO_MAX_STR + 32];
-    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+    for (uint32_t c = 1; c < STORE_VIEWS; c++) {
         if (store_copy_path(cp, sizeof(cp), c, path))
             return -ENAMETOOLONG;
         for (int d = 0; d < st->ndisks; d++) {
@@ -116,7 +116,7 @@ static int run(struct store *st, const char *path, const int *dfds, int nd, int 
 {
     /* at most: nd (one per disk and copy) fdatasyncs, the record, its
      * directory, and a directory per disk and copy */
-    struct fsync_op ops[2 * DDIO_MAX_COPIES * DDIO_MAX_ROOTS + 2];
+    struct fsync_op ops[2 * STORE_VIEWS * DDIO_MAX_ROOTS + 2];
     int n = 0, rc = 0, jrc = 0;
     for (; n < nd; n++)
         ops[n] = (struct fsync_op){ .fd = dfds[n], .data_only = 1 };
@@ -206,7 +206,7 @@ static int dup_dir(struct fsync_op *ops, int n, int fd)
  * each job's outcome */
 static void run_batch(struct store *st, char **paths, int nj, int *rc)
 {
-    int per = 2 + 2 * DDIO_MAX_COPIES * DDIO_MAX_ROOTS, n = 0;
+    int per = 2 + 2 * STORE_VIEWS * DDIO_MAX_ROOTS, n = 0;
     struct fsync_op *ops = malloc(sizeof(*ops) * (size_t)(per * nj));
     int *first = malloc(sizeof(int) * (size_t)(nj + 1));
     if (!ops || !first) {                  /* one at a time instead */
@@ -217,7 +217,7 @@ static void run_batch(struct store *st, char **paths, int nj, int *rc)
         return;
     }
     for (int k = 0; k < nj; k++) {
-        struct fsync_op mine[2 + 2 * DDIO_MAX_COPIES * DDIO_MAX_ROOTS];
+        struct fsync_op mine[2 + 2 * STORE_VIEWS * DDIO_MAX_ROOTS];
         int m = 0;
         rc[k] = job_fds(st, paths[k], mine, &m);
         first[k] = n;

@@ -254,7 +254,7 @@ static int dir_empty(int dirfd, const char *rel)
 static void store_copies_rmdir(struct store *st, const char *norm)
 {
     char cp[DDIO_MAX_STR + 32];
-    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++)
+    for (uint32_t c = 1; c < STORE_VIEWS; c++)
         for (int d = 0; d < st->ndisks && !store_copy_path(cp, sizeof(cp), c, norm); d++)
             (void)unlink_beneath(st->rootfd[d], cp, AT_REMOVEDIR);
 }
@@ -300,7 +300,7 @@ static int rename_at(int dirfd, const char *from, const char *to)
 static void store_copies_repath(struct ofile *of)
 {
     char cp[DDIO_MAX_STR + 32];
-    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+    for (uint32_t c = 1; c < STORE_VIEWS; c++) {
         char *np;
         if (!of->copy[c] || store_copy_path(cp, sizeof(cp), c, of->path) || !(np = strdup(cp)))
             continue;           /* (only names in messages) */
@@ -332,7 +332,7 @@ static int rename_copy(int dirfd, const char *from, const char *to)
 static int store_copies_rename(struct store *st, const char *from, const char *to)
 {
     char cf[DDIO_MAX_STR + 32], ct[DDIO_MAX_STR + 32];
-    for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {
+    for (uint32_t c = 1; c < STORE_VIEWS; c++) {
         if (store_copy_path(cf, sizeof(cf), c, from) || store_copy_path(ct, sizeof(ct), c, to))
             return -ENAMETOOLONG;
         for (int d = 0; d < st->ndisks; d++) {
@@ -350,13 +350,12 @@ static int store_copies_rename(struct store *st, const char *from, const char *t
 static void store_sums_rename(struct store *st, const char *from, const char *to)
 {
     char sf[DDIO_MAX_STR + 64], stn[DDIO_MAX_STR + 64];
-    for (uint32_t c = 0; c < DDIO_MAX_COPIES; c++) {
-        const char *cd = c ? ".ddio/copy" : "";
-        char cn[16] = "";
-        if (c)
-            snprintf(cn, sizeof cn, "%u/", c);
-        int a = snprintf(sf, sizeof sf, ".ddio/sums/%s%s%s", cd, cn, from);
-        int b = snprintf(stn, sizeof stn, ".ddio/sums/%s%s%s", cd, cn, to);
+    char cf[DDIO_MAX_STR + 32], ct[DDIO_MAX_STR + 32];
+    for (uint32_t c = 0; c < STORE_VIEWS; c++) {
+        if (c && (store_copy_path(cf, sizeof(cf), c, from) || store_copy_path(ct, sizeof(ct), c, to)))
+            continue;
+        int a = snprintf(sf, sizeof sf, ".ddio/sums/%s", c ? cf : from);
+        int b = snprintf(stn, sizeof stn, ".ddio/sums/%s", c ? ct : to);
         if (a < 0 || b < 0 || (size_t)a >= sizeof sf || (size_t)b >= sizeof stn)
             return;
         for (int d = 0; d < st->ndisks; d++)

@@ -81,6 +81,7 @@ int main(int argc, char **argv)
     run_case("xfer/local", test_local);
     run_case("xfer/localstat", test_localstat);
     run_case("xfer/mirror", test_mirror);
+    run_case("xfer/ec-whole-groups", test_ec);
     run_case("xfer/scrub", test_scrub);
     run_case("xfer/rebuild", test_rebuild);
     run_case("member/acceptor-and-epochs", test_member);

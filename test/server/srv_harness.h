@@ -155,6 +155,7 @@ void test_once(void);
 void test_local(void);
 void test_localstat(void);
 void test_mirror(void);
+void test_ec(void);
 void test_scrub(void);
 void test_rebuild(void);
 void test_member(void);

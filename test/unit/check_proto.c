@@ -1984,6 +1984,50 @@ START_TEST(bad_layout)
     ck_assert_int_eq(open_r_copies(4096, 3, 0, 3, 0), -EPROTO);
     ck_assert_int_eq(open_r_copies(4096, 4, 0, 4, 4), -EPROTO);
     ck_assert_int_eq(open_r_copies(4096, 2, 0, 2, 3), -EPROTO);
+    /* ec:K+M in the copies word: one copy, exactly K+M servers */
+#define EC(k, m) (1u | (k) << 8 | (m) << 16)
+    ck_assert_int_eq(open_r_copies(4096, 3, 0, 3, EC(2u, 1u)), 0);
+    ck_assert_int_eq(open_r_copies(4096, 6, 5, 6, EC(4u, 2u)), 0);
+    ck_assert_int_eq(open_r_copies(4096, 4, 0, 4, EC(2u, 1u)), -EPROTO);  /* K+M != count */
+    ck_assert_int_eq(open_r_copies(4096, 3, 0, 3, EC(2u, 1u) + 1), -EPROTO); /* 2 copies */
+    ck_assert_int_eq(open_r_copies(4096, 3, 0, 3, EC(3u, 0u)), -EPROTO);
+    ck_assert_int_eq(open_r_copies(4096, 5, 0, 5, EC(0u, 5u)), -EPROTO);
+    ck_assert_int_eq(open_r_copies(4096, 22, 0, 22, EC(17u, 5u)), -EPROTO);  /* past the bounds */
+    ck_assert_int_eq(open_r_copies(4096, 3, 0, 3, EC(2u, 1u) | 1u << 24), -EPROTO);
+#undef EC
+}
+END_TEST
+
+/* an ec:K+M layout survives the trip, K and M apart from the copies */
+START_TEST(ec_layout_roundtrip)
+{
+    struct ddio_layout_rec l, back;
+    memset(&l, 0, sizeof(l));
+    l.stripe_unit = 65536;
+    l.stripe_count = 6;
+    l.server_index = 4;
+    l.ndisks = 1;
+    l.block_size = 1 << 20;
+    l.copies = 1;
+    l.ec = (struct ddio_ec){4, 2};
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_layout(&w, &l);
+    struct ddio_rbuf r;
+    ddio_rbuf_init(&r, w.p, w.len);
+    ck_assert_int_eq(ddio_dec_layout(&r, &back), 0);
+    ck_assert_uint_eq(back.copies, 1);
+    ck_assert_uint_eq(back.ec.k, 4);
+    ck_assert_uint_eq(back.ec.m, 2);
+    ddio_wbuf_free(&w);
+    l.ec = (struct ddio_ec){0, 0};
+    l.copies = 3;
+    ddio_wbuf_init(&w);
+    ddio_enc_layout(&w, &l);
+    ddio_rbuf_init(&r, w.p, w.len);
+    ck_assert_int_eq(ddio_dec_layout(&r, &back), 0);
+    ck_assert(back.copies == 3 && back.ec.k == 0 && back.ec.m == 0);
+    ddio_wbuf_free(&w);
 }
 END_TEST
 
@@ -2905,6 +2949,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, truncated_every_prefix);
     tcase_add_test(tc, trailing_byte);
     tcase_add_test(tc, bad_layout);
+    tcase_add_test(tc, ec_layout_roundtrip);
     tcase_add_test(tc, bad_segs);
     tcase_add_test(tc, bad_xfer);
     tcase_add_test(tc, bad_ranges);

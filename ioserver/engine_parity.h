@@ -1,0 +1,32 @@
+/* An erasure-coded file's write in the engine (DESIGN.md 6.4): the groups
+ * a write touches checked whole, and the parity blocks this server holds:
+ * their participants' bytes (the K data ranges behind each parity byte),
+ * which of their units the call changes, and the parity computed in the
+ * block buffer before it is written. */
+#ifndef DDIO_SRV_ENGINE_PARITY_H
+#define DDIO_SRV_ENGINE_PARITY_H
+
+#include "engine_int.h"
+
+/* An ec:K+M write: every group a participant touches must be covered whole
+ * by the participants together (a partial group's write, journalled as
+ * copies first, is not built). 0, or -errno with x failed, before any byte
+ * is written. Any other call: 0. */
+int eparity_check(struct xfer *x);
+
+/* Participant p's bytes behind parity block s's local bytes [*o, end), as
+ * segments whose block offsets index the slot's scratch buffer: data unit
+ * d's bytes at d * B. Like xfer_block_segs: resumable at *o. */
+size_t eparity_block_segs(const struct xfer *x, const struct slot *s, const struct part *p,
+                          uint64_t *o, uint64_t end, struct bseg *out, size_t cap);
+
+/* Which bytes of parity block s the call rewrites (s->write_lo/write_hi,
+ * s->full, s->overlap), its scratch buffer allocated. 0, or -errno with x
+ * failed. */
+int eparity_coverage(struct xfer *x, struct slot *s);
+
+/* Every data byte pulled: the parity of each rewritten unit piece from the
+ * scratch buffer into the block buffer. */
+void eparity_encode(struct xfer *x, struct slot *s);
+
+#endif
