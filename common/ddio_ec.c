@@ -81,6 +81,27 @@ uint64_t ddio_ec_parity_group(const struct ddio_ec *E, uint32_t q, uint64_t i)
     return UINT64_MAX; /* not reached: per counts the matches above */
 }
 
+uint64_t ddio_ec_ovl_logical(const struct ddio_ec *E, uint64_t unit, uint32_t me, uint64_t off)
+{
+    uint32_t n = width(E);
+    uint64_t j = off / unit, i = j / n;
+    uint32_t c = (uint32_t)(j % n), p = (me % n + n - c) % n;
+    uint64_t u = i * n + p;                  /* the logical unit */
+    if (c && ddio_ec_parity_held(E, me, u / E->k) < 0)
+        return UINT64_MAX;
+    return u * unit + off % unit;
+}
+
+uint64_t ddio_ec_ovl_local(const struct ddio_ec *E, uint64_t unit, uint32_t me, uint64_t L)
+{
+    uint32_t n = width(E);
+    uint64_t u = L / unit;
+    uint32_t p = (uint32_t)(u % n), c = (me % n + n - p) % n;
+    if (c && ddio_ec_parity_held(E, me, u / E->k) < 0)
+        return UINT64_MAX;
+    return ((u / n) * n + c) * unit + L % unit;
+}
+
 /* ---- ISA-L ---- */
 
 static struct {

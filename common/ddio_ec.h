@@ -47,6 +47,20 @@ static inline uint64_t ddio_ec_parity_local(const struct ddio_ec *E, uint32_t q,
  * UINT64_MAX when q holds no parity at all. */
 uint64_t ddio_ec_parity_group(const struct ddio_ec *E, uint32_t q, uint64_t i);
 
+/* A server's overlay datafile (partial groups' writes, DESIGN.md 6.4)
+ * holds, unit by unit, its own units' overlay and the copies of other
+ * servers' units whose group's parity it holds: the unit at local offset
+ * i*U of server p (its i-th unit) goes to overlay unit i*N + c of server
+ * (p + c) mod N, N = K+M, so every server's overlay is one byte space.
+ * The logical offset of overlay offset off of server me, or UINT64_MAX
+ * when that overlay unit belongs to no group whose parity me holds (c > 0
+ * only). */
+uint64_t ddio_ec_ovl_logical(const struct ddio_ec *E, uint64_t unit, uint32_t me, uint64_t off);
+/* Where server me keeps the overlay of logical offset L: its overlay
+ * offset, or UINT64_MAX when me is neither L's data server nor a parity
+ * server of its group. */
+uint64_t ddio_ec_ovl_local(const struct ddio_ec *E, uint64_t unit, uint32_t me, uint64_t L);
+
 /* ---- parity arithmetic (ISA-L, loaded at run time) ---- */
 
 struct ddio_ec_codec;

@@ -92,6 +92,42 @@ START_TEST(t_compacted)
 }
 END_TEST
 
+/* every unit's overlay on its data server and on its group's parity
+ * servers, nowhere else; the two mappings invert each other; each
+ * server's overlay offsets distinct */
+START_TEST(t_overlay_map)
+{
+    const uint64_t U = 4096;
+    for (size_t s = 0; s < NSHAPES; s++) {
+        const struct ddio_ec *E = &shapes[s];
+        uint32_t n = E->k + E->m;
+        for (uint64_t u = 0; u < 300; u++) {
+            uint64_t L = u * U + 17, g = u / E->k;
+            uint32_t holders = 0;
+            for (uint32_t q = 0; q < n; q++) {
+                uint64_t o = ddio_ec_ovl_local(E, U, q, L);
+                int should = q == u % n || ddio_ec_parity_held(E, q, g) >= 0;
+                ck_assert_msg((o != UINT64_MAX) == should, "ec:%u+%u unit %llu server %u", E->k,
+                              E->m, (unsigned long long)u, q);
+                if (o == UINT64_MAX)
+                    continue;
+                holders++;
+                ck_assert_uint_eq(o % U, 17);
+                ck_assert_uint_eq(ddio_ec_ovl_logical(E, U, q, o), L);
+            }
+            ck_assert_uint_eq(holders, 1 + E->m);
+        }
+        /* an overlay unit of nobody's group maps to nothing */
+        for (uint32_t q = 0; q < n; q++)
+            for (uint64_t j = 0; j < 200; j++) {
+                uint64_t L = ddio_ec_ovl_logical(E, U, q, j * U);
+                if (L != UINT64_MAX)
+                    ck_assert_uint_eq(ddio_ec_ovl_local(E, U, q, L), j * U);
+            }
+    }
+}
+END_TEST
+
 static uint8_t *random_units(uint32_t count, size_t len, unsigned seed)
 {
     uint8_t *b = malloc(count * len);
@@ -217,6 +253,7 @@ int main(void)
     tcase_add_test(tc, t_parse);
     tcase_add_test(tc, t_placement);
     tcase_add_test(tc, t_compacted);
+    tcase_add_test(tc, t_overlay_map);
     tcase_add_test(tc, t_rows_and_update);
     tcase_add_test(tc, t_decode_every_loss);
     suite_add_tcase(su, tc);
