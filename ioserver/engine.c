@@ -149,6 +149,7 @@ void xfer_free(struct xfer *x)
     }
     free(x->slots);
     ddio_ec_codec_free(x->codec);
+    free(x->partial);
     free(x->ready);
     free(x->bitmap);
     free(x->w_issued);
@@ -184,16 +185,18 @@ int xfer_views(struct xfer *x)
             return -EINVAL;
         }
         x->views[x->nviews++] = (struct xview){x->of->copy[x->copy],
-                                               ddio_copy_of(x->S.count, x->me, x->copy), 0};
+                                               ddio_copy_of(x->S.count, x->me, x->copy), V_COPY};
         stats_bump(&x->srv->stats, &x->srv->stats.copy_reads);
         return 0;
     }
-    x->views[x->nviews++] = (struct xview){x->of, x->me, 0};
+    x->views[x->nviews++] = (struct xview){x->of, x->me, V_DATA};
     for (uint32_t c = 1; x->op == DDIO_X_WRITE && c < copies; c++)
         x->views[x->nviews++] = (struct xview){x->of->copy[c],
-                                               ddio_copy_of(x->S.count, x->me, c), 0};
-    if (x->op == DDIO_X_WRITE && x->of->copy[STORE_PARITY])   /* ec:K+M */
-        x->views[x->nviews++] = (struct xview){x->of->copy[STORE_PARITY], x->me, 1};
+                                               ddio_copy_of(x->S.count, x->me, c), V_COPY};
+    if (x->op == DDIO_X_WRITE && x->of->layout.ec.k) {   /* whole groups, partial ones */
+        x->views[x->nviews++] = (struct xview){x->of->copy[STORE_PARITY], x->me, V_PARITY};
+        x->views[x->nviews++] = (struct xview){x->of->copy[STORE_OVERLAY], x->me, V_OVERLAY};
+    }
     return 0;
 }
 
@@ -206,6 +209,21 @@ uint64_t xfer_local_size(struct xfer *x)
 
 /* Fill up to cap segments of participant p in local [*o, end) (one per
  * stripe-unit piece holding p's bytes); advances *o. */
+/* The logical offset of local offset o of block s's view, or -1 where an
+ * ec:K+M write puts nothing in that view: the units of groups it covers in
+ * part are written to the overlays, not in place, and the overlay holds
+ * nothing of the groups it covers whole. */
+static int64_t block_logical(const struct xfer *x, const struct slot *s, uint64_t o)
+{
+    const uint64_t gsz = x->S.unit * (x->of->layout.ec.k ? x->of->layout.ec.k : 1);
+    if (s->kind == V_OVERLAY) {
+        uint64_t L = ddio_ec_ovl_logical(&x->of->layout.ec, x->S.unit, x->me, o);
+        return L == UINT64_MAX || !ec_partial(x, L / gsz) ? -1 : (int64_t)L;
+    }
+    uint64_t L = ddio_layout_logical(&x->S, s->me, o);
+    return x->npartial && s->kind == V_DATA && ec_partial(x, L / gsz) ? -1 : (int64_t)L;
+}
+
 size_t xfer_block_segs(const struct xfer *x, const struct slot *s, const struct part *p,
                        uint64_t *o, uint64_t end, struct bseg *out, size_t cap)
 {
@@ -214,9 +232,9 @@ size_t xfer_block_segs(const struct xfer *x, const struct slot *s, const struct 
     while (*o < end && n < cap) {
         uint64_t uend = (*o / x->S.unit + 1) * x->S.unit;
         uint64_t e = uend < end ? uend : end;
-        int64_t L = (int64_t)ddio_layout_logical(&x->S, s->me, *o);
+        int64_t L = block_logical(x, s, *o);
         int64_t Lend = L + (int64_t)(e - *o);
-        if (p->have_desc && p->d.length && L < p->end && Lend > p->first) {
+        if (L >= 0 && p->have_desc && p->d.length && L < p->end && Lend > p->first) {
             uint64_t s_lo = ddio_desc_stream_before(&p->d, L);
             uint64_t s_hi = ddio_desc_stream_before(&p->d, Lend);
             if (s_hi > s_lo)

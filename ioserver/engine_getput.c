@@ -213,7 +213,7 @@ int get_send(struct xfer *x, struct slot *s, struct part *p, const struct bseg *
     uint64_t total = 0;
     for (size_t i = 0; i < n; i++) {
         segs[i] = (struct ddio_seg){g[i].s_lo, g[i].s_hi - g[i].s_lo};
-        pg->seg[i] = (struct pseg){(s->parity ? s->scratch : (uint8_t *)s->buf) + g[i].boff,
+        pg->seg[i] = (struct pseg){(s->kind == V_PARITY ? s->scratch : (uint8_t *)s->buf) + g[i].boff,
                                    g[i].L};
         total += segs[i].len;
     }

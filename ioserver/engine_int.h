@@ -42,6 +42,12 @@ struct part {
                                   * when the XFER times out */
 };
 
+/* what a view's local bytes are (struct xview, slot.kind) */
+enum { V_DATA = 0,               /* the server's own units */
+       V_COPY,                   /* a mirror of another index's units */
+       V_PARITY,                 /* an ec:K+M file's parity units held here */
+       V_OVERLAY };              /* its overlay: partial groups' writes */
+
 enum { S_FREE = 0, S_READ, S_RMW, S_DATA, S_HELD, S_WRITE,
        S_SENT };                 /* a mapped read block whose puts left without
                                   * a sync yet (put_flush_sent) */
@@ -57,7 +63,8 @@ struct slot {
     struct ofile *of;            /* the datafiles the block is in: the file's,
                                   * a mirror this server holds, or its parity
                                   * (its view) */
-    int parity;                  /* a parity block (engine_parity.h) */
+    int kind;                    /* its view's V_* (engine_parity.h: V_PARITY,
+                                  * V_OVERLAY) */
     uint8_t *scratch;            /* a parity block's K data blocks, pulled */
     uint32_t me;                 /* the stripe index of its view */
     struct disk *disk;
@@ -112,7 +119,7 @@ struct xfer {
     /* the byte spaces the pass covers (planner.h's views): the file's own
      * datafiles (index me); a mirrored write adds the mirrors this server
      * holds; a copy read has only that copy */
-    struct xview { struct ofile *of; uint32_t me; int parity; } views[STORE_VIEWS];
+    struct xview { struct ofile *of; uint32_t me; int kind; } views[STORE_VIEWS];
     uint32_t nviews;
     uint64_t B;
     uint64_t *blocks;
@@ -127,6 +134,9 @@ struct xfer {
     uint32_t next_tag;
     uint64_t *bitmap;
     struct ddio_ec_codec *codec; /* an ec:K+M write's parity arithmetic */
+    uint64_t *partial;           /* an ec:K+M write's groups it covers in part
+                                  * (sorted): their bytes go to the overlays */
+    size_t npartial;
     uint64_t *w_issued, *w_next; /* per disk: writes issued, next one to submit */
     struct xfer_counters ctr;
 };
@@ -157,6 +167,22 @@ static inline struct pget *pget_of(struct xp_get *g)
 struct bseg { uint64_t s_lo, s_hi, boff; int64_t L; };
 
 /* ---- small helpers ------------------------------------------------------------- */
+
+/* an ec:K+M write covers group g in part (its bytes go to the overlays) */
+static inline int ec_partial(const struct xfer *x, uint64_t g)
+{
+    size_t lo = 0, hi = x->npartial;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (x->partial[mid] == g)
+            return 1;
+        if (x->partial[mid] < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
 
 /* a collective call, also with one participant (MPI_COMM_SELF) */
 static inline int is_collective(const struct xfer *x)

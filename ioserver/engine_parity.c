@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ddio_net.h"             /* errno names */
+#include "overlay.h"
 
 static const struct ddio_ec *ec_of(const struct xfer *x)
 {
@@ -53,6 +54,39 @@ static int covered_whole(const struct xfer *x, uint64_t lo, uint64_t hi)
     return set == hi - lo;
 }
 
+static int note_partial(struct xfer *x, uint64_t g)
+{
+    if (ec_partial(x, g))
+        return 0;
+    uint64_t *p = realloc(x->partial, (x->npartial + 1) * sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    x->partial = p;
+    size_t i = x->npartial++;
+    while (i > 0 && p[i - 1] > g) {   /* participants' groups interleave: kept sorted */
+        p[i] = p[i - 1];
+        i--;
+    }
+    p[i] = g;
+    return 0;
+}
+
+/* A group written whole: its older partial writes, in the overlays of its
+ * data servers and parity servers, are older than the bytes now written
+ * in place */
+static int drop_overlay(struct xfer *x, uint64_t g)
+{
+    struct ofile *ov = x->of->copy[STORE_OVERLAY];
+    const uint64_t U = x->S.unit;
+    for (uint32_t d = 0; ov && ov->ovl && d < ec_of(x)->k; d++) {
+        uint64_t j = ddio_ec_ovl_local(ec_of(x), U, x->me, (g * ec_of(x)->k + d) * U);
+        int rc = j == UINT64_MAX ? 0 : ovl_del(ov->ovl, j, j + U);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 int eparity_check(struct xfer *x)
 {
     if (x->op != DDIO_X_WRITE || !ec_of(x)->k)
@@ -63,7 +97,6 @@ int eparity_check(struct xfer *x)
         return -ENOTSUP;
     }
     const uint64_t gsz = x->S.unit * ec_of(x)->k;
-    uint64_t checked = UINT64_MAX;
     for (uint32_t r = 0; r < x->n; r++) {
         const struct part *p = &x->parts[r];
         for (int64_t pos = p->first; p->have_desc && p->d.length && pos < p->end;) {
@@ -71,19 +104,12 @@ int eparity_check(struct xfer *x)
             if (off < 0)
                 break;
             uint64_t g = (uint64_t)off / gsz;
-            int whole = g == checked ? 1 : covered_whole(x, g * gsz, (g + 1) * gsz);
-            if (whole < 0) {
-                FAIL(x, ENOMEM, "write of %s: ENOMEM", x->of->path);
-                return -ENOMEM;
+            int whole = ec_partial(x, g) ? 0 : covered_whole(x, g * gsz, (g + 1) * gsz);
+            int rc = whole < 0 ? whole : whole ? drop_overlay(x, g) : note_partial(x, g);
+            if (rc) {
+                FAIL(x, -rc, "write of %s: %s", x->of->path, ddio_errno_name(-rc));
+                return rc;
             }
-            if (!whole) {
-                FAIL(x, ENOTSUP, "write of %s: bytes %" PRIu64 "..%" PRIu64 " (group %" PRIu64
-                     " of ec:%u+%u) are written in part; an erasure-coded file is written in "
-                     "whole groups (partial groups are not built)", x->of->path, g * gsz,
-                     (g + 1) * gsz - 1, g, ec_of(x)->k, ec_of(x)->m);
-                return -ENOTSUP;
-            }
-            checked = g;
             if (g + 1 > (uint64_t)INT64_MAX / gsz)
                 break;
             pos = (int64_t)((g + 1) * gsz);
@@ -109,6 +135,8 @@ size_t eparity_block_segs(const struct xfer *x, const struct slot *s, const stru
     size_t n = 0;
     while (*o < end && n + K <= cap) {
         uint64_t e, g = piece_of(x, *o, end, &e);
+        if (ec_partial(x, g))
+            g = UINT64_MAX;       /* its bytes go to the overlays; its parity stays */
         for (uint32_t d = 0; g != UINT64_MAX && d < K && p->have_desc && p->d.length; d++) {
             uint64_t L = (g * K + d) * U + *o % U, Lend = L + (e - *o);
             if ((int64_t)L >= p->end || (int64_t)Lend <= p->first)
@@ -124,10 +152,12 @@ size_t eparity_block_segs(const struct xfer *x, const struct slot *s, const stru
 }
 
 /* Does the call write any byte behind the parity piece [off, e) of group
- * g? (Whole groups only: then it writes all of them.) */
+ * g, written whole (then it writes all of them)? */
 static int piece_touched(const struct xfer *x, uint64_t g, uint64_t off, uint64_t e)
 {
     const uint64_t U = x->S.unit;
+    if (ec_partial(x, g))
+        return 0;
     for (uint32_t d = 0; g != UINT64_MAX && d < ec_of(x)->k; d++) {
         uint64_t L = (g * ec_of(x)->k + d) * U + off % U;
         for (uint32_t r = 0; r < x->n; r++)
@@ -204,4 +234,68 @@ void eparity_encode(struct xfer *x, struct slot *s)
         uint32_t row = (uint32_t)ddio_ec_parity_held(ec_of(x), x->me, g);
         ddio_ec_encode(x->codec, (size_t)(e - off), data, 1, &row, &out);
     }
+}
+
+/* ---- the overlay ---- */
+
+int eparity_written(struct xfer *x, struct slot *s)
+{
+    const uint64_t U = x->S.unit, N = ec_of(x)->k + ec_of(x)->m;
+    uint64_t grow = 0;
+    for (size_t i = 0; i < s->nruns; i++) {
+        uint64_t lo = s->a + s->runs[i].lo, hi = s->a + s->runs[i].hi;
+        int rc = ovl_add(s->of->ovl, lo, hi);
+        if (rc)
+            return rc;
+        for (uint64_t o = lo, e; o < hi; o = e) {
+            uint64_t j = o / U;
+            e = (j + 1) * U < hi ? (j + 1) * U : hi;
+            if (j % N == 0)       /* its own unit (j / N)-th: the data's end */
+                grow = (j / N) * U + (e - j * U) > grow ? (j / N) * U + (e - j * U) : grow;
+        }
+    }
+    /* a partial write past the end: the data file as long as the file now
+     * is (holes, never read: the overlay has those bytes), since a file's
+     * size is its servers' data sizes */
+    return grow ? store_grow(x->of, grow) : 0;
+}
+
+struct merge { struct ofile *ov; uint8_t *dst; uint64_t base; uint64_t B; int rc; };
+
+/* overlay bytes [lo, hi) over the block buffer (dst holds overlay offset base) */
+static int merge_one(void *arg, uint64_t lo, uint64_t hi)
+{
+    struct merge *m = arg;
+    for (uint64_t o = lo, e; o < hi; o = e) {   /* a disk block of the overlay at a time */
+        e = (o / m->B + 1) * m->B < hi ? (o / m->B + 1) * m->B : hi;
+        uint64_t doff;
+        int d = store_disk_of(m->ov, o, &doff);
+        int fd = m->ov->bfds[d] >= 0 ? m->ov->bfds[d] : m->ov->fds[d];
+        uint8_t *to = m->dst + (o - m->base);
+        ssize_t n = pread(fd, to, (size_t)(e - o), (off_t)doff);
+        if (n < 0)
+            return m->rc = -errno;
+        memset(to + n, 0, (size_t)(e - o - (uint64_t)n));   /* (never: extents are written) */
+    }
+    return 0;
+}
+
+int eparity_merge(struct xfer *x, struct slot *s)
+{
+    struct ofile *ov = x->of->copy[STORE_OVERLAY];
+    if (!ec_of(x)->k || s->kind != V_DATA || !ov || !ov->ovl)
+        return 0;
+    const uint64_t U = x->S.unit, N = ec_of(x)->k + ec_of(x)->m;
+    uint64_t lo = s->a + s->io_lo, hi = lo + s->dr.done;
+    for (uint64_t off = lo, e; off < hi; off = e) {
+        e = (off / U + 1) * U < hi ? (off / U + 1) * U : hi;
+        uint64_t ob = (off / U) * N * U + off % U;   /* own unit: c = 0 */
+        struct merge m = {ov, (uint8_t *)s->buf + (off - s->a), ob, x->B, 0};
+        ovl_each(ov->ovl, ob, ob + (e - off), merge_one, &m);
+        if (m.rc) {
+            FAIL(x, -m.rc, "read of the overlay of %s: %s", x->of->path, ddio_errno_name(-m.rc));
+            return m.rc;
+        }
+    }
+    return 0;
 }

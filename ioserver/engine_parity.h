@@ -8,10 +8,10 @@
 
 #include "engine_int.h"
 
-/* An ec:K+M write: every group a participant touches must be covered whole
- * by the participants together (a partial group's write, journalled as
- * copies first, is not built). 0, or -errno with x failed, before any byte
- * is written. Any other call: 0. */
+/* An ec:K+M write, before any byte is written: the groups the participants
+ * together cover in part noted (x->partial: their bytes go to the
+ * overlays, their parity stays), the overlays' older bytes of the groups
+ * covered whole dropped. 0, or -errno with x failed. Any other call: 0. */
 int eparity_check(struct xfer *x);
 
 /* Participant p's bytes behind parity block s's local bytes [*o, end), as
@@ -28,5 +28,14 @@ int eparity_coverage(struct xfer *x, struct slot *s);
 /* Every data byte pulled: the parity of each rewritten unit piece from the
  * scratch buffer into the block buffer. */
 void eparity_encode(struct xfer *x, struct slot *s);
+
+/* Overlay block s written (its runs, written byte-exact): its extents
+ * noted, and the data grown where the write went past the file's end. 0
+ * or -errno. */
+int eparity_written(struct xfer *x, struct slot *s);
+
+/* Data block s read: the overlay's bytes over the in-place ones (an
+ * erasure-coded file's partial writes). 0, or -errno with x failed. */
+int eparity_merge(struct xfer *x, struct slot *s);
 
 #endif

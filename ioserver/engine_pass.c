@@ -41,7 +41,7 @@ static void process(struct xfer *x, struct slot *s)
     s->io_busy = 0;
     switch (s->state) {
     case S_READ:
-        if (esums_check(x, s) == 0 && put_read_block(x, s)) {
+        if (esums_check(x, s) == 0 && eparity_merge(x, s) == 0 && put_read_block(x, s)) {
             s->state = S_SENT;
             x->nsent++;
             break;
@@ -68,6 +68,11 @@ static void process(struct xfer *x, struct slot *s)
         }
         if (did_io)
             esums_written(x, s);
+        if (s->kind == V_OVERLAY) {
+            int rc = eparity_written(x, s);
+            if (rc)
+                FAIL(x, -rc, "overlay of %s: %s", x->of->path, ddio_errno_name(-rc));
+        }
         x->ctr.blocks_written++;
         x->ctr.nonconsec += (uint64_t)s->dr.nonconsec;
         slot_release(x, s);
@@ -110,7 +115,7 @@ static int issue_block(struct xfer *x, uint64_t id, int wait)
     s->a = a;
     s->of = v->of;
     s->me = v->me;
-    s->parity = v->parity;
+    s->kind = v->kind;
     s->disk = disk;
     s->buf = buf;
     s->locked = write;

@@ -105,7 +105,7 @@ static int map_cached(struct xfer *x, struct slot *s, int d, uint64_t off, size_
     long pg = sysconf(_SC_PAGESIZE);
     int bfd = s->of->bfds[d];
     if (bfd < 0 || len < MAP_MIN_BYTES || pg <= 0 || off % (uint64_t)pg || s->disk->throttle_bps ||
-        (s->of->sums && s->of->sums[d]) || !one_range_each(x, s))
+        (s->of->sums && s->of->sums[d]) || s->of->layout.ec.k || !one_range_each(x, s))
         return 0;
     if (store_blk_lock(s->of, s->k, 0, 0))
         return 0;
@@ -287,7 +287,8 @@ int slots_plan(struct xfer *x)
     struct plan_view views[PLAN_MAX_VIEWS];
     for (uint32_t v = 0; v < x->nviews; v++)
         views[v] = (struct plan_view){.me = x->views[v].me, .fds = x->views[v].of->fds,
-                                      .ec = x->views[v].parity ? &x->of->layout.ec : NULL};
+                                      .kind = x->views[v].kind, .ec = &x->of->layout.ec,
+                                      .partial = x->partial, .npartial = x->npartial};
     struct plan_in in = {
         .descs = descs, .n = x->n, .stripe = x->S, .views = views, .nviews = x->nviews,
         .disks = x->of->disks,

@@ -89,7 +89,7 @@ static int pull_from(struct xfer *x, struct slot *s, struct part *p)
     uint64_t o = s->a, end = s->a + x->B;
     int sent = 0;
     while (o < end) {
-        size_t n = s->parity ? eparity_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG)
+        size_t n = s->kind == V_PARITY ? eparity_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG)
                              : xfer_block_segs(x, s, p, &o, end, g, SEGS_PER_MSG);
         if (n == 0)
             continue;
@@ -192,7 +192,7 @@ void write_pull_next(struct xfer *x, struct slot *s)
             return;               /* the last DATA posts the slot again */
         if (s->next_part >= x->n) {
             x->ctr.net_us += (uint64_t)(ddio_now_us() - s->t_pull_us);
-            if (s->parity)
+            if (s->kind == V_PARITY)
                 eparity_encode(x, s);
             write_in_order(x, s);
             return;
@@ -255,7 +255,13 @@ static void exact_runs(struct xfer *x, struct slot *s)
  * cache reads nothing: the kernel fills partial pages itself. */
 void write_start(struct xfer *x, struct slot *s)
 {
-    if (!s->parity)
+    if (s->kind == V_OVERLAY) {   /* only the bytes written, noted as extents */
+        write_coverage(x, s);
+        if (s->write_hi > s->write_lo) {
+            exact_runs(x, s);
+            return;
+        }
+    } else if (s->kind != V_PARITY)
         write_coverage(x, s);
     else if (eparity_coverage(x, s)) {
         slot_release(x, s);

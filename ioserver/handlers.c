@@ -544,6 +544,13 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         changed_end(c->srv, gen);
         return 0;
     }
+    /* an erasure-coded file cut short would keep the parity of the bytes
+     * cut (and the overlay's): not built */
+    if (of->layout.ec.k && m.local_size < store_size(of) && !(m.flags & DDIO_SS_GROW)) {
+        changed_end(c->srv, gen);
+        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOTSUP, "set size of %s: "
+                             "shrinking an erasure-coded file is not built", of->path), 0;
+    }
     /* an extending set_size reaches a server for its copies' sake too:
      * nothing of it shrinks */
     int rc = (m.flags & DDIO_SS_GROW) && m.local_size <= store_size(of) ? 0

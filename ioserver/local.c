@@ -76,6 +76,10 @@ int local_hand_over(struct ofile *of, const struct ddio_local_req *m, int write)
      * through XFER, which does both (SEMANTICS.md "Checksums") */
     if (of->sums)
         return -EOPNOTSUPP;
+    /* an erasure-coded file's partial writes are in its overlay, not in
+     * the datafiles a same-host reader would read */
+    if (of->layout.ec.k)
+        return -EOPNOTSUPP;
     /* first the client's socket: one on another host must not turn the
      * file's partial-block writes byte-exact (store_local_fds) */
     if ((s = dial(m->name)) < 0)

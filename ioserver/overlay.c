@@ -136,6 +136,19 @@ static void load(struct ovl *o)
     close(fd);
 }
 
+int ovl_repath(struct ovl *o, const char *rel)
+{
+    char p[4096 + 16];
+    char *np = ovl_log_path(p, sizeof(p), rel) ? NULL : strdup(p);
+    if (!np)
+        return -ENOMEM;
+    pthread_mutex_lock(&o->mu);
+    free(o->rel);
+    o->rel = np;
+    pthread_mutex_unlock(&o->mu);
+    return 0;
+}
+
 struct ovl *ovl_open(int rootfd, const char *rel, int datafd, int fresh)
 {
     struct ovl *o = calloc(1, sizeof(*o));

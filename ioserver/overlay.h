@@ -40,5 +40,7 @@ int ovl_flush(struct ovl *o);
 
 /* the log's path of an overlay datafile's path rel (for rename, unlink) */
 int ovl_log_path(char *out, size_t n, const char *rel);
+/* the datafile renamed to rel (its log renamed by the caller): 0 or -ENOMEM */
+int ovl_repath(struct ovl *o, const char *rel);
 
 #endif

@@ -52,14 +52,69 @@ static int push_block(const struct plan_in *in, uint32_t v, uint64_t k, struct v
     return vec_push(out, plan_id(v, k));
 }
 
+static int in_partial(const struct plan_view *v, uint64_t g)
+{
+    size_t lo = 0, hi = v->npartial;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v->partial[mid] == g)
+            return 1;
+        if (v->partial[mid] < g)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+static int push_range(const struct plan_in *in, uint32_t v, uint64_t lo, uint64_t hi,
+                      struct vec *out)
+{
+    const uint64_t B = in->disks.unit;
+    for (uint64_t k = lo / B; k * B < hi; k++) {
+        int rc = push_block(in, v, k, out);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* An overlay view: the overlay units (ddio_ec_ovl_local) of the units of
+ * groups the call covers in part that this server keeps: its own, and
+ * those of groups whose parity it holds */
+static int collect_overlay(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
+                           struct vec *out)
+{
+    const struct plan_view *pv = &in->views[v];
+    const uint64_t U = in->stripe.unit;
+    int64_t first, end;
+    ddio_desc_bounds(d, &first, &end);
+    for (int64_t pos = first; d->length && pos < end && pv->npartial;) {
+        int64_t off = ddio_desc_next(d, pos);
+        if (off < 0)
+            break;
+        uint64_t u = (uint64_t)off / U;
+        if (in_partial(pv, u / pv->ec->k)) {
+            uint64_t j = ddio_ec_ovl_local(pv->ec, U, pv->me, u * U);
+            int rc = j == UINT64_MAX ? 0 : push_range(in, v, j, j + U, out);
+            if (rc)
+                return rc;
+        }
+        if (u + 1 > (uint64_t)INT64_MAX / U)
+            break;
+        pos = (int64_t)((u + 1) * U);
+    }
+    return 0;
+}
+
 /* A parity view: every block of the parity unit of each group the
- * descriptor touches whose parity this server holds (the engine checked
- * that a write covers such groups whole) */
+ * descriptor touches whose parity this server holds, but those the call
+ * covers in part (the engine checked the rest whole) */
 static int collect_parity(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
                           struct vec *out)
 {
     const struct ddio_ec *E = in->views[v].ec;
-    const uint64_t U = in->stripe.unit, B = in->disks.unit, gsz = U * E->k;
+    const uint64_t U = in->stripe.unit, gsz = U * E->k;
     int64_t first, end;
     ddio_desc_bounds(d, &first, &end);
     for (int64_t pos = first; d->length && pos < end;) {
@@ -67,13 +122,11 @@ static int collect_parity(const struct plan_in *in, uint32_t v, const struct ddi
         if (off < 0)
             break;
         uint64_t g = (uint64_t)off / gsz;
-        if (ddio_ec_parity_held(E, in->views[v].me, g) >= 0) {
+        if (ddio_ec_parity_held(E, in->views[v].me, g) >= 0 && !in_partial(&in->views[v], g)) {
             uint64_t i = ddio_ec_parity_local(E, in->views[v].me, g);
-            for (uint64_t k = i * U / B; k * B < (i + 1) * U; k++) {
-                int rc = push_block(in, v, k, out);
-                if (rc)
-                    return rc;
-            }
+            int rc = push_range(in, v, i * U, (i + 1) * U, out);
+            if (rc)
+                return rc;
         }
         if (g + 1 > (uint64_t)INT64_MAX / gsz)
             break;
@@ -85,8 +138,10 @@ static int collect_parity(const struct plan_in *in, uint32_t v, const struct ddi
 static int collect_one(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
                        struct vec *out)
 {
-    if (in->views[v].ec)
+    if (in->views[v].kind == PLAN_PARITY)
         return collect_parity(in, v, d, out);
+    if (in->views[v].kind == PLAN_OVERLAY)
+        return collect_overlay(in, v, d, out);
     const uint64_t B = in->disks.unit;
     const uint32_t me = in->views[v].me;
     int64_t first, end;

@@ -16,8 +16,13 @@
 struct plan_view {
     uint32_t me;                 /* the stripe index whose units it holds */
     const int *fds;              /* its datafile per disk, for FIEMAP */
-    const struct ddio_ec *ec;    /* a parity view: the file's K and M; else NULL */
+    int kind;                    /* PLAN_DATA (own units or a mirror's),
+                                  * PLAN_PARITY or PLAN_OVERLAY (ec:K+M) */
+    const struct ddio_ec *ec;    /* an ec:K+M file's K and M (those two kinds) */
+    const uint64_t *partial;     /* the groups the call covers in part, sorted */
+    size_t npartial;
 };
+enum { PLAN_DATA = 0, PLAN_COPY = 1, PLAN_PARITY = 2, PLAN_OVERLAY = 3 };   /* = the engine's V_* */
 #define PLAN_MAX_VIEWS 4u
 
 /* A planned block's id: its view in the top bits, its local block number

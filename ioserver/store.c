@@ -1,11 +1,12 @@
 /* The file store: the table of open files, their datafiles (O_DIRECT and
- * buffered twins), sizes, creation and deletion, sync; store_init and
- * store_fini (block locks: store_blk.c). On top of store_roots.c, store_layout.c and
+ * buffered twins), creation and deletion, sync; store_init and store_fini
+ * (block locks: store_blk.c; sizes: store_size.c). On top of store_roots.c, store_layout.c and
  * store_meta.c; the namespace (store_ns.c) is above it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE      /* O_DIRECT, O_PATH, fallocate */
 #endif
 #include "store.h"
+#include "overlay.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +51,12 @@ static void ofile_free(struct ofile *of)
         if (of->copy[c])
             of->copy[c]->deleted = of->deleted;
     store_copies_free(of);
+    if (of->ovl) {                /* its extents name only durable bytes */
+        int durable = !of->deleted;
+        for (int d = 0; durable && d < of->ndisks; d++)
+            durable = fdatasync(of->fds[d]) == 0;
+        ovl_close(of->ovl, durable);
+    }
     for (int d = 0; of->sums && d < of->ndisks; d++) {
         /* a file written since its last sync: its data made durable before
          * its sums say CLEAN (sums.h's crash rule holds for a power loss
@@ -191,29 +198,6 @@ static int init_size(struct ofile *of)
     return 0;
 }
 
-/* of->mu held: same-host clients see the new size (local.c). A growth is
- * a compare-and-swap maximum, since a same-host writer may be raising the
- * page at the same moment; a set size (truncate) is stored as it is. */
-static void size_publish(struct ofile *of, int set)
-{
-    if (!of->sizemap)
-        return;
-    if (set)
-        __atomic_store_n(of->sizemap, of->size, __ATOMIC_RELEASE);
-    else
-        ddio_size_raise(of->sizemap, of->size);
-}
-
-/* of->mu held: what same-host writers wrote (they raise the page first) */
-static void size_fold(struct ofile *of)
-{
-    if (of->sizemap && __atomic_load_n(&of->local_writers, __ATOMIC_ACQUIRE)) {
-        uint64_t v = __atomic_load_n(of->sizemap, __ATOMIC_ACQUIRE);
-        if (v > of->size)
-            of->size = v;
-    }
-}
-
 /* ---- a mirrored file's copies ----------------------------------------------------- */
 
 /* A file of k copies keeps copy c of stripe index p's units on server
@@ -240,12 +224,17 @@ static int open_copy(struct store *st, struct ofile *of, uint32_t c, int create,
     }
     of->copy[c] = cof;
     cof->layout = of->layout;
-    if (c != STORE_PARITY)        /* the parity is this server's own */
+    if (c < DDIO_MAX_COPIES)      /* parity and overlay are this server's own */
         cof->layout.server_index = ddio_copy_of(of->layout.stripe_count,
                                                 of->layout.server_index, c);
     int rc = open_datafiles(st, cof, create, msg, msglen);
     if (rc == 0 && (rc = init_size(cof)) != 0)
         snprintf(msg, msglen, "stat copy %u of %s: %s", c, of->path, ddio_errno_name(-rc));
+    if (rc == 0 && c == STORE_OVERLAY
+        && !(cof->ovl = ovl_open(st->rootfd[0], cof->path, cof->fds[0], create))) {
+        snprintf(msg, msglen, "overlay of %s: ENOMEM", of->path);
+        rc = -ENOMEM;
+    }
     return rc;
 }
 
@@ -257,9 +246,10 @@ static int store_copies_open(struct store *st, struct ofile *of, int create, cha
         if (rc)
             return rc;          /* the file's ofile_free frees what was opened */
     }
-    if (of->layout.ec.k)
-        return open_copy(st, of, STORE_PARITY, create, msg, msglen);
-    return 0;
+    if (!of->layout.ec.k)
+        return 0;
+    int rc = open_copy(st, of, STORE_PARITY, create, msg, msglen);
+    return rc ? rc : open_copy(st, of, STORE_OVERLAY, create, msg, msglen);
 }
 
 static void store_copies_free(struct ofile *of)
@@ -292,6 +282,11 @@ static int store_copies_unlink(struct store *st, const char *norm)
                 return rc;
         }
     }
+    char lp[DDIO_MAX_STR + 64];   /* an overlay's extents (best effort: the
+                                   * log names its datafile's inode) */
+    if (store_copy_path(cp, sizeof(cp), STORE_OVERLAY, norm) == 0
+        && ovl_log_path(lp, sizeof(lp), cp) == 0)
+        (void)unlink_beneath(st->rootfd[0], lp, 0);
     return 0;
 }
 
@@ -684,109 +679,7 @@ int store_delete(struct store *st, const char *path, char *msg, size_t msglen)
     return rc;
 }
 
-/* ---- sizes ------------------------------------------------------------------------- */
-
-uint64_t store_size(struct ofile *of)
-{
-    pthread_mutex_lock(&of->mu);
-    size_fold(of);
-    uint64_t s = of->size;
-    pthread_mutex_unlock(&of->mu);
-    return s;
-}
-
-int store_disk_of(const struct ofile *of, uint64_t off, uint64_t *disk_off)
-{
-    *disk_off = ddio_layout_local(&of->disks, off);
-    return (int)ddio_layout_server(&of->disks, off);
-}
-
-/* before datafile d of `of` goes down to ds bytes (of->mu held): no
- * mapping of it may be held (store_map_hold) */
-static int shrink_ok(struct ofile *of, int d, uint64_t ds)
-{
-    struct stat sb;
-    if (of->maps == 0 || (fstat(of->fds[d], &sb) == 0 && (uint64_t)sb.st_size <= ds))
-        return 0;
-    int64_t dl = ddio_now_ms() + STORE_MAP_WAIT_MS;
-    while (of->maps > 0) {
-        if (ddio_now_ms() >= dl)
-            return -EBUSY;
-        cond_wait_ms(&of->blk_cv, &of->mu, dl);
-    }
-    return 0;
-}
-
-static int truncate_all(struct ofile *of, uint64_t size)
-{
-    for (int d = 0; d < of->ndisks; d++) {
-        uint64_t ds = ddio_layout_local_size(&of->disks, (uint32_t)d, size);
-        int rc = shrink_ok(of, d, ds);
-        if (rc)
-            return rc;
-        rc = of->sums ? sums_begin_write(of->sums[d]) : 0;
-        if (rc)
-            return rc;
-        if (ftruncate(of->fds[d], (off_t)ds))
-            return -errno;
-        if (of->sums)
-            sums_truncate(of->sums[d], ds);
-    }
-    return 0;
-}
-
-int store_setsize(struct ofile *of, uint64_t local_size)
-{
-    if (local_size > (uint64_t)INT64_MAX)
-        return -EFBIG;
-    pthread_mutex_lock(&of->mu);
-    int rc = truncate_all(of, local_size);
-    if (rc == 0) {
-        of->size = local_size;
-        size_publish(of, 1);
-    }
-    pthread_mutex_unlock(&of->mu);
-    return rc;
-}
-
-static int falloc(int fd, uint64_t off, uint64_t len)
-{
-    if (fallocate(fd, 0, (off_t)off, (off_t)len) == 0)
-        return 0;
-    if (errno != EOPNOTSUPP && errno != ENOSYS)
-        return -errno;
-    int rc = posix_fallocate(fd, (off_t)off, (off_t)len);
-    return -rc;
-}
-
-int store_prealloc(struct ofile *of, uint64_t off, uint64_t len)
-{
-    if (len == 0)
-        return 0;
-    if (off > (uint64_t)INT64_MAX || len > (uint64_t)INT64_MAX - off)
-        return -EFBIG;
-    for (int d = 0; d < of->ndisks; d++) {
-        uint64_t lo, hi;
-        if (!ddio_layout_local_range(&of->disks, (uint32_t)d, off, len, &lo, &hi))
-            continue;
-        int rc = falloc(of->fds[d], lo, hi - lo);
-        if (rc)
-            return rc;
-    }
-    /* fallocate grew some datafiles; make every disk agree on the size */
-    pthread_mutex_lock(&of->mu);
-    int rc = 0;
-    size_fold(of);
-    if (off + len > of->size) {
-        rc = truncate_all(of, off + len);
-        if (rc == 0) {
-            of->size = off + len;
-            size_publish(of, 0);
-        }
-    }
-    pthread_mutex_unlock(&of->mu);
-    return rc;
-}
+/* ---- copies' sizes ----------------------------------------------------------------- */
 
 static int copy_setsize(struct ofile *cof, uint64_t logical, int grow)
 {
@@ -829,28 +722,6 @@ static int reopen(int fd, int write)
     snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
     int r = open(p, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     return r >= 0 ? r : -errno;
-}
-
-/* of->mu held: the size page, made on first use */
-static int size_page(struct ofile *of)
-{
-    if (of->sizefd >= 0)
-        return 0;
-    int fd = memfd_create("ddio-size", MFD_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    void *m = MAP_FAILED;
-    if (ftruncate(fd, (off_t)sizeof(*of->sizemap)) == 0)
-        m = mmap(NULL, sizeof(*of->sizemap), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
-        int rc = -errno;
-        close(fd);
-        return rc;
-    }
-    of->sizefd = fd;
-    of->sizemap = m;
-    size_publish(of, 1);
-    return 0;
 }
 
 /* of->mu held: no block of the file is locked for writing, waited for up to
@@ -915,6 +786,8 @@ int store_sync(struct store *st, struct ofile *of)
     }
     for (uint32_t c = 0; c < STORE_VIEWS && rc == 0; c++)
         rc = store_sums_flush(c ? of->copy[c] : of);
+    if (rc == 0 && of->copy[STORE_OVERLAY])   /* its datafile synced above */
+        rc = ovl_flush(of->copy[STORE_OVERLAY]->ovl);
     return rc;
 }
 
@@ -938,34 +811,4 @@ void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len
     /* a hint: if it fails, fdatasync at MPI_File_sync still writes them */
     if (kick)
         (void)sync_file_range(fd, (off_t)lo, (off_t)(hi - lo), SYNC_FILE_RANGE_WRITE);
-}
-
-void store_note_write(struct ofile *of, uint64_t end)
-{
-    pthread_mutex_lock(&of->mu);
-    size_fold(of);
-    if (end > of->size) {
-        of->size = end;
-        size_publish(of, 0);
-    }
-    pthread_mutex_unlock(&of->mu);
-}
-
-int store_trim(struct ofile *of)
-{
-    if (__atomic_load_n(&of->local_writers, __ATOMIC_ACQUIRE))
-        return 0;
-    pthread_mutex_lock(&of->mu);
-    int rc = 0;
-    for (int d = 0; d < of->ndisks && rc == 0; d++) {
-        uint64_t ds = ddio_layout_local_size(&of->disks, (uint32_t)d, of->size);
-        struct stat sb;
-        if (fstat(of->fds[d], &sb))
-            rc = -errno;
-        else if ((uint64_t)sb.st_size > ds && (rc = shrink_ok(of, d, ds)) == 0 &&
-                 ftruncate(of->fds[d], (off_t)ds))
-            rc = -errno;
-    }
-    pthread_mutex_unlock(&of->mu);
-    return rc;
 }

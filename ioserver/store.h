@@ -28,10 +28,12 @@
 struct store_creator { uint64_t client, call; };
 
 /* Besides its own datafiles a file may have, on this server, the mirrors
- * of other indexes (slots 1..DDIO_MAX_COPIES-1) and an ec:K+M file's parity
- * (slot STORE_PARITY): each a datafile set of its own under .ddio. */
+ * of other indexes (slots 1..DDIO_MAX_COPIES-1), an ec:K+M file's parity
+ * (slot STORE_PARITY) and its overlay (STORE_OVERLAY: partial groups'
+ * writes, overlay.h): each a datafile set of its own under .ddio. */
 #define STORE_PARITY DDIO_MAX_COPIES
-#define STORE_VIEWS (DDIO_MAX_COPIES + 1)
+#define STORE_OVERLAY (DDIO_MAX_COPIES + 1)
+#define STORE_VIEWS (DDIO_MAX_COPIES + 2)
 
 /* a file kept redundantly (mirrored or erasure coded) */
 static inline int layout_redundant(const struct ddio_layout_rec *l)
@@ -78,8 +80,10 @@ struct ofile {
     struct ofile *copy[STORE_VIEWS];   /* copy[c], 1 <= c < DDIO_MAX_COPIES:
                                   * the mirror of index (me - c) mod N this
                                   * server holds; copy[STORE_PARITY]: an
-                                  * ec:K+M file's parity units held here;
-                                  * NULL where the file has none */
+                                  * ec:K+M file's parity units held here,
+                                  * copy[STORE_OVERLAY] its overlay; NULL
+                                  * where the file has none */
+    struct ovl *ovl;             /* an overlay view's extents (overlay.h) */
     struct sums **sums;          /* per disk: its datafile's checksums (sums.h);
                                   * NULL with --checksums off */
     struct meta_job *meta;       /* under store.meta.mu: created (by this
@@ -199,6 +203,10 @@ int store_meta_pending(struct store *st, struct ofile *of);
  * (sync_file_range SYNC_FILE_RANGE_WRITE: starts it, waits for nothing). */
 void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len);
 /* A write of local bytes [.., end) was submitted: the size grows to end. */
+/* the datafiles made at least local_size bytes long (holes), never
+ * shorter: an erasure-coded file's partial write past its end, whose bytes
+ * went to the overlay (DESIGN.md 6.4). 0 or -errno. */
+int store_grow(struct ofile *of, uint64_t local_size);
 void store_note_write(struct ofile *of, uint64_t end);
 /* Cut each datafile back to its share of the local size (O_DIRECT writes
  * pad to 4 KiB); never below a submitted write, since those are in size.

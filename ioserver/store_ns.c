@@ -4,6 +4,7 @@
 #define _GNU_SOURCE      /* O_PATH */
 #endif
 #include "store_int.h"
+#include "overlay.h"
 #include "store_layout.h"
 #include "store_list.h"
 #include "store_meta.h"
@@ -306,6 +307,8 @@ static void store_copies_repath(struct ofile *of)
             continue;           /* (only names in messages) */
         free(of->copy[c]->path);
         of->copy[c]->path = np;
+        if (of->copy[c]->ovl)
+            (void)ovl_repath(of->copy[c]->ovl, np);   /* (its log follows below) */
     }
 }
 
@@ -340,6 +343,10 @@ static int store_copies_rename(struct store *st, const char *from, const char *t
             if (rc && rc != -ENOENT)
                 return rc;
         }
+        char lf[DDIO_MAX_STR + 64], lt[DDIO_MAX_STR + 64];
+        if (c == STORE_OVERLAY && ovl_log_path(lf, sizeof(lf), cf) == 0
+            && ovl_log_path(lt, sizeof(lt), ct) == 0)
+            (void)rename_copy(st->rootfd[0], lf, lt);   /* (none: never flushed) */
     }
     return 0;
 }
