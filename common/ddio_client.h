@@ -66,7 +66,8 @@ struct ddio_cstat {
     uint64_t size;               /* logical size (files) */
     uint64_t mtime_ns;
     struct ddio_stripe stripe;   /* files */
-    uint32_t copies;             /* files: 1 (redundancy none), 2 or 3 (mirror) */
+    uint32_t copies;             /* files: 1 (redundancy none, ec), 2 or 3 (mirror) */
+    uint32_t redundancy;         /* files: the mode's word (ddio_layout.h) */
 };
 int ddio_client_stat(struct ddio_client *cl, const char *path, struct ddio_cstat *st,
                      char *msg, size_t msglen);

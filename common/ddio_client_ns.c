@@ -144,6 +144,7 @@ static void merge_stat(struct ddio_cstat *st, const struct ddio_pstat_r *r, int 
     st->gid = r->gid;
     st->stripe = s;
     st->copies = r->layout.copies;
+    st->redundancy = ddio_layout_redundancy(&r->layout);
     if (end > st->size)
         st->size = end;
 }

@@ -231,7 +231,7 @@ static void id_hex(const uint8_t *id, char *out)
 static int layout_same(const struct ddio_layout_rec *a, const struct ddio_layout_rec *b)
 {
     return a->stripe_unit == b->stripe_unit && a->stripe_count == b->stripe_count &&
-        a->copies == b->copies &&
+        a->copies == b->copies && a->ec.k == b->ec.k && a->ec.m == b->ec.m &&
         !memcmp(a->ids, b->ids, (size_t) a->stripe_count * DDIO_ID_LEN);
 }
 
@@ -250,7 +250,7 @@ static int adopt_one(struct ddio_fh *f, open_set *s, int i, const struct ddio_la
     const struct ddio_layout_rec *li = &s->res[i].layout;
     uint32_t idx = li->server_index;
 
-    if (li->copies != L->copies) {
+    if (li->copies != L->copies || li->ec.k != L->ec.k || li->ec.m != L->ec.m) {
         ddio_err_set(e, ESTALE, "ddio: %s: server %s gives the file %u copies, another "
                      "server %u (created without romio_ddio_redundancy, under different "
                      "ddio-server --redundancy defaults?)", path, s->conns[i]->name,
@@ -351,6 +351,7 @@ static int adopt_layout(struct ddio_fh *f, open_set *s, int first, const char *p
     f->stripe.unit = L->stripe_unit;
     f->stripe.count = L->stripe_count;
     f->copies = L->copies ? L->copies : 1;
+    f->ec = L->ec;
     f->srv = calloc(f->nsrv, sizeof(*f->srv));
     if (!f->srv) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
@@ -417,11 +418,26 @@ static int open_existing(struct ddio_fh *f, struct ddio_conn **conns, int n, con
 }
 
 /* create on the first cr->count servers of the list, O_EXCL */
+/* an ec:K+M file's stripe count is K+M: a striping_factor of another
+ * count, or fewer servers, refused */
+static int ec_count(const struct ddio_layout_rec *L, int asked, int n, const char *path,
+                    int *count, struct ddio_err *e)
+{
+    int want = (int) (L->ec.k + L->ec.m);
+    if ((asked > 0 && asked != want) || n < want) {
+        ddio_err_set(e, EINVAL, "ddio: %s: ec:%u+%u needs %d servers, the file would have %d "
+                     "(romio_ddio_redundancy; striping_factor, or the server list)", path,
+                     L->ec.k, L->ec.m, want, asked > 0 && asked < n ? asked : n);
+        return -1;
+    }
+    *count = want;
+    return 0;
+}
+
 static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
                       uint32_t amode, const struct ddio_create *cr, struct ddio_err *e)
 {
     int count = cr->count > 0 && cr->count < n ? cr->count : n;
-    open_set s = {.n = count, .conns = conns, .mode_set = cr->mode_set, .mode = cr->mode};
     struct ddio_layout_rec *L = calloc(1, sizeof(*L));
     int rc = 0;
 
@@ -430,7 +446,14 @@ static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const 
         return -1;
     }
     /* 0: no mode of its own, the servers' default (--redundancy) */
-    L->copies = cr->copies > 0 ? (uint32_t) cr->copies : 0;
+    uint32_t word = cr->copies > 0 ? (uint32_t) cr->copies : 0;
+    L->copies = ddio_redundancy_copies(word);
+    L->ec = (struct ddio_ec){ddio_redundancy_ec_k(word), ddio_redundancy_ec_m(word)};
+    if (L->ec.k && ec_count(L, cr->count, n, path, &count, e)) {
+        free(L);
+        return -1;
+    }
+    open_set s = {.n = count, .conns = conns, .mode_set = cr->mode_set, .mode = cr->mode};
     if (L->copies > DDIO_MAX_COPIES || L->copies > (uint32_t) count) {
         ddio_err_set(e, EINVAL, "ddio: %s: %u copies need %u servers, the file would "
                      "have %d (romio_ddio_redundancy; striping_factor, or the server "
@@ -548,7 +571,7 @@ static int same_layout(const struct ddio_fh *f, const struct ddio_open_r *r, int
     const struct ddio_layout_rec *l = &r->layout;
 
     if (l->server_index != (uint32_t) i || l->stripe_count != (uint32_t) f->nsrv ||
-        l->stripe_unit != f->stripe.unit || l->copies != f->copies ||
+        l->stripe_unit != f->stripe.unit || l->copies != f->copies || l->ec.k != f->ec.k ||
         memcmp(l->ids[i], c->id, DDIO_ID_LEN)) {
         ddio_err_set(e, ESTALE, "ddio: %s: server %s answered with another layout "
                      "than at open (the file was replaced?)", f->path, c->name);

@@ -87,6 +87,8 @@ struct ddio_fh {
     uint32_t copies;            /* the file's (layout): 1, or 2..3 mirrored:
                                  * copy c of index p's units on server
                                  * (p + c) % nsrv (ddio_layout.h) */
+    struct ddio_ec ec;          /* an erasure-coded file's K and M (copies 1,
+                                 * nsrv K+M, ddio_ec.h), else {0, 0} */
     int xport;                  /* enum ddio_xport: DDIO_XPORT_TCP keeps XFERs off UCX */
     /* renewal: with renew set, a handle lost with its connection (a restart,
      * a timeout) is opened again by path on first use; without, the call
@@ -147,13 +149,21 @@ uint32_t ddio_fh_change_epoch(const struct ddio_fh *f);
 void ddio_fh_view_pin(struct ddio_fh *f);
 
 /* How to create a file that does not exist yet. */
+/* the file's redundancy word (ddio_layout.h): its name, its mode */
+static inline uint32_t ddio_fh_redundancy(const struct ddio_fh *f)
+{
+    return f->ec.k ? DDIO_REDUNDANCY_EC_WORD(f->ec.k, f->ec.m) : f->copies;
+}
+
 struct ddio_create {
     uint64_t unit;              /* stripe unit */
     int count;                  /* stripe count (<= 0 or > servers: all) */
     int excl;                   /* an existing file is an error (EEXIST) */
-    int copies;                 /* 0: the servers' default (--redundancy); 1:
-                                 * none; 2..DDIO_MAX_COPIES: mirror (more than
-                                 * the stripe count: EINVAL) */
+    int copies;                 /* 0: the servers' default (--redundancy); else
+                                 * a redundancy word (ddio_layout.h): 1 none,
+                                 * 2..DDIO_MAX_COPIES mirror (more than the
+                                 * stripe count: EINVAL), or ec:K+M (its
+                                 * stripe count is K+M) */
     int mode_set;               /* mode given (a mount's caller's), else 0666 less
                                  * this process's umask */
     uint32_t mode;

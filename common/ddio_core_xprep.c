@@ -27,10 +27,14 @@ static int idle_conn_closed(const struct ddio_conn *c)
 
 /* Is server i sent the call's XFER? The servers it touches, and for a
  * mirrored file's write every server holding a copy of what it touches:
- * each writes its copies in the same sorted pass as its own units. */
+ * each writes its copies in the same sorted pass as its own units. An
+ * erasure-coded file's write goes to all: a touched group's parity
+ * servers compute its parity or keep copies of a partial write. */
 static int wanted(const xstate *st, const char *involved, int i)
 {
     if (!involved || involved[i])
+        return 1;
+    if (st->x->op == DDIO_X_WRITE && st->f->ec.k)
         return 1;
     if (st->x->exact)
         return 0;

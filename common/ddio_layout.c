@@ -8,8 +8,10 @@
  * never a byte inside a representable range [off, off + len).
  */
 #include "ddio_layout.h"
+#include "ddio_ec.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 uint32_t ddio_layout_server(const struct ddio_stripe *L, uint64_t off)
@@ -133,12 +135,20 @@ int ddio_redundancy_parse(const char *s)
         return 2;
     if (!strcmp(s, "mirror:3"))
         return 3;
-    if (!strncmp(s, "ec:", 3))
-        return DDIO_REDUNDANCY_EC;
+    struct ddio_ec E;
+    char err[160];
+    if (!strncmp(s, "ec:", 3) && ddio_ec_parse(s, &E, err, sizeof(err)) == 0)
+        return (int)DDIO_REDUNDANCY_EC_WORD(E.k, E.m);
     return DDIO_REDUNDANCY_BAD;
 }
 
-const char *ddio_redundancy_name(uint32_t copies)
+const char *ddio_redundancy_name(uint32_t word)
 {
+    static _Thread_local char ec[24];
+    if (ddio_redundancy_ec_k(word)) {
+        snprintf(ec, sizeof(ec), "ec:%u+%u", ddio_redundancy_ec_k(word), ddio_redundancy_ec_m(word));
+        return ec;
+    }
+    uint32_t copies = ddio_redundancy_copies(word);
     return copies <= 1 ? "none" : copies == 2 ? "mirror" : "mirror:3";
 }

@@ -88,14 +88,18 @@ int ddio_copy_held(uint32_t count, uint32_t copies, uint32_t s, uint32_t p);
 int ddio_copy_touched(const struct ddio_stripe *L, uint32_t copies, uint32_t s,
                       uint64_t off, uint64_t len);
 
-/* The redundancy modes by name (romio_ddio_redundancy, ddio stat): "none"
- * 1 copy, "mirror" or "mirror:2" 2, "mirror:3" 3. parse: the copies, or
- * DDIO_REDUNDANCY_EC for "ec:..." (erasure coding: not built), or
- * DDIO_REDUNDANCY_BAD for anything else. */
-#define DDIO_REDUNDANCY_EC  (-2)
+/* The redundancy modes by name (romio_ddio_redundancy, ddio stat), as a
+ * word: the copies (1: "none", 2: "mirror" or "mirror:2", 3: "mirror:3"),
+ * or for "ec:K+M" (erasure coding, ddio_ec.h) 1 | K << 8 | M << 16, the
+ * layout record's wire form. parse: the word, or DDIO_REDUNDANCY_BAD. */
 #define DDIO_REDUNDANCY_BAD (-1)
+#define DDIO_REDUNDANCY_EC_WORD(k, m) (1u | (uint32_t)(k) << 8 | (uint32_t)(m) << 16)
+static inline uint32_t ddio_redundancy_ec_k(uint32_t word) { return word >> 8 & 0xffu; }
+static inline uint32_t ddio_redundancy_ec_m(uint32_t word) { return word >> 16 & 0xffu; }
+static inline uint32_t ddio_redundancy_copies(uint32_t word) { return word & 0xffu; }
 int ddio_redundancy_parse(const char *s);
-const char *ddio_redundancy_name(uint32_t copies);
+/* the word's name (a buffer of the calling thread for "ec:K+M") */
+const char *ddio_redundancy_name(uint32_t word);
 
 /* A server's local space over its disks is the same math with
  * struct ddio_stripe { .unit = B, .count = D }: ddio_layout_server() gives the

@@ -220,6 +220,12 @@ struct ddio_layout_rec {
                               * | K << 8 | M << 16 */
 };
 
+/* the layout's redundancy word (ddio_layout.h): copies, or ec:K+M */
+static inline uint32_t ddio_layout_redundancy(const struct ddio_layout_rec *l)
+{
+    return l->ec.k ? 1u | l->ec.k << 8 | l->ec.m << 16 : l->copies;
+}
+
 /* OPEN amode bits */
 #define DDIO_O_RDONLY  0x01u
 #define DDIO_O_WRONLY  0x02u

@@ -186,13 +186,15 @@ bad:
 static int limit_opt(struct srv_config *c, int opt, const char *arg, char *err, size_t errlen);
 
 /* --redundancy: the layouts' names (ddio_layout.h); erasure coding is
- * refused by name rather than as a typo */
+ * chosen per file (its K+M is its stripe count), refused here by name
+ * rather than as a typo */
 static int redundancy(struct srv_config *c, const char *arg, char *err, size_t errlen)
 {
     int v = ddio_redundancy_parse(arg);
-    if (v == DDIO_REDUNDANCY_EC) {
-        snprintf(err, errlen, "--redundancy: '%s': erasure coding is not supported (none, "
-                 "mirror or mirror:3)", arg);
+    if (v > 0 && ddio_redundancy_ec_k((uint32_t)v)) {
+        snprintf(err, errlen, "--redundancy: '%s': erasure coding is chosen per file "
+                 "(romio_ddio_redundancy), not as a server's default (none, mirror or "
+                 "mirror:3)", arg);
         return -1;
     }
     if (v < 1) {

@@ -255,6 +255,8 @@ static void exact_runs(struct xfer *x, struct slot *s)
  * cache reads nothing: the kernel fills partial pages itself. */
 void write_start(struct xfer *x, struct slot *s)
 {
+    s->next_part = 0;             /* (a slot is reused block after block) */
+    s->exact = 0;
     if (s->kind == V_OVERLAY) {   /* only the bytes written, noted as extents */
         write_coverage(x, s);
         if (s->write_hi > s->write_lo) {
@@ -267,8 +269,6 @@ void write_start(struct xfer *x, struct slot *s)
         slot_release(x, s);
         return;
     }
-    s->next_part = 0;
-    s->exact = 0;
     if (s->full || s->write_hi <= s->write_lo) {   /* all of it, or nothing */
         s->io_lo = 0;
         write_pull_next(x, s);

@@ -86,27 +86,27 @@ static int cut(struct ovl *o, uint64_t lo, uint64_t hi)
     return 0;
 }
 
-/* [lo, hi) into the extents, merged with what it meets or touches */
+/* [lo, hi) into the extents, merged with what it meets or touches (into
+ * a new array: an insertion in place would overwrite extents not read yet) */
 static int join(struct ovl *o, uint64_t lo, uint64_t hi)
 {
-    if (grow((void **)&o->e, &o->cap, o->n + 1, sizeof(struct ext)))
+    struct ext *ne = malloc((o->n + 1) * sizeof(*ne));
+    if (!ne)
         return -ENOMEM;
-    size_t w = 0, at = SIZE_MAX;
-    for (size_t i = 0; i < o->n; i++) {
-        struct ext x = o->e[i];
-        if (x.hi < lo || x.lo > hi) {
-            if (at == SIZE_MAX && x.lo > hi)
-                at = w++;     /* the new extent's place, before x */
-            o->e[w++] = x;
-            continue;
-        }
-        lo = x.lo < lo ? x.lo : lo;
-        hi = x.hi > hi ? x.hi : hi;
+    size_t w = 0, i = 0;
+    while (i < o->n && o->e[i].hi < lo)
+        ne[w++] = o->e[i++];
+    for (; i < o->n && o->e[i].lo <= hi; i++) {
+        lo = o->e[i].lo < lo ? o->e[i].lo : lo;
+        hi = o->e[i].hi > hi ? o->e[i].hi : hi;
     }
-    if (at == SIZE_MAX)
-        at = w++;
+    ne[w++] = (struct ext){lo, hi};
+    while (i < o->n)
+        ne[w++] = o->e[i++];
+    free(o->e);
+    o->e = ne;
     o->n = w;
-    o->e[at] = (struct ext){lo, hi};
+    o->cap = o->n;
     return 0;
 }
 

@@ -38,7 +38,7 @@ static void json_stat(FILE *f, const char *key, const char *name, const struct d
     if (!st->is_dir)
         fprintf(f, ", \"stripe_unit\": %" PRIu64 ", \"stripe_count\": %u, "
                 "\"redundancy\": \"%s\"", st->stripe.unit, st->stripe.count,
-                ddio_redundancy_name(st->copies));
+                ddio_redundancy_name(st->redundancy));
     fputc('}', f);
 }
 
@@ -187,7 +187,7 @@ int cmd_stat(struct cli *o)
            mode, st.uid, st.gid, when);
     if (!st.is_dir)
         printf("stripe_unit: %" PRIu64 "\nstripe_count: %u\nredundancy: %s\n", st.stripe.unit,
-               st.stripe.count, ddio_redundancy_name(st.copies));
+               st.stripe.count, ddio_redundancy_name(st.redundancy));
     return 0;
 }
 

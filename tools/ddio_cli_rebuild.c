@@ -345,7 +345,7 @@ static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
         rc = ddio_client_rebuild_op(r->cl, r->n, &b, &state, msg, sizeof msg);
     if (rc == 0 && state == DDIO_RB_BUILT) {
         printf("%s: %s: already rebuilt (skipped)\n", f->path,
-               ddio_redundancy_name(f->layout.copies));
+               ddio_redundancy_name(ddio_layout_redundancy(&f->layout)));
         r->skipped++;
         f->ok = 1;
         r->total -= f->size;        /* the estimate counts what is left to copy */
@@ -354,7 +354,7 @@ static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
                                                        sizeof msg)) == 0
                && (rc = copy_file(r, f, msg, sizeof msg)) == 0) {
         printf("%s: %s: %s, %" PRIu64 " bytes\n", f->path,
-               ddio_redundancy_name(f->layout.copies), r->redo ? "resynced" : "rebuilt",
+               ddio_redundancy_name(ddio_layout_redundancy(&f->layout)), r->redo ? "resynced" : "rebuilt",
                f->size);
         r->rebuilt++;
         f->ok = 1;

@@ -62,7 +62,7 @@ static int scrub_file(struct scrub_run *r, const char *path)
     int rc = ddio_client_scrub(f, r->rate, &t, msg, sizeof msg);
     ddio_client_close(f);
     add(&r->all, &t);
-    report(path, ddio_redundancy_name(st.copies), &t);
+    report(path, ddio_redundancy_name(st.redundancy), &t);
     if (rc)
         return cli_fail("scrub: %s: %s", path, msg);
     if (t.unrepairable)

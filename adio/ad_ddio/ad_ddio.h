@@ -94,8 +94,9 @@ typedef struct ADIOI_DDIO_File {
     int mem_builder;            /* ddio_mem_builder published: 0 none yet, else
                                  * 1 + from_type (Info_set only on a change) */
     int copies;                 /* romio_ddio_redundancy for files this open
-                                 * creates: 0 not given (none), else 1..3;
-                                 * DDIO_REDUNDANCY_EC / _BAD: refused at open */
+                                 * creates: 0 not given (none), else its word
+                                 * (ddio_layout.h: copies, or ec:K+M);
+                                 * DDIO_REDUNDANCY_BAD: refused at open */
     int hint_err;               /* an MPI error of the hints given at open
                                  * (SetInfo's is dropped by ADIO_Open): the
                                  * open fails with it, and hint_msg */

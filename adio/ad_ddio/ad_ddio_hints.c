@@ -239,7 +239,8 @@ static void publish_defaults(ADIO_File fd, ADIOI_DDIO_File * f)
     /* an open file's own mode (its layout's), else what a create would ask */
     if (f->fh.srv || f->copies >= 0)
         ADIOI_Info_set(fd->info, "romio_ddio_redundancy",
-                       ddio_redundancy_name(f->fh.srv ? f->fh.copies : (uint32_t) f->copies));
+                       ddio_redundancy_name(f->fh.srv ? ddio_fh_redundancy(&f->fh)
+                                            : (uint32_t) f->copies));
     if (f->transport >= 0)
         ADIOI_Info_set(fd->info, "romio_ddio_transport", f->transport == DDIO_XPORT_UCX ? "ucx"
                        : f->transport == DDIO_XPORT_TCP ? "tcp" : "auto");

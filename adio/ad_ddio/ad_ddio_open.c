@@ -52,11 +52,9 @@ static void create_args(ADIO_File fd, ADIOI_DDIO_File * f, struct ddio_create *c
  * noted it): never a file without the copies asked for */
 static int redundancy_refused(const ADIOI_DDIO_File * f, ADIOI_DDIO_Err * e)
 {
-    if (f->copies == DDIO_REDUNDANCY_EC)
-        ddio_err_set(e, EOPNOTSUPP, "ddio: romio_ddio_redundancy=ec:K+M: erasure coding is "
-                     "not supported (none, mirror or mirror:3)");
-    else if (f->copies < 0)
-        ddio_err_set(e, EINVAL, "ddio: romio_ddio_redundancy: not none, mirror or mirror:3");
+    if (f->copies < 0)
+        ddio_err_set(e, EINVAL, "ddio: romio_ddio_redundancy: not none, mirror, mirror:3 or "
+                     "ec:K+M (1 <= K <= %u, 1 <= M <= %u)", DDIO_EC_MAX_K, DDIO_EC_MAX_M);
     return f->copies < 0;
 }
 
@@ -92,7 +90,8 @@ static void publish_layout(ADIO_File fd, ADIOI_DDIO_File * f)
     snprintf(value, sizeof(value), "%llu", (unsigned long long) f->fh.stripe.unit);
     ADIOI_Info_set(fd->info, "striping_unit", value);
     /* the stored mode wins over a hint given for an existing file */
-    ADIOI_Info_set(fd->info, "romio_ddio_redundancy", ddio_redundancy_name(f->fh.copies));
+    ADIOI_Info_set(fd->info, "romio_ddio_redundancy",
+                   ddio_redundancy_name(ddio_fh_redundancy(&f->fh)));
     /* a non-positive striping_factor hint was ignored ("use all servers");
      * ROMIO's helper already echoed it into the info and its file_info test
      * expects to read it back, so only a real request or none is replaced by

@@ -17,7 +17,9 @@
  *                        DUMP (a plain file; /dev/null: none), which the
  *                        harness compares with the ufs: run's file.
  *                        $T_MIRROR_MODE: the hint's value (default mirror;
- *                        mirror:3 survives two servers; empty: no hint, the
+ *                        mirror:3 survives two servers; ec:2+1 erasure
+ *                        coded, with $T_MIRROR_CUT=0 since such a file
+ *                        cannot be cut short yet; empty: no hint, the
  *                        servers' --redundancy, and get_info must say
  *                        $T_MIRROR_EXPECT).
  *   t_mirror rewrite DUMP FILE  FILE (written by a run above) opened
@@ -28,8 +30,9 @@
  *                        server's part goes to and comes from its copies.
  *   t_mirror reread DUMP FILE  FILE opened read-only (a server out): its
  *                        size, and every byte read back as above.
- *   t_mirror errors FILE  the refusals, on every rank: ec:2+1 (not
- *                        supported), an unknown value (an argument error), mirror:3 on fewer
+ *   t_mirror errors FILE  the refusals, on every rank: ec:2+1 on 2
+ *                        servers (striping_factor 2), an unknown value and
+ *                        ec:2+9 (argument errors), mirror:3 on fewer
  *                        than 3 servers (striping_factor 2); a hint on an
  *                        existing file loses to its stored mode
  *                        (get_info says which).
@@ -42,9 +45,11 @@
 #define REC 1000                        /* a record of the dealt view */
 #define RECS 1500                       /* per rank */
 #define INDEP (300 * 1024)              /* each rank's independent range */
-#define CUT 12345                       /* set_size takes this off the end */
+#define CUT 12345                       /* set_size takes this off the end
+                                         * ($T_MIRROR_CUT: another) */
 
 static unsigned seed = SEED;
+static MPI_Offset cut = CUT;
 
 static MPI_Offset coll_bytes(void)
 {
@@ -58,7 +63,7 @@ static MPI_Offset indep_off(int r)
 
 static MPI_Offset full_size(void)
 {
-    return indep_off(t_size) - CUT;
+    return indep_off(t_size) - cut;
 }
 
 static void fill(unsigned char *b, MPI_Offset off, MPI_Offset n)
@@ -271,10 +276,11 @@ static int errors(const char *file)
     MPI_File fh;
     MPI_Info info;
     char *other = t_name(file, ".none");
-    refused(file, "romio_ddio_redundancy", "ec:2+1", NULL, MPI_ERR_UNSUPPORTED_OPERATION,
-            "not supported");
+    refused(file, "romio_ddio_redundancy", "ec:2+1", "2", MPI_ERR_ARG, "ec:2+1 needs 3 servers");
+    refused(file, "romio_ddio_redundancy", "ec:2+9", NULL, MPI_ERR_ARG,
+            "not none, mirror, mirror:3 or ec:K+M");
     refused(file, "romio_ddio_redundancy", "mirrror", NULL, MPI_ERR_ARG,
-            "not none, mirror or mirror:3");
+            "not none, mirror, mirror:3 or ec:K+M");
     refused(file, "romio_ddio_redundancy", "mirror:3", "2", MPI_ERR_ARG, "3 copies need 3");
     /* created without copies: a later mirror hint does not change it */
     T_MPI(MPI_File_open(MPI_COMM_WORLD, other, MPI_MODE_CREATE | MPI_MODE_RDWR,
@@ -299,6 +305,8 @@ int main(int argc, char **argv)
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
     if (getenv("T_MIRROR_SEED"))
         seed = (unsigned) atoi(getenv("T_MIRROR_SEED"));
+    if (getenv("T_MIRROR_CUT"))
+        cut = atoll(getenv("T_MIRROR_CUT"));
     int rc;
     if (argc == 3 && !strcmp(argv[1], "errors"))
         rc = errors(argv[2]);

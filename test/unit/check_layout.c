@@ -483,7 +483,10 @@ START_TEST(redundancy_names)
     ck_assert_int_eq(ddio_redundancy_parse("mirror"), 2);
     ck_assert_int_eq(ddio_redundancy_parse("mirror:2"), 2);
     ck_assert_int_eq(ddio_redundancy_parse("mirror:3"), 3);
-    ck_assert_int_eq(ddio_redundancy_parse("ec:4+2"), DDIO_REDUNDANCY_EC);
+    ck_assert_int_eq(ddio_redundancy_parse("ec:4+2"), (int)DDIO_REDUNDANCY_EC_WORD(4, 2));
+    ck_assert_str_eq(ddio_redundancy_name(DDIO_REDUNDANCY_EC_WORD(4, 2)), "ec:4+2");
+    ck_assert_int_eq(ddio_redundancy_parse("ec:4+9"), DDIO_REDUNDANCY_BAD);
+    ck_assert_int_eq(ddio_redundancy_parse("ec:x"), DDIO_REDUNDANCY_BAD);
     ck_assert_int_eq(ddio_redundancy_parse("mirror:4"), DDIO_REDUNDANCY_BAD);
     ck_assert_int_eq(ddio_redundancy_parse("Mirror"), DDIO_REDUNDANCY_BAD);
     ck_assert_int_eq(ddio_redundancy_parse(""), DDIO_REDUNDANCY_BAD);

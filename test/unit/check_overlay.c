@@ -39,7 +39,7 @@ static void teardown(void)
     ck_assert_int_eq(system(cmd), 0);
 }
 
-struct seen { uint64_t v[64]; int n; };
+struct seen { uint64_t v[2048]; int n; };
 static int note(void *arg, uint64_t lo, uint64_t hi)
 {
     struct seen *s = arg;
@@ -84,6 +84,42 @@ START_TEST(t_merge_and_cut)
     ck_assert_str_eq(list(o, 0, 1000), "");
     ovl_add(o, 10, 10);                       /* empty: nothing */
     ck_assert(!ovl_any(o, 0, 100));
+    ovl_close(o, 0);
+}
+END_TEST
+
+static int mark(void *arg, uint64_t lo, uint64_t hi)
+{
+    unsigned char *m = arg;
+    memset(m + lo, 2, hi - lo);
+    return 0;
+}
+
+/* many adds and cuts in random order against a byte map; the walk gives
+ * back exactly the bytes set, as disjoint sorted extents */
+START_TEST(t_random_against_map)
+{
+    enum { SPACE = 20000 };
+    static unsigned char want[SPACE], got[SPACE];
+    struct ovl *o = ovl_open(rootfd, "f", datafd, 1);
+    memset(want, 0, sizeof(want));
+    srand(11);
+    for (int i = 0; i < 4000; i++) {
+        uint64_t lo = (uint64_t)(rand() % SPACE), len = (uint64_t)(rand() % 300);
+        uint64_t hi = lo + len > SPACE ? SPACE : lo + len;
+        int add = rand() % 3 != 0;
+        ck_assert_int_eq(add ? ovl_add(o, lo, hi) : ovl_del(o, lo, hi), 0);
+        memset(want + lo, add ? 2 : 0, hi - lo);
+        if (i % 500 == 0 || i == 3999) {
+            memset(got, 0, sizeof(got));
+            ovl_each(o, 0, SPACE, mark, got);
+            ck_assert_int_eq(memcmp(got, want, SPACE), 0);
+        }
+    }
+    struct seen s = {.n = 0};
+    ovl_each(o, 0, 600, note, &s);
+    for (int i = 2; i < s.n; i += 2)
+        ck_assert_uint_gt(s.v[i], s.v[i - 1]);   /* sorted, not touching */
     ovl_close(o, 0);
 }
 END_TEST
@@ -170,6 +206,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, t_merge_and_cut);
+    tcase_add_test(tc, t_random_against_map);
     tcase_add_test(tc, t_kept_once_flushed);
     tcase_add_test(tc, t_foreign_and_fresh);
     tcase_add_test(tc, t_long_log_rewritten);
