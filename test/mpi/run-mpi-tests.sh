@@ -441,7 +441,8 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
   # written in part go to the overlays) on ec:2+1 (3 servers) and ec:4+2
   # (6 servers); every byte read back, collective and independent, must be
   # the ufs: run's file; every group's parity must be its in-place data's
-  # (test/server/ec_verify); ddio stat names the mode. (A file cut short is
+  # (test/server/ec_verify); ddio stat names the mode; the servers killed
+  # after a synced job lose nothing of it. (A file cut short is
   # not built for ec files: $T_MIRROR_CUT=0. Reads with a server lost are
   # not built yet either.)
   T_MIRROR_CUT=0 ufs_run ec 4 "$bin/t_mirror" /dev/null; ec_ufs="$U/ec"
@@ -456,6 +457,20 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
     roots=(); for ((i = 0; i < n; i++)); do roots+=("$root/s$i"); done
     t_step "ec$k$m/parity" "$top/test/server/ec_verify" "$k" "$m" 65536 ec "${roots[@]}"
   done
+  # synced is durable: every server SIGKILLed right after the job's sync,
+  # the file still open (t_mirror's kill hook; its reads then fail, which
+  # this step allows); started again, a job reads every byte back: the
+  # overlays' extents (partial groups) were logged at the sync
+  root="$tmp/srv-ec-kill"; mkdir -p "$root"
+  t_step ec-killed/write env T_MIRROR_MODE=ec:2+1 T_MIRROR_CUT=0 DDIO_TIMEOUT=2 \
+    DDIO_RECOVER_TIMEOUT=1 "$run" -s 3 --root "$root" -- sh -c "
+      DDIO_TEST_KILL=\"pkill -KILL -P \$PPID -x ddio-server; sleep 0.3\" \
+        mpiexec -n 4 '$bin/t_mirror' /dev/null ddio:/ec >/dev/null 2>&1
+      ! pgrep -P \$PPID -x ddio-server"
+  t_step ec-killed/reread env T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
+    mpiexec -n 4 "$bin/t_mirror" reread "$tmp/ec-killed.dump" ddio:/ec
+  t_step ec-killed/cmp cmp "$tmp/ec-killed.dump" "$ec_ufs"
+  t_step ec-killed/parity "$top/test/server/ec_verify" 2 1 65536 ec "$root/s0" "$root/s1" "$root/s2"
 fi
 if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioserver/sums.h)
   # Servers with --checksums on (SUMS_ON; the default, mirrored, keeps
