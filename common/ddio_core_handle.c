@@ -389,10 +389,11 @@ static int enc_setsize(const struct ddio_fh *f, int i, struct ddio_wbuf *w, cons
     const struct size_arg *a = arg;
     struct ddio_setsize m = {.handle = f->srv[i].handle,
         .local_size = ddio_layout_local_size(&f->stripe, (uint32_t) i, a->size),
-        .logical_size = f->copies > 1 ? a->size : UINT64_MAX,
+        .logical_size = f->copies > 1 || f->ec.k ? a->size : UINT64_MAX,
         .flags = a->grow ? DDIO_SS_GROW : 0
     };
-    if (a->grow && !grows(f, a, (uint32_t) i))
+    /* (every server of an erasure-coded file notes its logical size) */
+    if (a->grow && !f->ec.k && !grows(f, a, (uint32_t) i))
         return 0;
     ddio_enc_setsize(w, &m);
     return 1;

@@ -918,6 +918,7 @@ static int xfer_call(struct ddio_xfer_req *x, const char *involved, char *back, 
         xfer_spare_check(&st);
         send_xfers(&st);
         poll_loop(&st);
+        xfer_ec_decode(&st);
         read_copies(&st);
         ucx_end(&st);
         ddio_conns_unlock(st.conns, x->f->nsrv);
@@ -930,7 +931,7 @@ static int xfer_call(struct ddio_xfer_req *x, const char *involved, char *back, 
     }
     if (e->errnum && st.ucx && x->op == DDIO_X_READ)
         note_ucx(&st);
-    if (!e->errnum && st.resent && x->op == DDIO_X_READ)
+    if (!e->errnum && (st.resent || st.decoded) && x->op == DDIO_X_READ)
         xfer_got_merge(&st);
     if (!e->errnum && x->op == DDIO_X_WRITE)
         x->bytes = x->fdesc->length;

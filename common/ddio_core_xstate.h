@@ -76,6 +76,7 @@ typedef struct xstate {
      * call after it, alone (rejoin: their copies' holders took it) */
     char back[DDIO_MAX_SERVERS];
     int rejoin;
+    int decoded;                /* an erasure-coded read decoded lost parts */
 } xstate;
 
 /* ddio_core_xgot.c: a read's received stream ranges */
@@ -99,11 +100,17 @@ void xfer_no_copy_err(const xstate *st, int i, struct ddio_err *err);
 
 /* A read of a mirrored file rides through a lost server (DESIGN.md 6.1):
  * its part is read from a copy (read_copies) instead of waiting out the
- * recovery time, since a copy holds the same bytes. */
+ * recovery time, since a copy holds the same bytes; an erasure-coded
+ * file's is decoded from the others (6.4, xfer_ec_decode). */
 static inline int xfer_can_degrade(const xstate *st)
 {
-    return st->x->op == DDIO_X_READ && st->f->copies > 1;
+    return st->x->op == DDIO_X_READ && (st->f->copies > 1 || st->f->ec.k);
 }
+
+/* ddio_core_xec.c: an erasure-coded file's read that lost servers: their
+ * parts decoded from the others (ECREAD), placed and noted as received,
+ * their local sizes from the servers' logical size (errors in st->e) */
+void xfer_ec_decode(xstate *st);
 
 static inline void xfer_note_error(xstate *st, const struct ddio_err *err)
 {

@@ -299,6 +299,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_SETATTR] = "SETATTR", [DDIO_T_ACTAS] = "ACTAS",
         [DDIO_T_LOCALSTAT] = "LOCALSTAT", [DDIO_T_WATCH] = "WATCH", [DDIO_T_INVAL] = "INVAL",
         [DDIO_T_SCRUB] = "SCRUB", [DDIO_T_REPAIR] = "REPAIR", [DDIO_T_REBUILD] = "REBUILD",
+        [DDIO_T_ECREAD] = "ECREAD",
         [DDIO_T_MEMBER] = "MEMBER",
     };
     static const char *const rep[DDIO_T_MAX] = {
@@ -315,7 +316,7 @@ const char *ddio_type_name(uint16_t type)
         [DDIO_T_SETATTR] = "SETATTR|R", [DDIO_T_ACTAS] = "ACTAS|R",
         [DDIO_T_LOCALSTAT] = "LOCALSTAT|R", [DDIO_T_WATCH] = "WATCH|R",
         [DDIO_T_INVAL] = "INVAL|R", [DDIO_T_SCRUB] = "SCRUB|R", [DDIO_T_REPAIR] = "REPAIR|R",
-        [DDIO_T_REBUILD] = "REBUILD|R",
+        [DDIO_T_REBUILD] = "REBUILD|R", [DDIO_T_ECREAD] = "ECREAD|R",
         [DDIO_T_MEMBER] = "MEMBER|R",
     };
     if (!type_valid(type))

@@ -88,12 +88,14 @@ enum ddio_type {
                             * with a good copy's bytes */
     DDIO_T_REBUILD  = 32,  /* client -> server: a replacement's id, a file
                             * rebuilt on it, writers fenced off */
-    /* DDIO_T_RESERVED_LO..HI-1 (33-39): unused numbers, never valid */
+    DDIO_T_ECREAD   = 33,  /* client -> server: bytes of an erasure-coded
+                            * file's view (a lost server's units decoded) */
+    /* DDIO_T_RESERVED_LO..HI-1 (34-39): unused numbers, never valid */
     DDIO_T_MEMBER   = 40,  /* client -> server: the deployment's membership
                             * record, read or changed (PROTOCOL.md "MEMBER") */
     DDIO_T_MAX      = 41
 };
-#define DDIO_T_RESERVED_LO 33u
+#define DDIO_T_RESERVED_LO 34u
 #define DDIO_T_RESERVED_HI 40u
 #define DDIO_REPLY 0x8000u
 
@@ -481,6 +483,40 @@ struct ddio_scrub_r {
     uint32_t data_len;
     const uint8_t *data;     /* into the payload */
 };
+/* ECREAD: len bytes (1..DDIO_ECREAD_MAX) at local offset off of a view of
+ * an erasure-coded file on this server: DDIO_EV_DATA its data in place
+ * (without the overlay), DDIO_EV_PARITY its parity units, DDIO_EV_OVERLAY
+ * its overlay (ddio_ec.h's byte space); zeros past the view's end. What a
+ * read that lost a server decodes that server's units from (DESIGN.md
+ * 6.4). Another file's handle: EINVAL. */
+#define DDIO_ECREAD_MAX     (1u << 20)
+#define DDIO_ECREAD_MAX_EXT 4096u
+#define DDIO_EV_DATA    0u
+#define DDIO_EV_PARITY  1u
+#define DDIO_EV_OVERLAY 2u
+struct ddio_ecread {
+    uint64_t handle;
+    uint32_t view;
+    uint32_t len;
+    uint64_t off;
+};
+/* ECREAD|R: the file's logical size as this server knows it (the end of
+ * every write and extending set_size it took part in), the bytes, and
+ * with DDIO_EV_OVERLAY the overlay's extents meeting the range, clipped
+ * and sorted (at most DDIO_ECREAD_MAX_EXT: data_len stops at the last) */
+struct ddio_ecread_r {
+    uint64_t logical_size;
+    uint32_t data_len;
+    const uint8_t *data;     /* into the payload */
+    uint32_t next;           /* extents */
+    uint64_t *ext;           /* 2 * next: lo, hi (malloc'd: ddio_ecread_r_free) */
+};
+void ddio_enc_ecread(struct ddio_wbuf *w, const struct ddio_ecread *m);
+int  ddio_dec_ecread(const void *p, size_t n, struct ddio_ecread *m);
+void ddio_enc_ecread_r(struct ddio_wbuf *w, const struct ddio_ecread_r *m);
+int  ddio_dec_ecread_r(const void *p, size_t n, struct ddio_ecread_r *m);
+void ddio_ecread_r_free(struct ddio_ecread_r *m);
+
 /* REPAIR: whole sectors at local offset off (sector-aligned) of view `copy`
  * (as SCRUB's), data_len a multiple of the sector, <= DDIO_SCRUB_DATA_MAX.
  * Each is written only if, under the block lock, its bytes on disk still

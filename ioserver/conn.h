@@ -101,6 +101,7 @@ struct work {
         struct ddio_prealloc pa;
         struct ddio_scrub sc;
         struct ddio_repair rp;   /* its data in payload */
+        struct ddio_ecread er;
     } u;
 };
 

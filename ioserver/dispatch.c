@@ -60,6 +60,7 @@ int dispatch(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     case DDIO_T_PREALLOC:
     case DDIO_T_SCRUB:
     case DDIO_T_REPAIR:
+    case DDIO_T_ECREAD:
     case DDIO_T_LOCK:    return on_slow(c, h, payload);
     default:
         conn_send_err(c, h->type | DDIO_REPLY, h->req, EPROTO, "unexpected message type %u",

@@ -238,6 +238,19 @@ void eparity_encode(struct xfer *x, struct slot *s)
 
 /* ---- the overlay ---- */
 
+void eparity_done(struct xfer *x)
+{
+    struct ofile *ov = x->of->copy[STORE_OVERLAY];
+    if (x->op != DDIO_X_WRITE || !ec_of(x)->k || !ov || !ov->ovl)
+        return;
+    uint64_t end = 0;
+    for (uint32_t r = 0; r < x->n; r++)
+        if (x->parts[r].have_desc && x->parts[r].d.length && (uint64_t)x->parts[r].end > end)
+            end = (uint64_t)x->parts[r].end;
+    if (ovl_note_size(ov->ovl, end))
+        FAIL(x, ENOMEM, "write of %s: ENOMEM", x->of->path);
+}
+
 int eparity_written(struct xfer *x, struct slot *s)
 {
     const uint64_t U = x->S.unit, N = ec_of(x)->k + ec_of(x)->m;

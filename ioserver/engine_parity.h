@@ -29,6 +29,11 @@ int eparity_coverage(struct xfer *x, struct slot *s);
  * scratch buffer into the block buffer. */
 void eparity_encode(struct xfer *x, struct slot *s);
 
+/* An ec:K+M write done: the end of what it wrote noted as the file's
+ * logical size this server knows (overlay.h), for a read that decodes a
+ * lost server's units and needs the end of file. */
+void eparity_done(struct xfer *x);
+
 /* Overlay block s written (its runs, written byte-exact): its extents
  * noted, and the data grown where the write went past the file's end. 0
  * or -errno. */

@@ -231,6 +231,8 @@ static void run(struct xfer *x)
         pipeline(x);
     if (xfer_failed(x))
         drain(x);
+    if (!xfer_failed(x))
+        eparity_done(x);
     for (uint32_t v = 0; x->op == DDIO_X_WRITE && v < x->nviews; v++)
         if ((rc = store_trim(x->views[v].of)) != 0)
             FAIL(x, -rc, "truncate %s after write: %s", x->views[v].of->path,

@@ -25,6 +25,8 @@
 #include "replay.h"
 #include "rebuild.h"
 #include "scrub.h"
+#include "overlay.h"
+#include "ecread.h"
 #include "tlsgate.h"
 #include "reply.h"
 #include "ucx.h"
@@ -555,6 +557,8 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
      * nothing of it shrinks */
     int rc = (m.flags & DDIO_SS_GROW) && m.local_size <= store_size(of) ? 0
         : store_setsize(of, m.local_size);
+    if (rc == 0 && of->copy[STORE_OVERLAY] && m.logical_size != UINT64_MAX)
+        rc = ovl_note_size(of->copy[STORE_OVERLAY]->ovl, m.logical_size);   /* ec:K+M */
     if (rc == 0 && m.logical_size != UINT64_MAX)
         rc = store_copies_setsize(of, m.logical_size, (m.flags & DDIO_SS_GROW) != 0);
     changed_end(c->srv, gen);
@@ -631,6 +635,9 @@ static int decode_slow(struct work *w, uint64_t *handle)
     } else if (h->type == DDIO_T_REPAIR) {
         rc = ddio_dec_repair(w->payload, h->len, &w->u.rp);
         *handle = w->u.rp.handle;
+    } else if (h->type == DDIO_T_ECREAD) {
+        rc = ddio_dec_ecread(w->payload, h->len, &w->u.er);
+        *handle = w->u.er.handle;
     } else {
         struct ddio_handle_req m;
         rc = ddio_dec_handle_req(w->payload, h->len, &m);
@@ -653,7 +660,7 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     static void (*const fns[])(struct work *) = {
         [DDIO_T_XFER] = do_xfer, [DDIO_T_SYNC] = do_sync,
         [DDIO_T_PREALLOC] = do_prealloc, [DDIO_T_LOCK] = do_lock,
-        [DDIO_T_SCRUB] = do_scrub, [DDIO_T_REPAIR] = do_repair,
+        [DDIO_T_SCRUB] = do_scrub, [DDIO_T_REPAIR] = do_repair, [DDIO_T_ECREAD] = do_ecread,
     };
     struct work *w = work_new(c, h, payload, fns[h->type]);
     if (!w)

@@ -16,7 +16,7 @@
 #include "store_roots.h"
 
 #define OVX_MAGIC "DDIOOVX1"
-enum { OP_ADD = 1, OP_DEL = 2 };
+enum { OP_ADD = 1, OP_DEL = 2, OP_SIZE = 3 };
 
 struct ext { uint64_t lo, hi; };
 struct rec { uint64_t op, lo, hi; };
@@ -30,6 +30,7 @@ struct ovl {
     size_t n, cap;
     struct rec *pend;            /* changes not in the log yet */
     size_t npend, cappend;
+    uint64_t size;               /* the logical size noted (OP_SIZE) */
     uint64_t logged;             /* records in the log file */
     int own;                     /* the log file is this datafile's */
 };
@@ -112,6 +113,10 @@ static int join(struct ovl *o, uint64_t lo, uint64_t hi)
 
 static int apply(struct ovl *o, const struct rec *r)
 {
+    if (r->op == OP_SIZE) {
+        o->size = r->lo > o->size ? r->lo : o->size;
+        return 0;
+    }
     if (r->hi <= r->lo)
         return 0;
     return r->op == OP_ADD ? join(o, r->lo, r->hi) : cut(o, r->lo, r->hi);
@@ -183,7 +188,7 @@ void ovl_close(struct ovl *o, int durable)
 
 static int change(struct ovl *o, uint64_t op, uint64_t lo, uint64_t hi)
 {
-    if (hi <= lo)
+    if (op != OP_SIZE && hi <= lo)
         return 0;
     struct rec r = {op, lo, hi};
     pthread_mutex_lock(&o->mu);
@@ -195,6 +200,19 @@ static int change(struct ovl *o, uint64_t op, uint64_t lo, uint64_t hi)
 }
 
 int ovl_add(struct ovl *o, uint64_t lo, uint64_t hi) { return change(o, OP_ADD, lo, hi); }
+
+int ovl_note_size(struct ovl *o, uint64_t size)
+{
+    return size > ovl_size(o) ? change(o, OP_SIZE, size, 0) : 0;
+}
+
+uint64_t ovl_size(struct ovl *o)
+{
+    pthread_mutex_lock(&o->mu);
+    uint64_t s = o->size;
+    pthread_mutex_unlock(&o->mu);
+    return s;
+}
 int ovl_del(struct ovl *o, uint64_t lo, uint64_t hi) { return change(o, OP_DEL, lo, hi); }
 
 int ovl_each(struct ovl *o, uint64_t lo, uint64_t hi, ovl_fn fn, void *arg)
@@ -243,6 +261,9 @@ static int rewrite(struct ovl *o)
     memcpy(hdr, OVX_MAGIC, 8);
     memcpy(hdr + 8, &o->ino, 8);
     int rc = write_all(fd, hdr, sizeof(hdr));
+    struct rec sz = {OP_SIZE, o->size, 0};
+    if (rc == 0 && o->size)
+        rc = write_all(fd, &sz, sizeof(sz));
     for (size_t i = 0; i < o->n && rc == 0; i++) {
         struct rec r = {OP_ADD, o->e[i].lo, o->e[i].hi};
         rc = write_all(fd, &r, sizeof(r));
@@ -267,7 +288,7 @@ static int rewrite(struct ovl *o)
     if (fdir >= 0)
         close(fdir);
     if (rc == 0) {
-        o->logged = o->n;
+        o->logged = o->n + (o->size != 0);
         o->npend = 0;
         o->own = 1;
     }

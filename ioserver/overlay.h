@@ -38,6 +38,12 @@ int ovl_any(struct ovl *o, uint64_t lo, uint64_t hi);
  * after the datafile's fdatasync). 0 or -errno. */
 int ovl_flush(struct ovl *o);
 
+/* The file's logical size as this server knows it: the largest noted (the
+ * end of every write and extending set_size it took part in), kept in the
+ * same log. note: 0 or -ENOMEM. */
+int ovl_note_size(struct ovl *o, uint64_t size);
+uint64_t ovl_size(struct ovl *o);
+
 /* the log's path of an overlay datafile's path rel (for rename, unlink) */
 int ovl_log_path(char *out, size_t n, const char *rel);
 /* the datafile renamed to rel (its log renamed by the caller): 0 or -ENOMEM */

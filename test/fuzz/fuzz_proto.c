@@ -205,6 +205,12 @@ static void fuzz_one(enum fz_target t, const uint8_t *p, size_t n)
 #define CLEANUP ddio_scrub_r_free(&m)
     SIMPLE(FZ_SCRUB_R, struct ddio_scrub_r, ddio_dec_scrub_r, ddio_enc_scrub_r)
 #undef CLEANUP
+#define CLEANUP (void)0
+    SIMPLE(FZ_ECREAD, struct ddio_ecread, ddio_dec_ecread, ddio_enc_ecread)
+#undef CLEANUP
+#define CLEANUP ddio_ecread_r_free(&m)
+    SIMPLE(FZ_ECREAD_R, struct ddio_ecread_r, ddio_dec_ecread_r, ddio_enc_ecread_r)
+#undef CLEANUP
 #define CLEANUP free(m.path)
     SIMPLE(FZ_REBUILD, struct ddio_rebuild, ddio_dec_rebuild, ddio_enc_rebuild)
 #undef CLEANUP

@@ -17,6 +17,7 @@ enum fz_target {
     FZ_SCRUB, FZ_SCRUB_R, FZ_REPAIR, FZ_REPAIR_R,
     FZ_REBUILD, FZ_REBUILD_R,
     FZ_MEMBER, FZ_MEMBER_R,
+    FZ_ECREAD, FZ_ECREAD_R,
     FZ_N
 };
 

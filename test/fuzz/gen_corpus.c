@@ -257,6 +257,16 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_scrub_r(&w, &sr);
     emit("scrub_r", FZ_SCRUB_R, &w);
+    struct ddio_ecread er = { .handle = 3, .view = DDIO_EV_OVERLAY, .len = 4096, .off = 65536 };
+    ddio_wbuf_init(&w);
+    ddio_enc_ecread(&w, &er);
+    emit("ecread", FZ_ECREAD, &w);
+    uint64_t ext[4] = { 65536, 65636, 66000, 69632 };
+    struct ddio_ecread_r err_ = { .logical_size = 1 << 20, .data_len = 4096, .data = sector,
+                                  .next = 2, .ext = ext };
+    ddio_wbuf_init(&w);
+    ddio_enc_ecread_r(&w, &err_);
+    emit("ecread_r", FZ_ECREAD_R, &w);
     struct ddio_repair rp = { .handle = 3, .copy = 0, .off = 4096, .data_len = 4096,
                               .data = sector };
     ddio_wbuf_init(&w);
@@ -277,21 +287,21 @@ static void gen_messages(void)
     ddio_wbuf_init(&w);
     ddio_enc_rebuild(&w, &ra);
     emit("rebuild_adopt", FZ_REBUILD, &w);
-    struct ddio_rebuild rp = { .op = DDIO_RB_PROGRESS, .done = 1 << 20, .total = 1 << 30,
-                               .rate = 1 << 25 };
+    struct ddio_rebuild rbp = { .op = DDIO_RB_PROGRESS, .done = 1 << 20, .total = 1 << 30,
+                                .rate = 1 << 25 };
     ddio_wbuf_init(&w);
-    ddio_enc_rebuild(&w, &rp);
+    ddio_enc_rebuild(&w, &rbp);
     emit("rebuild_progress", FZ_REBUILD, &w);
     struct ddio_rebuild rm = { .op = DDIO_RB_MISSED, .member = 1 };
     ddio_wbuf_init(&w);
     ddio_enc_rebuild(&w, &rm);
     emit("rebuild_missed", FZ_REBUILD, &w);
-    struct ddio_rebuild rr = { .op = DDIO_RB_REDO, .path = "d/g",
-                               .layout = { .stripe_unit = 65536, .stripe_count = 2,
-                                           .server_index = 0, .ndisks = 1,
-                                           .block_size = 65536, .copies = 2 } };
+    struct ddio_rebuild rbredo = { .op = DDIO_RB_REDO, .path = "d/g",
+                                   .layout = { .stripe_unit = 65536, .stripe_count = 2,
+                                               .server_index = 0, .ndisks = 1,
+                                               .block_size = 65536, .copies = 2 } };
     ddio_wbuf_init(&w);
-    ddio_enc_rebuild(&w, &rr);
+    ddio_enc_rebuild(&w, &rbredo);
     emit("rebuild_redo", FZ_REBUILD, &w);
     static char *mp[] = { "d/f", "g" };
     struct ddio_rebuild_r rmr = { .npaths = 2, .paths = mp };

@@ -442,9 +442,9 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
   # (6 servers); every byte read back, collective and independent, must be
   # the ufs: run's file; every group's parity must be its in-place data's
   # (test/server/ec_verify); ddio stat names the mode; the servers killed
-  # after a synced job lose nothing of it. (A file cut short is
-  # not built for ec files: $T_MIRROR_CUT=0. Reads with a server lost are
-  # not built yet either.)
+  # after a synced job lose nothing of it; reads with servers lost (up to
+  # M) decode their part. (A file cut short is not built for ec files:
+  # $T_MIRROR_CUT=0; writes with a server lost are not built either.)
   T_MIRROR_CUT=0 ufs_run ec 4 "$bin/t_mirror" /dev/null; ec_ufs="$U/ec"
   for shape in 2+1 4+2; do
     k=${shape%+*}; m=${shape#*+}; n=$((k + m)); root="$tmp/srv-ec-$k$m"; mkdir -p "$root"
@@ -471,6 +471,20 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
     mpiexec -n 4 "$bin/t_mirror" reread "$tmp/ec-killed.dump" ddio:/ec
   t_step ec-killed/cmp cmp "$tmp/ec-killed.dump" "$ec_ufs"
   t_step ec-killed/parity "$top/test/server/ec_verify" 2 1 65536 ec "$root/s0" "$root/s1" "$root/s2"
+  # a server lost for good mid-job (SIGKILLed after the sync, its root
+  # deleted: kill-server.sh): every byte still reads back, collectively
+  # and independently, its units decoded from the others and its partial
+  # writes read from their copies; ec:2+1 loses each of its 3 servers in
+  # turn, ec:4+2 one, then two at once
+  for spec in 2+1:0 2+1:1 2+1:2 4+2:5 4+2:1,4; do
+    shape=${spec%:*}; lose=${spec#*:}; k=${shape%+*}; m=${shape#*+}
+    root="$tmp/srv-ec-lose-$k$m-${lose/,/}"; mkdir -p "$root"
+    kill=""; for i in ${lose//,/ }; do kill="$kill${kill:+ && }$here/kill-server.sh $i $root"; done
+    t_step "ec$k$m-lose${lose/,/}/ddio" env T_MIRROR_MODE="ec:$shape" T_MIRROR_CUT=0 \
+      DDIO_TEST_KILL="$kill" "$run" -s $((k + m)) --root "$root" -- \
+      mpiexec -n 4 "$bin/t_mirror" "$tmp/ec-lose.dump" ddio:/ec
+    t_step "ec$k$m-lose${lose/,/}/cmp" cmp "$tmp/ec-lose.dump" "$ec_ufs"
+  done
 fi
 if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioserver/sums.h)
   # Servers with --checksums on (SUMS_ON; the default, mirrored, keeps

@@ -1998,6 +1998,54 @@ START_TEST(bad_layout)
 }
 END_TEST
 
+/* ECREAD and its answer survive the trip; a view past the overlay, a
+ * length of 0 or over the limit, unsorted or overlapping extents, and too
+ * many extents for the bytes left are refused */
+START_TEST(ecread_msgs)
+{
+    struct ddio_ecread m = {.handle = 9, .view = DDIO_EV_PARITY, .len = 4096, .off = 1 << 20}, b;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_ecread(&w, &m);
+    ck_assert_int_eq(ddio_dec_ecread(w.p, w.len, &b), 0);
+    ck_assert(b.handle == 9 && b.view == DDIO_EV_PARITY && b.len == 4096 && b.off == 1 << 20);
+    ddio_wbuf_free(&w);
+    struct ddio_ecread bad[] = {{1, 3, 10, 0}, {1, 0, 0, 0}, {1, 0, DDIO_ECREAD_MAX + 1, 0},
+                                {1, 0, 10, UINT64_MAX - 5}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ddio_wbuf_init(&w);
+        ddio_enc_ecread(&w, &bad[i]);
+        ck_assert_int_eq(ddio_dec_ecread(w.p, w.len, &b), -EPROTO);
+        ddio_wbuf_free(&w);
+    }
+    static const uint8_t data[100] = {7};
+    uint64_t ext[4] = {10, 20, 30, 40};
+    struct ddio_ecread_r r = {.logical_size = 12345, .data_len = 100, .data = data, .next = 2,
+                              .ext = ext}, rb;
+    ddio_wbuf_init(&w);
+    ddio_enc_ecread_r(&w, &r);
+    ck_assert_int_eq(ddio_dec_ecread_r(w.p, w.len, &rb), 0);
+    ck_assert(rb.logical_size == 12345 && rb.data_len == 100 && rb.data[0] == 7 && rb.next == 2
+              && rb.ext[3] == 40);
+    ddio_ecread_r_free(&rb);
+    ddio_wbuf_free(&w);
+    uint64_t unsorted[4] = {30, 40, 10, 20}, empty[2] = {5, 5};
+    struct ddio_ecread_r bads[] = {{1, 100, data, 2, unsorted}, {1, 100, data, 1, empty}};
+    for (size_t i = 0; i < 2; i++) {
+        ddio_wbuf_init(&w);
+        ddio_enc_ecread_r(&w, &bads[i]);
+        ck_assert_int_eq(ddio_dec_ecread_r(w.p, w.len, &rb), -EPROTO);
+        ddio_wbuf_free(&w);
+    }
+    ddio_wbuf_init(&w);           /* 1000 extents claimed, none there */
+    ddio_put_u64(&w, 1);
+    ddio_put_u32(&w, 0);
+    ddio_put_u32(&w, 1000);
+    ck_assert_int_eq(ddio_dec_ecread_r(w.p, w.len, &rb), -EPROTO);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
 /* an ec:K+M layout survives the trip, K and M apart from the copies */
 START_TEST(ec_layout_roundtrip)
 {
@@ -2950,6 +2998,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, trailing_byte);
     tcase_add_test(tc, bad_layout);
     tcase_add_test(tc, ec_layout_roundtrip);
+    tcase_add_test(tc, ecread_msgs);
     tcase_add_test(tc, bad_segs);
     tcase_add_test(tc, bad_xfer);
     tcase_add_test(tc, bad_ranges);

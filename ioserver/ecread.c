@@ -1,0 +1,95 @@
+/* ECREAD: an erasure-coded file's view read for a decoding client
+ * (ecread.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ecread.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ddio_net.h"             /* errno names */
+#include "overlay.h"
+#include "reply.h"
+#include "server.h"
+#include "store.h"
+
+/* [off, off + len) of the view's datafiles into buf, zeros past their end */
+static int read_view(struct ofile *vf, uint64_t off, uint8_t *buf, size_t len)
+{
+    memset(buf, 0, len);
+    uint64_t B = vf->disks.unit;
+    for (uint64_t o = off, e; o < off + len; o = e) {
+        e = (o / B + 1) * B < off + len ? (o / B + 1) * B : off + len;
+        uint64_t doff;
+        int d = store_disk_of(vf, o, &doff);
+        int fd = vf->bfds[d] >= 0 ? vf->bfds[d] : vf->fds[d];
+        ssize_t n = pread(fd, buf + (o - off), (size_t)(e - o), (off_t)doff);
+        if (n < 0)
+            return -errno;
+    }
+    return 0;
+}
+
+struct exts { uint64_t *v; uint32_t n; uint64_t stop; };
+
+static int take_ext(void *arg, uint64_t lo, uint64_t hi)
+{
+    struct exts *x = arg;
+    if (x->n == DDIO_ECREAD_MAX_EXT) {
+        x->stop = lo;             /* the bytes sent stop where the extents do */
+        return 1;
+    }
+    x->v[2 * x->n] = lo;
+    x->v[2 * x->n + 1] = hi;
+    x->n++;
+    return 0;
+}
+
+static int refuse(struct work *w, int err, const char *what)
+{
+    return conn_send_err(w->c, w->h.type | DDIO_REPLY, w->h.req, err, "ecread of %s: %s",
+                         w->of->path, what);
+}
+
+static void ecread_run(struct work *w)
+{
+    const struct ddio_ecread *m = &w->u.er;
+    struct ofile *of = w->of, *ov = of->copy[STORE_OVERLAY];
+    struct ofile *vf = m->view == DDIO_EV_DATA ? of
+                       : of->copy[m->view == DDIO_EV_PARITY ? STORE_PARITY : STORE_OVERLAY];
+    if (!of->layout.ec.k || !vf || !ov || !ov->ovl) {
+        refuse(w, EINVAL, "not an erasure-coded file");
+        return;
+    }
+    struct ddio_ecread_r r = {.logical_size = ovl_size(ov->ovl), .data_len = m->len};
+    struct exts x = {calloc(2 * DDIO_ECREAD_MAX_EXT, sizeof(uint64_t)), 0, UINT64_MAX};
+    uint8_t *buf = malloc(m->len);
+    int rc = buf && x.v ? read_view(vf, m->off, buf, m->len) : -ENOMEM;
+    if (rc == 0 && m->view == DDIO_EV_OVERLAY) {
+        ovl_each(ov->ovl, m->off, m->off + m->len, take_ext, &x);
+        if (x.stop != UINT64_MAX)
+            r.data_len = (uint32_t)(x.stop - m->off);
+        r.next = x.n;
+        r.ext = x.v;
+    }
+    if (rc) {
+        refuse(w, -rc, ddio_errno_name(-rc));
+    } else {
+        r.data = buf;
+        struct ddio_wbuf wb;
+        ddio_wbuf_init(&wb);
+        ddio_enc_ecread_r(&wb, &r);
+        reply_w(w->c, &w->h, &wb);
+    }
+    free(buf);
+    free(x.v);
+}
+
+void do_ecread(struct work *w)
+{
+    ecread_run(w);
+    store_release(&w->c->srv->store, w->of);
+}
