@@ -334,7 +334,11 @@ int ddio_fh_local_sizes(struct ddio_fh *f, const char *skip, uint64_t *local,
         struct ddio_u64_r r;
         if (skip && skip[i])
             continue;
-        if (ddio_dec_u64_r(calls[i].reply, calls[i].reply_len, &r)) {
+        if (!calls[i].reply && f->srv[i].out) {   /* declared out by this fan-out */
+            ddio_err_set(e, EHOSTDOWN, "ddio server %s: declared out while asked its size",
+                         f->srv[i].conn->name);
+            rc = -1;
+        } else if (ddio_dec_u64_r(calls[i].reply, calls[i].reply_len, &r)) {
             ddio_err_set(e, EPROTO, "ddio server %s: malformed STAT reply",
                          f->srv[i].conn->name);
             rc = -1;

@@ -285,12 +285,22 @@ static int copy_sizes(struct ddio_fh *f, const char *which, uint64_t *local,
 
 int ddio_xfer_file_size(struct ddio_fh *f, uint64_t *size, struct ddio_err *e)
 {
-    char out[DDIO_MAX_SERVERS] = { 0 };
-    uint64_t known[DDIO_MAX_SERVERS] = { 0 };
-    int nout = 0;
-    for (int i = 0; i < f->nsrv; i++)
-        nout += out[i] = (char) f->srv[i].out;
-    if (!nout)
-        return ddio_fh_size(f, NULL, NULL, size, e);
-    return copy_sizes(f, out, known, e) ? -1 : ddio_fh_size(f, out, known, size, e);
+    /* a server the STAT fan-out itself declared out (lost for the recovery
+     * time) answered nothing: asked once more, its size then a copy's */
+    for (int round = 0;; round++) {
+        char out[DDIO_MAX_SERVERS] = { 0 };
+        uint64_t known[DDIO_MAX_SERVERS] = { 0 };
+        int nout = 0, moved = 0, rc;
+        for (int i = 0; i < f->nsrv; i++)
+            nout += out[i] = (char) f->srv[i].out;
+        if (!nout)
+            rc = ddio_fh_size(f, NULL, NULL, size, e);
+        else
+            rc = copy_sizes(f, out, known, e) ? -1 : ddio_fh_size(f, out, known, size, e);
+        for (int i = 0; i < f->nsrv; i++)
+            moved |= f->srv[i].out && !out[i];
+        if (rc == 0 || !moved || round)
+            return rc;
+        memset(e, 0, sizeof(*e));
+    }
 }

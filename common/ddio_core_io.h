@@ -126,6 +126,18 @@ int ddio_xfer_file_size(struct ddio_fh *f, uint64_t *size, struct ddio_err *e);
  * stripe server involved, served until its DONE */
 int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
 
+/* ---- ddio_core_xec.c: an erasure-coded file's lost unit decoded --------------- */
+
+/* The in-place bytes [lo, hi) (in-unit offsets) of logical unit u decoded
+ * into out from K of its group's other units, read with ECREAD from the
+ * servers not lost[] (and not u's own): on the connections locked (a
+ * transfer's), or with NULL each by ddio_fh_call; overlay: its partial
+ * writes, from a parity server's copy, laid over. *size: the largest
+ * logical size the servers know. 0, or -1 with e set. */
+int ddio_ec_decode_unit(struct ddio_fh *f, struct ddio_conn **locked, const char *lost,
+                        uint64_t u, uint64_t lo, uint64_t hi, int overlay, uint8_t *out,
+                        uint64_t *size, struct ddio_err *e);
+
 /* ---- ddio_core_io.c: what a read or write sends ------------------------------ */
 
 /* involved[i] != 0: send the XFER to stripe server i (NULL: all) */

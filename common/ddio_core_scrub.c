@@ -4,7 +4,9 @@
  * each bad one's bytes come from another copy (SCRUB with DDIO_SC_DATA,
  * which reads right there) and go to the bad one's server (REPAIR), which
  * writes them only if the sector still disagrees and the bytes agree with
- * its sum. Used by `ddio scrub` and after a read that met a bad sector. */
+ * its sum; an erasure-coded file's bad sector's bytes are decoded from its
+ * group's other units instead. Used by `ddio scrub` and after a read that
+ * met a bad sector. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -82,12 +84,11 @@ static int fetch_good(struct ddio_fh *f, uint32_t p, uint32_t bad_c, uint64_t of
     return -1;
 }
 
-/* the bad sector at local off of copy c of index p mended from another
- * copy: counted in t */
-static void mend(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off,
-                 struct ddio_scrub_tally *t)
+/* sec, the right bytes of the sector at local off of copy c of index p,
+ * offered to its server (REPAIR): counted in t */
+static void repair(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off, uint8_t *sec,
+                   struct ddio_scrub_tally *t)
 {
-    uint8_t sec[DDIO_SCRUB_SECTOR];
     struct scrub_call call = {.type = DDIO_T_REPAIR,
         .rp = {.copy = c,.off = off,.data_len = DDIO_SCRUB_SECTOR,.data = sec}
     };
@@ -97,9 +98,8 @@ static void mend(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off,
     size_t n = 0;
     int q = (int) ddio_copy_server(f->stripe.count, p, c);
     memset(&e, 0, sizeof(e));
-    if (fetch_good(f, p, c, off, sec) == 0
-        && ddio_fh_call(f, q, DDIO_T_REPAIR, enc_call, (uint64_t) (uintptr_t) &call, &reply,
-                        &n, &e) == 0
+    if (ddio_fh_call(f, q, DDIO_T_REPAIR, enc_call, (uint64_t) (uintptr_t) &call, &reply, &n,
+                     &e) == 0
         && ddio_dec_repair_r(reply, n, &r) == 0 && (r.repaired || r.good)) {
         if (r.repaired)
             t->repaired++;
@@ -109,6 +109,37 @@ static void mend(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off,
         t->unrepairable++;
     }
     free(reply);
+}
+
+/* the bad sector at local off of copy c of index p mended from another
+ * copy: counted in t */
+static void mend(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off,
+                 struct ddio_scrub_tally *t)
+{
+    uint8_t sec[DDIO_SCRUB_SECTOR];
+    if (fetch_good(f, p, c, off, sec) == 0)
+        repair(f, p, c, off, sec, t);
+    else
+        t->unrepairable++;
+}
+
+/* the bad sector at local off of index p of an erasure-coded file mended
+ * with its bytes decoded from its group's other units (DESIGN.md 6.4):
+ * counted in t. A stripe unit that is not whole sectors: unrepairable. */
+static void mend_ec(struct ddio_fh *f, uint32_t p, uint64_t off, struct ddio_scrub_tally *t)
+{
+    const uint64_t U = f->stripe.unit, N = f->stripe.count;
+    uint64_t size = 0, lo = off % U;
+    char lost[DDIO_MAX_SERVERS] = { 0 };
+    uint8_t sec[DDIO_SCRUB_SECTOR];
+    struct ddio_err e;
+    memset(&e, 0, sizeof(e));
+    if (U % DDIO_SCRUB_SECTOR == 0
+        && ddio_ec_decode_unit(f, NULL, lost, (off / U) * N + p, lo, lo + DDIO_SCRUB_SECTOR, 0,
+                               sec, &size, &e) == 0)
+        repair(f, p, 0, off, sec, t);
+    else
+        t->unrepairable++;
 }
 
 void ddio_pace(const struct ddio_pacer *pc, uint64_t rate, uint64_t now_bytes)
@@ -152,6 +183,8 @@ static int scrub_view(struct ddio_fh *f, uint32_t p, uint32_t c, const struct dd
         for (uint32_t i = 0; i < r.nbad; i++) {
             if (f->copies > 1)
                 mend(f, p, c, r.bad[i], t);
+            else if (f->ec.k)
+                mend_ec(f, p, r.bad[i], t);
             else
                 t->unrepairable++;
         }

@@ -50,34 +50,61 @@ static int collect(void *arg, int64_t addr, uint64_t len, uint64_t stream_off)
     return 0;
 }
 
-/* ECREAD of len bytes at off of server i's view into buf; extents (overlay)
- * applied from it to out when out is given; *size: the logical size it
- * knows (the largest kept). 0 or -1 with st->e set. */
-static int ecread(xstate *st, int i, uint32_t view, uint64_t off, uint8_t *buf, uint64_t len,
-                  uint8_t *out, uint64_t *size)
+/* Where the decode reads from: the file, the servers lost to it, and the
+ * connections (a transfer's, locked: NULL for the file's own, each call
+ * taking its server's lock) */
+struct ecsrc {
+    struct ddio_fh *f;
+    struct ddio_conn **locked;
+    const char *lost;
+    struct ddio_err *e;
+};
+
+static void enc_ecread(struct ddio_wbuf *w, uint64_t handle, uint64_t arg)
 {
-    struct ddio_conn *c = st->conns[i];
-    if (!c) {
-        ddio_err_set(st->e, EHOSTDOWN, "ddio: %s: server %d, needed to decode a lost "
-                     "server's part, is not reachable either", st->f->path, i);
-        return -1;
-    }
+    struct ddio_ecread m = *(const struct ddio_ecread *) (uintptr_t) arg;
+    m.handle = handle;
+    ddio_enc_ecread(w, &m);
+}
+
+static int usable(const struct ecsrc *x, uint32_t q)
+{
+    return !x->lost[q] && (!x->locked || x->locked[q]);
+}
+
+/* one ECREAD on server i; 0 or -1 with x->e set */
+static int ecread_one(const struct ecsrc *x, int i, struct ddio_ecread *m, uint8_t **reply,
+                      size_t *rlen)
+{
+    if (!x->locked)
+        return ddio_fh_call(x->f, i, DDIO_T_ECREAD, enc_ecread, (uint64_t) (uintptr_t) m,
+                            reply, rlen, x->e);
+    struct ddio_wbuf w;
+    m->handle = x->f->srv[i].handle;
+    ddio_wbuf_init(&w);
+    ddio_enc_ecread(&w, m);
+    int rc = ddio_conn_call_locked(x->locked[i], DDIO_T_ECREAD, &w,
+                                   ddio_now_ms() + x->f->timeout_ms, reply, rlen, x->e);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+/* len bytes at off of server i's view into buf; extents (overlay) applied
+ * from it to out when out is given; *size: the logical size it knows (the
+ * largest kept). 0 or -1 with x->e set. */
+static int ecread(const struct ecsrc *x, int i, uint32_t view, uint64_t off, uint8_t *buf,
+                  uint64_t len, uint8_t *out, uint64_t *size)
+{
     for (uint64_t done = 0; done < len;) {
         uint32_t n = len - done > DDIO_ECREAD_MAX ? DDIO_ECREAD_MAX : (uint32_t) (len - done);
-        struct ddio_ecread m = {.handle = st->f->srv[i].handle, .view = view, .len = n,
-                                .off = off + done};
-        struct ddio_wbuf w;
+        struct ddio_ecread m = {.view = view, .len = n, .off = off + done};
         struct ddio_ecread_r r;
         uint8_t *reply = NULL;
         size_t rlen = 0;
-        ddio_wbuf_init(&w);
-        ddio_enc_ecread(&w, &m);
-        int rc = ddio_conn_call_locked(c, DDIO_T_ECREAD, &w, ddio_now_ms() + st->f->timeout_ms,
-                                       &reply, &rlen, st->e);
-        ddio_wbuf_free(&w);
+        int rc = ecread_one(x, i, &m, &reply, &rlen);
         if (rc == 0 && ddio_dec_ecread_r(reply, rlen, &r) != 0) {
-            ddio_err_set(st->e, EPROTO, "ddio: %s: server %s sent a malformed ECREAD answer",
-                         st->f->path, c->name);
+            ddio_err_set(x->e, EPROTO, "ddio: %s: server %d sent a malformed ECREAD answer",
+                         x->f->path, i);
             rc = -1;
         }
         if (rc == 0) {
@@ -96,53 +123,65 @@ static int ecread(xstate *st, int i, uint32_t view, uint64_t off, uint8_t *buf, 
     return 0;
 }
 
-/* The in-place bytes [lo, hi) of lost unit u decoded into out from K of
- * its group's other units; then its overlay copy's bytes over them */
-static int decode_unit(xstate *st, const struct ddio_ec_codec *codec, uint64_t u, uint64_t lo,
-                       uint64_t hi, uint8_t *out, uint64_t *size)
+/* the partial writes of unit u's [lo, hi), copied on a parity server of
+ * its group, laid over out */
+static int overlay_unit(const struct ecsrc *x, uint64_t u, uint64_t lo, uint64_t hi, uint8_t *out,
+                        uint64_t *size)
 {
-    const struct ddio_fh *f = st->f;
+    const struct ddio_ec *E = &x->f->ec;
+    const uint64_t U = x->f->stripe.unit, g = u / E->k;
+    for (uint32_t j = 0; j < E->m; j++) {
+        uint32_t q = ddio_ec_parity_server(E, g, j);
+        if (!usable(x, q))
+            continue;
+        uint8_t *ov = malloc(hi - lo);
+        int rc = ov ? ecread(x, (int) q, DDIO_EV_OVERLAY, ddio_ec_ovl_local(E, U, q, u * U + lo),
+                             ov, hi - lo, out, size) : -1;
+        free(ov);
+        return rc;
+    }
+    ddio_err_set(x->e, EHOSTDOWN, "ddio: %s: no parity server of group %llu is left to hold "
+                 "a lost unit's partial writes", x->f->path, (unsigned long long) g);
+    return -1;
+}
+
+int ddio_ec_decode_unit(struct ddio_fh *f, struct ddio_conn **locked, const char *lost,
+                        uint64_t u, uint64_t lo, uint64_t hi, int overlay, uint8_t *out,
+                        uint64_t *size, struct ddio_err *e)
+{
+    const struct ecsrc x = {f, locked, lost, e};
     const struct ddio_ec *E = &f->ec;
     const uint64_t U = f->stripe.unit, N = f->stripe.count, len = hi - lo, g = u / E->k;
     uint32_t have[DDIO_EC_MAX_K], nh = 0, want = (uint32_t) (u % E->k);
     uint8_t *in[DDIO_EC_MAX_K] = {0};
-    int rc = 0;
+    char why[200];
+    struct ddio_ec_codec *codec = ddio_ec_codec_new(E, why, sizeof(why));
+    int rc = codec ? 0 : -1;
+    if (!codec)
+        ddio_err_set(e, ENOTSUP, "ddio: %s: %s", f->path, why);
     for (uint32_t idx = 0; idx < E->k + E->m && nh < E->k && rc == 0; idx++) {
         uint64_t du = g * E->k + idx;
         uint32_t q = idx < E->k ? (uint32_t) (du % N) : ddio_ec_parity_server(E, g, idx - E->k);
-        if (is_lost(st, q) || !st->conns[q] || !(in[nh] = malloc(len)))
+        if (q == u % N || !usable(&x, q) || !(in[nh] = malloc(len)))
             continue;
         if (idx < E->k)
-            rc = ecread(st, (int) q, DDIO_EV_DATA, (du / N) * U + lo, in[nh], len, NULL, size);
+            rc = ecread(&x, (int) q, DDIO_EV_DATA, (du / N) * U + lo, in[nh], len, NULL, size);
         else
-            rc = ecread(st, (int) q, DDIO_EV_PARITY,
+            rc = ecread(&x, (int) q, DDIO_EV_PARITY,
                         ddio_ec_parity_local(E, q, g) * U + lo, in[nh], len, NULL, size);
         have[nh++] = idx;
     }
-    char why[200];
     if (rc == 0 && nh < E->k)
-        ddio_err_set(st->e, EHOSTDOWN, "ddio: %s: more than %u of the %u servers of a group "
+        ddio_err_set(e, EHOSTDOWN, "ddio: %s: more than %u of the %u servers of a group "
                      "are lost: its bytes cannot be decoded", f->path, E->m, E->k + E->m);
     else if (rc == 0 && ddio_ec_decode(codec, len, have, in, 1, &want, &out, why, sizeof(why)))
-        ddio_err_set(st->e, EIO, "ddio: %s: decoding a lost unit: %s", f->path, why);
+        ddio_err_set(e, EIO, "ddio: %s: decoding a lost unit: %s", f->path, why);
     for (uint32_t k = 0; k < nh; k++)
         free(in[k]);
-    if (st->e->errnum)
+    ddio_ec_codec_free(codec);
+    if (e->errnum)
         return -1;
-    /* the partial writes of the unit, copied on a parity server of its group */
-    for (uint32_t j = 0; j < E->m; j++) {
-        uint32_t q = ddio_ec_parity_server(E, g, j);
-        if (is_lost(st, q) || !st->conns[q])
-            continue;
-        uint8_t *ov = malloc(len);
-        rc = ov ? ecread(st, (int) q, DDIO_EV_OVERLAY, ddio_ec_ovl_local(E, U, q, u * U + lo),
-                         ov, len, out, size) : -1;
-        free(ov);
-        return rc;
-    }
-    ddio_err_set(st->e, EHOSTDOWN, "ddio: %s: no parity server of group %llu is left to hold "
-                 "the lost unit's partial writes", f->path, (unsigned long long) g);
-    return -1;
+    return overlay ? overlay_unit(&x, u, lo, hi, out, size) : 0;
 }
 
 /* bytes [L, L + len) of the file (stream offset s) into the caller's
@@ -165,8 +204,8 @@ static void place(xstate *st, uint64_t L, uint64_t len, uint64_t s, const uint8_
 }
 
 /* one lost unit's pieces v[0..n) (consecutive in v, unit u) */
-static int serve_unit(xstate *st, const struct ddio_ec_codec *codec, const struct lpiece *v,
-                      size_t n, uint64_t *size)
+static int serve_unit(xstate *st, const char *lost, const struct lpiece *v, size_t n,
+                      uint64_t *size)
 {
     const uint64_t U = st->f->stripe.unit;
     uint64_t lo = v[0].L % U, hi = (v[n - 1].L + v[n - 1].len - 1) % U + 1;
@@ -175,7 +214,7 @@ static int serve_unit(xstate *st, const struct ddio_ec_codec *codec, const struc
         ddio_err_set(st->e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    int rc = decode_unit(st, codec, v[0].u, lo, hi, out, size);
+    int rc = ddio_ec_decode_unit(st->f, st->conns, lost, v[0].u, lo, hi, 1, out, size, st->e);
     for (size_t k = 0; rc == 0 && k < n; k++)
         place(st, v[k].L, v[k].len, v[k].s, out + (v[k].L % U - lo), *size);
     free(out);
@@ -184,12 +223,13 @@ static int serve_unit(xstate *st, const struct ddio_ec_codec *codec, const struc
 
 /* the logical size from any server still there (a lost server holding none
  * of the call's bytes: the end of file may need it) */
-static int size_only(xstate *st, uint64_t *size)
+static int size_only(xstate *st, const char *lost, uint64_t *size)
 {
     uint8_t b;
+    const struct ecsrc x = {st->f, st->conns, lost, st->e};
     for (int i = 0; i < st->f->nsrv; i++)
-        if (!is_lost(st, (uint32_t) i) && st->conns[i])
-            return ecread(st, i, DDIO_EV_DATA, 0, &b, 1, NULL, size);
+        if (usable(&x, (uint32_t) i))
+            return ecread(&x, i, DDIO_EV_DATA, 0, &b, 1, NULL, size);
     ddio_err_set(st->e, EHOSTDOWN, "ddio: %s: no server is left", st->f->path);
     return -1;
 }
@@ -198,18 +238,13 @@ void xfer_ec_decode(xstate *st)
 {
     const struct ddio_fh *f = st->f;
     struct lost l = {.st = st};
+    char lost[DDIO_MAX_SERVERS] = {0};
     uint64_t size = 0;
     int any = 0;
     for (int i = 0; i < f->nsrv; i++)
-        any |= is_lost(st, (uint32_t) i);
+        any |= lost[i] = (char) is_lost(st, (uint32_t) i);
     if (!any || st->e->errnum || !f->ec.k)
         return;
-    char why[200];
-    struct ddio_ec_codec *codec = ddio_ec_codec_new(&f->ec, why, sizeof(why));
-    if (!codec) {
-        ddio_err_set(st->e, ENOTSUP, "ddio: %s: %s", f->path, why);
-        return;
-    }
     int64_t first, end;
     ddio_desc_bounds(st->x->fdesc, &first, &end);
     ddio_desc_walk_file(st->x->fdesc, first, end, collect, &l);
@@ -218,17 +253,16 @@ void xfer_ec_decode(xstate *st)
     for (size_t k = 0, n; !st->e->errnum && k < l.n; k += n) {
         for (n = 1; k + n < l.n && l.v[k + n].u == l.v[k].u; n++)
             ;
-        serve_unit(st, codec, l.v + k, n, &size);
+        serve_unit(st, lost, l.v + k, n, &size);
     }
     if (!st->e->errnum && l.n == 0)
-        size_only(st, &size);
+        size_only(st, lost, &size);
     for (int i = 0; !st->e->errnum && i < f->nsrv; i++)
-        if (is_lost(st, (uint32_t) i)) {
+        if (lost[i]) {
             st->s[i].degraded = 2;
             st->s[i].have_size = 1;
             st->s[i].local_size = ddio_layout_local_size(&f->stripe, (uint32_t) i, size);
         }
     st->decoded = 1;
     free(l.v);
-    ddio_ec_codec_free(codec);
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A server lost for good mid-write (run-cli-tests.sh runs it inside
 # `ddio-run -s 3`, servers with --redundancy mirror, DDIO_SERVERS and
-# DDIO_SECRET_FILE set): server 2 SIGKILLed and its root deleted while
-# `ddio cp` writes a 300 MB mirrored file. The write rides through: after
+# DDIO_SECRET_FILE set): server 2 SIGKILLed (by itself, at its 40th write
+# block: --fault 2:indep-write:40:kill) and its root deleted while `ddio
+# cp` writes a 300 MB mirrored file. The write rides through: after
 # the recovery time (DDIO_RECOVER_TIMEOUT=2) the client has the majority
 # declare server 2 out and finishes on the others; the file reads back
 # byte for byte in a new process (server 2 down and out: no waiting for
@@ -21,7 +22,9 @@ same() { cmp "$1" "$2" >"$T/why" 2>&1; }
 head -c 300000007 /dev/urandom > "$T/src"
 "$DDIO" member >/dev/null 2>&1          # epoch 1 named while all answer
 victim=$(pid_of 2)
-( sleep 0.4; kill -KILL "$victim"; rm -rf "$ROOT/s2" ) &
+# (a kill timed from outside raced the copy: now and then it came after)
+( for _ in $(seq 3000); do kill -0 "$victim" 2>/dev/null || break; sleep 0.02; done
+  kill -KILL "$victim" 2>/dev/null; rm -rf "$ROOT/s2" ) &
 killer=$!
 rc=0; "$DDIO" cp "$T/src" ddio:/big >/dev/null 2>"$T/cp.err" || rc=$?
 wait "$killer"

@@ -110,9 +110,11 @@ rc=$?
 t_relay "$tmp/member.log" && [ $rc = 0 ] || t_fail cli/member/session "exit $rc: $(tail -c 400 "$tmp/member.err")"
 
 # ---- a server lost for good mid-write: declared out by the client, the write goes on ----
-# (test/cli/lost-cases.sh; three servers, a mirrored file, one SIGKILLed and its root deleted)
+# (test/cli/lost-cases.sh; three servers, a mirrored file, one SIGKILLed at
+# its 40th write block and its root deleted)
 mkdir -p "$tmp/srv-lost" "$tmp/tlost"
-timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-lost" --server-opt --redundancy=mirror -- \
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-lost" --server-opt --redundancy=mirror \
+  --fault 2:indep-write:40:kill -- \
   env DDIO="$DDIO" T="$tmp/tlost" ROOT="$tmp/srv-lost" bash "$here/lost-cases.sh" \
   >"$tmp/lost.log" 2>"$tmp/lost.err"
 rc=$?

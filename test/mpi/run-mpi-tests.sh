@@ -485,6 +485,28 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
       mpiexec -n 4 "$bin/t_mirror" "$tmp/ec-lose.dump" ddio:/ec
     t_step "ec$k$m-lose${lose/,/}/cmp" cmp "$tmp/ec-lose.dump" "$ec_ufs"
   done
+  # bit rot: a byte of server 1's datafile changed behind its back (in a
+  # group written whole): a job reads every byte right (the sector fails
+  # its checksum, the unit is decoded from the others) and the read mends
+  # the sector (the datafile is as it was); a second one, in a sector no
+  # read touches, is found and mended by ddio scrub
+  root="$tmp/srv-ec-rot"; mkdir -p "$root"
+  flip() { python3 -c 'import sys
+f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b = f.read(1)
+f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x5a])); f.close()' "$@"; }
+  t_step ec-rot/write env T_MIRROR_MODE=ec:2+1 T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
+    mpiexec -n 4 "$bin/t_mirror" /dev/null ddio:/ec
+  cp "$root/s1/ec" "$tmp/ec-rot.orig"
+  flip "$root/s1/ec" 100000
+  t_step ec-rot/read env T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
+    mpiexec -n 4 "$bin/t_mirror" reread "$tmp/ec-rot.dump" ddio:/ec
+  t_step ec-rot/cmp cmp "$tmp/ec-rot.dump" "$ec_ufs"
+  t_step ec-rot/read-mended cmp "$root/s1/ec" "$tmp/ec-rot.orig"
+  flip "$root/s1/ec" 200000
+  t_step ec-rot/scrub "$run" -s 3 --root "$root" -- bash -c '
+    "$0" scrub /ec | tee /dev/stderr | grep -q "bad 1, repaired 1, unrepairable 0" &&
+    "$0" scrub /ec | grep -q "bad 0, repaired 0"' "$top/tools/ddio"
+  t_step ec-rot/scrub-mended cmp "$root/s1/ec" "$tmp/ec-rot.orig"
 fi
 if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioserver/sums.h)
   # Servers with --checksums on (SUMS_ON; the default, mirrored, keeps
