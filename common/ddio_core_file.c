@@ -294,10 +294,18 @@ static int declare_lost(struct ddio_fh *f, const struct ddio_conn *c, const stru
 
 /* An open of a mirrored file whose server i is out: opened without it
  * (DESIGN.md 6.1): its parts are read from copies, which hold the same
- * bytes (every write reaches every copy that is in), and written to them */
+ * bytes (every write reaches every copy that is in), and written to them;
+ * an erasure-coded file's, out or not reached */
 static int open_without(struct ddio_fh *f, open_set *s, int i, int j)
 {
     const struct ddio_err *ei = &s->calls[i].err;
+    /* an erasure-coded file's: its units are decoded from the others
+     * (DESIGN.md 6.4); its writes fail while it is lost (not built) */
+    if (f->ec.k && (ei->transport || ei->errnum == DDIO_E_OUT)) {
+        f->srv[j].conn = s->conns[i];
+        f->srv[j].out = 1;
+        return 1;
+    }
     if (f->copies < 2)
         return 0;
     if (ei->errnum != DDIO_E_OUT && !declare_lost(f, s->conns[i], ei)

@@ -67,6 +67,13 @@ int xfer_prepare(xstate *st, const char *involved)
         if (!want)
             continue;
         memset(&err, 0, sizeof(err));
+        if (st->x->op == DDIO_X_WRITE && f->ec.k && f->srv[i].out) {
+            ddio_err_set(&err, EHOSTDOWN, "ddio: %s: server %s is lost: a write of an "
+                         "erasure-coded file with a server lost is not built yet", f->path,
+                         f->srv[i].conn ? f->srv[i].conn->name : "?");
+            xfer_note_error(st, &err);
+            continue;
+        }
         /* a mirrored file's read tries a lost server once, then its copies */
         /* a server taken back is tried once: it was out, or lost */
         if ((xfer_can_degrade(st) || st->rejoin ? ddio_fh_ready_once(f, i, &err)

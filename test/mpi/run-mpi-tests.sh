@@ -485,6 +485,17 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
       mpiexec -n 4 "$bin/t_mirror" "$tmp/ec-lose.dump" ddio:/ec
     t_step "ec$k$m-lose${lose/,/}/cmp" cmp "$tmp/ec-lose.dump" "$ec_ufs"
   done
+  # a server lost and declared out before the job: the open goes on
+  # without it, every byte reads back; a write fails on every rank, saying
+  # that writes with a server lost are not built
+  root="$tmp/srv-ec-out"; mkdir -p "$root"
+  t_step ec-out/reread env T_MIRROR_MODE=ec:2+1 T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
+    bash -c 'mpiexec -n 4 "$0" /dev/null ddio:/ec && "$3/tools/ddio" member >/dev/null &&
+      "$4" 1 "$2" && "$3/tools/ddio" member out 1 && mpiexec -n 4 "$0" reread "$1" ddio:/ec &&
+      ! mpiexec -n 4 "$0" rewrite /dev/null ddio:/ec > "$1.w" 2>&1 &&
+      grep -q "with a server lost is not built" "$1.w"' \
+    "$bin/t_mirror" "$tmp/ec-out.dump" "$root" "$top" "$here/kill-server.sh"
+  t_step ec-out/cmp cmp "$tmp/ec-out.dump" "$ec_ufs"
   # bit rot: a byte of server 1's datafile changed behind its back (in a
   # group written whole): a job reads every byte right (the sector fails
   # its checksum, the unit is decoded from the others) and the read mends
