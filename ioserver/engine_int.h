@@ -13,6 +13,7 @@
 #include "ddio_net.h"             /* the clock */
 #include "disk.h"
 #include "engine.h"
+#include "planner.h"
 #include "stats.h"
 #include "store.h"
 
@@ -171,17 +172,7 @@ struct bseg { uint64_t s_lo, s_hi, boff; int64_t L; };
 /* an ec:K+M write covers group g in part (its bytes go to the overlays) */
 static inline int ec_partial(const struct xfer *x, uint64_t g)
 {
-    size_t lo = 0, hi = x->npartial;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (x->partial[mid] == g)
-            return 1;
-        if (x->partial[mid] < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return 0;
+    return plan_sorted_has(x->partial, x->npartial, g);
 }
 
 /* a collective call, also with one participant (MPI_COMM_SELF) */

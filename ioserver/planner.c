@@ -54,17 +54,7 @@ static int push_block(const struct plan_in *in, uint32_t v, uint64_t k, struct v
 
 static int in_partial(const struct plan_view *v, uint64_t g)
 {
-    size_t lo = 0, hi = v->npartial;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (v->partial[mid] == g)
-            return 1;
-        if (v->partial[mid] < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return 0;
+    return plan_sorted_has(v->partial, v->npartial, g);
 }
 
 static int push_range(const struct plan_in *in, uint32_t v, uint64_t lo, uint64_t hi,

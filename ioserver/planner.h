@@ -23,6 +23,22 @@ struct plan_view {
     size_t npartial;
 };
 enum { PLAN_DATA = 0, PLAN_COPY = 1, PLAN_PARITY = 2, PLAN_OVERLAY = 3 };   /* = the engine's V_* */
+
+/* is x in the sorted v[0..n)? (an ec:K+M write's groups covered in part) */
+static inline int plan_sorted_has(const uint64_t *v, size_t n, uint64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid] == x)
+            return 1;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
 #define PLAN_MAX_VIEWS 4u
 
 /* A planned block's id: its view in the top bits, its local block number
