@@ -234,20 +234,6 @@ static int yes(void *arg, uint64_t lo, uint64_t hi)
 
 int ovl_any(struct ovl *o, uint64_t lo, uint64_t hi) { return ovl_each(o, lo, hi, yes, NULL); }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    for (const char *c = p; n > 0;) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? -errno : -EIO;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* o->mu held: the log made again from the extents (it only grows
  * otherwise), through a new file renamed over it */
 static int rewrite(struct ovl *o)
@@ -260,19 +246,21 @@ static int rewrite(struct ovl *o)
     char hdr[16];
     memcpy(hdr, OVX_MAGIC, 8);
     memcpy(hdr + 8, &o->ino, 8);
-    int rc = write_all(fd, hdr, sizeof(hdr));
+    int rc = pwrite_all(fd, hdr, sizeof(hdr), 0);
+    uint64_t at = sizeof(hdr);
     struct rec sz = {OP_SIZE, o->size, 0};
-    if (rc == 0 && o->size)
-        rc = write_all(fd, &sz, sizeof(sz));
-    for (size_t i = 0; i < o->n && rc == 0; i++) {
+    if (rc == 0 && o->size && (rc = pwrite_all(fd, &sz, sizeof(sz), at)) == 0)
+        at += sizeof(sz);
+    for (size_t i = 0; i < o->n && rc == 0; i++, at += sizeof(struct rec)) {
         struct rec r = {OP_ADD, o->e[i].lo, o->e[i].hi};
-        rc = write_all(fd, &r, sizeof(r));
+        rc = pwrite_all(fd, &r, sizeof(r), at);
     }
     if (rc == 0 && fdatasync(fd))
         rc = -errno;
     close(fd);
     const char *tn, *fn;
-    int td = rc ? -1 : open_parent(o->rootfd, tmp, &tn), fdir = td < 0 ? -1 : open_parent(o->rootfd, o->rel, &fn);
+    int td = rc ? -1 : open_parent(o->rootfd, tmp, &tn);
+    int fdir = td < 0 ? -1 : open_parent(o->rootfd, o->rel, &fn);
     if (rc == 0 && (td < 0 || fdir < 0))
         rc = td < 0 ? td : fdir;
     if (rc == 0 && renameat(td, tn, fdir, fn))
@@ -307,7 +295,7 @@ int ovl_flush(struct ovl *o)
         rc = rewrite(o);
         goto out;
     }
-    int fd = open_beneath(o->rootfd, o->rel, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    int fd = open_beneath(o->rootfd, o->rel, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
         rc = fd;
         goto out;
@@ -321,11 +309,12 @@ int ovl_flush(struct ovl *o)
         char hdr[16];
         memcpy(hdr, OVX_MAGIC, 8);
         memcpy(hdr + 8, &o->ino, 8);
-        if ((rc = write_all(fd, hdr, sizeof(hdr))) == 0)
+        if ((rc = pwrite_all(fd, hdr, sizeof(hdr), 0)) == 0)
             o->own = 1;
+        want = sizeof(hdr);
     }
     if (rc == 0)
-        rc = write_all(fd, o->pend, o->npend * sizeof(struct rec));
+        rc = pwrite_all(fd, o->pend, o->npend * sizeof(struct rec), (uint64_t)want);
     if (rc == 0 && fdatasync(fd))
         rc = -errno;
     close(fd);

@@ -162,6 +162,22 @@ int unlink_beneath(int dirfd, const char *rel, int flags)
 
 /* ---- small file helpers ------------------------------------------------------ */
 
+int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t w = pwrite(fd, b, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return w < 0 ? -errno : -EIO;
+        b += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
 /* rel under dirfd, written to a temporary file and renamed into place (a
  * reader sees the old record or the new one, never half of one); durable:
  * fsynced before the rename, else whoever needs it durable syncs it later

@@ -28,6 +28,8 @@ int unlink_beneath(int dirfd, const char *rel, int flags);
  * place (durable: fsynced first); 0 or -errno */
 int write_atomic(struct store *st, int dirfd, const char *rel, const void *p, size_t n,
                  int durable);
+/* n bytes at off of fd, through short writes and EINTR: 0 or -errno */
+int pwrite_all(int fd, const void *p, size_t n, uint64_t off);
 /* up to cap bytes of rel under dirfd: how many, or -errno */
 ssize_t read_small(int dirfd, const char *rel, void *buf, size_t cap);
 /* store_norm_path, with the refusal explained in msg */

@@ -112,27 +112,11 @@ static void set_state(struct sums *s, uint64_t i, uint32_t st, uint32_t crc)
 
 /* ---- the sidecar ------------------------------------------------------------------------ */
 
-static int write_all(int fd, const void *p, size_t n, uint64_t off)
-{
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t w = pwrite(fd, b, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? -errno : -EIO;
-        b += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return 0;
-}
-
 static int write_hdr(struct sums *s, uint32_t state)
 {
     struct sums_hdr h = {.magic = SUMS_MAGIC, .version = SUMS_VERSION, .state = state,
                          .sector = SUMS_SECTOR, .ino = s->ino};
-    int rc = write_all(s->fd, &h, sizeof(h), 0);
+    int rc = pwrite_all(s->fd, &h, sizeof(h), 0);
     if (rc == 0)
         s->hdr = (int)state;
     if (state == SUMS_CLEAN)
@@ -360,7 +344,7 @@ int sums_flush(struct sums *s, int datafd, int durable)
     if (rc == 0 && changed) {
         fault_hit(FAULT_SUMS);
         if (s->dhi > s->dlo)
-            rc = write_all(s->fd, s->r + s->dlo, (s->dhi - s->dlo) * sizeof(*s->r),
+            rc = pwrite_all(s->fd, s->r + s->dlo, (s->dhi - s->dlo) * sizeof(*s->r),
                            SUMS_HDR + s->dlo * sizeof(*s->r));
         if (rc == 0 && s->cut && ftruncate(s->fd, (off_t)(SUMS_HDR + s->n * sizeof(*s->r))))
             rc = -errno;
