@@ -23,13 +23,15 @@
 # (with -t, none-srv's reads go through the servers too: DDIO_LOCAL_READ=0).
 # -M MODES: the modes compared (default none,none-srv,mirror; any
 # romio_ddio_redundancy value, e.g. ec:2+1, which needs 3 servers: -s).
-# usage: bench/mirror.sh [-n REPS] [-T TRANSPORTS] [-b BLOCK] [-t MIBPS] [-M MODES] [-s SERVERS] [-o OUT]
+# -x XFER: the transfer size (default 1m; 2m with ec:2+1's 1 MiB units
+# writes whole groups, whose parity the servers compute in the pass).
+# usage: bench/mirror.sh [-n REPS] [-T TRANSPORTS] [-b BLOCK] [-t MIBPS] [-M MODES] [-s SERVERS] [-x XFER] [-o OUT]
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CMDLINE="$0 $*"
 DDIO_BUILD=${DDIO_BUILD:-$(cd "$here/.." && pwd)}
 REPS=3; TRANSPORTS=tcp,auto; BLOCK=32m; SEGS=2; P=4; NSERV=3; OUT=""; THROTTLE=""
-MODES=none,none-srv,mirror
+MODES=none,none-srv,mirror; XFER=1m
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) REPS=$2; shift 2 ;;
@@ -39,7 +41,8 @@ while [ $# -gt 0 ]; do
     -o) OUT=$2; shift 2 ;;
     -M) MODES=$2; shift 2 ;;
     -s) NSERV=$2; shift 2 ;;
-    *) echo "usage: bench/mirror.sh [-n REPS] [-T tcp,auto] [-b BLOCK] [-t MIBPS] [-M MODES] [-s SERVERS] [-o OUT]" >&2; exit 2 ;;
+    -x) XFER=$2; shift 2 ;;
+    *) echo "usage: bench/mirror.sh [-n REPS] [-T tcp,auto] [-b BLOCK] [-t MIBPS] [-M MODES] [-s SERVERS] [-x XFER] [-o OUT]" >&2; exit 2 ;;
   esac
 done
 die() { echo "mirror.sh: $*" >&2; exit 2; }
@@ -77,16 +80,16 @@ launch() {   # launch T MODE REP DIR WHAT ARGS...: one ior-style launch, RESULT 
 one() {   # one T MODE REP: write both cases, drop, read them cold
   local t=$1 mode=$2 rep=$3 dir="$OUT/tmp/$1-${2/:/_}"
   rm -rf "$dir"; mkdir -p "$dir"
-  launch "$t" "$mode" "$rep" "$dir" write-coll -b "$BLOCK" -t 1m -s "$SEGS" -c -w -k -n coll
-  launch "$t" "$mode" "$rep" "$dir" write-ind -b "$BLOCK" -t 1m -s "$SEGS" -w -k -n ind
+  launch "$t" "$mode" "$rep" "$dir" write-coll -b "$BLOCK" -t "$XFER" -s "$SEGS" -c -w -k -n coll
+  launch "$t" "$mode" "$rep" "$dir" write-ind -b "$BLOCK" -t "$XFER" -s "$SEGS" -w -k -n ind
   "$here/drop-pages.py" "$dir" || die "dropping pages failed"
-  launch "$t" "$mode" "$rep" "$dir" read-coll -b "$BLOCK" -t 1m -s "$SEGS" -c -r -k -T cold -n coll
-  launch "$t" "$mode" "$rep" "$dir" read-ind -b "$BLOCK" -t 1m -s "$SEGS" -r -k -T cold -n ind
+  launch "$t" "$mode" "$rep" "$dir" read-coll -b "$BLOCK" -t "$XFER" -s "$SEGS" -c -r -k -T cold -n coll
+  launch "$t" "$mode" "$rep" "$dir" read-ind -b "$BLOCK" -t "$XFER" -s "$SEGS" -r -k -T cold -n ind
   if [ "${mode%%:*}" = mirror ] || [ "${mode%%:*}" = ec ]; then
     "$here/drop-pages.py" "$dir" || die "dropping pages failed"
-    LOSE=1 launch "$t" "$mode" "$rep" "$dir" degraded-coll -b "$BLOCK" -t 1m -s "$SEGS" -c -r -T degraded -n coll
+    LOSE=1 launch "$t" "$mode" "$rep" "$dir" degraded-coll -b "$BLOCK" -t "$XFER" -s "$SEGS" -c -r -T degraded -n coll
     "$here/drop-pages.py" "$dir" || die "dropping pages failed"
-    LOSE=1 launch "$t" "$mode" "$rep" "$dir" degraded-ind -b "$BLOCK" -t 1m -s "$SEGS" -r -T degraded -n ind
+    LOSE=1 launch "$t" "$mode" "$rep" "$dir" degraded-ind -b "$BLOCK" -t "$XFER" -s "$SEGS" -r -T degraded -n ind
   fi
   rm -rf "$dir"
 }
