@@ -8,30 +8,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ddio_net.h"             /* errno names */
 #include "overlay.h"
 #include "reply.h"
 #include "server.h"
 #include "store.h"
-
-/* [off, off + len) of the view's datafiles into buf, zeros past their end */
-static int read_view(struct ofile *vf, uint64_t off, uint8_t *buf, size_t len)
-{
-    memset(buf, 0, len);
-    uint64_t B = vf->disks.unit;
-    for (uint64_t o = off, e; o < off + len; o = e) {
-        e = (o / B + 1) * B < off + len ? (o / B + 1) * B : off + len;
-        uint64_t doff;
-        int d = store_disk_of(vf, o, &doff);
-        int fd = vf->bfds[d] >= 0 ? vf->bfds[d] : vf->fds[d];
-        ssize_t n = pread(fd, buf + (o - off), (size_t)(e - o), (off_t)doff);
-        if (n < 0)
-            return -errno;
-    }
-    return 0;
-}
 
 struct exts { uint64_t *v; uint32_t n; uint64_t stop; };
 
@@ -67,7 +49,7 @@ static void ecread_run(struct work *w)
     struct ddio_ecread_r r = {.logical_size = ovl_size(ov->ovl), .data_len = m->len};
     struct exts x = {calloc(2 * DDIO_ECREAD_MAX_EXT, sizeof(uint64_t)), 0, UINT64_MAX};
     uint8_t *buf = malloc(m->len);
-    int rc = buf && x.v ? read_view(vf, m->off, buf, m->len) : -ENOMEM;
+    int rc = buf && x.v ? store_pread(vf, m->off, buf, m->len) : -ENOMEM;
     if (rc == 0 && m->view == DDIO_EV_OVERLAY) {
         ovl_each(ov->ovl, m->off, m->off + m->len, take_ext, &x);
         if (x.stop != UINT64_MAX)

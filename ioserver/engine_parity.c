@@ -273,24 +273,13 @@ int eparity_written(struct xfer *x, struct slot *s)
     return grow ? store_grow(x->of, grow) : 0;
 }
 
-struct merge { struct ofile *ov; uint8_t *dst; uint64_t base; uint64_t B; int rc; };
+struct merge { struct ofile *ov; uint8_t *dst; uint64_t base; int rc; };
 
 /* overlay bytes [lo, hi) over the block buffer (dst holds overlay offset base) */
 static int merge_one(void *arg, uint64_t lo, uint64_t hi)
 {
     struct merge *m = arg;
-    for (uint64_t o = lo, e; o < hi; o = e) {   /* a disk block of the overlay at a time */
-        e = (o / m->B + 1) * m->B < hi ? (o / m->B + 1) * m->B : hi;
-        uint64_t doff;
-        int d = store_disk_of(m->ov, o, &doff);
-        int fd = m->ov->bfds[d] >= 0 ? m->ov->bfds[d] : m->ov->fds[d];
-        uint8_t *to = m->dst + (o - m->base);
-        ssize_t n = pread(fd, to, (size_t)(e - o), (off_t)doff);
-        if (n < 0)
-            return m->rc = -errno;
-        memset(to + n, 0, (size_t)(e - o - (uint64_t)n));   /* (never: extents are written) */
-    }
-    return 0;
+    return m->rc = store_pread(m->ov, lo, m->dst + (lo - m->base), (size_t)(hi - lo));
 }
 
 int eparity_merge(struct xfer *x, struct slot *s)
@@ -303,7 +292,7 @@ int eparity_merge(struct xfer *x, struct slot *s)
     for (uint64_t off = lo, e; off < hi; off = e) {
         e = (off / U + 1) * U < hi ? (off / U + 1) * U : hi;
         uint64_t ob = (off / U) * N * U + off % U;   /* own unit: c = 0 */
-        struct merge m = {ov, (uint8_t *)s->buf + (off - s->a), ob, x->B, 0};
+        struct merge m = {ov, (uint8_t *)s->buf + (off - s->a), ob, 0};
         ovl_each(ov->ovl, ob, ob + (e - off), merge_one, &m);
         if (m.rc) {
             FAIL(x, -m.rc, "read of the overlay of %s: %s", x->of->path, ddio_errno_name(-m.rc));

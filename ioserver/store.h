@@ -214,6 +214,9 @@ void store_note_write(struct ofile *of, uint64_t end);
  * here, and with them no write pads (only whole blocks go O_DIRECT). */
 int store_trim(struct ofile *of);
 /* disk and in-datafile offset of local offset off */
+/* local bytes [off, off + len) of of's datafiles into buf through the
+ * page cache, a disk block at a time; zeros past their end. 0 or -errno */
+int store_pread(struct ofile *of, uint64_t off, void *buf, size_t len);
 int store_disk_of(const struct ofile *of, uint64_t off, uint64_t *disk_off);
 
 /* Per-file block locks serializing read-modify-write of one local block.

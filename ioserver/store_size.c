@@ -1,6 +1,7 @@
 /* A file's sizes in the store: its size (with what same-host writers
  * published in its size page), truncation and growth of its datafiles,
- * preallocation, and which disk holds a local offset. Under store.c. */
+ * preallocation, and which disk holds a local offset (and a read across
+ * them). Under store.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE      /* fallocate */
 #endif
@@ -9,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,6 +56,23 @@ int store_disk_of(const struct ofile *of, uint64_t off, uint64_t *disk_off)
 {
     *disk_off = ddio_layout_local(&of->disks, off);
     return (int)ddio_layout_server(&of->disks, off);
+}
+
+int store_pread(struct ofile *of, uint64_t off, void *buf, size_t len)
+{
+    const uint64_t B = of->disks.unit;
+    for (uint64_t o = off, e; o < off + len; o = e) {
+        e = (o / B + 1) * B < off + len ? (o / B + 1) * B : off + len;
+        uint64_t doff;
+        int d = store_disk_of(of, o, &doff);
+        uint8_t *to = (uint8_t *)buf + (o - off);
+        ssize_t n = pread(of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d], to, (size_t)(e - o),
+                          (off_t)doff);
+        if (n < 0)
+            return -errno;
+        memset(to + n, 0, (size_t)(e - o - (uint64_t)n));
+    }
+    return 0;
 }
 
 /* before datafile d of `of` goes down to ds bytes (of->mu held): no
