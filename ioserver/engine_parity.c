@@ -54,20 +54,14 @@ static int covered_whole(const struct xfer *x, uint64_t lo, uint64_t hi)
     return set == hi - lo;
 }
 
+/* groups come in ascending order (eparity_check): appended */
 static int note_partial(struct xfer *x, uint64_t g)
 {
-    if (ec_partial(x, g))
-        return 0;
     uint64_t *p = realloc(x->partial, (x->npartial + 1) * sizeof(*p));
     if (!p)
         return -ENOMEM;
     x->partial = p;
-    size_t i = x->npartial++;
-    while (i > 0 && p[i - 1] > g) {   /* participants' groups interleave: kept sorted */
-        p[i] = p[i - 1];
-        i--;
-    }
-    p[i] = g;
+    p[x->npartial++] = g;
     return 0;
 }
 
@@ -87,6 +81,21 @@ static int drop_overlay(struct xfer *x, uint64_t g)
     return 0;
 }
 
+/* the first logical offset >= pos any participant writes, or -1 */
+static int64_t next_written(const struct xfer *x, int64_t pos)
+{
+    int64_t best = -1;
+    for (uint32_t r = 0; r < x->n; r++) {
+        const struct part *p = &x->parts[r];
+        if (!p->have_desc || !p->d.length || pos >= p->end)
+            continue;
+        int64_t o = ddio_desc_next(&p->d, pos < p->first ? p->first : pos);
+        if (o >= 0 && (best < 0 || o < best))
+            best = o;
+    }
+    return best;
+}
+
 int eparity_check(struct xfer *x)
 {
     if (x->op != DDIO_X_WRITE || !ec_of(x)->k)
@@ -96,24 +105,19 @@ int eparity_check(struct xfer *x)
         FAIL(x, ENOTSUP, "write of %s: %s", x->of->path, err);
         return -ENOTSUP;
     }
+    /* each group the participants touch, once, in ascending order */
     const uint64_t gsz = x->S.unit * ec_of(x)->k;
-    for (uint32_t r = 0; r < x->n; r++) {
-        const struct part *p = &x->parts[r];
-        for (int64_t pos = p->first; p->have_desc && p->d.length && pos < p->end;) {
-            int64_t off = ddio_desc_next(&p->d, pos);
-            if (off < 0)
-                break;
-            uint64_t g = (uint64_t)off / gsz;
-            int whole = ec_partial(x, g) ? 0 : covered_whole(x, g * gsz, (g + 1) * gsz);
-            int rc = whole < 0 ? whole : whole ? drop_overlay(x, g) : note_partial(x, g);
-            if (rc) {
-                FAIL(x, -rc, "write of %s: %s", x->of->path, ddio_errno_name(-rc));
-                return rc;
-            }
-            if (g + 1 > (uint64_t)INT64_MAX / gsz)
-                break;
-            pos = (int64_t)((g + 1) * gsz);
+    for (int64_t off = next_written(x, 0); off >= 0;) {
+        uint64_t g = (uint64_t)off / gsz;
+        int whole = covered_whole(x, g * gsz, (g + 1) * gsz);
+        int rc = whole < 0 ? whole : whole ? drop_overlay(x, g) : note_partial(x, g);
+        if (rc) {
+            FAIL(x, -rc, "write of %s: %s", x->of->path, ddio_errno_name(-rc));
+            return rc;
         }
+        if (g + 1 > (uint64_t)INT64_MAX / gsz)
+            break;
+        off = next_written(x, (int64_t)((g + 1) * gsz));
     }
     return 0;
 }
