@@ -234,6 +234,14 @@ static int yes(void *arg, uint64_t lo, uint64_t hi)
 
 int ovl_any(struct ovl *o, uint64_t lo, uint64_t hi) { return ovl_each(o, lo, hi, yes, NULL); }
 
+int ovl_dirty(struct ovl *o)
+{
+    pthread_mutex_lock(&o->mu);
+    int d = o->npend > 0;
+    pthread_mutex_unlock(&o->mu);
+    return d;
+}
+
 /* o->mu held: the log made again from the extents (it only grows
  * otherwise), through a new file renamed over it */
 static int rewrite(struct ovl *o)

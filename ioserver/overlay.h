@@ -34,6 +34,9 @@ int ovl_each(struct ovl *o, uint64_t lo, uint64_t hi, ovl_fn fn, void *arg);
 /* any extent meeting [lo, hi)? */
 int ovl_any(struct ovl *o, uint64_t lo, uint64_t hi);
 
+/* changes not in the log yet? */
+int ovl_dirty(struct ovl *o);
+
 /* The changes since the last flush appended to the log and synced (call
  * after the datafile's fdatasync). 0 or -errno. */
 int ovl_flush(struct ovl *o);

@@ -52,7 +52,7 @@ static void ofile_free(struct ofile *of)
             of->copy[c]->deleted = of->deleted;
     store_copies_free(of);
     if (of->ovl) {                /* its extents name only durable bytes */
-        int durable = !of->deleted;
+        int durable = !of->deleted && ovl_dirty(of->ovl);
         for (int d = 0; durable && d < of->ndisks; d++)
             durable = fdatasync(of->fds[d]) == 0;
         ovl_close(of->ovl, durable);
