@@ -69,69 +69,63 @@ static int push_range(const struct plan_in *in, uint32_t v, uint64_t lo, uint64_
     return 0;
 }
 
-/* An overlay view: the overlay units (ddio_ec_ovl_local) of the units of
- * groups the call covers in part that this server keeps: its own, and
- * those of groups whose parity it holds */
-static int collect_overlay(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
-                           struct vec *out)
+/* fn(in, v, c, out) for each chunk c (logical bytes [c * size, (c + 1) *
+ * size)) that d touches, in order; stops at fn's first non-zero */
+typedef int (*chunk_fn)(const struct plan_in *in, uint32_t v, uint64_t c, struct vec *out);
+static int each_chunk(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
+                      uint64_t size, chunk_fn fn, struct vec *out)
 {
-    const struct plan_view *pv = &in->views[v];
-    const uint64_t U = in->stripe.unit;
-    int64_t first, end;
-    ddio_desc_bounds(d, &first, &end);
-    for (int64_t pos = first; d->length && pos < end && pv->npartial;) {
-        int64_t off = ddio_desc_next(d, pos);
-        if (off < 0)
-            break;
-        uint64_t u = (uint64_t)off / U;
-        if (in_partial(pv, u / pv->ec->k)) {
-            uint64_t j = ddio_ec_ovl_local(pv->ec, U, pv->me, u * U);
-            int rc = j == UINT64_MAX ? 0 : push_range(in, v, j, j + U, out);
-            if (rc)
-                return rc;
-        }
-        if (u + 1 > (uint64_t)INT64_MAX / U)
-            break;
-        pos = (int64_t)((u + 1) * U);
-    }
-    return 0;
-}
-
-/* A parity view: every block of the parity unit of each group the
- * descriptor touches whose parity this server holds, but those the call
- * covers in part (the engine checked the rest whole) */
-static int collect_parity(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
-                          struct vec *out)
-{
-    const struct ddio_ec *E = in->views[v].ec;
-    const uint64_t U = in->stripe.unit, gsz = U * E->k;
     int64_t first, end;
     ddio_desc_bounds(d, &first, &end);
     for (int64_t pos = first; d->length && pos < end;) {
         int64_t off = ddio_desc_next(d, pos);
         if (off < 0)
             break;
-        uint64_t g = (uint64_t)off / gsz;
-        if (ddio_ec_parity_held(E, in->views[v].me, g) >= 0 && !in_partial(&in->views[v], g)) {
-            uint64_t i = ddio_ec_parity_local(E, in->views[v].me, g);
-            int rc = push_range(in, v, i * U, (i + 1) * U, out);
-            if (rc)
-                return rc;
-        }
-        if (g + 1 > (uint64_t)INT64_MAX / gsz)
+        uint64_t c = (uint64_t)off / size;
+        int rc = fn(in, v, c, out);
+        if (rc)
+            return rc;
+        if (c + 1 > (uint64_t)INT64_MAX / size)
             break;
-        pos = (int64_t)((g + 1) * gsz);
+        pos = (int64_t)((c + 1) * size);
     }
     return 0;
+}
+
+/* An overlay view: the overlay unit (ddio_ec_ovl_local) of unit u when
+ * the call covers its group in part and this server keeps it (its own, or
+ * one of a group whose parity it holds) */
+static int overlay_unit(const struct plan_in *in, uint32_t v, uint64_t u, struct vec *out)
+{
+    const struct plan_view *pv = &in->views[v];
+    const uint64_t U = in->stripe.unit;
+    if (!in_partial(pv, u / pv->ec->k))
+        return 0;
+    uint64_t j = ddio_ec_ovl_local(pv->ec, U, pv->me, u * U);
+    return j == UINT64_MAX ? 0 : push_range(in, v, j, j + U, out);
+}
+
+/* A parity view: every block of group g's parity unit when this server
+ * holds it, but for a group the call covers in part (the engine checked
+ * the rest whole) */
+static int parity_unit(const struct plan_in *in, uint32_t v, uint64_t g, struct vec *out)
+{
+    const struct plan_view *pv = &in->views[v];
+    const uint64_t U = in->stripe.unit;
+    if (ddio_ec_parity_held(pv->ec, pv->me, g) < 0 || in_partial(pv, g))
+        return 0;
+    uint64_t i = ddio_ec_parity_local(pv->ec, pv->me, g);
+    return push_range(in, v, i * U, (i + 1) * U, out);
 }
 
 static int collect_one(const struct plan_in *in, uint32_t v, const struct ddio_desc *d,
                        struct vec *out)
 {
-    if (in->views[v].kind == PLAN_PARITY)
-        return collect_parity(in, v, d, out);
-    if (in->views[v].kind == PLAN_OVERLAY)
-        return collect_overlay(in, v, d, out);
+    const struct plan_view *pv = &in->views[v];
+    if (pv->kind == PLAN_PARITY)
+        return each_chunk(in, v, d, in->stripe.unit * pv->ec->k, parity_unit, out);
+    if (pv->kind == PLAN_OVERLAY)
+        return pv->npartial ? each_chunk(in, v, d, in->stripe.unit, overlay_unit, out) : 0;
     const uint64_t B = in->disks.unit;
     const uint32_t me = in->views[v].me;
     int64_t first, end;
