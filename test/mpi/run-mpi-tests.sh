@@ -376,14 +376,19 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
   done
   t_step mirror-gone1/cmp cmp "$tmp/mirror-gone1" "$mirror_ufs"
   t_step mirror-gone2/cmp cmp "$tmp/mirror-gone2" "$mirror44_ufs"
-  # server 2 SIGKILLed and its root deleted 1 s into a collective write of
-  # a 768 MiB mirrored file (4 ranks, cyclic 8 KiB records, 16 MiB calls):
-  # the call that loses it waits the recovery time (2 s), the ranks have it
-  # declared out, and the write, and the read after, verify their bytes;
-  # the others noted the file for it
+  # server 2 SIGKILLed (by itself, at its 100th collective write block:
+  # a kill timed from outside came after the write when it was quick) and
+  # its root deleted during a collective write of a 768 MiB mirrored file
+  # (4 ranks, cyclic 8 KiB records, 16 MiB calls): the call that loses it
+  # waits the recovery time (2 s), the ranks have it declared out, and the
+  # write, and the read after, verify their bytes; the others noted the
+  # file for it
   root="$tmp/srv-mirror-lost"; mkdir -p "$root"
-  t_step mirror-lost-midwrite "$run" -s 3 --root "$root" --server-opt --redundancy=mirror -- bash -c '
-    ( sleep 1; "$0" 2 "$1" ) & k=$!
+  t_step mirror-lost-midwrite "$run" -s 3 --root "$root" --server-opt --redundancy=mirror \
+    --fault 2:coll-write:100:kill -- bash -c '
+    ( . "${0%/*}/find-server.sh"; find_server 2 || exit 1
+      for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
+      kill -KILL "$pid" 2>/dev/null; rm -rf "$1/s2" ) & k=$!
     DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$2" -p wc,rb -m 768 -w 16 ddio:/lost \
       > "$1.out" || exit 1
     wait $k; cat "$1.out"
