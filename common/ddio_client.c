@@ -223,6 +223,11 @@ int ddio_cl_call(struct ddio_client *cl, int i, uint16_t type, const struct ddio
     return 0;
 }
 
+void ddio_client_create_redundancy(struct ddio_client *cl, uint32_t word)
+{
+    cl->redundancy = word;
+}
+
 void ddio_client_local_lazy(struct ddio_client *cl, int on)
 {
     cl->local_lazy = on;
@@ -241,7 +246,8 @@ static int client_open(struct ddio_client *cl, const char *path, int flags, int 
 {
     struct ddio_cfile *f = calloc(1, sizeof(*f));
     struct ddio_conn *conns[DDIO_MAX_SERVERS];
-    struct ddio_create cr = {.unit = cl->unit, .count = cl->count, .excl = !!(flags & DDIO_CO_EXCL),
+    struct ddio_create cr = {.unit = cl->unit, .count = cl->count, .copies = (int)cl->redundancy,
+                             .excl = !!(flags & DDIO_CO_EXCL),
                              .mode_set = mode_set, .mode = mode};
     struct ddio_err e = {0};
     int rc = 0;
@@ -326,6 +332,11 @@ int ddio_client_sync(struct ddio_cfile *f, char *msg, size_t msglen)
 void ddio_client_file_stripe(const struct ddio_cfile *f, struct ddio_stripe *s)
 {
     *s = f->fh.stripe;
+}
+
+uint32_t ddio_client_file_redundancy(const struct ddio_cfile *f)
+{
+    return ddio_fh_redundancy(&f->fh);
 }
 
 /* ---- reads and writes: one core XFER with a contiguous descriptor ---------- */
@@ -458,8 +469,16 @@ int ddio_client_rebuild_copy(struct ddio_cfile *f, uint32_t k, const struct ddio
     f->fh.local_read = f->fh.local_write = 0;
     if (rf)
         rf->fh.local_read = rf->fh.local_write = 0;
-    int rc = ddio_rebuild_copy(&f->fh, rf ? &rf->fh : NULL, k, o, copied, &e)
-        ? ddio_cl_fail(&e, msg, msglen) : 0;
+    int rc;
+    if (f->fh.ec.k && !rf) {
+        ddio_cl_say(msg, msglen, "%s: a second handle for reading: %s", f->fh.path, ignored);
+        rc = -EIO;
+    } else if (f->fh.ec.k)
+        rc = ddio_ec_rewrite(&f->fh, &rf->fh, k, o, copied, &e) ? ddio_cl_fail(&e, msg, msglen)
+            : 0;
+    else
+        rc = ddio_rebuild_copy(&f->fh, rf ? &rf->fh : NULL, k, o, copied, &e)
+            ? ddio_cl_fail(&e, msg, msglen) : 0;
     if (rf)
         ddio_client_close(rf);
     return rc;

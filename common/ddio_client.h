@@ -85,6 +85,9 @@ int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
  * their first read, not with the OPEN (on: 1): for callers whose opens
  * often read nothing (a mount: stat-like tools open and close) */
 void ddio_client_local_lazy(struct ddio_client *cl, int on);
+/* the redundancy word (ddio_layout.h) of the files cl creates (0: the
+ * servers' default) */
+void ddio_client_create_redundancy(struct ddio_client *cl, uint32_t word);
 /* Before the first call: every connection of cl acts for uid/gid (ACTAS;
  * servers allow it only to root on a trusted mount host: ddio-fuse) */
 void ddio_client_act_as(struct ddio_client *cl, uint32_t uid, uint32_t gid);
@@ -135,6 +138,8 @@ int ddio_client_sync(struct ddio_cfile *f, char *msg, size_t msglen);
  * a read's holes keep what buf held). One XFER on server k's connection
  * only, so threads working on different k run in parallel. 0 or -errno. */
 void ddio_client_file_stripe(const struct ddio_cfile *f, struct ddio_stripe *s);
+/* an open file's redundancy word (ddio_layout.h) */
+uint32_t ddio_client_file_redundancy(const struct ddio_cfile *f);
 int ddio_client_pread_part(struct ddio_cfile *f, uint32_t k, void *buf, size_t len,
                            uint64_t off, char *msg, size_t msglen);
 int ddio_client_pwrite_part(struct ddio_cfile *f, uint32_t k, const void *buf, size_t len,
@@ -152,7 +157,8 @@ int ddio_client_scrub(struct ddio_cfile *f, uint64_t rate, struct ddio_scrub_tal
  * that server's record); MKDIR on server i alone (EEXIST is 0); one
  * REBUILD op on server i (*state: BEGIN's DDIO_RB_BEGUN or _BUILT); f's
  * bytes copied onto its stripe server k (ddio_rebuild_copy; *copied: the
- * file's size).
+ * file's size); an erasure-coded file's rewritten whole with k's units
+ * decoded (ddio_ec_rewrite; k >= its servers: none out, a settle).
  * 0 or -errno with msg. */
 int ddio_client_server_id(struct ddio_client *cl, int i, uint8_t id[DDIO_ID_LEN], char *msg,
                           size_t msglen);

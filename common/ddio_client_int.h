@@ -13,6 +13,7 @@ struct ddio_client {
     int recover_ms;              /* a lost server: reconnect, resend (ddio_recover_ms) */
     uint64_t unit;               /* of files it creates */
     uint32_t count;              /* their stripe count (0: every server) */
+    uint32_t redundancy;         /* their mode's word (0: the servers' default) */
     char *servers;
     int xport;                   /* DDIO_TRANSPORT */
     int local_lazy;              /* ddio_client_local_lazy */

@@ -178,13 +178,14 @@ static int pstat_all(struct ddio_client *cl, const char *path, struct ddio_call 
 }
 
 /* A file some of whose servers are out: a mirrored one's size from an
- * open (the out servers' parts sized from their copies); any other's is
- * not known (its parts there are not reachable) */
+ * open (the out servers' parts sized from their copies), an erasure-coded
+ * one's likewise (from the size its other servers noted); a `none` file's
+ * is not known (its parts there are not reachable) */
 static int stat_size_without(struct ddio_client *cl, const char *path, struct ddio_cstat *st,
                              int files, const char *out, char *msg, size_t msglen)
 {
     struct ddio_cfile *f = NULL;
-    if (st->copies < 2) {
+    if (!ddio_redundancy_kept(st->redundancy)) {
         if ((uint32_t)files >= st->stripe.count)
             return 0;           /* every part answered: none on the out ones */
         ddio_cl_say(msg, msglen, "%s: a part of this file is on server %s, which is down and out of "

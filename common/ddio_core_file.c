@@ -295,18 +295,12 @@ static int declare_lost(struct ddio_fh *f, const struct ddio_conn *c, const stru
 /* An open of a mirrored file whose server i is out: opened without it
  * (DESIGN.md 6.1): its parts are read from copies, which hold the same
  * bytes (every write reaches every copy that is in), and written to them;
- * an erasure-coded file's, out or not reached */
+ * an erasure-coded file's likewise, its units decoded from the others and
+ * its writes' parity and partial copies on them (6.4) */
 static int open_without(struct ddio_fh *f, open_set *s, int i, int j)
 {
     const struct ddio_err *ei = &s->calls[i].err;
-    /* an erasure-coded file's: its units are decoded from the others
-     * (DESIGN.md 6.4); its writes fail while it is lost (not built) */
-    if (f->ec.k && (ei->transport || ei->errnum == DDIO_E_OUT)) {
-        f->srv[j].conn = s->conns[i];
-        f->srv[j].out = 1;
-        return 1;
-    }
-    if (f->copies < 2)
+    if (!ddio_fh_redundant(f))
         return 0;
     if (ei->errnum != DDIO_E_OUT && !declare_lost(f, s->conns[i], ei)
         && !out_ok(f->amode, ei))
@@ -521,7 +515,7 @@ static int open_settled(struct ddio_fh *f, struct ddio_conn **conns, int n, cons
 static void view_at_open(struct ddio_fh *f)
 {
     f->view_epoch = 0;
-    for (int i = 0; i < f->nsrv && f->copies > 1; i++) {
+    for (int i = 0; i < f->nsrv && ddio_fh_redundant(f); i++) {
         uint32_t ep = f->srv[i].conn ? f->srv[i].conn->epoch : 0;
         if (ep && (!f->view_epoch || ep < f->view_epoch))
             f->view_epoch = ep;

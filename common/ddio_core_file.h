@@ -155,6 +155,13 @@ static inline uint32_t ddio_fh_redundancy(const struct ddio_fh *f)
     return f->ec.k ? DDIO_REDUNDANCY_EC_WORD(f->ec.k, f->ec.m) : f->copies;
 }
 
+/* mirrored or erasure-coded: its servers' membership decides who is out
+ * (DESIGN.md 6.1) */
+static inline int ddio_fh_redundant(const struct ddio_fh *f)
+{
+    return ddio_redundancy_kept(ddio_fh_redundancy(f));
+}
+
 struct ddio_create {
     uint64_t unit;              /* stripe unit */
     int count;                  /* stripe count (<= 0 or > servers: all) */

@@ -159,7 +159,7 @@ int ddio_fh_review(struct ddio_fh *f, uint32_t epoch, char *back)
 void ddio_fh_view_pin(struct ddio_fh *f)
 {
     uint32_t newest = 0;
-    if (f->view_epoch || f->copies < 2)
+    if (f->view_epoch || !ddio_fh_redundant(f))
         return;
     for (int j = 0; j < f->nsrv; j++) {
         uint32_t ep = f->srv[j].conn ? f->srv[j].conn->epoch : 0;
@@ -170,7 +170,7 @@ void ddio_fh_view_pin(struct ddio_fh *f)
 
 uint32_t ddio_fh_change_epoch(const struct ddio_fh *f)
 {
-    return f->copies > 1 ? f->view_epoch : 0;
+    return ddio_fh_redundant(f) ? f->view_epoch : 0;
 }
 
 /* ---- requests on every stripe server ------------------------------------------ */
@@ -206,7 +206,7 @@ static void fh_prepare(struct ddio_fh *f, int i, struct ddio_call *k, srv_enc_fn
 static int fh_declare_lost(struct ddio_fh *f, struct ddio_call *calls)
 {
     int n = 0;
-    for (int i = 0; i < f->nsrv && f->copies > 1 && f->declare_out; i++) {
+    for (int i = 0; i < f->nsrv && ddio_fh_redundant(f) && f->declare_out; i++) {
         struct ddio_err de = {0};
         /* out already: another thread's call declared it meanwhile */
         if (!calls[i].err.errnum || !calls[i].err.transport

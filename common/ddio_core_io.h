@@ -224,4 +224,11 @@ void ddio_scrub_after_read(struct ddio_fh *f, const char *bad, uint64_t first, u
  * written. 0, or -1 with e. */
 int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
                       const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e);
+/* An erasure-coded file's bytes read through rf in whole groups (with
+ * stripe server k out there: its units decoded; k >= nsrv: none out) and
+ * written back through f to every server, parity and all, then synced: a
+ * server resynced, rebuilt or a file settled after a failed write. 0, or
+ * -1 with e. */
+int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
+                    const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e);
 #endif

@@ -753,7 +753,7 @@ int ddio_local_pwrite(struct ddio_fh *f, uint64_t off, const void *buf, uint64_t
     /* a mirrored file's copies are the servers' to write: its servers hand
      * over read-only descriptors only (PROTOCOL.md "LOCAL") */
     if (!f->local_write || f->nsrv > (int) DDIO_MAX_SERVERS || len == 0
-        || !(f->amode & (DDIO_O_WRONLY | DDIO_O_RDWR)) || f->copies > 1)
+        || !(f->amode & (DDIO_O_WRONLY | DDIO_O_RDWR)) || ddio_fh_redundant(f))
         return 0;
     if (!only && (done = pwrite_one(f, off, buf, len)) >= 0)
         return done;

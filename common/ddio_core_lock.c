@@ -23,7 +23,7 @@
  * membership changes, for the holders to move theirs. */
 static int lock_server(const struct ddio_fh *f)
 {
-    for (int i = 0; f->copies > 1 && i < f->nsrv; i++)
+    for (int i = 0; ddio_fh_redundant(f) && i < f->nsrv; i++)
         if (!f->srv[i].out)
             return i;
     return 0;
@@ -103,7 +103,7 @@ static int move_locks(struct ddio_fh *f, int i, struct ddio_err *e)
  * again */
 static int lock_view_moved(struct ddio_fh *f, int i, const struct ddio_err *e, int64_t give_up)
 {
-    if (f->copies < 2)
+    if (!ddio_fh_redundant(f))
         return 0;
     if (e->errnum == DDIO_E_OUT && !f->srv[i].out) {
         f->srv[i].out = 1;

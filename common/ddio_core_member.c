@@ -531,7 +531,7 @@ void ddio_members_name_first(struct ddio_pool *p, char *const *addrs, int n, int
         unnamed |= f->srv[i].conn && f->srv[i].conn->epoch == 0;
         all &= f->srv[i].conn && !f->srv[i].conn->member_out && !f->srv[i].out;
     }
-    if (f->copies < 2)
+    if (!ddio_fh_redundant(f))
         return;
     struct ddio_members *m = unnamed ? calloc(1, sizeof(*m)) : NULL;
     struct ddio_err e = {0};

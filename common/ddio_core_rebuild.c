@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ddio_core_io.h"
+#include "ddio_core.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,17 +20,19 @@
 
 #define REBUILD_CHUNK (8u << 20)        /* logical bytes one read and write move */
 
-/* [off, off + len) of f written from buf to the servers in `only` alone
- * (exact: not also to those holding copies of those units) */
-static int write_to(struct ddio_fh *f, uint64_t off, char *buf, uint64_t len,
-                    const char *only, struct ddio_err *e)
+/* [off, off + len) of f moved between buf and the servers in `only` alone
+ * (exact: for a write, not also to those holding copies of those units),
+ * or with only NULL, the servers the call touches (an erasure-coded
+ * file's write: all) */
+static int move(struct ddio_fh *f, uint32_t op, uint64_t off, char *buf, uint64_t len,
+                const char *only, struct ddio_err *e)
 {
     struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,
         .length = len
     };
     struct ddio_mem mem = {.buf = buf,.contig = 1 };
-    struct ddio_xfer_req x = {.f = f,.op = DDIO_X_WRITE,.nparticipants = 1,.fdesc = &d,
-        .mem = &mem,.exact = 1
+    struct ddio_xfer_req x = {.f = f,.op = op,.nparticipants = 1,.fdesc = &d,
+        .mem = &mem,.exact = only != NULL
     };
     int rc = (d.root = ddio_node_leaf(len)) ? ddio_xfer_run(&x, only, e)
         : (ddio_err_set(e, ENOMEM, "ddio: out of memory"), -1);
@@ -176,7 +179,7 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
         next.buf = rf ? buf[i % 2] : buf[0];
         pthread_t th;
         int ahead = rf && next.off < cur.eof && !pthread_create(&th, NULL, chunk_read_run, &next);
-        rc = write_to(f, cur.off, cur.buf, len, only, e);
+        rc = move(f, DDIO_X_WRITE, cur.off, cur.buf, len, only, e);
         if (ahead)
             pthread_join(th, NULL);
         else if (!rc && next.off < cur.eof)
@@ -194,4 +197,45 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
     free(buf[0]);
     free(buf[1]);
     return rc;
+}
+
+/* An erasure-coded file's server k (or none, k >= nsrv) brought up to date
+ * (DESIGN.md 6.4): the file read in whole groups through rf, which has k
+ * out (its units decoded from K of the others, its partial writes from a
+ * parity server's copy), and written back through f to every server, k
+ * included: each group written whole gets its parity computed again and
+ * its overlay dropped, so k's data, parity and overlay are all rewritten;
+ * the cost is the whole file written again, (K+M)/K of its bytes, and it
+ * folds every pending partial write on the way. The file's servers are
+ * synced at its end. */
+int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
+                    const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e)
+{
+    uint64_t group = f->stripe.unit * f->ec.k, size = 0;
+    uint64_t want = o->rate && o->rate / 4 < REBUILD_CHUNK ? o->rate / 4 : REBUILD_CHUNK;
+    uint64_t chunk = (want / group ? want / group : 1) * group;
+    char *buf = malloc(chunk);
+    *copied = 0;
+    if (!buf) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    if (k < (uint32_t) rf->nsrv)
+        rf->srv[k].out = 1;
+    struct ddio_pacer pc = {.t0 = o->t0_ms,.base = o->base };
+    int rc = ddio_xfer_file_size(rf, &size, e);
+    for (uint64_t off = 0; !rc && off < size; off += chunk) {
+        uint64_t len = size - off < chunk ? size - off : chunk;
+        rc = move(rf, DDIO_X_READ, off, buf, len, NULL, e);
+        if (!rc)
+            rc = move(f, DDIO_X_WRITE, off, buf, len, NULL, e);
+        *o->done += rc ? 0 : len;
+        *copied += rc ? 0 : len;
+        if (!rc && o->progress)
+            o->progress(o->arg, *o->done);
+        if (!rc)
+            ddio_pace(&pc, o->rate, *o->done);
+    }
+    free(buf);
+    return rc ? rc : ddio_fh_sync(f, e);
 }

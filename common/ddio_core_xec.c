@@ -130,6 +130,7 @@ static int overlay_unit(const struct ecsrc *x, uint64_t u, uint64_t lo, uint64_t
 {
     const struct ddio_ec *E = &x->f->ec;
     const uint64_t U = x->f->stripe.unit, g = u / E->k;
+    struct ddio_err rot = {0};
     for (uint32_t j = 0; j < E->m; j++) {
         uint32_t q = ddio_ec_parity_server(E, g, j);
         if (!usable(x, q))
@@ -138,10 +139,18 @@ static int overlay_unit(const struct ecsrc *x, uint64_t u, uint64_t lo, uint64_t
         int rc = ov ? ecread(x, (int) q, DDIO_EV_OVERLAY, ddio_ec_ovl_local(E, U, q, u * U + lo),
                              ov, hi - lo, out, size) : -1;
         free(ov);
+        if (rc && x->e->errnum == EILSEQ) {     /* rotted there: another copy */
+            rot = *x->e;
+            memset(x->e, 0, sizeof(*x->e));
+            continue;
+        }
         return rc;
     }
-    ddio_err_set(x->e, EHOSTDOWN, "ddio: %s: no parity server of group %llu is left to hold "
-                 "a lost unit's partial writes", x->f->path, (unsigned long long) g);
+    if (rot.errnum)
+        *x->e = rot;
+    else
+        ddio_err_set(x->e, EHOSTDOWN, "ddio: %s: no parity server of group %llu is left to "
+                     "hold a lost unit's partial writes", x->f->path, (unsigned long long) g);
     return -1;
 }
 
@@ -154,6 +163,7 @@ int ddio_ec_decode_unit(struct ddio_fh *f, struct ddio_conn **locked, const char
     const uint64_t U = f->stripe.unit, N = f->stripe.count, len = hi - lo, g = u / E->k;
     uint32_t have[DDIO_EC_MAX_K], nh = 0, want = (uint32_t) (u % E->k);
     uint8_t *in[DDIO_EC_MAX_K] = {0};
+    struct ddio_err rot = {0};
     char why[200];
     struct ddio_ec_codec *codec = ddio_ec_codec_new(E, why, sizeof(why));
     int rc = codec ? 0 : -1;
@@ -169,9 +179,19 @@ int ddio_ec_decode_unit(struct ddio_fh *f, struct ddio_conn **locked, const char
         else
             rc = ecread(&x, (int) q, DDIO_EV_PARITY,
                         ddio_ec_parity_local(E, q, g) * U + lo, in[nh], len, NULL, size);
+        if (rc && e->errnum == EILSEQ) {        /* a rotted unit: decoded from others */
+            rot = *e;
+            memset(e, 0, sizeof(*e));
+            rc = 0;
+            free(in[nh]);
+            in[nh] = NULL;
+            continue;
+        }
         have[nh++] = idx;
     }
-    if (rc == 0 && nh < E->k)
+    if (rc == 0 && nh < E->k && rot.errnum)
+        *e = rot;               /* too few good units left: the integrity error */
+    else if (rc == 0 && nh < E->k)
         ddio_err_set(e, EHOSTDOWN, "ddio: %s: more than %u of the %u servers of a group "
                      "are lost: its bytes cannot be decoded", f->path, E->m, E->k + E->m);
     else if (rc == 0 && ddio_ec_decode(codec, len, have, in, 1, &want, &out, why, sizeof(why)))

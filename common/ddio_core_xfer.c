@@ -98,7 +98,7 @@ static int srv_lose(xstate *st, int i, const struct ddio_err *err)
     /* refused for the handle's older view of who is out: its out servers
      * are taken back (sent the call after this one) and this server is
      * sent it again with the newer epoch, below */
-    if (err->errnum == DDIO_E_EPOCH && st->x->op == DDIO_X_WRITE && st->f->copies > 1)
+    if (err->errnum == DDIO_E_EPOCH && st->x->op == DDIO_X_WRITE && ddio_fh_redundant(st->f))
         ddio_fh_review(st->f, conn_of(st, i)->epoch, st->back);
     /* a server whose disk returned data that disagrees with its checksum
      * (EILSEQ), a replacement that has not rebuilt the file yet (ENODATA),

@@ -67,13 +67,6 @@ int xfer_prepare(xstate *st, const char *involved)
         if (!want)
             continue;
         memset(&err, 0, sizeof(err));
-        if (st->x->op == DDIO_X_WRITE && f->ec.k && f->srv[i].out) {
-            ddio_err_set(&err, EHOSTDOWN, "ddio: %s: server %s is lost: a write of an "
-                         "erasure-coded file with a server lost is not built yet", f->path,
-                         f->srv[i].conn ? f->srv[i].conn->name : "?");
-            xfer_note_error(st, &err);
-            continue;
-        }
         /* a mirrored file's read tries a lost server once, then its copies */
         /* a server taken back is tried once: it was out, or lost */
         if ((xfer_can_degrade(st) || st->rejoin ? ddio_fh_ready_once(f, i, &err)
@@ -93,7 +86,7 @@ int xfer_prepare(xstate *st, const char *involved)
 
 int xfer_write_out(xstate *st, int i, const struct ddio_err *err)
 {
-    if (st->x->op != DDIO_X_WRITE || st->f->copies < 2 || err->errnum != DDIO_E_OUT)
+    if (st->x->op != DDIO_X_WRITE || !ddio_fh_redundant(st->f) || err->errnum != DDIO_E_OUT)
         return 0;
     st->f->srv[i].out = 1;      /* until the handle's view moves (ddio_fh_review) */
     ddio_fh_view_pin(st->f);
@@ -101,9 +94,21 @@ int xfer_write_out(xstate *st, int i, const struct ddio_err *err)
     return 1;
 }
 
+/* an erasure-coded file's write: at most M of its servers missed it (out,
+ * lost, not sent it), so every group it touched is whole in K of them */
+static int ec_taken(const xstate *st)
+{
+    uint32_t missing = 0;
+    for (int q = 0; q < st->f->nsrv; q++)
+        missing += !st->inv[q] || st->s[q].out_pending || st->s[q].out;
+    return missing <= st->f->ec.m;
+}
+
 /* a holder of a copy of server i's units took the call's XFER */
 static int copy_taken(const xstate *st, int i)
 {
+    if (st->f->ec.k)
+        return ec_taken(st);
     for (uint32_t c = 1; c < st->f->copies; c++) {
         int q = (int) ddio_copy_server(st->f->stripe.count, (uint32_t) i, c);
         if (st->inv[q] && !st->s[q].out_pending && !st->s[q].out)
@@ -125,9 +130,11 @@ int xfer_write_covered(xstate *st, const char *involved)
     struct ddio_err err;
     for (int i = 0; i < st->f->nsrv && !st->e->errnum; i++) {
         if (st->s[i].out && !part_covered(st, involved, i)) {
-            ddio_err_set(&err, EHOSTDOWN, "ddio: %s: server %s is out, and no server "
-                         "holding a copy of its part took the write", st->f->path,
-                         st->f->srv[i].conn->name);
+            ddio_err_set(&err, EHOSTDOWN, st->f->ec.k ? "ddio: %s: server %s is out, "
+                         "and more than M = %u servers of the file missed the write"
+                         : "ddio: %s: server %s is out, and no server holding a copy of "
+                         "its part took the write", st->f->path, st->f->srv[i].conn->name,
+                         st->f->ec.m);
             xfer_note_error(st, &err);
         }
     }
@@ -149,7 +156,7 @@ void xfer_spare_check(xstate *st)
 
 int xfer_out_pending(xstate *st, int i, const struct ddio_err *err)
 {
-    if (st->x->op != DDIO_X_WRITE || st->f->copies < 2 || !st->f->declare_out
+    if (st->x->op != DDIO_X_WRITE || !ddio_fh_redundant(st->f) || !st->f->declare_out
         || st->e->errnum || !err->transport)
         return 0;
     st->s[i].out_pending = 1;

@@ -97,6 +97,12 @@ int ddio_copy_touched(const struct ddio_stripe *L, uint32_t copies, uint32_t s,
 static inline uint32_t ddio_redundancy_ec_k(uint32_t word) { return word >> 8 & 0xffu; }
 static inline uint32_t ddio_redundancy_ec_m(uint32_t word) { return word >> 16 & 0xffu; }
 static inline uint32_t ddio_redundancy_copies(uint32_t word) { return word & 0xffu; }
+/* does a file of this mode keep its bytes on more than one server (mirror,
+ * ec): then it depends on the membership (DESIGN.md 6.1) */
+static inline int ddio_redundancy_kept(uint32_t word)
+{
+    return ddio_redundancy_copies(word) > 1 || ddio_redundancy_ec_k(word) != 0;
+}
 int ddio_redundancy_parse(const char *s);
 /* the word's name (a buffer of the calling thread for "ec:K+M") */
 const char *ddio_redundancy_name(uint32_t word);

@@ -9,11 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddio_log.h"
 #include "ddio_net.h"             /* errno names */
 #include "overlay.h"
 #include "reply.h"
+#include "scrub.h"
 #include "server.h"
 #include "store.h"
+#include "sums.h"
 
 struct exts { uint64_t *v; uint32_t n; uint64_t stop; };
 
@@ -28,6 +31,36 @@ static int take_ext(void *arg, uint64_t lo, uint64_t hi)
     x->v[2 * x->n + 1] = hi;
     x->n++;
     return 0;
+}
+
+/* len bytes at off of view vf into buf, every sector they touch checked
+ * against its sum (a decode must not take rotted bytes for the lost
+ * unit's): 0, -EILSEQ (*bad: the sector's local offset), or -errno */
+static int read_checked(struct ofile *vf, uint64_t off, uint8_t *buf, uint32_t len,
+                        uint64_t *bad)
+{
+    if (!vf->sums)
+        return store_pread(vf, off, buf, len);
+    uint64_t lo = off / SUMS_SECTOR * SUMS_SECTOR;
+    uint64_t hi = (off + len + SUMS_SECTOR - 1) / SUMS_SECTOR * SUMS_SECTOR;
+    uint8_t *t = NULL;
+    if (posix_memalign((void **)&t, SUMS_SECTOR, hi - lo))
+        return -ENOMEM;
+    int rc = store_pread(vf, lo, t, hi - lo);
+    for (uint64_t a = lo, doff, b; rc == 0 && a < hi; a += SUMS_SECTOR) {
+        int d = store_disk_of(vf, a, &doff);
+        if (!vf->sums[d] || sums_verify(vf->sums[d], doff, t + (a - lo), SUMS_SECTOR, &b) == 0)
+            continue;
+        if ((rc = scrub_confirm_bad(vf, a, t + (a - lo))) > 0) {
+            atomic_fetch_add(&sums_ctr.bad, 1);
+            *bad = a;
+            rc = -EILSEQ;
+        }
+    }
+    if (rc == 0)
+        memcpy(buf, t + (off - lo), len);
+    free(t);
+    return rc;
 }
 
 static int refuse(struct work *w, int err, const char *what)
@@ -49,7 +82,8 @@ static void ecread_run(struct work *w)
     struct ddio_ecread_r r = {.logical_size = ovl_size(ov->ovl), .data_len = m->len};
     struct exts x = {calloc(2 * DDIO_ECREAD_MAX_EXT, sizeof(uint64_t)), 0, UINT64_MAX};
     uint8_t *buf = malloc(m->len);
-    int rc = buf && x.v ? store_pread(vf, m->off, buf, m->len) : -ENOMEM;
+    uint64_t bad = 0;
+    int rc = buf && x.v ? read_checked(vf, m->off, buf, m->len, &bad) : -ENOMEM;
     if (rc == 0 && m->view == DDIO_EV_OVERLAY) {
         ovl_each(ov->ovl, m->off, m->off + m->len, take_ext, &x);
         if (x.stop != UINT64_MAX)
@@ -57,7 +91,15 @@ static void ecread_run(struct work *w)
         r.next = x.n;
         r.ext = x.v;
     }
-    if (rc) {
+    if (rc == -EILSEQ) {
+        DDIO_ERR("data integrity: %s (%s view): sector at local offset %llu disagrees with "
+                 "its checksum (a decode's read)", of->path, m->view == DDIO_EV_DATA ? "data"
+                 : m->view == DDIO_EV_PARITY ? "parity" : "overlay", (unsigned long long)bad);
+        char why[160];
+        snprintf(why, sizeof(why), "sector at local offset %llu disagrees with its checksum",
+                 (unsigned long long)bad);
+        refuse(w, EILSEQ, why);
+    } else if (rc) {
         refuse(w, -rc, ddio_errno_name(-rc));
     } else {
         r.data = buf;

@@ -124,7 +124,7 @@ static int handle_changing(struct conn *c, const struct ddio_hdr *h, uint64_t id
 {
     char msg[400];
     int rc = 0;
-    if (of->layout.copies <= 1)
+    if (!ddio_redundancy_kept(ddio_layout_redundancy(&of->layout)))
         return 0;
     /* held through the mark (made once per handle): the handle stays */
     pthread_mutex_lock(&c->mu);
@@ -361,7 +361,8 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     /* a create of a mirrored file is refused before it makes anything (the
      * layout proposed, 0: the server's default); every open once the
      * stored layout is known, below */
-    uint32_t want = m.layout.copies ? m.layout.copies : c->srv->store.copies;
+    uint32_t want = m.layout.copies || m.layout.ec.k ? ddio_layout_redundancy(&m.layout)
+        : c->srv->store.copies;
     if ((m.amode & DDIO_O_CREAT) && member_refused(c, h, want)) {
         free(m.path);
         free(m.local_name);
@@ -403,7 +404,7 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     free(m.path);
     /* a mirrored file's open depends on the membership: what an out
      * server holds may be stale */
-    if (rc == 0 && member_refused_on(c, h, of->layout.copies, of->path)) {
+    if (rc == 0 && member_refused_on(c, h, ddio_layout_redundancy(&of->layout), of->path)) {
         store_release(&c->srv->store, of);
         free(m.local_name);
         return 0;
@@ -412,7 +413,8 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
      * handle's life: noted now, so no resync lets it in while the handle
      * is open (its fence finds the file open), whether it writes or not */
     if (rc == 0 && (m.amode & (DDIO_O_WRONLY | DDIO_O_RDWR)) && !(m.amode & DDIO_O_CREAT)
-        && of->layout.copies > 1 && (rc = missed_note(c->srv, of->path, msg, sizeof(msg)))) {
+        && ddio_redundancy_kept(ddio_layout_redundancy(&of->layout))
+        && (rc = missed_note(c->srv, of->path, msg, sizeof(msg)))) {
         store_release(&c->srv->store, of);
         free(m.local_name);
         return conn_send_err(c, h->type | DDIO_REPLY, h->req, -rc, "%s", msg), 0;
@@ -539,8 +541,8 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (!writable)
         return read_only(c, h, m.handle);
     uint64_t gen = 0;
-    if (member_refused_on(c, h, of->layout.copies, of->path)
-        || member_note_change(c, h, of->layout.copies, of->path, &gen))
+    if (member_refused_on(c, h, ddio_layout_redundancy(&of->layout), of->path)
+        || member_note_change(c, h, ddio_layout_redundancy(&of->layout), of->path, &gen))
         return 0;
     if (handle_changing(c, h, m.handle, of)) {
         changed_end(c->srv, gen);
@@ -695,9 +697,9 @@ int on_slow(struct conn *c, const struct ddio_hdr *h, uint8_t **payload)
     /* a copied file's LOCK only from the view of who is out that makes
      * this server the one holding its locks (an unlock always) */
     int unlock = h->type == DDIO_T_LOCK && w->u.lk.cmd == DDIO_LK_UNLCK;
-    if (!unlock && (member_refused_on(c, h, w->of->layout.copies, w->of->path)
+    if (!unlock && (member_refused_on(c, h, ddio_layout_redundancy(&w->of->layout), w->of->path)
                                    || (changes && member_note_change(c, h,
-                                                                     w->of->layout.copies,
+                                                                     ddio_layout_redundancy(&w->of->layout),
                                                                      w->of->path,
                                                                      &w->changed_gen))
                                    || (changes && handle_changing(c, h, handle, w->of)))) {

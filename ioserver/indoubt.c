@@ -22,7 +22,7 @@ static pthread_mutex_t doubt_mu = PTHREAD_MUTEX_INITIALIZER;
 int indoubt_change(struct server *srv, struct ofile *of, atomic_int *changed, char *msg,
                    size_t n)
 {
-    if (of->layout.copies <= 1 || atomic_load(changed))
+    if (!ddio_redundancy_kept(ddio_layout_redundancy(&of->layout)) || atomic_load(changed))
         return 0;
     pthread_mutex_lock(&doubt_mu);
     int rc = 0;
@@ -69,7 +69,7 @@ void indoubt_dropped(struct server *srv, struct ofile *of, int changed)
 void indoubt_failed(struct server *srv, struct ofile *of)
 {
     (void) srv;
-    if (of->layout.copies <= 1)
+    if (!ddio_redundancy_kept(ddio_layout_redundancy(&of->layout)))
         return;
     pthread_mutex_lock(&doubt_mu);
     of->doubt_keep = 1;

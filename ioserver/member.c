@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ddio_layout.h"
 #include "ddio_log.h"
 
 #define MEMBER_FILE_MAX (64u << 10)
@@ -139,14 +140,14 @@ uint32_t member_epoch(struct member *m)
     return atomic_load(&m->epoch);
 }
 
-int member_admit(struct member *m, uint32_t copies, uint32_t epoch, char *msg, size_t n)
+int member_admit(struct member *m, uint32_t redundancy, uint32_t epoch, char *msg, size_t n)
 {
-    if (copies <= 1)
+    if (!ddio_redundancy_kept(redundancy))
         return 0;
     uint32_t mine = atomic_load(&m->epoch);
     if (atomic_load(&m->out)) {
         snprintf(msg, n, "this server is out of the membership since epoch %u: it serves "
-                 "mirrored files again once resynced and declared in", mine);
+                 "mirrored and erasure-coded files again once resynced and declared in", mine);
         return DDIO_E_OUT;
     }
     /* 0: a connection that has heard no epoch yet (its first request) */

@@ -46,10 +46,10 @@ int member_self_index(struct member *m);
 int member_self_out(struct member *m);
 /* the committed epoch (every reply's header carries it) */
 uint32_t member_epoch(struct member *m);
-/* May a request carrying `epoch` proceed on a file of `copies` copies?
- * 0, or the errno of the refusal (DDIO_E_OUT, DDIO_E_EPOCH) with msg set.
- * Files without copies never depend on the membership. */
-int member_admit(struct member *m, uint32_t copies, uint32_t epoch, char *msg, size_t n);
+/* May a request carrying `epoch` proceed on a file of that redundancy
+ * word (ddio_layout.h)? 0, or the errno of the refusal (DDIO_E_OUT,
+ * DDIO_E_EPOCH) with msg set. `none` files never depend on the membership. */
+int member_admit(struct member *m, uint32_t redundancy, uint32_t epoch, char *msg, size_t n);
 /* One MEMBER request: the server's state after it in *r; 0, or the errno
  * of a refusal (msg set; *r still the state, which the reply carries) */
 int member_handle(struct member *m, const struct ddio_member *q, struct ddio_member_r *r,

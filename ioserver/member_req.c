@@ -59,12 +59,12 @@ int on_member(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     return reply_w(c, h, &w);
 }
 
-int member_refused(struct conn *c, const struct ddio_hdr *h, uint32_t copies)
+int member_refused(struct conn *c, const struct ddio_hdr *h, uint32_t redundancy)
 {
-    return member_refused_on(c, h, copies, NULL);
+    return member_refused_on(c, h, redundancy, NULL);
 }
 
-int member_refused_on(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
+int member_refused_on(struct conn *c, const struct ddio_hdr *h, uint32_t redundancy,
                       const char *norm)
 {
     char msg[300];
@@ -72,7 +72,7 @@ int member_refused_on(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
      * admin's connection, ddio member in) */
     if (norm && rebuild_fence_held(c, norm))
         return 0;
-    int rc = member_admit(&c->srv->member, copies, h->epoch, msg, sizeof(msg));
+    int rc = member_admit(&c->srv->member, redundancy, h->epoch, msg, sizeof(msg));
     if (rc) {
         struct srv_stats *st = &c->srv->stats;
         stats_bump(st, rc == DDIO_E_OUT ? &st->out_refused : &st->epoch_refused);
@@ -81,12 +81,12 @@ int member_refused_on(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
     return rc != 0;
 }
 
-int member_note_change(struct conn *c, const struct ddio_hdr *h, uint32_t copies,
+int member_note_change(struct conn *c, const struct ddio_hdr *h, uint32_t redundancy,
                        const char *norm, uint64_t *gen)
 {
     char msg[400];
     *gen = 0;
-    if (copies <= 1)
+    if (!ddio_redundancy_kept(redundancy))
         return 0;
     int rc = missed_note(c->srv, norm, msg, sizeof(msg));
     if (rc == 0)

@@ -144,7 +144,7 @@ int on_pstat(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     free(m.path);
     /* out of the membership, a mirrored file's size here may be stale:
      * refused like its opens (the client sizes it from the copies) */
-    if (rc == 0 && r->kind == DDIO_K_FILE && member_refused(c, h, r->layout.copies)) {
+    if (rc == 0 && r->kind == DDIO_K_FILE && member_refused(c, h, ddio_layout_redundancy(&r->layout))) {
         free(r);
         return 0;
     }

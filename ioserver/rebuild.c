@@ -249,8 +249,8 @@ static int op_adopt(struct conn *c, const struct ddio_rebuild *m, char *msg, siz
 }
 
 /* REDO's part for a file that is here: marked unbuilt, then its datafile
- * and the copies it keeps emptied (the copy that follows writes them
- * whole) */
+ * and the copies it keeps (an erasure-coded file's parity and overlay)
+ * emptied (the copy that follows writes them whole) */
 static int redo_here(struct server *srv, const char *norm, char *msg, size_t msglen)
 {
     struct ofile *of;
@@ -262,8 +262,8 @@ static int redo_here(struct server *srv, const char *norm, char *msg, size_t msg
     rc = store_open(&srv->store, norm, DDIO_O_RDWR, NULL, NULL, &of, &created, msg, msglen);
     if (rc)
         return rc;
-    if ((rc = store_setsize(of, 0)) == 0)
-        rc = store_copies_setsize(of, 0, 0);
+    if ((rc = store_setsize(of, 0)) == 0 && (rc = store_copies_setsize(of, 0, 0)) == 0)
+        rc = store_ec_empty(of);
     if (rc)
         snprintf(msg, msglen, "emptying %.300s: %s", norm, ddio_errno_name(-rc));
     store_release(&srv->store, of);

@@ -70,10 +70,7 @@ struct scan {
     uint64_t bad[DDIO_SCRUB_MAX_BAD];
 };
 
-/* the sector at local a (its bytes in sec) disagreed with its sum: 1 if it
- * still does read again under its block lock (sec then holds the newer
- * bytes if not), or -errno */
-static int confirm_bad(struct ofile *vf, uint64_t a, uint8_t *sec)
+int scrub_confirm_bad(struct ofile *vf, uint64_t a, uint8_t *sec)
 {
     uint64_t k = a / vf->block_size, doff, bad;
     if (store_blk_lock(vf, k, 1, ddio_now_ms() + SCRUB_LOCK_MS))
@@ -102,7 +99,7 @@ static int check_piece(struct scan *sc, uint64_t a, uint8_t *buf, uint64_t n)
             sc->r.verified++;
             continue;
         }
-        int rc = confirm_bad(sc->vf, a + o, buf + o);
+        int rc = scrub_confirm_bad(sc->vf, a + o, buf + o);
         if (rc < 0)
             return rc;
         if (rc == 0) {

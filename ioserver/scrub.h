@@ -11,5 +11,10 @@
 void do_scrub(struct work *w);
 /* w->u.rp decoded (its data in w->payload), w->of referenced */
 void do_repair(struct work *w);
+/* the sector at local a of view vf (its bytes in sec, 4 KiB aligned)
+ * disagreed with its sum: 1 if it still does read again under its block
+ * lock (a write in flight holds it until its sums are in; sec then holds
+ * the newer bytes if not), 0, or -errno */
+int scrub_confirm_bad(struct ofile *vf, uint64_t a, uint8_t *sec);
 
 #endif

@@ -700,6 +700,15 @@ int store_copies_setsize(struct ofile *of, uint64_t logical, int grow)
     return 0;
 }
 
+int store_ec_empty(struct ofile *of)
+{
+    struct ofile *par = of->copy[STORE_PARITY], *ov = of->copy[STORE_OVERLAY];
+    int rc = par ? store_setsize(par, 0) : 0;
+    if (rc == 0 && ov && ov->ovl)
+        rc = ovl_del(ov->ovl, 0, UINT64_MAX);
+    return rc == 0 && ov ? store_setsize(ov, 0) : rc;
+}
+
 int store_copies_prealloc(struct ofile *of, uint64_t logical)
 {
     for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {

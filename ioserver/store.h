@@ -191,6 +191,10 @@ int store_prealloc(struct ofile *of, uint64_t off, uint64_t len);
  * shrink), or allocated for [0, logical) of it. 0 or -errno. */
 int store_copies_setsize(struct ofile *of, uint64_t logical, int grow);
 int store_copies_prealloc(struct ofile *of, uint64_t logical);
+/* An erasure-coded file's parity and overlay on this server emptied, the
+ * overlay's extents dropped (a resync or rebuild writes them whole again,
+ * DESIGN.md 6.4). 0 or -errno. */
+int store_ec_empty(struct ofile *of);
 /* MPI_File_sync: fdatasync of every datafile. Both descriptors of a
  * datafile (O_DIRECT and its buffered twin) name one inode, so one
  * fdatasync writes the pages dirtied through either. */

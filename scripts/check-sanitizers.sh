@@ -28,7 +28,7 @@ cd "$san/src"
 [ -f Makefile ] && [ config.status -nt configure ] || ./configure --enable-sanitizers --enable-werror >/dev/null \
   || { echo "sanitizers: configure failed"; exit 1; }
 targets="ioserver/ddio-server $(awk '/^UNIT_TESTS =/{f=1} f{print} f && !/\\$/{exit}' Makefile.am | sed 's/UNIT_TESTS =//; s/\\//g')"
-[ -f test/server/srv_client.c ] && targets="$targets test/server/srv_client tools/ddio"
+[ -f test/server/srv_client.c ] && targets="$targets test/server/srv_client test/server/ec_verify tools/ddio"
 make -j"$(nproc)" $targets >make.log 2>&1 || { tail -n 30 make.log; echo "sanitizers: build failed"; echo "sanitizers: 0 passed, 1 failed" >"$san/summary.log"; exit 1; }
 # intercept_tls_get_addr=0: GCC 12's runtime (as LLVM's before 17) takes a
 # dynamic TLS block whose address happens to be 16 bytes into a page for a

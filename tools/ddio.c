@@ -56,7 +56,8 @@ static void usage(FILE *f)
         "                       has its copies made to agree (read, written back)\n"
         "  rebuild --server N   after server N was lost and a fresh one started in its\n"
         "                       place (ddio-server --replacement, same address): copy\n"
-        "                       onto it every mirrored file it held, from the copies;\n"
+        "                       onto it every mirrored file it held, from the copies,\n"
+        "                       and rewrite every erasure-coded one (its units decoded);\n"
         "                       one line per file, progress on stderr; a second run\n"
         "                       skips what is done. Exit status 1 when a file could\n"
         "                       not be rebuilt (a `none` file it held is lost)\n"
@@ -82,6 +83,8 @@ static void usage(FILE *f)
         "  -l                   ls: long listing\n"
         "  -u, --stripe-unit B  cp: stripe unit of a new ddio file in bytes, K/M/G\n"
         "                       suffixes (default 1M)\n"
+        "  -r, --redundancy M   cp: redundancy of a new ddio file: none, mirror,\n"
+        "                       mirror:3 or ec:K+M (K+M servers; default: the servers')\n"
         "      --progress, --no-progress\n"
         "                       cp: force the progress bar on or off\n"
         "      --buffered       cp out of ddio: write the local file through the page\n"
@@ -118,7 +121,7 @@ static const struct command commands[] = {
     {"chmod", cmd_chmod, "", 2, 2},
     {"chown", cmd_chown, "", 2, 2},
     {"layout", cmd_layout, "j", 1, 1},
-    {"cp", cmd_cp, "uPNB", 2, 2},
+    {"cp", cmd_cp, "uPNBr", 2, 2},
     {"status", cmd_status, "ji", 0, 0},
     {"stats", cmd_stats, "", 0, -1},
     {"scrub", cmd_scrub, "RA", 0, 1},
@@ -134,6 +137,7 @@ static const struct option long_opts[] = {
     {"timeout", required_argument, NULL, 't'},
     {"json", no_argument, NULL, OPT_JSON},
     {"stripe-unit", required_argument, NULL, 'u'},
+    {"redundancy", required_argument, NULL, 'r'},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"no-progress", no_argument, NULL, OPT_NOPROGRESS},
     {"buffered", no_argument, NULL, OPT_BUFFERED},
@@ -145,7 +149,7 @@ static const struct option long_opts[] = {
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
-#define SHORT_OPTS ":s:t:lu:i:h"
+#define SHORT_OPTS ":s:t:lu:i:hr:"
 
 /* a number of seconds: the whole string, finite, within [lo, hi] */
 static int parse_seconds(const char *s, double lo, double hi, double *out)
@@ -225,6 +229,11 @@ static int take_opt(struct cli *o, const struct command *cmd, int c, const char 
         if (parse_bytes(arg, &o->unit))
             return cli_usage_error("--stripe-unit: '%s' is not a size in bytes > 0 "
                                    "(K/M/G suffixes)", arg);
+        return 0;
+    case 'r':
+        if ((o->redundancy = ddio_redundancy_parse(arg)) == DDIO_REDUNDANCY_BAD)
+            return cli_usage_error("--redundancy: '%s' is not none, mirror, mirror:3 or "
+                                   "ec:K+M", arg);
         return 0;
     case 'P': o->progress = 1; return 0;
     case 'N': o->progress = 0; return 0;

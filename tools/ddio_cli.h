@@ -18,6 +18,7 @@ struct cli {
     int json;                 /* --json: ls, stat, layout, status */
     int longfmt;              /* ls -l */
     uint64_t unit;            /* cp --stripe-unit (new files; 0: 1 MiB) */
+    int redundancy;           /* cp --redundancy (new files; 0: the servers') */
     int progress;             /* cp: -1 when stderr is a terminal, 0 never, 1 always */
     int buffered;             /* cp --buffered: the local destination through the
                                * page cache, not synced (as cp(1)) */

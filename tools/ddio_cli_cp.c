@@ -6,7 +6,8 @@
  * thread reads the next window from the local file (to ddio) or writes the
  * previous one out (from ddio): two windows, so local I/O and the network
  * overlap. A window is a whole number of stripe rows, WINDOW_PER_SERVER
- * bytes per server, so every server gets an equal part of it. */
+ * bytes per server, so every server gets an equal part of it. (Into an
+ * erasure-coded file, one worker writes each window whole.) */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -44,8 +45,12 @@ struct pool {
 
 struct worker {
     struct pool *p;
-    uint32_t k;
+    uint32_t k;               /* its stripe server, or WHOLE */
 };
+/* an erasure-coded file's window is written whole, by one worker: a
+ * server's part alone covers its groups in part (written to the
+ * overlays, and sent to every server of the file once per part) */
+#define WHOLE UINT32_MAX
 
 static void *worker_main(void *arg)
 {
@@ -64,11 +69,13 @@ static void *worker_main(void *arg)
         size_t len = p->len;
         uint64_t off = p->off;
         pthread_mutex_unlock(&p->mu);
-        int rc = p->write ? ddio_client_pwrite_part(p->f, w->k, buf, len, off, msg, sizeof msg)
-                          : ddio_client_pread_part(p->f, w->k, buf, len, off, msg, sizeof msg);
+        ssize_t rc = !p->write ? ddio_client_pread_part(p->f, w->k, buf, len, off, msg, sizeof msg)
+            : w->k == WHOLE ? ddio_client_pwrite(p->f, buf, len, off, msg, sizeof msg)
+            : ddio_client_pwrite_part(p->f, w->k, buf, len, off, msg, sizeof msg);
+        rc = rc < 0 ? rc : 0;
         pthread_mutex_lock(&p->mu);
         if (rc && !p->err) {
-            p->err = rc;
+            p->err = (int)rc;
             snprintf(p->msg, sizeof p->msg, "%s", msg);
         }
         if (--p->busy == 0)
@@ -109,8 +116,9 @@ static struct worker *pool_start(struct pool *p)
     pthread_cond_init(&p->cv, NULL);
     if (!w || !p->th)
         return free(w), NULL;
+    int whole = p->write && ddio_redundancy_ec_k(ddio_client_file_redundancy(p->f));
     for (uint32_t k = 0; k < p->nk; k++) {
-        w[k] = (struct worker){p, k};
+        w[k] = (struct worker){p, whole ? WHOLE : k};
         if (pthread_create(&p->th[k], NULL, worker_main, &w[k])) {
             p->nk = k;            /* stop the ones started */
             return w;
@@ -385,6 +393,8 @@ static int run_copy(struct copy *c, int write)
 {
     uint32_t nk;
     c->window = window_of(c->f, &nk);
+    if (write && ddio_redundancy_ec_k(ddio_client_file_redundancy(c->f)))
+        nk = 1;                 /* (WHOLE) */
     c->pool = (struct pool){.f = c->f, .write = write, .nk = nk};
     c->buf[0] = malloc(c->window);
     c->buf[1] = malloc(c->window);
@@ -417,6 +427,7 @@ int cmd_cp(struct cli *o)
     c.pg.on = o->progress < 0 ? isatty(2) : o->progress;
     if (!(c.cl = cli_client(o)))
         return 1;
+    ddio_client_create_redundancy(c.cl, (uint32_t)o->redundancy);
     double t0 = cli_now();
     if (dd) {                                   /* local -> ddio */
         struct stat sb;

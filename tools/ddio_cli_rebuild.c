@@ -330,7 +330,7 @@ static void rebuild_file(struct rb_run *r, struct rb_file *f, int last_pass)
     struct ddio_rebuild b = {.op = r->redo ? DDIO_RB_REDO : DDIO_RB_BEGIN, .path = f->path,
                              .layout = f->layout};
     b.layout.server_index = (uint32_t)f->k;
-    if (f->layout.copies < 2) {
+    if (!ddio_redundancy_kept(ddio_layout_redundancy(&f->layout))) {
         printf("%s: none: lost (its stripe on server %d had no copy)\n", f->path, r->n);
         r->lost_files++;
         f->k = -1;

@@ -1,5 +1,7 @@
-/* Mirrored files a failed write left in doubt (ioserver/indoubt.h; DESIGN.md
- * 6.1 "A failed write of a mirrored file"), made to agree by ddio scrub:
+/* Mirrored and erasure-coded files a failed write left in doubt
+ * (ioserver/indoubt.h; DESIGN.md 6.1 "A failed write of a mirrored file"),
+ * made to agree by ddio scrub (an erasure-coded one's whole groups
+ * rewritten, their parity computed again, 6.4):
  * the file fenced on every server (no job has it open), read through the
  * usual path, which serves each unit from its primary, and written back
  * through it, which writes every copy; synced, sized, and settled on every
@@ -89,9 +91,10 @@ static int on_all(struct ddio_client *cl, const char *path, uint32_t op, char *m
     return rc;
 }
 
-/* the file read and written back whole, synced and sized: *bytes moved */
-static int rewrite(struct ddio_client *cl, const char *path, uint64_t *bytes, char *msg,
-                   size_t msglen)
+/* the file read and written back whole, synced and sized: *bytes moved,
+ * *ec 1 for an erasure-coded file */
+static int rewrite(struct ddio_client *cl, const char *path, uint64_t *bytes, int *ec,
+                   char *msg, size_t msglen)
 {
     struct ddio_cfile *f;
     uint64_t size = 0;
@@ -100,6 +103,15 @@ static int rewrite(struct ddio_client *cl, const char *path, uint64_t *bytes, ch
     if (!buf)
         snprintf(msg, msglen, "out of memory");
     if (rc) {
+        free(buf);
+        return rc;
+    }
+    if ((*ec = ddio_redundancy_ec_k(ddio_client_file_redundancy(f)) != 0)) {
+        /* whole groups rewritten: their parity computed again */
+        struct ddio_rebuild_opt ro = {.done = bytes};
+        *bytes = 0;
+        rc = ddio_client_rebuild_copy(f, UINT32_MAX, &ro, &size, msg, msglen);
+        ddio_client_close(f);
         free(buf);
         return rc;
     }
@@ -130,18 +142,19 @@ int cli_settle(struct ddio_client *cl, const char *path)
 {
     char msg[DDIO_CLIENT_MSG_LEN], other[DDIO_CLIENT_MSG_LEN];
     uint64_t bytes = 0;
+    int ec = 0;
     double t0 = cli_now();
     int rc = on_all(cl, path, DDIO_RB_FENCE, msg, sizeof msg);
     if (rc == -EBUSY)
         return cli_fail("scrub: %s: in doubt after a failed write, and open now: run scrub "
                         "again when no job has it open", path);
-    if (rc == 0 && (rc = rewrite(cl, path, &bytes, msg, sizeof msg)) == 0)
+    if (rc == 0 && (rc = rewrite(cl, path, &bytes, &ec, msg, sizeof msg)) == 0)
         rc = on_all(cl, path, DDIO_RB_SETTLED, msg, sizeof msg);
     on_all(cl, path, DDIO_RB_UNFENCE, other, sizeof other);
     if (rc)
         return cli_fail("scrub: %s: in doubt after a failed write; its copies could not be "
                         "made to agree: %s", path, msg);
-    printf("%s: in doubt after a failed write: copies made to agree, %" PRIu64 " bytes in "
-           "%.2f s\n", path, bytes, cli_now() - t0);
+    printf("%s: in doubt after a failed write: %s, %" PRIu64 " bytes in %.2f s\n", path,
+           ec ? "parity computed again" : "copies made to agree", bytes, cli_now() - t0);
     return 0;
 }

@@ -41,7 +41,7 @@ void ADIOI_DDIO_Name_first(ADIOI_DDIO_File * f)
     int n = 0;
     ADIOI_DDIO_Err e;
     memset(&e, 0, sizeof(e));
-    if (f->fh.copies < 2 || server_list(f, &list, &n, &e))
+    if (!ddio_fh_redundant(&f->fh) || server_list(f, &list, &n, &e))
         return;
     ddio_members_name_first(ADIOI_DDIO_Pool(ADIOI_DDIO_POOL_MAIN), list, n, f->fh.timeout_ms,
                             &f->fh);

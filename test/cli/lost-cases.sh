@@ -10,6 +10,9 @@
 # it), the others noted the file for it, and a file made after is written
 # and read without it. Needs: DDIO (tools/ddio), T (scratch dir), ROOT
 # (ddio-run's --root). Prints "PASS: name" or "FAIL: name: why" per case.
+#   lost-cases.sh      mirrored files (the servers' --redundancy mirror)
+#   lost-cases.sh ec   ec:2+1 files (ddio cp --redundancy): server 2's
+#                      units carried by the parity, then decoded
 set -u
 # shellcheck source=test/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -18,6 +21,8 @@ IFS=, read -r -a addr <<<"$DDIO_SERVERS"
 export DDIO_RECOVER_TIMEOUT=2
 pid_of() { pgrep -P "$PPID" -a ddio-server | awk -v f="/s$1.port" 'index($0, f) { print $1 }'; }
 same() { cmp "$1" "$2" >"$T/why" 2>&1; }
+cpr=(); P=cli/lost
+[ "${1:-mirror}" = ec ] && { cpr=(-r ec:2+1); P=cli/lost/ec; }
 
 head -c 300000007 /dev/urandom > "$T/src"
 "$DDIO" member >/dev/null 2>&1          # epoch 1 named while all answer
@@ -26,22 +31,22 @@ victim=$(pid_of 2)
 ( for _ in $(seq 3000); do kill -0 "$victim" 2>/dev/null || break; sleep 0.02; done
   kill -KILL "$victim" 2>/dev/null; rm -rf "$ROOT/s2" ) &
 killer=$!
-rc=0; "$DDIO" cp "$T/src" ddio:/big >/dev/null 2>"$T/cp.err" || rc=$?
+rc=0; "$DDIO" cp "${cpr[@]}" "$T/src" ddio:/big >/dev/null 2>"$T/cp.err" || rc=$?
 wait "$killer"
-if [ $rc = 0 ] && ! kill -0 "$victim" 2>/dev/null; then t_pass cli/lost/write-rides-through
-else t_fail cli/lost/write-rides-through "exit $rc: $(cat "$T/cp.err")"; fi
+if [ $rc = 0 ] && ! kill -0 "$victim" 2>/dev/null; then t_pass $P/write-rides-through
+else t_fail $P/write-rides-through "exit $rc: $(cat "$T/cp.err")"; fi
 "$DDIO" member >"$T/m.out" 2>&1
-grep -qx "server 2 ${addr[2]} out (unreachable)" "$T/m.out" && t_pass cli/lost/declared-out \
-  || t_fail cli/lost/declared-out "$(cat "$T/m.out")"
+grep -qx "server 2 ${addr[2]} out (unreachable)" "$T/m.out" && t_pass $P/declared-out \
+  || t_fail $P/declared-out "$(cat "$T/m.out")"
 t0=$(date +%s)
 if "$DDIO" cp ddio:/big "$T/back" >/dev/null 2>"$T/cp.err" && same "$T/src" "$T/back" \
-   && [ $(( $(date +%s) - t0 )) -lt 10 ]; then t_pass cli/lost/reads-back
-else t_fail cli/lost/reads-back "$(cat "$T/cp.err" "$T/why")"; fi
+   && [ $(( $(date +%s) - t0 )) -lt 10 ]; then t_pass $P/reads-back
+else t_fail $P/reads-back "$(cat "$T/cp.err" "$T/why")"; fi
 "$DDIO" stats missed_files >"$T/st" 2>/dev/null
 [ "$(awk '$2 == "missed_files" { s += $3 } END { print s + 0 }' "$T/st")" = 2 ] \
-  && t_pass cli/lost/noted || t_fail cli/lost/noted "$(cat "$T/st")"
+  && t_pass $P/noted || t_fail $P/noted "$(cat "$T/st")"
 head -c 5000011 /dev/urandom > "$T/small"
-if "$DDIO" cp "$T/small" ddio:/small >/dev/null 2>"$T/cp.err" \
+if "$DDIO" cp "${cpr[@]}" "$T/small" ddio:/small >/dev/null 2>"$T/cp.err" \
    && "$DDIO" cp ddio:/small "$T/small.back" >/dev/null 2>>"$T/cp.err" && same "$T/small" "$T/small.back"; then
-  t_pass cli/lost/new-file-without-it
-else t_fail cli/lost/new-file-without-it "$(cat "$T/cp.err" "$T/why")"; fi
+  t_pass $P/new-file-without-it
+else t_fail $P/new-file-without-it "$(cat "$T/cp.err" "$T/why")"; fi

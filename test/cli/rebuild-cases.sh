@@ -13,6 +13,10 @@
 #                              (ddio-run -d 2 -b 65536): one rebuild, every
 #                              disk's datafiles compared, the files read back
 #   rebuild-cases.sh mirror3   mirror:3: the replacement holds every view
+#   rebuild-cases.sh ec        ec:2+1 files (ddio cp --redundancy): rebuilt
+#                              by decoding, every group's parity checked
+#                              (EC_VERIFY), then a second server lost and
+#                              every byte read back
 # Needs: DDIO, SERVER (ddio-server), T (scratch dir), ROOT (ddio-run's
 # --root: server i under ROOT/s<i>, disk d under ROOT/s<i>/d<d> with 2
 # disks). Prints "PASS: name" / "FAIL: name: why".
@@ -26,6 +30,7 @@ case "$mode" in
   none) red= ;;
   mirror3) red=mirror:3; copies=3 ;;
   disks) disks=(d0 d1) ;;
+  ec) red= ;;
 esac
 IFS=, read -r -a addr <<<"$DDIO_SERVERS"
 N=${#addr[@]}
@@ -110,6 +115,42 @@ if [ "$mode" = disks ] || [ "$mode" = mirror3 ]; then
   "$DDIO" cp ddio:/d/big "$T/big.back" >/dev/null 2>"$T/e" && same "$T/big" "$T/big.back" \
     && "$DDIO" cp ddio:/small "$T/small.back" >/dev/null 2>>"$T/e" && same "$T/small" "$T/small.back" \
     && t_pass "cli/rebuild/$mode-reads" || t_fail "cli/rebuild/$mode-reads" "$(cat "$T/e" "$T/why")"
+  exit 0
+fi
+
+if [ "$mode" = ec ]; then
+  [ -x "${EC_VERIFY:-}" ] || { t_fail cli/rebuild/ec-setup "EC_VERIFY '${EC_VERIFY:-}' is not a program"; exit 1; }
+  # ---- ec:2+1: the lost server's units decoded from the others and every
+  # file written back whole (DESIGN.md 6.4), then a different server lost:
+  # nothing lost ----
+  head -c 5000017 /dev/urandom >"$T/big"
+  head -c 777 /dev/urandom >"$T/small"
+  { head -c 1000000 /dev/urandom; head -c 3000000 /dev/zero; head -c 12345 /dev/urandom; } >"$T/holey"
+  for f in big small holey; do
+    "$DDIO" cp -r ec:2+1 -u 65536 "$T/$f" "ddio:/$f" >/dev/null || t_fail cli/rebuild/setup "cp $f"
+  done
+  "$DDIO" stat /big | grep -qx "redundancy: ec:2+1" || t_fail cli/rebuild/setup "not ec:2+1: $("$DDIO" stat /big)"
+  lose 1; replace 1 || exit 1
+  rc=0; "$DDIO" rebuild --server 1 >"$T/e.out" 2>"$T/e.err" || rc=$?
+  [ $rc = 0 ] && grep -q '^rebuild: server 1: 3 file(s) rebuilt, 0 already done, 0 lost, 0 failed' "$T/e.out" \
+    && [ "$(grep -c ': ec:2+1: rebuilt, ' "$T/e.out")" = 3 ] \
+    && t_pass cli/rebuild/ec-rebuilt || t_fail cli/rebuild/ec-rebuilt "exit $rc: $(cat "$T/e.out" "$T/e.err" | head -c 600)"
+  # the replacement's data and parity: every group's parity is its data's
+  ok=1; : >"$T/ecv"
+  for f in big small holey; do
+    "$EC_VERIFY" 2 1 65536 "$f" "$ROOT/s0" "$ROOT/s1" "$ROOT/s2" >"$T/ecv1" 2>&1 \
+      && grep -qE "^ec_verify: $f: [1-9][0-9]* groups of ec:2\+1, 0 parity units wrong$" "$T/ecv1" || ok=0
+    cat "$T/ecv1" >>"$T/ecv"
+  done
+  [ $ok = 1 ] && t_pass cli/rebuild/ec-parity || t_fail cli/rebuild/ec-parity "$(head -c 600 "$T/ecv")"
+  # server 2 lost now: its units decoded from server 0 and the replacement
+  lose 2
+  ok=1; : >"$T/reads"
+  for f in big small holey; do
+    DDIO_RECOVER_TIMEOUT=1 "$DDIO" cp "ddio:/$f" "$T/out.$f" >/dev/null 2>"$T/e" && same "$T/$f" "$T/out.$f" \
+      || { ok=0; echo "$f: $(cat "$T/e" "$T/why")" >>"$T/reads"; }
+  done
+  [ $ok = 1 ] && t_pass cli/rebuild/ec-second-loss || t_fail cli/rebuild/ec-second-loss "$(head -c 600 "$T/reads")"
   exit 0
 fi
 

@@ -9,7 +9,7 @@
 # log line per call; checksums mended from copies and ddio scrub
 # (test/cli/scrub-cases.sh, servers with --redundancy mirror, and with
 # --checksums on and no copies); ddio rebuild onto a replacement server
-# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, mirror:3);
+# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, ec:2+1, mirror:3);
 # the servers' membership, a server out and in again
 # (test/cli/member-cases.sh); a server lost for good mid-write, declared
 # out by the client (test/cli/lost-cases.sh); a failed write's copies made
@@ -93,6 +93,12 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 -d 2 -b 65536 --root "$tmp/srv-rd" --server
   >"$tmp/rebuild-d.log" 2>"$tmp/rebuild-d.err"
 rc=$?
 t_relay "$tmp/rebuild-d.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-disks "exit $rc: $(grep -v Killed "$tmp/rebuild-d.err" | tail -c 400)"
+mkdir -p "$tmp/srv-re" "$tmp/tre"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-re" -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tre" ROOT="$tmp/srv-re" EC_VERIFY="$BUILD/test/server/ec_verify" \
+  bash "$here/rebuild-cases.sh" ec >"$tmp/rebuild-e.log" 2>"$tmp/rebuild-e.err"
+rc=$?
+t_relay "$tmp/rebuild-e.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-ec "exit $rc: $(grep -v Killed "$tmp/rebuild-e.err" | tail -c 400)"
 mkdir -p "$tmp/srv-r3" "$tmp/tr3"
 timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-r3" --server-opt --redundancy=mirror:3 -- \
   env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tr3" ROOT="$tmp/srv-r3" bash "$here/rebuild-cases.sh" mirror3 \
@@ -110,7 +116,7 @@ rc=$?
 t_relay "$tmp/member.log" && [ $rc = 0 ] || t_fail cli/member/session "exit $rc: $(tail -c 400 "$tmp/member.err")"
 
 # ---- a server lost for good mid-write: declared out by the client, the write goes on ----
-# (test/cli/lost-cases.sh; three servers, a mirrored file, one SIGKILLed at
+# (test/cli/lost-cases.sh; three servers, a mirrored, then an ec:2+1 file, one SIGKILLed at
 # its 40th write block and its root deleted)
 mkdir -p "$tmp/srv-lost" "$tmp/tlost"
 timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-lost" --server-opt --redundancy=mirror \
@@ -119,8 +125,14 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-lost" --server-opt --redun
   >"$tmp/lost.log" 2>"$tmp/lost.err"
 rc=$?
 t_relay "$tmp/lost.log" && [ $rc = 0 ] || t_fail cli/lost/session "exit $rc: $(grep -v Killed "$tmp/lost.err" | tail -c 400)"
+mkdir -p "$tmp/srv-lost-ec" "$tmp/tlost-ec"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-lost-ec" --fault 2:indep-write:40:kill -- \
+  env DDIO="$DDIO" T="$tmp/tlost-ec" ROOT="$tmp/srv-lost-ec" bash "$here/lost-cases.sh" ec \
+  >"$tmp/lost-ec.log" 2>"$tmp/lost-ec.err"
+rc=$?
+t_relay "$tmp/lost-ec.log" && [ $rc = 0 ] || t_fail cli/lost/ec/session "exit $rc: $(grep -v Killed "$tmp/lost-ec.err" | tail -c 400)"
 
-# ---- a failed write of a mirrored file: in doubt until ddio scrub makes its copies agree ----
+# ---- a failed write of a mirrored (and of an ec:2+1) file: in doubt until ddio scrub makes its copies agree ----
 # (test/cli/doubt-cases.sh; three servers, a writer killed while server 1
 # is stopped at a fault point)
 mkdir -p "$tmp/srv-doubt" "$tmp/tdoubt"
@@ -130,6 +142,12 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-doubt" --server-opt --redu
   >"$tmp/doubt.log" 2>"$tmp/doubt.err"
 rc=$?
 t_relay "$tmp/doubt.log" && [ $rc = 0 ] || t_fail cli/doubt/session "exit $rc: $(grep -v Killed "$tmp/doubt.err" | tail -c 400)"
+mkdir -p "$tmp/srv-doubt-ec" "$tmp/tdoubt-ec"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-doubt-ec" --fault 1:indep-write:20:stop -- \
+  env DDIO="$DDIO" T="$tmp/tdoubt-ec" ROOT="$tmp/srv-doubt-ec" EC_VERIFY="$BUILD/test/server/ec_verify" \
+  bash "$here/doubt-cases.sh" ec >"$tmp/doubt-ec.log" 2>"$tmp/doubt-ec.err"
+rc=$?
+t_relay "$tmp/doubt-ec.log" && [ $rc = 0 ] || t_fail cli/doubt/ec/session "exit $rc: $(grep -v Killed "$tmp/doubt-ec.err" | tail -c 400)"
 
 # ---- status of a server with three disks: a line and a JSON entry per disk and root ----
 mkdir -p "$tmp/srv3"

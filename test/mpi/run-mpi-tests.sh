@@ -449,7 +449,7 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
   # (test/server/ec_verify); ddio stat names the mode; the servers killed
   # after a synced job lose nothing of it; reads with servers lost (up to
   # M) decode their part. (A file cut short is not built for ec files:
-  # $T_MIRROR_CUT=0; writes with a server lost are not built either.)
+  # $T_MIRROR_CUT=0.)
   T_MIRROR_CUT=0 ufs_run ec 4 "$bin/t_mirror" /dev/null; ec_ufs="$U/ec"
   for shape in 2+1 4+2; do
     k=${shape%+*}; m=${shape#*+}; n=$((k + m)); root="$tmp/srv-ec-$k$m"; mkdir -p "$root"
@@ -490,16 +490,48 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
       mpiexec -n 4 "$bin/t_mirror" "$tmp/ec-lose.dump" ddio:/ec
     t_step "ec$k$m-lose${lose/,/}/cmp" cmp "$tmp/ec-lose.dump" "$ec_ufs"
   done
-  # a server lost and declared out before the job: the open goes on
-  # without it, every byte reads back; a write fails on every rank, saying
-  # that writes with a server lost are not built
+  # a server declared out (alive: what it holds goes stale): the open goes
+  # on without it and every byte reads back; every byte written again with
+  # another pattern (its units carried by the groups' parity, its partial
+  # groups by the copies in the parity servers' overlays; the others note
+  # the file) and read back; declared in (resynced: the file read with it
+  # out and written back whole); then server 0 out: every byte read back,
+  # its units decoded from the resynced server 1 and server 2; every
+  # group's parity is its data's. Both rounds compared with ufs:.
+  T_MIRROR_SEED=44 T_MIRROR_CUT=0 ufs_run ec44 4 "$bin/t_mirror" /dev/null; ec44_ufs="$U/ec44"
   root="$tmp/srv-ec-out"; mkdir -p "$root"
-  t_step ec-out/reread env T_MIRROR_MODE=ec:2+1 T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
-    bash -c 'mpiexec -n 4 "$0" /dev/null ddio:/ec && "$3/tools/ddio" member >/dev/null &&
-      "$4" 1 "$2" && "$3/tools/ddio" member out 1 && mpiexec -n 4 "$0" reread "$1" ddio:/ec &&
-      mpiexec -n 4 "$0" writefails "with a server lost is not built" ddio:/ec' \
-    "$bin/t_mirror" "$tmp/ec-out.dump" "$root" "$top" "$here/kill-server.sh"
-  t_step ec-out/cmp cmp "$tmp/ec-out.dump" "$ec_ufs"
+  t_step ec-out/ddio env T_MIRROR_MODE=ec:2+1 T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
+    bash -c 'd="$2/tools/ddio"
+      mpiexec -n 4 "$0" /dev/null ddio:/ec && "$d" member out 1 >/dev/null || exit 1
+      mpiexec -n 4 "$0" reread "$1.r1" ddio:/ec || exit 1
+      T_MIRROR_SEED=44 mpiexec -n 4 "$0" rewrite "$1.w" ddio:/ec || exit 1
+      "$d" member in 1 | tee "$1.in" &&
+        grep -q "^resync: server 1: 1 file(s) resynced, 0 lost, 0 failed" "$1.in" || exit 1
+      "$d" member out 0 >/dev/null &&
+        T_MIRROR_SEED=44 mpiexec -n 4 "$0" reread "$1.r" ddio:/ec || exit 1' \
+    "$bin/t_mirror" "$tmp/ec-out" "$top"
+  t_step ec-out/cmp-before cmp "$tmp/ec-out.r1" "$ec_ufs"
+  t_step ec-out/cmp-written cmp "$tmp/ec-out.w" "$ec44_ufs"
+  t_step ec-out/cmp-resynced cmp "$tmp/ec-out.r" "$ec44_ufs"
+  t_step ec-out/parity "$top/test/server/ec_verify" 2 1 65536 ec "$root/s0" "$root/s1" "$root/s2"
+  # server 2 SIGKILLed at its 100th collective write block and its root
+  # deleted, during a collective write of a 384 MiB ec:2+1 file (cyclic
+  # 8 KiB records, 16 MiB calls: groups written whole): the call that loses
+  # it waits the recovery time (2 s), the ranks have it declared out, the
+  # write goes on (server 2's units carried by parity), and the write and
+  # the read after verify their bytes; the others noted the file for it
+  root="$tmp/srv-ec-lost"; mkdir -p "$root"
+  t_step ec-lost-midwrite "$run" -s 3 --root "$root" --fault 2:coll-write:100:kill -- bash -c '
+    ( . "${0%/*}/find-server.sh"; find_server 2 || exit 1
+      for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
+      kill -KILL "$pid" 2>/dev/null; rm -rf "$1/s2" ) & k=$!
+    DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$2" -H romio_ddio_redundancy=ec:2+1 -p wc,rc -m 384 \
+      -w 16 ddio:/lost > "$1.out" || exit 1
+    wait $k; cat "$1.out"
+    [ "$(grep -c " verified$" "$1.out")" = 2 ] || exit 1
+    "$3/tools/ddio" member | grep -x "server 2 .* out (unreachable)" || exit 1
+    "$3/tools/ddio" stats missed_files | awk "{ s += \$3 } END { exit !(s == 2) }"' \
+    "$here/kill-server.sh" "$root" "$top/examples/bin/ddio-patterns" "$top"
   # bit rot: a byte of server 1's datafile changed behind its back (in a
   # group written whole): a job reads every byte right (the sector fails
   # its checksum, the unit is decoded from the others) and the read mends
@@ -522,6 +554,23 @@ f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x5a])); f.close()' "$@"; }
     "$0" scrub /ec | tee /dev/stderr | grep -q "bad 1, repaired 1, unrepairable 0" &&
     "$0" scrub /ec | grep -q "bad 0, repaired 0"' "$top/tools/ddio"
   t_step ec-rot/scrub-mended cmp "$root/s1/ec" "$tmp/ec-rot.orig"
+  # a decode never takes rotted bytes for the lost unit's: a byte of the
+  # ec:4+2 file's first parity unit of group 0 (server 4's parity
+  # datafile) changed, server 0 lost: group 0's unit 0 is decoded with the
+  # other parity, every byte right; the ec:2+1 file's only parity of group
+  # 0 (server 2) changed, server 0 lost: too few good units left, and the
+  # read fails with the integrity error instead of returning wrong bytes
+  flip "$tmp/srv-ec-42/s4/.ddio/parity/ec" 100
+  t_step ec-rot-parity42/read env T_MIRROR_CUT=0 DDIO_RECOVER_TIMEOUT=1 "$run" -s 6 --root "$tmp/srv-ec-42" -- \
+    bash -c '"$0" 0 "$1" && mpiexec -n 4 "$2" reread "$3" ddio:/ec' \
+    "$here/kill-server.sh" "$tmp/srv-ec-42" "$bin/t_mirror" "$tmp/ec-rotp.dump"
+  t_step ec-rot-parity42/cmp cmp "$tmp/ec-rotp.dump" "$ec_ufs"
+  flip "$tmp/srv-ec-21/s2/.ddio/parity/ec" 100
+  t_step ec-rot-parity21/fails env DDIO_RECOVER_TIMEOUT=1 "$run" -s 3 --root "$tmp/srv-ec-21" -- \
+    bash -c '"$0" 0 "$1" || exit 1
+      ! "$2/tools/ddio" cp ddio:/ec /dev/null 2> "$1.err" || exit 1
+      cat "$1.err"; grep -q "disagrees with its checksum" "$1.err"' \
+    "$here/kill-server.sh" "$tmp/srv-ec-21" "$top"
 fi
 if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioserver/sums.h)
   # Servers with --checksums on (SUMS_ON; the default, mirrored, keeps
