@@ -134,6 +134,16 @@ int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio
  * transfer's), or with NULL each by ddio_fh_call; overlay: its partial
  * writes, from a parity server's copy, laid over. *size: the largest
  * logical size the servers know. 0, or -1 with e set. */
+/* An erasure-coded file's group g parity unit j, bytes [lo, hi) of it,
+ * computed from K of the group's other units that read right (its data
+ * in place): what a scrub mends a bad parity sector with. 0, or -1 with e. */
+int ddio_ec_parity_bytes(struct ddio_fh *f, uint64_t g, uint32_t j, uint64_t lo, uint64_t hi,
+                         uint8_t *out, struct ddio_err *e);
+/* len bytes at overlay offset off of server q, as another holder of that
+ * unit's partial writes (its own server, or a parity server of its group)
+ * has them: what a scrub mends a bad overlay sector with. 0, or -1 with e. */
+int ddio_ec_overlay_copy(struct ddio_fh *f, uint32_t q, uint64_t off, uint64_t len,
+                         uint8_t *out, struct ddio_err *e);
 int ddio_ec_decode_unit(struct ddio_fh *f, struct ddio_conn **locked, const char *lost,
                         uint64_t u, uint64_t lo, uint64_t hi, int overlay, uint8_t *out,
                         uint64_t *size, struct ddio_err *e);
@@ -200,6 +210,7 @@ struct ddio_scrub_opt {
     int index;
     uint64_t lo, hi;
     uint64_t rate;
+    int data_only;          /* an erasure-coded file's data view alone */
 };
 /* SCRUB every view of f that o names on the server holding it; each bad
  * sector's bytes fetched from another copy that reads right and sent to

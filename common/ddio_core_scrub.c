@@ -84,6 +84,13 @@ static int fetch_good(struct ddio_fh *f, uint32_t p, uint32_t bad_c, uint64_t of
     return -1;
 }
 
+/* the server holding view c of index p: a copy's holder; an erasure-coded
+ * file's parity and overlay views are index p's own server's */
+static int view_server(const struct ddio_fh *f, uint32_t p, uint32_t c)
+{
+    return c < DDIO_SCRUB_COPIES ? (int) ddio_copy_server(f->stripe.count, p, c) : (int) p;
+}
+
 /* sec, the right bytes of the sector at local off of copy c of index p,
  * offered to its server (REPAIR): counted in t */
 static void repair(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off, uint8_t *sec,
@@ -96,7 +103,7 @@ static void repair(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off, uint
     struct ddio_err e;
     uint8_t *reply = NULL;
     size_t n = 0;
-    int q = (int) ddio_copy_server(f->stripe.count, p, c);
+    int q = view_server(f, p, c);
     memset(&e, 0, sizeof(e));
     if (ddio_fh_call(f, q, DDIO_T_REPAIR, enc_call, (uint64_t) (uintptr_t) &call, &reply, &n,
                      &e) == 0
@@ -142,6 +149,32 @@ static void mend_ec(struct ddio_fh *f, uint32_t p, uint64_t off, struct ddio_scr
         t->unrepairable++;
 }
 
+/* a bad sector at local off of server p's parity view (computed again
+ * from its group's data) or overlay view (another holder's bytes of the
+ * same partial writes): counted in t */
+static void mend_ec_view(struct ddio_fh *f, uint32_t p, uint32_t c, uint64_t off,
+                         struct ddio_scrub_tally *t)
+{
+    const struct ddio_ec *E = &f->ec;
+    const uint64_t U = f->stripe.unit, lo = off % U;
+    uint8_t sec[DDIO_SCRUB_SECTOR];
+    struct ddio_err e;
+    memset(&e, 0, sizeof(e));
+    int rc = U % DDIO_SCRUB_SECTOR ? -1 : 0;
+    if (rc == 0 && c == DDIO_SCRUB_PARITY) {
+        uint64_t g = ddio_ec_parity_group(E, p, off / U);
+        int j = g == UINT64_MAX ? -1 : ddio_ec_parity_held(E, p, g);
+        rc = j < 0 ? -1 : ddio_ec_parity_bytes(f, g, (uint32_t) j, lo, lo + DDIO_SCRUB_SECTOR,
+                                                sec, &e);
+    } else if (rc == 0) {
+        rc = ddio_ec_overlay_copy(f, p, off, DDIO_SCRUB_SECTOR, sec, &e);
+    }
+    if (rc == 0)
+        repair(f, p, c, off, sec, t);
+    else
+        t->unrepairable++;
+}
+
 void ddio_pace(const struct ddio_pacer *pc, uint64_t rate, uint64_t now_bytes)
 {
     uint64_t bytes = now_bytes - pc->base;
@@ -160,7 +193,7 @@ static int scrub_view(struct ddio_fh *f, uint32_t p, uint32_t c, const struct dd
                       struct ddio_scrub_tally *t, const struct ddio_pacer *pc,
                       struct ddio_err *e)
 {
-    int q = (int) ddio_copy_server(f->stripe.count, p, c);
+    int q = view_server(f, p, c);
     uint64_t off = o->lo / DDIO_SCRUB_SECTOR * DDIO_SCRUB_SECTOR;
     uint64_t chunk = o->rate && o->rate / 4 < SCRUB_CHUNK ? o->rate / 4 : SCRUB_CHUNK;
     chunk = chunk < DDIO_SCRUB_SECTOR ? DDIO_SCRUB_SECTOR
@@ -183,6 +216,8 @@ static int scrub_view(struct ddio_fh *f, uint32_t p, uint32_t c, const struct dd
         for (uint32_t i = 0; i < r.nbad; i++) {
             if (f->copies > 1)
                 mend(f, p, c, r.bad[i], t);
+            else if (f->ec.k && c >= DDIO_SCRUB_COPIES)
+                mend_ec_view(f, p, c, r.bad[i], t);
             else if (f->ec.k)
                 mend_ec(f, p, r.bad[i], t);
             else
@@ -208,6 +243,12 @@ int ddio_scrub_fh(struct ddio_fh *f, const struct ddio_scrub_opt *o, struct ddio
         for (uint32_t c = 0; c < f->copies; c++)
             if (scrub_view(f, p, c, o, t, &pc, e))
                 return -1;
+        /* an erasure-coded file's parity and overlay, on index p's server
+         * (a read's after-scrub checks the data it read only) */
+        for (uint32_t c = DDIO_SCRUB_PARITY; f->ec.k && !o->data_only && c <= DDIO_SCRUB_OVERLAY;
+             c++)
+            if (scrub_view(f, p, c, o, t, &pc, e))
+                return -1;
     }
     return 0;
 }
@@ -215,7 +256,7 @@ int ddio_scrub_fh(struct ddio_fh *f, const struct ddio_scrub_opt *o, struct ddio
 void ddio_scrub_after_read(struct ddio_fh *f, const char *bad, uint64_t first, uint64_t end)
 {
     for (int i = 0; i < f->nsrv; i++) {
-        struct ddio_scrub_opt o = {.index = i };
+        struct ddio_scrub_opt o = {.index = i,.data_only = 1 };
         struct ddio_scrub_tally t;
         struct ddio_err e;
         if (!bad[i] || end <= first

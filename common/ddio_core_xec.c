@@ -154,14 +154,16 @@ static int overlay_unit(const struct ecsrc *x, uint64_t u, uint64_t lo, uint64_t
     return -1;
 }
 
-int ddio_ec_decode_unit(struct ddio_fh *f, struct ddio_conn **locked, const char *lost,
-                        uint64_t u, uint64_t lo, uint64_t hi, int overlay, uint8_t *out,
-                        uint64_t *size, struct ddio_err *e)
+/* member `want` of group g (0..K-1 its data units, K + j its parity j)
+ * [lo, hi) of the unit decoded into out from K others that read right */
+static int decode_member(const struct ecsrc *x, uint64_t g, uint32_t want, uint64_t lo,
+                         uint64_t hi, uint8_t *out, uint64_t *size)
 {
-    const struct ecsrc x = {f, locked, lost, e};
+    struct ddio_fh *f = x->f;
+    struct ddio_err *e = x->e;
     const struct ddio_ec *E = &f->ec;
-    const uint64_t U = f->stripe.unit, N = f->stripe.count, len = hi - lo, g = u / E->k;
-    uint32_t have[DDIO_EC_MAX_K], nh = 0, want = (uint32_t) (u % E->k);
+    const uint64_t U = f->stripe.unit, N = f->stripe.count, len = hi - lo;
+    uint32_t have[DDIO_EC_MAX_K], nh = 0;
     uint8_t *in[DDIO_EC_MAX_K] = {0};
     struct ddio_err rot = {0};
     char why[200];
@@ -172,12 +174,12 @@ int ddio_ec_decode_unit(struct ddio_fh *f, struct ddio_conn **locked, const char
     for (uint32_t idx = 0; idx < E->k + E->m && nh < E->k && rc == 0; idx++) {
         uint64_t du = g * E->k + idx;
         uint32_t q = idx < E->k ? (uint32_t) (du % N) : ddio_ec_parity_server(E, g, idx - E->k);
-        if (q == u % N || !usable(&x, q) || !(in[nh] = malloc(len)))
+        if (idx == want || !usable(x, q) || !(in[nh] = malloc(len)))
             continue;
         if (idx < E->k)
-            rc = ecread(&x, (int) q, DDIO_EV_DATA, (du / N) * U + lo, in[nh], len, NULL, size);
+            rc = ecread(x, (int) q, DDIO_EV_DATA, (du / N) * U + lo, in[nh], len, NULL, size);
         else
-            rc = ecread(&x, (int) q, DDIO_EV_PARITY,
+            rc = ecread(x, (int) q, DDIO_EV_PARITY,
                         ddio_ec_parity_local(E, q, g) * U + lo, in[nh], len, NULL, size);
         if (rc && e->errnum == EILSEQ) {        /* a rotted unit: decoded from others */
             rot = *e;
@@ -199,9 +201,50 @@ int ddio_ec_decode_unit(struct ddio_fh *f, struct ddio_conn **locked, const char
     for (uint32_t k = 0; k < nh; k++)
         free(in[k]);
     ddio_ec_codec_free(codec);
-    if (e->errnum)
+    return e->errnum ? -1 : 0;
+}
+
+int ddio_ec_decode_unit(struct ddio_fh *f, struct ddio_conn **locked, const char *lost,
+                        uint64_t u, uint64_t lo, uint64_t hi, int overlay, uint8_t *out,
+                        uint64_t *size, struct ddio_err *e)
+{
+    const struct ecsrc x = {f, locked, lost, e};
+    if (decode_member(&x, u / f->ec.k, (uint32_t) (u % f->ec.k), lo, hi, out, size))
         return -1;
     return overlay ? overlay_unit(&x, u, lo, hi, out, size) : 0;
+}
+
+int ddio_ec_parity_bytes(struct ddio_fh *f, uint64_t g, uint32_t j, uint64_t lo, uint64_t hi,
+                         uint8_t *out, struct ddio_err *e)
+{
+    char lost[DDIO_MAX_SERVERS] = {0};
+    const struct ecsrc x = {f, NULL, lost, e};
+    uint64_t size = 0;
+    return decode_member(&x, g, f->ec.k + j, lo, hi, out, &size);
+}
+
+int ddio_ec_overlay_copy(struct ddio_fh *f, uint32_t q, uint64_t off, uint64_t len,
+                         uint8_t *out, struct ddio_err *e)
+{
+    const struct ddio_ec *E = &f->ec;
+    const uint64_t U = f->stripe.unit, N = f->stripe.count;
+    uint64_t L = ddio_ec_ovl_logical(E, U, q, off), size = 0, u = L / U;
+    char lost[DDIO_MAX_SERVERS] = {0};
+    const struct ecsrc x = {f, NULL, lost, e};
+    for (uint32_t c = 0; L != UINT64_MAX && c <= E->m; c++) {
+        /* the unit's own server, then its group's parity servers */
+        uint32_t h = c == 0 ? (uint32_t) (u % N) : ddio_ec_parity_server(E, u / E->k, c - 1);
+        if (h == q)
+            continue;
+        memset(e, 0, sizeof(*e));
+        if (ecread(&x, (int) h, DDIO_EV_OVERLAY, ddio_ec_ovl_local(E, U, h, L), out, len, NULL,
+                   &size) == 0)
+            return 0;
+    }
+    if (!e->errnum)
+        ddio_err_set(e, ENOENT, "ddio: %s: overlay offset %llu of server %u holds no unit",
+                     f->path, (unsigned long long) off, q);
+    return -1;
 }
 
 /* bytes [L, L + len) of the file (stream offset s) into the caller's

@@ -458,7 +458,9 @@ struct ddio_inval {
 };
 /* SCRUB: sectors of local bytes [off, off + len) of the view `copy` of the
  * handle's file this server holds (0: its own units; c >= 1: its mirror of
- * index (me - c) mod N) read from disk and checked against their sums.
+ * index (me - c) mod N; an erasure-coded file's parity, DDIO_SCRUB_PARITY,
+ * and overlay, DDIO_SCRUB_OVERLAY) read from disk and checked against
+ * their sums.
  * off sector-aligned; len <= DDIO_SCRUB_MAX, with DDIO_SC_DATA <=
  * DDIO_SCRUB_DATA_MAX (the bytes read come back, zeros past the end). */
 #define DDIO_SCRUB_SECTOR   4096u
@@ -466,7 +468,10 @@ struct ddio_inval {
 #define DDIO_SCRUB_DATA_MAX (1u << 20)
 #define DDIO_SCRUB_MAX_BAD  256u
 #define DDIO_SC_DATA        1u
-#define DDIO_SCRUB_COPIES   3u     /* views: copy < this (DDIO_MAX_COPIES) */
+#define DDIO_SCRUB_COPIES   3u     /* copies: copy < this (DDIO_MAX_COPIES) */
+#define DDIO_SCRUB_PARITY   DDIO_SCRUB_COPIES         /* ec: the parity view */
+#define DDIO_SCRUB_OVERLAY  (DDIO_SCRUB_COPIES + 1u)  /* ec: the overlay view */
+#define DDIO_SCRUB_VIEWS    (DDIO_SCRUB_COPIES + 2u)  /* views: copy < this */
 struct ddio_scrub {
     uint64_t handle;
     uint32_t copy, flags;

@@ -32,7 +32,7 @@ int ddio_dec_scrub(const void *p, size_t n, struct ddio_scrub *m)
     m->len = ddio_get_u64(&r);
     int rc = rbuf_result(&r);
     uint64_t max = (m->flags & DDIO_SC_DATA) ? DDIO_SCRUB_DATA_MAX : DDIO_SCRUB_MAX;
-    if (rc == 0 && (m->copy >= DDIO_SCRUB_COPIES || (m->flags & ~DDIO_SC_DATA)
+    if (rc == 0 && (m->copy >= DDIO_SCRUB_VIEWS || (m->flags & ~DDIO_SC_DATA)
                     || !sector_aligned(m->off) || m->len == 0 || m->len > max
                     || m->off > UINT64_MAX - m->len - DDIO_SCRUB_SECTOR))
         rc = -EPROTO;
@@ -114,7 +114,7 @@ int ddio_dec_repair(const void *p, size_t n, struct ddio_repair *m)
     if (!r.err)
         m->data = ddio_get_bytes(&r, m->data_len);
     int rc = rbuf_result(&r);
-    if (rc == 0 && (m->copy >= DDIO_SCRUB_COPIES || !sector_aligned(m->off)
+    if (rc == 0 && (m->copy >= DDIO_SCRUB_VIEWS || !sector_aligned(m->off)
                     || m->off > UINT64_MAX - m->data_len))
         rc = -EPROTO;
     if (rc)

@@ -26,19 +26,31 @@
 #define SCRUB_PIECE (1u << 20)          /* bytes read at once */
 #define SCRUB_LOCK_MS 60000             /* the longest wait for a block lock */
 
+_Static_assert(DDIO_SCRUB_PARITY == STORE_PARITY && DDIO_SCRUB_OVERLAY == STORE_OVERLAY,
+               "SCRUB's views are the store's slots");
+
 /* the view `copy` of of this server holds, or NULL */
 static struct ofile *view_of(struct ofile *of, uint32_t copy)
 {
     if (copy == 0)
         return of;
-    return copy < DDIO_MAX_COPIES ? of->copy[copy] : NULL;
+    return copy < DDIO_SCRUB_VIEWS ? of->copy[copy] : NULL;
 }
 
-/* the file's logical offset of the view's local offset a (for the log) */
+/* the file's logical offset of the view's local offset a (for the log;
+ * a parity sector's: its group's first byte's) */
 static uint64_t logical_of(const struct ofile *of, uint32_t copy, uint64_t a)
 {
     struct ddio_stripe L = {.unit = of->layout.stripe_unit, .count = of->layout.stripe_count};
-    uint32_t p = ddio_copy_of(L.count, of->layout.server_index, copy);
+    const struct ddio_ec *E = &of->layout.ec;
+    uint32_t me = of->layout.server_index;
+    if (copy == DDIO_SCRUB_OVERLAY)
+        return ddio_ec_ovl_logical(E, L.unit, me, a);
+    if (copy == DDIO_SCRUB_PARITY) {
+        uint64_t g = ddio_ec_parity_group(E, me, a / L.unit);
+        return g == UINT64_MAX ? g : g * E->k * L.unit + a % L.unit;
+    }
+    uint32_t p = ddio_copy_of(L.count, me, copy);
     return ddio_layout_logical(&L, p, a);
 }
 

@@ -554,6 +554,21 @@ f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x5a])); f.close()' "$@"; }
     "$0" scrub /ec | tee /dev/stderr | grep -q "bad 1, repaired 1, unrepairable 0" &&
     "$0" scrub /ec | grep -q "bad 0, repaired 0"' "$top/tools/ddio"
   t_step ec-rot/scrub-mended cmp "$root/s1/ec" "$tmp/ec-rot.orig"
+  # the parity and the overlay are scrubbed too: a byte of server 2's
+  # parity datafile (group 0's parity) and one of server 0's overlay (its
+  # first byte written) changed; ddio scrub finds both, mends the parity
+  # with the encoding of the group's data and the overlay with another
+  # holder's copy of the same partial write: both datafiles as they were
+  par="$root/s2/.ddio/parity/ec" ovl="$root/s0/.ddio/overlay/ec"
+  cp "$par" "$tmp/ec-rot.par"; cp "$ovl" "$tmp/ec-rot.ovl"
+  flip "$par" 100
+  flip "$ovl" "$(python3 -c 'import sys
+b = open(sys.argv[1], "rb").read(); print(next(i for i, c in enumerate(b) if c))' "$ovl")"
+  t_step ec-rot/scrub-parity-overlay "$run" -s 3 --root "$root" -- bash -c '
+    "$0" scrub /ec | tee /dev/stderr | grep -q "bad 2, repaired 2, unrepairable 0" &&
+    "$0" scrub /ec | grep -q "bad 0, repaired 0"' "$top/tools/ddio"
+  t_step ec-rot/parity-mended cmp "$par" "$tmp/ec-rot.par"
+  t_step ec-rot/overlay-mended cmp "$ovl" "$tmp/ec-rot.ovl"
   # a decode never takes rotted bytes for the lost unit's: a byte of the
   # ec:4+2 file's first parity unit of group 0 (server 4's parity
   # datafile) changed, server 0 lost: group 0's unit 0 is decoded with the

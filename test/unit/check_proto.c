@@ -1533,7 +1533,9 @@ START_TEST(bad_scrub)
     ck_assert_int_eq(scrub_try(&m), -EPROTO);
     m = ok; m.flags = 2;
     ck_assert_int_eq(scrub_try(&m), -EPROTO);
-    m = ok; m.copy = DDIO_SCRUB_COPIES;
+    m = ok; m.copy = DDIO_SCRUB_OVERLAY;                        /* ec's views: taken */
+    ck_assert_int_eq(scrub_try(&m), 0);
+    m = ok; m.copy = DDIO_SCRUB_VIEWS;
     ck_assert_int_eq(scrub_try(&m), -EPROTO);
     m = ok; m.off = UINT64_MAX - 4095; m.len = 1;
     ck_assert_int_eq(scrub_try(&m), -EPROTO);
@@ -1545,7 +1547,9 @@ START_TEST(bad_scrub)
     ck_assert_int_eq(repair_try(&r), -EPROTO);
     r = rok; r.off = 100;
     ck_assert_int_eq(repair_try(&r), -EPROTO);
-    r = rok; r.copy = DDIO_SCRUB_COPIES;
+    r = rok; r.copy = DDIO_SCRUB_PARITY;
+    ck_assert_int_eq(repair_try(&r), 0);
+    r = rok; r.copy = DDIO_SCRUB_VIEWS;
     ck_assert_int_eq(repair_try(&r), -EPROTO);
     /* a reply claiming more bad sectors than the cap */
     uint64_t many[DDIO_SCRUB_MAX_BAD + 1] = { 0 };
