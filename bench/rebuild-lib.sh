@@ -3,12 +3,14 @@
 # DDIO_SECRET_FILE exported by it; OUT, FILES, SIZE, THROTTLE, DDIO, SERVER
 # set by the script).
 
-# FILES mirrored files of SIZE MiB copied in as /f0 ... of the servers
+# FILES files of SIZE MiB (MODE: their redundancy, default the servers'
+# mirror) copied in as /f0 ... of the servers
 rb_fill() {
   local i
   for ((i = 0; i < FILES; i++)); do
     head -c $((SIZE << 20)) /dev/urandom >"$OUT/tmp/src"
-    "$DDIO" cp "$OUT/tmp/src" "ddio:/f$i" >/dev/null || { echo "cp f$i failed" >&2; return 1; }
+    "$DDIO" cp ${MODE:+-r "$MODE"} "$OUT/tmp/src" "ddio:/f$i" >/dev/null \
+      || { echo "cp f$i failed" >&2; return 1; }
   done
   rm -f "$OUT/tmp/src"
 }

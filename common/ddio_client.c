@@ -320,7 +320,7 @@ int ddio_client_size(struct ddio_cfile *f, uint64_t *size, char *msg, size_t msg
 int ddio_client_truncate(struct ddio_cfile *f, uint64_t size, char *msg, size_t msglen)
 {
     struct ddio_err e = {0};
-    return ddio_fh_set_local_sizes(&f->fh, size, NULL, &e) ? ddio_cl_fail(&e, msg, msglen) : 0;
+    return ddio_fh_resize(&f->fh, size, &e) ? ddio_cl_fail(&e, msg, msglen) : 0;
 }
 
 int ddio_client_sync(struct ddio_cfile *f, char *msg, size_t msglen)

@@ -242,4 +242,9 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
  * -1 with e. */
 int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
                     const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e);
+/* MPI_File_set_size: every server's local size set for the logical size
+ * `size` (ddio_fh_set_local_sizes); an erasure-coded file cut mid-group
+ * has that group written whole first (its bytes below the end, zeros
+ * past it), so its parity stays its data's. 0, or -1 with e. */
+int ddio_fh_resize(struct ddio_fh *f, uint64_t size, struct ddio_err *e);
 #endif

@@ -204,10 +204,11 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
  * out (its units decoded from K of the others, its partial writes from a
  * parity server's copy), and written back through f to every server, k
  * included: each group written whole gets its parity computed again and
- * its overlay dropped, so k's data, parity and overlay are all rewritten;
- * the cost is the whole file written again, (K+M)/K of its bytes, and it
- * folds every pending partial write on the way. The file's servers are
- * synced at its end. */
+ * its overlay dropped, so k's data, parity and overlay are all rewritten
+ * (the last group too: written whole with zeros past the end, then the
+ * file cut back to its size); the cost is the whole file written again,
+ * (K+M)/K of its bytes, and it folds every pending partial write on the
+ * way. The file's servers are synced at its end. */
 int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
                     const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e)
 {
@@ -226,9 +227,13 @@ int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
     int rc = ddio_xfer_file_size(rf, &size, e);
     for (uint64_t off = 0; !rc && off < size; off += chunk) {
         uint64_t len = size - off < chunk ? size - off : chunk;
+        /* the last group too is written whole, zeros past the end (cut
+         * back below): its parity computed again as well */
+        uint64_t whole = (len + group - 1) / group * group;
         rc = move(rf, DDIO_X_READ, off, buf, len, NULL, e);
+        memset(buf + len, 0, whole - len);
         if (!rc)
-            rc = move(f, DDIO_X_WRITE, off, buf, len, NULL, e);
+            rc = move(f, DDIO_X_WRITE, off, buf, whole, NULL, e);
         *o->done += rc ? 0 : len;
         *copied += rc ? 0 : len;
         if (!rc && o->progress)
@@ -237,5 +242,35 @@ int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
             ddio_pace(&pc, o->rate, *o->done);
     }
     free(buf);
+    if (!rc && size % group)
+        rc = ddio_fh_set_local_sizes(f, size, NULL, e);
     return rc ? rc : ddio_fh_sync(f, e);
+}
+
+/* An erasure-coded file cut short mid-group: that group's bytes below the
+ * new end read and written back whole, zeros past it, so its parity is
+ * its data's once the servers cut the rest (SETSIZE: the parity of the
+ * groups past the end and the overlay past it dropped) */
+static int ec_cut_group(struct ddio_fh *f, uint64_t size, struct ddio_err *e)
+{
+    uint64_t gsz = f->stripe.unit * f->ec.k, g0 = size / gsz * gsz, cur = 0;
+    if (size % gsz == 0 || ddio_xfer_file_size(f, &cur, e) || cur <= size)
+        return e->errnum ? -1 : 0;
+    char *buf = calloc(1, gsz);
+    if (!buf) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    int rc = move(f, DDIO_X_READ, g0, buf, size - g0, NULL, e);
+    if (!rc)
+        rc = move(f, DDIO_X_WRITE, g0, buf, gsz, NULL, e);
+    free(buf);
+    return rc;
+}
+
+int ddio_fh_resize(struct ddio_fh *f, uint64_t size, struct ddio_err *e)
+{
+    if (f->ec.k && ec_cut_group(f, size, e))
+        return -1;
+    return ddio_fh_set_local_sizes(f, size, NULL, e);
 }

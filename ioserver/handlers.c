@@ -548,19 +548,16 @@ int on_setsize(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         changed_end(c->srv, gen);
         return 0;
     }
-    /* an erasure-coded file cut short would keep the parity of the bytes
-     * cut (and the overlay's): not built */
-    if (of->layout.ec.k && m.local_size < store_size(of) && !(m.flags & DDIO_SS_GROW)) {
-        changed_end(c->srv, gen);
-        return conn_send_err(c, h->type | DDIO_REPLY, h->req, ENOTSUP, "set size of %s: "
-                             "shrinking an erasure-coded file is not built", of->path), 0;
-    }
     /* an extending set_size reaches a server for its copies' sake too:
      * nothing of it shrinks */
     int rc = (m.flags & DDIO_SS_GROW) && m.local_size <= store_size(of) ? 0
         : store_setsize(of, m.local_size);
+    /* ec:K+M: cut, its parity and overlay past the end go (the client wrote
+     * the cut group whole first); else the size it notes */
+    if (rc == 0 && of->layout.ec.k && !(m.flags & DDIO_SS_GROW) && m.logical_size != UINT64_MAX)
+        rc = store_ec_cut(of, m.logical_size);
     if (rc == 0 && of->copy[STORE_OVERLAY] && m.logical_size != UINT64_MAX)
-        rc = ovl_note_size(of->copy[STORE_OVERLAY]->ovl, m.logical_size);   /* ec:K+M */
+        rc = ovl_note_size(of->copy[STORE_OVERLAY]->ovl, m.logical_size);
     if (rc == 0 && m.logical_size != UINT64_MAX)
         rc = store_copies_setsize(of, m.logical_size, (m.flags & DDIO_SS_GROW) != 0);
     changed_end(c->srv, gen);

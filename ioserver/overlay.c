@@ -16,7 +16,7 @@
 #include "store_roots.h"
 
 #define OVX_MAGIC "DDIOOVX1"
-enum { OP_ADD = 1, OP_DEL = 2, OP_SIZE = 3 };
+enum { OP_ADD = 1, OP_DEL = 2, OP_SIZE = 3, OP_CUT = 4 };   /* OP_CUT: the size set lower */
 
 struct ext { uint64_t lo, hi; };
 struct rec { uint64_t op, lo, hi; };
@@ -117,6 +117,10 @@ static int apply(struct ovl *o, const struct rec *r)
         o->size = r->lo > o->size ? r->lo : o->size;
         return 0;
     }
+    if (r->op == OP_CUT) {
+        o->size = r->lo;
+        return 0;
+    }
     if (r->hi <= r->lo)
         return 0;
     return r->op == OP_ADD ? join(o, r->lo, r->hi) : cut(o, r->lo, r->hi);
@@ -188,7 +192,7 @@ void ovl_close(struct ovl *o, int durable)
 
 static int change(struct ovl *o, uint64_t op, uint64_t lo, uint64_t hi)
 {
-    if (op != OP_SIZE && hi <= lo)
+    if (op != OP_SIZE && op != OP_CUT && hi <= lo)
         return 0;
     struct rec r = {op, lo, hi};
     pthread_mutex_lock(&o->mu);
@@ -204,6 +208,11 @@ int ovl_add(struct ovl *o, uint64_t lo, uint64_t hi) { return change(o, OP_ADD, 
 int ovl_note_size(struct ovl *o, uint64_t size)
 {
     return size > ovl_size(o) ? change(o, OP_SIZE, size, 0) : 0;
+}
+
+int ovl_cut_size(struct ovl *o, uint64_t size)
+{
+    return size < ovl_size(o) ? change(o, OP_CUT, size, 0) : 0;
 }
 
 uint64_t ovl_size(struct ovl *o)

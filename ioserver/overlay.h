@@ -45,6 +45,8 @@ int ovl_flush(struct ovl *o);
  * end of every write and extending set_size it took part in), kept in the
  * same log. note: 0 or -ENOMEM. */
 int ovl_note_size(struct ovl *o, uint64_t size);
+/* the file cut to size (a shrinking set_size): noted lower */
+int ovl_cut_size(struct ovl *o, uint64_t size);
 uint64_t ovl_size(struct ovl *o);
 
 /* the log's path of an overlay datafile's path rel (for rename, unlink) */

@@ -709,6 +709,69 @@ int store_ec_empty(struct ofile *of)
     return rc == 0 && ov ? store_setsize(ov, 0) : rc;
 }
 
+/* the overlay's bytes past the logical end `size`, gathered (ovl_each
+ * holds the overlay's lock: they are dropped after it) */
+struct cut_arg {
+    const struct ddio_layout_rec *l;
+    uint64_t size, *v;
+    size_t n, cap;
+    int rc;
+};
+
+static void cut_add(struct cut_arg *a, uint64_t lo, uint64_t hi)
+{
+    if (a->n + 2 > a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 64;
+        uint64_t *v = realloc(a->v, cap * sizeof(*v));
+        if (!v) {
+            a->rc = -ENOMEM;
+            return;
+        }
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = lo;
+    a->v[a->n++] = hi;
+}
+
+/* extent [lo, hi), overlay unit by unit (unit j at local [jU, (j+1)U)) */
+static int cut_ext(void *arg, uint64_t lo, uint64_t hi)
+{
+    struct cut_arg *a = arg;
+    const uint64_t U = a->l->stripe_unit;
+    for (uint64_t j = lo / U; j * U < hi && a->rc == 0; j++) {
+        uint64_t L = ddio_ec_ovl_logical(&a->l->ec, U, a->l->server_index, j * U);
+        if (L == UINT64_MAX || L + U <= a->size)
+            continue;
+        uint64_t from = j * U + (L >= a->size ? 0 : a->size - L), to = (j + 1) * U;
+        from = from > lo ? from : lo;
+        to = to < hi ? to : hi;
+        if (from < to)
+            cut_add(a, from, to);
+    }
+    return a->rc != 0;
+}
+
+int store_ec_cut(struct ofile *of, uint64_t logical)
+{
+    struct ofile *par = of->copy[STORE_PARITY], *ov = of->copy[STORE_OVERLAY];
+    const struct ddio_layout_rec *l = &of->layout;
+    uint64_t gsz = l->stripe_unit * l->ec.k, groups = (logical + gsz - 1) / gsz;
+    uint64_t keep = ddio_ec_parity_count(&l->ec, l->server_index, groups) * l->stripe_unit;
+    int rc = par && store_size(par) > keep ? store_setsize(par, keep) : 0;
+    if (rc == 0 && ov && ov->ovl) {
+        struct cut_arg a = {.l = l, .size = logical};
+        ovl_each(ov->ovl, 0, UINT64_MAX, cut_ext, &a);
+        rc = a.rc;
+        for (size_t k = 0; rc == 0 && k < a.n; k += 2)
+            rc = ovl_del(ov->ovl, a.v[k], a.v[k + 1]);
+        free(a.v);
+        if (rc == 0)
+            rc = ovl_cut_size(ov->ovl, logical);
+    }
+    return rc;
+}
+
 int store_copies_prealloc(struct ofile *of, uint64_t logical)
 {
     for (uint32_t c = 1; c < DDIO_MAX_COPIES; c++) {

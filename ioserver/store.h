@@ -195,6 +195,11 @@ int store_copies_prealloc(struct ofile *of, uint64_t logical);
  * overlay's extents dropped (a resync or rebuild writes them whole again,
  * DESIGN.md 6.4). 0 or -errno. */
 int store_ec_empty(struct ofile *of);
+/* An erasure-coded file cut to logical size `logical` on this server: its
+ * parity datafile to the groups left, its overlay's extents past the end
+ * dropped, the size it notes lowered (the cut group itself was written
+ * whole first, with zeros past the end, by the client). 0 or -errno. */
+int store_ec_cut(struct ofile *of, uint64_t logical);
 /* MPI_File_sync: fdatasync of every datafile. Both descriptors of a
  * datafile (O_DIRECT and its buffered twin) name one inode, so one
  * fdatasync writes the pages dirtied through either. */

@@ -21,8 +21,7 @@ void ADIOI_DDIO_Resize(ADIO_File fd, ADIO_Offset size, int *error_code)
         if (rank == 0 && size < 0)
             ddio_err_set(&e, EINVAL, "ddio: negative file size %lld", (long long) size);
         else if (rank == 0)
-            ddio_fh_set_local_sizes(&((ADIOI_DDIO_File *) fd->fs_ptr)->fh, (uint64_t) size,
-                                    NULL, &e);
+            ddio_fh_resize(&((ADIOI_DDIO_File *) fd->fs_ptr)->fh, (uint64_t) size, &e);
         ADIOI_DDIO_Bcast_err(fd, &e);
     }
     *error_code = ADIOI_DDIO_Err_code(myname, &e);

@@ -74,13 +74,15 @@ if [ -n "$f" ] && [ "$n" -ge 2 ]; then
 else t_fail $P/killed-writer-in-doubt "in doubt on $n server(s); ${f:-the copies agree}"; fi
 f=${f:-torn}
 
-# (the killed writer's handle is closed on each server once it reads the
-# connection's end: the scrub refuses a file open somewhere until then)
+# (the killed writer's handle is closed on each server once its request
+# in flight ends and it reads the connection's end: the scrub refuses a
+# file open somewhere until then, and is run again, as an operator would;
+# under the sanitizers that took more than 10 s)
 scrub_once() {
-  for _ in $(seq 40); do
+  for _ in $(seq 120); do
     "$DDIO" scrub "/$f" >"$T/sc.out" 2>"$T/sc.err" && return 0
     grep -q "open now" "$T/sc.err" || return 1
-    sleep 0.25
+    sleep 0.5
   done
   return 1
 }

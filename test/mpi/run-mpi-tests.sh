@@ -448,12 +448,13 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
   # the ufs: run's file; every group's parity must be its in-place data's
   # (test/server/ec_verify); ddio stat names the mode; the servers killed
   # after a synced job lose nothing of it; reads with servers lost (up to
-  # M) decode their part. (A file cut short is not built for ec files:
-  # $T_MIRROR_CUT=0.)
-  T_MIRROR_CUT=0 ufs_run ec 4 "$bin/t_mirror" /dev/null; ec_ufs="$U/ec"
+  # M) decode their part. (t_mirror's set_size cuts the file mid-group:
+  # the cut group is written whole, zeros past the end, before the
+  # servers cut the rest.)
+  ufs_run ec 4 "$bin/t_mirror" /dev/null; ec_ufs="$U/ec"
   for shape in 2+1 4+2; do
     k=${shape%+*}; m=${shape#*+}; n=$((k + m)); root="$tmp/srv-ec-$k$m"; mkdir -p "$root"
-    t_step "ec$k$m/ddio" env T_MIRROR_MODE="ec:$shape" T_MIRROR_CUT=0 \
+    t_step "ec$k$m/ddio" env T_MIRROR_MODE="ec:$shape" \
       "$run" -s $n --root "$root" -- bash -c '
         mpiexec -n 4 "$0" "$1" ddio:/ec || exit 1
         "$2/tools/ddio" stat /ec | grep -x "redundancy: $3"' \
@@ -467,12 +468,12 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
   # this step allows); started again, a job reads every byte back: the
   # overlays' extents (partial groups) were logged at the sync
   root="$tmp/srv-ec-kill"; mkdir -p "$root"
-  t_step ec-killed/write env T_MIRROR_MODE=ec:2+1 T_MIRROR_CUT=0 DDIO_TIMEOUT=2 \
+  t_step ec-killed/write env T_MIRROR_MODE=ec:2+1 DDIO_TIMEOUT=2 \
     DDIO_RECOVER_TIMEOUT=1 "$run" -s 3 --root "$root" -- sh -c "
       DDIO_TEST_KILL=\"pkill -KILL -P \$PPID -x ddio-server; sleep 0.3\" \
         mpiexec -n 4 '$bin/t_mirror' /dev/null ddio:/ec >/dev/null 2>&1
       ! pgrep -P \$PPID -x ddio-server"
-  t_step ec-killed/reread env T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
+  t_step ec-killed/reread env "$run" -s 3 --root "$root" -- \
     mpiexec -n 4 "$bin/t_mirror" reread "$tmp/ec-killed.dump" ddio:/ec
   t_step ec-killed/cmp cmp "$tmp/ec-killed.dump" "$ec_ufs"
   t_step ec-killed/parity "$top/test/server/ec_verify" 2 1 65536 ec "$root/s0" "$root/s1" "$root/s2"
@@ -485,7 +486,7 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
     shape=${spec%:*}; lose=${spec#*:}; k=${shape%+*}; m=${shape#*+}
     root="$tmp/srv-ec-lose-$k$m-${lose/,/}"; mkdir -p "$root"
     kill=""; for i in ${lose//,/ }; do kill="$kill${kill:+ && }$here/kill-server.sh $i $root"; done
-    t_step "ec$k$m-lose${lose/,/}/ddio" env T_MIRROR_MODE="ec:$shape" T_MIRROR_CUT=0 \
+    t_step "ec$k$m-lose${lose/,/}/ddio" env T_MIRROR_MODE="ec:$shape" \
       DDIO_TEST_KILL="$kill" "$run" -s $((k + m)) --root "$root" -- \
       mpiexec -n 4 "$bin/t_mirror" "$tmp/ec-lose.dump" ddio:/ec
     t_step "ec$k$m-lose${lose/,/}/cmp" cmp "$tmp/ec-lose.dump" "$ec_ufs"
@@ -498,9 +499,9 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
   # out and written back whole); then server 0 out: every byte read back,
   # its units decoded from the resynced server 1 and server 2; every
   # group's parity is its data's. Both rounds compared with ufs:.
-  T_MIRROR_SEED=44 T_MIRROR_CUT=0 ufs_run ec44 4 "$bin/t_mirror" /dev/null; ec44_ufs="$U/ec44"
+  T_MIRROR_SEED=44 ufs_run ec44 4 "$bin/t_mirror" /dev/null; ec44_ufs="$U/ec44"
   root="$tmp/srv-ec-out"; mkdir -p "$root"
-  t_step ec-out/ddio env T_MIRROR_MODE=ec:2+1 T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
+  t_step ec-out/ddio env T_MIRROR_MODE=ec:2+1 "$run" -s 3 --root "$root" -- \
     bash -c 'd="$2/tools/ddio"
       mpiexec -n 4 "$0" /dev/null ddio:/ec && "$d" member out 1 >/dev/null || exit 1
       mpiexec -n 4 "$0" reread "$1.r1" ddio:/ec || exit 1
@@ -514,6 +515,19 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
   t_step ec-out/cmp-written cmp "$tmp/ec-out.w" "$ec44_ufs"
   t_step ec-out/cmp-resynced cmp "$tmp/ec-out.r" "$ec44_ufs"
   t_step ec-out/parity "$top/test/server/ec_verify" 2 1 65536 ec "$root/s0" "$root/s1" "$root/s2"
+  # a server lost between jobs, no one told (SIGKILLed, its root deleted):
+  # the next job's read-write open of the ec:2+1 file waits the recovery
+  # time (2 s), has it declared out and goes on without it: every byte
+  # read back, written again with another pattern and read back
+  root="$tmp/srv-ec-gone"; mkdir -p "$root"
+  t_step ec-gone/ddio env T_MIRROR_MODE=ec:2+1 "$run" -s 3 --root "$root" -- bash -c '
+    mpiexec -n 4 "$0" /dev/null ddio:/ec && "$3" 1 "$2" || exit 1
+    DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$0" reread "$1.r" ddio:/ec || exit 1
+    T_MIRROR_SEED=44 DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$0" rewrite "$1.w" ddio:/ec || exit 1
+    "$4/tools/ddio" member | grep -x "server 1 .* out (unreachable)"' \
+    "$bin/t_mirror" "$tmp/ec-gone" "$root" "$here/kill-server.sh" "$top"
+  t_step ec-gone/cmp-read cmp "$tmp/ec-gone.r" "$ec_ufs"
+  t_step ec-gone/cmp-written cmp "$tmp/ec-gone.w" "$ec44_ufs"
   # server 2 SIGKILLed at its 100th collective write block and its root
   # deleted, during a collective write of a 384 MiB ec:2+1 file (cyclic
   # 8 KiB records, 16 MiB calls: groups written whole): the call that loses
@@ -541,11 +555,11 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
   flip() { python3 -c 'import sys
 f = open(sys.argv[1], "r+b"); f.seek(int(sys.argv[2])); b = f.read(1)
 f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x5a])); f.close()' "$@"; }
-  t_step ec-rot/write env T_MIRROR_MODE=ec:2+1 T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
+  t_step ec-rot/write env T_MIRROR_MODE=ec:2+1 "$run" -s 3 --root "$root" -- \
     mpiexec -n 4 "$bin/t_mirror" /dev/null ddio:/ec
   cp "$root/s1/ec" "$tmp/ec-rot.orig"
   flip "$root/s1/ec" 100000
-  t_step ec-rot/read env T_MIRROR_CUT=0 "$run" -s 3 --root "$root" -- \
+  t_step ec-rot/read env "$run" -s 3 --root "$root" -- \
     mpiexec -n 4 "$bin/t_mirror" reread "$tmp/ec-rot.dump" ddio:/ec
   t_step ec-rot/cmp cmp "$tmp/ec-rot.dump" "$ec_ufs"
   t_step ec-rot/read-mended cmp "$root/s1/ec" "$tmp/ec-rot.orig"
@@ -576,7 +590,7 @@ b = open(sys.argv[1], "rb").read(); print(next(i for i, c in enumerate(b) if c))
   # 0 (server 2) changed, server 0 lost: too few good units left, and the
   # read fails with the integrity error instead of returning wrong bytes
   flip "$tmp/srv-ec-42/s4/.ddio/parity/ec" 100
-  t_step ec-rot-parity42/read env T_MIRROR_CUT=0 DDIO_RECOVER_TIMEOUT=1 "$run" -s 6 --root "$tmp/srv-ec-42" -- \
+  t_step ec-rot-parity42/read env DDIO_RECOVER_TIMEOUT=1 "$run" -s 6 --root "$tmp/srv-ec-42" -- \
     bash -c '"$0" 0 "$1" && mpiexec -n 4 "$2" reread "$3" ddio:/ec' \
     "$here/kill-server.sh" "$tmp/srv-ec-42" "$bin/t_mirror" "$tmp/ec-rotp.dump"
   t_step ec-rot-parity42/cmp cmp "$tmp/ec-rotp.dump" "$ec_ufs"
