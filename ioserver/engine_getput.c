@@ -249,7 +249,14 @@ void get_cancel_all(struct xfer *x)
         struct xp_get *g = xp_cancel(ep, x);
         while (g) {
             struct xp_get *next = g->next;
-            free(pget_of(g));
+            struct pget *pg = pget_of(g);
+            /* its answer may still land in the block (UCX, a dead client):
+             * the buffer is never reused, a parity block's scratch kept */
+            if (g->abandoned && pg->s->kind == V_PARITY)
+                pg->s->scratch = NULL;
+            else if (g->abandoned)
+                pg->s->abandon = 1;
+            free(pg);
             g = next;
         }
     }

@@ -105,6 +105,8 @@ struct xp_get {
     const void *owner;           /* what cancel matches (the XFER) */
     xp_walk_fn *walk;            /* the block pieces the answer goes to (arg: this) */
     struct xp_get *next;         /* the transport's */
+    int abandoned;               /* set by a cancel: its answer never ended and may
+                                  * still land in the block's buffer (never reuse it) */
 };
 
 static inline void xp_ref(struct xp *ep) { ep->ops->ref(ep); }

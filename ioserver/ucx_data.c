@@ -20,6 +20,7 @@
 #ifdef DDIO_HAVE_UCX
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -425,6 +426,8 @@ struct drecv {
     uint8_t *stage;              /* staged: the GET's bytes in stream order */
     void *buf;                   /* the body: one contiguous range */
     size_t len;
+    int ending;                  /* u->mu: its end is handing the GET back */
+    int orphan;                  /* u->mu: given up by ux_cancel: its GET is gone */
 };
 
 /* the GET whose DATA this is, taken off the list; f marks the receive until
@@ -468,6 +471,16 @@ static void drecv_end(struct drecv *d, ucs_status_t st)
 {
     struct xp_get *g = d->g;
     struct uep *u = d->u;
+    pthread_mutex_lock(&u->mu);
+    int orphan = d->orphan;
+    d->ending = 1;
+    pthread_mutex_unlock(&u->mu);
+    if (orphan) {                 /* its XFER is gone (ux_cancel): nothing to hand back */
+        free(d->stage);
+        free(d);
+        xp_unref(&u->xp);
+        return;
+    }
     if (st == UCS_OK && d->stage) {
         uint64_t off = 0;
         for (uint32_t i = 0; i < g->nseg; off += g->seg[i].len, i++)
@@ -503,6 +516,7 @@ static struct drecv *drecv_new(struct uep *u, struct xp_get *g)
     d->u = u;
     d->g = g;
     d->fill.owner = g->owner;
+    d->fill.recv = d;
     if (one_range(g->walk, g, &in_place)) {
         d->buf = in_place.p;
         d->len = in_place.n;
@@ -531,7 +545,7 @@ ucs_status_t ucx_data_cb(void *arg, const void *hdr, size_t hlen, void *data, si
     struct srv_ucx *su = arg;
     uint64_t cookie, req;
     uint32_t tag;
-    struct fill tmp;
+    struct fill tmp = {0};
     struct uep *u = ddio_dec_am_data(hdr, hlen, &cookie, &req, &tag) ? NULL
                   : uep_by_cookie(su, cookie);
     struct xp_get *g = u ? claim(u, req, tag, &tmp) : NULL;
@@ -560,13 +574,42 @@ ucs_status_t ucx_data_cb(void *arg, const void *hdr, size_t hlen, void *data, si
     return UCS_INPROGRESS;
 }
 
+/* u->mu held: owner's receives still in flight after the endpoint closed
+ * (a rendezvous from a client that died may never end: UCX 1.13 neither
+ * fails it without peer-failure mode nor cancels it) given up: taken off
+ * the fills, their GETs put on *out (marked abandoned when the receive
+ * goes straight into the block's buffer, so the engine never reuses it,
+ * as for sends: abandon_sends); a late end frees only the receive and
+ * its staging area. */
+static void orphan_recvs(struct uep *u, const void *owner, struct xp_get **out)
+{
+    for (struct fill **pp = &u->fills; *pp;) {
+        struct fill *f = *pp;
+        struct drecv *d = f->recv;
+        if (f->owner != owner || !d || d->ending) {
+            pp = &f->next;
+            continue;
+        }
+        *pp = f->next;
+        d->orphan = 1;
+        d->g->abandoned = d->stage == NULL;   /* in place: the block's own buffer */
+        d->g->next = *out;
+        *out = d->g;
+        DDIO_WARN("UCX: a receive of %" PRIu64 " bytes from %s never ended after its endpoint "
+                  "closed: given up, its buffer never reused", d->g->total, xp_name(u->ctl));
+    }
+}
+
 /* Stop matching owner's GETs, wait until none of their DATA is still being
- * received (closing the endpoint if that takes too long), return them. */
+ * received, return them (those given up marked abandoned). Taking too
+ * long, the endpoint is closed (no more DATA finds it); longer still, the
+ * receives left are given up (orphan_recvs). */
 struct xp_get *ux_cancel(struct xp *ep, const void *owner)
 {
     struct uep *u = uep_of(ep);
     struct xp_get *out = NULL;
     int64_t dl = ddio_now_ms() + CLOSE_WAIT_MS;
+    int closed = 0;
     pthread_mutex_lock(&u->mu);
     for (;;) {
         int busy = 0;
@@ -574,14 +617,23 @@ struct xp_get *ux_cancel(struct xp *ep, const void *owner)
             busy |= f->owner == owner;
         if (!busy)
             break;
-        if (cond_wait_ms(&u->cv, &u->mu, dl) == ETIMEDOUT) {
+        if (cond_wait_ms(&u->cv, &u->mu, dl) == ETIMEDOUT && closed) {
+            orphan_recvs(u, owner, &out);
+        } else if (ddio_now_ms() >= dl) {
             pthread_mutex_unlock(&u->mu);
             uep_release_ep(u);    /* no more DATA finds it */
+            closed = 1;
             dl = ddio_now_ms() + CLOSE_WAIT_MS;
             pthread_mutex_lock(&u->mu);
         }
     }
-    out = xp_take_owner(&u->gets, owner);
+    struct xp_get *taken = xp_take_owner(&u->gets, owner);
+    while (taken) {
+        struct xp_get *next = taken->next;
+        taken->next = out;
+        out = taken;
+        taken = next;
+    }
     pthread_mutex_unlock(&u->mu);
     return out;
 }

@@ -68,6 +68,7 @@ struct uep {
 struct fill {
     const void *owner;
     struct fill *next;
+    void *recv;                  /* its receive in flight (ucx_data.c), NULL: passing */
 };
 
 static inline struct uep *uep_of(const struct xp *ep)
