@@ -98,24 +98,21 @@ static int rewrite(struct ddio_client *cl, const char *path, uint64_t *bytes, in
 {
     struct ddio_cfile *f;
     uint64_t size = 0;
-    char *buf = malloc(SETTLE_CHUNK);
-    int rc = buf ? ddio_client_open(cl, path, 0, &f, msg, msglen) : -ENOMEM;
-    if (!buf)
-        snprintf(msg, msglen, "out of memory");
-    if (rc) {
-        free(buf);
+    int rc = ddio_client_open(cl, path, 0, &f, msg, msglen);
+    if (rc)
         return rc;
-    }
     if ((*ec = ddio_redundancy_ec_k(ddio_client_file_redundancy(f)) != 0)) {
         /* whole groups rewritten: their parity computed again */
         struct ddio_rebuild_opt ro = {.done = bytes};
         *bytes = 0;
         rc = ddio_client_rebuild_copy(f, UINT32_MAX, &ro, &size, msg, msglen);
         ddio_client_close(f);
-        free(buf);
         return rc;
     }
-    rc = ddio_client_size(f, &size, msg, msglen);
+    char *buf = malloc(SETTLE_CHUNK);
+    if (!buf)
+        snprintf(msg, msglen, "out of memory");
+    rc = buf ? ddio_client_size(f, &size, msg, msglen) : -ENOMEM;
     for (uint64_t off = 0; rc == 0 && off < size; off += SETTLE_CHUNK) {
         size_t len = size - off < SETTLE_CHUNK ? (size_t)(size - off) : SETTLE_CHUNK;
         ssize_t got = ddio_client_pread(f, buf, len, off, msg, msglen);
