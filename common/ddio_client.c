@@ -415,6 +415,14 @@ int ddio_client_scrub(struct ddio_cfile *f, uint64_t rate, struct ddio_scrub_tal
     return ddio_scrub_fh(&f->fh, &o, t, &e) ? ddio_cl_fail(&e, msg, msglen) : 0;
 }
 
+int ddio_client_fold(struct ddio_cfile *f, uint64_t *groups, uint64_t *bytes, char *msg,
+                     size_t msglen)
+{
+    struct ddio_err e = {0};
+    f->fh.local_read = f->fh.local_write = 0;     /* the merged bytes: the servers' */
+    return ddio_ec_fold(&f->fh, groups, bytes, &e) ? ddio_cl_fail(&e, msg, msglen) : 0;
+}
+
 /* ---- rebuild onto a replacement (DESIGN.md 6.3) -------------------------------- */
 
 int ddio_client_server_id(struct ddio_client *cl, int i, uint8_t id[DDIO_ID_LEN], char *msg,

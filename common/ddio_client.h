@@ -151,6 +151,11 @@ int ddio_client_pwrite_part(struct ddio_cfile *f, uint32_t k, const void *buf, s
  * a second (0: no limit); what was found added to t. 0 or -errno. */
 int ddio_client_scrub(struct ddio_cfile *f, uint64_t rate, struct ddio_scrub_tally *t,
                       char *msg, size_t msglen);
+/* An erasure-coded file's partial groups folded into parity
+ * (ddio_ec_fold; the caller fenced the file on every server: FENCE).
+ * *groups, *bytes: what was folded. 0, or -errno with msg. */
+int ddio_client_fold(struct ddio_cfile *f, uint64_t *groups, uint64_t *bytes, char *msg,
+                     size_t msglen);
 
 /* Rebuild onto a replacement (tools/ddio rebuild; DESIGN.md 6.3). The id
  * server i said in its HELLO; PSTAT of path on server i alone (r->layout

@@ -226,6 +226,13 @@ void ddio_scrub_after_read(struct ddio_fh *f, const char *bad, uint64_t first, u
 
 /* ---- ddio_core_rebuild.c: a file's bytes copied onto a replacement server ---- */
 
+/* [off, off + len) of f moved between buf and the servers in `only` alone
+ * (exact: for a write, not also to those holding copies of those units),
+ * or with only NULL, the servers the call touches (an erasure-coded
+ * file's write: all); flags: the XFER's (DDIO_XF_*). 0, or -1 with e. */
+int ddio_move(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, char *buf,
+              uint64_t len, const char *only, struct ddio_err *e);
+
 /* f's bytes read from its servers to the end of file (the units stripe
  * server k holds only; k's own part from a copy: k refuses reads of a file
  * it has not rebuilt) and written to k alone, which writes every view it
@@ -247,4 +254,16 @@ int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
  * has that group written whole first (its bytes below the end, zeros
  * past it), so its parity stays its data's. 0, or -1 with e. */
 int ddio_fh_resize(struct ddio_fh *f, uint64_t size, struct ddio_err *e);
+
+/* ---- ddio_core_fold.c: an erasure-coded file's partial groups folded ---- */
+
+/* Every whole group below the end of file with partial writes in the
+ * overlays folded into parity (DESIGN.md 6.4 "The fold"), a batch at a
+ * time: FOLD (the parity marked being written), the merged bytes read and
+ * written as the parity alone (DDIO_XF_FOLD_PARITY), synced, then as the
+ * data in place alone (DDIO_XF_FOLD_DATA), synced, then FOLDED. The
+ * caller holds the file's fence on every server. *groups, *bytes: what
+ * was folded. 0, or -1 with e (the fold can be run again: every step
+ * redoes). */
+int ddio_ec_fold(struct ddio_fh *f, uint64_t *groups, uint64_t *bytes, struct ddio_err *e);
 #endif

@@ -20,18 +20,14 @@
 
 #define REBUILD_CHUNK (8u << 20)        /* logical bytes one read and write move */
 
-/* [off, off + len) of f moved between buf and the servers in `only` alone
- * (exact: for a write, not also to those holding copies of those units),
- * or with only NULL, the servers the call touches (an erasure-coded
- * file's write: all) */
-static int move(struct ddio_fh *f, uint32_t op, uint64_t off, char *buf, uint64_t len,
-                const char *only, struct ddio_err *e)
+int ddio_move(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, char *buf,
+              uint64_t len, const char *only, struct ddio_err *e)
 {
     struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,
         .length = len
     };
     struct ddio_mem mem = {.buf = buf,.contig = 1 };
-    struct ddio_xfer_req x = {.f = f,.op = op,.nparticipants = 1,.fdesc = &d,
+    struct ddio_xfer_req x = {.f = f,.op = op,.flags = flags,.nparticipants = 1,.fdesc = &d,
         .mem = &mem,.exact = only != NULL
     };
     int rc = (d.root = ddio_node_leaf(len)) ? ddio_xfer_run(&x, only, e)
@@ -179,7 +175,7 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
         next.buf = rf ? buf[i % 2] : buf[0];
         pthread_t th;
         int ahead = rf && next.off < cur.eof && !pthread_create(&th, NULL, chunk_read_run, &next);
-        rc = move(f, DDIO_X_WRITE, cur.off, cur.buf, len, only, e);
+        rc = ddio_move(f, DDIO_X_WRITE, 0, cur.off, cur.buf, len, only, e);
         if (ahead)
             pthread_join(th, NULL);
         else if (!rc && next.off < cur.eof)
@@ -230,10 +226,10 @@ int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
         /* the last group too is written whole, zeros past the end (cut
          * back below): its parity computed again as well */
         uint64_t whole = (len + group - 1) / group * group;
-        rc = move(rf, DDIO_X_READ, off, buf, len, NULL, e);
+        rc = ddio_move(rf, DDIO_X_READ, 0, off, buf, len, NULL, e);
         memset(buf + len, 0, whole - len);
         if (!rc)
-            rc = move(f, DDIO_X_WRITE, off, buf, whole, NULL, e);
+            rc = ddio_move(f, DDIO_X_WRITE, 0, off, buf, whole, NULL, e);
         *o->done += rc ? 0 : len;
         *copied += rc ? 0 : len;
         if (!rc && o->progress)
@@ -261,9 +257,9 @@ static int ec_cut_group(struct ddio_fh *f, uint64_t size, struct ddio_err *e)
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         return -1;
     }
-    int rc = move(f, DDIO_X_READ, g0, buf, size - g0, NULL, e);
+    int rc = ddio_move(f, DDIO_X_READ, 0, g0, buf, size - g0, NULL, e);
     if (!rc)
-        rc = move(f, DDIO_X_WRITE, g0, buf, gsz, NULL, e);
+        rc = ddio_move(f, DDIO_X_WRITE, 0, g0, buf, gsz, NULL, e);
     free(buf);
     return rc;
 }

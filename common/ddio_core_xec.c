@@ -92,8 +92,8 @@ static int ecread_one(const struct ecsrc *x, int i, struct ddio_ecread *m, uint8
 /* len bytes at off of server i's view into buf; extents (overlay) applied
  * from it to out when out is given; *size: the logical size it knows (the
  * largest kept). 0 or -1 with x->e set. */
-static int ecread(const struct ecsrc *x, int i, uint32_t view, uint64_t off, uint8_t *buf,
-                  uint64_t len, uint8_t *out, uint64_t *size)
+static int ecread_ps(const struct ecsrc *x, int i, uint32_t view, uint64_t off, uint8_t *buf,
+                     uint64_t len, uint8_t *out, uint64_t *size, uint32_t *pstate)
 {
     for (uint64_t done = 0; done < len;) {
         uint32_t n = len - done > DDIO_ECREAD_MAX ? DDIO_ECREAD_MAX : (uint32_t) (len - done);
@@ -113,6 +113,8 @@ static int ecread(const struct ecsrc *x, int i, uint32_t view, uint64_t off, uin
                 memcpy(out + (r.ext[2 * k] - off), buf + (r.ext[2 * k] - off),
                        r.ext[2 * k + 1] - r.ext[2 * k]);
             *size = r.logical_size > *size ? r.logical_size : *size;
+            if (pstate)
+                *pstate = r.pstate;
             done += r.data_len ? r.data_len : n;
             ddio_ecread_r_free(&r);
         }
@@ -121,6 +123,12 @@ static int ecread(const struct ecsrc *x, int i, uint32_t view, uint64_t off, uin
             return -1;
     }
     return 0;
+}
+
+static int ecread(const struct ecsrc *x, int i, uint32_t view, uint64_t off, uint8_t *buf,
+                  uint64_t len, uint8_t *out, uint64_t *size)
+{
+    return ecread_ps(x, i, view, off, buf, len, out, size, NULL);
 }
 
 /* the partial writes of unit u's [lo, hi), copied on a parity server of
@@ -154,52 +162,98 @@ static int overlay_unit(const struct ecsrc *x, uint64_t u, uint64_t lo, uint64_t
     return -1;
 }
 
+/* The units a decode read (any order: the codec takes their numbers), and
+ * which data the parity read matches: a fold (DESIGN.md 6.4) writes a
+ * group's parity from its merged data before the data is laid in place,
+ * so the data units are read as the parity says (in place, or merged);
+ * a parity being written, or of the other state, is passed over */
+struct dsrc {
+    uint32_t have[DDIO_EC_MAX_K], nh;
+    uint8_t *in[DDIO_EC_MAX_K];
+    int mode;                    /* DDIO_PS_*, -1: no parity read yet */
+    struct ddio_err rot;         /* the last unit passed over */
+};
+
+/* member idx of group g, [lo, lo + len) of the unit, into d (or passed over) */
+static int take_member(const struct ecsrc *x, struct dsrc *d, uint64_t g, uint32_t idx,
+                       uint64_t lo, uint64_t len, uint64_t *size)
+{
+    const struct ddio_ec *E = &x->f->ec;
+    const uint64_t U = x->f->stripe.unit, N = x->f->stripe.count, du = g * E->k + idx;
+    uint32_t ps = 0, q = idx < E->k ? (uint32_t) (du % N)
+        : ddio_ec_parity_server(E, g, idx - E->k);
+    uint8_t *b = malloc(len);
+    int rc;
+    if (!b) {
+        ddio_err_set(x->e, ENOMEM, "ddio: out of memory");
+        return -1;
+    }
+    if (idx < E->k)
+        rc = ecread(x, (int) q, d->mode == DDIO_PS_MERGED ? DDIO_EV_MERGED : DDIO_EV_DATA,
+                    (du / N) * U + lo, b, len, NULL, size);
+    else
+        rc = ecread_ps(x, (int) q, DDIO_EV_PARITY, ddio_ec_parity_local(E, q, g) * U + lo, b,
+                       len, NULL, size, &ps);
+    if (rc == 0 && idx >= E->k && d->mode >= 0 && (int) ps != d->mode) {
+        ddio_err_set(x->e, EBUSY, "ddio: %s: the parities of group %llu match different "
+                     "data (a fold cut off)", x->f->path, (unsigned long long) g);
+        rc = -1;
+    }
+    if (rc && (x->e->errnum == EILSEQ || x->e->errnum == EBUSY)) {   /* passed over */
+        d->rot = *x->e;
+        memset(x->e, 0, sizeof(*x->e));
+        free(b);
+        return 0;
+    }
+    if (rc) {
+        free(b);
+        return -1;
+    }
+    if (idx >= E->k)
+        d->mode = (int) ps;
+    d->in[d->nh] = b;
+    d->have[d->nh++] = idx;
+    return 0;
+}
+
 /* member `want` of group g (0..K-1 its data units, K + j its parity j)
- * [lo, hi) of the unit decoded into out from K others that read right */
+ * [lo, hi) of the unit decoded into out from K others that read right:
+ * for a data unit, the parity first (it says which data to read), then the
+ * data, then more parity if some data was passed over */
 static int decode_member(const struct ecsrc *x, uint64_t g, uint32_t want, uint64_t lo,
                          uint64_t hi, uint8_t *out, uint64_t *size)
 {
     struct ddio_fh *f = x->f;
     struct ddio_err *e = x->e;
     const struct ddio_ec *E = &f->ec;
-    const uint64_t U = f->stripe.unit, N = f->stripe.count, len = hi - lo;
-    uint32_t have[DDIO_EC_MAX_K], nh = 0;
-    uint8_t *in[DDIO_EC_MAX_K] = {0};
-    struct ddio_err rot = {0};
+    const uint64_t N = f->stripe.count, len = hi - lo;
+    struct dsrc d = {.mode = -1};
+    uint32_t ndata = 0, j = 0;
     char why[200];
     struct ddio_ec_codec *codec = ddio_ec_codec_new(E, why, sizeof(why));
     int rc = codec ? 0 : -1;
     if (!codec)
         ddio_err_set(e, ENOTSUP, "ddio: %s: %s", f->path, why);
-    for (uint32_t idx = 0; idx < E->k + E->m && nh < E->k && rc == 0; idx++) {
-        uint64_t du = g * E->k + idx;
-        uint32_t q = idx < E->k ? (uint32_t) (du % N) : ddio_ec_parity_server(E, g, idx - E->k);
-        if (idx == want || !usable(x, q) || !(in[nh] = malloc(len)))
-            continue;
-        if (idx < E->k)
-            rc = ecread(x, (int) q, DDIO_EV_DATA, (du / N) * U + lo, in[nh], len, NULL, size);
-        else
-            rc = ecread(x, (int) q, DDIO_EV_PARITY,
-                        ddio_ec_parity_local(E, q, g) * U + lo, in[nh], len, NULL, size);
-        if (rc && e->errnum == EILSEQ) {        /* a rotted unit: decoded from others */
-            rot = *e;
-            memset(e, 0, sizeof(*e));
-            rc = 0;
-            free(in[nh]);
-            in[nh] = NULL;
-            continue;
-        }
-        have[nh++] = idx;
-    }
-    if (rc == 0 && nh < E->k && rot.errnum)
-        *e = rot;               /* too few good units left: the integrity error */
-    else if (rc == 0 && nh < E->k)
+    for (uint32_t idx = 0; idx < E->k; idx++)
+        ndata += idx != want && usable(x, (uint32_t) ((g * E->k + idx) % N));
+    for (; rc == 0 && j < E->m && ndata + d.nh < E->k; j++)
+        if (E->k + j != want && usable(x, ddio_ec_parity_server(E, g, j)))
+            rc = take_member(x, &d, g, E->k + j, lo, len, size);
+    for (uint32_t idx = 0; rc == 0 && idx < E->k && d.nh < E->k; idx++)
+        if (idx != want && usable(x, (uint32_t) ((g * E->k + idx) % N)))
+            rc = take_member(x, &d, g, idx, lo, len, size);
+    for (; rc == 0 && j < E->m && d.nh < E->k; j++)
+        if (E->k + j != want && usable(x, ddio_ec_parity_server(E, g, j)))
+            rc = take_member(x, &d, g, E->k + j, lo, len, size);
+    if (rc == 0 && d.nh < E->k && d.rot.errnum)
+        *e = d.rot;             /* too few good units left: the integrity error */
+    else if (rc == 0 && d.nh < E->k)
         ddio_err_set(e, EHOSTDOWN, "ddio: %s: more than %u of the %u servers of a group "
                      "are lost: its bytes cannot be decoded", f->path, E->m, E->k + E->m);
-    else if (rc == 0 && ddio_ec_decode(codec, len, have, in, 1, &want, &out, why, sizeof(why)))
+    else if (rc == 0 && ddio_ec_decode(codec, len, d.have, d.in, 1, &want, &out, why, sizeof(why)))
         ddio_err_set(e, EIO, "ddio: %s: decoding a lost unit: %s", f->path, why);
-    for (uint32_t k = 0; k < nh; k++)
-        free(in[k]);
+    for (uint32_t k = 0; k < d.nh; k++)
+        free(d.in[k]);
     ddio_ec_codec_free(codec);
     return e->errnum ? -1 : 0;
 }

@@ -317,6 +317,15 @@ struct ddio_prealloc {       /* PREALLOC: local byte range */
                                    * the mirror datafile of copy `copy` this
                                    * server holds (u32 tail, 1..2): the lost
                                    * server's part of a read of a mirrored file */
+#define DDIO_XF_FOLD_PARITY 0x80u  /* (writes of whole groups of an erasure-coded
+                                   * file) a fold's parity: each server writes
+                                   * only the parity it holds of the groups,
+                                   * drops its copies of their partial writes
+                                   * and notes the parity as matching the
+                                   * merged data (DESIGN.md 6.4 "The fold") */
+#define DDIO_XF_FOLD_DATA  0x100u /* a fold's data: each server writes only its
+                                   * data units in place and drops their
+                                   * overlay extents */
 #define DDIO_MAX_INLINE    65536u /* the largest inline stream */
 #define DDIO_MAX_UCXADDR   16384u /* UCX worker address */
 struct ddio_xfer {
@@ -499,6 +508,18 @@ struct ddio_scrub_r {
 #define DDIO_EV_DATA    0u
 #define DDIO_EV_PARITY  1u
 #define DDIO_EV_OVERLAY 2u
+#define DDIO_EV_MERGED  3u   /* its data with its own overlay's bytes laid over
+                              * (what a read returns) */
+#define DDIO_EV_EXTENTS 4u   /* the overlay's extents alone (no bytes; len
+                              * any size up to 2^32-1) */
+#define DDIO_EV_FOLDING 5u   /* the groups in [off, off + len) whose parity
+                              * here is in a fold (being written, or written
+                              * from the merged data), each as an extent
+                              * [g, g + 1); no bytes, len as EXTENTS' */
+/* ECREAD|R pstate: which data the parity unit read matches */
+#define DDIO_PS_INPLACE 0u   /* the data in place (DDIO_EV_DATA) */
+#define DDIO_PS_MERGED  1u   /* the data merged (DDIO_EV_MERGED): folded, the
+                              * fold not finished */
 struct ddio_ecread {
     uint64_t handle;
     uint32_t view;
@@ -511,6 +532,7 @@ struct ddio_ecread {
  * and sorted (at most DDIO_ECREAD_MAX_EXT: data_len stops at the last) */
 struct ddio_ecread_r {
     uint64_t logical_size;
+    uint32_t pstate;         /* DDIO_EV_PARITY: DDIO_PS_*; else 0 */
     uint32_t data_len;
     const uint8_t *data;     /* into the payload */
     uint32_t next;           /* extents */
@@ -555,6 +577,10 @@ struct ddio_repair_r {
 #define DDIO_RB_SETTLED 11u  /* path: its copies were made to agree; no longer in doubt */
 #define DDIO_RB_FREEZE  12u  /* member: changes that would note it refused (send again) */
 #define DDIO_RB_THAW    13u  /* member: FREEZE lifted */
+#define DDIO_RB_FOLD    14u  /* path, groups [glo, ghi): the parity held of them
+                              * marked being written, durably (a fold begins) */
+#define DDIO_RB_FOLDED  15u  /* path, groups: their fold done everywhere; the
+                              * parity matches the data in place again */
 #define DDIO_RB_MAX_PATHS 256u   /* paths in one MISSED reply */
 struct ddio_rebuild {
     uint32_t op;
@@ -565,6 +591,7 @@ struct ddio_rebuild {
     struct ddio_layout_rec layout;   /* BEGIN's and REDO's; zeros (count 0) otherwise */
     uint64_t done, total, rate;      /* PROGRESS's: bytes copied, bytes to copy in all,
                                       * bytes a second lately */
+    uint64_t glo, ghi;               /* FOLD's and FOLDED's: the groups */
 };
 /* REBUILD|R: BEGIN's DDIO_RB_BUILT (the file is here and not marked: a
  * rebuild done, or made here since; nothing was changed) or DDIO_RB_BEGUN;

@@ -24,7 +24,8 @@ int ddio_dec_ecread(const void *p, size_t n, struct ddio_ecread *m)
     m->len = ddio_get_u32(&r);
     m->off = ddio_get_u64(&r);
     int rc = rbuf_result(&r);
-    if (rc == 0 && (m->view > DDIO_EV_OVERLAY || m->len == 0 || m->len > DDIO_ECREAD_MAX
+    if (rc == 0 && (m->view > DDIO_EV_FOLDING || m->len == 0
+                    || (m->len > DDIO_ECREAD_MAX && m->view < DDIO_EV_EXTENTS)
                     || m->off > UINT64_MAX - m->len))
         rc = -EPROTO;
     if (rc)
@@ -35,6 +36,7 @@ int ddio_dec_ecread(const void *p, size_t n, struct ddio_ecread *m)
 void ddio_enc_ecread_r(struct ddio_wbuf *w, const struct ddio_ecread_r *m)
 {
     ddio_put_u64(w, m->logical_size);
+    ddio_put_u32(w, m->pstate);
     ddio_put_u32(w, m->data_len);
     ddio_put_bytes(w, m->data, m->data_len);
     ddio_put_u32(w, m->next);
@@ -48,8 +50,9 @@ int ddio_dec_ecread_r(const void *p, size_t n, struct ddio_ecread_r *m)
     memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
     m->logical_size = ddio_get_u64(&r);
+    m->pstate = ddio_get_u32(&r);
     m->data_len = ddio_get_u32(&r);
-    if (!r.err && m->data_len > DDIO_ECREAD_MAX)
+    if (!r.err && (m->data_len > DDIO_ECREAD_MAX || m->pstate > DDIO_PS_MERGED))
         r.err = -EPROTO;
     if (!r.err)
         m->data = ddio_get_bytes(&r, m->data_len);

@@ -8,7 +8,8 @@
 
 /* what follows the op: ADOPT an id; PROGRESS three counts; MISSED,
  * FREEZE and THAW a member; RESYNCED a member and a path; BEGIN and REDO
- * a path and a layout; DOUBT nothing; the other ops a path */
+ * a path and a layout; FOLD and FOLDED a path and two group numbers;
+ * DOUBT nothing; the other ops a path */
 static int has_member(uint32_t op)
 {
     return op == DDIO_RB_MISSED || op == DDIO_RB_RESYNCED || op == DDIO_RB_FREEZE
@@ -41,6 +42,10 @@ void ddio_enc_rebuild(struct ddio_wbuf *w, const struct ddio_rebuild *m)
     ddio_put_str(w, m->path ? m->path : "");
     if (m->op == DDIO_RB_BEGIN || m->op == DDIO_RB_REDO)
         ddio_enc_layout(w, &m->layout);
+    if (m->op == DDIO_RB_FOLD || m->op == DDIO_RB_FOLDED) {
+        ddio_put_u64(w, m->glo);
+        ddio_put_u64(w, m->ghi);
+    }
 }
 
 static void dec_path_ops(struct ddio_rbuf *r, struct ddio_rebuild *m)
@@ -57,6 +62,12 @@ static void dec_path_ops(struct ddio_rbuf *r, struct ddio_rebuild *m)
         r->err = -EPROTO;
     if (!r->err && (m->op == DDIO_RB_BEGIN || m->op == DDIO_RB_REDO))
         ddio_dec_layout(r, &m->layout);
+    if (!r->err && (m->op == DDIO_RB_FOLD || m->op == DDIO_RB_FOLDED)) {
+        m->glo = ddio_get_u64(r);
+        m->ghi = ddio_get_u64(r);
+        if (!r->err && m->glo >= m->ghi)
+            r->err = -EPROTO;
+    }
 }
 
 int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
@@ -65,7 +76,7 @@ int ddio_dec_rebuild(const void *p, size_t n, struct ddio_rebuild *m)
     memset(m, 0, sizeof(*m));
     ddio_rbuf_init(&r, p, n);
     m->op = ddio_get_u32(&r);
-    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_THAW))
+    if (!r.err && (m->op < DDIO_RB_ADOPT || m->op > DDIO_RB_FOLDED))
         r.err = -EPROTO;
     if (!r.err && m->op == DDIO_RB_PROGRESS) {
         m->done = ddio_get_u64(&r);

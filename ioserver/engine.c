@@ -189,7 +189,13 @@ int xfer_views(struct xfer *x)
         stats_bump(&x->srv->stats, &x->srv->stats.copy_reads);
         return 0;
     }
+    if (x->op == DDIO_X_WRITE && (x->flags & DDIO_XF_FOLD_PARITY)) {   /* a fold's steps */
+        x->views[x->nviews++] = (struct xview){x->of->copy[STORE_PARITY], x->me, V_PARITY};
+        return 0;
+    }
     x->views[x->nviews++] = (struct xview){x->of, x->me, V_DATA};
+    if (x->op == DDIO_X_WRITE && (x->flags & DDIO_XF_FOLD_DATA))
+        return 0;
     for (uint32_t c = 1; x->op == DDIO_X_WRITE && c < copies; c++)
         x->views[x->nviews++] = (struct xview){x->of->copy[c],
                                                ddio_copy_of(x->S.count, x->me, c), V_COPY};
@@ -202,7 +208,7 @@ int xfer_views(struct xfer *x)
 
 uint64_t xfer_local_size(struct xfer *x)
 {
-    return store_size(x->nviews ? x->views[0].of : x->of);
+    return store_size(x->nviews && x->views[0].kind != V_PARITY ? x->views[0].of : x->of);
 }
 
 /* ---- per-block segments --------------------------------------------------------------- */

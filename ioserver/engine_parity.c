@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ddio_net.h"             /* errno names */
+#include "fault.h"
 #include "overlay.h"
 
 static const struct ddio_ec *ec_of(const struct xfer *x)
@@ -67,17 +68,29 @@ static int note_partial(struct xfer *x, uint64_t g)
 
 /* A group written whole: its older partial writes, in the overlays of its
  * data servers and parity servers, are older than the bytes now written
- * in place */
+ * in place, and its parity (if held here) is its data's in place. A fold
+ * does it in two steps: its parity step drops the copies (the new parity
+ * holds them) and leaves the parity's state to eparity_done, its data
+ * step drops this server's own units' extents as it writes them in place. */
 static int drop_overlay(struct xfer *x, uint64_t g)
 {
     struct ofile *ov = x->of->copy[STORE_OVERLAY];
-    const uint64_t U = x->S.unit;
-    for (uint32_t d = 0; ov && ov->ovl && d < ec_of(x)->k; d++) {
+    const uint64_t U = x->S.unit, N = ec_of(x)->k + ec_of(x)->m;
+    const int fold = x->flags & (DDIO_XF_FOLD_PARITY | DDIO_XF_FOLD_DATA);
+    if (!ov || !ov->ovl)
+        return 0;
+    for (uint32_t d = 0; d < ec_of(x)->k; d++) {
         uint64_t j = ddio_ec_ovl_local(ec_of(x), U, x->me, (g * ec_of(x)->k + d) * U);
-        int rc = j == UINT64_MAX ? 0 : ovl_del(ov->ovl, j, j + U);
+        int own = j != UINT64_MAX && (j / U) % N == 0;
+        if (j == UINT64_MAX || (own && (x->flags & DDIO_XF_FOLD_PARITY))
+            || (!own && (x->flags & DDIO_XF_FOLD_DATA)))
+            continue;
+        int rc = ovl_del(ov->ovl, j, j + U);
         if (rc)
             return rc;
     }
+    if (!fold && ddio_ec_parity_held(ec_of(x), x->me, g) >= 0)
+        return ovl_pstate_set(ov->ovl, g, OVL_PS_INPLACE);
     return 0;
 }
 
@@ -105,11 +118,18 @@ int eparity_check(struct xfer *x)
         FAIL(x, ENOTSUP, "write of %s: %s", x->of->path, err);
         return -ENOTSUP;
     }
+    const int fold = x->flags & (DDIO_XF_FOLD_PARITY | DDIO_XF_FOLD_DATA);
+    if (fold)
+        fault_hit(FAULT_FOLD);
     /* each group the participants touch, once, in ascending order */
     const uint64_t gsz = x->S.unit * ec_of(x)->k;
     for (int64_t off = next_written(x, 0); off >= 0;) {
         uint64_t g = (uint64_t)off / gsz;
         int whole = covered_whole(x, g * gsz, (g + 1) * gsz);
+        if (fold && whole == 0) {
+            FAIL(x, EINVAL, "fold of %s: group %" PRIu64 " not written whole", x->of->path, g);
+            return -EINVAL;
+        }
         int rc = whole < 0 ? whole : whole ? drop_overlay(x, g) : note_partial(x, g);
         if (rc) {
             FAIL(x, -rc, "write of %s: %s", x->of->path, ddio_errno_name(-rc));
@@ -253,6 +273,18 @@ void eparity_done(struct xfer *x)
             end = (uint64_t)x->parts[r].end;
     if (ovl_note_size(ov->ovl, end))
         FAIL(x, ENOMEM, "write of %s: ENOMEM", x->of->path);
+    /* a fold's parity written: it matches the merged data (noted in the
+     * log with the copies' drop, after the parity is durable: SYNC) */
+    const uint64_t gsz = x->S.unit * ec_of(x)->k;
+    for (uint32_t r = 0; (x->flags & DDIO_XF_FOLD_PARITY) && r < x->n; r++) {
+        const struct part *p = &x->parts[r];
+        if (!p->have_desc || !p->d.length)
+            continue;
+        for (uint64_t g = (uint64_t)p->first / gsz; g * gsz < (uint64_t)p->end; g++)
+            if (ddio_ec_parity_held(ec_of(x), x->me, g) >= 0
+                && ovl_pstate_set(ov->ovl, g, OVL_PS_NEW))
+                FAIL(x, ENOMEM, "fold of %s: ENOMEM", x->of->path);
+    }
 }
 
 int eparity_written(struct xfer *x, struct slot *s)

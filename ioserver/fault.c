@@ -19,6 +19,7 @@ static const char *const names[FAULT_NPOINTS] = {
     [FAULT_DONE] = "done",             [FAULT_CREATED] = "created",
     [FAULT_CREATE_HALF] = "create-half",
     [FAULT_SUMS] = "sums",
+    [FAULT_FOLD] = "fold",
 };
 #define CUTS_LOGGED 2              /* of each kind (header, payload) */
 #define DONE_KILL_DELAY_NS 200000000L  /* done:N:kill: the answer has left by then */
@@ -69,7 +70,7 @@ int fault_arm(const char *spec, char *err, size_t errlen)
 bad:
     snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short|drop|crash] with POINT "
              "one of open, sync, coll-read, coll-write, indep-read, indep-write, direct-send, "
-             "close, done, created, create-half, sums, N >= 1, short only for direct-send, done only with drop, crash or "
+             "close, done, created, create-half, sums, fold, N >= 1, short only for direct-send, done only with drop, crash or "
              "kill, got '%s'", spec);
     return -1;
 }

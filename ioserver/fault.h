@@ -30,12 +30,16 @@ enum fault_point {
     FAULT_SUMS,          /* a flush of a datafile's checksums: its data
                           * written (and at a sync, durable), its sums not
                           * yet (sums.c) */
+    FAULT_FOLD,          /* a fold's XFER (an erasure-coded file's partial
+                          * groups folded into parity), before it writes:
+                          * the 1st of a fold its parity step, the 2nd its
+                          * data step, the parity durable everywhere */
     FAULT_NPOINTS
 };
 
 /* Parse "POINT:N[:kill|stop|short|drop|crash]" (POINT: open sync coll-read
  * coll-write indep-read indep-write direct-send close done created
- * create-half sums; N >= 1; default action
+ * create-half sums fold; N >= 1; default action
  * kill; short only with direct-send, drop and crash only with done, done
  * only with drop, crash or kill) and arm it. 0, or
  * -1 with one line in err. */

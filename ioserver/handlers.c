@@ -396,6 +396,16 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     /* a fence put up meanwhile saw no open file: this open sees the fence */
     if (rc == 0 && ok && (rc = rebuild_open_refused(c, norm, msg, sizeof(msg))) != 0)
         store_release(&c->srv->store, of);
+    /* a fold cut off (its parity matches the merged data): no new partial
+     * write may change the merged data until a fold finishes it */
+    if (rc == 0 && ok && (m.amode & (DDIO_O_WRONLY | DDIO_O_RDWR)) && of->copy[STORE_OVERLAY]
+        && of->copy[STORE_OVERLAY]->ovl && ovl_pstate_count(of->copy[STORE_OVERLAY]->ovl)
+        && !rebuild_fence_held(c, norm)) {
+        snprintf(msg, sizeof(msg), "%.300s: a fold of its partial groups into parity was cut "
+                 "off; `ddio fold /%.300s` finishes it (reads are served meanwhile)", norm, norm);
+        store_release(&c->srv->store, of);
+        rc = -EBUSY;
+    }
     /* a new file is its creator's, with the creator's mode */
     if (rc == 0 && created && ok
         && (rc = access_own(c, norm, (m.amode & DDIO_O_MODE) ? m.mode : 0644, msg,

@@ -16,7 +16,8 @@
 #include "store_roots.h"
 
 #define OVX_MAGIC "DDIOOVX1"
-enum { OP_ADD = 1, OP_DEL = 2, OP_SIZE = 3, OP_CUT = 4 };   /* OP_CUT: the size set lower */
+enum { OP_ADD = 1, OP_DEL = 2, OP_SIZE = 3, OP_CUT = 4,   /* OP_CUT: the size set lower */
+       OP_PSTATE = 5 };          /* lo: a group, hi: its fold state (overlay.h) */
 
 struct ext { uint64_t lo, hi; };
 struct rec { uint64_t op, lo, hi; };
@@ -31,6 +32,8 @@ struct ovl {
     struct rec *pend;            /* changes not in the log yet */
     size_t npend, cappend;
     uint64_t size;               /* the logical size noted (OP_SIZE) */
+    struct ext *ps;              /* fold states other than in place: {group, state} */
+    size_t nps, capps;
     uint64_t logged;             /* records in the log file */
     int own;                     /* the log file is this datafile's */
 };
@@ -111,8 +114,32 @@ static int join(struct ovl *o, uint64_t lo, uint64_t hi)
     return 0;
 }
 
+/* group r->lo's fold state set to r->hi (o->mu held) */
+static int pstate_apply(struct ovl *o, const struct rec *r)
+{
+    if (r->lo == UINT64_MAX) {
+        o->nps = 0;
+        return 0;
+    }
+    size_t i = 0;
+    while (i < o->nps && o->ps[i].lo != r->lo)
+        i++;
+    if (i < o->nps && r->hi == OVL_PS_INPLACE)
+        o->ps[i] = o->ps[--o->nps];
+    else if (i < o->nps)
+        o->ps[i].hi = r->hi;
+    else if (r->hi != OVL_PS_INPLACE) {
+        if (grow((void **)&o->ps, &o->capps, o->nps + 1, sizeof(struct ext)))
+            return -ENOMEM;
+        o->ps[o->nps++] = (struct ext){r->lo, r->hi};
+    }
+    return 0;
+}
+
 static int apply(struct ovl *o, const struct rec *r)
 {
+    if (r->op == OP_PSTATE)
+        return pstate_apply(o, r);
     if (r->op == OP_SIZE) {
         o->size = r->lo > o->size ? r->lo : o->size;
         return 0;
@@ -185,6 +212,7 @@ void ovl_close(struct ovl *o, int durable)
         (void)ovl_flush(o);
     pthread_mutex_destroy(&o->mu);
     free(o->e);
+    free(o->ps);
     free(o->pend);
     free(o->rel);
     free(o);
@@ -192,7 +220,7 @@ void ovl_close(struct ovl *o, int durable)
 
 static int change(struct ovl *o, uint64_t op, uint64_t lo, uint64_t hi)
 {
-    if (op != OP_SIZE && op != OP_CUT && hi <= lo)
+    if (op != OP_SIZE && op != OP_CUT && op != OP_PSTATE && hi <= lo)
         return 0;
     struct rec r = {op, lo, hi};
     pthread_mutex_lock(&o->mu);
@@ -223,6 +251,43 @@ uint64_t ovl_size(struct ovl *o)
     return s;
 }
 int ovl_del(struct ovl *o, uint64_t lo, uint64_t hi) { return change(o, OP_DEL, lo, hi); }
+
+int ovl_pstate_set(struct ovl *o, uint64_t g, int state)
+{
+    if (g != UINT64_MAX && ovl_pstate(o, g) == state)
+        return 0;
+    return change(o, OP_PSTATE, g, (uint64_t)state);
+}
+
+int ovl_pstate(struct ovl *o, uint64_t g)
+{
+    int st = OVL_PS_INPLACE;
+    pthread_mutex_lock(&o->mu);
+    for (size_t i = 0; i < o->nps; i++)
+        if (o->ps[i].lo == g)
+            st = (int)o->ps[i].hi;
+    pthread_mutex_unlock(&o->mu);
+    return st;
+}
+
+int ovl_pstate_each(struct ovl *o, uint64_t lo, uint64_t hi, ovl_fn fn, void *arg)
+{
+    int rc = 0;
+    pthread_mutex_lock(&o->mu);
+    for (size_t i = 0; i < o->nps && rc == 0; i++)
+        if (o->ps[i].lo >= lo && o->ps[i].lo < hi)
+            rc = fn(arg, o->ps[i].lo, o->ps[i].lo + 1);
+    pthread_mutex_unlock(&o->mu);
+    return rc;
+}
+
+size_t ovl_pstate_count(struct ovl *o)
+{
+    pthread_mutex_lock(&o->mu);
+    size_t n = o->nps;
+    pthread_mutex_unlock(&o->mu);
+    return n;
+}
 
 int ovl_each(struct ovl *o, uint64_t lo, uint64_t hi, ovl_fn fn, void *arg)
 {
@@ -272,6 +337,10 @@ static int rewrite(struct ovl *o)
         struct rec r = {OP_ADD, o->e[i].lo, o->e[i].hi};
         rc = pwrite_all(fd, &r, sizeof(r), at);
     }
+    for (size_t i = 0; i < o->nps && rc == 0; i++, at += sizeof(struct rec)) {
+        struct rec r = {OP_PSTATE, o->ps[i].lo, o->ps[i].hi};
+        rc = pwrite_all(fd, &r, sizeof(r), at);
+    }
     if (rc == 0 && fdatasync(fd))
         rc = -errno;
     close(fd);
@@ -293,7 +362,7 @@ static int rewrite(struct ovl *o)
     if (fdir >= 0)
         close(fdir);
     if (rc == 0) {
-        o->logged = o->n + (o->size != 0);
+        o->logged = o->n + o->nps + (o->size != 0);
         o->npend = 0;
         o->own = 1;
     }

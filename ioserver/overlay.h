@@ -49,6 +49,21 @@ int ovl_note_size(struct ovl *o, uint64_t size);
 int ovl_cut_size(struct ovl *o, uint64_t size);
 uint64_t ovl_size(struct ovl *o);
 
+/* A parity server's fold states (DESIGN.md 6.4 "The fold"): which data
+ * the parity it holds of group g matches. OVL_PS_INPLACE (the default:
+ * the data in place), OVL_PS_WRITING (a fold is writing it: it matches
+ * nothing, a decode passes it over), OVL_PS_NEW (a fold wrote it: it
+ * matches the data merged with the overlays, until the fold is done).
+ * Kept in the same log (set: 0 or -ENOMEM; g UINT64_MAX with
+ * OVL_PS_INPLACE: every group's state cleared). */
+enum { OVL_PS_INPLACE = 0, OVL_PS_WRITING = 1, OVL_PS_NEW = 2 };
+int ovl_pstate_set(struct ovl *o, uint64_t g, int state);
+int ovl_pstate(struct ovl *o, uint64_t g);
+/* groups in a state other than OVL_PS_INPLACE: a fold not finished */
+size_t ovl_pstate_count(struct ovl *o);
+/* those of them in [lo, hi), in no order: fn(arg, g, g + 1) as ovl_each */
+int ovl_pstate_each(struct ovl *o, uint64_t lo, uint64_t hi, ovl_fn fn, void *arg);
+
 /* the log's path of an overlay datafile's path rel (for rename, unlink) */
 int ovl_log_path(char *out, size_t n, const char *rel);
 /* the datafile renamed to rel (its log renamed by the caller): 0 or -ENOMEM */

@@ -29,6 +29,7 @@
 
 #include "access.h"
 #include "marks.h"
+#include "overlay.h"
 #include "indoubt.h"
 #include "missed.h"
 #include "ddio_log.h"
@@ -393,6 +394,49 @@ static int op_notes(struct conn *c, const struct ddio_rebuild *m, struct ddio_re
     return 0;
 }
 
+/* FOLD: the parity this server holds of the groups marked being written,
+ * durably, before a fold's parity step writes it; FOLDED: the fold done on
+ * every server (the data in place), the parity's data in place again. Only
+ * by the connection fencing the file (no other may write it meanwhile). */
+#define FOLD_MAX_GROUPS (1u << 20)
+static int op_fold(struct conn *c, const struct ddio_rebuild *m, char *msg, size_t msglen)
+{
+    struct server *srv = c->srv;
+    char norm[DDIO_MAX_STR + 1];
+    struct ofile *of;
+    int created = 0, rc = norm_or_refuse(m->path, norm, sizeof(norm), msg, msglen);
+    if (rc)
+        return rc;
+    if (!rebuild_fence_held(c, norm) || m->ghi - m->glo > FOLD_MAX_GROUPS) {
+        snprintf(msg, msglen, "fold of %.300s: %s", norm, m->ghi - m->glo > FOLD_MAX_GROUPS
+                 ? "too many groups at once" : "the file is not fenced by this connection");
+        return m->ghi - m->glo > FOLD_MAX_GROUPS ? -EINVAL : -EPERM;
+    }
+    rc = store_open(&srv->store, norm, DDIO_O_RDWR, NULL, NULL, &of, &created, msg, msglen);
+    if (rc)
+        return rc;
+    struct ofile *ov = of->copy[STORE_OVERLAY];
+    const struct ddio_ec *E = &of->layout.ec;
+    if (!E->k || !ov || !ov->ovl) {
+        snprintf(msg, msglen, "fold of %.300s: not an erasure-coded file", norm);
+        rc = -EINVAL;
+    }
+    for (uint64_t g = m->glo; rc == 0 && g < m->ghi; g++) {
+        if (ddio_ec_parity_held(E, of->layout.server_index, g) < 0)
+            continue;
+        if (m->op == DDIO_RB_FOLD)
+            rc = ovl_pstate_set(ov->ovl, g, OVL_PS_WRITING);
+        else if (ovl_pstate(ov->ovl, g) == OVL_PS_NEW)
+            rc = ovl_pstate_set(ov->ovl, g, OVL_PS_INPLACE);
+    }
+    if (rc == 0 && (rc = store_sync(&srv->store, of)) != 0)
+        snprintf(msg, msglen, "fold of %.300s: fdatasync: %s", norm, ddio_errno_name(-rc));
+    else if (rc && !msg[0])
+        snprintf(msg, msglen, "fold of %.300s: %s", norm, ddio_errno_name(-rc));
+    store_release(&srv->store, of);
+    return rc;
+}
+
 int rebuild_fence_held(struct conn *c, const char *norm)
 {
     struct rb_state *rb = c->srv->rb;
@@ -446,6 +490,8 @@ int on_rebuild(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         rc = missed_freeze(c->srv, m.member, msg, sizeof(msg));
     else if (m.op == DDIO_RB_THAW)
         missed_thaw(c->srv, m.member), rc = 0;
+    else if (m.op == DDIO_RB_FOLD || m.op == DDIO_RB_FOLDED)
+        rc = op_fold(c, &m, msg, sizeof(msg));
     else
         rc = op_fence(c, &m, msg, sizeof(msg));
     free(m.path);

@@ -706,6 +706,8 @@ int store_ec_empty(struct ofile *of)
     int rc = par ? store_setsize(par, 0) : 0;
     if (rc == 0 && ov && ov->ovl)
         rc = ovl_del(ov->ovl, 0, UINT64_MAX);
+    if (rc == 0 && ov && ov->ovl)    /* no parity left to be in a fold */
+        rc = ovl_pstate_set(ov->ovl, UINT64_MAX, OVL_PS_INPLACE);
     return rc == 0 && ov ? store_setsize(ov, 0) : rc;
 }
 

@@ -54,6 +54,11 @@ static void usage(FILE *f)
         "                       when a bad sector could not be repaired. A mirrored\n"
         "                       file a failed write left in doubt (ddio status) first\n"
         "                       has its copies made to agree (read, written back)\n"
+        "  fold PATH | --all    fold an erasure-coded file's partial groups (held as\n"
+        "                       copies in the overlays) into parity: its parity made\n"
+        "                       that of the merged data, then the data laid in place;\n"
+        "                       the file fenced meanwhile (a file open now is passed\n"
+        "                       by). A fold cut off is finished by running it again\n"
         "  rebuild --server N   after server N was lost and a fresh one started in its\n"
         "                       place (ddio-server --replacement, same address): copy\n"
         "                       onto it every mirrored file it held, from the copies,\n"
@@ -99,7 +104,7 @@ static void usage(FILE *f)
         "                       (default: a quarter of what the replacement measured\n"
         "                       of its disks at its start, else 50)\n"
         "      --server N       rebuild: the replacement's index in the server list\n"
-        "      --all            scrub: every file of the namespace\n"
+        "      --all            scrub, fold: every file of the namespace\n"
         "      --force          member out: even with another server out already\n"
         "  -h, --help           this text\n"
         "\n"
@@ -125,6 +130,7 @@ static const struct command commands[] = {
     {"status", cmd_status, "ji", 0, 0},
     {"stats", cmd_stats, "", 0, -1},
     {"scrub", cmd_scrub, "RA", 0, 1},
+    {"fold", cmd_fold, "A", 0, 1},
     {"rebuild", cmd_rebuild, "RS", 0, 0},
     {"member", cmd_member, "jF", 0, 2},
 };

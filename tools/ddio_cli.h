@@ -24,7 +24,7 @@ struct cli {
                                * page cache, not synced (as cp(1)) */
     double interval_s;        /* status --interval */
     double rate_mb;           /* scrub --rate (MB/s, 10^6 bytes; 0: no limit) */
-    int all;                  /* scrub --all */
+    int all;                  /* scrub --all, fold --all */
     int server_index;         /* rebuild --server N (-1: not given) */
     int force;                /* member out --force: with another server out too */
     int argc;                 /* the command's operands */
@@ -81,5 +81,10 @@ int cli_doubt_gather(struct ddio_client *cl, struct cli_paths *out);
 int cli_paths_has(const struct cli_paths *s, const char *path);
 void cli_paths_free(struct cli_paths *s);
 int cli_settle(struct ddio_client *cl, const char *path);
+/* REBUILD op (FENCE, UNFENCE, SETTLED) of path on every server: 0, or the
+ * first failure (-errno, msg); a FENCE that fails lifts those it put up */
+int cli_on_all(struct ddio_client *cl, const char *path, uint32_t op, char *msg,
+               size_t msglen);
+int cmd_fold(struct cli *o);
 
 #endif

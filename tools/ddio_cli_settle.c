@@ -73,15 +73,16 @@ int cli_doubt_gather(struct ddio_client *cl, struct cli_paths *out)
     return 0;
 }
 
-/* op (FENCE, UNFENCE, SETTLED) of path on servers [0, n): 0, or the
- * first failure (-errno, msg); a FENCE that fails lifts those it put up */
-static int on_all(struct ddio_client *cl, const char *path, uint32_t op, char *msg,
-                  size_t msglen)
+int cli_on_all(struct ddio_client *cl, const char *path, uint32_t op, char *msg,
+               size_t msglen)
 {
     struct ddio_rebuild m = {.op = op, .path = (char *)path};
     int rc = 0, i;
+    /* a server down and out of the membership is passed by: it takes no
+     * write of the file until it is resynced, which fences it itself */
     for (i = 0; i < ddio_client_nservers(cl) && !rc; i++)
-        rc = ddio_client_rebuild_op(cl, i, &m, NULL, msg, msglen);
+        if ((rc = ddio_client_rebuild_op(cl, i, &m, NULL, msg, msglen)) == -DDIO_E_OUT)
+            rc = 0;
     if (rc && op == DDIO_RB_FENCE) {
         char other[DDIO_CLIENT_MSG_LEN];
         struct ddio_rebuild u = {.op = DDIO_RB_UNFENCE, .path = (char *)path};
@@ -141,13 +142,13 @@ int cli_settle(struct ddio_client *cl, const char *path)
     uint64_t bytes = 0;
     int ec = 0;
     double t0 = cli_now();
-    int rc = on_all(cl, path, DDIO_RB_FENCE, msg, sizeof msg);
+    int rc = cli_on_all(cl, path, DDIO_RB_FENCE, msg, sizeof msg);
     if (rc == -EBUSY)
         return cli_fail("scrub: %s: in doubt after a failed write, and open now: run scrub "
                         "again when no job has it open", path);
     if (rc == 0 && (rc = rewrite(cl, path, &bytes, &ec, msg, sizeof msg)) == 0)
-        rc = on_all(cl, path, DDIO_RB_SETTLED, msg, sizeof msg);
-    on_all(cl, path, DDIO_RB_UNFENCE, other, sizeof other);
+        rc = cli_on_all(cl, path, DDIO_RB_SETTLED, msg, sizeof msg);
+    cli_on_all(cl, path, DDIO_RB_UNFENCE, other, sizeof other);
     if (rc)
         return cli_fail("scrub: %s: in doubt after a failed write; its copies could not be "
                         "made to agree: %s", path, msg);

@@ -600,6 +600,51 @@ b = open(sys.argv[1], "rb").read(); print(next(i for i, c in enumerate(b) if c))
       ! "$2/tools/ddio" cp ddio:/ec /dev/null 2> "$1.err" || exit 1
       cat "$1.err"; grep -q "disagrees with its checksum" "$1.err"' \
     "$here/kill-server.sh" "$tmp/srv-ec-21" "$top"
+  # The fold (DESIGN.md 6.4): t_mirror's partial groups (held as copies in
+  # the overlays) folded into parity by ddio fold; a second fold finds none
+  # left; every group's parity is its data's in place (the overlay laid
+  # there); with server 1 lost (the copies dropped by the fold) every byte
+  # still decodes right.
+  root="$tmp/srv-ec-fold"; mkdir -p "$root"
+  t_step ec-fold/fold env T_MIRROR_MODE=ec:2+1 "$run" -s 3 --root "$root" -- bash -c '
+    mpiexec -n 4 "$0" /dev/null ddio:/ec >/dev/null &&
+    "$1/tools/ddio" fold /ec | tee /dev/stderr | grep -q ": [1-9][0-9]* group(s) folded" &&
+    "$1/tools/ddio" fold /ec | grep -q ": 0 group(s) folded"' "$bin/t_mirror" "$top"
+  t_step ec-fold/parity "$top/test/server/ec_verify" 2 1 65536 ec "$root/s0" "$root/s1" "$root/s2"
+  t_step ec-fold/lost env DDIO_RECOVER_TIMEOUT=1 "$run" -s 3 --root "$root" -- \
+    bash -c '"$0" 1 "$1" && mpiexec -n 4 "$2" reread "$3" ddio:/ec' \
+    "$here/kill-server.sh" "$root" "$bin/t_mirror" "$tmp/ec-fold.dump"
+  t_step ec-fold/cmp cmp "$tmp/ec-fold.dump" "$ec_ufs"
+  # A fold cut off between a group's parity and its data (a crash there):
+  # server 2 stopped at its 6th fold XFER, the data step of t_mirror's
+  # third partial group (50: data on servers 1 and 2, parity on 0), when
+  # that parity was written from the merged data and synced everywhere and
+  # server 1's data laid in place, server 2's not; the fold killed, the
+  # servers too. Started again: every byte reads back; a writable open is
+  # refused, naming ddio fold; with server 1 lost, its units are decoded
+  # from server 2's merged data and server 0's folded parity (its state
+  # kept across the restart: a decode from the data in place would be
+  # wrong); ddio fold (server 1 declared out) finishes; every byte again.
+  root="$tmp/srv-ec-fold-cut"; mkdir -p "$root"
+  t_step ec-fold-cut/cut env T_MIRROR_MODE=ec:2+1 DDIO_TIMEOUT=30 "$run" -s 3 --root "$root" \
+    --fault 2:fold:6:stop -- bash -c '
+    mpiexec -n 4 "$0" /dev/null ddio:/ec >/dev/null || exit 1
+    timeout -s KILL 4 "$1/tools/ddio" fold /ec; [ $? = 137 ] || exit 1
+    pkill -KILL -P $PPID -x ddio-server; sleep 0.3; ! pgrep -P $PPID -x ddio-server' \
+    "$bin/t_mirror" "$top"
+  t_step ec-fold-cut/reread env "$run" -s 3 --root "$root" -- \
+    mpiexec -n 4 "$bin/t_mirror" reread "$tmp/ec-fold-cut.dump" ddio:/ec
+  t_step ec-fold-cut/write-refused "$run" -s 3 --root "$root" -- bash -c '
+    ! T_MIRROR_MODE=ec:2+1 mpiexec -n 4 "$0" /dev/null ddio:/ec > "$1.w" 2>&1 &&
+    grep -m1 "ddio fold /ec" "$1.w"' "$bin/t_mirror" "$tmp/ec-fold-cut.dump"
+  t_step ec-fold-cut/lost env DDIO_RECOVER_TIMEOUT=1 "$run" -s 3 --root "$root" -- bash -c '
+    "$0" 1 "$1" && mpiexec -n 4 "$2" reread "$3.lost" ddio:/ec &&
+    "$4/tools/ddio" fold /ec | tee /dev/stderr | grep -q ": [1-9][0-9]* group(s) folded" &&
+    mpiexec -n 4 "$2" reread "$3.folded" ddio:/ec' \
+    "$here/kill-server.sh" "$root" "$bin/t_mirror" "$tmp/ec-fold-cut.dump" "$top"
+  for d in "" .lost .folded; do
+    t_step "ec-fold-cut/cmp$d" cmp "$tmp/ec-fold-cut.dump$d" "$ec_ufs"
+  done
 fi
 if t_selected sums; then  # end-to-end checksums (ddio-server --checksums, ioserver/sums.h)
   # Servers with --checksums on (SUMS_ON; the default, mirrored, keeps

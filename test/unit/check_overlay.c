@@ -200,6 +200,55 @@ START_TEST(t_long_log_rewritten)
 }
 END_TEST
 
+/* a parity's fold states: set, cleared, kept once flushed (not before),
+ * kept through a rewritten log, all cleared at once; walked by group */
+START_TEST(t_fold_states)
+{
+    struct ovl *o = ovl_open(rootfd, "f", datafd, 1);
+    ck_assert_int_eq(ovl_pstate(o, 7), OVL_PS_INPLACE);
+    ovl_pstate_set(o, 7, OVL_PS_WRITING);
+    ovl_pstate_set(o, 9, OVL_PS_WRITING);
+    ovl_close(o, 0);                          /* never flushed: gone */
+    o = ovl_open(rootfd, "f", datafd, 0);
+    ck_assert_int_eq(ovl_pstate_count(o), 0);
+    ovl_pstate_set(o, 7, OVL_PS_WRITING);
+    ovl_pstate_set(o, 9, OVL_PS_WRITING);
+    ovl_pstate_set(o, 7, OVL_PS_NEW);
+    ovl_pstate_set(o, 9, OVL_PS_INPLACE);
+    ck_assert_int_eq(ovl_flush(o), 0);
+    ovl_close(o, 0);
+    o = ovl_open(rootfd, "f", datafd, 0);
+    ck_assert_int_eq(ovl_pstate(o, 7), OVL_PS_NEW);
+    ck_assert_int_eq(ovl_pstate(o, 9), OVL_PS_INPLACE);
+    ck_assert_int_eq(ovl_pstate_count(o), 1);
+    struct seen s = {.n = 0};
+    ovl_pstate_set(o, 3, OVL_PS_WRITING);
+    ovl_pstate_each(o, 5, 100, note, &s);     /* group 3 is below 5 */
+    ck_assert(s.n == 2 && s.v[0] == 7 && s.v[1] == 8);
+    /* a log long enough to be rewritten keeps them */
+    for (int round = 0; round < 3; round++) {
+        for (uint64_t i = 0; i < 500; i++)
+            ovl_add(o, i * 10, i * 10 + 5);
+        ovl_del(o, 0, UINT64_MAX);
+        ck_assert_int_eq(ovl_flush(o), 0);
+    }
+    ovl_close(o, 0);
+    struct stat sb;
+    ck_assert_int_eq(fstatat(rootfd, ".ddio/ovx/f", &sb, 0), 0);
+    ck_assert_int_lt(sb.st_size, 16 + 1500 * 24);
+    o = ovl_open(rootfd, "f", datafd, 0);
+    ck_assert_int_eq(ovl_pstate(o, 7), OVL_PS_NEW);
+    ck_assert_int_eq(ovl_pstate(o, 3), OVL_PS_WRITING);
+    ovl_pstate_set(o, UINT64_MAX, OVL_PS_INPLACE);   /* every one cleared */
+    ck_assert_int_eq(ovl_pstate_count(o), 0);
+    ck_assert_int_eq(ovl_flush(o), 0);
+    ovl_close(o, 0);
+    o = ovl_open(rootfd, "f", datafd, 0);
+    ck_assert_int_eq(ovl_pstate_count(o), 0);
+    ovl_close(o, 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("overlay");
@@ -210,6 +259,7 @@ int main(void)
     tcase_add_test(tc, t_kept_once_flushed);
     tcase_add_test(tc, t_foreign_and_fresh);
     tcase_add_test(tc, t_long_log_rewritten);
+    tcase_add_test(tc, t_fold_states);
     suite_add_tcase(su, tc);
     int failed = check_run(su, 0);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -1614,12 +1614,15 @@ START_TEST(rt_rebuild)
                                 { .op = DDIO_RB_DOUBT },
                                 { .op = DDIO_RB_SETTLED, .path = "d/e" },
                                 { .op = DDIO_RB_FREEZE, .member = 2 },
-                                { .op = DDIO_RB_THAW, .member = 1 } };
-    for (int i = 0; i < 7; i++) {
+                                { .op = DDIO_RB_THAW, .member = 1 },
+                                { .op = DDIO_RB_FOLD, .path = "f", .glo = 3, .ghi = 9 },
+                                { .op = DDIO_RB_FOLDED, .path = "f", .glo = 0, .ghi = 1 } };
+    for (int i = 0; i < 9; i++) {
         ddio_wbuf_init(&w);
         ddio_enc_rebuild(&w, &q[i]);
         ck_assert_int_eq(ddio_dec_rebuild(w.p, w.len, &m), 0);
         ck_assert(m.op == q[i].op && m.member == q[i].member);
+        ck_assert(m.glo == q[i].glo && m.ghi == q[i].ghi);
         ck_assert(q[i].path ? !strcmp(m.path, q[i].path) : m.path == NULL);
         ck_assert_uint_eq(m.layout.stripe_count, q[i].layout.stripe_count);
         free(m.path);
@@ -1642,7 +1645,7 @@ static int rebuild_try(const struct ddio_rebuild *m)
 
 /* values the decoders refuse: an op that is none, an empty path (the
  * root is no file), a BEGIN's layout that is no layout, a PROGRESS past
- * its total, a state that is none */
+ * its total, a FOLD of no group, a state that is none */
 START_TEST(bad_rebuild)
 {
     struct ddio_rebuild ok = { .op = DDIO_RB_FENCE, .path = "a" };
@@ -1650,8 +1653,12 @@ START_TEST(bad_rebuild)
     struct ddio_rebuild m = ok;
     m.op = 0;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
-    m.op = DDIO_RB_THAW + 1;
+    m.op = DDIO_RB_FOLDED + 1;
     ck_assert_int_eq(rebuild_try(&m), -EPROTO);
+    struct ddio_rebuild fo = { .op = DDIO_RB_FOLD, .path = "a", .glo = 4, .ghi = 4 };
+    ck_assert_int_eq(rebuild_try(&fo), -EPROTO);     /* no group */
+    fo.ghi = 5;
+    ck_assert_int_eq(rebuild_try(&fo), 0);
     struct ddio_rebuild sd = { .op = DDIO_RB_SETTLED, .path = "" };
     ck_assert_int_eq(rebuild_try(&sd), -EPROTO);     /* the root is no file */
     /* DOUBT carries nothing: a path after it is a trailing byte */
@@ -2002,9 +2009,11 @@ START_TEST(bad_layout)
 }
 END_TEST
 
-/* ECREAD and its answer survive the trip; a view past the overlay, a
- * length of 0 or over the limit, unsorted or overlapping extents, and too
- * many extents for the bytes left are refused */
+/* ECREAD and its answer survive the trip (a parity's fold state too; the
+ * extents view takes any length); a view past the folding one, a length
+ * of 0 or (with bytes) over the limit, an unknown fold state, unsorted or
+ * overlapping extents, and too many extents for the bytes left are
+ * refused */
 START_TEST(ecread_msgs)
 {
     struct ddio_ecread m = {.handle = 9, .view = DDIO_EV_PARITY, .len = 4096, .off = 1 << 20}, b;
@@ -2014,7 +2023,14 @@ START_TEST(ecread_msgs)
     ck_assert_int_eq(ddio_dec_ecread(w.p, w.len, &b), 0);
     ck_assert(b.handle == 9 && b.view == DDIO_EV_PARITY && b.len == 4096 && b.off == 1 << 20);
     ddio_wbuf_free(&w);
-    struct ddio_ecread bad[] = {{1, 3, 10, 0}, {1, 0, 0, 0}, {1, 0, DDIO_ECREAD_MAX + 1, 0},
+    m = (struct ddio_ecread){.handle = 9, .view = DDIO_EV_EXTENTS, .len = UINT32_MAX, .off = 0};
+    ddio_wbuf_init(&w);
+    ddio_enc_ecread(&w, &m);
+    ck_assert_int_eq(ddio_dec_ecread(w.p, w.len, &b), 0);
+    ck_assert(b.view == DDIO_EV_EXTENTS && b.len == UINT32_MAX);
+    ddio_wbuf_free(&w);
+    struct ddio_ecread bad[] = {{1, DDIO_EV_FOLDING + 1, 10, 0}, {1, 0, 0, 0},
+                                {1, DDIO_EV_MERGED, DDIO_ECREAD_MAX + 1, 0},
                                 {1, 0, 10, UINT64_MAX - 5}};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         ddio_wbuf_init(&w);
@@ -2024,18 +2040,19 @@ START_TEST(ecread_msgs)
     }
     static const uint8_t data[100] = {7};
     uint64_t ext[4] = {10, 20, 30, 40};
-    struct ddio_ecread_r r = {.logical_size = 12345, .data_len = 100, .data = data, .next = 2,
-                              .ext = ext}, rb;
+    struct ddio_ecread_r r = {.logical_size = 12345, .pstate = DDIO_PS_MERGED, .data_len = 100,
+                              .data = data, .next = 2, .ext = ext}, rb;
     ddio_wbuf_init(&w);
     ddio_enc_ecread_r(&w, &r);
     ck_assert_int_eq(ddio_dec_ecread_r(w.p, w.len, &rb), 0);
-    ck_assert(rb.logical_size == 12345 && rb.data_len == 100 && rb.data[0] == 7 && rb.next == 2
-              && rb.ext[3] == 40);
+    ck_assert(rb.logical_size == 12345 && rb.pstate == DDIO_PS_MERGED && rb.data_len == 100
+              && rb.data[0] == 7 && rb.next == 2 && rb.ext[3] == 40);
     ddio_ecread_r_free(&rb);
     ddio_wbuf_free(&w);
     uint64_t unsorted[4] = {30, 40, 10, 20}, empty[2] = {5, 5};
-    struct ddio_ecread_r bads[] = {{1, 100, data, 2, unsorted}, {1, 100, data, 1, empty}};
-    for (size_t i = 0; i < 2; i++) {
+    struct ddio_ecread_r bads[] = {{1, 0, 100, data, 2, unsorted}, {1, 0, 100, data, 1, empty},
+                                   {1, DDIO_PS_MERGED + 1, 100, data, 2, ext}};
+    for (size_t i = 0; i < 3; i++) {
         ddio_wbuf_init(&w);
         ddio_enc_ecread_r(&w, &bads[i]);
         ck_assert_int_eq(ddio_dec_ecread_r(w.p, w.len, &rb), -EPROTO);
@@ -2043,6 +2060,7 @@ START_TEST(ecread_msgs)
     }
     ddio_wbuf_init(&w);           /* 1000 extents claimed, none there */
     ddio_put_u64(&w, 1);
+    ddio_put_u32(&w, 0);
     ddio_put_u32(&w, 0);
     ddio_put_u32(&w, 1000);
     ck_assert_int_eq(ddio_dec_ecread_r(w.p, w.len, &rb), -EPROTO);
