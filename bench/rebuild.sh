@@ -9,8 +9,9 @@
 # and writing one file of SIZE MiB with O_DIRECT in the same directory,
 # right before each repetition. With -t MiB/s the servers' disks are
 # throttled (--throttle-mbps), and the ceiling is that figure. With -M
-# ec:2+1 the files are erasure coded (ddio cp --redundancy), and the
-# rebuild rewrites each whole (DESIGN.md 6.4).
+# ec:2+1 the files are erasure coded (ddio cp --redundancy): the rebuild
+# folds them, then writes the replacement's units (decoded) and the
+# parity it holds (DESIGN.md 6.4).
 # results.csv: one line per repetition; REPORT.md: the medians.
 # usage: bench/rebuild.sh [-n REPS] [-f FILES] [-s SIZE_MiB] [-r RATE_MB/s]
 #                         [-t MiB/s] [-M MODE] [-o OUT]
@@ -35,8 +36,8 @@ while [ $# -gt 0 ]; do
 done
 die() { echo "rebuild.sh: $*" >&2; exit 2; }
 # what the replacement writes, as a share of the file data, with 3
-# servers: mirror its own units and one copy (2/3); ec:K+M a whole
-# rewrite, (K+M)/K of the file over K+M servers (1/K)
+# servers: mirror its own units and one copy (2/3); ec:2+1 its data units
+# (1/3) and the parity it holds (1/3 of the groups' parity: 1/6)
 case "$MODE" in
   mirror) WSHARE=2/3 ;;
   ec:2+1) WSHARE=1/2 ;;
@@ -93,8 +94,8 @@ print("`%s`\n" % sys.argv[2])
 mode = rows[0].get("mode") or "mirror"
 print("File data MB/s: the rebuilt files' bytes over the rebuild's wall time;")
 print("written: what the replacement wrote (`mirror`: its own units and one")
-print("copy, 2/3 of that with 3 servers; `ec:2+1`: its share of the whole")
-print("rewrite, 1/2 of it). Files: `%s`. Ceilings: bench/ddio-ceiling, O_DIRECT," % mode)
+print("copy, 2/3 of that with 3 servers; `ec:2+1`: its data units and the")
+print("parity it holds, 1/2 of it). Files: `%s`. Ceilings: bench/ddio-ceiling, O_DIRECT," % mode)
 print("one file of the same size beside the servers' roots.\n")
 print("| reps | files x MiB | rate cap MB/s | file data MB/s | written MB/s | ceiling read MiB/s | ceiling write MiB/s | written / write ceiling |")
 print("|---|---|---|---|---|---|---|---|")

@@ -196,48 +196,113 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
 }
 
 /* An erasure-coded file's server k (or none, k >= nsrv) brought up to date
- * (DESIGN.md 6.4): the file read in whole groups through rf, which has k
- * out (its units decoded from K of the others, its partial writes from a
- * parity server's copy), and written back through f to every server, k
- * included: each group written whole gets its parity computed again and
- * its overlay dropped, so k's data, parity and overlay are all rewritten
- * (the last group too: written whole with zeros past the end, then the
- * file cut back to its size); the cost is the whole file written again,
- * (K+M)/K of its bytes, and it folds every pending partial write on the
- * way. The file's servers are synced at its end. */
-int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
-                    const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e)
+ * (DESIGN.md 6.4): the others' partial groups folded first (k passed
+ * by), so that every whole group below the last is its data
+ * in place on them; then the file read in whole groups through rf (k's
+ * units decoded from K of the others) and written to k alone, which
+ * writes its data units and computes the parity it holds; the last group
+ * (where the end of file falls, not folded) written whole to every
+ * server, zeros past the end, then the file cut back to its size. With
+ * no server named (a settle), every group is written to every server:
+ * each gets its parity computed again and its overlay dropped. The
+ * file's servers are synced at its end. */
+/* one chunk of an erasure-coded file's rewrite, read through rf on a
+ * thread of its own while the previous chunk is written */
+struct ec_read {
+    struct ddio_fh *rf;
+    uint64_t off, len;
+    char *buf;
+    int rc;
+    struct ddio_err e;
+};
+
+static void *ec_read_run(void *arg)
 {
-    uint64_t group = f->stripe.unit * f->ec.k, size = 0;
-    uint64_t want = o->rate && o->rate / 4 < REBUILD_CHUNK ? o->rate / 4 : REBUILD_CHUNK;
-    uint64_t chunk = (want / group ? want / group : 1) * group;
-    char *buf = malloc(chunk);
-    *copied = 0;
-    if (!buf) {
-        ddio_err_set(e, ENOMEM, "ddio: out of memory");
-        return -1;
-    }
-    if (k < (uint32_t) rf->nsrv)
-        rf->srv[k].out = 1;
+    struct ec_read *r = arg;
+    memset(&r->e, 0, sizeof(r->e));
+    r->rc = r->len ? ddio_move(r->rf, DDIO_X_READ, 0, r->off, r->buf, r->len, NULL, &r->e) : 0;
+    return NULL;
+}
+
+/* the chunk at off: at most `chunk`, and with a server named, the whole
+ * groups before the last one apart from it (they go to that server alone) */
+static uint64_t ec_chunk(uint64_t off, uint64_t size, uint64_t chunk, uint64_t last, int one)
+{
+    uint64_t len = off >= size ? 0 : size - off < chunk ? size - off : chunk;
+    return one && off < last && off + len > last ? last - off : len;
+}
+
+/* [0, size) read through rf and written through f (to `only`'s server
+ * for the whole groups before `last`, else to every server), the next
+ * chunk read while one is written: the survivors' disks and the
+ * replacement's overlap */
+static int ec_copy(struct ddio_fh *f, struct ddio_fh *rf, const char *only, uint64_t size,
+                   uint64_t last, uint64_t chunk, const struct ddio_rebuild_opt *o,
+                   uint64_t *copied, struct ddio_err *e)
+{
+    const uint64_t group = f->stripe.unit * f->ec.k;
+    char *buf[2] = {malloc(chunk), malloc(chunk)};
     struct ddio_pacer pc = {.t0 = o->t0_ms,.base = o->base };
-    int rc = ddio_xfer_file_size(rf, &size, e);
-    for (uint64_t off = 0; !rc && off < size; off += chunk) {
-        uint64_t len = size - off < chunk ? size - off : chunk;
+    struct ec_read cur = {.rf = rf,.len = ec_chunk(0, size, chunk, last, only != NULL),
+        .buf = buf[0] };
+    int rc = 0;
+    if (!buf[0] || !buf[1]) {
+        ddio_err_set(e, ENOMEM, "ddio: out of memory");
+        rc = -1;
+    } else
+        ec_read_run(&cur);
+    for (int i = 1; !rc && cur.len; i++) {
+        if (cur.rc) {
+            *e = cur.e;
+            rc = -1;
+            break;
+        }
+        struct ec_read next = {.rf = rf,.off = cur.off + cur.len,.buf = buf[i % 2] };
+        next.len = ec_chunk(next.off, size, chunk, last, only != NULL);
+        pthread_t th;
+        int ahead = next.len && !pthread_create(&th, NULL, ec_read_run, &next);
         /* the last group too is written whole, zeros past the end (cut
-         * back below): its parity computed again as well */
-        uint64_t whole = (len + group - 1) / group * group;
-        rc = ddio_move(rf, DDIO_X_READ, 0, off, buf, len, NULL, e);
-        memset(buf + len, 0, whole - len);
-        if (!rc)
-            rc = ddio_move(f, DDIO_X_WRITE, 0, off, buf, whole, NULL, e);
-        *o->done += rc ? 0 : len;
-        *copied += rc ? 0 : len;
+         * back by the caller): its parity computed again as well */
+        uint64_t whole = (cur.len + group - 1) / group * group;
+        memset(cur.buf + cur.len, 0, whole - cur.len);
+        rc = ddio_move(f, DDIO_X_WRITE, 0, cur.off, cur.buf, whole,
+                       only && cur.off + cur.len <= last ? only : NULL, e);
+        if (ahead)
+            pthread_join(th, NULL);
+        else if (!rc)
+            ec_read_run(&next);
+        *o->done += rc ? 0 : cur.len;
+        *copied += rc ? 0 : cur.len;
         if (!rc && o->progress)
             o->progress(o->arg, *o->done);
         if (!rc)
             ddio_pace(&pc, o->rate, *o->done);
+        cur = next;
     }
-    free(buf);
+    free(buf[0]);
+    free(buf[1]);
+    return rc;
+}
+
+int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
+                    const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e)
+{
+    uint64_t group = f->stripe.unit * f->ec.k, size = 0, folded, fbytes;
+    uint64_t want = o->rate && o->rate / 4 < REBUILD_CHUNK ? o->rate / 4 : REBUILD_CHUNK;
+    uint64_t chunk = (want / group ? want / group : 1) * group;
+    char only[DDIO_MAX_SERVERS] = {0};
+    const int one = k < (uint32_t) rf->nsrv;
+    *copied = 0;
+    if (one)
+        rf->srv[k].out = only[k] = 1;
+    int rc = ddio_xfer_file_size(rf, &size, e);
+    if (!rc && one) {           /* through f (rf is read-only), k passed by */
+        f->srv[k].out = 1;
+        rc = ddio_ec_fold(f, &folded, &fbytes, e);
+        f->srv[k].out = 0;
+    }
+    if (!rc)
+        rc = ec_copy(f, rf, one ? only : NULL, size, size / group * group, chunk, o, copied, e);
     if (!rc && size % group)
         rc = ddio_fh_set_local_sizes(f, size, NULL, e);
     return rc ? rc : ddio_fh_sync(f, e);

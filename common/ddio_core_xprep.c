@@ -29,15 +29,16 @@ static int idle_conn_closed(const struct ddio_conn *c)
  * mirrored file's write every server holding a copy of what it touches:
  * each writes its copies in the same sorted pass as its own units. An
  * erasure-coded file's write goes to all: a touched group's parity
- * servers compute its parity or keep copies of a partial write. */
+ * servers compute its parity or keep copies of a partial write. An exact
+ * write (a rebuild's, of whole groups) goes to those involved alone. */
 static int wanted(const xstate *st, const char *involved, int i)
 {
     if (!involved || involved[i])
         return 1;
-    if (st->x->op == DDIO_X_WRITE && st->f->ec.k)
-        return 1;
     if (st->x->exact)
         return 0;
+    if (st->x->op == DDIO_X_WRITE && st->f->ec.k)
+        return 1;
     for (uint32_t c = 1; st->x->op == DDIO_X_WRITE && c < st->f->copies; c++)
         if (involved[ddio_copy_of(st->f->stripe.count, (uint32_t) i, c)])
             return 1;
