@@ -11,14 +11,15 @@
 # MB/s alone is what the rebuild leaves it; the rebuild's own rate shows
 # the cap holding. results.csv: one line per repetition; REPORT.md: the
 # medians.
+# With -M ec:2+1 the files, and the job's, are erasure coded instead.
 # usage: bench/rebuild-beside.sh [-n REPS] [-f FILES] [-s SIZE_MiB] [-j JOB_MiB]
-#                                [-r RATE_MB/s] [-t MiB/s] [-o OUT]
+#                                [-r RATE_MB/s] [-t MiB/s] [-M MODE] [-o OUT]
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/rebuild-lib.sh"
 CMDLINE="$0 $*"
 DDIO_BUILD=${DDIO_BUILD:-$(cd "$here/.." && pwd)}
-REPS=3; FILES=4; SIZE=128; JOB=128; RATE=25; THROTTLE=100; OUT=""
+REPS=3; FILES=4; SIZE=128; JOB=128; RATE=25; THROTTLE=100; OUT=""; MODE=mirror
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) REPS=$2; shift 2 ;;
@@ -28,7 +29,8 @@ while [ $# -gt 0 ]; do
     -r) RATE=$2; shift 2 ;;
     -t) THROTTLE=$2; shift 2 ;;
     -o) OUT=$2; shift 2 ;;
-    *) echo "usage: bench/rebuild-beside.sh [-n REPS] [-f FILES] [-s SIZE] [-j JOB] [-r RATE] [-t MiB/s] [-o OUT]" >&2
+    -M) MODE=$2; shift 2 ;;
+    *) echo "usage: bench/rebuild-beside.sh [-n REPS] [-f FILES] [-s SIZE] [-j JOB] [-r RATE] [-t MiB/s] [-M MODE] [-o OUT]" >&2
        exit 2 ;;
   esac
 done
@@ -47,7 +49,7 @@ echo "rep,files,MiB_each,rate_MBps,throttle_MiBps,job_MiB,alone_write_MBps,alone
 job() {
   local t0 t1 t2 b=$((JOB << 20))
   t0=$(date +%s.%N)
-  "$DDIO" cp "$OUT/tmp/job.src" "ddio:/$1" >/dev/null || return 1
+  "$DDIO" cp -r "$MODE" "$OUT/tmp/job.src" "ddio:/$1" >/dev/null || return 1
   t1=$(date +%s.%N)
   "$here/drop-pages.py" "$OUT/tmp/srv" >/dev/null 2>&1 || true
   local t1b; t1b=$(date +%s.%N)
@@ -94,23 +96,23 @@ inner() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 }
 export -f inner job rb_fill rb_replace
-export OUT FILES SIZE REPS RATE THROTTLE JOB DDIO SERVER here
+export OUT FILES SIZE REPS RATE THROTTLE JOB DDIO SERVER here MODE
 rm -rf "$OUT/tmp/srv"; mkdir -p "$OUT/tmp/srv"
 timeout -k 15 3600 "$RUN" -s 3 --root "$OUT/tmp/srv" --server-opt --redundancy=mirror \
   --throttle-mbps "$THROTTLE" -- bash -c inner || die "the run failed (see $OUT/tmp)"
 
-python3 - "$OUT/results.csv" "$CMDLINE" >"$OUT/REPORT.md" <<'PY'
+python3 - "$OUT/results.csv" "$CMDLINE" "$MODE" >"$OUT/REPORT.md" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 med = lambda k: statistics.median(float(r[k]) for r in rows)
 r0 = rows[0]
 print("# A job beside a rebuild\n")
 print("`%s`\n" % sys.argv[2])
-print("3 servers, `mirror`, each disk throttled to %s MiB/s; %s files of %s MiB rebuilt"
-      % (r0["throttle_MiBps"], r0["files"], r0["MiB_each"]))
+print("3 servers, `%s`, each disk throttled to %s MiB/s; %s files of %s MiB rebuilt"
+      % (sys.argv[3], r0["throttle_MiBps"], r0["files"], r0["MiB_each"]))
 print("onto a replacement at `--rate %s` (MB/s) while a job copies %s MiB into a new"
       % (r0["rate_MBps"], r0["job_MiB"]))
-print("mirrored file and back out (cold). Medians of %d repetitions.\n" % len(rows))
+print("`%s` file and back out (cold). Medians of %d repetitions.\n" % (sys.argv[3], len(rows)))
 print("| job | alone MB/s | beside the rebuild MB/s | beside / alone |")
 print("|---|---|---|---|")
 for k in ("write", "read"):
