@@ -13,9 +13,10 @@
 #                              (ddio-run -d 2 -b 65536): one rebuild, every
 #                              disk's datafiles compared, the files read back
 #   rebuild-cases.sh mirror3   mirror:3: the replacement holds every view
-#   rebuild-cases.sh ec        ec:2+1 files (ddio cp --redundancy): rebuilt
-#                              by decoding, every group's parity checked
-#                              (EC_VERIFY), then a second server lost and
+#   rebuild-cases.sh ec|ec42   ec:2+1 (3 servers) or ec:4+2 (6) files (ddio
+#                              cp --redundancy): rebuilt by decoding, every
+#                              group's parity checked (EC_VERIFY), then M
+#                              other servers lost and
 #                              every byte read back
 # Needs: DDIO, SERVER (ddio-server), T (scratch dir), ROOT (ddio-run's
 # --root: server i under ROOT/s<i>, disk d under ROOT/s<i>/d<d> with 2
@@ -30,8 +31,11 @@ case "$mode" in
   none) red= ;;
   mirror3) red=mirror:3; copies=3 ;;
   disks) disks=(d0 d1) ;;
-  ec) red= ;;
+  ec|ec42) red= ;;
 esac
+# the erasure-coded shapes: ec:2+1 on 3 servers, ec:4+2 on 6
+K=2; M=1; [ "$mode" = ec42 ] && { K=4; M=2; }
+EP=cli/rebuild/ec; [ "$mode" = ec42 ] && EP=cli/rebuild/ec42
 IFS=, read -r -a addr <<<"$DDIO_SERVERS"
 N=${#addr[@]}
 same() { cmp "$1" "$2" >"$T/why" 2>&1; }
@@ -118,39 +122,42 @@ if [ "$mode" = disks ] || [ "$mode" = mirror3 ]; then
   exit 0
 fi
 
-if [ "$mode" = ec ]; then
-  [ -x "${EC_VERIFY:-}" ] || { t_fail cli/rebuild/ec-setup "EC_VERIFY '${EC_VERIFY:-}' is not a program"; exit 1; }
-  # ---- ec:2+1: the lost server's units decoded from the others and every
-  # file written back whole (DESIGN.md 6.4), then a different server lost:
-  # nothing lost ----
+if [ "$mode" = ec ] || [ "$mode" = ec42 ]; then
+  [ -x "${EC_VERIFY:-}" ] || { t_fail $EP-setup "EC_VERIFY '${EC_VERIFY:-}' is not a program"; exit 1; }
+  [ "$N" = $((K + M)) ] || { t_fail $EP-setup "ec:$K+$M needs $((K + M)) servers, not $N"; exit 1; }
+  # ---- ec:K+M: the lost server's units decoded from the others and
+  # written to the replacement with the parity it holds (DESIGN.md 6.4),
+  # then M different servers lost: nothing lost ----
+  roots=(); for ((i = 0; i < N; i++)); do roots+=("$ROOT/s$i"); done
   head -c 5000017 /dev/urandom >"$T/big"
   head -c 777 /dev/urandom >"$T/small"
   { head -c 1000000 /dev/urandom; head -c 3000000 /dev/zero; head -c 12345 /dev/urandom; } >"$T/holey"
   for f in big small holey; do
-    "$DDIO" cp -r ec:2+1 -u 65536 "$T/$f" "ddio:/$f" >/dev/null || t_fail cli/rebuild/setup "cp $f"
+    "$DDIO" cp -r ec:$K+$M -u 65536 "$T/$f" "ddio:/$f" >/dev/null || t_fail $EP-setup "cp $f"
   done
-  "$DDIO" stat /big | grep -qx "redundancy: ec:2+1" || t_fail cli/rebuild/setup "not ec:2+1: $("$DDIO" stat /big)"
+  "$DDIO" stat /big | grep -qx "redundancy: ec:$K+$M" || t_fail $EP-setup "not ec:$K+$M: $("$DDIO" stat /big)"
   lose 1; replace 1 || exit 1
   rc=0; "$DDIO" rebuild --server 1 >"$T/e.out" 2>"$T/e.err" || rc=$?
   [ $rc = 0 ] && grep -q '^rebuild: server 1: 3 file(s) rebuilt, 0 already done, 0 lost, 0 failed' "$T/e.out" \
-    && [ "$(grep -c ': ec:2+1: rebuilt, ' "$T/e.out")" = 3 ] \
-    && t_pass cli/rebuild/ec-rebuilt || t_fail cli/rebuild/ec-rebuilt "exit $rc: $(cat "$T/e.out" "$T/e.err" | head -c 600)"
+    && [ "$(grep -c ": ec:$K+$M: rebuilt, " "$T/e.out")" = 3 ] \
+    && t_pass $EP-rebuilt || t_fail $EP-rebuilt "exit $rc: $(cat "$T/e.out" "$T/e.err" | head -c 600)"
   # the replacement's data and parity: every group's parity is its data's
   ok=1; : >"$T/ecv"
   for f in big small holey; do
-    "$EC_VERIFY" 2 1 65536 "$f" "$ROOT/s0" "$ROOT/s1" "$ROOT/s2" >"$T/ecv1" 2>&1 \
-      && grep -qE "^ec_verify: $f: [1-9][0-9]* groups of ec:2\+1, 0 parity units wrong$" "$T/ecv1" || ok=0
+    "$EC_VERIFY" $K $M 65536 "$f" "${roots[@]}" >"$T/ecv1" 2>&1 \
+      && grep -qE "^ec_verify: $f: [1-9][0-9]* groups of ec:$K\+$M, 0 parity units wrong$" "$T/ecv1" || ok=0
     cat "$T/ecv1" >>"$T/ecv"
   done
-  [ $ok = 1 ] && t_pass cli/rebuild/ec-parity || t_fail cli/rebuild/ec-parity "$(head -c 600 "$T/ecv")"
-  # server 2 lost now: its units decoded from server 0 and the replacement
-  lose 2
+  [ $ok = 1 ] && t_pass $EP-parity || t_fail $EP-parity "$(head -c 600 "$T/ecv")"
+  # M other servers lost now (2; ec:4+2 also 4): their units decoded from
+  # the others, the replacement among them
+  lose 2; [ $M = 2 ] && lose 4
   ok=1; : >"$T/reads"
   for f in big small holey; do
     DDIO_RECOVER_TIMEOUT=1 "$DDIO" cp "ddio:/$f" "$T/out.$f" >/dev/null 2>"$T/e" && same "$T/$f" "$T/out.$f" \
       || { ok=0; echo "$f: $(cat "$T/e" "$T/why")" >>"$T/reads"; }
   done
-  [ $ok = 1 ] && t_pass cli/rebuild/ec-second-loss || t_fail cli/rebuild/ec-second-loss "$(head -c 600 "$T/reads")"
+  [ $ok = 1 ] && t_pass $EP-second-loss || t_fail $EP-second-loss "$(head -c 600 "$T/reads")"
   exit 0
 fi
 

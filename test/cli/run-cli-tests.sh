@@ -9,7 +9,8 @@
 # log line per call; checksums mended from copies and ddio scrub
 # (test/cli/scrub-cases.sh, servers with --redundancy mirror, and with
 # --checksums on and no copies); ddio rebuild onto a replacement server
-# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, ec:2+1, mirror:3);
+# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, ec:2+1, mirror:3;
+# 6 servers: ec:4+2);
 # the servers' membership, a server out and in again
 # (test/cli/member-cases.sh); a server lost for good mid-write, declared
 # out by the client (test/cli/lost-cases.sh); a failed write's copies made
@@ -99,6 +100,13 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-re" -- \
   bash "$here/rebuild-cases.sh" ec >"$tmp/rebuild-e.log" 2>"$tmp/rebuild-e.err"
 rc=$?
 t_relay "$tmp/rebuild-e.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-ec "exit $rc: $(grep -v Killed "$tmp/rebuild-e.err" | tail -c 400)"
+# (ec:4+2 on 6 servers: rebuilt, then two others lost)
+mkdir -p "$tmp/srv-re42" "$tmp/tre42"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 6 --root "$tmp/srv-re42" -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tre42" ROOT="$tmp/srv-re42" EC_VERIFY="$BUILD/test/server/ec_verify" \
+  bash "$here/rebuild-cases.sh" ec42 >"$tmp/rebuild-e42.log" 2>"$tmp/rebuild-e42.err"
+rc=$?
+t_relay "$tmp/rebuild-e42.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-ec42 "exit $rc: $(grep -v Killed "$tmp/rebuild-e42.err" | tail -c 400)"
 mkdir -p "$tmp/srv-r3" "$tmp/tr3"
 timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-r3" --server-opt --redundancy=mirror:3 -- \
   env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tr3" ROOT="$tmp/srv-r3" bash "$here/rebuild-cases.sh" mirror3 \
