@@ -539,5 +539,6 @@ t_other_transport() {
 # the servers' paths for those are exercised here
 t_other_pass() {
   DDIO_TRANSPORT=$(t_other_transport)
-  export DDIO_TRANSPORT DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0
+  T_OTHER_PASS=1    # (cases run on one transport only skip this pass)
+  export DDIO_TRANSPORT DDIO_LOCAL_READ=0 DDIO_LOCAL_WRITE=0 T_OTHER_PASS
 }

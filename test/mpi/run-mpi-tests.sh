@@ -116,6 +116,29 @@ check_step() {
       [ -z "$l" ] || grep -qE -- "$l" <<< "$out" || { echo "no line matches: $l"; exit 1; }
     done <<< "$re"' _ "$want" "$re" "$@"
 }
+# lost_midway NAME SERVERS POINT:N ARGS...: server 2 of SERVERS SIGKILLed
+# at its --fault point POINT:N (and from outside once it is found, in case
+# the point came after the write) and its root deleted, while 4 ranks of
+# ddio-patterns ARGS write and read ddio:/lost (a file with copies or
+# parity): the call that loses it waits the recovery time (2 s), the ranks
+# have it declared out and go on, both patterns verify their bytes, and
+# every other server noted the file for it
+lost_midway() {
+  local name=$1 n=$2 point=$3; shift 3
+  local root="$tmp/srv-$name"; mkdir -p "$root"
+  t_step "$name" "$run" -s "$n" --root "$root" --fault "2:$point:kill" -- bash -c '
+    here=$1 top=$2 root=$3 n=$4; shift 4
+    ( . "$here/find-server.sh"; find_server 2 || exit 1
+      for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
+      kill -KILL "$pid" 2>/dev/null; rm -rf "$root/s2" ) & k=$!
+    DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$top/examples/bin/ddio-patterns" "$@" ddio:/lost \
+      > "$root.out" || exit 1
+    wait $k; cat "$root.out"
+    [ "$(grep -c " verified$" "$root.out")" = 2 ] || exit 1
+    "$top/tools/ddio" member | grep -x "server 2 .* out (unreachable)" || exit 1
+    "$top/tools/ddio" stats missed_files | awk -v n="$n" "{ s += \$3 } END { exit !(s == n - 1) }"' \
+    _ "$here" "$top" "$root" "$n" "$@"
+}
 # The runtime check of the library a program loads (ddio-run --check, and
 # ddio-run's warning before a command): Debian-built programs load ours
 # under ddio-run; a copy with a DT_RPATH to Debian's directory (which wins
@@ -383,19 +406,13 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
   # waits the recovery time (2 s), the ranks have it declared out, and the
   # write, and the read after, verify their bytes; the others noted the
   # file for it
-  root="$tmp/srv-mirror-lost"; mkdir -p "$root"
-  t_step mirror-lost-midwrite "$run" -s 3 --root "$root" --server-opt --redundancy=mirror \
-    --fault 2:coll-write:100:kill -- bash -c '
-    ( . "${0%/*}/find-server.sh"; find_server 2 || exit 1
-      for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
-      kill -KILL "$pid" 2>/dev/null; rm -rf "$1/s2" ) & k=$!
-    DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$2" -p wc,rb -m 768 -w 16 ddio:/lost \
-      > "$1.out" || exit 1
-    wait $k; cat "$1.out"
-    [ "$(grep -c " verified$" "$1.out")" = 2 ] || exit 1
-    "$3/tools/ddio" member | grep -x "server 2 .* out (unreachable)" || exit 1
-    "$3/tools/ddio" stats missed_files | awk "{ s += \$3 } END { exit !(s == 2) }"' \
-    "$here/kill-server.sh" "$root" "$top/examples/bin/ddio-patterns" "$top"
+  lost_midway mirror-lost-midwrite 3 coll-write:100 -H romio_ddio_redundancy=mirror \
+    -p wc,rb -m 768 -w 16
+  # the same mid an independent write-behind flush: 8 KiB records written
+  # independently, gathered by each rank's 4 MiB write-behind cache, server
+  # 2 killed at its 20th independent write block (a flush)
+  lost_midway mirror-lost-wbflush 3 indep-write:20 -H romio_ddio_redundancy=mirror \
+    -H romio_ddio_write_behind=4194304 -i -p wc,rc -m 128 -w 16
   # mirror:3 on 3 servers: two of them lost, the third serves everything
   root="$tmp/srv-mirror3"; mkdir -p "$root"
   t_step mirror3-kill01/ddio env T_MIRROR_MODE=mirror:3 \
@@ -533,19 +550,16 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
   # 8 KiB records, 16 MiB calls: groups written whole): the call that loses
   # it waits the recovery time (2 s), the ranks have it declared out, the
   # write goes on (server 2's units carried by parity), and the write and
-  # the read after verify their bytes; the others noted the file for it
-  root="$tmp/srv-ec-lost"; mkdir -p "$root"
-  t_step ec-lost-midwrite "$run" -s 3 --root "$root" --fault 2:coll-write:100:kill -- bash -c '
-    ( . "${0%/*}/find-server.sh"; find_server 2 || exit 1
-      for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
-      kill -KILL "$pid" 2>/dev/null; rm -rf "$1/s2" ) & k=$!
-    DDIO_RECOVER_TIMEOUT=2 mpiexec -n 4 "$2" -H romio_ddio_redundancy=ec:2+1 -p wc,rc -m 384 \
-      -w 16 ddio:/lost > "$1.out" || exit 1
-    wait $k; cat "$1.out"
-    [ "$(grep -c " verified$" "$1.out")" = 2 ] || exit 1
-    "$3/tools/ddio" member | grep -x "server 2 .* out (unreachable)" || exit 1
-    "$3/tools/ddio" stats missed_files | awk "{ s += \$3 } END { exit !(s == 2) }"' \
-    "$here/kill-server.sh" "$root" "$top/examples/bin/ddio-patterns" "$top"
+  # the read after verify their bytes; the others noted the file for it.
+  # The same on ec:4+2 (6 servers, server 2 killed at its 40th block; on
+  # one transport only)
+  lost_midway ec-lost-midwrite 3 coll-write:100 -H romio_ddio_redundancy=ec:2+1 \
+    -p wc,rc -m 384 -w 16
+  [ -n "${T_OTHER_PASS:-}" ] || lost_midway ec42-lost-midwrite 6 coll-write:40 \
+    -H romio_ddio_redundancy=ec:4+2 -p wc,rc -m 384 -w 16
+  # mid an independent write-behind flush (as mirror-lost-wbflush)
+  lost_midway ec-lost-wbflush 3 indep-write:20 -H romio_ddio_redundancy=ec:2+1 \
+    -H romio_ddio_write_behind=4194304 -i -p wc,rc -m 128 -w 16
   # bit rot: a byte of server 1's datafile changed behind its back (in a
   # group written whole): a job reads every byte right (the sector fails
   # its checksum, the unit is decoded from the others) and the read mends
