@@ -62,7 +62,7 @@ static void usage(FILE *f)
         "  rebuild --server N   after server N was lost and a fresh one started in its\n"
         "                       place (ddio-server --replacement, same address): copy\n"
         "                       onto it every mirrored file it held, from the copies,\n"
-        "                       and rewrite every erasure-coded one (its units decoded);\n"
+        "                       and every erasure-coded one's part (its units decoded);\n"
         "                       one line per file, progress on stderr; a second run\n"
         "                       skips what is done. Exit status 1 when a file could\n"
         "                       not be rebuilt (a `none` file it held is lost)\n"
@@ -73,6 +73,12 @@ static void usage(FILE *f)
         "                       servers (mirrored files are refused by an out server);\n"
         "                       out is refused while another server is out, unless\n"
         "                       --force\n"
+        "  watch                run the repairs when due, every --interval: a server\n"
+        "                       unreachable for --grace seconds is declared out (not\n"
+        "                       while another is out); a --replacement at a server's\n"
+        "                       address is rebuilt onto (rebuild --server N); a server\n"
+        "                       out and reachable for --grace is resynced (member in);\n"
+        "                       a line per action. Until killed, or one pass: --once\n"
         "\n"
         "options:\n"
         "  -s, --servers HOST:PORT,...\n"
@@ -98,7 +104,10 @@ static void usage(FILE *f)
         "                       is durable when it ends, as a copy into ddio is)\n"
         "  -i, --interval S     status: seconds between the two samples throughput is\n"
         "                       measured over (default 1; 0: one sample, averages since\n"
-        "                       start)\n"
+        "                       start); watch: seconds between passes (default 1)\n"
+        "      --grace S        watch: how long a server is unreachable, or out and\n"
+        "                       back, before it is acted on (default 60)\n"
+        "      --once           watch: one pass, then exit (with --grace 0: act now)\n"
         "      --rate MB/s      scrub: read at most this many MB (10^6 bytes) a second\n"
         "                       (default: no limit); rebuild: copy at most this many\n"
         "                       (default: a quarter of what the replacement measured\n"
@@ -131,12 +140,14 @@ static const struct command commands[] = {
     {"stats", cmd_stats, "", 0, -1},
     {"scrub", cmd_scrub, "RA", 0, 1},
     {"fold", cmd_fold, "A", 0, 1},
+    {"watch", cmd_watch, "iGO", 0, 0},
     {"rebuild", cmd_rebuild, "RS", 0, 0},
     {"member", cmd_member, "jF", 0, 2},
 };
 
 enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N',
-       OPT_BUFFERED = 'B', OPT_RATE = 'R', OPT_ALL = 'A', OPT_SERVER = 'S', OPT_FORCE = 'F' };
+       OPT_BUFFERED = 'B', OPT_RATE = 'R', OPT_ALL = 'A', OPT_SERVER = 'S', OPT_FORCE = 'F',
+       OPT_GRACE = 'G', OPT_ONCE = 'O' };
 static const struct option long_opts[] = {
     {"servers", required_argument, NULL, 's'},
     {"secret-file", required_argument, NULL, OPT_SECRET},
@@ -152,6 +163,8 @@ static const struct option long_opts[] = {
     {"all", no_argument, NULL, OPT_ALL},
     {"server", required_argument, NULL, OPT_SERVER},
     {"force", no_argument, NULL, OPT_FORCE},
+    {"grace", required_argument, NULL, OPT_GRACE},
+    {"once", no_argument, NULL, OPT_ONCE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -208,10 +221,10 @@ static const char *early_names[16];
 static int take_opt(struct cli *o, const struct command *cmd, int c, const char *arg,
                     const char *optname)
 {
-    if (cmd && strchr("lujPNBiRAS", c) && !strchr(cmd->opts, c))
+    if (cmd && strchr("lujPNBiRASGO", c) && !strchr(cmd->opts, c))
         return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
                                cmd->name, optname, cmd->name);
-    if (!cmd && strchr("lujPNBiRAS", c)) {    /* before the command: checked once it is known */
+    if (!cmd && strchr("lujPNBiRASGO", c)) {    /* before the command: checked once it is known */
         size_t n = strlen(early_opts);
         if (n + 1 < sizeof early_opts) {
             early_opts[n] = (char)c;
@@ -260,6 +273,12 @@ static int take_opt(struct cli *o, const struct command *cmd, int c, const char 
             return cli_usage_error("--rate: '%s' is not a number of MB/s in 0.001..1000000",
                                    arg);
         return 0;
+    case 'G':
+        if (parse_seconds(arg, 0, 86400 * 30, &o->grace_s))
+            return cli_usage_error("--grace: '%s' is not a number of seconds in 0..2592000",
+                                   arg);
+        return 0;
+    case 'O': o->once = 1; return 0;
     case 'i':
         if (parse_seconds(arg, 0, 3600, &o->interval_s))
             return cli_usage_error("--interval: '%s' is not a number of seconds in 0..3600",
@@ -325,7 +344,7 @@ static int apply_defaults(struct cli *o)
 
 int main(int argc, char **argv)
 {
-    struct cli o = {.progress = -1, .interval_s = 1, .server_index = -1};
+    struct cli o = {.progress = -1, .interval_s = 1, .server_index = -1, .grace_s = 60};
     int help = 0;
 
     optind = 0;               /* 0: glibc re-reads the ordering flag ("+") of the option string */

@@ -27,6 +27,8 @@ struct cli {
     int all;                  /* scrub --all, fold --all */
     int server_index;         /* rebuild --server N (-1: not given) */
     int force;                /* member out --force: with another server out too */
+    double grace_s;           /* watch --grace */
+    int once;                 /* watch --once */
     int argc;                 /* the command's operands */
     char **argv;
 };
@@ -86,5 +88,6 @@ int cli_settle(struct ddio_client *cl, const char *path);
 int cli_on_all(struct ddio_client *cl, const char *path, uint32_t op, char *msg,
                size_t msglen);
 int cmd_fold(struct cli *o);
+int cmd_watch(struct cli *o);
 
 #endif

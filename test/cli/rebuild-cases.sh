@@ -13,6 +13,9 @@
 #                              (ddio-run -d 2 -b 65536): one rebuild, every
 #                              disk's datafiles compared, the files read back
 #   rebuild-cases.sh mirror3   mirror:3: the replacement holds every view
+#   rebuild-cases.sh watch     ddio watch (servers with --redundancy mirror,
+#                              and an ec:2+1 file): a lost server declared
+#                              out, its replacement rebuilt and declared in
 #   rebuild-cases.sh ec|ec42   ec:2+1 (3 servers) or ec:4+2 (6) files (ddio
 #                              cp --redundancy): rebuilt by decoding, every
 #                              group's parity checked (EC_VERIFY), then M
@@ -30,6 +33,7 @@ red=mirror; copies=2; disks=("")
 case "$mode" in
   none) red= ;;
   mirror3) red=mirror:3; copies=3 ;;
+  watch) red=mirror ;;
   disks) disks=(d0 d1) ;;
   ec|ec42) red= ;;
 esac
@@ -81,6 +85,48 @@ compare_views() {
     done
   done
 }
+
+if [ "$mode" = watch ]; then
+  # ---- ddio watch does the repairs: server 1 lost, declared out after the
+  # grace; a replacement started at its address, rebuilt onto and, once
+  # rebuilt, declared in by its resync; then server 2 lost: a mirrored and
+  # an ec:2+1 file read back byte for byte ----
+  [ -x "${EC_VERIFY:-}" ] || { t_fail cli/rebuild/watch-setup "EC_VERIFY '${EC_VERIFY:-}' is not a program"; exit 1; }
+  head -c 5000017 /dev/urandom >"$T/m"
+  head -c 3000007 /dev/urandom >"$T/e"
+  "$DDIO" cp "$T/m" ddio:/m >/dev/null && "$DDIO" cp -r ec:2+1 -u 65536 "$T/e" ddio:/e >/dev/null \
+    || t_fail cli/rebuild/watch-setup "cp"
+  "$DDIO" watch --grace 1 --interval 0.2 >"$T/w.out" 2>"$T/w.err" &
+  echo $! >>"$T/pids"
+  # until: wait up to 30 s for the watch to have said $1
+  until_said() {
+    local t
+    for t in $(seq 150); do grep -q "$1" "$T/w.out" && return 0; sleep 0.2; done
+    return 1
+  }
+  lose 1
+  until_said "server 1 .* unreachable for .* declared out" \
+    && "$DDIO" member | grep -qx "server 1 .* out (unreachable)" \
+    && t_pass cli/rebuild/watch-declared-out \
+    || t_fail cli/rebuild/watch-declared-out "$(cat "$T/w.out" "$T/w.err"; "$DDIO" member)"
+  replace 1 || exit 1
+  until_said "server 1 .* is a replacement: ddio rebuild --server 1" \
+    && until_said "^rebuild: server 1: 2 file(s) rebuilt, 0 already done, 0 lost, 0 failed" \
+    && until_said "server 1 .* out and reachable for .* ddio member in 1" \
+    && for _ in $(seq 150); do "$DDIO" member | grep -q "out" || break; sleep 0.2; done \
+    && ! "$DDIO" member | grep -q "out" \
+    && "$EC_VERIFY" 2 1 65536 e "$ROOT/s0" "$ROOT/s1" "$ROOT/s2" >/dev/null \
+    && t_pass cli/rebuild/watch-rebuilt-and-in \
+    || t_fail cli/rebuild/watch-rebuilt-and-in "$(cat "$T/w.out" "$T/w.err" | tail -c 1500; "$DDIO" member)"
+  lose 2
+  ok=1
+  for f in m e; do
+    DDIO_RECOVER_TIMEOUT=1 "$DDIO" cp "ddio:/$f" "$T/out.$f" >/dev/null 2>"$T/err" && same "$T/$f" "$T/out.$f" \
+      || { ok=0; echo "$f: $(cat "$T/err" "$T/why")" >>"$T/reads"; }
+  done
+  [ $ok = 1 ] && t_pass cli/rebuild/watch-second-loss || t_fail cli/rebuild/watch-second-loss "$(cat "$T/reads")"
+  exit 0
+fi
 
 if [ "$mode" = none ]; then
   # ---- redundancy none: the lost server's stripes are reported lost, not faked ----

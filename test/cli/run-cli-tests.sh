@@ -9,8 +9,8 @@
 # log line per call; checksums mended from copies and ddio scrub
 # (test/cli/scrub-cases.sh, servers with --redundancy mirror, and with
 # --checksums on and no copies); ddio rebuild onto a replacement server
-# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, ec:2+1, mirror:3;
-# 6 servers: ec:4+2);
+# (test/cli/rebuild-cases.sh, 3 servers: mirror, none, 2 disks, ec:2+1, mirror:3,
+# ddio watch; 6 servers: ec:4+2);
 # the servers' membership, a server out and in again
 # (test/cli/member-cases.sh); a server lost for good mid-write, declared
 # out by the client (test/cli/lost-cases.sh); a failed write's copies made
@@ -100,6 +100,14 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-re" -- \
   bash "$here/rebuild-cases.sh" ec >"$tmp/rebuild-e.log" 2>"$tmp/rebuild-e.err"
 rc=$?
 t_relay "$tmp/rebuild-e.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-ec "exit $rc: $(grep -v Killed "$tmp/rebuild-e.err" | tail -c 400)"
+# (ddio watch: a lost server declared out, its replacement rebuilt onto
+# and declared in, with no command run by hand)
+mkdir -p "$tmp/srv-rw" "$tmp/trw"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-rw" --server-opt --redundancy=mirror -- \
+  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/trw" ROOT="$tmp/srv-rw" EC_VERIFY="$BUILD/test/server/ec_verify" \
+  bash "$here/rebuild-cases.sh" watch >"$tmp/rebuild-w.log" 2>"$tmp/rebuild-w.err"
+rc=$?
+t_relay "$tmp/rebuild-w.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-watch "exit $rc: $(grep -v Killed "$tmp/rebuild-w.err" | tail -c 400)"
 # (ec:4+2 on 6 servers: rebuilt, then two others lost)
 mkdir -p "$tmp/srv-re42" "$tmp/tre42"
 timeout -k 10 "$T_LIMIT" "$RUN" -s 6 --root "$tmp/srv-re42" -- \
