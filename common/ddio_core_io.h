@@ -125,6 +125,12 @@ int ddio_xfer_file_size(struct ddio_fh *f, uint64_t *size, struct ddio_err *e);
 /* ddio_xfer_run by the servers alone: one XFER to each
  * stripe server involved, served until its DONE */
 int ddio_xfer_servers(struct ddio_xfer_req *x, const char *involved, struct ddio_err *e);
+/* [off, off + len) of f moved between buf and the servers in `only` alone
+ * (exact: for a write, not also to those holding copies of those units),
+ * or with only NULL, the servers the call touches (an erasure-coded
+ * file's write: all); flags: the XFER's (DDIO_XF_*). 0, or -1 with e. */
+int ddio_move(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, char *buf,
+              uint64_t len, const char *only, struct ddio_err *e);
 
 /* ---- ddio_core_xec.c: an erasure-coded file's lost unit decoded --------------- */
 
@@ -226,12 +232,6 @@ void ddio_scrub_after_read(struct ddio_fh *f, const char *bad, uint64_t first, u
 
 /* ---- ddio_core_rebuild.c: a file's bytes copied onto a replacement server ---- */
 
-/* [off, off + len) of f moved between buf and the servers in `only` alone
- * (exact: for a write, not also to those holding copies of those units),
- * or with only NULL, the servers the call touches (an erasure-coded
- * file's write: all); flags: the XFER's (DDIO_XF_*). 0, or -1 with e. */
-int ddio_move(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, char *buf,
-              uint64_t len, const char *only, struct ddio_err *e);
 
 /* f's bytes read from its servers to the end of file (the units stripe
  * server k holds only; k's own part from a copy: k refuses reads of a file

@@ -20,22 +20,6 @@
 
 #define REBUILD_CHUNK (8u << 20)        /* logical bytes one read and write move */
 
-int ddio_move(struct ddio_fh *f, uint32_t op, uint32_t flags, uint64_t off, char *buf,
-              uint64_t len, const char *only, struct ddio_err *e)
-{
-    struct ddio_desc d = {.disp = (int64_t) off,.extent = (int64_t) len,.start = 0,
-        .length = len
-    };
-    struct ddio_mem mem = {.buf = buf,.contig = 1 };
-    struct ddio_xfer_req x = {.f = f,.op = op,.flags = flags,.nparticipants = 1,.fdesc = &d,
-        .mem = &mem,.exact = only != NULL
-    };
-    int rc = (d.root = ddio_node_leaf(len)) ? ddio_xfer_run(&x, only, e)
-        : (ddio_err_set(e, ENOMEM, "ddio: out of memory"), -1);
-    ddio_desc_free(&d);
-    return rc;
-}
-
 /* The pieces of [off, off + len) in units server k holds (its own, the
  * copies it keeps), as a tree relative to off: what a rebuild of k must
  * read. NULL with *n 0: none; NULL with *n set: out of memory. */
