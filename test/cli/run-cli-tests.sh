@@ -75,52 +75,30 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 2 --root "$tmp/srv-sn" --server-opt --checksu
 rc=$?
 t_relay "$tmp/scrub-n.log" && [ $rc = 0 ] || t_fail cli/scrub/session-none "exit $rc: $(tail -c 400 "$tmp/scrub-n.err")"
 
-# ---- rebuild onto a replacement (test/cli/rebuild-cases.sh): 3 servers ----
-mkdir -p "$tmp/srv-rb" "$tmp/trb"
-timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-rb" --server-opt --redundancy=mirror -- \
-  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/trb" ROOT="$tmp/srv-rb" bash "$here/rebuild-cases.sh" mirror \
-  >"$tmp/rebuild-m.log" 2>"$tmp/rebuild-m.err"
-rc=$?
-t_relay "$tmp/rebuild-m.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-mirror "exit $rc: $(grep -v Killed "$tmp/rebuild-m.err" | tail -c 400)"
-mkdir -p "$tmp/srv-rn" "$tmp/trn"
-timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-rn" -- \
-  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/trn" ROOT="$tmp/srv-rn" bash "$here/rebuild-cases.sh" none \
-  >"$tmp/rebuild-n.log" 2>"$tmp/rebuild-n.err"
-rc=$?
-t_relay "$tmp/rebuild-n.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-none "exit $rc: $(grep -v Killed "$tmp/rebuild-n.err" | tail -c 400)"
-mkdir -p "$tmp/srv-rd" "$tmp/trd"
-timeout -k 10 "$T_LIMIT" "$RUN" -s 3 -d 2 -b 65536 --root "$tmp/srv-rd" --server-opt --redundancy=mirror -- \
-  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/trd" ROOT="$tmp/srv-rd" bash "$here/rebuild-cases.sh" disks \
-  >"$tmp/rebuild-d.log" 2>"$tmp/rebuild-d.err"
-rc=$?
-t_relay "$tmp/rebuild-d.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-disks "exit $rc: $(grep -v Killed "$tmp/rebuild-d.err" | tail -c 400)"
-mkdir -p "$tmp/srv-re" "$tmp/tre"
-timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-re" -- \
-  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tre" ROOT="$tmp/srv-re" EC_VERIFY="$BUILD/test/server/ec_verify" \
-  bash "$here/rebuild-cases.sh" ec >"$tmp/rebuild-e.log" 2>"$tmp/rebuild-e.err"
-rc=$?
-t_relay "$tmp/rebuild-e.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-ec "exit $rc: $(grep -v Killed "$tmp/rebuild-e.err" | tail -c 400)"
+# ---- rebuild onto a replacement (test/cli/rebuild-cases.sh) ----
+# rebuild_session MODE DDIO-RUN-ARGS...: rebuild-cases.sh MODE inside a
+# ddio-run of those arguments, its cases relayed
+rebuild_session() {
+  local mode=$1 rc; shift
+  mkdir -p "$tmp/srv-r$mode" "$tmp/tr$mode"
+  timeout -k 10 "$T_LIMIT" "$RUN" --root "$tmp/srv-r$mode" "$@" -- \
+    env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tr$mode" ROOT="$tmp/srv-r$mode" \
+    EC_VERIFY="$BUILD/test/server/ec_verify" bash "$here/rebuild-cases.sh" "$mode" \
+    >"$tmp/rebuild-$mode.log" 2>"$tmp/rebuild-$mode.err"
+  rc=$?
+  t_relay "$tmp/rebuild-$mode.log" && [ $rc = 0 ] ||
+    t_fail "cli/rebuild/session-$mode" "exit $rc: $(grep -v Killed "$tmp/rebuild-$mode.err" | tail -c 400)"
+}
+rebuild_session mirror -s 3 --server-opt --redundancy=mirror
+rebuild_session none -s 3
+rebuild_session disks -s 3 -d 2 -b 65536 --server-opt --redundancy=mirror
+rebuild_session ec -s 3
 # (ddio watch: a lost server declared out, its replacement rebuilt onto
 # and declared in, with no command run by hand)
-mkdir -p "$tmp/srv-rw" "$tmp/trw"
-timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-rw" --server-opt --redundancy=mirror -- \
-  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/trw" ROOT="$tmp/srv-rw" EC_VERIFY="$BUILD/test/server/ec_verify" \
-  bash "$here/rebuild-cases.sh" watch >"$tmp/rebuild-w.log" 2>"$tmp/rebuild-w.err"
-rc=$?
-t_relay "$tmp/rebuild-w.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-watch "exit $rc: $(grep -v Killed "$tmp/rebuild-w.err" | tail -c 400)"
+rebuild_session watch -s 3 --server-opt --redundancy=mirror
 # (ec:4+2 on 6 servers: rebuilt, then two others lost)
-mkdir -p "$tmp/srv-re42" "$tmp/tre42"
-timeout -k 10 "$T_LIMIT" "$RUN" -s 6 --root "$tmp/srv-re42" -- \
-  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tre42" ROOT="$tmp/srv-re42" EC_VERIFY="$BUILD/test/server/ec_verify" \
-  bash "$here/rebuild-cases.sh" ec42 >"$tmp/rebuild-e42.log" 2>"$tmp/rebuild-e42.err"
-rc=$?
-t_relay "$tmp/rebuild-e42.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-ec42 "exit $rc: $(grep -v Killed "$tmp/rebuild-e42.err" | tail -c 400)"
-mkdir -p "$tmp/srv-r3" "$tmp/tr3"
-timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-r3" --server-opt --redundancy=mirror:3 -- \
-  env DDIO="$DDIO" SERVER="$SERVER" T="$tmp/tr3" ROOT="$tmp/srv-r3" bash "$here/rebuild-cases.sh" mirror3 \
-  >"$tmp/rebuild-3.log" 2>"$tmp/rebuild-3.err"
-rc=$?
-t_relay "$tmp/rebuild-3.log" && [ $rc = 0 ] || t_fail cli/rebuild/session-mirror3 "exit $rc: $(grep -v Killed "$tmp/rebuild-3.err" | tail -c 400)"
+rebuild_session ec42 -s 6
+rebuild_session mirror3 -s 3 --server-opt --redundancy=mirror:3
 # ---- the membership: a server declared out by majority, refusing until in again ----------
 # (test/cli/member-cases.sh; three servers, mirrored files, one SIGKILLed and restarted)
 mkdir -p "$tmp/srv-mb" "$tmp/tmb"
