@@ -73,7 +73,9 @@ dist_wait() {
 
 tests() {
   local t0=$SECONDS rc=0
-  export DDIO_SUITE_TIMES="$top/test/suite-times.txt"
+  # (outside test/, which make distcheck copies whole while the suites run:
+  # a times file's scratch copy vanishing under it failed the copy)
+  export DDIO_SUITE_TIMES="$top/suite-times.txt"
   rm -f "$DDIO_SUITE_TIMES"
   timed build build
   # Every suite is a test of make check (Makefile.am's TESTS, longest first),
@@ -95,7 +97,7 @@ tests() {
   timed check-build make -j"$jobs" check-build || rc=$?
   (DDIO_SUITE_TIMES=/dev/null make distcheck > distcheck.log 2>&1; echo $? > distcheck.rc) &
   local dist=$!
-  local cases="$top/test/case-times.txt"; rm -f "$cases"
+  local cases="$top/case-times.txt"; rm -f "$cases"
   DDIO_CASE_TIMES=$cases timed make-check make -j"${DDIO_TEST_JOBS:-$((jobs + 1))}" check \
     || { rc=$?; failed_logs; }
   rm -rf "$DDIO_UFS_REF"
