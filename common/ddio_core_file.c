@@ -493,7 +493,9 @@ static int create_new(struct ddio_fh *f, struct ddio_conn **conns, int n, const 
 
 /* Another process may be creating (or deleting) the same file right now, as
  * every rank does with ROMIO's hidden shared-pointer file: a file found on
- * only some of its servers is retried until complete, within the deadline. */
+ * only some of its servers is retried until complete, within the deadline.
+ * So is a file fenced for a moment (EBUSY: a rebuild or a fold copying it,
+ * ddio watch's among them): the open waits for the fence to be lifted. */
 static int open_settled(struct ddio_fh *f, struct ddio_conn **conns, int n, const char *path,
                         uint32_t amode, const struct ddio_open_hooks *hooks,
                         struct ddio_err *e)
@@ -503,9 +505,9 @@ static int open_settled(struct ddio_fh *f, struct ddio_conn **conns, int n, cons
         memset(e, 0, sizeof(*e));
         if (open_existing(f, conns, n, path, amode, hooks, e) == 0)
             return 0;
-        if (e->errnum != EAGAIN || ddio_now_ms() > deadline)
+        if ((e->errnum != EAGAIN && e->errnum != EBUSY) || ddio_now_ms() > deadline)
             return -1;
-        usleep(10000);
+        usleep(e->errnum == EBUSY ? 50000 : 10000);
     }
 }
 

@@ -404,7 +404,7 @@ int on_open(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         snprintf(msg, sizeof(msg), "%.300s: a fold of its partial groups into parity was cut "
                  "off; `ddio fold /%.300s` finishes it (reads are served meanwhile)", norm, norm);
         store_release(&c->srv->store, of);
-        rc = -EBUSY;
+        rc = -EROFS;
     }
     /* a new file is its creator's, with the creator's mode */
     if (rc == 0 && created && ok

@@ -78,7 +78,8 @@ static void usage(FILE *f)
         "                       while another is out); a --replacement at a server's\n"
         "                       address is rebuilt onto (rebuild --server N); a server\n"
         "                       out and reachable for --grace is resynced (member in);\n"
-        "                       a line per action. Until killed, or one pass: --once\n"
+        "                       every --fold-every seconds, fold --all. A line per\n"
+        "                       action. Until killed, or one pass: --once\n"
         "\n"
         "options:\n"
         "  -s, --servers HOST:PORT,...\n"
@@ -108,6 +109,8 @@ static void usage(FILE *f)
         "      --grace S        watch: how long a server is unreachable, or out and\n"
         "                       back, before it is acted on (default 60)\n"
         "      --once           watch: one pass, then exit (with --grace 0: act now)\n"
+        "      --fold-every S   watch: seconds between folds of every erasure-coded\n"
+        "                       file (default 3600, the first at the start; 0: never)\n"
         "      --rate MB/s      scrub: read at most this many MB (10^6 bytes) a second\n"
         "                       (default: no limit); rebuild: copy at most this many\n"
         "                       (default: a quarter of what the replacement measured\n"
@@ -140,14 +143,14 @@ static const struct command commands[] = {
     {"stats", cmd_stats, "", 0, -1},
     {"scrub", cmd_scrub, "RA", 0, 1},
     {"fold", cmd_fold, "A", 0, 1},
-    {"watch", cmd_watch, "iGO", 0, 0},
+    {"watch", cmd_watch, "iGOE", 0, 0},
     {"rebuild", cmd_rebuild, "RS", 0, 0},
     {"member", cmd_member, "jF", 0, 2},
 };
 
 enum { OPT_SECRET = 1000, OPT_JSON = 'j', OPT_PROGRESS = 'P', OPT_NOPROGRESS = 'N',
        OPT_BUFFERED = 'B', OPT_RATE = 'R', OPT_ALL = 'A', OPT_SERVER = 'S', OPT_FORCE = 'F',
-       OPT_GRACE = 'G', OPT_ONCE = 'O' };
+       OPT_GRACE = 'G', OPT_ONCE = 'O', OPT_FOLD_EVERY = 'E' };
 static const struct option long_opts[] = {
     {"servers", required_argument, NULL, 's'},
     {"secret-file", required_argument, NULL, OPT_SECRET},
@@ -165,6 +168,7 @@ static const struct option long_opts[] = {
     {"force", no_argument, NULL, OPT_FORCE},
     {"grace", required_argument, NULL, OPT_GRACE},
     {"once", no_argument, NULL, OPT_ONCE},
+    {"fold-every", required_argument, NULL, OPT_FOLD_EVERY},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -221,10 +225,10 @@ static const char *early_names[16];
 static int take_opt(struct cli *o, const struct command *cmd, int c, const char *arg,
                     const char *optname)
 {
-    if (cmd && strchr("lujPNBiRASGO", c) && !strchr(cmd->opts, c))
+    if (cmd && strchr("lujPNBiRASGOE", c) && !strchr(cmd->opts, c))
         return cli_usage_error("%s: option '%s' does not apply to '%s' (try ddio --help)",
                                cmd->name, optname, cmd->name);
-    if (!cmd && strchr("lujPNBiRASGO", c)) {    /* before the command: checked once it is known */
+    if (!cmd && strchr("lujPNBiRASGOE", c)) {    /* before the command: checked once it is known */
         size_t n = strlen(early_opts);
         if (n + 1 < sizeof early_opts) {
             early_opts[n] = (char)c;
@@ -279,6 +283,11 @@ static int take_opt(struct cli *o, const struct command *cmd, int c, const char 
                                    arg);
         return 0;
     case 'O': o->once = 1; return 0;
+    case 'E':
+        if (parse_seconds(arg, 0, 86400 * 30, &o->fold_every_s))
+            return cli_usage_error("--fold-every: '%s' is not a number of seconds in "
+                                   "0..2592000", arg);
+        return 0;
     case 'i':
         if (parse_seconds(arg, 0, 3600, &o->interval_s))
             return cli_usage_error("--interval: '%s' is not a number of seconds in 0..3600",
@@ -344,7 +353,8 @@ static int apply_defaults(struct cli *o)
 
 int main(int argc, char **argv)
 {
-    struct cli o = {.progress = -1, .interval_s = 1, .server_index = -1, .grace_s = 60};
+    struct cli o = {.progress = -1, .interval_s = 1, .server_index = -1, .grace_s = 60,
+                  .fold_every_s = 3600};
     int help = 0;
 
     optind = 0;               /* 0: glibc re-reads the ordering flag ("+") of the option string */

@@ -28,6 +28,7 @@ struct cli {
     int server_index;         /* rebuild --server N (-1: not given) */
     int force;                /* member out --force: with another server out too */
     double grace_s;           /* watch --grace */
+    double fold_every_s;      /* watch --fold-every (0: never) */
     int once;                 /* watch --once */
     int argc;                 /* the command's operands */
     char **argv;

@@ -1,4 +1,4 @@
-/* ddio watch [--grace S] [--interval S] [--once]: the repairs an operator
+/* ddio watch [--grace S] [--interval S] [--fold-every S] [--once]: the repairs an operator
  * would run, run when they are due (DESIGN.md 6.1, 6.3). Every interval
  * the membership is read and each server looked at:
  *   - unreachable for --grace seconds while in: declared out (alone: never
@@ -7,7 +7,9 @@
  *   - a fresh --replacement at its address (waiting for the lost one's
  *     id, or holding files not rebuilt yet): ddio rebuild --server N;
  *   - out, and reachable again for --grace seconds: ddio member in N (its
- *     resync, which declares it in).
+ *     resync, which declares it in);
+ * and every --fold-every seconds (from the first pass) ddio fold --all:
+ * the erasure-coded files' partial groups folded into parity.
  * One line per action on stdout; the actions' own output as theirs. Runs
  * until killed, or one pass with --once. */
 #ifndef _GNU_SOURCE
@@ -123,9 +125,20 @@ int cmd_watch(struct cli *o)
     struct seen s[DDIO_MAX_SERVERS];
     memset(s, 0, sizeof(s));
     int failed = 0;
+    double folded = 0;
     for (;;) {
         int again = 0;
         failed |= pass(o, cl, s, o->grace_s, &again);
+        if (o->fold_every_s > 0 && (!folded || cli_now() - folded >= o->fold_every_s)) {
+            struct cli f = *o;      /* ddio fold --all: a file open now is passed by */
+            f.all = 1;
+            f.argc = 0;
+            printf("watch: ddio fold --all\n");
+            fflush(stdout);
+            failed |= cmd_fold(&f) != 0;
+            fflush(stdout);
+            folded = cli_now();
+        }
         if (o->once)
             break;
         if (again) {

@@ -13,6 +13,8 @@
 #                              (ddio-run -d 2 -b 65536): one rebuild, every
 #                              disk's datafiles compared, the files read back
 #   rebuild-cases.sh mirror3   mirror:3: the replacement holds every view
+#   rebuild-cases.sh fence     an open of a file a rebuild has fenced waits
+#                              for the fence (ec:2+1 files)
 #   rebuild-cases.sh watch     ddio watch (servers with --redundancy mirror,
 #                              and an ec:2+1 file): a lost server declared
 #                              out, its replacement rebuilt and declared in
@@ -35,7 +37,7 @@ case "$mode" in
   mirror3) red=mirror:3; copies=3 ;;
   watch) red=mirror ;;
   disks) disks=(d0 d1) ;;
-  ec|ec42) red= ;;
+  ec|ec42|fence) red= ;;
 esac
 # the erasure-coded shapes: ec:2+1 on 3 servers, ec:4+2 on 6
 K=2; M=1; [ "$mode" = ec42 ] && { K=4; M=2; }
@@ -96,7 +98,11 @@ if [ "$mode" = watch ]; then
   head -c 3000007 /dev/urandom >"$T/e"
   "$DDIO" cp "$T/m" ddio:/m >/dev/null && "$DDIO" cp -r ec:2+1 -u 65536 "$T/e" ddio:/e >/dev/null \
     || t_fail cli/rebuild/watch-setup "cp"
-  "$DDIO" watch --grace 1 --interval 0.2 >"$T/w.out" 2>"$T/w.err" &
+  # (--fold-every 0: its fold would wait out the recovery time for the
+  # server lost below before the repairs this case is about; a call in
+  # flight to the server when it dies waits the recovery time too: 1 s)
+  DDIO_RECOVER_TIMEOUT=1 "$DDIO" watch --grace 1 --interval 0.2 --fold-every 0 \
+    >"$T/w.out" 2>"$T/w.err" &
   echo $! >>"$T/pids"
   # until: wait up to 30 s for the watch to have said $1
   until_said() {
@@ -125,6 +131,40 @@ if [ "$mode" = watch ]; then
       || { ok=0; echo "$f: $(cat "$T/err" "$T/why")" >>"$T/reads"; }
   done
   [ $ok = 1 ] && t_pass cli/rebuild/watch-second-loss || t_fail cli/rebuild/watch-second-loss "$(cat "$T/reads")"
+  exit 0
+fi
+
+if [ "$mode" = fence ]; then
+  # ---- an open waits out a rebuild's fence: three ec:2+1 files, server 1
+  # replaced, a rebuild paced at 0.5 MB/s (the file it copies fenced for
+  # seconds, on every server); a cp of that file (its path from the
+  # replacement's unbuilt mark) waits, the servers answering EBUSY, instead
+  # of failing; the rebuild killed, its fences end, and the cp goes on (to
+  # the refusal of a file the replacement has not finished: its size); a
+  # second rebuild finishes, and every file reads back right ----
+  for f in a b c; do
+    head -c 3000007 /dev/urandom >"$T/$f"
+    "$DDIO" cp -r ec:2+1 -u 65536 "$T/$f" "ddio:/$f" >/dev/null || t_fail cli/rebuild/fence-setup "cp $f"
+  done
+  lose 1; replace 1 || exit 1
+  "$DDIO" rebuild --server 1 --rate 0.5 >"$T/slow.out" 2>"$T/slow.err" &
+  rb=$!
+  for _ in $(seq 100); do [ -n "$(ls "$ROOT/s1/.ddio/unbuilt" 2>/dev/null)" ] && break; sleep 0.1; done
+  f=$(cat "$ROOT/s1/.ddio/unbuilt"/* 2>/dev/null | head -1)
+  "$DDIO" cp "ddio:/$f" "$T/out" >/dev/null 2>"$T/err" &
+  cpid=$!
+  sleep 1.5
+  kill -0 "$cpid" 2>/dev/null && waited=1 || waited=0
+  kill -KILL "$rb"; wait "$rb" 2>/dev/null
+  wait "$cpid"
+  [ -n "$f" ] && [ $waited = 1 ] && ! grep -q "being rebuilt" "$T/err" \
+    && grep -q "not rebuilt on this replacement server yet" "$T/err" \
+    && t_pass cli/rebuild/fence-open-waits \
+    || t_fail cli/rebuild/fence-open-waits "file '$f', waited $waited: $(head -c 600 "$T/err")"
+  rc=0; "$DDIO" rebuild --server 1 >"$T/r.out" 2>"$T/r.err" || rc=$?
+  ok=1; for f in a b c; do "$DDIO" cp "ddio:/$f" "$T/out.$f" >/dev/null 2>>"$T/r.err" && same "$T/$f" "$T/out.$f" || ok=0; done
+  [ $rc = 0 ] && [ $ok = 1 ] && t_pass cli/rebuild/fence-finished \
+    || t_fail cli/rebuild/fence-finished "exit $rc: $(cat "$T/r.out" "$T/r.err" | head -c 600)"
   exit 0
 fi
 

@@ -93,6 +93,7 @@ rebuild_session mirror -s 3 --server-opt --redundancy=mirror
 rebuild_session none -s 3
 rebuild_session disks -s 3 -d 2 -b 65536 --server-opt --redundancy=mirror
 rebuild_session ec -s 3
+rebuild_session fence -s 3
 # (ddio watch: a lost server declared out, its replacement rebuilt onto
 # and declared in, with no command run by hand)
 rebuild_session watch -s 3 --server-opt --redundancy=mirror

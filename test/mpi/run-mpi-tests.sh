@@ -615,14 +615,15 @@ b = open(sys.argv[1], "rb").read(); print(next(i for i, c in enumerate(b) if c))
       cat "$1.err"; grep -q "disagrees with its checksum" "$1.err"' \
     "$here/kill-server.sh" "$tmp/srv-ec-21" "$top"
   # The fold (DESIGN.md 6.4): t_mirror's partial groups (held as copies in
-  # the overlays) folded into parity by ddio fold; a second fold finds none
-  # left; every group's parity is its data's in place (the overlay laid
-  # there); with server 1 lost (the copies dropped by the fold) every byte
-  # still decodes right.
+  # the overlays) folded into parity, by ddio watch's periodic fold (one
+  # pass); a second fold finds none left; every group's parity is its
+  # data's in place (the overlay laid there); with server 1 lost (the
+  # copies dropped by the fold) every byte still decodes right.
   root="$tmp/srv-ec-fold"; mkdir -p "$root"
   t_step ec-fold/fold env T_MIRROR_MODE=ec:2+1 "$run" -s 3 --root "$root" -- bash -c '
     mpiexec -n 4 "$0" /dev/null ddio:/ec >/dev/null &&
-    "$1/tools/ddio" fold /ec | tee /dev/stderr | grep -q ": [1-9][0-9]* group(s) folded" &&
+    "$1/tools/ddio" watch --once --grace 0 --fold-every 1 | tee /dev/stderr |
+      grep -q "^/ec: ec:2+1: [1-9][0-9]* group(s) folded" &&
     "$1/tools/ddio" fold /ec | grep -q ": 0 group(s) folded"' "$bin/t_mirror" "$top"
   t_step ec-fold/parity "$top/test/server/ec_verify" 2 1 65536 ec "$root/s0" "$root/s1" "$root/s2"
   t_step ec-fold/lost env DDIO_RECOVER_TIMEOUT=1 "$run" -s 3 --root "$root" -- \
