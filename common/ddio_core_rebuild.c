@@ -187,8 +187,9 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
  * writes its data units and computes the parity it holds; the last group
  * (where the end of file falls, not folded) written whole to every
  * server, zeros past the end, then the file cut back to its size. With
- * no server named (a settle), every group is written to every server:
- * each gets its parity computed again and its overlay dropped. The
+ * no server named (a settle), or a file in doubt (o->whole: the others'
+ * parity may disagree with their data), every group is written to every
+ * server: each gets its parity computed again and its overlay dropped. The
  * file's servers are synced at its end. */
 /* one chunk of an erasure-coded file's rewrite, read through rf on a
  * thread of its own while the previous chunk is written */
@@ -275,10 +276,12 @@ int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
     uint64_t want = o->rate && o->rate / 4 < REBUILD_CHUNK ? o->rate / 4 : REBUILD_CHUNK;
     uint64_t chunk = (want / group ? want / group : 1) * group;
     char only[DDIO_MAX_SERVERS] = {0};
-    const int one = k < (uint32_t) rf->nsrv;
+    const int out = k < (uint32_t) rf->nsrv, one = out && !o->whole;
     *copied = 0;
+    if (out)
+        rf->srv[k].out = 1;
     if (one)
-        rf->srv[k].out = only[k] = 1;
+        only[k] = 1;
     int rc = ddio_xfer_file_size(rf, &size, e);
     if (!rc && one) {           /* through f (rf is read-only), k passed by */
         f->srv[k].out = 1;

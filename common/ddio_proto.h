@@ -615,6 +615,10 @@ struct ddio_rebuild_opt {
     uint64_t *done;
     void (*progress)(void *arg, uint64_t done);
     void *arg;
+    int whole;               /* an erasure-coded file in doubt (a torn write:
+                              * parity that may disagree with its data on
+                              * the others too): rewritten whole to every
+                              * server, not to the one brought back alone */
 };
 /* What a client's scrub of a file found, in sectors (not on the wire:
  * ddio_core_io.h ddio_scrub_fh, ddio_client_scrub) */

@@ -58,6 +58,8 @@ struct rb_run {
     unsigned rebuilt, skipped, lost_files, failed, busy;
     double t0;
     uint64_t rate;                  /* bytes a second the copy is paced at */
+    struct cli_paths doubt;         /* files a failed write left in doubt */
+    int doubt_read;
 };
 
 /* ---- the walk: directories and files, each file's layout from a survivor ---- */
@@ -310,6 +312,12 @@ static int copy_file(struct rb_run *r, struct rb_file *f, char *msg, size_t msgl
     struct ddio_rebuild_opt ro = {.rate = r->rate ? r->rate : (uint64_t)(mb * 1e6),
                                   .t0_ms = (int64_t)(r->t0 * 1000), .base = 0,
                                   .done = &r->done, .progress = progress, .arg = r};
+    /* an erasure-coded file in doubt is written whole to every server */
+    if (!r->doubt_read && cli_doubt_gather(r->cl, &r->doubt) == 0)
+        r->doubt_read = 1;
+    char slash[DDIO_MAX_STR + 2];
+    snprintf(slash, sizeof slash, "/%s", f->path[0] == '/' ? f->path + 1 : f->path);
+    ro.whole = cli_paths_has(&r->doubt, slash);
     int rc = ddio_client_open(r->cl, f->path, 0, &cf, msg, msglen);
     if (rc)
         return rc;
@@ -417,6 +425,7 @@ static void run_free(struct rb_run *r)
     free(r->dirs);
     free(r->dattr);
     free(r->files);
+    cli_paths_free(&r->doubt);
     ddio_client_free(r->cl);
 }
 
