@@ -113,6 +113,17 @@ static void *chunk_read_run(void *arg)
     return NULL;
 }
 
+/* a chunk of len bytes copied: counted, reported, paced */
+static void chunk_done(const struct ddio_rebuild_opt *o, struct ddio_pacer *pc, uint64_t len,
+                       uint64_t *copied)
+{
+    *o->done += len;
+    *copied += len;
+    if (o->progress)
+        o->progress(o->arg, *o->done);
+    ddio_pace(pc, o->rate, *o->done);
+}
+
 int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
                       const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e)
 {
@@ -164,12 +175,8 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
             pthread_join(th, NULL);
         else if (!rc && next.off < cur.eof)
             chunk_read_run(&next);
-        *o->done += rc ? 0 : len;
-        *copied += rc ? 0 : len;
-        if (!rc && o->progress)
-            o->progress(o->arg, *o->done);
         if (!rc)
-            ddio_pace(&pc, o->rate, *o->done);
+            chunk_done(o, &pc, len, copied);
         if (next.off >= cur.eof)
             break;
         cur = next;
@@ -179,18 +186,6 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
     return rc;
 }
 
-/* An erasure-coded file's server k (or none, k >= nsrv) brought up to date
- * (DESIGN.md 6.4): the others' partial groups folded first (k passed
- * by), so that every whole group below the last is its data
- * in place on them; then the file read in whole groups through rf (k's
- * units decoded from K of the others) and written to k alone, which
- * writes its data units and computes the parity it holds; the last group
- * (where the end of file falls, not folded) written whole to every
- * server, zeros past the end, then the file cut back to its size. With
- * no server named (a settle), or a file in doubt (o->whole: the others'
- * parity may disagree with their data), every group is written to every
- * server: each gets its parity computed again and its overlay dropped. The
- * file's servers are synced at its end. */
 /* one chunk of an erasure-coded file's rewrite, read through rf on a
  * thread of its own while the previous chunk is written */
 struct ec_read {
@@ -256,12 +251,8 @@ static int ec_copy(struct ddio_fh *f, struct ddio_fh *rf, const char *only, uint
             pthread_join(th, NULL);
         else if (!rc)
             ec_read_run(&next);
-        *o->done += rc ? 0 : cur.len;
-        *copied += rc ? 0 : cur.len;
-        if (!rc && o->progress)
-            o->progress(o->arg, *o->done);
         if (!rc)
-            ddio_pace(&pc, o->rate, *o->done);
+            chunk_done(o, &pc, cur.len, copied);
         cur = next;
     }
     free(buf[0]);
@@ -269,6 +260,18 @@ static int ec_copy(struct ddio_fh *f, struct ddio_fh *rf, const char *only, uint
     return rc;
 }
 
+/* An erasure-coded file's server k (or none, k >= nsrv) brought up to date
+ * (DESIGN.md 6.4): the others' partial groups folded first (k passed
+ * by), so that every whole group below the last is its data
+ * in place on them; then the file read in whole groups through rf (k's
+ * units decoded from K of the others) and written to k alone, which
+ * writes its data units and computes the parity it holds; the last group
+ * (where the end of file falls, not folded) written whole to every
+ * server, zeros past the end, then the file cut back to its size. With
+ * no server named (a settle), or a file in doubt (o->whole: the others'
+ * parity may disagree with their data), every group is written to every
+ * server: each gets its parity computed again and its overlay dropped. The
+ * file's servers are synced at its end. */
 int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
                     const struct ddio_rebuild_opt *o, uint64_t *copied, struct ddio_err *e)
 {
@@ -284,9 +287,10 @@ int ddio_ec_rewrite(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
         only[k] = 1;
     int rc = ddio_xfer_file_size(rf, &size, e);
     if (!rc && one) {           /* through f (rf is read-only), k passed by */
+        int was = f->srv[k].out;
         f->srv[k].out = 1;
         rc = ddio_ec_fold(f, &folded, &fbytes, e);
-        f->srv[k].out = 0;
+        f->srv[k].out = was;
     }
     if (!rc)
         rc = ec_copy(f, rf, one ? only : NULL, size, size / group * group, chunk, o, copied, e);
