@@ -30,19 +30,21 @@ struct seen {
     int state;                   /* 0 fine, 1 unreachable and in, 2 out and back */
 };
 
-/* a STATS counter of server i, or -1 (no answer) */
-static int64_t stat_of(struct ddio_client *cl, int i, const char *key)
+/* 1: server i is a replacement to rebuild onto (waiting for the lost
+ * one's id, or holding files not rebuilt yet), by one STATS; 0: not, or
+ * no answer */
+static int replacement(struct ddio_client *cl, int i)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
     struct ddio_stats_r r;
-    int64_t v = -1;
+    int yes = 0;
     if (ddio_client_stats(cl, i, &r, msg, sizeof msg))
-        return -1;
+        return 0;
     for (uint32_t k = 0; k < r.n; k++)
-        if (!strcmp(r.kv[k].key, key))
-            v = (int64_t)r.kv[k].val;
+        yes |= (!strcmp(r.kv[k].key, "rebuild_adopt_pending")
+                || !strcmp(r.kv[k].key, "rebuild_unbuilt")) && r.kv[k].val > 0;
     ddio_stats_r_free(&r);
-    return v;
+    return yes;
 }
 
 /* the state server i is in for the grace to run on (0: none) */
@@ -77,16 +79,14 @@ static int pass(struct cli *o, struct ddio_client *cl, struct seen *s, double gr
      * membership could not be read: it names the ids, and a replacement
      * has none of them until it is rebuilt onto) */
     for (int i = 0; m && i < n; i++)
-        if ((!known || m->reached[i]) && (stat_of(cl, i, "rebuild_adopt_pending") > 0
-                                          || stat_of(cl, i, "rebuild_unbuilt") > 0)) {
+        if ((!known || m->reached[i]) && replacement(cl, i)) {
             failed |= rebuild(o, cl, i) != 0;
             s[i] = (struct seen){0, 0};
-            known = 0;          /* read again next time */
-            *again = 1;
+            *again = 1;         /* the membership read again, connected again */
         }
-    if (!known) {
+    if (!known || *again) {
         free(m);
-        return failed ? 1 : msg[0] ? cli_fail("watch: the membership: %s", msg) : 0;
+        return failed ? 1 : !known && !*again ? cli_fail("watch: the membership: %s", msg) : 0;
     }
     double now = cli_now();
     for (int i = 0; i < n; i++) {
