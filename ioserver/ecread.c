@@ -33,12 +33,6 @@ static int take_ext(void *arg, uint64_t lo, uint64_t hi)
     return 0;
 }
 
-static int cmp_ext(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* len bytes at off of view vf into buf, every sector they touch checked
  * against its sum (a decode must not take rotted bytes for the lost
  * unit's): 0, -EILSEQ (*bad: the sector's local offset), or -errno */
@@ -135,10 +129,9 @@ static void ecread_run(struct work *w)
     else if (rc == 0 && !extents)
         rc = read_checked(vf, m->off, buf, m->len, &bad);
     if (rc == 0 && extents) {
-        if (m->view == DDIO_EV_FOLDING) {  /* (one fold's batch at most: few) */
+        if (m->view == DDIO_EV_FOLDING)
             ovl_pstate_each(ov->ovl, m->off, m->off + m->len, take_ext, &x);
-            qsort(x.v, x.n, 2 * sizeof(uint64_t), cmp_ext);
-        } else
+        else
             ovl_each(ov->ovl, m->off, m->off + m->len, take_ext, &x);
         r.next = x.n;
         r.ext = x.v;

@@ -121,17 +121,19 @@ static int pstate_apply(struct ovl *o, const struct rec *r)
         o->nps = 0;
         return 0;
     }
-    size_t i = 0;
-    while (i < o->nps && o->ps[i].lo != r->lo)
+    size_t i = 0;               /* kept sorted by group (ovl_pstate_each) */
+    while (i < o->nps && o->ps[i].lo < r->lo)
         i++;
-    if (i < o->nps && r->hi == OVL_PS_INPLACE)
-        o->ps[i] = o->ps[--o->nps];
-    else if (i < o->nps)
+    int here = i < o->nps && o->ps[i].lo == r->lo;
+    if (here && r->hi == OVL_PS_INPLACE)
+        memmove(o->ps + i, o->ps + i + 1, (--o->nps - i) * sizeof(struct ext));
+    else if (here)
         o->ps[i].hi = r->hi;
     else if (r->hi != OVL_PS_INPLACE) {
         if (grow((void **)&o->ps, &o->capps, o->nps + 1, sizeof(struct ext)))
             return -ENOMEM;
-        o->ps[o->nps++] = (struct ext){r->lo, r->hi};
+        memmove(o->ps + i + 1, o->ps + i, (o->nps++ - i) * sizeof(struct ext));
+        o->ps[i] = (struct ext){r->lo, r->hi};
     }
     return 0;
 }
@@ -274,8 +276,8 @@ int ovl_pstate_each(struct ovl *o, uint64_t lo, uint64_t hi, ovl_fn fn, void *ar
 {
     int rc = 0;
     pthread_mutex_lock(&o->mu);
-    for (size_t i = 0; i < o->nps && rc == 0; i++)
-        if (o->ps[i].lo >= lo && o->ps[i].lo < hi)
+    for (size_t i = 0; i < o->nps && rc == 0 && o->ps[i].lo < hi; i++)
+        if (o->ps[i].lo >= lo)
             rc = fn(arg, o->ps[i].lo, o->ps[i].lo + 1);
     pthread_mutex_unlock(&o->mu);
     return rc;

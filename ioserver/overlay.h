@@ -61,7 +61,7 @@ int ovl_pstate_set(struct ovl *o, uint64_t g, int state);
 int ovl_pstate(struct ovl *o, uint64_t g);
 /* groups in a state other than OVL_PS_INPLACE: a fold not finished */
 size_t ovl_pstate_count(struct ovl *o);
-/* those of them in [lo, hi), in no order: fn(arg, g, g + 1) as ovl_each */
+/* those of them in [lo, hi), in order: fn(arg, g, g + 1) as ovl_each */
 int ovl_pstate_each(struct ovl *o, uint64_t lo, uint64_t hi, ovl_fn fn, void *arg);
 
 /* the log's path of an overlay datafile's path rel (for rename, unlink) */

@@ -225,6 +225,13 @@ START_TEST(t_fold_states)
     ovl_pstate_set(o, 3, OVL_PS_WRITING);
     ovl_pstate_each(o, 5, 100, note, &s);     /* group 3 is below 5 */
     ck_assert(s.n == 2 && s.v[0] == 7 && s.v[1] == 8);
+    ovl_pstate_set(o, 12, OVL_PS_NEW);         /* walked in group order */
+    ovl_pstate_set(o, 6, OVL_PS_NEW);
+    s.n = 0;
+    ovl_pstate_each(o, 5, 100, note, &s);
+    ck_assert(s.n == 6 && s.v[0] == 6 && s.v[2] == 7 && s.v[4] == 12);
+    ovl_pstate_set(o, 12, OVL_PS_INPLACE);
+    ovl_pstate_set(o, 6, OVL_PS_INPLACE);
     /* a log long enough to be rewritten keeps them */
     for (int round = 0; round < 3; round++) {
         for (uint64_t i = 0; i < 500; i++)
