@@ -94,9 +94,11 @@ static int read_held(struct ddio_fh *f, uint32_t k, uint64_t off, char *buf, uin
 }
 
 /* one chunk's read, on a thread of its own while the previous chunk is
- * written */
+ * written: the units server k holds (read_held), or with whole the chunk
+ * as the file reads (an erasure-coded rewrite) */
 struct chunk_read {
     struct ddio_fh *f;
+    int whole;
     uint32_t k;
     const char *all;
     uint64_t off, len, eof;
@@ -109,7 +111,10 @@ static void *chunk_read_run(void *arg)
 {
     struct chunk_read *r = arg;
     memset(&r->e, 0, sizeof(r->e));
-    r->rc = read_held(r->f, r->k, r->off, r->buf, r->len, r->all, &r->eof, &r->e);
+    if (r->whole)
+        r->rc = r->len ? ddio_move(r->f, DDIO_X_READ, 0, r->off, r->buf, r->len, NULL, &r->e) : 0;
+    else
+        r->rc = read_held(r->f, r->k, r->off, r->buf, r->len, r->all, &r->eof, &r->e);
     return NULL;
 }
 
@@ -186,24 +191,6 @@ int ddio_rebuild_copy(struct ddio_fh *f, struct ddio_fh *rf, uint32_t k,
     return rc;
 }
 
-/* one chunk of an erasure-coded file's rewrite, read through rf on a
- * thread of its own while the previous chunk is written */
-struct ec_read {
-    struct ddio_fh *rf;
-    uint64_t off, len;
-    char *buf;
-    int rc;
-    struct ddio_err e;
-};
-
-static void *ec_read_run(void *arg)
-{
-    struct ec_read *r = arg;
-    memset(&r->e, 0, sizeof(r->e));
-    r->rc = r->len ? ddio_move(r->rf, DDIO_X_READ, 0, r->off, r->buf, r->len, NULL, &r->e) : 0;
-    return NULL;
-}
-
 /* the chunk at off: at most `chunk`, and with a server named, the whole
  * groups before the last one apart from it (they go to that server alone) */
 static uint64_t ec_chunk(uint64_t off, uint64_t size, uint64_t chunk, uint64_t last, int one)
@@ -223,24 +210,24 @@ static int ec_copy(struct ddio_fh *f, struct ddio_fh *rf, const char *only, uint
     const uint64_t group = f->stripe.unit * f->ec.k;
     char *buf[2] = {malloc(chunk), malloc(chunk)};
     struct ddio_pacer pc = {.t0 = o->t0_ms,.base = o->base };
-    struct ec_read cur = {.rf = rf,.len = ec_chunk(0, size, chunk, last, only != NULL),
-        .buf = buf[0] };
+    struct chunk_read cur = {.f = rf,.whole = 1,.len = ec_chunk(0, size, chunk, last,
+                                                                 only != NULL),.buf = buf[0] };
     int rc = 0;
     if (!buf[0] || !buf[1]) {
         ddio_err_set(e, ENOMEM, "ddio: out of memory");
         rc = -1;
     } else
-        ec_read_run(&cur);
+        chunk_read_run(&cur);
     for (int i = 1; !rc && cur.len; i++) {
         if (cur.rc) {
             *e = cur.e;
             rc = -1;
             break;
         }
-        struct ec_read next = {.rf = rf,.off = cur.off + cur.len,.buf = buf[i % 2] };
+        struct chunk_read next = {.f = rf,.whole = 1,.off = cur.off + cur.len,.buf = buf[i % 2] };
         next.len = ec_chunk(next.off, size, chunk, last, only != NULL);
         pthread_t th;
-        int ahead = next.len && !pthread_create(&th, NULL, ec_read_run, &next);
+        int ahead = next.len && !pthread_create(&th, NULL, chunk_read_run, &next);
         /* the last group too is written whole, zeros past the end (cut
          * back by the caller): its parity computed again as well */
         uint64_t whole = (cur.len + group - 1) / group * group;
@@ -250,7 +237,7 @@ static int ec_copy(struct ddio_fh *f, struct ddio_fh *rf, const char *only, uint
         if (ahead)
             pthread_join(th, NULL);
         else if (!rc)
-            ec_read_run(&next);
+            chunk_read_run(&next);
         if (!rc)
             chunk_done(o, &pc, cur.len, copied);
         cur = next;
