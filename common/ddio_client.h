@@ -175,6 +175,10 @@ int ddio_client_mkdir_on(struct ddio_client *cl, int i, const char *path, uint32
  * deleted while it was out) */
 int ddio_client_unlink_on(struct ddio_client *cl, int i, const char *path, char *msg,
                           size_t msglen);
+/* RMDIR of path on server i alone (a returning member's directory removed
+ * while it was out) */
+int ddio_client_rmdir_on(struct ddio_client *cl, int i, const char *path, char *msg,
+                         size_t msglen);
 /* mode and owner of path on server i alone (a replacement's entry made like
  * the survivors') */
 int ddio_client_setattr_on(struct ddio_client *cl, int i, const char *path, uint32_t mode,

@@ -18,10 +18,10 @@
 
 /* ---- namespace ---------------------------------------------------------------- */
 
-/* a change needs every server: none is sent one while a server is out
- * (it would miss it, and no resync brings namespace changes), but a
- * DELETE (CH_OUT_OK), which the others note for the member out and its
- * resync makes there; none while one is unreachable and not out */
+/* a change needs every server it is not noted for: one down and out of
+ * the membership is sent none, the others note the change (DELETE, MKDIR,
+ * RMDIR, RENAME, SETATTR: CH_OUT_OK) for it and its resync makes it there; none is
+ * made while a server is unreachable and not out */
 #define CH_OUT_OK 2
 static int all_in(struct ddio_client *cl, struct ddio_conn **conns, int change, char *msg,
                   size_t msglen)
@@ -87,7 +87,8 @@ static int fanout(struct ddio_client *cl, uint16_t type, const struct ddio_wbuf 
                   char *msg, size_t msglen)
 {
     int ok = 0, hard = 0, soft_seen = 0;
-    int change = type == DDIO_T_DELETE ? CH_OUT_OK : 1;
+    int change = type == DDIO_T_DELETE || type == DDIO_T_MKDIR || type == DDIO_T_RMDIR
+                 || type == DDIO_T_RENAME || type == DDIO_T_SETATTR ? CH_OUT_OK : 1;
     struct ddio_call *calls = send_all(cl, type, req, change, &hard, msg, msglen);
 
     if (!calls)
@@ -410,10 +411,12 @@ static int empty_dir(struct ddio_client *cl, const char *path, char *msg, size_t
     int rc = 0, found = 0;
     ddio_wbuf_init(&w);
     ddio_enc_readdir(&w, &q);
-    struct ddio_call *calls = send_all(cl, DDIO_T_READDIR, &w, 1, &rc, msg, msglen);
+    struct ddio_call *calls = send_all(cl, DDIO_T_READDIR, &w, CH_OUT_OK, &rc, msg, msglen);
     ddio_wbuf_free(&w);
     for (int i = 0; calls && i < cl->n && !rc; i++) {
         struct ddio_readdir_r r;
+        if (calls[i].err.errnum == DDIO_E_OUT && !calls[i].conn)
+            continue;           /* down and out: the others note the rmdir */
         if (calls[i].err.errnum) {
             int e = ddio_cl_fail(&calls[i].err, NULL, 0);
             if (e != -ENOENT)
@@ -470,6 +473,16 @@ int ddio_client_unlink_on(struct ddio_client *cl, int i, const char *path, char 
     struct ddio_wbuf w;
     path_req(&w, path, 1);
     int rc = ddio_cl_call(cl, i, DDIO_T_DELETE, &w, NULL, NULL, msg, msglen);
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
+int ddio_client_rmdir_on(struct ddio_client *cl, int i, const char *path, char *msg,
+                         size_t msglen)
+{
+    struct ddio_wbuf w;
+    path_req(&w, path, 1);
+    int rc = ddio_cl_call(cl, i, DDIO_T_RMDIR, &w, NULL, NULL, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
 }

@@ -88,16 +88,48 @@ static int not_fenced(struct conn *c, const char *path, char *msg, size_t n)
     return rebuild_fenced(c, norm, msg, n);
 }
 
-/* A file deleted while a member is out (down: the client sends it
- * nothing) is noted for it like a change, before it is made: the resync
- * finds the path gone from the others and deletes the member's copy, which
- * would otherwise come back with it. An out member deleting notes nothing. */
-static int delete_noted(struct conn *c, const char *path, char *msg, size_t n)
+/* A namespace change made while a member is out (down: the client sends
+ * it nothing) is noted for it, before it is made, as a write is: the
+ * resync finds a deleted path gone from the others and deletes the
+ * member's copy (which would otherwise come back with it), and makes a
+ * directory made meanwhile. An out member changing notes nothing. */
+static int change_noted(struct conn *c, const char *path, char *msg, size_t n)
 {
     char norm[DDIO_MAX_STR + 1];
     if (member_self_out(&c->srv->member) || store_norm_ns(path, norm, sizeof(norm), msg, n))
         return 0;
     return missed_note(c->srv, norm, msg, n);
+}
+
+/* A rename while a member is out: both names noted (the resync removes
+ * the old one from the member and copies the new one onto it), for a file
+ * kept with copies or parity only. A directory's files would all need
+ * copying under their new names, and a `none` file's part on the member
+ * is its only copy: both refused until the member is in again. */
+static int rename_noted(struct conn *c, const char *from, const char *to, char *msg,
+                        size_t n)
+{
+    uint32_t out[DDIO_MAX_SERVERS];
+    int nout = member_out_list(&c->srv->member, out);
+    if (nout == 0 || member_self_out(&c->srv->member))
+        return 0;
+    struct ddio_pstat_r *r = malloc(sizeof(*r));   /* a layout is 4 KiB */
+    int rc = r ? store_pstat(&c->srv->store, from, r, msg, n) : -ENOMEM;
+    if (rc == -ENOMEM)
+        snprintf(msg, n, "rename %s: out of memory", from);
+    if (rc == 0 && (r->kind != DDIO_K_FILE
+                    || !ddio_redundancy_kept(ddio_layout_redundancy(&r->layout)))) {
+        snprintf(msg, n, "rename %s: %s while server %u is out of the membership (%s); "
+                 "`ddio member in` first", from, r->kind != DDIO_K_FILE ? "a directory"
+                 : "a file without copies", out[0], r->kind != DDIO_K_FILE
+                 ? "its files would need copying under the new name"
+                 : "its part there is the only one");
+        rc = -EBUSY;
+    }
+    free(r);
+    if (rc == 0)
+        rc = change_noted(c, from, msg, n);
+    return rc ? rc : change_noted(c, to, msg, n);
 }
 
 /* a new directory is its creator's, with the mode asked for */
@@ -121,7 +153,7 @@ int on_delete(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         if (rc == 0)
             rc = not_fenced(c, m.path, msg, sizeof(msg));
         if (rc == 0)
-            rc = delete_noted(c, m.path, msg, sizeof(msg));
+            rc = change_noted(c, m.path, msg, sizeof(msg));
         if (rc == 0)
             rc = store_delete(&c->srv->store, m.path, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
@@ -191,6 +223,8 @@ int on_mkdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (!once_answered(c, m.once_client, m.once_call)) {
         rc = check(c, m.path, access_create, msg, sizeof(msg));
         if (rc == 0)
+            rc = change_noted(c, m.path, msg, sizeof(msg));
+        if (rc == 0)
             rc = store_mkdir(&c->srv->store, m.path, m.mode, msg, sizeof(msg));
         if (rc == 0)
             rc = own(c, m.path, m.mode, msg, sizeof(msg));
@@ -210,6 +244,8 @@ int on_rmdir(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     int rc = 0;
     if (!once_answered(c, m.once_client, m.once_call)) {
         rc = check(c, m.path, access_remove, msg, sizeof(msg));
+        if (rc == 0)
+            rc = change_noted(c, m.path, msg, sizeof(msg));
         if (rc == 0)
             rc = store_rmdir(&c->srv->store, m.path, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
@@ -236,6 +272,8 @@ int on_rename(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
         if (rc == 0)
             rc = not_fenced(c, m.to, msg, sizeof(msg));
         if (rc == 0)
+            rc = rename_noted(c, m.from, m.to, msg, sizeof(msg));
+        if (rc == 0)
             rc = store_rename(&c->srv->store, m.from, m.to, msg, sizeof(msg));
         once_note(rc, m.once_client, m.once_call);
     }
@@ -252,6 +290,8 @@ int on_setattr(struct conn *c, const struct ddio_hdr *h, const uint8_t *p)
     if (ddio_dec_setattr(p, h->len, &m))
         return bad_payload(c, h);
     int rc = store_norm_ns(m.path, norm, sizeof(norm), msg, sizeof(msg));
+    if (rc == 0)
+        rc = change_noted(c, m.path, msg, sizeof(msg));
     if (rc == 0)
         rc = access_setattr(c, norm, &m, msg, sizeof(msg));
     rc = reply_done(c, h, rc, msg, m.path, NULL, DDIO_IV_ATTR);

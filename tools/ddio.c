@@ -1,5 +1,5 @@
 /* ddio: the administration tool. Options, help and dispatch; the commands
- * are in ddio_cli_ns.c (ls, stat, rm, mkdir, layout), ddio_cli_cp.c (cp)
+ * are in ddio_cli_ns.c (ls, stat, rm, mkdir, mv, layout), ddio_cli_cp.c (cp)
  * and ddio_cli_status.c (status, stats), shared helpers in ddio_cli_util.c.
  *
  * Options may come before or after the command (`ddio -s H:P ls` and
@@ -26,7 +26,7 @@ static void usage(FILE *f)
         "usage: ddio [options] COMMAND [ARGS...]\n"
         "\n"
         "Administer the ddio servers and copy files in and out of the ddio namespace.\n"
-        "A ddio file is written ddio:/path (ls, stat, rm, mkdir and layout also take a\n"
+        "A ddio file is written ddio:/path (ls, stat, rm, mkdir, mv and layout also take a\n"
         "plain /path).\n"
         "\n"
         "commands:\n"
@@ -34,6 +34,7 @@ static void usage(FILE *f)
         "  stat PATH            type, size, mode, mtime and stripe of a file or directory\n"
         "  rm PATH              remove a file, or an empty directory\n"
         "  mkdir PATH           make a directory (on every server)\n"
+        "  mv FROM TO           rename a file or directory (TO replaced if it is a file)\n"
         "  chmod MODE PATH      set the permission bits (octal) of a file or directory\n"
         "  chown UID[:GID] PATH set the owner (and group); numeric ids\n"
         "  layout FILE          stripe unit, stripe count, and per stripe its server and\n"
@@ -135,6 +136,7 @@ static const struct command commands[] = {
     {"stat", cmd_stat, "j", 1, 1},
     {"rm", cmd_rm, "", 1, 1},
     {"mkdir", cmd_mkdir, "", 1, 1},
+    {"mv", cmd_mv, "", 2, 2},
     {"chmod", cmd_chmod, "", 2, 2},
     {"chown", cmd_chown, "", 2, 2},
     {"layout", cmd_layout, "j", 1, 1},

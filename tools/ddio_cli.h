@@ -52,6 +52,7 @@ int cmd_ls(struct cli *o);
 int cmd_stat(struct cli *o);
 int cmd_rm(struct cli *o);
 int cmd_mkdir(struct cli *o);
+int cmd_mv(struct cli *o);
 int cmd_chmod(struct cli *o);
 int cmd_chown(struct cli *o);
 int cmd_layout(struct cli *o);

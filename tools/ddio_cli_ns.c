@@ -222,6 +222,18 @@ int cmd_mkdir(struct cli *o)
     return rc ? cli_fail("mkdir: %s", msg) : 0;
 }
 
+int cmd_mv(struct cli *o)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    struct ddio_client *cl = cli_client(o);
+    if (!cl)
+        return 1;
+    int rc = ddio_client_rename(cl, cli_ns_path(o->argv[0]), cli_ns_path(o->argv[1]), msg,
+                                sizeof msg);
+    ddio_client_free(cl);
+    return rc ? cli_fail("mv: %s", msg) : 0;
+}
+
 int cmd_chmod(struct cli *o)
 {
     char *end, msg[DDIO_CLIENT_MSG_LEN];

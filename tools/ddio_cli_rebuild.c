@@ -38,6 +38,8 @@ struct rb_file {
     int cleared;                    /* a resync's: its notes cleared (under its fence) */
     int gone;                       /* a resync's: no other server has it (deleted
                                      * while the member was out) */
+    int dir;                        /* a resync's: a directory the others have (made
+                                     * while the member was out) */
 };
 
 struct rb_run {
@@ -432,16 +434,32 @@ static void run_free(struct rb_run *r)
 /* ---- a returning member's resync (ddio member in) -------------------------------- */
 
 /* PSTAT of path on the servers other than member n until one has it:
- * -ENOENT when none does, else the first other answer */
-static int pstat_others(struct rb_run *r, const char *path)
+ * -ENOENT when none does, else the first other answer (p) */
+static int pstat_others(struct rb_run *r, const char *path, struct ddio_pstat_r *p)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
-    struct ddio_pstat_r p;
     int rc = -ENOENT;
     for (int i = 0; i < ddio_client_nservers(r->cl) && rc == -ENOENT; i++)
         if (i != r->n)
-            rc = ddio_client_pstat_on(r->cl, i, path, &p, msg, sizeof msg);
+            rc = ddio_client_pstat_on(r->cl, i, path, p, msg, sizeof msg);
     return rc;
+}
+
+/* a directory made while member n was out: made there by the round, with
+ * the others' mode and owner, before any file is copied */
+static int add_noted_dir(struct rb_run *r, const char *path, const struct ddio_pstat_r *p)
+{
+    if (grow_files(r))
+        return 1;
+    struct rb_file *f = &r->files[r->nfiles];
+    memset(f, 0, sizeof(*f));
+    if (!(f->path = strdup(path)))
+        return cli_fail("resync: out of memory");
+    f->k = -1;
+    f->dir = 1;
+    f->attr = (struct rb_attr){p->mode, p->uid, p->gid};
+    r->nfiles++;
+    return 0;
 }
 
 /* path noted for member n by some other server: added once (its layout
@@ -452,7 +470,17 @@ static int add_noted(struct rb_run *r, const char *path)
     for (size_t i = 0; i < r->nfiles; i++)
         if (!strcmp(r->files[i].path, path))
             return 0;
-    if ((rc = pstat_others(r, path)) != -ENOENT) {
+    struct ddio_pstat_r *p = malloc(sizeof(*p));        /* a layout is 4 KiB */
+    if (!p)
+        return cli_fail("resync: out of memory");
+    rc = pstat_others(r, path, p);
+    int dir = rc == 0 && p->kind != DDIO_K_FILE;
+    if (dir)
+        rc = add_noted_dir(r, path, p);
+    free(p);
+    if (dir)
+        return rc;
+    if (rc != -ENOENT) {
         if ((rc = add_file(r, path, 0)) == 0)
             r->files[r->nfiles - 1].ok = r->files[r->nfiles - 1].k < 0;
         return rc;
@@ -508,9 +536,18 @@ static void clear_note(struct rb_run *r, struct rb_file *f)
 static int remove_gone(struct rb_run *r, struct rb_file *f)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
-    if (pstat_others(r, f->path) != -ENOENT)
+    struct ddio_pstat_r *p = malloc(sizeof(*p));
+    int rc = p ? pstat_others(r, f->path, p) : -ENOMEM;
+    free(p);
+    if (rc != -ENOENT)
         return 1;
-    int rc = ddio_client_unlink_on(r->cl, r->n, f->path, msg, sizeof msg);
+    /* a directory removed while n was out: what was in it was removed
+     * too, noted, and comes first (clear_noted: children first) */
+    rc = ddio_client_unlink_on(r->cl, r->n, f->path, msg, sizeof msg);
+    if (rc == -EISDIR && (rc = ddio_client_rmdir_on(r->cl, r->n, f->path, msg, sizeof msg)) == 0) {
+        printf("%s: directory removed while server %d was out: removed there\n", f->path, r->n);
+        return 0;
+    }
     if (rc && rc != -ENOENT) {
         r->failed += cli_fail("resync: %s: removing the copy server %d kept: %s", f->path,
                               r->n, msg);
@@ -529,7 +566,7 @@ static void clear_noted(struct rb_run *r)
 {
     char msg[DDIO_CLIENT_MSG_LEN];
     int nsrv = ddio_client_nservers(r->cl);
-    for (size_t f = 0; f < r->nfiles; f++) {
+    for (size_t f = r->nfiles; f-- > 0;) {     /* sorted: a directory's entries first */
         struct rb_file *rf = &r->files[f];
         struct ddio_rebuild m = {.op = DDIO_RB_FENCE, .path = rf->path};
         int i = 0;
@@ -590,10 +627,38 @@ static int freeze_others(struct rb_run *r, uint32_t op)
     return rc;
 }
 
-/* one round: the noted files copied onto member n, each one's notes
- * cleared under its fence; 0, or 1 when one failed */
+static int by_path(const void *a, const void *b)
+{
+    return strcmp(((const struct rb_file *)a)->path, ((const struct rb_file *)b)->path);
+}
+
+/* the directories made while member n was out, made there (sorted:
+ * parents first), with the others' mode and owner */
+static void make_noted_dirs(struct rb_run *r)
+{
+    char msg[DDIO_CLIENT_MSG_LEN];
+    for (size_t i = 0; i < r->nfiles; i++) {
+        struct rb_file *f = &r->files[i];
+        if (!f->dir)
+            continue;
+        int rc = ddio_client_mkdir_on(r->cl, r->n, f->path, f->attr.mode, msg, sizeof msg);
+        if ((rc == 0 || rc == -EEXIST)
+            && !ddio_client_setattr_on(r->cl, r->n, f->path, f->attr.mode, f->attr.uid,
+                                       f->attr.gid, msg, sizeof msg)) {
+            printf("%s: directory made while server %d was out: made there\n", f->path, r->n);
+            f->ok = 1;
+        } else
+            r->failed += cli_fail("resync: directory %s on server %d: %s", f->path, r->n, msg);
+    }
+}
+
+/* one round: the directories made meanwhile made on member n, the noted
+ * files copied onto it, each one's notes cleared under its fence; 0, or
+ * 1 when one failed */
 static int resync_round(struct rb_run *r)
 {
+    qsort(r->files, r->nfiles, sizeof(*r->files), by_path);
+    make_noted_dirs(r);
     for (size_t i = 0; i < r->nfiles; i++)
         if (r->files[i].k >= 0)
             rebuild_file(r, &r->files[i], 1);

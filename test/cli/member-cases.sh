@@ -39,7 +39,9 @@ same() { cmp "$1" "$2" >"$T/why" 2>&1; }
 
 head -c 3000017 /dev/urandom > "$T/src"
 "$DDIO" cp "$T/src" ddio:/m1 >/dev/null 2>"$T/cp.err" && "$DDIO" stat /m1 | grep -q mirror \
-  && "$DDIO" cp "$T/src" ddio:/gone1 >/dev/null 2>>"$T/cp.err" || t_fail cli/member/setup "$(cat "$T/cp.err")"
+  && "$DDIO" cp "$T/src" ddio:/gone1 >/dev/null 2>>"$T/cp.err" \
+  && "$DDIO" cp "$T/src" ddio:/mv1 >/dev/null 2>>"$T/cp.err" && "$DDIO" mkdir /dgone 2>>"$T/cp.err" \
+  && "$DDIO" mkdir /dkept 2>>"$T/cp.err" || t_fail cli/member/setup "$(cat "$T/cp.err")"
 if member_is "epoch 1" && [ "$(grep -c ' in$' "$T/m.out")" = 3 ]; then t_pass cli/member/first-epoch
 else t_fail cli/member/first-epoch "$(cat "$T/m.out" "$T/m.err")"; fi
 
@@ -65,20 +67,28 @@ if member_is "epoch 2" && grep -qx "server 1 ${addr[1]} in" "$T/m.out"; then
 else t_fail cli/member/second-out-changed-nothing "$(cat "$T/m.out" "$T/m.err")"; fi
 
 # down and out: the namespace is read from the others (the size of /m1,
-# whose last unit is server 2's, from its copy); a mkdir is refused, and
-# changes nothing on the others; a file is deleted on the others, which
-# note it for server 2 (its copy is removed by its resync, below)
+# whose last unit is server 2's, from its copy); changes are made on the
+# others, which note them for server 2 (its resync makes them there,
+# below): a file deleted, directories made (one in another) and removed,
+# a mirrored file renamed; a directory's rename is refused, naming the
+# server out, and changes nothing
 nsout() {
   "$DDIO" stat /m1 >"$T/ns.out" 2>&1 && grep -qx "size: 3000017" "$T/ns.out" \
     && "$DDIO" ls -l / >>"$T/ns.out" 2>&1 && grep -q " 3000017 .* m1$" "$T/ns.out" || return 1
-  ! "$DDIO" mkdir /d1 >>"$T/ns.out" 2>&1 || return 1
-  "$DDIO" rm /gone1 >>"$T/ns.out" 2>&1 || return 1
+  "$DDIO" mkdir /d1 >>"$T/ns.out" 2>&1 && "$DDIO" mkdir /d1/d2 >>"$T/ns.out" 2>&1 \
+    && "$DDIO" chmod 750 /d1/d2 >>"$T/ns.out" 2>&1 && "$DDIO" rm /dgone >>"$T/ns.out" 2>&1 \
+    && "$DDIO" mv /mv1 /d1/mv2 >>"$T/ns.out" 2>&1 && "$DDIO" rm /gone1 >>"$T/ns.out" 2>&1 || return 1
   ! "$DDIO" stat /gone1 >>"$T/ns.out" 2>&1 || return 1
-  [ "$(grep -c "namespace changes need every server" "$T/ns.out")" = 1 ] \
-    && [ ! -e "$ROOT/s0/d1" ] && [ -e "$ROOT/s0/m1" ] && [ -e "$ROOT/s1/m1" ] \
+  ! "$DDIO" mv /dkept /dmoved >>"$T/ns.out" 2>&1 || return 1
+  grep -q "rename /\?dkept: a directory while server 2 is out of the membership" "$T/ns.out" \
+    && [ -d "$ROOT/s0/d1/d2" ] && [ -d "$ROOT/s1/d1/d2" ] && [ ! -e "$ROOT/s2/d1" ] \
+    && [ ! -e "$ROOT/s0/dgone" ] && [ -d "$ROOT/s2/dgone" ] && [ -d "$ROOT/s0/dkept" ] \
+    && [ ! -e "$ROOT/s0/dmoved" ] && [ -e "$ROOT/s0/d1/mv2" ] && [ ! -e "$ROOT/s1/mv1" ] \
+    && [ -e "$ROOT/s2/mv1" ] && [ -e "$ROOT/s0/m1" ] && [ -e "$ROOT/s1/m1" ] \
     && [ ! -e "$ROOT/s0/gone1" ] && [ ! -e "$ROOT/s1/gone1" ] && [ -e "$ROOT/s2/gone1" ]
 }
-nsout && t_pass cli/member/out-namespace || t_fail cli/member/out-namespace "$(cat "$T/ns.out")"
+nsout && t_pass cli/member/out-namespace \
+  || t_fail cli/member/out-namespace "$(cat "$T/ns.out"; ls -R "$ROOT/s0" "$ROOT/s2")"
 
 # ---- back on its old root: it learns it is out, and refuses the mirrored file -------------
 restart 2 || t_fail cli/member/restart "$(cat "$T/s2.restart.log")"
@@ -102,7 +112,7 @@ if "$DDIO" cp "$T/src1" ddio:/m1 >/dev/null 2>"$T/cp.err" && "$DDIO" cp "$T/src2
   t_pass cli/member/out-writes-copies
 else t_fail cli/member/out-writes-copies "$(cat "$T/cp.err" "$T/why"; ls "$ROOT/s2")"; fi
 "$DDIO" status -i 0 >"$T/st.out" 2>&1
-grep -q "^  noted for members out: 3 file(s)" "$T/st.out" && t_pass cli/member/out-noted \
+grep -q "^  noted for members out: 8 file(s)" "$T/st.out" && t_pass cli/member/out-noted \
   || t_fail cli/member/out-noted "$(grep -E '^server|noted' "$T/st.out")"
 # alive and out, server 2 still holds /m1's old 3000017 bytes: stat and ls
 # must size it from the copies (it refuses the mirrored file's PSTAT)
@@ -116,9 +126,21 @@ else t_fail cli/member/out-stale-size-not-shown "$(cat "$T/ns.out"; ls -l "$ROOT
 if "$DDIO" member in 2 >"$T/i.out" 2>"$T/i.err" && grep -qx "epoch 3" "$T/i.out" \
    && grep -qx "server 2 ${addr[2]} in" "$T/i.out" && grep -q '^/m1: mirror: resynced, ' "$T/i.out" \
    && grep -q '^/m2: mirror: resynced, ' "$T/i.out" \
-   && grep -q '^resync: server 2: 2 file(s) resynced, 0 lost, 0 failed' "$T/i.out"; then
+   && grep -q '^resync: server 2: 3 file(s) resynced, 0 lost, 0 failed' "$T/i.out"; then
   t_pass cli/member/in-again-resynced
 else t_fail cli/member/in-again-resynced "$(cat "$T/i.out" "$T/i.err")"; fi
+# the namespace changed while it was out is server 2's too: the
+# directories made there (mode and owner as on the others), the removed
+# one and the renamed file's old name gone, its new name resynced
+if grep -qx "/d1/d2: directory made while server 2 was out: made there" "$T/i.out" \
+   && [ "$(stat -c %a "$ROOT/s2/d1/d2")" = 750 ] && [ ! -e "$ROOT/s2/dgone" ] \
+   && grep -qx "/dgone: directory removed while server 2 was out: removed there" "$T/i.out" \
+   && [ ! -e "$ROOT/s2/mv1" ] && grep -q '^/d1/mv2: mirror: resynced, ' "$T/i.out" \
+   && "$DDIO" cp ddio:/d1/mv2 "$T/mv2" >/dev/null 2>"$T/g.out" && same "$T/src" "$T/mv2" \
+   && same "$ROOT/s0/d1/mv2" "$ROOT/s1/.ddio/copy1/d1/mv2" \
+   && same "$ROOT/s2/d1/mv2" "$ROOT/s0/.ddio/copy1/d1/mv2"; then
+  t_pass cli/member/namespace-while-out
+else t_fail cli/member/namespace-while-out "$(cat "$T/i.out" "$T/g.out" "$T/why"; ls -lR "$ROOT/s2")"; fi
 # the file deleted while it was out: its copy there removed, so it does
 # not come back with server 2 (stat and ls of every server)
 if grep -qx "/gone1: deleted while server 2 was out: its copy removed" "$T/i.out" \
