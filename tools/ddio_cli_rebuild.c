@@ -294,6 +294,10 @@ static void progress(void *arg, uint64_t done)
 {
     struct rb_run *r = arg;
     double now = cli_now(), dt = now - r->t0, rate = dt > 0 ? done / dt : 0;
+    /* the total is the files' sizes as stat gave them while a server was
+     * lost: short when a file's last units were on it */
+    if (done > r->total)
+        r->total = done;
     if (now - r->said < 1 && done < r->total)
         return;                     /* a line a second at most */
     r->said = now;

@@ -122,11 +122,14 @@ check_step() {
 # ddio-patterns ARGS write and read ddio:/lost (a file with copies or
 # parity): the call that loses it waits the recovery time (2 s), the ranks
 # have it declared out and go on, both patterns verify their bytes, and
-# every other server noted the file for it
+# every other server noted the file for it. At a read point (coll-read,
+# indep-read) nothing is written after the loss: the read verifies its
+# bytes, served from the copies (STATS copy_reads) or decoded from the
+# others (ECREAD)
 lost_midway() {
   local name=$1 n=$2 point=$3; shift 3
   local root="$tmp/srv-$name"; mkdir -p "$root"
-  t_step "$name" "$run" -s "$n" --root "$root" --fault "2:$point:kill" -- bash -c '
+  LOST_POINT=$point t_step "$name" "$run" -s "$n" --root "$root" --fault "2:$point:kill" -- bash -c '
     here=$1 top=$2 root=$3 n=$4; shift 4
     ( . "$here/find-server.sh"; find_server 2 || exit 1
       for _ in $(seq 3000); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
@@ -135,6 +138,9 @@ lost_midway() {
       > "$root.out" || exit 1
     wait $k; cat "$root.out"
     [ "$(grep -c " verified$" "$root.out")" = 2 ] || exit 1
+    case $LOST_POINT in *-read:*)
+      "$top/tools/ddio" -t 1 stats copy_reads req.ECREAD 2>/dev/null | awk "{ s += \$3 } END { exit !(s > 0) }"
+      exit ;; esac
     "$top/tools/ddio" member | grep -x "server 2 .* out (unreachable)" || exit 1
     "$top/tools/ddio" stats missed_files | awk -v n="$n" "{ s += \$3 } END { exit !(s == n - 1) }"' \
     _ "$here" "$top" "$root" "$n" "$@"
@@ -413,6 +419,10 @@ if t_selected mirror; then  # romio_ddio_redundancy=mirror: reads survive a lost
   # 2 killed at its 20th independent write block (a flush)
   lost_midway mirror-lost-wbflush 3 indep-write:20 -H romio_ddio_redundancy=mirror \
     -H romio_ddio_write_behind=4194304 -i -p wc,rc -m 128 -w 16
+  # the same mid a collective read (server 2 killed at its 30th block read
+  # for a collective; the write before it whole)
+  lost_midway mirror-lost-midread 3 coll-read:30 -H romio_ddio_redundancy=mirror \
+    -p wc,rb -m 384 -w 16
   # mirror:3 on 3 servers: two of them lost, the third serves everything
   root="$tmp/srv-mirror3"; mkdir -p "$root"
   t_step mirror3-kill01/ddio env T_MIRROR_MODE=mirror:3 \
@@ -557,6 +567,11 @@ if t_selected ec; then  # romio_ddio_redundancy=ec:K+M: parity computed on the s
     -p wc,rc -m 384 -w 16
   [ -n "${T_OTHER_PASS:-}" ] || lost_midway ec42-lost-midwrite 6 coll-write:40 \
     -H romio_ddio_redundancy=ec:4+2 -p wc,rc -m 384 -w 16
+  # mid a collective read (as mirror-lost-midread)
+  lost_midway ec-lost-midread 3 coll-read:30 -H romio_ddio_redundancy=ec:2+1 \
+    -p wc,rb -m 384 -w 16
+  [ -n "${T_OTHER_PASS:-}" ] || lost_midway ec42-lost-midread 6 coll-read:12 \
+    -H romio_ddio_redundancy=ec:4+2 -p wc,rb -m 384 -w 16
   # mid an independent write-behind flush (as mirror-lost-wbflush)
   lost_midway ec-lost-wbflush 3 indep-write:20 -H romio_ddio_redundancy=ec:2+1 \
     -H romio_ddio_write_behind=4194304 -i -p wc,rc -m 128 -w 16
