@@ -60,6 +60,8 @@ struct slot {
     int state;
     int io_busy;                 /* disk request outstanding */
     int locked;                  /* holds the block lock */
+    struct sums *sums_begun;     /* its write counted by sums_begin_write on
+                                  * these sums, not ended yet (slot_release) */
     uint64_t k, a;               /* local block number and first local offset */
     struct ofile *of;            /* the datafiles the block is in: the file's,
                                   * a mirror this server holds, or its parity

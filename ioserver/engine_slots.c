@@ -17,6 +17,7 @@
 #include "ddio_stream.h"
 #include "pcache.h"
 #include "planner.h"
+#include "sums.h"
 
 /* ---- disk requests --------------------------------------------------------------------------- */
 
@@ -176,6 +177,10 @@ void slot_count_io(struct xfer *x, const struct slot *s)
 
 void slot_release(struct xfer *x, struct slot *s)
 {
+    if (s->sums_begun)            /* its sums are in (or it failed): the
+                                   * sidecar may say CLEAN again */
+        sums_end_write(s->sums_begun);
+    s->sums_begun = NULL;
     if (s->map && !s->abandon) {
         munmap(s->map, s->maplen);
         store_map_drop(s->of);

@@ -32,6 +32,7 @@ int esums_begin(struct xfer *x, struct slot *s)
     int rc = su ? sums_begin_write(su) : 0;
     if (rc)
         FAIL(x, -rc, "checksums of %s on disk %d: %s", s->of->path, d, ddio_errno_name(-rc));
+    s->sums_begun = rc == 0 ? su : NULL;
     return rc;
 }
 

@@ -5,8 +5,8 @@
 
 #include "engine_int.h"
 
-/* before block s's data write: its sidecar says DIRTY. 0, or -errno with
- * x failed */
+/* before block s's data write: its sidecar says DIRTY, and stays so
+ * until the slot is released (s->sums_begun). 0, or -errno with x failed */
 int esums_begin(struct xfer *x, struct slot *s);
 /* block s's write completed: the sectors it wrote whole summed from its
  * buffer, those it wrote in part STALE */

@@ -254,7 +254,9 @@ static int mend(struct ofile *vf, uint64_t a, const uint8_t *good, size_t n, enu
     rc = sums_begin_write(su);
     if (rc == 0) {
         sums_set(su, doff, good, n);
-        rc = fdatasync(fd) ? -errno : sums_flush(su, fd, 1);
+        sums_end_write(su);
+        uint64_t gen = sums_gen(su);
+        rc = fdatasync(fd) ? -errno : sums_flush_since(su, fd, gen);
     }
     return rc;
 }

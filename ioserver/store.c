@@ -43,7 +43,8 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
 }
 
 static void store_copies_free(struct ofile *of);
-static int store_sums_flush(struct ofile *of);
+static void store_sums_gens(struct ofile *of, uint64_t *gens);
+static int store_sums_flush(struct ofile *of, const uint64_t *gens);
 
 static void ofile_free(struct ofile *of)
 {
@@ -850,6 +851,9 @@ int store_local_fds(struct ofile *of, int *write, int *sizefd, int *fds)
 int store_sync(struct store *st, struct ofile *of)
 {
     int rc;
+    uint64_t gens[STORE_VIEWS][DDIO_MAX_ROOTS];
+    for (uint32_t c = 0; c < STORE_VIEWS; c++)     /* before the data's sync */
+        store_sums_gens(c ? of->copy[c] : of, gens[c]);
     if (!layout_redundant(&of->layout)) {
         rc = store_meta_sync(st, of, of->fds, of->ndisks);
     } else {
@@ -859,19 +863,26 @@ int store_sync(struct store *st, struct ofile *of)
         rc = store_meta_sync(st, of, fds, n);
     }
     for (uint32_t c = 0; c < STORE_VIEWS && rc == 0; c++)
-        rc = store_sums_flush(c ? of->copy[c] : of);
+        rc = store_sums_flush(c ? of->copy[c] : of, gens[c]);
     if (rc == 0 && of->copy[STORE_OVERLAY])   /* its datafile synced above */
         rc = ovl_flush(of->copy[STORE_OVERLAY]->ovl);
     return rc;
 }
 
+static void store_sums_gens(struct ofile *of, uint64_t *gens)
+{
+    for (int d = 0; of && of->sums && d < of->ndisks; d++)
+        gens[d] = sums_gen(of->sums[d]);
+}
+
 /* the sums of what the sync made durable, made durable after it (sums.h's
- * crash rule) */
-static int store_sums_flush(struct ofile *of)
+ * crash rule): CLEAN only if no write ended after gens were taken */
+static int store_sums_flush(struct ofile *of, const uint64_t *gens)
 {
     int rc = 0;
     for (int d = 0; of && of->sums && d < of->ndisks && rc == 0; d++)
-        rc = sums_flush(of->sums[d], of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d], 1);
+        rc = sums_flush_since(of->sums[d], of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d],
+                              gens[d]);
     return rc;
 }
 

@@ -101,10 +101,13 @@ static int truncate_all(struct ofile *of, uint64_t size)
         rc = of->sums ? sums_begin_write(of->sums[d]) : 0;
         if (rc)
             return rc;
-        if (ftruncate(of->fds[d], (off_t)ds))
-            return -errno;
-        if (of->sums)
+        rc = ftruncate(of->fds[d], (off_t)ds) ? -errno : 0;
+        if (of->sums && rc == 0)
             sums_truncate(of->sums[d], ds);
+        if (of->sums)
+            sums_end_write(of->sums[d]);
+        if (rc)
+            return rc;
     }
     return 0;
 }

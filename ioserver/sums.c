@@ -49,6 +49,9 @@ struct sums {
                                   * that look trusted, so marking it DIRTY
                                   * needs no fdatasync */
     uint64_t nstale;
+    uint64_t writing;            /* writes begun whose sums are not in yet:
+                                  * while any is, the header stays DIRTY */
+    uint64_t ended;              /* writes ended since the open (sums_gen) */
 };
 
 static const uint8_t zeros[SUMS_SECTOR];
@@ -225,8 +228,27 @@ int sums_begin_write(struct sums *s)
         if (rc)
             s->hdr = 0;
     }
+    if (rc == 0)
+        s->writing++;
     pthread_mutex_unlock(&s->mu);
     return rc;
+}
+
+void sums_end_write(struct sums *s)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->writing > 0)
+        s->writing--;
+    s->ended++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t sums_gen(struct sums *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t g = s->ended;
+    pthread_mutex_unlock(&s->mu);
+    return g;
 }
 
 /* ---- writes and reads ------------------------------------------------------------------- */
@@ -334,9 +356,10 @@ static int recompute_stale(struct sums *s, int datafd)
     return rc;
 }
 
-int sums_flush(struct sums *s, int datafd, int durable)
+/* s->mu held; durable: the caller made the data durable after every
+ * write that has ended */
+static int flush_locked(struct sums *s, int datafd, int durable)
 {
-    pthread_mutex_lock(&s->mu);
     int rc = recompute_stale(s, datafd);
     int changed = s->dhi > s->dlo || s->cut;
     if (rc == 0 && changed && s->hdr != SUMS_DIRTY)
@@ -353,14 +376,32 @@ int sums_flush(struct sums *s, int datafd, int durable)
             s->cut = 0;
         }
     }
-    if (rc == 0 && durable && s->hdr == SUMS_DIRTY) {
+    /* CLEAN only with no write between its DIRTY mark and its sums: one
+     * whose data lands after this would be newer than sums said CLEAN,
+     * and its own sums could no longer be stored (-EPROTO above) */
+    if (rc == 0 && durable && s->writing == 0 && s->hdr == SUMS_DIRTY) {
         if (fdatasync(s->fd))
             rc = -errno;
         else                     /* after the records: a crash before it leaves DIRTY */
             rc = write_hdr(s, SUMS_CLEAN);
     }
-    pthread_mutex_unlock(&s->mu);
     return rc == -EPROTO ? 0 : rc;
+}
+
+int sums_flush(struct sums *s, int datafd, int durable)
+{
+    pthread_mutex_lock(&s->mu);
+    int rc = flush_locked(s, datafd, durable);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+int sums_flush_since(struct sums *s, int datafd, uint64_t gen)
+{
+    pthread_mutex_lock(&s->mu);
+    int rc = flush_locked(s, datafd, s->ended == gen);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 int sums_dirty(struct sums *s)

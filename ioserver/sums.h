@@ -17,7 +17,8 @@
  *
  * The crash rule: the sidecar's header says DIRTY (made durable before the
  * first data write after it said CLEAN) or CLEAN (written only after the
- * sums, synced after the data, are durable). Loaded CLEAN, every sum is
+ * sums, synced after the data, are durable, and while no write is between
+ * its begin and its end: a write in flight keeps it DIRTY). Loaded CLEAN, every sum is
  * trusted; loaded DIRTY, every sum is SUSPECT. So a crash between a data
  * write and its sums' write never reports good data as corrupt.
  * A sidecar that did not exist when the datafile was opened is marked
@@ -64,8 +65,13 @@ int sums_dirty(struct sums *s);
 void sums_close(struct sums *s, int datafd, int gone, int durable);
 
 /* Before a data write: the sidecar says DIRTY, durably (once until the
- * next CLEAN). 0 or -errno. */
+ * next CLEAN), and stays so until the write ends. 0 or -errno; on 0 the
+ * caller calls sums_end_write once its sums are in (or it failed). */
 int sums_begin_write(struct sums *s);
+void sums_end_write(struct sums *s);
+/* how many writes have ended: taken before the caller's data sync, for
+ * sums_flush_since */
+uint64_t sums_gen(struct sums *s);
 /* Sectors [off, off + len) (off sector-aligned) were written from buf,
  * which holds them whole (len rounded up to a sector, the tail zeros
  * past the end). */
@@ -82,9 +88,14 @@ void sums_truncate(struct sums *s, uint64_t size);
  * sectors checked are counted (verified, unknown); a bad one is the
  * caller's to count once it is sure (sums_ctr.bad). */
 int sums_verify(struct sums *s, uint64_t off, const void *buf, uint64_t len, uint64_t *bad);
-/* Recompute STALE sectors from datafd, write the changed sums; durable:
- * fdatasync them, then mark the sidecar CLEAN. 0 or -errno. */
+/* Recompute STALE sectors from datafd, write the changed sums; durable
+ * (the caller made the data durable after every write that has ended):
+ * fdatasync them, then mark the sidecar CLEAN, unless a write is still
+ * in flight (it stays DIRTY). 0 or -errno. */
 int sums_flush(struct sums *s, int datafd, int durable);
+/* sums_flush, durable when no write ended since sums_gen said gen (taken
+ * before the caller's data sync) */
+int sums_flush_since(struct sums *s, int datafd, uint64_t gen);
 
 /* tests: the state and sum of sector i (SUM_UNKNOWN past the end) */
 enum sum_state sums_state(struct sums *s, uint64_t i, uint32_t *crc);

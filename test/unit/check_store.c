@@ -1046,6 +1046,7 @@ static void write_sector(struct ofile *of, int byte)
     ck_assert_int_eq(sums_begin_write(of->sums[0]), 0);
     ck_assert_int_eq(pwrite(of->fds[0], b, 4096, 0), 4096);
     sums_set(of->sums[0], 0, b, 4096);
+    sums_end_write(of->sums[0]);
     store_note_write(of, 4096);
     free(b);
 }

@@ -80,6 +80,7 @@ START_TEST(t_reload_and_flip)
     struct sums *s = sums_open(rootfd, "f", datafd, 1);
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_set(s, 0, b, 8 * SEC);
+    sums_end_write(s);
     ck_assert_int_eq(sums_flush(s, datafd, 1), 0);
     sums_close(s, datafd, 0, 1);
 
@@ -109,6 +110,7 @@ START_TEST(t_crash_rule)
     struct sums *s = sums_open(rootfd, "f", datafd, 1);
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_set(s, 0, a, 4 * SEC);
+    sums_end_write(s);
     ck_assert_int_eq(sums_flush(s, datafd, 1), 0);  /* CLEAN with a's sums */
     /* new data written, its sums in memory only: the server dies */
     uint8_t *b = data(4, 2);
@@ -150,6 +152,7 @@ START_TEST(t_header_states)
     ck_assert_uint_eq(h[2], SUMS_DIRTY);
     uint8_t *b = data(1, 3);
     sums_set(s, 0, b, SEC);
+    sums_end_write(s);
     ck_assert_int_eq(sums_flush(s, datafd, 0), 0);  /* written, not durable */
     ck_assert_int_eq(pread(sfd, h, sizeof h, 0), (ssize_t)sizeof h);
     ck_assert_uint_eq(h[2], SUMS_DIRTY);
@@ -170,6 +173,7 @@ START_TEST(t_close_not_durable)
     struct sums *s = sums_open(rootfd, "f", datafd, 1);
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_set(s, 0, b, 2 * SEC);
+    sums_end_write(s);
     ck_assert_int_eq(sums_dirty(s), 1);
     sums_close(s, datafd, 0, 0);
     s = sums_open(rootfd, "f", datafd, 0);
@@ -192,6 +196,7 @@ START_TEST(t_stale_recomputed)
     struct sums *s = sums_open(rootfd, "f", datafd, 1);
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_stale(s, 100, 2 * SEC + 5);              /* sectors 0..2, in part */
+    sums_end_write(s);
     uint64_t bad = 0;
     ck_assert_int_eq(sums_state(s, 1, NULL), SUM_STALE);
     ck_assert_int_eq(sums_verify(s, 0, "x", 1, &bad), 0);   /* not checked */
@@ -206,16 +211,70 @@ START_TEST(t_stale_recomputed)
 }
 END_TEST
 
+/* A sync's flush while a write is in flight (between its DIRTY mark and
+ * its sums: another handle's MPI_File_sync) leaves the header DIRTY, so
+ * the write's sums are stored at the next flush; a CLEAN then would have
+ * dropped them and left the old sums trusted over the new data (a false
+ * integrity error, seen as t_local's local-sums/cmp) */
+static uint32_t hdr_state(void)
+{
+    uint32_t h[3] = {0};
+    int sfd = openat(rootfd, ".ddio/sums/f", O_RDONLY);
+    ck_assert_int_ge(sfd, 0);
+    ck_assert_int_eq(pread(sfd, h, sizeof h, 0), (ssize_t)sizeof h);
+    close(sfd);
+    return h[2];
+}
+
+START_TEST(t_clean_waits_for_writes)
+{
+    uint8_t *a = data(2, 11), *b = data(2, 12);
+    struct sums *s = sums_open(rootfd, "f", datafd, 1);
+    ck_assert_int_eq(sums_begin_write(s), 0);
+    sums_set(s, 0, a, 2 * SEC);
+    sums_end_write(s);
+    ck_assert_int_eq(sums_flush(s, datafd, 1), 0);
+    ck_assert_uint_eq(hdr_state(), SUMS_CLEAN);
+    ck_assert_int_eq(sums_begin_write(s), 0);       /* a write begins */
+    ck_assert_int_eq(sums_flush(s, datafd, 1), 0);  /* a sync meanwhile */
+    ck_assert_uint_eq(hdr_state(), SUMS_DIRTY);
+    ck_assert_int_eq(pwrite(datafd, b, 2 * SEC, 0), 2 * SEC);
+    sums_set(s, 0, b, 2 * SEC);
+    sums_end_write(s);
+    /* a write that ended after the caller's data sync began: not CLEAN */
+    uint64_t gen = sums_gen(s);
+    ck_assert_int_eq(sums_begin_write(s), 0);
+    sums_set(s, 0, b, 2 * SEC);
+    sums_end_write(s);
+    ck_assert_int_eq(sums_flush_since(s, datafd, gen), 0);
+    ck_assert_uint_eq(hdr_state(), SUMS_DIRTY);
+    ck_assert_int_eq(sums_flush_since(s, datafd, sums_gen(s)), 0);
+    ck_assert_uint_eq(hdr_state(), SUMS_CLEAN);
+    sums_close(s, datafd, 0, 1);
+    s = sums_open(rootfd, "f", datafd, 0);
+    uint32_t c;
+    ck_assert_int_eq(sums_state(s, 1, &c), SUM_OK);
+    ck_assert_uint_eq(c, sums_crc(b + SEC, SEC));
+    uint64_t bad = 0;
+    ck_assert_int_eq(sums_verify(s, 0, b, 2 * SEC, &bad), 0);
+    sums_close(s, datafd, 0, 1);
+    free(a);
+    free(b);
+}
+END_TEST
+
 START_TEST(t_truncate)
 {
     uint8_t *b = data(3, 5);
     struct sums *s = sums_open(rootfd, "f", datafd, 1);
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_set(s, 0, b, 3 * SEC);
+    sums_end_write(s);
     ck_assert_int_eq(sums_flush(s, datafd, 1), 0);
     ck_assert_int_eq(sums_begin_write(s), 0);
     ck_assert_int_eq(ftruncate(datafd, SEC + 10), 0);
     sums_truncate(s, SEC + 10);
+    sums_end_write(s);
     ck_assert_int_eq(sums_state(s, 1, NULL), SUM_STALE);
     ck_assert_int_eq(sums_state(s, 2, NULL), SUM_UNKNOWN);
     sums_close(s, datafd, 0, 1);
@@ -243,12 +302,14 @@ START_TEST(t_cut_then_grow)
     struct sums *s = sums_open(rootfd, "f", datafd, 1);
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_set(s, 0, b, 4 * SEC);
+    sums_end_write(s);
     ck_assert_int_eq(sums_flush(s, datafd, 1), 0);
     ck_assert_int_eq(sums_begin_write(s), 0);
     ck_assert_int_eq(ftruncate(datafd, SEC), 0);
     sums_truncate(s, SEC);
     ck_assert_int_eq(ftruncate(datafd, 4 * SEC - 100), 0);   /* zeros from SEC on */
     sums_truncate(s, 4 * SEC - 100);
+    sums_end_write(s);
     sums_close(s, datafd, 0, 1);
     s = sums_open(rootfd, "f", datafd, 0);
     ck_assert_int_eq(sums_state(s, 0, NULL), SUM_OK);
@@ -268,6 +329,7 @@ START_TEST(t_foreign_and_fresh)
     struct sums *s = sums_open(rootfd, "f", datafd, 1);
     ck_assert_int_eq(sums_begin_write(s), 0);
     sums_set(s, 0, b, 2 * SEC);
+    sums_end_write(s);
     sums_close(s, datafd, 0, 1);
     /* another datafile of the same name (a new inode): the sidecar is not its */
     int other = openat(rootfd, "g", O_RDWR | O_CREAT, 0644);
@@ -297,6 +359,7 @@ int main(void)
     tcase_add_test(tc, t_header_states);
     tcase_add_test(tc, t_close_not_durable);
     tcase_add_test(tc, t_stale_recomputed);
+    tcase_add_test(tc, t_clean_waits_for_writes);
     tcase_add_test(tc, t_truncate);
     tcase_add_test(tc, t_cut_then_grow);
     tcase_add_test(tc, t_foreign_and_fresh);
