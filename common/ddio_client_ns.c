@@ -467,24 +467,27 @@ int ddio_client_unlink(struct ddio_client *cl, const char *path, char *msg, size
     return rc;
 }
 
-int ddio_client_unlink_on(struct ddio_client *cl, int i, const char *path, char *msg,
-                          size_t msglen)
+/* a change of path (with ids) sent to server i alone */
+static int path_change_on(struct ddio_client *cl, int i, uint16_t type, const char *path,
+                          char *msg, size_t msglen)
 {
     struct ddio_wbuf w;
     path_req(&w, path, 1);
-    int rc = ddio_cl_call(cl, i, DDIO_T_DELETE, &w, NULL, NULL, msg, msglen);
+    int rc = ddio_cl_call(cl, i, type, &w, NULL, NULL, msg, msglen);
     ddio_wbuf_free(&w);
     return rc;
+}
+
+int ddio_client_unlink_on(struct ddio_client *cl, int i, const char *path, char *msg,
+                          size_t msglen)
+{
+    return path_change_on(cl, i, DDIO_T_DELETE, path, msg, msglen);
 }
 
 int ddio_client_rmdir_on(struct ddio_client *cl, int i, const char *path, char *msg,
                          size_t msglen)
 {
-    struct ddio_wbuf w;
-    path_req(&w, path, 1);
-    int rc = ddio_cl_call(cl, i, DDIO_T_RMDIR, &w, NULL, NULL, msg, msglen);
-    ddio_wbuf_free(&w);
-    return rc;
+    return path_change_on(cl, i, DDIO_T_RMDIR, path, msg, msglen);
 }
 
 int ddio_client_rename(struct ddio_client *cl, const char *from, const char *to,
