@@ -91,7 +91,8 @@ static void usage(FILE *f)
         "                       of $DDIO_CONFIG)\n"
         "  -t, --timeout S      seconds any wait may take before the command fails\n"
         "                       (default: $DDIO_TIMEOUT, else 'timeout =' of $DDIO_CONFIG,\n"
-        "                       else 30)\n"
+        "                       else 30; status and stats: 5, so a server that is down\n"
+        "                       is reported as such without waiting for it to restart)\n"
         "      --json           ls, stat, layout, status, member: print JSON\n"
         "  -l                   ls: long listing\n"
         "  -u, --stripe-unit B  cp: stripe unit of a new ddio file in bytes, K/M/G\n"
@@ -341,8 +342,10 @@ static int apply_defaults(struct cli *o)
             t = v;
         if (t && *t && parse_seconds(t, 0.001, 86400 * 365, &o->timeout_s))
             return cli_usage_error("DDIO_TIMEOUT: '%s' is not a number of seconds > 0", t);
-        if (o->timeout_s == 0)
+        if (o->timeout_s == 0) {
             o->timeout_s = 30;
+            o->timeout_default = 1;
+        }
     }
     if (!o->servers || !*o->servers)
         return cli_usage_error("no servers: pass -s HOST:PORT,... or set DDIO_SERVERS "

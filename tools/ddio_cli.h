@@ -15,6 +15,8 @@ struct cli {
     const char *servers;      /* -s/--servers, $DDIO_SERVERS, DDIO_CONFIG servers */
     const char *secret_file;  /* --secret-file (NULL: $DDIO_SECRET_FILE, DDIO_CONFIG) */
     double timeout_s;         /* -t/--timeout, $DDIO_TIMEOUT, DDIO_CONFIG, 30 */
+    int timeout_default;      /* none of those gave it (status and stats then
+                               * wait CLI_LOOK_TIMEOUT_S for a server) */
     int json;                 /* --json: ls, stat, layout, status */
     int longfmt;              /* ls -l */
     uint64_t unit;            /* cp --stripe-unit (new files; 0: 1 MiB) */

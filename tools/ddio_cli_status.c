@@ -23,9 +23,21 @@ static int want_key(const char *k, int nkeys, char **keys)
     return 0;
 }
 
+/* status and stats look, they do not wait: with no timeout given, a
+ * server down is reported after CLI_LOOK_TIMEOUT_S, not after a restart's
+ * worth of retries (30 s, twice for status) */
+#define CLI_LOOK_TIMEOUT_S 5
+static struct ddio_client *look_client(const struct cli *o)
+{
+    struct cli q = *o;
+    if (q.timeout_default)
+        q.timeout_s = CLI_LOOK_TIMEOUT_S;
+    return cli_client(&q);
+}
+
 int cmd_stats(struct cli *o)
 {
-    struct ddio_client *cl = cli_client(o);
+    struct ddio_client *cl = look_client(o);
     char msg[DDIO_CLIENT_MSG_LEN];
     int rc = 0;
     if (!cl)
@@ -273,7 +285,7 @@ static void take(struct ddio_client *cl, int i, struct sample *s)
 
 int cmd_status(struct cli *o)
 {
-    struct ddio_client *cl = cli_client(o);
+    struct ddio_client *cl = look_client(o);
     if (!cl)
         return 1;
     int n = ddio_client_nservers(cl), rc = 0;

@@ -47,6 +47,13 @@ else t_fail cli/member/first-epoch "$(cat "$T/m.out" "$T/m.err")"; fi
 
 # ---- server 2 killed: declared out by the two others -------------------------------------
 kill -KILL "$(pid_of 2)"; sleep 0.2
+# status looks, it does not wait: the server down is named within seconds
+# (5 s a connect with no timeout given; it was 30, twice), the others shown
+s0=$(date +%s); rc=0; env -u DDIO_TIMEOUT "$DDIO" status >"$T/down.out" 2>&1 || rc=$?
+if [ $rc = 1 ] && [ $(( $(date +%s) - s0 )) -lt 20 ] \
+   && grep -q "cannot connect to server ${addr[2]}" "$T/down.out" && grep -q "^server ${addr[0]} " "$T/down.out"; then
+  t_pass cli/member/status-server-down
+else t_fail cli/member/status-server-down "exit $rc after $(( $(date +%s) - s0 )) s: $(head -c 400 "$T/down.out")"; fi
 if "$DDIO" member out 2 >"$T/o.out" 2>"$T/o.err" && grep -qx "epoch 2" "$T/o.out" \
    && grep -qx "server 2 ${addr[2]} out (unreachable)" "$T/o.out"; then t_pass cli/member/out-by-majority
 else t_fail cli/member/out-by-majority "$(cat "$T/o.out" "$T/o.err")"; fi
