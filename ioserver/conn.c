@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,8 +39,9 @@ struct outmsg {
  * when the connection's output is idle: a small reply (DONE, GET, a small
  * PUT, a metadata answer) then costs no wakeup of the writer thread, which
  * on a small VM costs more than the send. What the socket does not take at
- * once goes to the writer. Bulk PUTs always go through the writer, so the
- * engine thread never waits to copy a block into the socket. */
+ * once goes to the writer. A PUT of any size is sent from the block in
+ * place instead (conn_send_iov): the socket's copy replaces the copy into
+ * a message, so the engine thread does no more work than before. */
 #define DIRECT_SEND_MAX 65536
 
 void conn_ref(struct conn *c)
@@ -222,6 +224,138 @@ int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
         free(m);
     }
     return rc;
+}
+
+/* the bytes of iov[0..cnt) from byte skip on, into dst */
+static void iov_copy(uint8_t *dst, const struct iovec *iov, int cnt, size_t skip)
+{
+    for (int i = 0; i < cnt; i++) {
+        size_t l = iov[i].iov_len;
+        if (skip >= l) {
+            skip -= l;
+            continue;
+        }
+        memcpy(dst, (const uint8_t *)iov[i].iov_base + skip, l - skip);
+        dst += l - skip;
+        skip = 0;
+    }
+}
+
+/* iov trimmed to its first cap bytes (a test's cut send); its new count */
+static int iov_trim(struct iovec *iov, int cnt, size_t cap)
+{
+    for (int i = 0; i < cnt; i++) {
+        if (iov[i].iov_len >= cap) {
+            iov[i].iov_len = cap;
+            return cap ? i + 1 : i;
+        }
+        cap -= iov[i].iov_len;
+    }
+    return cnt;
+}
+
+/* Send iov[0..cnt) (plen bytes in all) on the caller's thread, behind the
+ * header, when the output is idle (c->mu held; unlocked on return). What
+ * the socket did not take is copied into m's payload and goes first in the
+ * queue; the caller's bytes are not needed once this returns. */
+static int send_iov_direct(struct conn *c, struct outmsg *m, const struct iovec *iov, int cnt)
+{
+    struct iovec v[1 + CONN_IOV_MAX];
+    c->writing = 1;
+    pthread_mutex_unlock(&c->mu);
+    v[0] = (struct iovec){m->hdr, DDIO_HDR_SIZE};
+    memcpy(v + 1, iov, (size_t)cnt * sizeof(*iov));
+    int n = iov_trim(v, 1 + cnt, fault_cut(FAULT_DIRECT_SEND, DDIO_HDR_SIZE, m->plen));
+    ssize_t k = n ? ddio_sendv_some(c->fd, v, n) : 0;     /* plain or TLS */
+    int err = k < 0 ? (int)-k : 0;
+    size_t sent = k > 0 ? (size_t)k : 0;
+    if (!err && sent < DDIO_HDR_SIZE + m->plen) {
+        /* the payload's part already sent is never read: only the rest is copied */
+        size_t skip = sent > DDIO_HDR_SIZE ? sent - DDIO_HDR_SIZE : 0;
+        m->payload = malloc(m->plen);
+        if (m->payload)
+            iov_copy(m->payload + skip, iov, cnt, skip);
+        else
+            err = ENOMEM;
+        m->sent = sent;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->writing = 0;
+    if (!err && m->payload) {
+        m->next = c->qhead;
+        c->qhead = m;
+        if (!c->qtail)
+            c->qtail = m;
+        if (m->bounded)
+            c->qbytes += m->plen;
+        m = NULL;
+    }
+    if (c->qhead)
+        pthread_cond_signal(&c->ocv);
+    if (c->flushers)
+        pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (m)
+        free(m);
+    if (err) {                    /* a message cut short: the stream is lost */
+        conn_kill(c, err == ENOMEM ? "out of memory for a send" : "send failed");
+        return err == ENOMEM ? -ENOMEM : -ECONNRESET;
+    }
+    return 0;
+}
+
+int conn_send_iov(struct conn *c, uint16_t type, uint64_t req, const struct iovec *iov, int cnt,
+                  int bounded, int64_t deadline_ms)
+{
+    size_t plen = 0;
+    for (int i = 0; i < cnt; i++)
+        plen += iov[i].iov_len;
+    struct outmsg *m = calloc(1, sizeof(*m));
+    if (!m || cnt > CONN_IOV_MAX) {
+        free(m);
+        return -ENOMEM;
+    }
+    struct ddio_hdr h;
+    ddio_hdr_init(&h, type, req, plen);
+    h.epoch = member_epoch(&c->srv->member);
+    ddio_hdr_encode(&h, m->hdr);
+    m->plen = plen;
+    m->deadline_ms = deadline_ms;
+    m->bounded = bounded;
+    pthread_mutex_lock(&c->mu);
+    int rc = bounded ? wait_space(c, plen, deadline_ms) : (c->dead ? -ECONNRESET : 0);
+    if (rc == 0 && !c->qhead && !c->writing)
+        return send_iov_direct(c, m, iov, cnt);     /* unlocks */
+    pthread_mutex_unlock(&c->mu);
+    if (rc) {
+        free(m);
+        return rc;
+    }
+    /* the output is busy: a copy, queued behind what is there (unlocked
+     * meanwhile, so the queue is looked at again) */
+    m->payload = malloc(plen ? plen : 1);
+    if (!m->payload) {
+        free(m);
+        return -ENOMEM;
+    }
+    iov_copy(m->payload, iov, cnt, 0);
+    pthread_mutex_lock(&c->mu);
+    if (c->dead) {
+        pthread_mutex_unlock(&c->mu);
+        free(m->payload);
+        free(m);
+        return -ECONNRESET;
+    }
+    if (c->qtail)
+        c->qtail->next = m;
+    else
+        c->qhead = m;
+    c->qtail = m;
+    if (bounded)
+        c->qbytes += plen;
+    pthread_cond_signal(&c->ocv);
+    pthread_mutex_unlock(&c->mu);
+    return 0;
 }
 
 /* A heartbeat is only worth sending on an idle connection: anything still

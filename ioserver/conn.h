@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "ddio_auth.h"
 #include "ddio_proto.h"
@@ -119,6 +120,15 @@ void release_slot(struct conn *c, struct work *w, uint16_t type, uint64_t req);
 int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
               uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms);
 /* a heartbeat, only on an idle connection */
+/* The most pieces conn_send_iov takes (more: -ENOMEM; the caller packs) */
+#define CONN_IOV_MAX 64
+/* A message whose payload is iov[0..cnt), sent from there when the output
+ * is idle (what the socket does not take at once is copied and queued);
+ * copied and queued behind the rest otherwise. The caller's bytes are free
+ * once it returns. Not for replies (no --max-inflight slot is freed).
+ * bounded as conn_send. 0, -ETIMEDOUT, -ECONNRESET, -ENOMEM. */
+int conn_send_iov(struct conn *c, uint16_t type, uint64_t req, const struct iovec *iov, int cnt,
+                  int bounded, int64_t deadline_ms);
 int conn_send_progress(struct conn *c, uint64_t req, int64_t deadline_ms);
 /* the writer thread (arg: the connection) */
 void *writer_main(void *arg);

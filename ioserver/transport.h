@@ -86,10 +86,11 @@ struct xport_ops {
      * it too). */
     int (*sync)(struct xp *ep, int64_t deadline_ms);
     /* 1: a put whose bytes are one range of the block sends them from
-     * there, fetched by the peer (UCX rendezvous: CMA or RDMA), never
-     * copied by the server; the engine may then hand it a mapping of the
-     * datafile's cached pages instead of a block buffer (engine_slots.c).
-     * 0: put copies them (TCP). */
+     * there, never copied into a staging buffer by the server (UCX
+     * rendezvous: fetched by the peer, CMA or RDMA; TCP: the socket's own
+     * copy); the engine may then hand it a mapping of the datafile's
+     * cached pages instead of a block buffer (engine_slots.c). 0: put
+     * copies them. */
     int sends_in_place;
 };
 

@@ -37,7 +37,8 @@ g_busy() {
 }
 
 # Server 0 cuts every reply it sends without its writer thread (DONE, GET,
-# small PUTs, metadata answers) on purpose (--fault direct-send:1:short):
+# PUTs, sent from the block in place, metadata answers) on purpose
+# (--fault direct-send:1:short):
 # the socket takes only part, cut alternately inside the header and inside
 # the payload, and the writer thread must send the rest in order. Data over
 # TCP (with UCX the PUT data does not go through these sends). t_smallio
