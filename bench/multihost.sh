@@ -26,18 +26,18 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || { echo "multihost: needs root (ip netns, tc)" >&2; exit 1; }
 OUT=${OUT:-$top/bench/results/$(date +%F)-multihost}
-mkdir -p "$OUT/bin"
+mkdir -p "$OUT"
 export PATH="$top/mpich/bin:$PATH" LD_LIBRARY_PATH="$top/mpich/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-cc -O2 -pthread -o "$OUT/bin/tcp-stream" "$here/tcp-stream.c" \
-  && mpicc -std=c11 -O2 -o "$OUT/bin/ior-style" "$here/ior-style.c" || exit 1
-TS=$OUT/bin/tcp-stream IORS=$OUT/bin/ior-style
+work=$(mktemp -d "${TMPDIR:-/tmp}/ddio-mh-bench.XXXXXX")
+cc -O2 -pthread -o "$work/tcp-stream" "$here/tcp-stream.c" \
+  && mpicc -std=c11 -O2 -o "$work/ior-style" "$here/ior-style.c" || { rm -rf "$work"; exit 1; }
+TS=$work/tcp-stream IORS=$work/ior-style
 { uname -a; nproc; free -g | head -2; git -C "$top" rev-parse HEAD; date -Is; } >"$OUT/machine.txt"
 CSV=$OUT/multihost.csv
 echo "launch,what,xfer,phase,MiB_per_s" >"$CSV"
 
 # shellcheck source=test/multihost/net.sh
 . "$top/test/multihost/net.sh"
-work=$(mktemp -d "${TMPDIR:-/tmp}/ddio-mh-bench.XXXXXX")
 pids=()
 cleanup() {
   local p; for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
