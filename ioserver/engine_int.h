@@ -130,6 +130,8 @@ struct xfer {
     struct slot *slots;
     unsigned nslots, inflight;
     unsigned nsent;              /* slots in S_SENT */
+    struct store_kick kick;      /* the last writeback start, due after DONE */
+    int kick_due;
     int answered_early;          /* DONE went out while mapped blocks' sends were
                                   * still ending (engine_pass.c pipeline) */
     int64_t t_run_us;            /* when its pass began */

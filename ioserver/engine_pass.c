@@ -295,6 +295,8 @@ static void finish(struct xfer *x)
         indoubt_failed(x->srv, x->of);
     if (!x->answered_early)
         answer_all(x);
+    if (x->kick_due)              /* the writeback the DONE did not wait for */
+        store_kick(&x->kick);
     DDIO_DEBUG("xfer %s %s group %" PRIx64 " seq %" PRIu64 " P=%u: status %s blocks %" PRIu64
                " read %" PRIu64 " written %" PRIu64 " nonconsec %" PRIu64 " sent %" PRIu64
                " recv %" PRIu64 " desc %" PRIu64 " wait %" PRIu64 "us io %" PRIu64 "us disk %"

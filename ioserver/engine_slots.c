@@ -171,8 +171,24 @@ void slot_count_io(struct xfer *x, const struct slot *s)
         x->ctr.read_cache_bytes += n;
     else
         x->ctr.read_disk_bytes += n;
-    if (s->dr.write && s->cached && s->dr.res == 0 && s->of->bfds[s->disk->idx] >= 0)
-        store_note_cached_write(s->of, s->disk->idx, s->dr.off, n);
+    struct store_kick k;
+    if (!(s->dr.write && s->cached && s->dr.res == 0 && s->of->bfds[s->disk->idx] >= 0)
+        || !store_note_cached_write(s->of, s->disk->idx, s->dr.off, n, &k))
+        return;
+    /* The call's last writeback start waits until its DONE has left
+     * (finish, engine_pass.c): submitting a megabyte's pages to the device
+     * was on every 1 MiB write's path (0.90x the time without it). An
+     * earlier one goes at once, so a long pass streams its writeback as
+     * before; a copy's file (another view) may be let go before the DONE:
+     * at once too. */
+    if (s->of != x->of) {
+        store_kick(&k);
+        return;
+    }
+    if (x->kick_due)
+        store_kick(&x->kick);
+    x->kick = k;
+    x->kick_due = 1;
 }
 
 void slot_release(struct xfer *x, struct slot *s)

@@ -886,14 +886,18 @@ static int store_sums_flush(struct ofile *of, const uint64_t *gens)
     return rc;
 }
 
-void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len)
+int store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len,
+                            struct store_kick *k)
 {
-    uint64_t lo, hi, bytes;
+    uint64_t bytes;
     pthread_mutex_lock(&of->mu);
-    int kick = ddio_wb_note(&of->dirty[d], off, len, &lo, &hi, &bytes);
-    int fd = of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d];
+    int kick = ddio_wb_note(&of->dirty[d], off, len, &k->lo, &k->hi, &bytes);
+    k->fd = of->bfds[d] >= 0 ? of->bfds[d] : of->fds[d];
     pthread_mutex_unlock(&of->mu);
-    /* a hint: if it fails, fdatasync at MPI_File_sync still writes them */
-    if (kick)
-        (void)sync_file_range(fd, (off_t)lo, (off_t)(hi - lo), SYNC_FILE_RANGE_WRITE);
+    return kick;
+}
+
+void store_kick(const struct store_kick *k)
+{
+    (void)sync_file_range(k->fd, (off_t)k->lo, (off_t)(k->hi - k->lo), SYNC_FILE_RANGE_WRITE);
 }

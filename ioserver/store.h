@@ -207,10 +207,17 @@ int store_sync(struct store *st, struct ofile *of);
 /* 1 while a file created here has its layout record and directory entries
  * not known durable (store_meta.c) */
 int store_meta_pending(struct store *st, struct ofile *of);
+/* a datafile range whose writeback is due */
+struct store_kick { int fd; uint64_t lo, hi; };
 /* len bytes at datafile offset off of disk d were written through the
- * buffered twin: every DDIO_WB_KICK bytes (ddio_wb.h), start their writeback
- * (sync_file_range SYNC_FILE_RANGE_WRITE: starts it, waits for nothing). */
-void store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len);
+ * buffered twin: every DDIO_WB_KICK bytes (ddio_wb.h) their writeback is
+ * due: 1 and *k, which store_kick starts (the caller may first answer its
+ * call, while it holds the file open) */
+int store_note_cached_write(struct ofile *of, int d, uint64_t off, uint64_t len,
+                            struct store_kick *k);
+/* sync_file_range SYNC_FILE_RANGE_WRITE: starts the writeback, waits for
+ * nothing (a hint: if it fails, fdatasync at MPI_File_sync still writes) */
+void store_kick(const struct store_kick *k);
 /* A write of local bytes [.., end) was submitted: the size grows to end. */
 /* the datafiles made at least local_size bytes long (holes), never
  * shorter: an erasure-coded file's partial write past its end, whose bytes
