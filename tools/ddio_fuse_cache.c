@@ -36,9 +36,23 @@ struct ent {
     char path[];
 };
 
+/* How many entries lie under a directory path (its descendants, at any
+ * depth): a change to a name with none under it (a file's create or
+ * unlink, the common case) costs drop_under one lookup, not a pass over
+ * the table (with 20,000 names kept, the pass was 76% of the mount's CPU
+ * in an unlink-heavy run). */
+struct under {
+    struct under *next;
+    uint64_t hash;
+    unsigned n;
+    char path[];
+};
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct ent *tab[NBUCKETS];
+static struct under *utab[NBUCKETS];
 static unsigned nents;
+static int uncounted;            /* a count could not be kept: drop_under scans */
 static uint64_t gen = 1;
 static int64_t keep_ms;
 static int nservers, nup;        /* watches up; refused: nup never reaches nservers */
@@ -73,6 +87,69 @@ uint64_t mc_gen(void)
     return g;
 }
 
+static struct under *under_find(const char *path, uint64_t h)
+{
+    for (struct under *u = utab[h % NBUCKETS]; u; u = u->next)
+        if (u->hash == h && !strcmp(u->path, path))
+            return u;
+    return NULL;
+}
+
+/* the descendants' count of dir changed by delta (mu held) */
+static void under_add(const char *dir, int delta)
+{
+    uint64_t h = mc_hash(dir);
+    struct under *u = under_find(dir, h);
+    if (!u && delta > 0) {
+        size_t n = strlen(dir) + 1;
+        if (!(u = calloc(1, sizeof(*u) + n))) {
+            uncounted = 1;  /* until clear_all: never skip a drop */
+            return;
+        }
+        memcpy(u->path, dir, n);
+        u->hash = h;
+        u->next = utab[h % NBUCKETS];
+        utab[h % NBUCKETS] = u;
+    }
+    if (!u)
+        return;
+    u->n = delta > 0 ? u->n + 1 : u->n - 1;
+    if (u->n == 0)
+        for (struct under **pp = &utab[h % NBUCKETS]; *pp; pp = &(*pp)->next)
+            if (*pp == u) {
+                *pp = u->next;
+                free(u);
+                break;
+            }
+}
+
+/* every directory above path, nearest first, counts it (delta 1) or stops */
+static void ancestors(const char *path, int delta)
+{
+    char p[DDIO_MAX_STR + 2];
+    snprintf(p, sizeof(p), "%s", path);
+    for (char *slash; strcmp(p, "/") && (slash = strrchr(p, '/'));) {
+        if (slash == p)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+        under_add(p, delta);
+    }
+}
+
+static unsigned under_count(const char *dir)
+{
+    struct under *u = under_find(dir, mc_hash(dir));
+    return uncounted ? 1 : u ? u->n : 0;
+}
+
+static void ent_free(struct ent *e)
+{
+    ancestors(e->path, -1);
+    free(e);
+    nents--;
+}
+
 static struct ent *find(const char *path)
 {
     uint64_t h = mc_hash(path);
@@ -84,13 +161,20 @@ static struct ent *find(const char *path)
 
 static void clear_all(void)
 {
-    for (unsigned b = 0; b < NBUCKETS; b++)
+    for (unsigned b = 0; b < NBUCKETS; b++) {
         while (tab[b]) {
             struct ent *e = tab[b];
             tab[b] = e->next;
             free(e);
         }
+        while (utab[b]) {
+            struct under *u = utab[b];
+            utab[b] = u->next;
+            free(u);
+        }
+    }
     nents = 0;
+    uncounted = 0;
 }
 
 static struct ent *add(const char *path)
@@ -110,6 +194,7 @@ static struct ent *add(const char *path)
     e->next = tab[e->hash % NBUCKETS];
     tab[e->hash % NBUCKETS] = e;
     nents++;
+    ancestors(path, 1);
     return e;
 }
 
@@ -120,8 +205,7 @@ static void drop(const char *path)
         if ((*pp)->hash == h && !strcmp((*pp)->path, path)) {
             struct ent *e = *pp;
             *pp = e->next;
-            free(e);
-            nents--;
+            ent_free(e);
             return;
         }
 }
@@ -131,14 +215,15 @@ static void drop_under(const char *path)
 {
     size_t n = strlen(path);
     int root = !strcmp(path, "/");
+    if (under_count(path) == 0)
+        return;
     for (unsigned b = 0; b < NBUCKETS; b++)
         for (struct ent **pp = &tab[b]; *pp;) {
             struct ent *e = *pp;
             if (root ? strcmp(e->path, "/") != 0
                      : !strncmp(e->path, path, n) && e->path[n] == '/') {
                 *pp = e->next;
-                free(e);
-                nents--;
+                ent_free(e);
             } else
                 pp = &e->next;
         }
