@@ -268,6 +268,30 @@ open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(120)' "$1" &
   t_wait_for -p "$T_SILENT_PID" 10 test -s "$1"
 }
 
+# t_hold_port HOST:PORT: keep a killed server's port from being taken by
+# another process (make distcheck's suites run beside make check's, each
+# starting servers on ports the kernel picks) while the test still dials
+# it: a socket bound there and never listening, so a client is refused as
+# by a dead server. It ends with the shell that made it (or at
+# t_release_port HOST:PORT, before a server starts on it again).
+declare -gA T_HELD_PORTS
+t_hold_port() {
+  local f; f=$(mktemp "${T_TMP:-/tmp}/held.XXXXXX")
+  python3 -c 'import os,socket,sys,time
+h,p=sys.argv[1].rsplit(":",1); pp=os.getppid()
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)
+s.bind((h,int(p))); open(sys.argv[2],"w").write("held")
+while os.getppid()==pp: time.sleep(0.2)' "$1" "$f" &
+  T_HELD_PORTS[$1]=$!
+  t_defer t_kill "$!"
+  t_wait_for -p "$!" 5 test -s "$f"
+}
+t_release_port() {
+  [ -n "${T_HELD_PORTS[$1]:-}" ] || return 0
+  t_kill "${T_HELD_PORTS[$1]}"
+  unset "T_HELD_PORTS[$1]"
+}
+
 # t_run_limited SECS CMD...: CMD with a deadline; 124 when it was cut off.
 # CMD may be a shell function: it runs in a subshell that runs its own
 # t_defer'd commands when it ends, and is stopped (with its children) at

@@ -55,6 +55,7 @@ lose() {
   local p; p=$(srv_pid "${addr[$1]}")
   [ -n "$p" ] && kill -9 "$p"
   while [ -n "$p" ] && kill -0 "$p" 2>/dev/null; do sleep 0.05; done
+  t_hold_port "${addr[$1]}"     # no other suite's server takes it meanwhile
   rm -rf "$ROOT/s$1"; mkdir -p "$ROOT/s$1"
   local d; for d in "${disks[@]}"; do mkdir -p "$ROOT/s$1/$d"; done
 }
@@ -63,6 +64,7 @@ replace() {
   local d roots=()
   for d in "${disks[@]}"; do roots+=(--root "$ROOT/s$1${d:+/$d}"); done
   [ ${#disks[@]} -gt 1 ] && roots+=(--block-size 65536)
+  t_release_port "${addr[$1]}"
   "$SERVER" --listen "${addr[$1]}" "${roots[@]}" --secret-file "$DDIO_SECRET_FILE" \
     ${red:+--redundancy $red} --replacement ${DDIO_TRANSPORT:+--transport "$DDIO_TRANSPORT"} \
     2>>"$T/repl$1.log" &
