@@ -137,6 +137,45 @@ int hold_slot(struct conn *c, struct work *w)
     return 1;
 }
 
+/* a message to send: its header encoded, payload (may be NULL) taken over */
+static struct outmsg *outmsg_new(struct conn *c, uint16_t type, uint64_t req, int32_t status,
+                                 uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms)
+{
+    struct outmsg *m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    struct ddio_hdr h;
+    ddio_hdr_init(&h, type, req, plen);
+    h.status = status;
+    h.epoch = member_epoch(&c->srv->member);
+    ddio_hdr_encode(&h, m->hdr);
+    m->payload = payload;
+    m->plen = plen;
+    m->deadline_ms = deadline_ms;
+    m->bounded = bounded;
+    return m;
+}
+
+/* c->mu held: m queued first (the rest of a message begun on the socket)
+ * or last */
+static void enqueue(struct conn *c, struct outmsg *m, int first)
+{
+    if (first) {
+        m->next = c->qhead;
+        c->qhead = m;
+        if (!c->qtail)
+            c->qtail = m;
+    } else {
+        if (c->qtail)
+            c->qtail->next = m;
+        else
+            c->qhead = m;
+        c->qtail = m;
+    }
+    if (m->bounded)
+        c->qbytes += m->plen;
+}
+
 /* Send m on the caller's thread (c->mu held, output idle; unlocked on
  * return). c->writing keeps the writer and other senders off the socket
  * meanwhile; a remainder the socket did not take goes first in the queue. */
@@ -158,12 +197,7 @@ static int send_direct(struct conn *c, struct outmsg *m)
     c->writing = 0;
     if (!err && (size_t)(k > 0 ? k : 0) < DDIO_HDR_SIZE + m->plen) {
         m->sent = k > 0 ? (size_t)k : 0;
-        m->next = c->qhead;
-        c->qhead = m;
-        if (!c->qtail)
-            c->qtail = m;
-        if (m->bounded)
-            c->qbytes += m->plen;
+        enqueue(c, m, 1);
         m = NULL;
     }
     if (c->qhead)                 /* the writer: the remainder, or what came meanwhile */
@@ -188,20 +222,11 @@ static int send_direct(struct conn *c, struct outmsg *m)
 int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
                      uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms)
 {
-    struct outmsg *m = calloc(1, sizeof(*m));
+    struct outmsg *m = outmsg_new(c, type, req, status, payload, plen, bounded, deadline_ms);
     if (!m) {
         free(payload);
         return -ENOMEM;
     }
-    struct ddio_hdr h;
-    ddio_hdr_init(&h, type, req, plen);
-    h.status = status;
-    h.epoch = member_epoch(&c->srv->member);
-    ddio_hdr_encode(&h, m->hdr);
-    m->payload = payload;
-    m->plen = plen;
-    m->deadline_ms = deadline_ms;
-    m->bounded = bounded;
     pthread_mutex_lock(&c->mu);
     int rc = bounded ? wait_space(c, plen, deadline_ms) : (c->dead ? -ECONNRESET : 0);
     if ((type & DDIO_REPLY) && c->held)
@@ -209,13 +234,7 @@ int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
     if (rc == 0 && !c->qhead && !c->writing && DDIO_HDR_SIZE + plen <= DIRECT_SEND_MAX)
         return send_direct(c, m);   /* unlocks */
     if (rc == 0) {
-        if (c->qtail)
-            c->qtail->next = m;
-        else
-            c->qhead = m;
-        c->qtail = m;
-        if (bounded)
-            c->qbytes += plen;
+        enqueue(c, m, 0);
         pthread_cond_signal(&c->ocv);
     }
     pthread_mutex_unlock(&c->mu);
@@ -282,12 +301,7 @@ static int send_iov_direct(struct conn *c, struct outmsg *m, const struct iovec 
     pthread_mutex_lock(&c->mu);
     c->writing = 0;
     if (!err && m->payload) {
-        m->next = c->qhead;
-        c->qhead = m;
-        if (!c->qtail)
-            c->qtail = m;
-        if (m->bounded)
-            c->qbytes += m->plen;
+        enqueue(c, m, 1);
         m = NULL;
     }
     if (c->qhead)
@@ -310,18 +324,10 @@ int conn_send_iov(struct conn *c, uint16_t type, uint64_t req, const struct iove
     size_t plen = 0;
     for (int i = 0; i < cnt; i++)
         plen += iov[i].iov_len;
-    struct outmsg *m = calloc(1, sizeof(*m));
-    if (!m || cnt > CONN_IOV_MAX) {
-        free(m);
+    struct outmsg *m = cnt <= CONN_IOV_MAX
+        ? outmsg_new(c, type, req, 0, NULL, plen, bounded, deadline_ms) : NULL;
+    if (!m)
         return -ENOMEM;
-    }
-    struct ddio_hdr h;
-    ddio_hdr_init(&h, type, req, plen);
-    h.epoch = member_epoch(&c->srv->member);
-    ddio_hdr_encode(&h, m->hdr);
-    m->plen = plen;
-    m->deadline_ms = deadline_ms;
-    m->bounded = bounded;
     pthread_mutex_lock(&c->mu);
     int rc = bounded ? wait_space(c, plen, deadline_ms) : (c->dead ? -ECONNRESET : 0);
     if (rc == 0 && !c->qhead && !c->writing)
@@ -346,13 +352,7 @@ int conn_send_iov(struct conn *c, uint16_t type, uint64_t req, const struct iove
         free(m);
         return -ECONNRESET;
     }
-    if (c->qtail)
-        c->qtail->next = m;
-    else
-        c->qhead = m;
-    c->qtail = m;
-    if (bounded)
-        c->qbytes += plen;
+    enqueue(c, m, 0);
     pthread_cond_signal(&c->ocv);
     pthread_mutex_unlock(&c->mu);
     return 0;
