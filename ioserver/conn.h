@@ -119,7 +119,6 @@ void release_slot(struct conn *c, struct work *w, uint16_t type, uint64_t req);
  * more than queue_cap bytes. 0, -ETIMEDOUT, -ECONNRESET (dead). */
 int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
               uint8_t *payload, size_t plen, int bounded, int64_t deadline_ms);
-/* a heartbeat, only on an idle connection */
 /* The most pieces conn_send_iov takes (more: -ENOMEM; the caller packs) */
 #define CONN_IOV_MAX 64
 /* A message whose payload is iov[0..cnt), sent from there when the output
@@ -129,6 +128,7 @@ int conn_send(struct conn *c, uint16_t type, uint64_t req, int32_t status,
  * bounded as conn_send. 0, -ETIMEDOUT, -ECONNRESET, -ENOMEM. */
 int conn_send_iov(struct conn *c, uint16_t type, uint64_t req, const struct iovec *iov, int cnt,
                   int bounded, int64_t deadline_ms);
+/* a heartbeat, only on an idle connection */
 int conn_send_progress(struct conn *c, uint64_t req, int64_t deadline_ms);
 /* the writer thread (arg: the connection) */
 void *writer_main(void *arg);

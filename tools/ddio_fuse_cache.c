@@ -123,18 +123,27 @@ static void under_add(const char *dir, int delta)
             }
 }
 
+/* p cut to its parent directory in place; 0 if it has none ("/", or a
+ * name without a slash) */
+static int to_parent(char *p)
+{
+    char *slash = strrchr(p, '/');
+    if (!slash || !strcmp(p, "/"))
+        return 0;
+    if (slash == p)
+        slash[1] = '\0';
+    else
+        *slash = '\0';
+    return 1;
+}
+
 /* every directory above path, nearest first, counts it (delta 1) or stops */
 static void ancestors(const char *path, int delta)
 {
     char p[DDIO_MAX_STR + 2];
     snprintf(p, sizeof(p), "%s", path);
-    for (char *slash; strcmp(p, "/") && (slash = strrchr(p, '/'));) {
-        if (slash == p)
-            slash[1] = '\0';
-        else
-            *slash = '\0';
+    while (to_parent(p))
         under_add(p, delta);
-    }
 }
 
 static unsigned under_count(const char *dir)
@@ -213,10 +222,10 @@ static void drop(const char *path)
 /* everything strictly under path */
 static void drop_under(const char *path)
 {
-    size_t n = strlen(path);
-    int root = !strcmp(path, "/");
     if (under_count(path) == 0)
         return;
+    size_t n = strlen(path);
+    int root = !strcmp(path, "/");
     for (unsigned b = 0; b < NBUCKETS; b++)
         for (struct ent **pp = &tab[b]; *pp;) {
             struct ent *e = *pp;
@@ -234,14 +243,7 @@ static struct ent *parent_of(const char *path)
 {
     char p[DDIO_MAX_STR + 2];
     snprintf(p, sizeof(p), "%s", path);
-    char *slash = strrchr(p, '/');
-    if (!slash || !strcmp(path, "/"))
-        return NULL;
-    if (slash == p)
-        slash[1] = '\0';
-    else
-        *slash = '\0';
-    return find(p);
+    return to_parent(p) ? find(p) : NULL;
 }
 
 int mc_get(const char *path, struct ddio_cstat *st)
