@@ -172,6 +172,7 @@ static void answer_all(struct xfer *x);
 static void answer_early(struct xfer *x)
 {
     x->answered_early = 1;
+    store_answered(&x->srv->store, x->of);
     x->ctr.io_us = (uint64_t)(ddio_now_us() - x->t_run_us);
     answer_all(x);
 }

@@ -38,6 +38,9 @@
 #include "store_roots.h"
 
 #define RB_MAX_FENCES 64         /* a rebuild fences one file's servers at a time */
+/* a read answers its ranks while its last sends end (engine_pass.c): the
+ * client may close and fence the file before the pass lets go of it */
+#define FENCE_WAIT_MS 5000
 
 struct rb_fence {
     uint64_t conn;
@@ -142,7 +145,7 @@ static int fence_put(struct conn *c, const char *norm, char *msg, size_t msglen)
                  : ddio_errno_name(-rc));
         return rc;
     }
-    if (store_is_open(&c->srv->store, norm)) {
+    if (store_is_open(&c->srv->store, norm, FENCE_WAIT_MS)) {
         fence_drop(rb, norm, c->id);
         snprintf(msg, msglen, "%.300s is open on this server (a job has it): not fenced", norm);
         return -EBUSY;

@@ -35,7 +35,7 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
 {
     memset(st, 0, sizeof(*st));
     pthread_mutex_init(&st->mu, NULL);
-    pthread_cond_init(&st->open_cv, NULL);
+    cond_init_mono(&st->open_cv);
     store_lists_init(&st->lists);
     store_meta_start(st);
     st->checksums = cfg->checksums;
@@ -588,12 +588,23 @@ int store_open(struct store *st, const char *path, uint32_t amode,
     return rc;
 }
 
-int store_is_open(struct store *st, const char *norm)
+int store_is_open(struct store *st, const char *norm, int wait_ms)
+{
+    int64_t dl = ddio_now_ms() + wait_ms;
+    pthread_mutex_lock(&st->mu);
+    struct ofile *of;
+    while ((of = find_open(st, norm)) && of->refs == of->answered
+           && cond_wait_ms(&st->open_cv, &st->mu, dl) != ETIMEDOUT)
+        ;
+    pthread_mutex_unlock(&st->mu);
+    return of != NULL;
+}
+
+void store_answered(struct store *st, struct ofile *of)
 {
     pthread_mutex_lock(&st->mu);
-    int open = find_open(st, norm) != NULL;
+    of->answered++;
     pthread_mutex_unlock(&st->mu);
-    return open;
 }
 
 struct ofile *store_find_open(struct store *st, const char *norm)
@@ -617,8 +628,16 @@ void store_retain(struct store *st, struct ofile *of)
 
 void store_release(struct store *st, struct ofile *of)
 {
+    store_release_pass(st, of, 0);
+}
+
+void store_release_pass(struct store *st, struct ofile *of, int answered)
+{
     pthread_mutex_lock(&st->mu);
+    of->answered -= answered;
     if (--of->refs > 0) {
+        if (answered)             /* store_is_open may wait for it */
+            pthread_cond_broadcast(&st->open_cv);
         pthread_mutex_unlock(&st->mu);
         return;
     }

@@ -44,6 +44,9 @@ static inline int layout_redundant(const struct ddio_layout_rec *l)
 struct ofile {
     char *path;                  /* normalized relative path */
     int refs;                    /* under store.mu */
+    int answered;                /* under store.mu: of refs, passes that have
+                                  * answered their call and only end their
+                                  * sends (store_answered) */
     int deleted;                 /* unlinked while open: not found by path */
     int opening;                 /* under store.mu: its opener is still at the
                                   * file system (store_open), others wait */
@@ -155,11 +158,18 @@ int store_open(struct store *st, const char *path, uint32_t amode,
                struct ofile **of, int *created, char *msg, size_t msglen);
 /* take another reference (an XFER in flight keeps the file open) */
 void store_retain(struct store *st, struct ofile *of);
-/* 1: the normalized path is open here (by anyone) */
-int store_is_open(struct store *st, const char *norm);
+/* 1: the normalized path is open here (by anyone). Holders that are
+ * only passes which have answered their call (their client may have closed
+ * since) are waited for, up to wait_ms: they end in a sync of their sends */
+int store_is_open(struct store *st, const char *norm, int wait_ms);
+/* a pass holding of answered its call; it lets go with
+ * store_release_pass(.., 1) */
+void store_answered(struct store *st, struct ofile *of);
 /* norm's open file, retained (the caller releases it), or NULL */
 struct ofile *store_find_open(struct store *st, const char *norm);
 void store_release(struct store *st, struct ofile *of);
+/* store_release of a pass's reference; answered: it called store_answered */
+void store_release_pass(struct store *st, struct ofile *of, int answered);
 int store_delete(struct store *st, const char *path, char *msg, size_t msglen);
 
 /* Namespace (store_ns.c; PROTOCOL.md "Namespace"): "" or "/" is the root

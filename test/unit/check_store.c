@@ -20,6 +20,7 @@
 #include "config.h"
 #include "fsyncs.h"
 #include "ddio_log.h"
+#include "ddio_net.h"
 #include "store.h"
 #include "sums.h"
 #include "suite_run.h"
@@ -1084,7 +1085,7 @@ START_TEST(t_close_then_open_sums)
         ck_assert_int_eq(open_f("cs", DDIO_O_RDWR | DDIO_O_CREAT, &a, &created), 0);
         write_sector(a, 2 * i);
         ck_assert_int_eq(pthread_create(&t, NULL, release_thread, a), 0);
-        while (store_is_open(&st, "cs"))   /* its last close has begun */
+        while (store_is_open(&st, "cs", 0))   /* its last close has begun */
             usleep(100);
         ck_assert_int_eq(open_f("cs", DDIO_O_RDWR, &n, &created), 0);
         write_sector(n, 2 * i + 1);
@@ -1099,6 +1100,47 @@ START_TEST(t_close_then_open_sums)
         store_release(&st, c);
     }
     free(b);
+}
+END_TEST
+
+static void *pass_end_thread(void *of)
+{
+    usleep(50000);                /* the pass's last sends end */
+    store_release_pass(&st, of, 1);
+    return NULL;
+}
+
+/* A read answers its ranks before its pass lets go of the file, so the
+ * client's close can come first: a fence then waits for such a pass (and
+ * only for such): the file is not "open" for it, nor closed too early. */
+START_TEST(t_open_answered_pass)
+{
+    config_defaults(&cfg);
+    cfg.roots[cfg.nroots++] = root1;
+    char err[512];
+    ck_assert_msg(store_init(&st, &cfg, err, sizeof(err)) == 0, "store_init: %s", err);
+    struct ofile *h;
+    int created;
+    ck_assert_int_eq(open_f("ap", DDIO_O_RDWR | DDIO_O_CREAT, &h, &created), 0);
+    store_retain(&st, h);         /* the pass */
+    store_answered(&st, h);
+    ck_assert_int_eq(store_is_open(&st, "ap", 0), 1);
+    int64_t t0 = ddio_now_ms();
+    ck_assert_int_eq(store_is_open(&st, "ap", 3000), 1);  /* the handle holds it */
+    ck_assert_int_lt(ddio_now_ms() - t0, 3000);
+    store_release(&st, h);        /* the client's close */
+    ck_assert_int_eq(store_is_open(&st, "ap", 0), 1);    /* no wait: still held */
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, pass_end_thread, h), 0);
+    ck_assert_int_eq(store_is_open(&st, "ap", 10000), 0);
+    pthread_join(t, NULL);
+    /* a pass that has not answered is a holder like a handle */
+    ck_assert_int_eq(open_f("ap", DDIO_O_RDWR, &h, &created), 0);
+    store_retain(&st, h);
+    store_release(&st, h);
+    ck_assert_int_eq(store_is_open(&st, "ap", 100), 1);
+    store_release(&st, h);
+    ck_assert_int_eq(store_is_open(&st, "ap", 0), 0);
 }
 END_TEST
 
@@ -1123,6 +1165,7 @@ int main(void)
     tcase_add_test(tc, t_readdir_pages);
     tcase_add_test(tc, t_concurrent_opens);
     tcase_add_test(tc, t_close_then_open_sums);
+    tcase_add_test(tc, t_open_answered_pass);
     suite_add_tcase(s, tc);
     /* thousands of entries made and listed, hundreds of files made durable:
      * more than Check's 4 s default on a loaded machine */
