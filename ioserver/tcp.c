@@ -62,26 +62,6 @@ static int tcp_progress(struct xp *ep, uint64_t req, int64_t deadline_ms)
     return conn_send_progress(conn_of(ep), req, deadline_ms);
 }
 
-/* the pieces of a PUT's bytes, in stream order, behind its encoded head */
-struct put_iov {
-    struct iovec v[CONN_IOV_MAX];
-    int n;
-};
-
-static int add_piece(void *arg, uint8_t *p, uint64_t s, uint64_t n)
-{
-    struct put_iov *pi = arg;
-    (void)s;
-    if (pi->n > 0 && (uint8_t *)pi->v[pi->n - 1].iov_base + pi->v[pi->n - 1].iov_len == p) {
-        pi->v[pi->n - 1].iov_len += n;      /* adjacent in the block: one piece */
-        return 0;
-    }
-    if (pi->n == CONN_IOV_MAX)
-        return -E2BIG;
-    pi->v[pi->n++] = (struct iovec){p, n};
-    return 0;
-}
-
 /* A PUT message. Its bytes in at most CONN_IOV_MAX pieces of the block (or
  * of the page cache's pages, engine_slots.c) go to the socket from there:
  * the socket's copy is the only one the server makes, as a bare TCP send's.
@@ -98,10 +78,11 @@ static int tcp_put(struct xp *ep, uint64_t req, const struct ddio_seg *seg, uint
         ddio_wbuf_free(&w);
         return -ENOMEM;
     }
-    struct put_iov pi = {.n = 1};
-    pi.v[0] = (struct iovec){w.p, w.len};
-    if (src->walk && src->walk(src->arg, add_piece, &pi) == 0) {
-        int rc = conn_send_iov(conn_of(ep), DDIO_T_PUT, req, pi.v, pi.n, 1, deadline_ms);
+    struct iovec v[CONN_IOV_MAX];   /* the head, then the bytes in stream order */
+    int nv = 1;
+    v[0] = (struct iovec){w.p, w.len};
+    if (xp_gather(src->walk, src->arg, v, &nv, CONN_IOV_MAX) == 0) {
+        int rc = conn_send_iov(conn_of(ep), DDIO_T_PUT, req, v, nv, 1, deadline_ms);
         ddio_wbuf_free(&w);
         return rc;
     }

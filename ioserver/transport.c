@@ -49,6 +49,36 @@ struct xp_get *xp_take_owner(struct xp_get **list, const void *owner)
     return out;
 }
 
+struct gather {
+    struct iovec *v;
+    int n, max;
+};
+
+static int gather_piece(void *arg, uint8_t *p, uint64_t s, uint64_t n)
+{
+    struct gather *g = arg;
+    (void)s;
+    struct iovec *last = g->n ? &g->v[g->n - 1] : NULL;
+    if (last && (uint8_t *)last->iov_base + last->iov_len == p) {
+        last->iov_len += n;       /* adjacent in the block: one piece */
+        return 0;
+    }
+    if (g->n == g->max)
+        return -E2BIG;            /* the walk stops */
+    g->v[g->n++] = (struct iovec){p, n};
+    return 0;
+}
+
+int xp_gather(xp_walk_fn *walk, void *arg, struct iovec *v, int *n, int max)
+{
+    if (!walk)
+        return -EINVAL;
+    struct gather g = {v, *n, max};
+    int rc = walk(arg, gather_piece, &g);
+    *n = g.n;
+    return rc;
+}
+
 int xp_enc_get(const struct xp_get *g, struct ddio_wbuf *w)
 {
     struct ddio_segs m = {.tag = g->tag, .nseg = g->nseg, .seg = (struct ddio_seg *)g->seg,

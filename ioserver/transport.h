@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "ddio_proto.h"
 
@@ -145,6 +146,11 @@ static inline struct xp_get *xp_cancel(struct xp *ep, const void *owner)
 {
     return ep->ops->cancel(ep, owner);
 }
+
+/* The pieces walk names (a PUT's or GET's bytes in the block), adjacent
+ * ones merged, appended to v[*n..max-1]: 0, or -E2BIG when they take more
+ * pieces (v[*n..] is then partly written), or -EINVAL without a walk. */
+int xp_gather(xp_walk_fn *walk, void *arg, struct iovec *v, int *n, int max);
 
 /* A GET's message payload (its tag and segments) into w: 0 or -ENOMEM
  * (w is then freed). */

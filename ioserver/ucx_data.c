@@ -187,18 +187,6 @@ struct range {
     uint64_t n;
 };
 
-static int extend_range(void *arg, uint8_t *p, uint64_t s, uint64_t n)
-{
-    struct range *r = arg;
-    (void)s;
-    if (r->p && r->p + r->n != p)
-        return 1;                 /* a gap: not one range (the walk stops) */
-    if (!r->p)
-        r->p = p;
-    r->n += n;
-    return 0;
-}
-
 /* 1 and *r if the block bytes are one contiguous range, to move in place;
  * else 0: they are packed into (unpacked from) a staging area. UCX 1.13
  * reads a rendezvous body straight from the sender's memory (CMA, RDMA)
@@ -207,8 +195,12 @@ static int extend_range(void *arg, uint8_t *p, uint64_t s, uint64_t n)
  * (docs/TRANSPORT.md). */
 static int one_range(xp_walk_fn *walk, void *arg, struct range *r)
 {
-    *r = (struct range){NULL, 0};
-    return walk && walk(arg, extend_range, r) == 0 && r->p;
+    struct iovec v;
+    int n = 0;
+    if (xp_gather(walk, arg, &v, &n, 1) || n != 1)
+        return 0;
+    *r = (struct range){v.iov_base, v.iov_len};
+    return 1;
 }
 
 /* ---- PUT ------------------------------------------------------------------------------------ */
