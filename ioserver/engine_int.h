@@ -91,11 +91,11 @@ struct slot {
     uint64_t ord;                /* writes: issue order among its disk's blocks */
     int64_t t_pull_us;           /* writes: when the block's first GET went out */
     struct disk_req dr;
-    void *map;                   /* reads: a mapping of the datafile's cached
-                                  * pages of block bytes [io_lo, io_lo + maplen)
-                                  * that the puts send from instead of buf
-                                  * (engine_slots.c "one copy"); NULL: buf */
-    size_t maplen;
+    void *map;                   /* reads: block byte io_lo in the datafile's
+                                  * mapping (store_fmap_get) of its cached
+                                  * pages, that the puts send from instead of
+                                  * buf (engine_slots.c "one copy"); NULL: buf */
+    struct fmap *fmap;           /* that mapping, held until its sends end */
 };
 
 struct xfer {

@@ -90,9 +90,11 @@ static int one_range_each(struct xfer *x, const struct slot *s)
 }
 
 /* A read of block bytes [s->io_lo, + len) at datafile offset off that the
- * page cache holds whole goes to UCX as a mapping of those pages: the rank
- * fetches them straight from the cache (CMA, RDMA), the one copy a `ufs:`
- * read makes, where a pread would copy them into the block buffer first.
+ * page cache holds whole is sent from a mapping of those pages (the
+ * datafile's long-lived one, store_fmap.c): the rank fetches them straight
+ * from the cache (UCX: CMA, RDMA), or the socket copies them (TCP), the one
+ * copy a `ufs:` read makes, where a pread would copy them into the block
+ * buffer first.
  * Taken only when the block lock is free (a write of the block through the
  * servers holds it: then the bytes are read as before) and kept until the
  * block's sends ended (slot_release), so no write of the servers changes
@@ -111,16 +113,14 @@ static int map_cached(struct xfer *x, struct slot *s, int d, uint64_t off, size_
     if (store_blk_lock(s->of, s->k, 0, 0))
         return 0;
     store_map_hold(s->of);        /* before the check: no shrink from here on */
-    void *m = pcache_resident(bfd, off, len)
-                  ? mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, bfd, (off_t)off)
-                  : MAP_FAILED;
-    if (m == MAP_FAILED) {
+    void *m = pcache_resident(bfd, off, len) ? store_fmap_get(s->of, d, off, len, &s->fmap)
+                                             : NULL;
+    if (!m) {
         store_map_drop(s->of);
         store_blk_unlock(s->of, s->k);
         return 0;
     }
     s->map = m;
-    s->maplen = len;
     s->locked = 1;
     return 1;
 }
@@ -198,7 +198,7 @@ void slot_release(struct xfer *x, struct slot *s)
         sums_end_write(s->sums_begun);
     s->sums_begun = NULL;
     if (s->map && !s->abandon) {
-        munmap(s->map, s->maplen);
+        store_fmap_put(s->of, s->fmap);
         store_map_drop(s->of);
     } else if (s->map) {          /* sends that never ended may still read it: it
                                    * stays mapped, and the file never shrinks */
@@ -206,6 +206,7 @@ void slot_release(struct xfer *x, struct slot *s)
                  "still in flight; the file cannot shrink while it is open", s->of->path, s->k);
     }
     s->map = NULL;
+    s->fmap = NULL;
     if (s->buf && s->abandon)
         disk_buf_abandon(s->disk, s->buf);
     else if (s->buf)

@@ -67,6 +67,7 @@ static void ofile_free(struct ofile *of)
                    durable);
     }
     free(of->sums);
+    store_fmap_close(of);
     for (int d = 0; d < of->ndisks; d++) {
         if (of->fds && of->fds[d] >= 0)
             close(of->fds[d]);

@@ -75,6 +75,8 @@ struct ofile {
     unsigned nblk, capblk;
     unsigned maps;               /* mappings of its datafiles held (under mu):
                                   * store_map_hold */
+    struct fmap **fmaps;         /* per disk: its datafile's read mappings,
+                                  * newest first (under mu; store_fmap.c) */
     struct lk_mgr locks;         /* byte-range locks (LOCK requests) */
     int doubt_writers;           /* handles that changed it, open (indoubt.c) */
     int doubt_keep;              /* in doubt until settled: a writer went
@@ -259,6 +261,18 @@ void store_blk_unlock(struct ofile *of, uint64_t k);
 #define STORE_MAP_WAIT_MS 30000
 void store_map_hold(struct ofile *of);
 void store_map_drop(struct ofile *of);
+
+/* The datafile of disk d's bytes [off, off + len) in its long-lived
+ * read-only mapping (store_fmap.c), entries made; *m the mapping, held
+ * until store_fmap_put. NULL: not mapped (no cached descriptor, out of
+ * address space, or past the end of the file). The caller holds the file
+ * against shrinking (store_map_hold) and knows the range is cached. */
+struct fmap;
+void *store_fmap_get(struct ofile *of, int d, uint64_t off, uint64_t len, struct fmap **m);
+void store_fmap_put(struct ofile *of, struct fmap *m);
+/* at the file's last close: mappings still held (sends that never ended)
+ * are kept, the others go */
+void store_fmap_close(struct ofile *of);
 
 /* Layout record file encoding (magic, version, record). */
 int store_meta_encode(const struct ddio_layout_rec *l, const struct store_creator *cr,

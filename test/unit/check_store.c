@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <pthread.h>
@@ -1144,6 +1145,57 @@ START_TEST(t_open_answered_pass)
 }
 END_TEST
 
+static int mapped(const void *p)
+{
+    return msync((void *)((uintptr_t)p & ~(uintptr_t)4095), 4096, MS_ASYNC) == 0;
+}
+
+/* A datafile's long-lived read mapping: the bytes of the file where it
+ * is, a larger one when the file outgrows it, the older one unmapped when
+ * its last user lets go, the newest at the close. */
+START_TEST(t_fmap)
+{
+    config_defaults(&cfg);
+    cfg.roots[cfg.nroots++] = root1;
+    char err[512];
+    ck_assert_msg(store_init(&st, &cfg, err, sizeof(err)) == 0, "store_init: %s", err);
+    if (!st.direct[0])
+        return;                   /* no cached twin to map (tmpfs) */
+    struct ofile *of;
+    int created;
+    ck_assert_int_eq(open_f("fm", DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
+    int bfd = of->bfds[0];
+    ck_assert_int_ge(bfd, 0);
+    uint8_t b[8192];
+    for (size_t i = 0; i < sizeof(b); i++)
+        b[i] = (uint8_t)(i * 7 + 3);
+    ck_assert_int_eq(pwrite(bfd, b, sizeof(b), 0), (ssize_t)sizeof(b));
+    struct fmap *m1, *m2, *m3;
+    const uint8_t *p = store_fmap_get(of, 0, 4096, 4096, &m1);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(memcmp(p, b + 4096, 4096), 0);
+    /* the file grows past the first mapping (1 GiB): a new one */
+    uint64_t far = 3ull << 29;
+    ck_assert_int_eq(pwrite(bfd, b, 4096, (off_t)far), 4096);
+    const uint8_t *q = store_fmap_get(of, 0, far, 4096, &m2);
+    ck_assert_ptr_nonnull(q);
+    ck_assert_ptr_ne(m1, m2);
+    ck_assert_int_eq(memcmp(q, b, 4096), 0);
+    ck_assert_int_eq(memcmp(p, b + 4096, 4096), 0);   /* the old one still read */
+    const uint8_t *r = store_fmap_get(of, 0, 0, 4096, &m3);
+    ck_assert_ptr_eq(m3, m2);     /* the newest serves every range it reaches */
+    ck_assert_int_eq(memcmp(r, b, 4096), 0);
+    ck_assert_int_eq(mapped(p), 1);
+    store_fmap_put(of, m1);
+    ck_assert_int_eq(mapped(p), 0);
+    store_fmap_put(of, m2);
+    store_fmap_put(of, m3);
+    ck_assert_int_eq(mapped(q), 1);   /* the newest stays until the close */
+    store_release(&st, of);
+    ck_assert_int_eq(mapped(q), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("store");
@@ -1166,6 +1218,7 @@ int main(void)
     tcase_add_test(tc, t_concurrent_opens);
     tcase_add_test(tc, t_close_then_open_sums);
     tcase_add_test(tc, t_open_answered_pass);
+    tcase_add_test(tc, t_fmap);
     suite_add_tcase(s, tc);
     /* thousands of entries made and listed, hundreds of files made durable:
      * more than Check's 4 s default on a loaded machine */
