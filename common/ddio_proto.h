@@ -19,7 +19,7 @@
 #include "ddio_ec.h"
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      14u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      15u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
                                  * 6: OPEN's and RENAME's once ids;
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
@@ -37,7 +37,8 @@
                                  * 14: REBUILD (a replacement server takes
                                  * a lost one's place), the header's
                                  * epoch, MEMBER (the deployment's agreed
-                                 * membership) */
+                                 * membership); 15: inline writes up to
+                                 * 512 KiB */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -326,7 +327,7 @@ struct ddio_prealloc {       /* PREALLOC: local byte range */
 #define DDIO_XF_FOLD_DATA  0x100u /* a fold's data: each server writes only its
                                    * data units in place and drops their
                                    * overlay extents */
-#define DDIO_MAX_INLINE    65536u /* the largest inline stream */
+#define DDIO_MAX_INLINE    (512u << 10) /* the largest inline stream */
 #define DDIO_MAX_UCXADDR   16384u /* UCX worker address */
 struct ddio_xfer {
     uint64_t handle;

@@ -99,7 +99,7 @@ typedef struct coll_call {
  * servers on 2 cores, same-host shortcuts off, 16-64 KiB calls at a load
  * of about 3 (DDIO_TIMING medians) 120-380 us per agreement napping,
  * 30-260 us spinning; at load 10 no difference showed. */
-#define COLL_SMALL_PART DDIO_MAX_INLINE
+#define COLL_SMALL_PART (64 << 10)
 
 /* the agreements' wait: a short spin after a small part or one this rank
  * moved itself */

@@ -538,11 +538,31 @@ void test_inline(void)
     x = cl_xfer(c, r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, &all, back, got, TMO);
     CHECK(x.status == 0 && memcmp(back, w, 40) == 0, "after the refusal: read %d",
           x.status);
-    printf("ok   inline write: 4000 bytes in 100 pieces, no GET; a short one refused\n");
+    /* the largest inline stream, one range across a block boundary */
+    uint64_t n = DDIO_MAX_INLINE;
+    struct dspec bs = {.disp = (int64_t)B / 2, .count = 1, .len = n,
+                       .extent = (int64_t)n, .length = n};
+    struct ddio_desc big;
+    build_desc(&bs, &big);
+    uint8_t *bw = malloc(n), *bb = malloc(n), *bg = calloc(n + 1, 1);
+    fill_pattern(bw, n, 11);
+    x = cl_xfer(c, r.handle, DDIO_X_WRITE, DDIO_XF_INLINE, 0, 0, 1, 0, &big, bw, NULL, TMO);
+    CHECK(x.status == 0 && x.get_bytes == 0 && x.r.bytes_from_rank == n,
+          "inline write of %" PRIu64 " bytes: status %d, %" PRIu64 " asked for, %" PRIu64
+          " taken", n, x.status, x.get_bytes, x.r.bytes_from_rank);
+    x = cl_xfer(c, r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, &big, bb, bg, TMO);
+    CHECK(x.status == 0 && memcmp(bb, bw, n) == 0, "the %" PRIu64 "-byte inline write read "
+          "back differs (read %d)", n, x.status);
+    printf("ok   inline write: 4000 bytes in 100 pieces, no GET; a short one refused; "
+           "%" PRIu64 " bytes across a block boundary\n", n);
     ddio_node_free(d.root);
     ddio_node_free(all.root);
+    ddio_node_free(big.root);
     free(back);
     free(got);
+    free(bw);
+    free(bb);
+    free(bg);
     cl_close(c);
 }
 
