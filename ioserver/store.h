@@ -101,12 +101,15 @@ struct ofile {
 
 /* store_meta.c: created files' layout records made durable (at their sync,
  * or by a thread a moment after the create if none comes) */
+#define META_INDEX 4096             /* buckets of the queued jobs' paths */
 struct store_meta {
     pthread_mutex_t mu;
     pthread_cond_t cv;           /* the thread's: stop, tests' hold */
     pthread_cond_t settled;      /* a job done or failed (for `waiting`) */
     int waiting;                 /* syncs waiting for the thread's job */
-    struct meta_job *q;          /* pending and running jobs, oldest first */
+    struct meta_job *q, *qtail;  /* pending and running jobs, oldest first */
+    struct meta_job *index[META_INDEX];   /* the same by path (store_meta.c) */
+    uint64_t seq;                /* jobs queued */
     int stop;
     int hold;                    /* tests: the thread takes no job */
     int started;

@@ -47,8 +47,67 @@ struct meta_job {
     int state;                  /* MJ_*, under meta.mu */
     int refs;                   /* atomic: the queue's and the ofiles' */
     int64_t due_ms;             /* run by then anyway */
-    struct meta_job *next;      /* in the queue while PENDING or RUNNING */
+    uint64_t seq;               /* queue order */
+    struct meta_job *next, *prev;   /* in the queue while PENDING or RUNNING */
+    struct meta_job *hnext;     /* its path's bucket (store_meta.index) */
 };
+
+/* ---- the queue: oldest first, so also by due time; and an index by path ----
+ * (a create appends, an open looks its path up, a job done leaves from
+ * anywhere: each O(1), where walking the list cost a create loop of 10,000
+ * files 8% of the server's CPU) */
+
+static struct meta_job **bucket(struct store_meta *m, const char *path)
+{
+    uint64_t h = 1469598103934665603ull;          /* FNV-1a */
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++)
+        h = (h ^ *c) * 1099511628211ull;
+    return &m->index[h & (META_INDEX - 1)];
+}
+
+static void index_add(struct store_meta *m, struct meta_job *j)
+{
+    struct meta_job **b = bucket(m, j->path);
+    j->hnext = *b;
+    *b = j;
+}
+
+static void index_del(struct store_meta *m, struct meta_job *j)
+{
+    for (struct meta_job **pp = bucket(m, j->path); *pp; pp = &(*pp)->hnext)
+        if (*pp == j) {
+            *pp = j->hnext;
+            return;
+        }
+}
+
+static void q_append(struct store_meta *m, struct meta_job *j)
+{
+    j->seq = ++m->seq;
+    j->next = NULL;
+    j->prev = m->qtail;
+    if (m->qtail)
+        m->qtail->next = j;
+    else
+        m->q = j;
+    m->qtail = j;
+    index_add(m, j);
+}
+
+/* out of the queue (the caller drops the queue's reference) */
+static void q_remove(struct store_meta *m, struct meta_job *j)
+{
+    if (j->prev)
+        j->prev->next = j->next;
+    else
+        m->q = j->next;
+    if (j->next)
+        j->next->prev = j->prev;
+    else
+        m->qtail = j->prev;
+    index_del(m, j);
+    j->next = j->prev = NULL;
+}
 
 static void job_put(struct meta_job *j)
 {
@@ -154,12 +213,8 @@ static int run_locked(struct store *st, struct meta_job *j, const int *dfds, int
     if (data_rc)
         *data_rc = drc;
     j->state = rc ? MJ_FAILED : MJ_DONE;
-    for (struct meta_job **pp = &m->q; *pp; pp = &(*pp)->next)
-        if (*pp == j) {                 /* out of the queue either way */
-            *pp = j->next;
-            job_put(j);
-            break;
-        }
+    q_remove(m, j);                     /* out of the queue either way */
+    job_put(j);
     if (m->waiting)
         pthread_cond_broadcast(&m->settled);
     return rc;
@@ -177,11 +232,12 @@ static int due_jobs(struct store_meta *m, int64_t now, int64_t *wake_ms, struct 
     for (struct meta_job *j = m->q; j && !m->hold && n < cap; j = j->next) {
         if (j->state != MJ_PENDING)
             continue;
-        if (j->due_ms <= now) {
-            j->state = MJ_RUNNING;
-            v[n++] = j;
-        } else if (j->due_ms < *wake_ms)
+        if (j->due_ms > now) {          /* and so are all after it */
             *wake_ms = j->due_ms;
+            break;
+        }
+        j->state = MJ_RUNNING;
+        v[n++] = j;
     }
     return n;
 }
@@ -262,12 +318,8 @@ static void batch_locked(struct store *st, struct meta_job **v, int nj)
     pthread_mutex_lock(&m->mu);
     for (int k = 0; k < nj; k++) {
         v[k]->state = rc[k] ? MJ_FAILED : MJ_DONE;
-        for (struct meta_job **pp = &m->q; *pp; pp = &(*pp)->next)
-            if (*pp == v[k]) {
-                *pp = v[k]->next;
-                job_put(v[k]);
-                break;
-            }
+        q_remove(m, v[k]);
+        job_put(v[k]);
     }
     if (m->waiting)
         pthread_cond_broadcast(&m->settled);
@@ -314,7 +366,7 @@ void store_meta_stop(struct store *st)
      * it may the file's data */
     while (m->q) {
         struct meta_job *j = m->q;
-        m->q = j->next;
+        q_remove(m, j);
         job_put(j);
     }
     pthread_mutex_destroy(&m->mu);
@@ -335,12 +387,9 @@ void store_meta_created(struct store *st, struct ofile *of)
         return;
     }
     j->refs = 2;        /* the queue's, the ofile's */
-    j->due_ms = ddio_now_ms() + META_LAZY_MS;
     pthread_mutex_lock(&m->mu);
-    struct meta_job **pp = &m->q;
-    while (*pp)
-        pp = &(*pp)->next;
-    *pp = j;
+    j->due_ms = ddio_now_ms() + META_LAZY_MS;   /* under mu: the queue is by due time */
+    q_append(m, j);
     of->meta = j;       /* (a fresh ofile: a create, or its resend) */
     pthread_mutex_unlock(&m->mu);
 }
@@ -349,11 +398,14 @@ void store_meta_attach(struct store *st, struct ofile *of)
 {
     struct store_meta *m = &st->meta;
     pthread_mutex_lock(&m->mu);
-    for (struct meta_job *j = m->q; j && !of->meta; j = j->next)
-        if (!strcmp(j->path, of->path)) {
-            __atomic_add_fetch(&j->refs, 1, __ATOMIC_ACQ_REL);
-            of->meta = j;
-        }
+    struct meta_job *oldest = NULL;     /* of the path's jobs, as the queue's order */
+    for (struct meta_job *j = *bucket(m, of->path); j && !of->meta; j = j->hnext)
+        if (!strcmp(j->path, of->path) && (!oldest || j->seq < oldest->seq))
+            oldest = j;
+    if (oldest) {
+        __atomic_add_fetch(&oldest->refs, 1, __ATOMIC_ACQ_REL);
+        of->meta = oldest;
+    }
     pthread_mutex_unlock(&m->mu);
 }
 
@@ -414,8 +466,10 @@ void store_meta_rename(struct store *st, const char *from, const char *to)
         /* (no memory: the job finds nothing under the old name) */
         char *np = renamed_path(j->path, from, to);
         if (np) {
+            index_del(m, j);
             free(j->path);
             j->path = np;
+            index_add(m, j);
         }
     }
     pthread_mutex_unlock(&m->mu);

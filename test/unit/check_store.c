@@ -265,6 +265,10 @@ START_TEST(t_meta_batches)
         ck_assert_int_eq(store_meta_pending(&st, of[i]), 1);
     }
     ck_assert_int_eq(store_delete(&st, "b1/f7", msg, sizeof(msg)), 0);
+    /* one closed and opened again among them finds its job by its path */
+    store_release(&st, of[151]);
+    ck_assert_int_eq(open_f("b1/f151", DDIO_O_RDWR, &of[151], &created), 0);
+    ck_assert_int_eq(store_meta_pending(&st, of[151]), 1);
     meta_hold(0);
     int waited = 0, pending = N;
     while (pending && waited++ < 20000) {
@@ -276,6 +280,9 @@ START_TEST(t_meta_batches)
     ck_assert_int_eq(pending, 0);
     pthread_mutex_lock(&st.meta.mu);
     ck_assert_ptr_null(st.meta.q);          /* (pending: not DONE, so none FAILED) */
+    ck_assert_ptr_null(st.meta.qtail);
+    for (int b = 0; b < META_INDEX; b++)
+        ck_assert_ptr_null(st.meta.index[b]);
     pthread_mutex_unlock(&st.meta.mu);
     for (int i = 0; i < N; i++)
         store_release(&st, of[i]);
@@ -311,6 +318,15 @@ START_TEST(t_meta_durable_at_sync)
     /* renamed before its sync: the sync still does it (the job moved) */
     ck_assert_int_eq(open_f("m/h", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
     ck_assert_int_eq(store_rename(&st, "m/h", "m/h2", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_meta_pending(&st, of), 1);
+    ck_assert_int_eq(store_sync(&st, of), 0);
+    ck_assert_int_eq(store_meta_pending(&st, of), 0);
+    store_release(&st, of);
+    /* closed, renamed, opened again under the new name: its job found */
+    ck_assert_int_eq(open_f("m/k", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+    store_release(&st, of);
+    ck_assert_int_eq(store_rename(&st, "m/k", "m/k2", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(open_f("m/k2", DDIO_O_RDWR, &of, &created), 0);
     ck_assert_int_eq(store_meta_pending(&st, of), 1);
     ck_assert_int_eq(store_sync(&st, of), 0);
     ck_assert_int_eq(store_meta_pending(&st, of), 0);
