@@ -33,6 +33,11 @@ struct fmap {
     struct fmap *next;            /* older mappings of the same datafile */
 };
 
+/* mappings kept after their file closed, for sends that never ended
+ * (UCX may still read them): held here, never unmapped */
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct fmap *kept;
+
 static uint64_t fmap_size(uint64_t end)
 {
     uint64_t n = FMAP_MIN;
@@ -111,11 +116,16 @@ void store_fmap_close(struct ofile *of)
     for (int d = 0; of->fmaps && d < of->ndisks; d++)
         for (struct fmap *m = of->fmaps[d], *next; m; m = next) {
             next = m->next;
-            if (m->users)         /* sends that never ended may still read it */
-                DDIO_WARN("%s: a mapping of disk %d's datafile is kept for sends still "
-                          "in flight", of->path, d);
-            else
+            if (!m->users) {
                 fmap_free(m);
+                continue;
+            }
+            DDIO_WARN("%s: a mapping of disk %d's datafile is kept for sends still "
+                      "in flight", of->path, d);
+            pthread_mutex_lock(&kept_mu);
+            m->next = kept;
+            kept = m;
+            pthread_mutex_unlock(&kept_mu);
         }
     free(of->fmaps);
     of->fmaps = NULL;
