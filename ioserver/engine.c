@@ -139,7 +139,7 @@ void xfer_free(struct xfer *x)
         if (p->ep)
             xp_unref(p->ep);
     }
-    store_release_pass(&x->srv->store, x->of, x->answered_early);
+    store_release_pass(&x->srv->store, x->of, x->of_answered);
     free(x->parts);
     free(x->blocks);
     for (unsigned i = 0; x->slots && i < x->nslots; i++)

@@ -132,6 +132,8 @@ struct xfer {
     unsigned nsent;              /* slots in S_SENT */
     struct store_kick kick;      /* the last writeback start, due after DONE */
     int kick_due;
+    int of_answered;             /* a DONE went out: its hold on of is marked
+                                  * answered (store_answered) */
     int answered_early;          /* DONE went out while mapped blocks' sends were
                                   * still ending (engine_pass.c pipeline) */
     int64_t t_run_us;            /* when its pass began */

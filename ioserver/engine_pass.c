@@ -172,7 +172,6 @@ static void answer_all(struct xfer *x);
 static void answer_early(struct xfer *x)
 {
     x->answered_early = 1;
-    store_answered(&x->srv->store, x->of);
     x->ctr.io_us = (uint64_t)(ddio_now_us() - x->t_run_us);
     answer_all(x);
 }
@@ -248,6 +247,13 @@ void pass_send_done(struct xfer *x, struct part *p)
     if (!p->present || p->answered)
         return;
     p->answered = 1;
+    /* its client may close now, before the pass lets go of the file (an
+     * early DONE, a write's writeback start after it): a fence waits for
+     * the pass rather than finding the file open (store_is_open) */
+    if (!x->of_answered) {
+        x->of_answered = 1;
+        store_answered(&x->srv->store, x->of);
+    }
     if (x->status) {              /* x->msg already names the server */
         struct ddio_wbuf e;
         ddio_wbuf_init(&e);
