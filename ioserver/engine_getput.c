@@ -177,8 +177,8 @@ int put_read_block(struct xfer *x, struct slot *s)
     /* A mapped block's puts go on while the next blocks are mapped and
      * sent: the rank fetches them back to back (UCX), and one sync ends a
      * batch (put_flush_sent, when the pass runs out of slots or events);
-     * the call's DONE may leave before that (answer_early). Over TCP the
-     * unmapping of a batch is what waits: 4-14% of a hot read's time. */
+     * the call's DONE may leave before that (answer_early). Over TCP too:
+     * the blocks' release waits for the batch, off the call's path. */
     if (s->map && !rc)
         return 1;
     /* puts still reading the block (UCX) end before it is reused, also

@@ -38,8 +38,9 @@
 #include "store_roots.h"
 
 #define RB_MAX_FENCES 64         /* a rebuild fences one file's servers at a time */
-/* a read answers its ranks while its last sends end (engine_pass.c): the
- * client may close and fence the file before the pass lets go of it */
+/* a call answers its ranks before its pass lets go of the file (a read's
+ * last sends, a write's writeback start: engine_pass.c), so the client
+ * may close and fence the file first */
 #define FENCE_WAIT_MS 5000
 
 struct rb_fence {

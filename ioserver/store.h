@@ -45,8 +45,8 @@ struct ofile {
     char *path;                  /* normalized relative path */
     int refs;                    /* under store.mu */
     int answered;                /* under store.mu: of refs, passes that have
-                                  * answered their call and only end their
-                                  * sends (store_answered) */
+                                  * answered their call and not let go yet
+                                  * (store_answered) */
     int deleted;                 /* unlinked while open: not found by path */
     int opening;                 /* under store.mu: its opener is still at the
                                   * file system (store_open), others wait */
@@ -165,7 +165,8 @@ int store_open(struct store *st, const char *path, uint32_t amode,
 void store_retain(struct store *st, struct ofile *of);
 /* 1: the normalized path is open here (by anyone). Holders that are
  * only passes which have answered their call (their client may have closed
- * since) are waited for, up to wait_ms: they end in a sync of their sends */
+ * since) are waited for, up to wait_ms: they end in their last sends' sync
+ * or a writeback start */
 int store_is_open(struct store *st, const char *norm, int wait_ms);
 /* a pass holding of answered its call; it lets go with
  * store_release_pass(.., 1) */
@@ -266,10 +267,11 @@ void store_map_hold(struct ofile *of);
 void store_map_drop(struct ofile *of);
 
 /* The datafile of disk d's bytes [off, off + len) in its long-lived
- * read-only mapping (store_fmap.c), entries made; *m the mapping, held
- * until store_fmap_put. NULL: not mapped (no cached descriptor, out of
- * address space, or past the end of the file). The caller holds the file
- * against shrinking (store_map_hold) and knows the range is cached. */
+ * read-only mapping (store_fmap.c); *m the mapping, held until
+ * store_fmap_put. NULL: not mapped (no cached descriptor, no memory or
+ * address space). The caller holds the file against shrinking
+ * (store_map_hold) and knows the range is cached: a page past the end of
+ * the file would fault at its first touch. */
 struct fmap;
 void *store_fmap_get(struct ofile *of, int d, uint64_t off, uint64_t len, struct fmap **m);
 void store_fmap_put(struct ofile *of, struct fmap *m);
