@@ -25,7 +25,8 @@ enum fault_point {
                           * kills the server 0.2 s after it was queued (the
                           * call's other ranks get none) */
     FAULT_CREATED,       /* an OPEN that created the file, before its answer */
-    FAULT_CREATE_HALF,   /* a create's layout record written, its datafiles
+    FAULT_CREATE_HALF,   /* a create's layout written (a record, or the
+                          * first datafile with it), its other datafiles
                           * not yet (store.c) */
     FAULT_SUMS,          /* a flush of a datafile's checksums: its data
                           * written (and at a sync, durable), its sums not

@@ -203,20 +203,24 @@ int rebuild_open_refused(struct conn *c, const char *norm, char *msg, size_t msg
 
 /* ---- the ops ----------------------------------------------------------------------- */
 
+/* a file (a layout record, a datafile) stops the walk; the server's own
+ * state (ROOT_1/.ddio) is not looked into */
 static int a_file(const char *path, const struct stat *sb, int type, struct FTW *ftw)
 {
-    (void)path;
     (void)sb;
-    (void)ftw;
-    return type == FTW_F;       /* a layout record: stop the walk */
+    if (type == FTW_D && ftw->level == 1 && !strcmp(path + ftw->base, ".ddio"))
+        return FTW_SKIP_SUBTREE;
+    return type == FTW_F ? FTW_STOP : FTW_CONTINUE;
 }
 
-/* 1: a layout record stands under ROOT_1/.ddio/meta */
+/* 1: a layout record stands under ROOT_1/.ddio/meta, or a datafile (with
+ * its layout or without) under ROOT_1 */
 static int has_files(const struct store *st)
 {
     char meta[4200];
     store_state_path(st, "meta", meta, sizeof(meta));
-    return nftw(meta, a_file, 16, FTW_PHYS) == 1;
+    return nftw(meta, a_file, 16, FTW_PHYS | FTW_ACTIONRETVAL) == FTW_STOP
+           || nftw(st->roots[0], a_file, 16, FTW_PHYS | FTW_ACTIONRETVAL) == FTW_STOP;
 }
 
 /* ADOPT: the lost server's id made this one's (durable), once */

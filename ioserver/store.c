@@ -158,29 +158,46 @@ static int buffered_twin(int fd)
     return b >= 0 ? b : -1;
 }
 
+/* disk d's directories of a file to be created */
+static int make_parents(struct store *st, const struct ofile *of, int d, char *msg,
+                        size_t msglen)
+{
+    int rc = mkdir_parents(st->rootfd[d], of->path);
+    if (rc)
+        snprintf(msg, msglen, "create %s on %s: %s", of->path, st->roots[d],
+                 ddio_errno_name(-rc));
+    return rc;
+}
+
+static void set_datafile(struct store *st, struct ofile *of, int d, int fd)
+{
+    of->fds[d] = fd;
+    of->bfds[d] = st->direct[d] ? buffered_twin(fd) : -1;
+}
+
+/* disk d's datafile: its fd or -errno */
+static int open_datafile(struct store *st, const struct ofile *of, int d, int create)
+{
+    int flags = O_RDWR | (create ? O_CREAT : 0) | (st->direct[d] ? O_DIRECT : 0);
+    int fd = open_beneath(st->rootfd[d], of->path, flags, 0644);
+    if (fd == -EINVAL && st->direct[d])   /* e.g. a bind mount of another fs */
+        fd = open_beneath(st->rootfd[d], of->path, flags & ~O_DIRECT, 0644);
+    return fd;
+}
+
+/* the datafiles not open yet */
 static int open_datafiles(struct store *st, struct ofile *of, int create, char *msg, size_t msglen)
 {
-    if (create)
-        for (int d = 0; d < st->ndisks; d++) {
-            int rc = mkdir_parents(st->rootfd[d], of->path);
-            if (rc) {
-                snprintf(msg, msglen, "create %s on %s: %s", of->path, st->roots[d],
-                         ddio_errno_name(-rc));
-                return rc;
-            }
-        }
     for (int d = 0; d < st->ndisks; d++) {
-        int flags = O_RDWR | (create ? O_CREAT : 0) | (st->direct[d] ? O_DIRECT : 0);
-        int fd = open_beneath(st->rootfd[d], of->path, flags, 0644);
-        if (fd == -EINVAL && st->direct[d])   /* e.g. a bind mount of another fs */
-            fd = open_beneath(st->rootfd[d], of->path, flags & ~O_DIRECT, 0644);
-        if (fd < 0) {
+        if (of->fds[d] >= 0)
+            continue;
+        int fd = create ? make_parents(st, of, d, msg, msglen) : 0;
+        if (fd == 0 && (fd = open_datafile(st, of, d, create)) < 0)
             snprintf(msg, msglen, "open %s on %s: %s", of->path, st->roots[d],
                      ddio_errno_name(-fd));
+        if (fd < 0)
             return fd;
-        }
-        of->fds[d] = fd;
-        of->bfds[d] = st->direct[d] ? buffered_twin(fd) : -1;
+        set_datafile(st, of, d, fd);
     }
     return 0;
 }
@@ -339,6 +356,32 @@ static int check_proposed(struct store *st, struct ddio_layout_rec *l, char *msg
     return store_layout_check(st, l, msg, msglen);
 }
 
+/* a new file's layout kept (store_layout.h): in its first datafile, made
+ * here, where the store keeps layouts so; else, or where that fails (a
+ * datafile left without a layout, one too large for an attribute), in a
+ * record (*in_record 1) */
+static int keep_layout(struct store *st, struct ofile *of, int *in_record, char *msg,
+                       size_t msglen)
+{
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    int rc = store_meta_encode(&of->layout, &of->creator, &w);
+    *in_record = 1;
+    if (rc)
+        snprintf(msg, msglen, "layout of %s: %s", of->path, ddio_errno_name(-rc));
+    else if (st->layout_xattr && (rc = make_parents(st, of, 0, msg, msglen)) == 0) {
+        int fd = create_with_layout(st, of->path, O_RDWR | (st->direct[0] ? O_DIRECT : 0),
+                                    w.p, w.len);
+        if (fd >= 0)
+            set_datafile(st, of, 0, fd);
+        *in_record = fd < 0;
+    }
+    if (rc == 0 && *in_record && (rc = write_atomic(st, st->metafd, of->path, w.p, w.len, 0)))
+        snprintf(msg, msglen, "store layout of %s: %s", of->path, ddio_errno_name(-rc));
+    ddio_wbuf_free(&w);
+    return rc;
+}
+
 static int create_file(struct store *st, struct ofile *of, const struct ddio_layout_rec *proposed,
                        const struct store_creator *cr, char *msg, size_t msglen)
 {
@@ -348,26 +391,19 @@ static int create_file(struct store *st, struct ofile *of, const struct ddio_lay
     int rc = check_proposed(st, &of->layout, msg, msglen);
     if (rc)
         return rc;
-    /* The record first, with the creator's ids: a server killed before the
-     * datafiles exist leaves a file its create's resend finds its own
+    /* The layout first, with the creator's ids: a server killed before the
+     * other datafiles exist leaves a file its create's resend finds its own
      * (create_again) and completes below. Datafiles first would leave ones
-     * without a record, which a create must refuse (EEXIST). */
-    struct ddio_wbuf w;
-    ddio_wbuf_init(&w);
-    rc = store_meta_encode(&of->layout, &of->creator, &w);
-    if (rc == 0)
-        rc = write_atomic(st, st->metafd, of->path, w.p, w.len, 0);
-    ddio_wbuf_free(&w);
-    if (rc) {
-        snprintf(msg, msglen, "store layout of %s: %s", of->path, ddio_errno_name(-rc));
+     * without a layout, which a create must refuse (EEXIST). */
+    int in_record;
+    if ((rc = keep_layout(st, of, &in_record, msg, msglen)) != 0)
         return rc;
-    }
     fault_hit(FAULT_CREATE_HALF);
     rc = open_datafiles(st, of, 1, msg, msglen);
     if (rc == 0)
         rc = store_copies_open(st, of, 1, msg, msglen);
     if (rc) {
-        unlink_beneath(st->metafd, of->path, 0);
+        unlink_beneath(in_record ? st->metafd : st->rootfd[0], of->path, 0);
         return rc;
     }
     /* durable by the file's first MPI_File_sync, like its data (or a
@@ -417,12 +453,31 @@ static int not_a_file(struct store *st, const char *path, int create, char *msg,
     return rc;
 }
 
+/* of's layout, from its first datafile (kept open) or its record */
+static int find_layout(struct store *st, struct ofile *of, char *msg, size_t msglen)
+{
+    int fd = open_datafile(st, of, 0, 0);
+    int rc = fd >= 0 ? layout_from_fd(fd, &of->layout, &of->creator) : -ENODATA;
+    if (rc == 0) {
+        set_datafile(st, of, 0, fd);
+        return 0;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (rc != -ENODATA) {
+        snprintf(msg, msglen, "layout of %s: %s", of->path,
+                 rc == -EPROTO ? "corrupt" : ddio_errno_name(-rc));
+        return rc;
+    }
+    return load_meta(st, of->path, &of->layout, &of->creator, msg, msglen);
+}
+
 /* open a file not yet in the table */
 static int open_new(struct store *st, const char *path, uint32_t amode,
                     const struct ddio_layout_rec *proposed, const struct store_creator *cr,
                     struct ofile *of, int *created, char *msg, size_t msglen)
 {
-    int rc = load_meta(st, path, &of->layout, &of->creator, msg, msglen);
+    int rc = find_layout(st, of, msg, msglen);
     if (rc == 0) {
         if ((rc = create_again(of, amode, cr, created, msg, msglen)) != 0)
             return rc;

@@ -3,8 +3,9 @@
  *
  * A file `path` is stored as ROOT_d/path on every disk d (the server's local
  * byte space striped over its disks in blocks of B: local block k on disk
- * k % D at offset (k / D) * B) and its layout record as
- * ROOT_1/.ddio/meta/path. Open files are shared by path (refcounted). */
+ * k % D at offset (k / D) * B) and its layout in ROOT_1/path's extended
+ * attribute STORE_LAYOUT_XATTR, or as a record ROOT_1/.ddio/meta/path
+ * (store_layout.h says which). Open files are shared by path (refcounted). */
 #ifndef DDIO_SRV_STORE_H
 #define DDIO_SRV_STORE_H
 
@@ -23,6 +24,10 @@
 #define STORE_META_VERSION 3u   /* 2: the creator's ids after the layout
                                   * (1, still read: none); 3: the layout's
                                   * copies (1 and 2, still read: one) */
+
+/* the extended attribute of a file's first datafile that holds its layout
+ * (the record's bytes) */
+#define STORE_LAYOUT_XATTR "user.ddio.layout"
 
 /* who created a file: the create's DDIO_O_ONCE ids (client 0: not known) */
 struct store_creator { uint64_t client, call; };
@@ -122,6 +127,8 @@ struct store {
     int *rootfd;                 /* O_PATH|O_DIRECTORY fds of the roots */
     int *direct;                 /* 1: root accepts O_DIRECT */
     int metafd;                  /* ROOT_1/.ddio/meta */
+    int layout_xattr;            /* 1: a create keeps the layout in its first
+                                  * datafile, 0: in a record (store_layout.h) */
     int tmpfd;                   /* ROOT_1/.ddio/tmp (atomic writes) */
     uint64_t block_size;
     int checksums;               /* --checksums: SUMS_ON, _OFF, _MIRRORED */

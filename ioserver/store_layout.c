@@ -1,13 +1,19 @@
-/* Layout records: a file's striping and its creator's ids as stored in
- * ROOT_1/.ddio/meta/PATH (magic, version, record), read back, and checked
- * against this server (ESTALE). */
+/* Stored layouts: a file's striping and its creator's ids (magic, version,
+ * record) in its first datafile's xattr or in ROOT_1/.ddio/meta/PATH
+ * (store_layout.h), read back, and checked against this server (ESTALE). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE      /* O_TMPFILE */
+#endif
 #include "store_layout.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 #include "ddio_net.h"             /* errno names */
 #include "store_roots.h"
@@ -83,10 +89,16 @@ int store_layout_check(const struct store *st, const struct ddio_layout_rec *l,
     return 0;
 }
 
+/* room for any record: its ids and words */
+static size_t record_cap(void)
+{
+    return 64 + sizeof(struct ddio_layout_rec) + 4 * DDIO_MAX_SERVERS;
+}
+
 int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
               struct store_creator *cr, char *msg, size_t msglen)
 {
-    size_t cap = 64 + sizeof(*l) + 4 * DDIO_MAX_SERVERS;
+    size_t cap = record_cap();
     uint8_t *buf = malloc(cap);
     if (!buf)
         return -ENOMEM;
@@ -99,4 +111,62 @@ int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
         snprintf(msg, msglen, "layout record of %s: %s", path,
                  rc == -EPROTO ? "corrupt" : ddio_errno_name(-rc));
     return rc;
+}
+
+int layout_from_fd(int fd, struct ddio_layout_rec *l, struct store_creator *cr)
+{
+    size_t cap = record_cap();
+    uint8_t *buf = malloc(cap);
+    if (!buf)
+        return -ENOMEM;
+    ssize_t n = fgetxattr(fd, STORE_LAYOUT_XATTR, buf, cap);
+    int rc = n >= 0                                  ? store_meta_decode(buf, (size_t)n, l, cr)
+             : errno == ENODATA || errno == ENOTSUP ? -ENODATA
+             : errno == ERANGE                      ? -EPROTO
+                                                    : -errno;
+    free(buf);
+    return rc;
+}
+
+int load_layout(struct store *st, const char *path, struct ddio_layout_rec *l,
+                struct store_creator *cr, int *in_record, char *msg, size_t msglen)
+{
+    /* (a directory or a datafile without one: no such attribute) */
+    int fd = open_beneath(st->rootfd[0], path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
+    if (fd >= 0) {
+        int rc = layout_from_fd(fd, l, cr);
+        close(fd);
+        if (rc != -ENODATA) {
+            *in_record = 0;
+            if (rc)
+                snprintf(msg, msglen, "layout of %s: %s", path,
+                         rc == -EPROTO ? "corrupt" : ddio_errno_name(-rc));
+            return rc;
+        }
+    }
+    *in_record = 1;
+    return load_meta(st, path, l, cr, msg, msglen);
+}
+
+int create_with_layout(struct store *st, const char *path, int flags, const void *rec,
+                       size_t n)
+{
+    const char *name;
+    int pfd = open_parent(st->rootfd[0], path, &name);
+    if (pfd < 0)
+        return pfd;
+    int fd = openat(pfd, ".", flags | O_TMPFILE | O_CLOEXEC, 0644);
+    int rc = fd < 0 ? -errno : 0;
+    if (rc == 0 && fsetxattr(fd, STORE_LAYOUT_XATTR, rec, n, XATTR_CREATE))
+        rc = -errno;
+    if (rc == 0) {
+        char proc[64];
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        if (linkat(AT_FDCWD, proc, pfd, name, AT_SYMLINK_FOLLOW))
+            rc = -errno;
+    }
+    close(pfd);
+    if (rc && fd >= 0)
+        close(fd);
+    return rc ? rc : fd;
 }

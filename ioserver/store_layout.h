@@ -1,5 +1,13 @@
-/* Layout records (store_layout.c): a file's stored layout read back.
- * Their encoding and the ESTALE check are store.h's. */
+/* Stored layouts (store_layout.c): a file's layout kept where its create
+ * put it, and read back. A create keeps it in the file's first datafile
+ * (ROOT_1/PATH), as the extended attribute STORE_LAYOUT_XATTR set before
+ * the datafile is linked into its directory: the file appears with its
+ * layout or not at all, and a create makes one inode per server, not two.
+ * Files made before, by a server whose users share it (--auth munge), on a
+ * file system without user xattrs, or with a layout too large for one,
+ * keep a record ROOT_1/.ddio/meta/PATH instead. A reader looks in the
+ * datafile first, then for a record. The encoding (the same bytes in
+ * both) and the ESTALE check are store.h's. */
 #ifndef DDIO_SRV_STORE_LAYOUT_H
 #define DDIO_SRV_STORE_LAYOUT_H
 
@@ -10,5 +18,21 @@
 /* a path's layout record (and its creator, cr may be NULL); -ENOENT if none, else the cause in msg */
 int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
               struct store_creator *cr, char *msg, size_t msglen);
+
+/* the layout kept on fd, a first datafile: 0, -ENODATA if it keeps none,
+ * -EPROTO if it is corrupt */
+int layout_from_fd(int fd, struct ddio_layout_rec *l, struct store_creator *cr);
+
+/* a path's layout wherever it is kept (*in_record: 1 in a record, 0 in
+ * its datafile); -ENOENT if nowhere, else the cause in msg */
+int load_layout(struct store *st, const char *path, struct ddio_layout_rec *l,
+                struct store_creator *cr, int *in_record, char *msg, size_t msglen);
+
+/* path's first datafile made with its layout (the record's n bytes), opened
+ * with flags (O_RDWR, O_DIRECT), linked in place once it has the layout:
+ * its fd; -EEXIST if the name is taken, else -errno (the caller keeps the
+ * layout in a record instead) */
+int create_with_layout(struct store *st, const char *path, int flags, const void *rec,
+                       size_t n);
 
 #endif

@@ -1,4 +1,5 @@
-/* A created file's layout record and directory entries made durable: by
+/* A created file's layout (its record, or its first datafile holding it)
+ * and directory entries made durable: by
  * the file's MPI_File_sync on the server that created it (store_sync, after
  * the datafiles' fdatasync), or, if no sync comes, by a thread of the
  * server META_LAZY_MS after the create, so that files never synced do not
@@ -149,7 +150,8 @@ static int copy_dirs(struct store *st, const char *path, struct fsync_op *ops, i
     return 0;
 }
 
-/* a job's fsyncs appended to ops: the record, its directory and the
+/* a job's fsyncs appended to ops: the layout (the record and its
+ * directory, or the first datafile, whose fsync covers its xattr) and the
  * datafiles' directories (the datafiles themselves are the sync's
  * fdatasync: an fsync of them too would cost another journal commit, for
  * their times); 0, or the -errno of the first that would not open */
@@ -159,7 +161,8 @@ static int job_fds(struct store *st, const char *path, struct fsync_op *ops, int
     if (fd >= 0) {
         ops[(*n)++] = (struct fsync_op){ .fd = fd };
         fd = parent_dir(st->metafd, path);
-    }
+    } else if (fd == -ENOENT)
+        fd = open_beneath(st->rootfd[0], path, O_RDONLY | O_NOFOLLOW, 0);
     if (fd >= 0)
         ops[(*n)++] = (struct fsync_op){ .fd = fd };
     for (int d = 0; d < st->ndisks && fd >= 0; d++)

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "ddio_log.h"
@@ -24,8 +26,8 @@
 
 /* ---- namespace: stat, readdir, mkdir, rmdir, rename (the ddio mount) -------------- */
 
-/* load_meta's answer for a path without a layout record: nothing there, a
- * file as a path component, or a directory (layout records mirror them) */
+/* load_layout's answer for a path without a layout: nothing there, a file
+ * as a path component, or a directory (layout records mirror them) */
 static int not_a_file(int rc)
 {
     return rc == -ENOENT || rc == -ENOTDIR || rc == -EISDIR;
@@ -102,7 +104,8 @@ int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
     if (rc)
         return rc;
     store_ns_lock(st);
-    if (*norm && (rc = load_meta(st, norm, &r->layout, NULL, msg, msglen)) == 0)
+    int in_record;
+    if (*norm && (rc = load_layout(st, norm, &r->layout, NULL, &in_record, msg, msglen)) == 0)
         rc = stat_file(st, norm, r, msg, msglen);
     else if (!*norm || not_a_file(rc)) {
         struct stat sb;
@@ -110,7 +113,7 @@ int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
         rc = fd < 0 ? fd : (fstat(fd, &sb) ? -errno : 0);
         if (fd >= 0)
             close(fd);
-        if (rc == -ENOTDIR)      /* a datafile without its layout record */
+        if (rc == -ENOTDIR)      /* a datafile without its layout */
             rc = -ENOENT;
         if (rc == 0) {
             r->kind = DDIO_K_DIR;
@@ -127,7 +130,8 @@ int store_pstat(struct store *st, const char *path, struct ddio_pstat_r *r,
 
 /* kind of entry `name` of a directory (dirfd, on the first root; mfd its
  * layout records' mirror, -1 when it has none): a directory, a file (with
- * its layout record), or 0 (a leftover datafile, or gone: not shown) */
+ * its layout, in the datafile or a record), or 0 (a leftover datafile, or
+ * gone: not shown) */
 static uint32_t entry_kind(int dirfd, int mfd, const char *name)
 {
     struct stat sb;
@@ -135,7 +139,12 @@ static uint32_t entry_kind(int dirfd, int mfd, const char *name)
         return 0;
     if (S_ISDIR(sb.st_mode))
         return DDIO_K_DIR;
-    /* one component in a confined directory: no walk, nothing to escape by */
+    /* one component in a confined directory: no walk, nothing to escape by
+     * (and a regular file: lgetxattr follows no link) */
+    char at[64 + NAME_MAX];
+    snprintf(at, sizeof(at), "/proc/self/fd/%d/%s", dirfd, name);
+    if (S_ISREG(sb.st_mode) && lgetxattr(at, STORE_LAYOUT_XATTR, NULL, 0) > 0)
+        return DDIO_K_FILE;
     return mfd >= 0 && !fstatat(mfd, name, &sb, AT_SYMLINK_NOFOLLOW) && S_ISREG(sb.st_mode)
                ? DDIO_K_FILE
                : 0;
@@ -387,18 +396,21 @@ static void rename_open(struct store *st, const char *from, const char *to)
     }
 }
 
-/* datafiles (or directories) on every disk, then the layout record */
-static int rename_all(struct store *st, const char *from, const char *to, int is_file)
+/* datafiles (or directories) on every disk, then the layout record if
+ * any (kind: RN_DIR, RN_RECORD a file with one, RN_XATTR a file without) */
+enum { RN_DIR, RN_RECORD, RN_XATTR };
+
+static int rename_all(struct store *st, const char *from, const char *to, int kind)
 {
     int rc = 0;
     for (int d = 0; d < st->ndisks && rc == 0; d++)
         rc = rename_at(st->rootfd[d], from, to);
-    if (rc == 0)
+    if (rc == 0 && kind != RN_XATTR)
         rc = mkdir_parents(st->metafd, to);
-    if (rc == 0) {
+    if (rc == 0 && kind != RN_XATTR) {
         /* a directory has a layout mirror only once a file was created in it */
         int mrc = rename_at(st->metafd, from, to);
-        if (mrc && !(mrc == -ENOENT && !is_file))
+        if (mrc && !(mrc == -ENOENT && kind == RN_DIR))
             rc = mrc;
     }
     /* a mirrored file's copies (or a directory's trees of them) follow;
@@ -428,8 +440,9 @@ int store_rename(struct store *st, const char *from, const char *to, char *msg, 
         return -EINVAL;
     }
     store_ns_lock(st);
-    rc = load_meta(st, nf, &l, NULL, msg, msglen);
-    int is_file = rc == 0;
+    int in_record;
+    rc = load_layout(st, nf, &l, NULL, &in_record, msg, msglen);
+    int kind = rc ? RN_DIR : in_record ? RN_RECORD : RN_XATTR;
     if (not_a_file(rc)) {
         int fd = open_dir_beneath(st->rootfd[0], nf);
         rc = fd < 0 ? (fd == -ENOTDIR ? -ENOENT : fd) : 0;
@@ -437,7 +450,7 @@ int store_rename(struct store *st, const char *from, const char *to, char *msg, 
             close(fd);
     }
     if (rc == 0 && strcmp(nf, nt))
-        rc = rename_all(st, nf, nt, is_file);
+        rc = rename_all(st, nf, nt, kind);
     pthread_mutex_unlock(&st->mu);
     if (rc)
         snprintf(msg, msglen, "rename %s to %s: %s", nf, nt, ddio_errno_name(-rc));

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -227,7 +228,7 @@ ssize_t read_small(int dirfd, const char *rel, void *buf, size_t cap)
     return n < 0 ? -e : n;
 }
 
-/* ---- server id and O_DIRECT detection ---------------------------------------- */
+/* ---- server id, O_DIRECT and xattr detection --------------------------------- */
 
 static int load_server_id(struct store *st, int ddiofd, char *err, size_t errlen)
 {
@@ -272,6 +273,30 @@ static int probe_direct(int ddiofd)
     return ok;
 }
 
+/* 1: the root keeps a user xattr on a file made O_TMPFILE and linked in
+ * afterwards (how a create stores a file's layout, store_layout.c) */
+static int probe_layout_xattr(int ddiofd)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "xattr-probe.%d", (int)getpid());
+    int fd = openat(ddiofd, ".", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return 0;
+    char proc[64], back[4];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    int ok = fsetxattr(fd, STORE_LAYOUT_XATTR, "ddio", 4, XATTR_CREATE) == 0
+             && linkat(AT_FDCWD, proc, ddiofd, name, AT_SYMLINK_FOLLOW) == 0;
+    close(fd);
+    ok = ok && (fd = openat(ddiofd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) >= 0;
+    if (ok) {
+        ok = fgetxattr(fd, STORE_LAYOUT_XATTR, back, sizeof(back)) == 4
+             && !memcmp(back, "ddio", 4);
+        close(fd);
+    }
+    unlinkat(ddiofd, name, 0);
+    return ok;
+}
+
 static int open_dir_at(int dirfd, const char *name, int create)
 {
     if (create && mkdirat(dirfd, name, 0755) && errno != EEXIST)
@@ -280,7 +305,8 @@ static int open_dir_at(int dirfd, const char *name, int create)
     return fd < 0 ? -errno : fd;
 }
 
-static int init_root(struct store *st, int d, char *err, size_t errlen)
+static int init_root(struct store *st, const struct srv_config *cfg, int d, char *err,
+                     size_t errlen)
 {
     int fd = open(st->roots[d], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
@@ -298,6 +324,11 @@ static int init_root(struct store *st, int d, char *err, size_t errlen)
               st->direct[d] ? "O_DIRECT" : "buffered I/O (file system refuses O_DIRECT)");
     int rc = 0;
     if (d == 0) {
+        /* where users share the servers (--auth munge) layouts stay in
+         * records: a user's write descriptor of a datafile (the same-host
+         * shortcut) could set a user xattr, not touch .ddio */
+        st->layout_xattr = !cfg->munge && probe_layout_xattr(ddiofd);
+        DDIO_INFO("layouts in %s", st->layout_xattr ? "datafiles' xattrs" : "records");
         st->metafd = open_dir_at(ddiofd, "meta", 1);
         st->tmpfd = open_dir_at(ddiofd, "tmp", 1);
         if (st->metafd < 0 || st->tmpfd < 0) {
@@ -329,7 +360,7 @@ int store_roots_init(struct store *st, const struct srv_config *cfg, char *err, 
         st->rootfd[d] = -1;
     }
     for (int d = 0; d < st->ndisks; d++) {
-        int rc = init_root(st, d, err, errlen);
+        int rc = init_root(st, cfg, d, err, errlen);
         if (rc)
             return rc;
     }

@@ -1262,9 +1262,10 @@ if t_selected restart; then
   # the answer: the client resends the create (the same DDIO_O_ONCE ids) and
   # the restarted server, finding the file made with them, answers it as the
   # create (another creator's would get EEXIST); create-half:1 kills server
-  # 1 halfway through that create, its layout record (with the ids) written
-  # and its datafiles not: the resend finds the record its own and makes
-  # them (the datafiles first left some without a record: EEXIST); done:122
+  # 1 halfway through that create, its layout (with the ids) written, in its
+  # first datafile, and the rest not: the resend finds the layout its own
+  # and completes it (datafiles before the layout left some without one:
+  # EEXIST); done:122
   # lands in the read phase (30 rounds x 4 ranks of writes first). The job
   # completes, reads every byte back, and its file equals ufs:'s.
   for spec in coll:open:1 coll:open:3 coll:created:1 coll:create-half:1 coll:coll-write:5 coll:coll-read:3 coll:done:2 \

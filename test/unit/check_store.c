@@ -1,7 +1,9 @@
 /* Unit tests of the storage layer (ioserver/store_roots.c,
  * store_layout.c, store.c, store_ns.c, store_meta.c, fsyncs.c): path
- * confinement, create / EXCL / open / delete, layout records, ESTALE
- * refusal, sizes. */
+ * confinement, create / EXCL / open / delete, stored layouts (in the first
+ * datafile's xattr, in records, and a store holding both), ESTALE refusal,
+ * sizes. The core cases run twice: layouts in datafiles, then in records
+ * (a server whose users share it, or a file system without xattrs). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -15,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -29,6 +32,7 @@
 static char base[256], root1[300], root2[300], outside[300];
 static struct store st;
 static struct srv_config cfg;
+static int records;                    /* the "records" case: no layout in datafiles */
 static _Thread_local char msg[1024];   /* (per thread: t_concurrent_opens) */
 
 static void rm_rf(const char *p)
@@ -48,6 +52,24 @@ static void start(int ndisks)
         cfg.roots[cfg.nroots++] = root2;
     char err[512];
     ck_assert_msg(store_init(&st, &cfg, err, sizeof(err)) == 0, "store_init: %s", err);
+    if (records)
+        st.layout_xattr = 0;
+}
+
+/* 1: a layout is kept in path's datafile on the first root */
+static int in_xattr(const char *path)
+{
+    char p[600];
+    snprintf(p, sizeof(p), "%s/%s", root1, path);
+    return lgetxattr(p, STORE_LAYOUT_XATTR, NULL, 0) > 0;
+}
+
+/* 1: path has a layout record */
+static int in_record(const char *path)
+{
+    char p[600];
+    snprintf(p, sizeof(p), "%s/.ddio/meta/%s", root1, path);
+    return access(p, F_OK) == 0;
 }
 
 static void setup(void)
@@ -67,6 +89,18 @@ static void teardown(void)
 {
     store_fini(&st);
     rm_rf(base);
+}
+
+static void setup_records(void)
+{
+    records = 1;
+    setup();
+}
+
+static void teardown_records(void)
+{
+    teardown();
+    records = 0;
 }
 
 static struct ddio_layout_rec layout(uint64_t unit, uint32_t count)
@@ -351,9 +385,11 @@ START_TEST(t_meta_durable_at_sync)
     ck_assert_int_eq(store_sync(&st, of2), 0);
     store_release(&st, of2);
     store_release(&st, of);
+    /* a layout that never reached the disk (an empty record; an xattr is
+     * set whole or not at all): the file was never made durable */
     char p[400];
-    snprintf(p, sizeof(p), "%s/.ddio/meta/m/f", root1);
-    ck_assert_int_eq(truncate(p, 0), 0);
+    snprintf(p, sizeof(p), st.layout_xattr ? "%s/m/f" : "%s/.ddio/meta/m/f", root1);
+    ck_assert_int_eq(st.layout_xattr ? removexattr(p, STORE_LAYOUT_XATTR) : truncate(p, 0), 0);
     ck_assert_int_eq(open_f("m/f", DDIO_O_RDWR, &of, &created), -ENOENT);
 }
 END_TEST
@@ -429,9 +465,100 @@ START_TEST(t_create_resent)
 }
 END_TEST
 
-/* a server killed halfway through a create, its layout record written and
- * its datafiles not (or only some): the record carries the creator's ids,
- * so the resend completes the create and anyone else still gets EEXIST */
+/* a server killed halfway through a create, its layout written (a record,
+ * or the first datafile with it) and its other datafiles not: the layout
+ * carries the creator's ids, so the resend completes the create and anyone
+ * else still gets EEXIST */
+/* where a create keeps the layout, and a store holding both kinds: files
+ * made with records by an earlier server open, stat, list, rename and
+ * delete under one that keeps layouts in datafiles; a datafile without a
+ * layout is no file; a corrupt one is refused, not misread */
+START_TEST(t_layout_kept_where)
+{
+    /* this file system's answer, found apart from the server's probe */
+    char p[600];
+    snprintf(p, sizeof(p), "%s/probe", base);
+    int fd = open(p, O_RDWR | O_CREAT, 0644);
+    ck_assert_int_ge(fd, 0);
+    int xattrs = fsetxattr(fd, STORE_LAYOUT_XATTR, "x", 1, 0) == 0;
+    close(fd);
+    records = 1;
+    start(2);
+    ck_assert_int_eq(store_mkdir(&st, "d", 0755, msg, sizeof(msg)), 0);
+    struct ofile *of;
+    int created;
+    ck_assert_int_eq(open_f("d/old", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+    store_release(&st, of);
+    ck_assert(in_record("d/old") && !in_xattr("d/old"));
+    store_fini(&st);
+    records = 0;
+    start(2);
+    ck_assert_int_eq(st.layout_xattr, xattrs);
+    ck_assert_int_eq(open_f("d/new", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+    store_release(&st, of);
+    ck_assert_int_eq(in_xattr("d/new"), xattrs);
+    ck_assert_int_eq(in_record("d/new"), !xattrs);
+    /* both kinds: opened, stated, listed, renamed, deleted */
+    const char *names[] = {"d/old", "d/new"};
+    for (int i = 0; i < 2; i++) {
+        struct ddio_pstat_r r;
+        ck_assert_int_eq(open_f(names[i], DDIO_O_RDWR, &of, &created), 0);
+        ck_assert_int_eq(of->layout.stripe_unit, 1 << 20);
+        store_release(&st, of);
+        ck_assert_int_eq(store_pstat(&st, names[i], &r, msg, sizeof(msg)), 0);
+        ck_assert_int_eq(r.kind, DDIO_K_FILE);
+        ck_assert_int_eq(r.layout.stripe_unit, 1 << 20);
+    }
+    struct ddio_readdir_r r;
+    ck_assert_int_eq(store_readdir(&st, "d", "", 16, &r, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(r.n, 2);
+    ck_assert_int_eq(r.ent[0].kind, DDIO_K_FILE);
+    ck_assert_int_eq(r.ent[1].kind, DDIO_K_FILE);
+    ddio_readdir_r_free(&r);
+    ck_assert_int_eq(store_rename(&st, "d/old", "d/old2", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_rename(&st, "d/new", "d/new2", msg, sizeof(msg)), 0);
+    ck_assert(in_record("d/old2") && !in_record("d/old"));
+    ck_assert_int_eq(in_xattr("d/new2"), xattrs);
+    ck_assert_int_eq(open_f("d/old2", DDIO_O_RDWR, &of, &created), 0);
+    store_release(&st, of);
+    ck_assert_int_eq(open_f("d/new2", DDIO_O_RDWR, &of, &created), 0);
+    store_release(&st, of);
+    ck_assert_int_eq(store_delete(&st, "d/old2", msg, sizeof(msg)), 0);
+    ck_assert_int_eq(store_delete(&st, "d/new2", msg, sizeof(msg)), 0);
+    ck_assert(!in_record("d/old2"));
+    snprintf(p, sizeof(p), "%s/d/new2", root1);
+    ck_assert_int_eq(access(p, F_OK), -1);
+    ck_assert_int_eq(open_f("d/new2", DDIO_O_RDWR, &of, &created), -ENOENT);
+    /* a datafile without a layout: not a file, not listed; an exclusive
+     * create refuses it, a plain one makes it the file's */
+    snprintf(p, sizeof(p), "%s/d/left", root1);
+    ck_assert_int_ge(fd = open(p, O_RDWR | O_CREAT, 0644), 0);
+    close(fd);
+    ck_assert_int_eq(open_f("d/left", DDIO_O_RDWR, &of, &created), -ENOENT);
+    ck_assert_int_eq(store_readdir(&st, "d", "", 16, &r, msg, sizeof(msg)), 0);
+    ck_assert_int_eq(r.n, 0);
+    ddio_readdir_r_free(&r);
+    ck_assert_int_eq(open_f("d/left", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created),
+                     -EEXIST);
+    ck_assert_int_eq(open_f("d/left", DDIO_O_RDWR | DDIO_O_CREAT, &of, &created), 0);
+    ck_assert_int_eq(created, 1);
+    store_release(&st, of);
+    ck_assert_int_eq(open_f("d/left", DDIO_O_RDWR, &of, &created), 0);
+    store_release(&st, of);
+    /* a corrupt layout: refused, with the reason */
+    if (xattrs) {
+        ck_assert_int_eq(open_f("d/bad", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+        store_release(&st, of);
+        snprintf(p, sizeof(p), "%s/d/bad", root1);
+        ck_assert_int_eq(setxattr(p, STORE_LAYOUT_XATTR, "DDLM\3\0\0\0garbage", 15, 0), 0);
+        ck_assert_int_eq(open_f("d/bad", DDIO_O_RDWR, &of, &created), -EPROTO);
+        ck_assert_msg(strstr(msg, "corrupt") != NULL, "%s", msg);
+        struct ddio_pstat_r ps;
+        ck_assert_int_eq(store_pstat(&st, "d/bad", &ps, msg, sizeof(msg)), -EPROTO);
+    }
+}
+END_TEST
+
 START_TEST(t_create_half_done)
 {
     start(2);
@@ -445,12 +572,15 @@ START_TEST(t_create_half_done)
     store_release(&st, of);
     store_fini(&st);
     snprintf(p, sizeof(p), "%s/half", root1);    /* as the kill left it */
-    ck_assert_int_eq(unlink(p), 0);
+    ck_assert_int_eq(in_xattr("half"), !records);
+    if (records)
+        ck_assert_int_eq(unlink(p), 0);
     snprintf(p, sizeof(p), "%s/half", root2);
     ck_assert_int_eq(unlink(p), 0);
     start(2);
     ck_assert_int_eq(store_open(&st, "half", cx, &l, &other, &of, &created, msg, sizeof(msg)),
                      -EEXIST);
+    ck_assert_int_eq(access(p, F_OK), -1);
     ck_assert_int_eq(store_open(&st, "half", cx, &l, &me, &of, &created, msg, sizeof(msg)), 0);
     ck_assert_int_eq(created, 1);
     store_release(&st, of);
@@ -1038,16 +1168,16 @@ START_TEST(t_concurrent_opens)
     ck_assert_ptr_null(st.files);
     ck_assert_int_eq(st.opening, 0);
     ck_assert_int_eq(st.ns_waiting, 0);
-    /* each name: a layout record and both datafiles, or none of them (a
-     * delete between a create's record and its datafiles leaves one) */
+    /* each name: a layout and both datafiles, or none of them (a delete
+     * between a create's layout and its datafiles leaves one) */
     for (int i = 0; i < 5; i++) {
-        char m[400], d1[400], d2[400], n[16];
-        snprintf(n, sizeof(n), i < 3 ? "f%d" : "g%d", i < 3 ? i : i - 3);
-        snprintf(m, sizeof(m), "%s/.ddio/meta/race/%s", root1, n);
-        snprintf(d1, sizeof(d1), "%s/race/%s", root1, n);
-        snprintf(d2, sizeof(d2), "%s/race/%s", root2, n);
-        int a = access(m, F_OK) == 0, b = access(d1, F_OK) == 0, c = access(d2, F_OK) == 0;
-        ck_assert_msg(a == b && b == c, "%s: record %d, datafiles %d %d", n, a, b, c);
+        char d1[400], d2[400], n[16];
+        snprintf(n, sizeof(n), i < 3 ? "race/f%d" : "race/g%d", i < 3 ? i : i - 3);
+        snprintf(d1, sizeof(d1), "%s/%s", root1, n);
+        snprintf(d2, sizeof(d2), "%s/%s", root2, n);
+        int a = in_record(n) || in_xattr(n), b = access(d1, F_OK) == 0,
+            c = access(d2, F_OK) == 0;
+        ck_assert_msg(a == b && b == c, "%s: layout %d, datafiles %d %d", n, a, b, c);
     }
 }
 END_TEST
@@ -1235,7 +1365,20 @@ int main(void)
     tcase_add_test(tc, t_close_then_open_sums);
     tcase_add_test(tc, t_open_answered_pass);
     tcase_add_test(tc, t_fmap);
+    tcase_add_test(tc, t_layout_kept_where);
     suite_add_tcase(s, tc);
+    /* the same with layouts kept in records */
+    TCase *tr = tcase_create("records");
+    tcase_add_checked_fixture(tr, setup_records, teardown_records);
+    tcase_add_test(tr, t_create_excl_open_delete);
+    tcase_add_test(tr, t_meta_durable_at_sync);
+    tcase_add_test(tr, t_create_resent);
+    tcase_add_test(tr, t_create_half_done);
+    tcase_add_test(tr, t_stored_layout_and_stale);
+    tcase_add_test(tr, t_copies);
+    tcase_add_test(tr, t_namespace);
+    tcase_add_test(tr, t_concurrent_opens);
+    suite_add_tcase(s, tr);
     /* thousands of entries made and listed, hundreds of files made durable:
      * more than Check's 4 s default on a loaded machine */
     TCase *tl = tcase_create("listing");
