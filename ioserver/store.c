@@ -35,6 +35,7 @@ int store_init(struct store *st, const struct srv_config *cfg, char *err, size_t
 {
     memset(st, 0, sizeof(*st));
     pthread_mutex_init(&st->mu, NULL);
+    pthread_mutex_init(&st->sets_mu, NULL);
     cond_init_mono(&st->open_cv);
     store_lists_init(&st->lists);
     store_meta_start(st);
@@ -98,8 +99,10 @@ void store_fini(struct store *st)
         ofile_free(st->files);
         st->files = n;
     }
+    store_sets_fini(st);
     store_roots_fini(st);
     store_lists_fini(&st->lists);
+    pthread_mutex_destroy(&st->sets_mu);
     pthread_mutex_destroy(&st->mu);
     pthread_cond_destroy(&st->open_cv);
     memset(st, 0, sizeof(*st));
@@ -358,27 +361,31 @@ static int check_proposed(struct store *st, struct ddio_layout_rec *l, char *msg
 
 /* a new file's layout kept (store_layout.h): in its first datafile, made
  * here, where the store keeps layouts so; else, or where that fails (a
- * datafile left without a layout, one too large for an attribute), in a
- * record (*in_record 1) */
+ * datafile left without a layout, a hash shared by another server list),
+ * in a record (*in_record 1) */
 static int keep_layout(struct store *st, struct ofile *of, int *in_record, char *msg,
                        size_t msglen)
 {
+    *in_record = 1;
+    if (st->layout_xattr) {
+        int rc = make_parents(st, of, 0, msg, msglen);
+        if (rc)
+            return rc;
+        int fd = create_with_layout(st, of, O_RDWR | (st->direct[0] ? O_DIRECT : 0));
+        if (fd >= 0) {
+            set_datafile(st, of, 0, fd);
+            *in_record = 0;
+            return 0;
+        }
+    }
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     int rc = store_meta_encode(&of->layout, &of->creator, &w);
-    *in_record = 1;
-    if (rc)
-        snprintf(msg, msglen, "layout of %s: %s", of->path, ddio_errno_name(-rc));
-    else if (st->layout_xattr && (rc = make_parents(st, of, 0, msg, msglen)) == 0) {
-        int fd = create_with_layout(st, of->path, O_RDWR | (st->direct[0] ? O_DIRECT : 0),
-                                    w.p, w.len);
-        if (fd >= 0)
-            set_datafile(st, of, 0, fd);
-        *in_record = fd < 0;
-    }
-    if (rc == 0 && *in_record && (rc = write_atomic(st, st->metafd, of->path, w.p, w.len, 0)))
-        snprintf(msg, msglen, "store layout of %s: %s", of->path, ddio_errno_name(-rc));
+    if (rc == 0)
+        rc = write_atomic(st, st->metafd, of->path, w.p, w.len, 0);
     ddio_wbuf_free(&w);
+    if (rc)
+        snprintf(msg, msglen, "store layout of %s: %s", of->path, ddio_errno_name(-rc));
     return rc;
 }
 
@@ -457,7 +464,7 @@ static int not_a_file(struct store *st, const char *path, int create, char *msg,
 static int find_layout(struct store *st, struct ofile *of, char *msg, size_t msglen)
 {
     int fd = open_datafile(st, of, 0, 0);
-    int rc = fd >= 0 ? layout_from_fd(fd, &of->layout, &of->creator) : -ENODATA;
+    int rc = fd >= 0 ? layout_from_fd(st, fd, &of->layout, &of->creator) : -ENODATA;
     if (rc == 0) {
         set_datafile(st, of, 0, fd);
         return 0;

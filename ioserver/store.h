@@ -130,6 +130,10 @@ struct store {
     int layout_xattr;            /* 1: a create keeps the layout in its first
                                   * datafile, 0: in a record (store_layout.h) */
     int tmpfd;                   /* ROOT_1/.ddio/tmp (atomic writes) */
+    int setsfd;                  /* ROOT_1/.ddio/sets (store_layout.c) */
+    pthread_mutex_t sets_mu;
+    struct store_set *sets;      /* server sets read or written, a few */
+    unsigned nsets;
     uint64_t block_size;
     int checksums;               /* --checksums: SUMS_ON, _OFF, _MIRRORED */
     uint32_t copies;             /* --redundancy: a create without a mode gets it */

@@ -6,8 +6,12 @@
  * Files made before, by a server whose users share it (--auth munge), on a
  * file system without user xattrs, or with a layout too large for one,
  * keep a record ROOT_1/.ddio/meta/PATH instead. A reader looks in the
- * datafile first, then for a record. The encoding (the same bytes in
- * both) and the ESTALE check are store.h's. */
+ * datafile first, then for a record. The attribute is compact, so that it
+ * fits in the inode (ext4's 256-byte inodes leave 60 bytes for its value;
+ * an attribute block costs more than the record it replaces): the
+ * server ids, 16 bytes each, are kept once per server list in
+ * ROOT_1/.ddio/sets/HASH and the attribute names the list by its hash.
+ * The record's encoding and the ESTALE check are store.h's. */
 #ifndef DDIO_SRV_STORE_LAYOUT_H
 #define DDIO_SRV_STORE_LAYOUT_H
 
@@ -21,18 +25,21 @@ int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
 
 /* the layout kept on fd, a first datafile: 0, -ENODATA if it keeps none,
  * -EPROTO if it is corrupt */
-int layout_from_fd(int fd, struct ddio_layout_rec *l, struct store_creator *cr);
+int layout_from_fd(struct store *st, int fd, struct ddio_layout_rec *l,
+                   struct store_creator *cr);
 
 /* a path's layout wherever it is kept (*in_record: 1 in a record, 0 in
  * its datafile); -ENOENT if nowhere, else the cause in msg */
 int load_layout(struct store *st, const char *path, struct ddio_layout_rec *l,
                 struct store_creator *cr, int *in_record, char *msg, size_t msglen);
 
-/* path's first datafile made with its layout (the record's n bytes), opened
- * with flags (O_RDWR, O_DIRECT), linked in place once it has the layout:
- * its fd; -EEXIST if the name is taken, else -errno (the caller keeps the
- * layout in a record instead) */
-int create_with_layout(struct store *st, const char *path, int flags, const void *rec,
-                       size_t n);
+/* of's first datafile made with its layout and creator, opened with flags
+ * (O_RDWR, O_DIRECT), linked in place once it has the layout: its fd;
+ * -EEXIST if the name is taken, else -errno (the caller keeps the layout
+ * in a record instead) */
+int create_with_layout(struct store *st, const struct ofile *of, int flags);
+
+/* the server sets remembered, forgotten (store_fini) */
+void store_sets_fini(struct store *st);
 
 #endif

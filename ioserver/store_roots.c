@@ -331,8 +331,9 @@ static int init_root(struct store *st, const struct srv_config *cfg, int d, char
         DDIO_INFO("layouts in %s", st->layout_xattr ? "datafiles' xattrs" : "records");
         st->metafd = open_dir_at(ddiofd, "meta", 1);
         st->tmpfd = open_dir_at(ddiofd, "tmp", 1);
-        if (st->metafd < 0 || st->tmpfd < 0) {
-            rc = st->metafd < 0 ? st->metafd : st->tmpfd;
+        st->setsfd = open_dir_at(ddiofd, "sets", 1);
+        if (st->metafd < 0 || st->tmpfd < 0 || st->setsfd < 0) {
+            rc = st->metafd < 0 ? st->metafd : st->tmpfd < 0 ? st->tmpfd : st->setsfd;
             snprintf(err, errlen, "%s/%s/meta: %s", st->roots[0], META_DIR, strerror(-rc));
         } else {
             rc = load_server_id(st, ddiofd, err, errlen);
@@ -350,7 +351,7 @@ int store_roots_init(struct store *st, const struct srv_config *cfg, char *err, 
     st->roots = calloc((size_t)st->ndisks, sizeof(*st->roots));
     st->rootfd = calloc((size_t)st->ndisks, sizeof(int));
     st->direct = calloc((size_t)st->ndisks, sizeof(int));
-    st->metafd = st->tmpfd = -1;
+    st->metafd = st->tmpfd = st->setsfd = -1;
     if (!st->roots || !st->rootfd || !st->direct) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
@@ -376,6 +377,8 @@ void store_roots_fini(struct store *st)
         close(st->metafd);
     if (st->tmpfd >= 0)
         close(st->tmpfd);
+    if (st->setsfd >= 0)
+        close(st->setsfd);
     free(st->roots);
     free(st->rootfd);
     free(st->direct);

@@ -559,6 +559,78 @@ START_TEST(t_layout_kept_where)
 }
 END_TEST
 
+/* the attribute is small enough for the inode (ext4's 256-byte inodes
+ * leave 60 bytes), whatever the server count: the ids are a server set's,
+ * kept once (ROOT_1/.ddio/sets); a set file gone or not the list its hash
+ * says fails the files naming it (EPROTO), and a create whose list's hash
+ * names another list keeps its layout in a record */
+START_TEST(t_layout_sets)
+{
+    start(1);
+    if (!st.layout_xattr)
+        return;                 /* (records only: t_layout_kept_where says why) */
+    struct ofile *of;
+    int created;
+    const uint32_t cx = DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL;
+    struct ddio_layout_rec two = layout(1 << 20, 2), wide = layout(65536, DDIO_MAX_SERVERS);
+    ck_assert_int_eq(store_open(&st, "two", cx, &two, NULL, &of, &created, msg, sizeof(msg)), 0);
+    store_release(&st, of);
+    ck_assert_int_eq(store_open(&st, "wide", cx, &wide, NULL, &of, &created, msg, sizeof(msg)), 0);
+    store_release(&st, of);
+    char p[600];
+    snprintf(p, sizeof(p), "%s/two", root1);
+    ck_assert_int_le(lgetxattr(p, STORE_LAYOUT_XATTR, NULL, 0), 60);
+    snprintf(p, sizeof(p), "%s/wide", root1);
+    ck_assert_int_le(lgetxattr(p, STORE_LAYOUT_XATTR, NULL, 0), 60);
+    ck_assert(!in_record("two") && !in_record("wide"));
+    /* in the inode where this file system keeps 60 bytes there: an empty
+     * datafile takes no block */
+    char q[600];
+    struct stat sb, sq;
+    snprintf(q, sizeof(q), "%s/probe", base);
+    int fd = open(q, O_RDWR | O_CREAT, 0644);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(fsetxattr(fd, STORE_LAYOUT_XATTR, q, 60, 0), 0);
+    ck_assert_int_eq(fstat(fd, &sq), 0);
+    close(fd);
+    ck_assert_int_eq(stat(p, &sb), 0);
+    ck_assert_msg(sq.st_blocks > 0 || sb.st_blocks == 0, "the layout took a block");
+    /* read back after a restart, from the set files */
+    store_fini(&st);
+    start(1);
+    ck_assert_int_eq(open_f("wide", DDIO_O_RDWR, &of, &created), 0);
+    ck_assert_int_eq(of->layout.stripe_count, DDIO_MAX_SERVERS);
+    ck_assert_int_eq(memcmp(of->layout.ids, wide.ids, sizeof(wide.ids)), 0);
+    store_release(&st, of);
+    ck_assert_int_eq(open_f("two", DDIO_O_RDWR, &of, &created), 0);
+    ck_assert_int_eq(memcmp(of->layout.ids, two.ids, 2 * DDIO_ID_LEN), 0);
+    store_release(&st, of);
+    /* two lists, two set files; each rewritten with the other's bytes */
+    char cmd[800];
+    snprintf(cmd, sizeof(cmd), "test $(ls %s/.ddio/sets | wc -l) = 2", root1);
+    ck_assert_int_eq(system(cmd), 0);
+    store_fini(&st);
+    snprintf(cmd, sizeof(cmd), "cd %s/.ddio/sets && a=$(ls | head -1) && b=$(ls | tail -1) && "
+             "cp $a t && cp $b $a && mv t $b", root1);
+    ck_assert_int_eq(system(cmd), 0);
+    start(1);
+    ck_assert_int_eq(open_f("two", DDIO_O_RDWR, &of, &created), -EPROTO);
+    ck_assert_msg(strstr(msg, "corrupt") != NULL, "%s", msg);
+    ck_assert_int_eq(store_open(&st, "two2", cx, &two, NULL, &of, &created, msg, sizeof(msg)), 0);
+    store_release(&st, of);
+    ck_assert(in_record("two2") && !in_xattr("two2"));
+    ck_assert_int_eq(store_open(&st, "two2", DDIO_O_RDWR, &two, NULL, &of, &created, msg,
+                                sizeof(msg)), 0);
+    store_release(&st, of);
+    /* gone: the same */
+    snprintf(cmd, sizeof(cmd), "rm %s/.ddio/sets/*", root1);
+    ck_assert_int_eq(system(cmd), 0);
+    store_fini(&st);
+    start(1);
+    ck_assert_int_eq(open_f("wide", DDIO_O_RDWR, &of, &created), -EPROTO);
+}
+END_TEST
+
 START_TEST(t_create_half_done)
 {
     start(2);
@@ -1366,6 +1438,7 @@ int main(void)
     tcase_add_test(tc, t_open_answered_pass);
     tcase_add_test(tc, t_fmap);
     tcase_add_test(tc, t_layout_kept_where);
+    tcase_add_test(tc, t_layout_sets);
     suite_add_tcase(s, tc);
     /* the same with layouts kept in records */
     TCase *tr = tcase_create("records");
