@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -355,8 +356,19 @@ int create_with_layout(struct store *st, const struct ofile *of, int flags)
         if (linkat(AT_FDCWD, proc, pfd, name, AT_SYMLINK_FOLLOW))
             rc = -errno;
     }
+    /* opened again by its name: a descriptor of the O_TMPFILE names it
+     * "#INODE (deleted)" for good, and a same-host client that gets one
+     * (its path, /proc/self/fd) could not see the file deleted later
+     * (ddio_local_same_file); nothing renames or deletes it meanwhile
+     * (the file is opening: store_ns_lock waits) */
+    int named = rc == 0 ? openat(pfd, name, flags | O_NOFOLLOW | O_CLOEXEC) : -1;
+    struct stat a, b;
+    if (rc == 0 && (named < 0 || fstat(fd, &a) || fstat(named, &b) || a.st_ino != b.st_ino))
+        rc = named < 0 ? -errno : -ESTALE;
     close(pfd);
-    if (rc && fd >= 0)
+    if (fd >= 0)
         close(fd);
-    return rc ? rc : fd;
+    if (rc && named >= 0)
+        close(named);
+    return rc ? rc : named;
 }

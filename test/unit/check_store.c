@@ -495,6 +495,16 @@ START_TEST(t_layout_kept_where)
     start(2);
     ck_assert_int_eq(st.layout_xattr, xattrs);
     ck_assert_int_eq(open_f("d/new", DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &of, &created), 0);
+    /* the created datafile's descriptor names it (a same-host client
+     * checks a parked handle's file by that name: ddio_local_same_file) */
+    char link[600], want[600];
+    snprintf(p, sizeof(p), "/proc/self/fd/%d", of->fds[0]);
+    ssize_t ln = readlink(p, link, sizeof(link) - 1);
+    ck_assert_int_gt(ln, 0);
+    link[ln] = '\0';
+    ck_assert_ptr_nonnull(realpath(root1, want));
+    strcat(want, "/d/new");
+    ck_assert_str_eq(link, want);
     store_release(&st, of);
     ck_assert_int_eq(in_xattr("d/new"), xattrs);
     ck_assert_int_eq(in_record("d/new"), !xattrs);
