@@ -45,8 +45,13 @@ for name, fn in ops:
 PY
 }
 export -f loop
+# the builds' order rotates every launch: none always runs right after
+# the others' deletes (on ext4 without a journal a create's cost depends
+# on the inodes freed in the minutes before it)
+nb=${#BUILDS[@]}
 for ((l = 1; l <= L; l++)); do
-  for b in "${BUILDS[@]}"; do
+  for ((k = 0; k < nb; k++)); do
+    b=${BUILDS[$(((l - 1 + k) % nb))]}
     d=${b#*=} lab=${b%%=*}
     rm -rf "$OUT/tmp/srv" "$OUT/tmp/local"; mkdir -p "$OUT/tmp/mnt" "$OUT/tmp/local"
     timeout -k 10 900 "$d/tools/ddio-run" -s 2 --root "$OUT/tmp/srv" --mount "$OUT/tmp/mnt" -- \
