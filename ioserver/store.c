@@ -463,20 +463,13 @@ static int not_a_file(struct store *st, const char *path, int create, char *msg,
 /* of's layout, from its first datafile (kept open) or its record */
 static int find_layout(struct store *st, struct ofile *of, char *msg, size_t msglen)
 {
-    int fd = open_datafile(st, of, 0, 0);
-    int rc = fd >= 0 ? layout_from_fd(st, fd, &of->layout, &of->creator) : -ENODATA;
-    if (rc == 0) {
+    int fd = open_datafile(st, of, 0, 0), in_record;
+    int rc = layout_at(st, of->path, fd, &of->layout, &of->creator, &in_record, msg, msglen);
+    if (rc == 0 && !in_record)
         set_datafile(st, of, 0, fd);
-        return 0;
-    }
-    if (fd >= 0)
+    else if (fd >= 0)
         close(fd);
-    if (rc != -ENODATA) {
-        snprintf(msg, msglen, "layout of %s: %s", of->path,
-                 rc == -EPROTO ? "corrupt" : ddio_errno_name(-rc));
-        return rc;
-    }
-    return load_meta(st, of->path, &of->layout, &of->creator, msg, msglen);
+    return rc;
 }
 
 /* open a file not yet in the table */

@@ -26,7 +26,7 @@
                                   * copies (1 and 2, still read: one) */
 
 /* the extended attribute of a file's first datafile that holds its layout
- * (the record's bytes) */
+ * (compact, naming its server list: store_layout.c) */
 #define STORE_LAYOUT_XATTR "user.ddio.layout"
 
 /* who created a file: the create's DDIO_O_ONCE ids (client 0: not known) */

@@ -90,16 +90,10 @@ int store_layout_check(const struct store *st, const struct ddio_layout_rec *l,
     return 0;
 }
 
-/* room for any record: its ids and words */
-static size_t record_cap(void)
-{
-    return 64 + sizeof(struct ddio_layout_rec) + 4 * DDIO_MAX_SERVERS;
-}
-
 int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
               struct store_creator *cr, char *msg, size_t msglen)
 {
-    size_t cap = record_cap();
+    size_t cap = 64 + sizeof(*l) + 4 * DDIO_MAX_SERVERS;
     uint8_t *buf = malloc(cap);
     if (!buf)
         return -ENOMEM;
@@ -300,8 +294,10 @@ static int compact_decode(struct store *st, const uint8_t *p, size_t n,
     return rc;
 }
 
-int layout_from_fd(struct store *st, int fd, struct ddio_layout_rec *l,
-                   struct store_creator *cr)
+/* the layout kept on fd, a first datafile: 0, -ENODATA if it keeps none,
+ * -EPROTO if it is corrupt */
+static int layout_from_fd(struct store *st, int fd, struct ddio_layout_rec *l,
+                          struct store_creator *cr)
 {
     uint8_t buf[256];
     ssize_t n = fgetxattr(fd, STORE_LAYOUT_XATTR, buf, sizeof(buf));
@@ -310,24 +306,28 @@ int layout_from_fd(struct store *st, int fd, struct ddio_layout_rec *l,
     return errno == ENODATA || errno == ENOTSUP ? -ENODATA : errno == ERANGE ? -EPROTO : -errno;
 }
 
+int layout_at(struct store *st, const char *path, int fd, struct ddio_layout_rec *l,
+              struct store_creator *cr, int *in_record, char *msg, size_t msglen)
+{
+    /* (a directory or a datafile without one: no such attribute) */
+    int rc = fd >= 0 ? layout_from_fd(st, fd, l, cr) : -ENODATA;
+    *in_record = rc == -ENODATA;
+    if (*in_record)
+        return load_meta(st, path, l, cr, msg, msglen);
+    if (rc)
+        snprintf(msg, msglen, "layout of %s: %s", path,
+                 rc == -EPROTO ? "corrupt" : ddio_errno_name(-rc));
+    return rc;
+}
+
 int load_layout(struct store *st, const char *path, struct ddio_layout_rec *l,
                 struct store_creator *cr, int *in_record, char *msg, size_t msglen)
 {
-    /* (a directory or a datafile without one: no such attribute) */
     int fd = open_beneath(st->rootfd[0], path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0);
-    if (fd >= 0) {
-        int rc = layout_from_fd(st, fd, l, cr);
+    int rc = layout_at(st, path, fd, l, cr, in_record, msg, msglen);
+    if (fd >= 0)
         close(fd);
-        if (rc != -ENODATA) {
-            *in_record = 0;
-            if (rc)
-                snprintf(msg, msglen, "layout of %s: %s", path,
-                         rc == -EPROTO ? "corrupt" : ddio_errno_name(-rc));
-            return rc;
-        }
-    }
-    *in_record = 1;
-    return load_meta(st, path, l, cr, msg, msglen);
+    return rc;
 }
 
 int create_with_layout(struct store *st, const struct ofile *of, int flags)

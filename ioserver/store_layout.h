@@ -4,8 +4,8 @@
  * the datafile is linked into its directory: the file appears with its
  * layout or not at all, and a create makes one inode per server, not two.
  * Files made before, by a server whose users share it (--auth munge), on a
- * file system without user xattrs, or with a layout too large for one,
- * keep a record ROOT_1/.ddio/meta/PATH instead. A reader looks in the
+ * file system without user xattrs, or whose server list's hash names
+ * another list keep a record ROOT_1/.ddio/meta/PATH instead. A reader looks in the
  * datafile first, then for a record. The attribute is compact, so that it
  * fits in the inode (ext4's 256-byte inodes leave 60 bytes for its value;
  * an attribute block costs more than the record it replaces): the
@@ -23,13 +23,13 @@
 int load_meta(struct store *st, const char *path, struct ddio_layout_rec *l,
               struct store_creator *cr, char *msg, size_t msglen);
 
-/* the layout kept on fd, a first datafile: 0, -ENODATA if it keeps none,
- * -EPROTO if it is corrupt */
-int layout_from_fd(struct store *st, int fd, struct ddio_layout_rec *l,
-                   struct store_creator *cr);
+/* a path's layout from fd, its first datafile opened by the caller (< 0:
+ * none), else from its record (*in_record: 1 from the record); -ENOENT if
+ * neither keeps one, else the cause in msg */
+int layout_at(struct store *st, const char *path, int fd, struct ddio_layout_rec *l,
+              struct store_creator *cr, int *in_record, char *msg, size_t msglen);
 
-/* a path's layout wherever it is kept (*in_record: 1 in a record, 0 in
- * its datafile); -ENOENT if nowhere, else the cause in msg */
+/* the same, the first datafile opened (read-only) and closed here */
 int load_layout(struct store *st, const char *path, struct ddio_layout_rec *l,
                 struct store_creator *cr, int *in_record, char *msg, size_t msglen);
 

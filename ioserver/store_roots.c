@@ -333,8 +333,9 @@ static int init_root(struct store *st, const struct srv_config *cfg, int d, char
         st->tmpfd = open_dir_at(ddiofd, "tmp", 1);
         st->setsfd = open_dir_at(ddiofd, "sets", 1);
         if (st->metafd < 0 || st->tmpfd < 0 || st->setsfd < 0) {
+            const char *dir = st->metafd < 0 ? "meta" : st->tmpfd < 0 ? "tmp" : "sets";
             rc = st->metafd < 0 ? st->metafd : st->tmpfd < 0 ? st->tmpfd : st->setsfd;
-            snprintf(err, errlen, "%s/%s/meta: %s", st->roots[0], META_DIR, strerror(-rc));
+            snprintf(err, errlen, "%s/%s/%s: %s", st->roots[0], META_DIR, dir, strerror(-rc));
         } else {
             rc = load_server_id(st, ddiofd, err, errlen);
         }
