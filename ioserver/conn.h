@@ -95,6 +95,7 @@ struct work {
     struct work *next_held;       /* in c->held while it counts as in flight */
     struct work *next_queued;    /* in c->wq, waiting for an idle thread */
     int holding;
+    int of_answered;              /* its hold on of is marked answered */
     uint64_t changed_gen;         /* its change's note (changed.h), ended with it */
     union {
         struct ddio_xfer x;

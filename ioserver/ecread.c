@@ -17,6 +17,7 @@
 #include "server.h"
 #include "store.h"
 #include "sums.h"
+#include "workers.h"
 
 struct exts { uint64_t *v; uint32_t n; uint64_t stop; };
 
@@ -94,6 +95,7 @@ static int read_merged(struct ofile *of, struct ofile *ov, uint64_t off, uint8_t
 
 static int refuse(struct work *w, int err, const char *what)
 {
+    work_answering(w);
     return conn_send_err(w->c, w->h.type | DDIO_REPLY, w->h.req, err, "ecread of %s: %s",
                          w->of->path, what);
 }
@@ -158,6 +160,7 @@ static void ecread_run(struct work *w)
         struct ddio_wbuf wb;
         ddio_wbuf_init(&wb);
         ddio_enc_ecread_r(&wb, &r);
+        work_answering(w);
         reply_w(w->c, &w->h, &wb);
     }
     free(buf);
@@ -167,5 +170,5 @@ static void ecread_run(struct work *w)
 void do_ecread(struct work *w)
 {
     ecread_run(w);
-    store_release(&w->c->srv->store, w->of);
+    work_let_go(w);
 }

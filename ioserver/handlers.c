@@ -181,8 +181,9 @@ static void do_xfer(struct work *w)
         pthread_mutex_unlock(&c->mu);
         int rc = u ? ucx_bind(u, w->h.req, &w->u.x, why, sizeof(why)) : -EPROTO;
         if (rc) {
+            work_answering(w);
             conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, w->h.req, -rc, "XFER: %s", why);
-            store_release(&c->srv->store, w->of);
+            work_let_go(w);
             if (u)
                 xp_unref(ucx_xp(u));
             return;
@@ -194,9 +195,10 @@ static void do_xfer(struct work *w)
     if (w->u.x.op == DDIO_X_READ && rebuild_unbuilt(c->srv, w->of->path)) {
         /* the replacement has not copied it yet: a mirrored file's client
          * reads a copy instead (ENODATA is "out" to it), never these zeros */
+        work_answering(w);
         conn_send_err(c, DDIO_T_XFER | DDIO_REPLY, w->h.req, ENODATA, "XFER: %s is not "
                       "rebuilt on this replacement server yet", w->of->path);
-        store_release(&c->srv->store, w->of);
+        work_let_go(w);
         if (u)
             xp_unref(ucx_xp(u));
         return;
@@ -206,30 +208,17 @@ static void do_xfer(struct work *w)
         xp_unref(ucx_xp(u));
 }
 
-/* A worker's hold on its file is marked answered before its reply and let
- * go of after it: the client may close the file and a resync fence it in
- * between (the fence waits for answered holds: store_is_open) */
-static void answering(struct work *w)
-{
-    store_answered(&w->c->srv->store, w->of);
-}
-
-static void answered(struct work *w)
-{
-    store_release_pass(&w->c->srv->store, w->of, 1);
-}
-
 static void do_sync(struct work *w)
 {
     fault_hit(FAULT_SYNC);
     int rc = store_sync(&w->c->srv->store, w->of);
-    answering(w);
+    work_answering(w);
     if (rc)
         conn_send_err(w->c, DDIO_T_SYNC | DDIO_REPLY, w->h.req, -rc, "fdatasync %s: %s",
                       w->of->path, ddio_errno_name(-rc));
     else
         reply_ok(w->c, &w->h);
-    answered(w);
+    work_let_go(w);
 }
 
 static void do_prealloc(struct work *w)
@@ -238,13 +227,13 @@ static void do_prealloc(struct work *w)
     int rc = store_prealloc(w->of, w->u.pa.local_off, w->u.pa.local_len);
     if (rc == 0 && w->u.pa.logical_size)
         rc = store_copies_prealloc(w->of, w->u.pa.logical_size);
-    answering(w);
+    work_answering(w);
     if (rc)
         conn_send_err(w->c, DDIO_T_PREALLOC | DDIO_REPLY, w->h.req, -rc,
                       "preallocate %s: %s", w->of->path, ddio_errno_name(-rc));
     else
         reply_ok(w->c, &w->h);
-    answered(w);
+    work_let_go(w);
 }
 
 static int lock_type(uint32_t t)
@@ -279,14 +268,14 @@ static void do_lock(struct work *w)
             note_holder(c, m->client);
         }
     }
-    answering(w);
+    work_answering(w);
     if (rc)
         conn_send_err(c, DDIO_T_LOCK | DDIO_REPLY, w->h.req, -rc,
                       "lock %s [%" PRIu64 ", +%" PRIu64 "): %s", w->of->path, m->start,
                       m->len, ddio_errno_name(-rc));
     else
         reply_ok(c, &w->h);
-    answered(w);
+    work_let_go(w);
 }
 
 /* ---- request handlers (reader thread) ------------------------------------------------------ */

@@ -22,6 +22,7 @@
 #include "reply.h"
 #include "server.h"
 #include "sums.h"
+#include "workers.h"
 
 #define SCRUB_PIECE (1u << 20)          /* bytes read at once */
 #define SCRUB_LOCK_MS 60000             /* the longest wait for a block lock */
@@ -159,6 +160,7 @@ static int scan(struct scan *sc, uint64_t off, uint64_t end, uint8_t *buf, uint8
 
 static int scrub_refuse(struct work *w, uint32_t copy, int err, const char *what)
 {
+    work_answering(w);
     return conn_send_err(w->c, w->h.type | DDIO_REPLY, w->h.req, err, "%s of %s (copy %u): %s",
                          w->h.type == DDIO_T_SCRUB ? "scrub" : "repair", w->of->path, copy,
                          what);
@@ -201,6 +203,7 @@ static void scrub_run(struct work *w, struct ofile *vf)
         struct ddio_wbuf wb;
         ddio_wbuf_init(&wb);
         ddio_enc_scrub_r(&wb, &sc.r);
+        work_answering(w);
         reply_w(w->c, &w->h, &wb);
     }
     free(buf);
@@ -212,7 +215,7 @@ void do_scrub(struct work *w)
     struct ofile *vf = checked_view(w, w->u.sc.copy);
     if (vf)
         scrub_run(w, vf);
-    store_release(&w->c->srv->store, w->of);
+    work_let_go(w);
 }
 
 /* ---- REPAIR --------------------------------------------------------------------------- */
@@ -315,8 +318,9 @@ void do_repair(struct work *w)
         struct ddio_wbuf wb;
         ddio_wbuf_init(&wb);
         ddio_enc_repair_r(&wb, &r);
+        work_answering(w);
         reply_w(w->c, &w->h, &wb);
     }
     free(cur);
-    store_release(&w->c->srv->store, w->of);
+    work_let_go(w);
 }

@@ -166,6 +166,20 @@ void work_spawn(struct conn *c, struct work *w)
     refuse_busy(c, w);
 }
 
+void work_answering(struct work *w)
+{
+    if (w->of && !w->of_answered) {
+        store_answered(&w->c->srv->store, w->of);
+        w->of_answered = 1;
+    }
+}
+
+void work_let_go(struct work *w)
+{
+    store_release_pass(&w->c->srv->store, w->of, w->of_answered);
+    w->of_answered = 0;
+}
+
 struct work *work_new(struct conn *c, const struct ddio_hdr *h, uint8_t **payload,
                              void (*fn)(struct work *))
 {

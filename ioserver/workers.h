@@ -14,6 +14,12 @@ struct work *work_new(struct conn *c, const struct ddio_hdr *h, uint8_t **payloa
  * or an inline write) */
 int work_runs_inline(const struct work *w);
 void work_run_inline(struct conn *c, struct work *w);
+/* A request's hold on its file is marked answered before its first reply
+ * and let go of after it: the client may close the file, and a resync's or
+ * fold's fence take it, in between (a fence waits only for answered holds:
+ * store_is_open) */
+void work_answering(struct work *w);
+void work_let_go(struct work *w);
 /* run w on a request thread (an idle one, or a new one); takes over w */
 void work_spawn(struct conn *c, struct work *w);
 

@@ -11,12 +11,12 @@ pass=0; fail=0
 for log in $(find test scripts -name '*.log' ! -name 'test-suite.log' \
              ! -name 'check-sanitizers.sh.log' 2>/dev/null) build-san/summary.log; do
   [ -f "$log" ] || continue
-  c=$(grep -Eo 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n1)
+  c=$(grep -aEo 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" | tail -n1)
   if [ -n "$c" ]; then
     set -- $(echo "$c" | tr -dc '0-9 ')
     pass=$((pass + $1 - $2 - $3)); fail=$((fail + $2 + $3)); continue
   fi
-  c=$(grep -Eo '^([a-z0-9+-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1)
+  c=$(grep -aEo '^([a-z0-9+-]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -n1)
   if [ -n "$c" ]; then
     p=$(echo "$c" | grep -Eo "[0-9]+ passed" | grep -Eo "[0-9]+")
     f=$(echo "$c" | grep -Eo '[0-9]+ failed' | grep -Eo '[0-9]+')
