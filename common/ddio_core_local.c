@@ -464,6 +464,13 @@ static int quiet_all(struct ddio_fh *f, struct ddio_local *const *L)
 
 /* ---- the read ---------------------------------------------------------------- */
 
+/* A read this long first tells the kernel every datafile range it will read
+ * (POSIX_FADV_WILLNEED), then reads them in turn: the pieces alternate
+ * between datafiles a stripe unit at a time, and read one by one a cold
+ * file had one request in flight per rank where a local read of the same
+ * range (one call) has the kernel's read-ahead */
+#define LOCAL_ADVISE_MIN (4u << 20)
+
 typedef struct lread {
     struct ddio_local **L;      /* per stripe server (NULL: not read) */
     uint64_t *size;             /* each one's local size, read once */
@@ -471,6 +478,7 @@ typedef struct lread {
     uint64_t off;               /* logical offset of buf[0] */
     uint64_t n;                 /* !raw: bytes below the end of file */
     int raw;
+    int advise;                 /* only tell the kernel what will be read */
     uint64_t got;               /* bytes found in datafiles */
     uint32_t cur;               /* disk_piece: the server, and where its */
     char *dst;                  /* local offset base goes */
@@ -485,6 +493,8 @@ static int disk_piece(void *arg, uint32_t disk, uint64_t local_off, uint64_t dof
     char *dst = r->dst + (local_off - r->base);
     uint64_t done = 0;
 
+    if (r->advise)
+        return posix_fadvise(L->fds[disk], (off_t) doff, (off_t) len, POSIX_FADV_WILLNEED), 0;
     while (done < len) {
         ssize_t k = pread(L->fds[disk], dst + done, len - done, (off_t) (doff + done));
         if (k < 0 && errno == EINTR)
@@ -512,6 +522,13 @@ static int stripe_piece(void *arg, uint32_t server, uint64_t logical_off, uint64
     uint64_t sz = r->size[server], pos = logical_off - r->off;
     uint64_t avail = sz > local_off ? (sz - local_off < len ? sz - local_off : len) : 0;
     uint64_t want = r->raw ? avail : len;
+    if (r->advise) {
+        r->cur = server;
+        r->base = local_off;
+        r->dst = r->buf;
+        return avail ? ddio_layout_foreach(&r->L[server]->disks, local_off, avail, disk_piece, r)
+                     : 0;
+    }
     if (avail) {
         r->dst = r->buf + pos;
         r->base = local_off;
@@ -650,6 +667,11 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
         r.n = below_eof(f, size, off, len);
     }
     if (quiet_all(f, L)) {
+        if (r.n >= LOCAL_ADVISE_MIN) {
+            r.advise = 1;
+            (void) ddio_layout_foreach(&f->stripe, off, r.n, stripe_piece, &r);
+            r.advise = 0;
+        }
         /* a read error: the server's path reports it */
         rc = !r.n || !ddio_layout_foreach(&f->stripe, off, r.n, stripe_piece, &r);
     }
