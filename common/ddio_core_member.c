@@ -369,7 +369,10 @@ int ddio_members_set(struct ddio_pool *p, char *const *addrs, int n, int timeout
 }
 
 /* fill_out, and with `each` (every server's dial error) the missing ones
- * still in the record too, marked gone with their own error as the reason */
+ * still in the record too, marked gone with their own error as the reason.
+ * A server the record has out may fail to be reached in any way: another
+ * deployment's server that took its port after it died refuses our secret
+ * (a refusal from a server that is in still fails the call) */
 static int fill_missing(struct ddio_pool *p, char *const *addrs, int n, int timeout_ms,
                         struct ddio_conn **conns, struct ddio_err *e,
                         const struct ddio_err *each)
@@ -380,14 +383,14 @@ static int fill_missing(struct ddio_pool *p, char *const *addrs, int n, int time
             conns[i]->member_out = conns[i]->gone = 0;
         else
             missing++;
-    if (!missing || !e->transport)
-        return missing ? -1 : 0;
+    if (!missing)
+        return 0;
     struct ddio_members *m = calloc(1, sizeof(*m));
     struct ddio_err me = {0};
     int ok = m && ddio_members_read(p, addrs, n, timeout_ms, m, &me) == 0
         && m->val.n == (uint32_t) n;
     for (int i = 0; ok && i < n; i++)
-        ok = conns[i] || m->val.out[i] || each;
+        ok = conns[i] || m->val.out[i] || (each && e->transport);
     for (int i = 0; ok && i < n; i++) {
         struct ddio_conn *c = conns[i] ? NULL : ddio_pool_find(p, addrs[i]);
         if (!conns[i] && !c)

@@ -52,3 +52,18 @@ if "$DDIO" cp "${cpr[@]}" "$T/small" ddio:/small >/dev/null 2>"$T/cp.err" \
    && "$DDIO" cp ddio:/small "$T/small.back" >/dev/null 2>>"$T/cp.err" && same "$T/small" "$T/small.back"; then
   t_pass $P/new-file-without-it
 else t_fail $P/new-file-without-it "$(cat "$T/cp.err" "$T/why")"; fi
+# Another deployment's server takes the lost server's port (its own
+# secret): the clients still find server 2 out and go on without it, where
+# a server that is in refusing the secret fails the call (cli/auth cases)
+if [ "$P" = cli/lost ]; then
+  head -c 64 /dev/urandom > "$T/other.secret"; chmod 600 "$T/other.secret"
+  mkdir -p "$T/other"
+  "$T_SERVER_BIN" --listen "${addr[2]}" --root "$T/other" --secret-file "$T/other.secret" \
+    2>"$T/other.log" & other=$!
+  for _ in $(seq 200); do grep -q "listening" "$T/other.log" && break; sleep 0.05; done
+  if kill -0 "$other" 2>/dev/null && "$DDIO" cp ddio:/small "$T/small.back2" >/dev/null 2>"$T/cp.err" \
+     && same "$T/small" "$T/small.back2"; then
+    t_pass $P/impostor-stays-out
+  else t_fail $P/impostor-stays-out "$(kill -0 "$other" 2>/dev/null || echo "other server not up: $(tail -3 "$T/other.log")") $(cat "$T/cp.err" "$T/why" 2>/dev/null)"; fi
+  kill "$other" 2>/dev/null; wait "$other" 2>/dev/null
+fi

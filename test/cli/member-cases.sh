@@ -281,11 +281,14 @@ if [ -n "${FUSE:-}" ] && t_have_fuse; then
   head -c 2000000 /dev/urandom > "$T/patch"
   python3 -c 'import sys; a = open(sys.argv[1], "rb").read(); p = open(sys.argv[2], "rb").read()
 open(sys.argv[3], "wb").write(p + a[len(p):])' "$T/src7" "$T/patch" "$T/src5"
+  # (its first byte written at once: the mount asks the servers at a
+  # handle's first write, not at its open)
   coproc HOLDW { python3 -c '
 import os, sys
 fd = os.open(sys.argv[1], os.O_RDWR)
+p = open(sys.argv[2], "rb").read(); os.pwrite(fd, p[:1], 0)
 print("ready", flush=True); sys.stdin.readline()
-p = open(sys.argv[2], "rb").read(); n = os.pwrite(fd, p, 0); os.close(fd)
+n = os.pwrite(fd, p, 0); os.close(fd)
 print("wrote" if n == len(p) else "short", flush=True)' "$M/m1" "$T/patch"; }
   read -r -t 20 line <&"${HOLDW[0]}"
   "$DDIO" member in 2 >"$T/i4.out" 2>&1; rc1=$?
