@@ -2,9 +2,9 @@
 # mdtest-mount.sh: IOR's mdtest (file only: -F) through the ddio mount
 # against the local file system (a directory on the same disk as the
 # servers' storage), in the same ddio-run session, alternating, for each
-# setting of the mount's caches: the kernel's (DDIO_ATTR_TIMEOUT, default
-# 0) and the mount's own, kept coherent by the servers (DDIO_CACHE_TIMEOUT,
-# default 10; 0 keeps nothing); for one build or several taking turns
+# setting of the mount's caches: the kernel's (DDIO_ATTR_TIMEOUT, -T; the
+# mount's default 10 s) and the mount's own, kept coherent by the servers
+# (DDIO_CACHE_TIMEOUT, -C; default 60; 0 keeps nothing); for one build or several taking turns
 # (-B NAME=DIR); and the requests each mount operation sends (the servers'
 # req.* counters). See bench/README.md "mdtest-mount.sh".
 set -u
@@ -25,7 +25,7 @@ usage: bench/mdtest-mount.sh [options]
   -f, --files LIST     files per rank (default 500; e.g. 500,2000)
   -P, --ranks N        ranks (default 4)
   -s, --servers N      ddio servers (default 2)
-  -T, --timeouts LIST  the kernel's attribute timeouts, seconds (default 0,1)
+  -T, --timeouts LIST  the kernel's attribute timeouts, seconds (default 0,10)
   -C, --cache LIST     the mount's own cache timeouts, seconds (default 60;
                        a build without that cache ignores it)
   -B NAME=DIR          a build to measure (repeatable; default this=\$DDIO_BUILD):
@@ -40,7 +40,7 @@ environment: DDIO_BUILD (default: this repository) is the build measured:
 EOF
 }
 
-IOR_SRC=${IOR_SRC:-}; MDTEST=""; LAUNCHES=3; FILES=500; P=4; NSERV=2; TIMEOUTS=0,1; CACHES=60
+IOR_SRC=${IOR_SRC:-}; MDTEST=""; LAUNCHES=3; FILES=500; P=4; NSERV=2; TIMEOUTS=0,10; CACHES=60
 BUILDS=()
 OUT=""; TMP=""
 while [ $# -gt 0 ]; do
