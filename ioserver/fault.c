@@ -20,6 +20,7 @@ static const char *const names[FAULT_NPOINTS] = {
     [FAULT_CREATE_HALF] = "create-half",
     [FAULT_SUMS] = "sums",
     [FAULT_FOLD] = "fold",
+    [FAULT_LET_GO] = "let-go",
 };
 #define CUTS_LOGGED 2              /* of each kind (header, payload) */
 #define DONE_KILL_DELAY_NS 200000000L  /* done:N:kill: the answer has left by then */
@@ -28,6 +29,7 @@ static int armed = -1;            /* enum fault_point, -1 = none */
 static unsigned long target;      /* fire at this hit */
 static int sig = SIGKILL;           /* 0: short (fault_cut) or drop (fault_drop) */
 static int crash;                 /* done:N:crash: killed in place of the send */
+static int pause_s;               /* let-go:N:pause: seconds slept */
 static atomic_ulong hits;
 
 int fault_arm(const char *spec, char *err, size_t errlen)
@@ -55,23 +57,29 @@ int fault_arm(const char *spec, char *err, size_t errlen)
     int is_short = act && strcmp(act, "short") == 0;
     int is_drop = act && strcmp(act, "drop") == 0;
     int is_crash = act && strcmp(act, "crash") == 0;
+    int is_pause = act && strcmp(act, "pause") == 0;
     if (act && strcmp(act, "kill") != 0 && strcmp(act, "stop") != 0 && !is_short && !is_drop
-        && !is_crash)
+        && !is_crash && !is_pause)
+        goto bad;
+    if (is_pause != (p == FAULT_LET_GO))
         goto bad;
     /* done: drop, crash, or kill after the answer left (not stop, not the default) */
     if ((is_short && p != FAULT_DIRECT_SEND) || ((is_drop || is_crash) && p != FAULT_DONE) ||
         (p == FAULT_DONE && !is_drop && !is_crash && !(act && strcmp(act, "kill") == 0)))
         goto bad;
     crash = is_crash;
-    sig = is_short || is_drop ? 0 : (act && strcmp(act, "stop") == 0) ? SIGSTOP : SIGKILL;
+    pause_s = is_pause ? 2 : 0;
+    sig = is_short || is_drop || is_pause ? 0
+        : (act && strcmp(act, "stop") == 0) ? SIGSTOP : SIGKILL;
     armed = p;
     target = v;
     return 0;
 bad:
-    snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short|drop|crash] with POINT "
-             "one of open, sync, coll-read, coll-write, indep-read, indep-write, direct-send, "
-             "close, done, created, create-half, sums, fold, N >= 1, short only for direct-send, done only with drop, crash or "
-             "kill, got '%s'", spec);
+    snprintf(err, errlen, "--fault: expected POINT:N[:kill|stop|short|drop|crash|pause] with "
+             "POINT one of open, sync, coll-read, coll-write, indep-read, indep-write, "
+             "direct-send, close, done, created, create-half, sums, fold, let-go, N >= 1, "
+             "short only for direct-send, done only with drop, crash or kill, let-go only "
+             "with pause, got '%s'", spec);
     return -1;
 }
 
@@ -98,9 +106,17 @@ void fault_crash(enum fault_point p)
     raise(SIGKILL);
 }
 
+void fault_pause(enum fault_point p)
+{
+    if ((int)p != armed || !pause_s || atomic_fetch_add(&hits, 1) + 1 < target)
+        return;
+    struct timespec ts = {pause_s, 0};
+    nanosleep(&ts, NULL);
+}
+
 int fault_drop(enum fault_point p)
 {
-    if ((int)p != armed || sig || atomic_fetch_add(&hits, 1) + 1 != target)
+    if ((int)p != armed || sig || pause_s || atomic_fetch_add(&hits, 1) + 1 != target)
         return 0;
     DDIO_WARN("fault point %s:%lu reached: connection closed instead", names[p], target);
     return 1;

@@ -35,20 +35,26 @@ enum fault_point {
                           * groups folded into parity), before it writes:
                           * the 1st of a fold its parity step, the 2nd its
                           * data step, the parity durable everywhere */
+    FAULT_LET_GO,        /* a request thread letting go of its file after
+                          * its reply (workers.c): action pause sleeps 2 s
+                          * there, at the N-th pass and every one after */
     FAULT_NPOINTS
 };
 
-/* Parse "POINT:N[:kill|stop|short|drop|crash]" (POINT: open sync coll-read
- * coll-write indep-read indep-write direct-send close done created
- * create-half sums fold; N >= 1; default action
+/* Parse "POINT:N[:kill|stop|short|drop|crash|pause]" (POINT: open sync
+ * coll-read coll-write indep-read indep-write direct-send close done created
+ * create-half sums fold let-go; N >= 1; default action
  * kill; short only with direct-send, drop and crash only with done, done
- * only with drop, crash or kill) and arm it. 0, or
- * -1 with one line in err. */
+ * only with drop, crash or kill, pause only with let-go and let-go only
+ * with pause) and arm it. 0, or -1 with one line in err. */
 int fault_arm(const char *spec, char *err, size_t errlen);
 
 /* Count a pass through point p; at the armed count, SIGKILL (or SIGSTOP)
  * this process. Cheap when nothing is armed. */
 void fault_hit(enum fault_point p);
+
+/* Point p armed with pause: from the N-th pass on, each pass sleeps 2 s */
+void fault_pause(enum fault_point p);
 
 /* Point p armed with crash: SIGKILL at the N-th pass (before the send the
  * caller is about to make). */

@@ -14,6 +14,7 @@
 
 #include "cond.h"
 #include "ddio_net.h"
+#include "fault.h"
 #include "reply.h"
 
 /* A request thread that finished waits this long for the connection's next
@@ -176,6 +177,7 @@ void work_answering(struct work *w)
 
 void work_let_go(struct work *w)
 {
+    fault_pause(FAULT_LET_GO);
     store_release_pass(&w->c->srv->store, w->of, w->of_answered);
     w->of_answered = 0;
 }

@@ -127,6 +127,25 @@ timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-lost-ec" --fault 2:indep-w
 rc=$?
 t_relay "$tmp/lost-ec.log" && [ $rc = 0 ] || t_fail cli/lost/ec/session "exit $rc: $(grep -v Killed "$tmp/lost-ec.err" | tail -c 400)"
 
+# ---- a fence right after the last reply: the request's hold counts as answered ----
+# Server 0 sleeps 2 s between each reply of a request holding a file and
+# its letting go of it (--fault 0:let-go:1:pause). `ddio cp` of an ec:2+1
+# file ends with a SYNC; the fold started right after it finds the SYNC's
+# hold still there and must wait for it (so it takes a while), not refuse
+# ("open now: not folded").
+mkdir -p "$tmp/srv-answered"
+timeout -k 10 "$T_LIMIT" "$RUN" -s 3 --root "$tmp/srv-answered" --fault 0:let-go:1:pause -- \
+  bash -c 'head -c 3000017 /dev/urandom > "$1/src" && "$0" cp -r ec:2+1 "$1/src" ddio:/ec >/dev/null \
+    && t0=$(date +%s%N) && "$0" fold /ec && echo "fold took $(( ($(date +%s%N) - t0) / 1000000 )) ms" \
+    && "$0" cp ddio:/ec "$1/back" >/dev/null && cmp "$1/src" "$1/back"' \
+  "$DDIO" "$tmp/srv-answered" >"$tmp/answered.log" 2>&1
+rc=$?
+ms=$(sed -n 's/^fold took \([0-9]*\) ms$/\1/p' "$tmp/answered.log")
+if [ $rc = 0 ] && grep -q "group(s) folded" "$tmp/answered.log" && ! grep -q "open now" "$tmp/answered.log" \
+   && [ "${ms:-0}" -ge 300 ]; then
+  t_pass cli/fence/waits-for-answered-hold "the fold waited ${ms} ms"
+else t_fail cli/fence/waits-for-answered-hold "exit $rc, fold ${ms:-?} ms: $(tail -c 400 "$tmp/answered.log")"; fi
+
 # ---- a failed write of a mirrored (and of an ec:2+1) file: in doubt until ddio scrub makes its copies agree ----
 # (test/cli/doubt-cases.sh; three servers, a writer killed while server 1
 # is stopped at a fault point)
