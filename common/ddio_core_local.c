@@ -478,7 +478,6 @@ typedef struct lread {
     uint64_t off;               /* logical offset of buf[0] */
     uint64_t n;                 /* !raw: bytes below the end of file */
     int raw;
-    int advise;                 /* only tell the kernel what will be read */
     uint64_t got;               /* bytes found in datafiles */
     uint32_t cur;               /* disk_piece: the server, and where its */
     char *dst;                  /* local offset base goes */
@@ -493,8 +492,6 @@ static int disk_piece(void *arg, uint32_t disk, uint64_t local_off, uint64_t dof
     char *dst = r->dst + (local_off - r->base);
     uint64_t done = 0;
 
-    if (r->advise)
-        return posix_fadvise(L->fds[disk], (off_t) doff, (off_t) len, POSIX_FADV_WILLNEED), 0;
     while (done < len) {
         ssize_t k = pread(L->fds[disk], dst + done, len - done, (off_t) (doff + done));
         if (k < 0 && errno == EINTR)
@@ -509,6 +506,35 @@ static int disk_piece(void *arg, uint32_t disk, uint64_t local_off, uint64_t dof
     return 0;
 }
 
+/* of a stripe unit's piece [local_off, +len) on server, the bytes below
+ * its local size (0 for a server this call did not size) */
+static uint64_t piece_avail(const lread *r, uint32_t server, uint64_t local_off, uint64_t len)
+{
+    uint64_t sz = r->size[server];
+    if (!r->L[server] || sz <= local_off)
+        return 0;
+    return sz - local_off < len ? sz - local_off : len;
+}
+
+/* a disk's share of a piece, told to the kernel (LOCAL_ADVISE_MIN) */
+static int disk_advise(void *arg, uint32_t disk, uint64_t local_off, uint64_t doff, uint64_t len)
+{
+    const lread *r = arg;
+    (void) local_off;
+    posix_fadvise(r->L[r->cur]->fds[disk], (off_t) doff, (off_t) len, POSIX_FADV_WILLNEED);
+    return 0;
+}
+
+static int stripe_advise(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
+                         uint64_t len)
+{
+    lread *r = arg;
+    uint64_t avail = piece_avail(r, server, local_off, len);
+    (void) logical_off;
+    r->cur = server;
+    return avail ? ddio_layout_foreach(&r->L[server]->disks, local_off, avail, disk_advise, r) : 0;
+}
+
 /* one stripe unit's piece of the range: the bytes below its server's local
  * size from the datafiles; below the end of file but past that size: a hole */
 static int stripe_piece(void *arg, uint32_t server, uint64_t logical_off, uint64_t local_off,
@@ -519,16 +545,9 @@ static int stripe_piece(void *arg, uint32_t server, uint64_t logical_off, uint64
 
     if (!r->L[server])  /* (its size was not read: not this call's server) */
         return 0;
-    uint64_t sz = r->size[server], pos = logical_off - r->off;
-    uint64_t avail = sz > local_off ? (sz - local_off < len ? sz - local_off : len) : 0;
+    uint64_t pos = logical_off - r->off;
+    uint64_t avail = piece_avail(r, server, local_off, len);
     uint64_t want = r->raw ? avail : len;
-    if (r->advise) {
-        r->cur = server;
-        r->base = local_off;
-        r->dst = r->buf;
-        return avail ? ddio_layout_foreach(&r->L[server]->disks, local_off, avail, disk_piece, r)
-                     : 0;
-    }
     if (avail) {
         r->dst = r->buf + pos;
         r->base = local_off;
@@ -667,11 +686,8 @@ int ddio_local_pread(struct ddio_fh *f, uint64_t off, void *buf, uint64_t len,
         r.n = below_eof(f, size, off, len);
     }
     if (quiet_all(f, L)) {
-        if (r.n >= LOCAL_ADVISE_MIN) {
-            r.advise = 1;
-            (void) ddio_layout_foreach(&f->stripe, off, r.n, stripe_piece, &r);
-            r.advise = 0;
-        }
+        if (r.n >= LOCAL_ADVISE_MIN)
+            (void) ddio_layout_foreach(&f->stripe, off, r.n, stripe_advise, &r);
         /* a read error: the server's path reports it */
         rc = !r.n || !ddio_layout_foreach(&f->stripe, off, r.n, stripe_piece, &r);
     }

@@ -116,7 +116,7 @@ void fault_pause(enum fault_point p)
 
 int fault_drop(enum fault_point p)
 {
-    if ((int)p != armed || sig || pause_s || atomic_fetch_add(&hits, 1) + 1 != target)
+    if ((int)p != armed || sig || atomic_fetch_add(&hits, 1) + 1 != target)
         return 0;
     DDIO_WARN("fault point %s:%lu reached: connection closed instead", names[p], target);
     return 1;

@@ -475,6 +475,12 @@ static void set_fresh(struct mfile *m, uint32_t mode)
     atomic_store(&m->fresh, 1);
 }
 
+static void give_handle(struct fuse_file_info *fi, struct mfile *m)
+{
+    fi->fh = (uint64_t)(uintptr_t)m;
+    fi->direct_io = 1;           /* MPI-IO writers bypass the page cache too */
+}
+
 /* mode >= 0: a create's permission bits (the caller's umask applied by the kernel) */
 static int do_open(const char *path, int flags, long mode, struct fuse_file_info *fi)
 {
@@ -496,8 +502,7 @@ static int do_open(const char *path, int flags, long mode, struct fuse_file_info
         mc_own_name(path, 1, atomic_load(&m->fresh) ? &m->st : NULL, 0, g);
     } else if (flags & DDIO_CO_TRUNC)
         mc_own_attr(path);
-    fi->fh = (uint64_t)(uintptr_t)m;
-    fi->direct_io = 1;           /* MPI-IO writers bypass the page cache too */
+    give_handle(fi, m);
     return 0;
 }
 
@@ -506,14 +511,6 @@ static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
     return do_open(path, open_flags(fi->flags) | DDIO_CO_CREAT, (long)(mode & 07777), fi);
 }
 
-/* Close-to-open, as NFS: an open drops the kernel's attributes of the
- * file, so the opener's fstat (HDF5 checks the size it finds against the
- * size it stored) asks the servers, whatever another client changed within
- * the bound. Not under O_TRUNC: the kernel holds the inode then and sets
- * the size itself. (An inval_inode notification is not "related" to an
- * open: libfuse's rule for deadlocks names setattr, getattr, read, write.)
- * Not needed while the servers are watched: a writer's close is heard
- * before it returns (on_inval). */
 /* Whether an open of path may be deferred (ddio_fuse_file.h): the servers
  * are watched, so what the mount keeps of path is their word; it is a file
  * the mount keeps, not truncated by this open; and its permission bits
@@ -532,13 +529,20 @@ static int deferrable(const char *path, int posix)
     return (bits & need) == need;
 }
 
+/* Close-to-open, as NFS: an open drops the kernel's attributes of the
+ * file, so the opener's fstat (HDF5 checks the size it finds against the
+ * size it stored) asks the servers, whatever another client changed within
+ * the bound. Not under O_TRUNC: the kernel holds the inode then and sets
+ * the size itself. (An inval_inode notification is not "related" to an
+ * open: libfuse's rule for deadlocks names setattr, getattr, read, write.)
+ * Not needed while the servers are watched: a writer's close is heard
+ * before it returns (on_inval). */
 static int op_open(const char *path, struct fuse_file_info *fi)
 {
     if (deferrable(path, fi->flags)) {
         struct mfile *m = mfile_deferred(path, open_flags(fi->flags));
         if (m) {
-            fi->fh = (uint64_t)(uintptr_t)m;
-            fi->direct_io = 1;
+            give_handle(fi, m);
             return 0;
         }
     }

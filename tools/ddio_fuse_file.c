@@ -1,7 +1,9 @@
 /* The mount's open files and their deferred opens (ddio_fuse_file.h). The
  * deferred ones are in one list under one mutex, which is never held over
  * a server's round trip: mfile_make_under takes references, lets go of the
- * list and then opens each file under its own mutex. */
+ * list and then opens each file under its own mutex. A deferred open leaves
+ * the list (its path freed) only under both mutexes, its own first: so its
+ * path may be read under either. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -85,11 +87,7 @@ int mfile_get(struct mfile *m, struct ddio_client *cl, struct ddio_cfile **f, ch
     int rc = 0;
     pthread_mutex_lock(&m->mu);
     if (!m->f && !m->released) {
-        char path[4096];
-        pthread_mutex_lock(&list_mu);
-        snprintf(path, sizeof(path), "%s", m->path ? m->path : "");
-        pthread_mutex_unlock(&list_mu);
-        rc = ddio_client_open(cl, path, m->flags, &m->f, msg, msglen);
+        rc = ddio_client_open(cl, m->path, m->flags, &m->f, msg, msglen);
         if (rc == -ENOENT)
             rc = -ESTALE;       /* gone since its open: the NFS answer */
         if (rc == 0) {
@@ -149,10 +147,10 @@ void mfile_make_under(const char *path, struct ddio_client *cl)
 
 void mfile_release(struct mfile *m)
 {
+    pthread_mutex_lock(&m->mu);
     pthread_mutex_lock(&list_mu);
     unlist(m);
     pthread_mutex_unlock(&list_mu);
-    pthread_mutex_lock(&m->mu);
     m->released = 1;
     struct ddio_cfile *f = m->f;
     m->f = NULL;
