@@ -275,6 +275,30 @@ static int write_fails(const char *file, const char *text)
     return all ? 0 : 1;
 }
 
+/* a writable open of FILE must fail on every rank with a message containing
+ * text (checked here, not by an abort: its message can be lost on its way
+ * through mpiexec) */
+static int open_fails(const char *file, const char *text)
+{
+    MPI_File fh;
+    char s[MPI_MAX_ERROR_STRING];
+    int n, all;
+    int err = MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+    s[0] = 0;
+    if (err != MPI_SUCCESS)
+        MPI_Error_string(err, s, &n);
+    else
+        MPI_File_close(&fh);
+    int mine = err != MPI_SUCCESS && strstr(s, text) != NULL;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!mine)
+        fprintf(stderr, "t_mirror: rank %d: the open %s (\"%s\" does not say \"%s\")\n", t_rank,
+                err == MPI_SUCCESS ? "succeeded" : "failed otherwise", s, text);
+    if (t_rank == 0 && all)
+        printf("t_mirror: the open failed on every rank: %s\n", s);
+    return all ? 0 : 1;
+}
+
 /* an open with hint key=value must fail on every rank with class want
  * and a message containing text */
 static void refused(const char *file, const char *key, const char *value, const char *factor,
@@ -339,6 +363,8 @@ int main(int argc, char **argv)
     int rc = 1;
     if (argc == 3 && !strcmp(argv[1], "errors"))
         rc = errors(argv[2]);
+    else if (argc == 4 && !strcmp(argv[1], "openfails"))
+        rc = open_fails(argv[3], argv[2]);
     else if (argc == 4 && !strcmp(argv[1], "writefails"))
         rc = write_fails(argv[3], argv[2]);
     else if (argc == 4 && (!strcmp(argv[1], "reread") || !strcmp(argv[1], "rewrite")))
@@ -347,7 +373,7 @@ int main(int argc, char **argv)
         rc = mirrored(argv[2], argv[1]);
     else
         T_FAIL("usage: t_mirror DUMP FILE | t_mirror rewrite|reread DUMP FILE | "
-               "t_mirror errors FILE | t_mirror writefails TEXT FILE");
+               "t_mirror errors FILE | t_mirror openfails|writefails TEXT FILE");
     MPI_Finalize();
     return rc;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int t_rank, t_size;
 
@@ -18,12 +19,15 @@ static void t_init(int *argc, char ***argv)
 }
 
 /* the message in one write: another rank's MPI_Abort may kill this process
- * between two (a test that looks for the message would then miss it) */
+ * between two (a test that looks for the message would then miss it); and
+ * a moment before the abort: Hydra drops output still in flight when an
+ * abort tears the job down (a failed step once showed no message at all) */
 #define T_FAIL(...) do { char m_[4096]; \
     int o_ = snprintf(m_, sizeof m_, "FAIL rank %d %s:%d: ", t_rank, __FILE__, __LINE__); \
     o_ += snprintf(m_ + o_, sizeof m_ - (size_t)o_ - 1, __VA_ARGS__); \
     if (o_ > (int)sizeof m_ - 2) o_ = (int)sizeof m_ - 2; \
-    m_[o_++] = '\n'; fwrite(m_, 1, (size_t)o_, stderr); MPI_Abort(MPI_COMM_WORLD, 1); } while (0)
+    m_[o_++] = '\n'; fwrite(m_, 1, (size_t)o_, stderr); usleep(300000); \
+    MPI_Abort(MPI_COMM_WORLD, 1); } while (0)
 
 #define T_MPI(call) do { int e_ = (call); if (e_ != MPI_SUCCESS) { \
     char s_[MPI_MAX_ERROR_STRING]; int n_; MPI_Error_string(e_, s_, &n_); \
