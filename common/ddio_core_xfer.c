@@ -158,32 +158,6 @@ static void landed(void *arg, const struct ddio_seg *g)
         st->got_err = 1;
 }
 
-/* one rank's contiguous write of at most limit bytes */
-static int small_write(const struct ddio_xfer_req *x, uint64_t limit)
-{
-    return x->op == DDIO_X_WRITE && x->nparticipants == 1 && x->mem->contig
-        && x->fdesc->length <= limit;
-}
-
-/* would the XFER to server i move its data by UCX, were c attached */
-static int ucx_fits(const xstate *st, int i)
-{
-    const struct ddio_xfer_req *x = st->x;
-    return !st->s[i].no_ucx && st->f->xport != DDIO_XPORT_TCP && x->mem->contig &&
-        x->fdesc->length >= DDIO_UCX_MIN_STREAM && !small_write(x, DDIO_UCX_MIN_STREAM);
-}
-
-/* A small write carries its bytes: one round trip, no GET and DATA. Up
- * to DDIO_MAX_INLINE where its data goes by TCP anyway (a 128 KiB write
- * through a server 0.62-0.75x the time of GET and DATA, 512 KiB
- * 0.74-0.85x); where UCX would move it, only up to DDIO_UCX_MIN_STREAM:
- * on a fabric UCX's rendezvous moves a larger body faster than the
- * control connection. */
-static int inline_write(const xstate *st, int i)
-{
-    return small_write(st->x, DDIO_MAX_INLINE) && !ucx_fits(st, i);
-}
-
 /* The connections this call's data moves on by UCX and that wait to be
  * attached are attached first, before any XFER is out (nothing of ours is
  * in flight then, and no PUT can land while one attaches). A connection
@@ -194,7 +168,7 @@ static int attach_ucx(xstate *st, int64_t deadline)
     for (int i = 0; i < st->f->nsrv; i++) {
         struct ddio_conn *c = conn_of(st, i);
         struct ddio_err err;
-        if (!st->conns[i] || c->ucx || !ucx_fits(st, i))
+        if (!st->conns[i] || c->ucx || !xfer_ucx_fits(st, i))
             continue;
         memset(&err, 0, sizeof(err));
         if (ddio_conn_ucx(c, deadline, &err) && !err.transport) {
@@ -213,7 +187,7 @@ static int want_ucx(xstate *st, int i)
     char why[200];
     struct ddio_ucx_sink *sk;
 
-    if (!c->ucx || !ucx_fits(st, i))
+    if (!c->ucx || !xfer_ucx_fits(st, i))
         return 0;
     if (!st->ucx && !(st->ucx = ddio_ucx_client(why, sizeof(why))))
         return 0;
@@ -237,6 +211,7 @@ static void send_one(xstate *st, int i, int64_t deadline)
     struct ddio_fh *f = st->f;
     struct ddio_wbuf w;
     struct ddio_err err;
+    struct xfer_own o;
     struct ddio_xfer m = {
         .handle = f->srv[st->s[i].via].handle,.op = x->op,.flags = x->flags,
         .group = x->group,.seq = x->seq,.nparticipants = x->nparticipants,
@@ -249,10 +224,8 @@ static void send_one(xstate *st, int i, int64_t deadline)
         m.group = m.seq = 0;
         m.nparticipants = 1;
         m.rank = 0;
-    } else if (inline_write(st, i)) {
-        m.flags |= DDIO_XF_INLINE;
-        m.inline_len = (uint32_t) x->fdesc->length;
-        m.inline_data = (const uint8_t *) x->mem->buf;
+    } else if (xfer_inline(st, i, &m, &o)) {
+        /* its bytes in the XFER (ddio_core_xinline.c) */
     } else if (want_ucx(st, i)) {
         m.flags |= DDIO_XF_UCX;
         m.ucx_token = st->s[i].sink->token;

@@ -79,6 +79,25 @@ typedef struct xstate {
     int decoded;                /* an erasure-coded read decoded lost parts */
 } xstate;
 
+/* ddio_core_xinline.c: what an XFER carries */
+/* would the XFER to server i move its data by UCX, were its connection
+ * attached */
+int xfer_ucx_fits(const xstate *st, int i);
+/* server i's own bytes of a one-range write, as pieces of the user's
+ * buffer (DDIO_XF_INLINE_OWN); m points into it until it is encoded */
+#define XFER_OWN_PIECES 64
+struct xfer_own {
+    struct ddio_span v[XFER_OWN_PIECES];
+    int n;
+    uint32_t server;
+    uint64_t len;
+    const uint8_t *base;
+    uint64_t first;
+};
+/* the XFER m to server i carries the write's bytes (1: its inline fields
+ * set, o holding server i's pieces where only they go), or not (0) */
+int xfer_inline(const xstate *st, int i, struct ddio_xfer *m, struct xfer_own *o);
+
 /* ddio_core_xgot.c: a read's received stream ranges */
 /* note range g as received (0, or -ENOMEM) */
 int xfer_note_got(xstate *st, const struct ddio_seg *g);

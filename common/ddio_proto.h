@@ -19,7 +19,7 @@
 #include "ddio_ec.h"
 
 #define DDIO_MAGIC        0x4F494444u   /* "DDIO" little-endian */
-#define DDIO_VERSION      15u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
+#define DDIO_VERSION      16u   /* 2: HELLO|R nonce + AUTH handshake; 3: XFER once ids;
                                  * 4: LOCAL; 5: LOCAL flags (same-host writes);
                                  * 6: OPEN's and RENAME's once ids;
                                  * 7: DELETE's, MKDIR's and RMDIR's once ids,
@@ -38,7 +38,8 @@
                                  * a lost one's place), the header's
                                  * epoch, MEMBER (the deployment's agreed
                                  * membership); 15: inline writes up to
-                                 * 512 KiB */
+                                 * 512 KiB; 16: inline writes of a server's
+                                 * own bytes (DDIO_XF_INLINE_OWN) */
 #define DDIO_HDR_SIZE     32u
 #define DDIO_MAX_PAYLOAD  (64u << 20)   /* hard cap on any message payload */
 #define DDIO_MAX_STR      4096u         /* path / message string cap */
@@ -327,8 +328,18 @@ struct ddio_prealloc {       /* PREALLOC: local byte range */
 #define DDIO_XF_FOLD_DATA  0x100u /* a fold's data: each server writes only its
                                    * data units in place and drops their
                                    * overlay extents */
+#define DDIO_XF_INLINE_OWN 0x200u /* (with DDIO_XF_INLINE) the inline bytes are
+                                   * only the server's own: the descriptor is
+                                   * one range of a file without copies or
+                                   * parity, and stream byte s is inline byte
+                                   * local(first + s) - local(first), local()
+                                   * the server's local offset (ddio_layout.h) */
 #define DDIO_MAX_INLINE    (512u << 10) /* the largest inline stream */
 #define DDIO_MAX_UCXADDR   16384u /* UCX worker address */
+struct ddio_span {
+    const uint8_t *p;
+    uint64_t len;
+};
 struct ddio_xfer {
     uint64_t handle;
     uint32_t op;             /* DDIO_X_READ / DDIO_X_WRITE */
@@ -350,6 +361,10 @@ struct ddio_xfer {
      * its number for the call, the same in every resend */
     uint64_t once_client, once_call;
     uint32_t copy;           /* with DDIO_XF_COPY: 1..DDIO_MAX_COPIES-1 */
+    /* encoding only: inline_npieces > 0, the inline bytes are these
+     * pieces in turn (DDIO_XF_INLINE_OWN), not inline_data */
+    const struct ddio_span *inline_pieces;
+    uint32_t inline_npieces;
 };
 /* XFER reply (DONE) */
 struct ddio_xfer_r {

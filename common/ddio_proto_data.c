@@ -29,7 +29,10 @@ void ddio_enc_xfer(struct ddio_wbuf *w, const struct ddio_xfer *m)
     }
     if (m->flags & DDIO_XF_INLINE) {
         ddio_put_u32(w, m->inline_len);
-        ddio_put_bytes(w, m->inline_data, m->inline_len);
+        if (!m->inline_npieces)
+            ddio_put_bytes(w, m->inline_data, m->inline_len);
+        for (uint32_t i = 0; i < m->inline_npieces; i++)
+            ddio_put_bytes(w, m->inline_pieces[i].p, (size_t)m->inline_pieces[i].len);
     }
     if (m->flags & DDIO_XF_ONCE) {
         ddio_put_u64(w, m->once_client);
@@ -71,6 +74,8 @@ int ddio_dec_xfer(const void *p, size_t n, struct ddio_xfer *m)
             r.err = -EPROTO;
         m->inline_data = ddio_get_bytes(&r, m->inline_len);
     }
+    if (!r.err && (m->flags & DDIO_XF_INLINE_OWN) && !(m->flags & DDIO_XF_INLINE))
+        r.err = -EPROTO;
     if (!r.err && (m->flags & DDIO_XF_ONCE)) {
         m->once_client = ddio_get_u64(&r);
         m->once_call = ddio_get_u64(&r);

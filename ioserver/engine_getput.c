@@ -204,6 +204,43 @@ static int get_walk(void *arg, xp_piece_fn *fn, void *cbarg)
     return rc;
 }
 
+/* where the stream bytes of segment g (of p, in block s) are in p's inline
+ * bytes: the stream itself, or with DDIO_XF_INLINE_OWN this server's bytes
+ * in local order (a V_DATA block: s->a is a local offset) */
+static const uint8_t *inline_at(const struct slot *s, const struct part *p, const struct bseg *g)
+{
+    return p->inl_own ? p->inl + (s->a + seg_lo(p, g) - p->inl_lo) : p->inl + g->s_lo;
+}
+
+/* An inline write whose bytes for the block are one range of its inline
+ * bytes, laid in the block as they are there, is written from the message
+ * itself (slot_submit_io), not copied into the block's buffer first: a copy
+ * of the whole call less on the server. A block pulled in several steps
+ * keeps its first in place; slot_submit_io copies it when the write
+ * reaches past it. */
+static int inline_in_place(struct slot *s, const struct part *p, const struct bseg *g, size_t n)
+{
+    if (s->src || (s->kind != V_DATA && s->kind != V_COPY) || s->exact == EXACT_RUNS)
+        return 0;
+    const uint8_t *src = NULL;
+    uint64_t lo = 0, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a = seg_lo(p, &g[i]), b = seg_hi(p, &g[i]);
+        const uint8_t *at = inline_at(s, p, &g[i]);
+        if (b - a != g[i].s_hi - g[i].s_lo || (i && (a != hi || at != src + (hi - lo))))
+            return 0;
+        if (i == 0) {
+            src = at;
+            lo = a;
+        }
+        hi = b;
+    }
+    s->src = src;
+    s->src_lo = lo;
+    s->src_hi = hi;
+    return n > 0;
+}
+
 /* ask participant p for its segments g of the block (one GET) */
 int get_send(struct xfer *x, struct slot *s, struct part *p, const struct bseg *g, size_t n)
 {
@@ -230,8 +267,10 @@ int get_send(struct xfer *x, struct slot *s, struct part *p, const struct bseg *
     p->gets_out++;
     pthread_mutex_unlock(&x->mu);
     if (p->inl) {                 /* the bytes came with the XFER: no round trip */
-        for (uint32_t i = 0; i < pg->g.nseg; i++)
-            engine_get_sink(&pg->g, i, segs[i].off, p->inl + segs[i].off, (size_t)segs[i].len);
+        if (!inline_in_place(s, p, g, n))
+            for (uint32_t i = 0; i < pg->g.nseg; i++)
+                engine_get_sink(&pg->g, i, segs[i].off, inline_at(s, p, &g[i]),
+                                (size_t)segs[i].len);
         engine_get_done(&pg->g, 0, NULL);
         return 0;
     }

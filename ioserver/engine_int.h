@@ -37,6 +37,9 @@ struct part {
     const uint8_t *inl;          /* DDIO_XF_INLINE: its stream, in the request's
                                   * payload (one participant: the payload lives
                                   * until the XFER ends) */
+    int inl_own;                 /* DDIO_XF_INLINE_OWN: inl holds only this
+                                  * server's bytes, local offset inl_lo first */
+    uint64_t inl_lo;
     int once;                    /* DDIO_XF_ONCE: its DONE is remembered (replay.h) */
     uint64_t once_client, once_call;
     uint32_t gets_out;           /* its GETs not answered yet (x->mu): named
@@ -91,6 +94,11 @@ struct slot {
     uint64_t ord;                /* writes: issue order among its disk's blocks */
     int64_t t_pull_us;           /* writes: when the block's first GET went out */
     struct disk_req dr;
+    const uint8_t *src;          /* writes: block bytes [src_lo, src_hi) are at
+                                  * src, in place in an inline XFER's message
+                                  * (get_send), not copied into buf; NULL:
+                                  * buf holds the block's bytes */
+    uint64_t src_lo, src_hi;
     void *map;                   /* reads: block byte io_lo in the datafile's
                                   * mapping (store_fmap_get) of its cached
                                   * pages, that the puts send from instead of

@@ -118,6 +118,7 @@ static int issue_block(struct xfer *x, uint64_t id, int wait)
     s->kind = v->kind;
     s->disk = disk;
     s->buf = buf;
+    s->src = NULL;
     s->locked = write;
     s->io_lo = 0;
     s->old_valid = size > a ? (size - a < x->B ? size - a : x->B) : 0;

@@ -8,7 +8,9 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -125,6 +127,21 @@ static int map_cached(struct xfer *x, struct slot *s, int d, uint64_t off, size_
     return 1;
 }
 
+/* Can the write go from the message in place (s->src): through the page
+ * cache (no alignment), without sums (computed from the buffer after the
+ * write), and only the bytes it holds. Else they are copied into the
+ * buffer now, over what a read-modify-write or zeros put there. */
+static void src_or_copy(struct slot *s, int d, int cache, size_t len)
+{
+    if (!s->src)
+        return;
+    if (cache && s->exact != EXACT_RUNS && !(s->of->sums && s->of->sums[d])
+        && s->io_lo >= s->src_lo && s->io_lo + len <= s->src_hi)
+        return;
+    memcpy((uint8_t *)s->buf + s->src_lo, s->src, s->src_hi - s->src_lo);
+    s->src = NULL;
+}
+
 void slot_submit_io(struct xfer *x, struct slot *s, int write, size_t len)
 {
     uint64_t doff;
@@ -145,8 +162,11 @@ void slot_submit_io(struct xfer *x, struct slot *s, int write, size_t len)
     /* a root without O_DIRECT (tmpfs) has one descriptor, through the cache */
     s->cached = cache || !x->srv->store.direct[d];
     int fd = cache && s->of->bfds[d] >= 0 ? s->of->bfds[d] : s->of->fds[d];
-    s->dr = (struct disk_req){.fd = fd, .write = write,
-                              .buf = (uint8_t *)s->buf + s->io_lo, .off = doff + s->io_lo,
+    if (write)
+        src_or_copy(s, d, s->cached, len);
+    uint8_t *buf = s->src ? (uint8_t *)(uintptr_t)s->src + (s->io_lo - s->src_lo)
+                          : (uint8_t *)s->buf + s->io_lo;
+    s->dr = (struct disk_req){.fd = fd, .write = write, .buf = buf, .off = doff + s->io_lo,
                               .len = len, .cb = disk_done_cb, .arg = s};
     if (write && s->exact == EXACT_RUNS) {
         s->dr.segs = s->runs;
@@ -217,6 +237,7 @@ void slot_release(struct xfer *x, struct slot *s)
     s->state = S_FREE;
     s->locked = 0;
     s->buf = NULL;
+    s->src = NULL;
     x->inflight--;
 }
 

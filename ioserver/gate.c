@@ -56,6 +56,22 @@ static int load_desc(const struct srv_config *cfg, struct part *p, const struct 
     return 0;
 }
 
+/* DDIO_XF_INLINE_OWN: participant p's stream is one range of a file whose
+ * units are each on one server; *lo and *n: the local range of this
+ * server's bytes in it (the inline bytes). -1: not such a call. */
+static int own_bytes(const struct ofile *of, const struct part *p, uint64_t *lo, uint64_t *n)
+{
+    const struct ddio_layout_rec *l = &of->layout;
+    if (layout_redundant(l) || p->end - p->first != (int64_t)p->d.length || p->d.length == 0)
+        return -1;
+    struct ddio_stripe S = {l->stripe_unit, l->stripe_count};
+    uint64_t hi;
+    *lo = ddio_layout_local_size(&S, l->server_index, (uint64_t)p->first);
+    hi = ddio_layout_local_size(&S, l->server_index, (uint64_t)p->end);
+    *n = hi - *lo;
+    return 0;
+}
+
 static void add_part(struct xfer *x, struct xp *ep, uint64_t req, const struct ddio_xfer *m,
                      int *bad, char *why, size_t whylen)
 {
@@ -75,11 +91,17 @@ static void add_part(struct xfer *x, struct xp *ep, uint64_t req, const struct d
     x->ctr.desc_bytes += m->desc_len;
     *bad = load_desc(&x->srv->cfg, p, m, why, whylen);
     if (!*bad && (m->flags & DDIO_XF_INLINE)) {
-        if (m->inline_len == p->d.length)
+        uint64_t want = p->d.length;
+        if ((m->flags & DDIO_XF_INLINE_OWN) && own_bytes(x->of, p, &p->inl_lo, &want)) {
+            snprintf(why, whylen, "rank %u: inline bytes of its own for a call that is not "
+                     "one range of a file without copies or parity", m->rank);
+            *bad = -EPROTO;
+        } else if (m->inline_len == want) {
             p->inl = m->inline_data;
-        else {
-            snprintf(why, whylen, "rank %u: %u inline bytes for a stream of %" PRIu64,
-                     m->rank, m->inline_len, p->d.length);
+            p->inl_own = (m->flags & DDIO_XF_INLINE_OWN) != 0;
+        } else {
+            snprintf(why, whylen, "rank %u: %u inline bytes for %" PRIu64 " of the stream's",
+                     m->rank, m->inline_len, want);
             *bad = -EPROTO;
         }
     }

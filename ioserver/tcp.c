@@ -158,6 +158,9 @@ static void fill_end(struct conn *c)
     pthread_mutex_unlock(&c->mu);
 }
 
+/* at most this many pieces of a block received in place by one recvmsg */
+#define RECV_PIECES_MAX 64
+
 static int ensure_scratch(struct conn *c)
 {
     if (c->scratch)
@@ -167,10 +170,29 @@ static int ensure_scratch(struct conn *c)
     return c->scratch ? 0 : -ENOMEM;
 }
 
-/* receive the GET's bytes in scratch-sized chunks, each stored by the engine */
+/* The GET's bytes straight into the block when they are a few pieces of it
+ * (one contiguous range, as a contiguous write's are): one recvmsg, no copy
+ * through scratch. 1: not so (nothing received); else 0 or -errno. */
+static int recv_get_in_place(struct conn *c, struct xp_get *g, int64_t dl)
+{
+    struct iovec v[RECV_PIECES_MAX];
+    int n = 0;
+    if (!g->walk || xp_gather(g->walk, g, v, &n, RECV_PIECES_MAX))
+        return 1;
+    uint64_t sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += v[i].iov_len;
+    return sum == g->total ? ddio_recvv_all(c->fd, v, n, dl) : 1;
+}
+
+/* receive the GET's bytes in place, or in scratch-sized chunks, each
+ * stored by the engine */
 static int recv_get(struct conn *c, struct xp_get *g, int64_t dl)
 {
-    int rc = ensure_scratch(c);
+    int rc = recv_get_in_place(c, g, dl);
+    if (rc != 1)
+        return rc;
+    rc = ensure_scratch(c);
     for (uint32_t i = 0; rc == 0 && i < g->nseg; i++) {
         uint64_t s = g->seg[i].off, end = s + g->seg[i].len;
         while (rc == 0 && s < end) {

@@ -379,6 +379,18 @@ static void emit_desc(const char *name, struct ddio_node *root, int64_t disp, in
     ddio_enc_xfer(&x, &xf);
     snprintf(xname, sizeof(xname), "xfer-copy-%s", name);
     emit(xname, FZ_XFER, &x);
+    static const uint8_t own[48];  /* a write's own bytes, in two pieces */
+    const struct ddio_span v[2] = {{own, 16}, {own + 16, 32}};
+    xf.op = DDIO_X_WRITE;
+    xf.flags = DDIO_XF_INLINE | DDIO_XF_INLINE_OWN;
+    xf.copy = 0;
+    xf.inline_len = 48;
+    xf.inline_pieces = v;
+    xf.inline_npieces = 2;
+    ddio_wbuf_init(&x);
+    ddio_enc_xfer(&x, &xf);
+    snprintf(xname, sizeof(xname), "xfer-own-%s", name);
+    emit(xname, FZ_XFER, &x);
     emit(name, FZ_DESC, &w);
     ddio_desc_free(&d);
 }

@@ -77,6 +77,7 @@ int main(int argc, char **argv)
     run_case("xfer/independent-64k-of-2", test_independent_64k_of_2);
     run_case("xfer/independent-4k-of-2", test_independent_4k_of_2);
     run_case("xfer/inline", test_inline);
+    run_case("xfer/inline-own", test_inline_own);
     run_case("xfer/once", test_once);
     run_case("xfer/local", test_local);
     run_case("xfer/localstat", test_localstat);

@@ -375,11 +375,13 @@ struct xres cl_xfer_hold(struct cl *c, uint64_t handle, uint32_t op, uint32_t fl
     struct ddio_wbuf dw, w;
     ddio_wbuf_init(&dw);
     ddio_desc_encode(&dw, d);
-    struct ddio_xfer x = {handle, op, flags, group, seq, n, rank, tmo, (uint32_t)dw.len, dw.p,
-                          ucx_token, (flags & DDIO_XF_UCX) ? d->length : 0,
-                          (flags & DDIO_XF_INLINE) ? (uint32_t)d->length : 0,
-                          (flags & DDIO_XF_INLINE) ? buf : NULL, 0, 0,
-                          (flags & DDIO_XF_COPY) ? (uint32_t)ucx_token : 0};
+    struct ddio_xfer x = {.handle = handle, .op = op, .flags = flags, .group = group,
+                          .seq = seq, .nparticipants = n, .rank = rank, .timeout_ms = tmo,
+                          .desc_len = (uint32_t)dw.len, .desc = dw.p, .ucx_token = ucx_token,
+                          .ucx_len = (flags & DDIO_XF_UCX) ? d->length : 0,
+                          .inline_len = (flags & DDIO_XF_INLINE) ? (uint32_t)d->length : 0,
+                          .inline_data = (flags & DDIO_XF_INLINE) ? buf : NULL,
+                          .copy = (flags & DDIO_XF_COPY) ? (uint32_t)ucx_token : 0};
     ddio_wbuf_init(&w);
     ddio_enc_xfer(&w, &x);
     ddio_wbuf_free(&dw);

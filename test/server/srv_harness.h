@@ -151,6 +151,7 @@ void test_independent_1m(void);
 void test_independent_64k_of_2(void);
 void test_independent_4k_of_2(void);
 void test_inline(void);
+void test_inline_own(void);
 void test_once(void);
 void test_local(void);
 void test_localstat(void);

@@ -74,7 +74,8 @@ void test_malformed_descriptor(void)
     memset(junk, 0x5a, sizeof(junk));
     struct ddio_open_r r;
     struct cl *c = connect_create("baddesc", &r);
-    struct ddio_xfer x = {r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, 1000, sizeof(junk), junk, 0, 0, 0, NULL, 0, 0, 0};
+    struct ddio_xfer x = {.handle = r.handle, .op = DDIO_X_READ, .nparticipants = 1,
+                          .timeout_ms = 1000, .desc_len = sizeof(junk), .desc = junk};
     struct ddio_wbuf w;
     ddio_wbuf_init(&w);
     ddio_enc_xfer(&w, &x);

@@ -172,7 +172,7 @@ static uint64_t raw_write_first_get(struct cl *c, uint64_t handle, uint64_t len,
     struct ddio_wbuf dw, w;
     ddio_wbuf_init(&dw);
     ddio_desc_encode(&dw, &d);
-    struct ddio_xfer x = {handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, (uint32_t)dw.len, dw.p, 0, 0, 0, NULL, 0, 0, 0};
+    struct ddio_xfer x = {handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, (uint32_t)dw.len, dw.p, 0, 0, 0, NULL, 0, 0, 0, NULL, 0};
     ddio_wbuf_init(&w);
     ddio_enc_xfer(&w, &x);
     ddio_wbuf_free(&dw);
@@ -266,7 +266,7 @@ static void deep_desc(struct ddio_desc *d, int depth, uint64_t len)
 static int xfer_raw_desc(struct cl *c, uint64_t handle, uint32_t op, const uint8_t *desc,
                          uint32_t len, char *msg, size_t n)
 {
-    struct ddio_xfer x = {handle, op, 0, 0, 0, 1, 0, 5000, len, desc, 0, 0, 0, NULL, 0, 0, 0};
+    struct ddio_xfer x = {handle, op, 0, 0, 0, 1, 0, 5000, len, desc, 0, 0, 0, NULL, 0, 0, 0, NULL, 0};
     return xfer_call(c, &x, msg, n);
 }
 
@@ -323,7 +323,7 @@ static void lim_descriptors(void)
     CHECK(big.root && ddio_node_finish(big.root) == 0, "big desc");
     uint64_t size_before;
     CHECK(cl_handle_op(c, DDIO_T_STAT, r.handle, &size_before) == 0, "stat");
-    struct ddio_xfer xm = {r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, 0, NULL, 0, 0, 0, NULL, 0, 0, 0};
+    struct ddio_xfer xm = {r.handle, DDIO_X_WRITE, 0, 0, 0, 1, 0, 5000, 0, NULL, 0, 0, 0, NULL, 0, 0, 0, NULL, 0};
     struct ddio_wbuf dw, w;
     ddio_wbuf_init(&dw);
     ddio_desc_encode(&dw, &big);

@@ -18,7 +18,7 @@ static int ucx_xfer(struct cl *c, uint64_t handle, char *msg, size_t n)
     ddio_wbuf_init(&dw);
     ddio_desc_encode(&dw, &d);
     struct ddio_xfer x = {handle, DDIO_X_READ, DDIO_XF_UCX, 0, 0, 1, 0, 5000,
-                          (uint32_t)dw.len, dw.p, 1, 4096, 0, NULL, 0, 0, 0};
+                          (uint32_t)dw.len, dw.p, 1, 4096, 0, NULL, 0, 0, 0, NULL, 0};
     int st = xfer_call(c, &x, msg, n);
     ddio_wbuf_free(&dw);
     ddio_desc_free(&d);

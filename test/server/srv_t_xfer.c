@@ -566,6 +566,78 @@ void test_inline(void)
     cl_close(c);
 }
 
+/* an XFER of one participant with DDIO_XF_INLINE_OWN: its reply's status */
+static int own_write(struct cl *c, uint64_t h, const struct ddio_desc *d, const uint8_t *w,
+                     uint32_t len)
+{
+    struct ddio_wbuf dw, m;
+    ddio_wbuf_init(&dw);
+    ddio_desc_encode(&dw, d);
+    struct ddio_xfer x = {.handle = h, .op = DDIO_X_WRITE,
+                          .flags = DDIO_XF_INLINE | DDIO_XF_INLINE_OWN, .nparticipants = 1,
+                          .timeout_ms = TMO, .desc_len = (uint32_t)dw.len, .desc = dw.p,
+                          .inline_len = len, .inline_data = w};
+    ddio_wbuf_init(&m);
+    ddio_enc_xfer(&m, &x);
+    ddio_wbuf_free(&dw);
+    send_w(c, DDIO_T_XFER, ++c->req, &m);
+    struct msg rep;
+    CHECK(recv_msg(c, &rep) == 0, "no answer to an own-bytes inline write");
+    CHECK(rep.h.type == (DDIO_T_XFER | DDIO_REPLY), "own-bytes write: reply type %u",
+          rep.h.type);
+    free(rep.p);
+    return rep.h.status;
+}
+
+/* DDIO_XF_INLINE_OWN: a write of one range of a file striped over 2 servers
+ * (this one index 0, units of 4 KiB) carries this server's units only, in
+ * local order; read back, they are in place and the other server's are
+ * not here. Its length other than this server's part, or a descriptor
+ * that is not one range, is refused (EPROTO). */
+void test_inline_own(void)
+{
+    struct cl *c = cl_connect();
+    struct ddio_layout_rec l;
+    struct ddio_open_r r;
+    char p[128];
+    layout_for(c, &l, 4096, 2);
+    path_name(p, sizeof(p), "inline-own");
+    CHECK(cl_open(c, p, DDIO_O_RDWR | DDIO_O_CREAT | DDIO_O_EXCL, &l, &r) == 0, "create %s", p);
+    /* logical [1000, 1000 + 30000): units 0, 2, 4, 6 here, from byte 1000 */
+    enum { FIRST = 1000, LEN = 30000 };
+    struct dspec s = {.disp = FIRST, .count = 1, .len = LEN, .extent = LEN, .length = LEN};
+    struct ddio_desc d, strided;
+    build_desc(&s, &d);
+    uint8_t *all = malloc(LEN), own[LEN], *back = calloc(LEN, 1), *got = calloc(LEN + 1, 1);
+    fill_pattern(all, LEN, 13);
+    uint32_t n = 0;
+    for (uint32_t o = FIRST; o < FIRST + LEN; o++)
+        if ((o / 4096) % 2 == 0)
+            own[n++] = all[o - FIRST];
+    CHECK(own_write(c, r.handle, &d, own, n - 1) == EPROTO, "an own length one short accepted");
+    CHECK(own_write(c, r.handle, &d, own, n) == 0, "own-bytes inline write of %u bytes", n);
+    struct xres x = cl_xfer(c, r.handle, DDIO_X_READ, 0, 0, 0, 1, 0, &d, back, got, TMO);
+    CHECK(x.status == 0, "read back failed (%s)", strerror(x.status));
+    for (uint32_t o = FIRST; o < FIRST + LEN; o++) {
+        int mine = (o / 4096) % 2 == 0;
+        CHECK(!mine || back[o - FIRST] == all[o - FIRST], "own byte at %u differs", o);
+        CHECK(mine || back[o - FIRST] == 0, "the other server's byte at %u is here", o);
+    }
+    struct dspec v = {.disp = FIRST, .count = 10, .len = 100, .stride = 200, .extent = 2000,
+                      .length = 1000};
+    build_desc(&v, &strided);
+    CHECK(own_write(c, r.handle, &strided, own, 1000) == EPROTO,
+          "own bytes of a descriptor that is not one range accepted");
+    printf("ok   own-bytes inline write: %u of %u bytes here, in place; a short one and a "
+           "strided one refused\n", n, (unsigned)LEN);
+    ddio_node_free(d.root);
+    ddio_node_free(strided.root);
+    free(all);
+    free(back);
+    free(got);
+    cl_close(c);
+}
+
 /* one inline write of w at local offset 0 (4000 bytes), with or without
  * DDIO_XF_ONCE ids; the reply's status */
 int once_write(struct cl *c, uint64_t handle, const struct ddio_desc *d,

@@ -2377,6 +2377,33 @@ START_TEST(xfer_inline)
 }
 END_TEST
 
+/* DDIO_XF_INLINE_OWN: pieces encoded in turn decode as one run of bytes;
+ * the flag only with DDIO_XF_INLINE */
+START_TEST(xfer_inline_own)
+{
+    static const uint8_t desc[3] = {1, 2, 3}, a[3] = {1, 2, 3}, b[2] = {4, 5};
+    const struct ddio_span v[2] = {{a, 3}, {b, 2}};
+    const uint8_t both[5] = {1, 2, 3, 4, 5};
+    struct ddio_xfer x = {.handle = 1, .op = DDIO_X_WRITE,
+                          .flags = DDIO_XF_INLINE | DDIO_XF_INLINE_OWN, .nparticipants = 1,
+                          .desc_len = 3, .desc = desc, .inline_len = 5, .inline_pieces = v,
+                          .inline_npieces = 2}, y;
+    struct ddio_wbuf w;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), 0);
+    ck_assert_uint_eq(y.flags, DDIO_XF_INLINE | DDIO_XF_INLINE_OWN);
+    ck_assert_uint_eq(y.inline_len, 5);
+    ck_assert_mem_eq(y.inline_data, both, 5);
+    ddio_wbuf_free(&w);
+    x.flags = DDIO_XF_INLINE_OWN;
+    ddio_wbuf_init(&w);
+    ddio_enc_xfer(&w, &x);
+    ck_assert_int_eq(ddio_dec_xfer(w.p, w.len, &y), -EPROTO);
+    ddio_wbuf_free(&w);
+}
+END_TEST
+
 /* DDIO_XF_ONCE: client and call id after the other tails (writes only) */
 START_TEST(xfer_once)
 {
@@ -3029,6 +3056,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, rt_ucx);
     tcase_add_test(tc, bad_ucx);
     tcase_add_test(tc, xfer_inline);
+    tcase_add_test(tc, xfer_inline_own);
     tcase_add_test(tc, xfer_once);
     tcase_add_test(tc, xfer_resent);
     tcase_add_test(tc, cancel_msg);
