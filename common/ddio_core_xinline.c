@@ -47,8 +47,7 @@ static int own_write(const xstate *st, int i, struct xfer_own *o)
     const struct ddio_xfer_req *x = st->x;
     const struct ddio_fh *f = st->f;
     int64_t first, end;
-    if (x->op != DDIO_X_WRITE || x->nparticipants != 1 || !x->mem->contig || f->nsrv < 2
-        || f->copies > 1 || f->ec.k || st->s[i].via != i || st->s[i].copy
+    if (!small_write(x, UINT64_MAX) || f->nsrv < 2 || f->copies > 1 || f->ec.k || st->s[i].via != i || st->s[i].copy
         || xfer_ucx_fits(st, i) || x->fdesc->length == 0)
         return 0;
     ddio_desc_bounds(x->fdesc, &first, &end);

@@ -66,8 +66,7 @@ static int own_bytes(const struct ofile *of, const struct part *p, uint64_t *lo,
         return -1;
     struct ddio_stripe S = {l->stripe_unit, l->stripe_count};
     uint64_t hi;
-    *lo = ddio_layout_local_size(&S, l->server_index, (uint64_t)p->first);
-    hi = ddio_layout_local_size(&S, l->server_index, (uint64_t)p->end);
+    ddio_layout_local_range(&S, l->server_index, (uint64_t)p->first, p->d.length, lo, &hi);
     *n = hi - *lo;
     return 0;
 }

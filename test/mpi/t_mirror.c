@@ -30,8 +30,8 @@
  *                        server's part goes to and comes from its copies.
  *   t_mirror reread DUMP FILE  FILE opened read-only (a server out): its
  *                        size, and every byte read back as above.
- *   t_mirror writefails TEXT FILE  FILE opened read-write: a collective
- *                        write must fail on every rank saying TEXT.
+ *   t_mirror openfails TEXT FILE  FILE opened read-write must fail on
+ *                        every rank saying TEXT.
  *   t_mirror errors FILE  the refusals, on every rank: ec:2+1 on 2
  *                        servers (striping_factor 2), an unknown value and
  *                        ec:2+9 (argument errors), mirror:3 on fewer
@@ -248,33 +248,6 @@ static int again(const char *file, const char *dump, int write)
     return 0;
 }
 
-/* FILE opened read-write, and a collective write of it must fail on every
- * rank with a message containing text (checked here: an abort's message
- * can be lost on its way through mpiexec) */
-static int write_fails(const char *file, const char *text)
-{
-    MPI_File fh;
-    char s[MPI_MAX_ERROR_STRING];
-    int n, err, all;
-    unsigned char *b = calloc(REC, 1);
-    T_MPI(MPI_File_open(MPI_COMM_WORLD, file, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-    MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
-    err = MPI_File_write_at_all(fh, (MPI_Offset) t_rank * REC, b, REC, MPI_BYTE,
-                                MPI_STATUS_IGNORE);
-    s[0] = 0;
-    if (err != MPI_SUCCESS)
-        MPI_Error_string(err, s, &n);
-    int mine = err != MPI_SUCCESS && strstr(s, text) != NULL;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-    T_ASSERT(mine, "the write %s (\"%s\" does not say \"%s\")",
-             err == MPI_SUCCESS ? "succeeded" : "failed otherwise", s, text);
-    MPI_File_close(&fh);
-    free(b);
-    if (t_rank == 0 && all)
-        printf("t_mirror: the write failed on every rank: %s\n", s);
-    return all ? 0 : 1;
-}
-
 /* a writable open of FILE must fail on every rank with a message containing
  * text (checked here, not by an abort: its message can be lost on its way
  * through mpiexec) */
@@ -365,15 +338,13 @@ int main(int argc, char **argv)
         rc = errors(argv[2]);
     else if (argc == 4 && !strcmp(argv[1], "openfails"))
         rc = open_fails(argv[3], argv[2]);
-    else if (argc == 4 && !strcmp(argv[1], "writefails"))
-        rc = write_fails(argv[3], argv[2]);
     else if (argc == 4 && (!strcmp(argv[1], "reread") || !strcmp(argv[1], "rewrite")))
         rc = again(argv[3], argv[2], !strcmp(argv[1], "rewrite"));
     else if (argc == 3)
         rc = mirrored(argv[2], argv[1]);
     else
         T_FAIL("usage: t_mirror DUMP FILE | t_mirror rewrite|reread DUMP FILE | "
-               "t_mirror errors FILE | t_mirror openfails|writefails TEXT FILE");
+               "t_mirror errors FILE | t_mirror openfails TEXT FILE");
     MPI_Finalize();
     return rc;
 }
